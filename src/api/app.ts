@@ -1,0 +1,66 @@
+import { randomUUID } from 'node:crypto';
+import Router from '@koa/router';
+import Koa from 'koa';
+import type { Deps } from './deps';
+import { HttpError, notFound } from './http/errors';
+import { allRoutes, mount } from './http/route';
+import './routes';
+
+/** Errors from an unreachable dependency (database, Temporal) become 503 so clients retry. */
+function isUnavailable(err: unknown): boolean {
+  const e = err as { code?: string | number; message?: string; cause?: unknown };
+  if (typeof e?.code === 'string' && ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08006'].includes(e.code)) return true;
+  if (e?.code === 14 /* gRPC UNAVAILABLE */) return true;
+  if (/Connection terminated|timeout exceeded when trying to connect|connect ECONNREFUSED|Client has encountered a connection error/i.test(e?.message ?? '')) return true;
+  return e?.cause !== undefined && e.cause !== err && isUnavailable(e.cause);
+}
+
+function toHttpError(err: unknown): HttpError | undefined {
+  if (err instanceof HttpError) return err;
+  const e = err as { code?: string; status?: number; expose?: boolean; message?: string };
+  if (e?.code === '23505') return new HttpError(409, 'ConflictError', [{ message: 'A record with the same unique value already exists' }]);
+  if (isUnavailable(err)) return new HttpError(503, 'ServiceUnavailableError', [{ message: 'A backing service is unavailable; retry shortly' }]);
+  return undefined;
+}
+
+export function createApp(deps: Deps): Koa {
+  const app = new Koa({ proxy: true });
+  app.use(async (ctx, next) => {
+    const requestId = ctx.get('x-request-id') || randomUUID();
+    ctx.set('x-request-id', requestId);
+    const started = process.hrtime.bigint();
+    try {
+      await next();
+      if (ctx.status === 404 && ctx.body === undefined) throw notFound(`Route ${ctx.method} ${ctx.path}`);
+    } catch (err) {
+      const known = toHttpError(err);
+      const httpErr = known ?? new HttpError(500, 'InternalError', [{ message: `Internal error (request id ${requestId})` }]);
+      if (!known || httpErr.status >= 500) deps.log.error({ err, requestId, method: ctx.method, path: ctx.path }, 'request failed');
+      ctx.status = httpErr.status;
+      ctx.body = { type: httpErr.type, errors: httpErr.errors };
+    }
+    const ms = Number(process.hrtime.bigint() - started) / 1e6;
+    deps.log.debug({ requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms }, 'request');
+  });
+
+  const root = new Router();
+  root.get('/health', (ctx) => {
+    ctx.body = { status: 'ok' };
+  });
+  root.get('/ready', async (ctx) => {
+    const checks: Record<string, string> = {};
+    await Promise.all([
+      deps.ds.query('SELECT 1').then(() => (checks.database = 'ok'), (e) => (checks.database = String(e?.message ?? e))),
+      deps.temporal.workflowService.getSystemInfo({}).then(() => (checks.temporal = 'ok'), (e: Error) => (checks.temporal = String(e?.message ?? e))),
+    ]);
+    const ready = Object.values(checks).every((v) => v === 'ok');
+    ctx.status = ready ? 200 : 503;
+    ctx.body = ready ? { status: 'ready', checks } : { type: 'ServiceUnavailableError', errors: Object.entries(checks).filter(([, v]) => v !== 'ok').map(([k, v]) => ({ message: `${k}: ${v}` })) };
+  });
+  app.use(root.routes());
+
+  const api = new Router({ prefix: '/api' });
+  for (const spec of allRoutes()) mount(api, spec, deps);
+  app.use(api.routes());
+  return app;
+}

@@ -1,0 +1,16 @@
+import type { Client } from '@temporalio/client';
+import type { DataSource } from 'typeorm';
+import type { BlobStore } from '../blobs/blob-store';
+import type { Config } from '../config';
+import type { Logger } from '../logger';
+import type { SecretBox } from '../security/secret-box';
+
+/** Everything a request handler may use; built once per api process. */
+export interface Deps {
+  config: Config;
+  ds: DataSource;
+  temporal: Client;
+  blobs: BlobStore;
+  box: SecretBox;
+  log: Logger;
+}

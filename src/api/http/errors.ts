@@ -1,0 +1,40 @@
+// Every 4xx/5xx body is `{ type, errors }`. The set of `type` values is fixed and documented in README.
+
+export type ErrorType =
+  | 'ValidationError'
+  | 'UnauthorizedError'
+  | 'ForbiddenError'
+  | 'NotFoundError'
+  | 'ConflictError'
+  | 'PayloadTooLargeError'
+  | 'UnsupportedMediaTypeError'
+  | 'InternalError'
+  | 'ServiceUnavailableError';
+
+export interface ErrorDetail {
+  message: string;
+  /** JSON pointer into the request (`/body/name`, `/query/page`, `/path/bucket_id`) when one part is at fault. */
+  path?: string;
+}
+
+export class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly type: ErrorType,
+    readonly errors: ErrorDetail[],
+  ) {
+    super(errors.map((e) => e.message).join('; ') || type);
+  }
+}
+
+export const validationError = (errors: ErrorDetail[]) => new HttpError(400, 'ValidationError', errors);
+export const badRequest = (message: string, path?: string) => validationError([{ message, ...(path ? { path } : {}) }]);
+export const unauthorized = (message = 'A valid API key is required: Authorization: Bearer <key>') =>
+  new HttpError(401, 'UnauthorizedError', [{ message }]);
+export const forbidden = (message: string) => new HttpError(403, 'ForbiddenError', [{ message }]);
+export const notFound = (what: string) => new HttpError(404, 'NotFoundError', [{ message: `${what} not found` }]);
+export const conflict = (message: string) => new HttpError(409, 'ConflictError', [{ message }]);
+export const payloadTooLarge = (limitBytes: number) =>
+  new HttpError(413, 'PayloadTooLargeError', [{ message: `Request body exceeds the limit of ${limitBytes} bytes` }]);
+export const serviceUnavailable = (message: string) =>
+  new HttpError(503, 'ServiceUnavailableError', [{ message }]);

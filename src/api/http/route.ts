@@ -1,0 +1,195 @@
+// The one route builder: every handler is declared with its schemas, and this module does validation,
+// authentication and the OpenAPI entry for all of them. Handlers receive typed, validated input.
+import Router from '@koa/router';
+import type { ErrorObject } from 'ajv';
+import type { Context } from 'koa';
+import getRawBody from 'raw-body';
+import type { Deps } from '../deps';
+import { JsonSchema, validatorFor } from '../schemas/registry';
+import { authenticate, Caller, extractKey } from './auth';
+import { badRequest, HttpError, payloadTooLarge, validationError } from './errors';
+import { PageRequest } from './pagination';
+
+export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
+
+export interface ResponseSpec {
+  description: string;
+  schema?: JsonSchema;
+  /** Defaults to application/json when a schema is given. */
+  contentType?: string;
+}
+
+export interface RouteSpec<TBody = any, TQuery = any> {
+  operationId: string;
+  method: Method;
+  /** OpenAPI-style path under /api, e.g. `/buckets/{bucket_id}/assets/{name}`. */
+  path: string;
+  summary: string;
+  tag: string;
+  /** `apiKey` (default): Bearer key required. `apiKeyOrQuery`: also `?api_key=`. `none`: public. */
+  auth?: 'apiKey' | 'apiKeyOrQuery' | 'none';
+  /** Schemas of the path parameters; all are required. */
+  params?: Record<string, JsonSchema>;
+  /** The last path parameter may contain `/` (asset names). */
+  greedyParam?: string;
+  /** Schemas of the query parameters (strings are coerced to the schema's type). */
+  query?: Record<string, JsonSchema>;
+  /** Adds `page` and `page_size` to the query and gives the handler a `page`. */
+  paged?: boolean;
+  /** JSON body schema. With `bodyRequired` false (default), an empty body is validated as `{}`. */
+  body?: JsonSchema;
+  bodyRequired?: boolean;
+  /** The handler reads the request stream itself (uploads); no JSON parsing. */
+  rawBody?: { contentType: string; description: string };
+  responses: Record<number, ResponseSpec>;
+  handler: (req: RouteRequest<TBody, TQuery>) => Promise<RouteResult | void>;
+}
+
+export interface RouteRequest<TBody = any, TQuery = any> {
+  ctx: Context;
+  deps: Deps;
+  params: Record<string, string>;
+  query: TQuery;
+  body: TBody;
+  page: PageRequest;
+  /** Present on authenticated routes. */
+  caller: Caller;
+}
+
+export interface RouteResult {
+  status: number;
+  body?: unknown;
+}
+
+const registered: RouteSpec[] = [];
+
+/** Declares a route; collected by the app and the OpenAPI document. */
+export function route<TBody = any, TQuery = any>(spec: RouteSpec<TBody, TQuery>): RouteSpec<TBody, TQuery> {
+  registered.push(spec as RouteSpec);
+  return spec;
+}
+
+export function allRoutes(): readonly RouteSpec[] {
+  return registered;
+}
+
+/** Query schema of a route, including the pagination members. */
+export function querySchemaOf(spec: RouteSpec, maxPageSize: number): Record<string, JsonSchema> {
+  return {
+    ...(spec.paged
+      ? {
+          page: { type: 'integer', minimum: 1, description: 'Page number, from 1.' },
+          page_size: { type: 'integer', minimum: 1, maximum: maxPageSize, description: `Items per page (at most ${maxPageSize}).` },
+        }
+      : {}),
+    ...(spec.query ?? {}),
+  };
+}
+
+/** `/a/{b}/c/{d}` → `/a/:b/c/:d` (and `*d` for a greedy parameter). */
+export function koaPath(spec: RouteSpec): string {
+  return spec.path.replace(/\{(\w+)\}/g, (_, name) => (name === spec.greedyParam ? `*${name}` : `:${name}`));
+}
+
+export function mount(router: Router, spec: RouteSpec, deps: Deps): void {
+  const querySchema = querySchemaOf(spec, deps.config.pageSizeMax);
+  const validateQuery = validatorFor({ type: 'object', properties: querySchema });
+  const validateParams = spec.params
+    ? validatorFor({ type: 'object', properties: spec.params, required: Object.keys(spec.params) })
+    : undefined;
+  const validateBody = spec.body ? validatorFor(spec.body) : undefined;
+
+  router[spec.method](koaPath(spec), async (ctx) => {
+    const params = { ...(ctx.params as Record<string, string>) };
+    if (validateParams && !validateParams(params)) throw fromAjv(validateParams.errors, 'path');
+
+    const query = coerceQuery(ctx.query as Record<string, string | string[] | undefined>, querySchema);
+    if (!validateQuery(query)) throw fromAjv(validateQuery.errors, 'query');
+
+    let caller: Caller | undefined;
+    if (spec.auth !== 'none') {
+      const key = extractKey(ctx.get('authorization') || undefined, ctx.query.api_key, spec.auth === 'apiKeyOrQuery');
+      caller = await authenticate(deps.ds, key);
+    }
+
+    let body: unknown = undefined;
+    if (validateBody) {
+      body = await readJsonBody(ctx, deps.config.maxJsonBodyBytes);
+      if (body === undefined) {
+        if (spec.bodyRequired) throw badRequest('A JSON request body is required', '/body');
+        body = {};
+      }
+      if (!validateBody(body)) throw fromAjv(validateBody.errors, 'body');
+    }
+
+    const page: PageRequest = {
+      page: (query.page as number | undefined) ?? 1,
+      pageSize: (query.page_size as number | undefined) ?? deps.config.pageSizeDefault,
+    };
+    const result = await spec.handler({ ctx, deps, params, query, body, page, caller: caller as Caller });
+    if (result) {
+      ctx.status = result.status;
+      if (result.body !== undefined) ctx.body = result.body;
+    }
+  });
+}
+
+/** Reads and parses a JSON body; undefined when the request has none. */
+async function readJsonBody(ctx: Context, limit: number): Promise<unknown> {
+  const length = ctx.get('content-length');
+  if (!ctx.req.headers['transfer-encoding'] && (length === '' || length === '0')) return undefined;
+  const type = ctx.get('content-type');
+  if (type) {
+    const parsed = type.split(';')[0].trim().toLowerCase();
+    if (parsed !== 'application/json' && !parsed.endsWith('+json')) {
+      throw new HttpError(415, 'UnsupportedMediaTypeError', [{ message: 'Request bodies must be application/json' }]);
+    }
+  }
+  let text: string;
+  try {
+    text = await getRawBody(ctx.req, { limit, encoding: 'utf8', length: length || undefined });
+  } catch (err) {
+    if ((err as { type?: string }).type === 'entity.too.large') throw payloadTooLarge(limit);
+    throw badRequest('Could not read the request body', '/body');
+  }
+  if (text.trim() === '') return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw badRequest('The request body is not valid JSON', '/body');
+  }
+}
+
+/** Query strings → schema types. Arrays accept both `a=1,2` and `a=1&a=2`. */
+export function coerceQuery(raw: Record<string, string | string[] | undefined>, schema: Record<string, JsonSchema>) {
+  const out: Record<string, unknown> = {};
+  for (const [name, prop] of Object.entries(schema)) {
+    const value = raw[name];
+    if (value === undefined) continue;
+    const type = prop.type;
+    if (type === 'array') {
+      out[name] = (Array.isArray(value) ? value : [value]).flatMap((v) => v.split(',')).filter((v) => v !== '');
+      continue;
+    }
+    const single = Array.isArray(value) ? value[value.length - 1] : value;
+    if (type === 'integer' || type === 'number') out[name] = single.trim() === '' ? single : Number(single);
+    else if (type === 'boolean') out[name] = single === 'true' ? true : single === 'false' ? false : single;
+    else out[name] = single;
+  }
+  return out;
+}
+
+function fromAjv(errors: ErrorObject[] | null | undefined, where: 'path' | 'query' | 'body'): HttpError {
+  const list = (errors ?? []).map((e) => {
+    const missing = e.keyword === 'required' ? `/${(e.params as { missingProperty: string }).missingProperty}` : '';
+    const path = `/${where}${e.instancePath}${missing}`;
+    const message =
+      e.keyword === 'required'
+        ? `${path} is required`
+        : e.keyword === 'pattern' && /uuid|_id$/.test(path)
+          ? `${path} must be a UUID`
+          : `${path} ${e.message}`;
+    return { message, path };
+  });
+  return validationError(list.length ? list : [{ message: `invalid ${where}` }]);
+}

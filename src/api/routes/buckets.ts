@@ -1,0 +1,2 @@
+// Buckets and assets: implemented in the buckets work package.
+export {};

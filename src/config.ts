@@ -1,0 +1,147 @@
+// The only module that reads process.env. Every setting is parsed and validated here, once, at start;
+// a bad value stops the process with one message naming every problem. README has the table.
+import path from 'node:path';
+
+export interface Config {
+  port: number;
+  host: string;
+  /** Base URL clients reach the api at (no trailing slash); presigned asset URLs and GT_CLOUD_BASE_URL use it. */
+  publicBaseUrl: string;
+  databaseUrl: string | undefined;
+  dataDir: string;
+  temporal: {
+    address: string | undefined;
+    namespace: string;
+    taskQueue: string;
+    uiUrl: string | undefined;
+    /** Ports of the local dev server that `npm start` runs when TEMPORAL_ADDRESS is unset. */
+    devPort: number;
+    devUiPort: number;
+    cliPath: string | undefined;
+    testServerPath: string | undefined;
+  };
+  embeddedPostgresPort: number;
+  /** AES-256-GCM key for secrets at rest; HMAC keys for presigned URLs are derived from it. */
+  secretsKey: Buffer | undefined;
+  blobDir: string;
+  assetUrlTtlSeconds: number;
+  maxAssetBytes: number;
+  maxJsonBodyBytes: number;
+  pageSizeDefault: number;
+  pageSizeMax: number;
+  inviteTtlSeconds: number;
+  logLevel: string;
+  shutdownGraceMs: number;
+  publicConfig: {
+    data_lake_objstore_bucket: string;
+    data_lake_objstore_region: string;
+    data_lake_objstore_url: string;
+    drive_data_connector_client_id: string;
+  };
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n  - ${problems.join('\n  - ')}`);
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+export function loadConfig(env: Env = process.env): Config {
+  const problems: string[] = [];
+  const str = (name: string, fallback: string) => {
+    const v = env[name];
+    return v === undefined || v === '' ? fallback : v;
+  };
+  const opt = (name: string) => (env[name] === undefined || env[name] === '' ? undefined : env[name]);
+  const int = (name: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER) => {
+    const raw = opt(name);
+    if (raw === undefined) return fallback;
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n < min || n > max) {
+      problems.push(`${name} must be an integer in [${min}, ${max}], got ${JSON.stringify(raw)}`);
+      return fallback;
+    }
+    return n;
+  };
+  const url = (name: string, fallback: string | undefined) => {
+    const raw = opt(name) ?? fallback;
+    if (raw === undefined) return undefined;
+    try {
+      new URL(raw);
+    } catch {
+      problems.push(`${name} must be a URL, got ${JSON.stringify(raw)}`);
+    }
+    return raw.replace(/\/+$/, '');
+  };
+
+  const port = int('PORT', 8080, 0, 65535);
+  const dataDir = path.resolve(str('DATA_DIR', '.data'));
+
+  let secretsKey: Buffer | undefined;
+  const rawKey = opt('SECRETS_KEY');
+  if (rawKey !== undefined) {
+    secretsKey = Buffer.from(rawKey, 'base64');
+    if (secretsKey.length !== 32) problems.push('SECRETS_KEY must be 32 bytes, base64-encoded (e.g. `openssl rand -base64 32`)');
+  }
+
+  const databaseUrl = opt('DATABASE_URL');
+  if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    problems.push('DATABASE_URL must be a postgres:// URL');
+  }
+  const pageSizeMax = int('PAGE_SIZE_MAX', 100, 1, 10_000);
+
+  const config: Config = {
+    port,
+    host: str('HOST', '0.0.0.0'),
+    publicBaseUrl: url('PUBLIC_BASE_URL', `http://localhost:${port}`)!,
+    databaseUrl,
+    dataDir,
+    temporal: {
+      address: opt('TEMPORAL_ADDRESS'),
+      namespace: str('TEMPORAL_NAMESPACE', 'default'),
+      taskQueue: str('TEMPORAL_TASK_QUEUE', 'tarmac'),
+      uiUrl: url('TEMPORAL_UI_URL', undefined),
+      devPort: int('TEMPORAL_DEV_PORT', 7233, 1, 65535),
+      devUiPort: int('TEMPORAL_DEV_UI_PORT', 8233, 1, 65535),
+      cliPath: opt('TEMPORAL_CLI_PATH'),
+      testServerPath: opt('TEMPORAL_TEST_SERVER_PATH'),
+    },
+    embeddedPostgresPort: int('EMBEDDED_POSTGRES_PORT', 54329, 1, 65535),
+    secretsKey,
+    blobDir: path.resolve(str('BLOB_DIR', path.join(dataDir, 'blobs'))),
+    assetUrlTtlSeconds: int('ASSET_URL_TTL_SECONDS', 3600, 1, 7 * 24 * 3600),
+    maxAssetBytes: int('MAX_ASSET_BYTES', 1024 * 1024 * 1024, 1),
+    maxJsonBodyBytes: int('MAX_JSON_BODY_BYTES', 1024 * 1024, 1024),
+    pageSizeDefault: Math.min(int('PAGE_SIZE_DEFAULT', 20, 1, 10_000), pageSizeMax),
+    pageSizeMax,
+    inviteTtlSeconds: int('INVITE_TTL_SECONDS', 7 * 24 * 3600, 1),
+    logLevel: str('LOG_LEVEL', 'info'),
+    shutdownGraceMs: int('SHUTDOWN_GRACE_MS', 10_000, 0),
+    publicConfig: {
+      data_lake_objstore_bucket: str('DATA_LAKE_OBJSTORE_BUCKET', ''),
+      data_lake_objstore_region: str('DATA_LAKE_OBJSTORE_REGION', ''),
+      data_lake_objstore_url: str('DATA_LAKE_OBJSTORE_URL', ''),
+      drive_data_connector_client_id: str('DRIVE_DATA_CONNECTOR_CLIENT_ID', ''),
+    },
+  };
+  if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(config.logLevel)) {
+    problems.push(`LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent`);
+  }
+  if (problems.length) throw new ConfigError(problems);
+  return config;
+}
+
+/** For processes that need the database and the secrets key (api, worker, admin): fail clearly when absent. */
+export function requireRuntime(config: Config): asserts config is Config & { databaseUrl: string; secretsKey: Buffer } {
+  const missing: string[] = [];
+  if (!config.databaseUrl) missing.push('DATABASE_URL is required (npm start sets it for the embedded database)');
+  if (!config.secretsKey) missing.push('SECRETS_KEY is required (npm start generates one under .data/)');
+  if (missing.length) throw new ConfigError(missing);
+}
+
+/** Temporal address the processes connect to: TEMPORAL_ADDRESS, else the local dev server. */
+export function temporalAddress(config: Config): string {
+  return config.temporal.address ?? `127.0.0.1:${config.temporal.devPort}`;
+}

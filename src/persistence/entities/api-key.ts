@@ -1,0 +1,17 @@
+import { Column, Entity, PrimaryColumn } from 'typeorm';
+
+@Entity('api_keys')
+export class ApiKey {
+  @PrimaryColumn('uuid') api_key_id: string;
+  @Column('uuid') organization_id: string;
+  /** The user the key acts as; null for organization keys. */
+  @Column('uuid', { nullable: true }) user_id: string | null;
+  @Column('text') name: string;
+  /** SHA-256 of the key. Keys are 256-bit random, so a fast hash is enough; the value itself is never stored. */
+  @Column('bytea') key_hash: Buffer;
+  @Column('boolean', { default: true }) active: boolean;
+  @Column('timestamptz') last_used: Date;
+  @Column('text') created_by: string;
+  @Column('timestamptz') created_at: Date;
+  @Column('timestamptz') updated_at: Date;
+}

@@ -1,0 +1,18 @@
+import { Column, Entity, PrimaryColumn } from 'typeorm';
+
+export const INVITE_STATUSES = ['PENDING', 'ACCEPTED', 'REJECTED', 'EXPIRED'] as const;
+export type InviteStatus = (typeof INVITE_STATUSES)[number];
+
+@Entity('invites')
+export class Invite {
+  @PrimaryColumn('uuid') invite_id: string;
+  @Column('uuid') organization_id: string;
+  /** Stored lower-cased. */
+  @Column('text') email: string;
+  @Column('text') status: InviteStatus;
+  @Column('timestamptz') expires_at: Date;
+  @Column('timestamptz', { nullable: true }) responded_at: Date | null;
+  @Column('text') created_by: string;
+  @Column('timestamptz') created_at: Date;
+  @Column('timestamptz') updated_at: Date;
+}

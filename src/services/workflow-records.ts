@@ -1,0 +1,41 @@
+import type { Client } from '@temporalio/client';
+import { DataSource, EntityManager } from 'typeorm';
+import { startOptionsFor, WorkflowResource } from '../temporal/workflow-start';
+
+/**
+ * Inserts a record and starts its workflow as one step: the insert runs in a transaction that commits only
+ * after Temporal accepted the start, so a failed start leaves no zombie row. (If the commit itself fails, the
+ * workflow finds no row and ends without effect.)
+ */
+export async function insertAndStart<T>(
+  ds: DataSource,
+  temporal: Client,
+  opts: {
+    taskQueue: string;
+    resource: WorkflowResource;
+    insert: (em: EntityManager) => Promise<T>;
+    workflowType: string;
+    args: unknown[];
+  },
+): Promise<T> {
+  return ds.transaction(async (em) => {
+    const row = await opts.insert(em);
+    await temporal.workflow.start(opts.workflowType, { ...startOptionsFor(opts.resource, opts.taskQueue), args: opts.args });
+    return row;
+  });
+}
+
+/**
+ * Polls `read` until `done` holds or `timeoutMs` passes; returns the last value. Used where the api answers
+ * with a record once its workflow has recorded a state change (bounded wait).
+ */
+export async function waitFor<T>(read: () => Promise<T>, done: (v: T) => boolean, timeoutMs: number): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let delay = 20;
+  for (;;) {
+    const value = await read();
+    if (done(value) || Date.now() >= deadline) return value;
+    await new Promise((r) => setTimeout(r, Math.min(delay, Math.max(0, deadline - Date.now()))));
+    delay = Math.min(delay * 2, 250);
+  }
+}

@@ -1,0 +1,24 @@
+import { NativeConnection, Worker, WorkerOptions } from '@temporalio/worker';
+import { createActivities, ActivityDeps } from '../../activities';
+
+/** Path of the workflows entry (compiled JS next to this file's tree). */
+export const WORKFLOWS_PATH = require.resolve('../../workflows');
+
+/** One worker on one task queue with every workflow and activity; used by `npm run worker` and tests. */
+export async function createWorker(opts: {
+  connection: NativeConnection;
+  namespace: string;
+  taskQueue: string;
+  deps: ActivityDeps;
+  workflowBundle?: WorkerOptions['workflowBundle'];
+  shutdownGraceTime?: WorkerOptions['shutdownGraceTime'];
+}): Promise<Worker> {
+  return Worker.create({
+    connection: opts.connection,
+    namespace: opts.namespace,
+    taskQueue: opts.taskQueue,
+    activities: createActivities(opts.deps),
+    ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
+    shutdownGraceTime: opts.shutdownGraceTime ?? '10 seconds',
+  });
+}

@@ -1,0 +1,40 @@
+// Entry point of a worker process (`npm run worker`).
+import { NativeConnection, Runtime, makeTelemetryFilterString } from '@temporalio/worker';
+import { loadConfig, requireRuntime, temporalAddress } from '../config';
+import { createLogger } from '../logger';
+import { createDataSource } from '../persistence/data-source';
+import { connectClient, ensureSearchAttributes } from '../temporal/connection';
+import { createWorker } from './create-worker';
+
+async function main() {
+  const config = loadConfig();
+  requireRuntime(config);
+  const log = createLogger(config.logLevel, 'worker');
+  Runtime.install({ telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'WARN' }) } } });
+
+  if (config.temporal.address) {
+    const client = await connectClient(config);
+    await ensureSearchAttributes(client, log);
+    await client.connection.close();
+  }
+  const ds = await createDataSource(config.databaseUrl, { applicationName: 'tarmac-worker' }).initialize();
+  const connection = await NativeConnection.connect({ address: temporalAddress(config) });
+  const worker = await createWorker({
+    connection,
+    namespace: config.temporal.namespace,
+    taskQueue: config.temporal.taskQueue,
+    deps: { ds },
+    shutdownGraceTime: config.shutdownGraceMs,
+  });
+  log.info({ taskQueue: config.temporal.taskQueue, address: temporalAddress(config) }, 'worker polling');
+  // Worker.run() installs its own SIGINT/SIGTERM handling: it stops polling and drains in-flight tasks.
+  await worker.run();
+  await connection.close();
+  await ds.destroy();
+  log.info('worker stopped');
+}
+
+main().catch((err) => {
+  console.error(err instanceof Error ? err.stack : err);
+  process.exit(1);
+});

@@ -1,0 +1,111 @@
+import { expect } from 'chai';
+import { as, request } from '../support/client';
+import { newTenant } from '../support/stack';
+
+describe('users, API keys and organizations', () => {
+  it('lists the users of the organization with a new key', async () => {
+    const t = await newTenant();
+    const res = await as(t.key).get('/api/users');
+    expect(res.status).to.equal(200);
+    expect(res.body.users).to.have.length(1);
+    expect(res.body.users[0]).to.include({ user_id: t.userId, email: t.email });
+    expect(res.body.users[0].organizations).to.deep.equal([t.organizationId]);
+  });
+
+  it('refuses requests without a valid key with 401 {type, errors}', async () => {
+    for (const key of [undefined, 'tmk_nope']) {
+      const res = await as(key).get('/api/users');
+      expect(res.status).to.equal(401);
+      expect(res.body.type).to.equal('UnauthorizedError');
+      expect(res.body.errors[0].message).to.be.a('string');
+    }
+    const malformed = await request('GET', '/api/users', undefined, { headers: { authorization: 'Basic abc' } });
+    expect(malformed.status).to.equal(401);
+  });
+
+  it('creates user keys whose value is shown once, and deactivated or deleted keys stop working', async () => {
+    const t = await newTenant();
+    const api = as(t.key);
+    const created = await api.post(`/api/users/${t.userId}/api-keys`, { name: 'ci' });
+    expect(created.status).to.equal(201);
+    expect(created.body.value).to.match(/^tmk_/);
+    expect(created.body.name).to.equal('ci');
+
+    const second = as(created.body.value);
+    expect((await second.get('/api/users')).status).to.equal(200);
+
+    const fetched = await api.get(`/api/api-keys/${created.body.api_key_id}`);
+    expect(fetched.status).to.equal(200);
+    expect(fetched.body).to.not.have.property('value');
+
+    const listed = await api.get(`/api/users/${t.userId}/api-keys?page=1&page_size=1`);
+    expect(listed.body.pagination).to.include({ page_number: 1, page_size: 1, total_count: 2, total_pages: 2, next_page: 2 });
+    expect(listed.body.api_keys[0]).to.not.have.property('value');
+
+    const renamed = await api.patch(`/api/api-keys/${created.body.api_key_id}`, { name: 'renamed' });
+    expect(renamed.body.name).to.equal('renamed');
+
+    await api.patch(`/api/api-keys/${created.body.api_key_id}`, { active: false });
+    expect((await second.get('/api/users')).status).to.equal(401);
+    await api.patch(`/api/api-keys/${created.body.api_key_id}`, { active: true });
+    expect((await second.get('/api/users')).status).to.equal(200);
+
+    expect((await api.delete(`/api/api-keys/${created.body.api_key_id}`)).status).to.equal(204);
+    expect((await second.get('/api/users')).status).to.equal(401);
+    expect((await api.get(`/api/api-keys/${created.body.api_key_id}`)).status).to.equal(404);
+  });
+
+  it('creates organization keys and lists every key of the organization', async () => {
+    const t = await newTenant();
+    const api = as(t.key);
+    const orgKey = await api.post(`/api/organizations/${t.organizationId}/api-keys`, { name: 'deploy bot' });
+    expect(orgKey.status).to.equal(201);
+    expect(orgKey.body.user_id).to.equal(null);
+    const all = await as(orgKey.body.value).get(`/api/organizations/${t.organizationId}/api-keys`);
+    expect(all.body.api_keys.map((k: { name: string }) => k.name).sort()).to.deep.equal(['deploy bot', 'test key']);
+  });
+
+  it('shows the caller its organizations and their members', async () => {
+    const t = await newTenant();
+    const api = as(t.key);
+    const orgs = await api.get('/api/organizations');
+    expect(orgs.body.organizations.map((o: { organization_id: string }) => o.organization_id)).to.deep.equal([t.organizationId]);
+    const org = await api.get(`/api/organizations/${t.organizationId}`);
+    expect(org.body).to.include({ organization_id: t.organizationId, entitlement: 'FREE' });
+    const users = await api.get(`/api/organizations/${t.organizationId}/users`);
+    expect(users.body.users.map((u: { email: string }) => u.email)).to.deep.equal([t.email]);
+  });
+
+  it('validates input: bad uuids, bounds, types and pagination give 400 ValidationError', async () => {
+    const t = await newTenant();
+    const api = as(t.key);
+    const badId = await api.get('/api/api-keys/not-a-uuid');
+    expect(badId.status).to.equal(400);
+    expect(badId.body.type).to.equal('ValidationError');
+    expect(badId.body.errors[0].path).to.equal('/path/api_key_id');
+
+    const longName = await api.post(`/api/users/${t.userId}/api-keys`, { name: 'x'.repeat(201) });
+    expect(longName.status).to.equal(400);
+    expect((await api.post(`/api/users/${t.userId}/api-keys`, { name: '' })).status).to.equal(400);
+    expect((await api.post(`/api/users/${t.userId}/api-keys`, { name: 5 })).status).to.equal(400);
+    expect((await api.post(`/api/users/${t.userId}/api-keys`)).status).to.equal(400);
+    const malformed = await api.post(`/api/users/${t.userId}/api-keys`, undefined, { raw: '{"name":', headers: { 'content-type': 'application/json' } });
+    expect(malformed.status).to.equal(400);
+    expect(malformed.body.errors[0].message).to.match(/not valid JSON/);
+    const wrongType = await api.post(`/api/users/${t.userId}/api-keys`, undefined, { raw: 'name=x', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    expect(wrongType.status).to.equal(415);
+    expect((await api.get('/api/secrets?page=0')).status).to.equal(400);
+    expect((await api.get('/api/secrets?page_size=101')).status).to.equal(400);
+    expect((await api.get('/api/secrets?page=abc')).status).to.equal(400);
+
+    const unknownField = await api.post(`/api/users/${t.userId}/api-keys`, { name: 'ok', surprise: true });
+    expect(unknownField.status).to.equal(201);
+  });
+
+  it('answers unknown routes with 404 NotFoundError', async () => {
+    const t = await newTenant();
+    const res = await as(t.key).get('/api/nothing-here');
+    expect(res.status).to.equal(404);
+    expect(res.body.type).to.equal('NotFoundError');
+  });
+});

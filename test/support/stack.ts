@@ -1,0 +1,136 @@
+// The real stack for tests: embedded PostgreSQL, the Temporal CLI dev server, a worker and the api,
+// started once per mocha run (see hooks.ts). Tests talk to the api over HTTP like any client.
+import http from 'node:http';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import fs from 'node:fs';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { bundleWorkflowCode, DefaultLogger, Runtime, makeTelemetryFilterString, Worker, WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import type { DataSource } from 'typeorm';
+import { createApp } from '../../src/api/app';
+import { FsBlobStore } from '../../src/blobs/fs-blob-store';
+import { Config, loadConfig } from '../../src/config';
+import { startEmbeddedPostgres, RunningPostgres } from '../../src/cli/embedded-postgres';
+import { createLogger } from '../../src/logger';
+import { createDataSource, migrate } from '../../src/persistence/data-source';
+import { SecretBox } from '../../src/security/secret-box';
+import { temporalCli, temporalTestServer } from '../../src/temporal/binaries';
+import { SEARCH_ATTRIBUTES } from '../../src/temporal/search-attributes';
+import { createWorker, WORKFLOWS_PATH } from '../../src/worker/create-worker';
+import { bootstrapOrganization } from '../../src/services/accounts';
+
+export interface Stack {
+  config: Config;
+  baseUrl: string;
+  ds: DataSource;
+  env: TestWorkflowEnvironment;
+  box: SecretBox;
+  workflowBundle: WorkflowBundleWithSourceMap;
+}
+
+let stack: Stack | undefined;
+const stops: Array<() => Promise<unknown>> = [];
+
+export function getStack(): Stack {
+  if (!stack) throw new Error('stack not started (test/support/hooks.ts)');
+  return stack;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+    srv.on('error', reject);
+  });
+}
+
+export async function startStack(): Promise<Stack> {
+  Runtime.install({ logger: new DefaultLogger('WARN'), telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'ERROR' }) } } });
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'tarmac-test-'));
+  fs.chmodSync(root, 0o755); // embedded postgres runs as its own OS user when we are root
+  stops.push(async () => fs.rmSync(root, { recursive: true, force: true }));
+
+  const apiPort = await freePort();
+  const config = loadConfig({
+    ...process.env,
+    PORT: String(apiPort),
+    PUBLIC_BASE_URL: `http://127.0.0.1:${apiPort}`,
+    DATA_DIR: root,
+    SECRETS_KEY: Buffer.alloc(32, 7).toString('base64'),
+    TEMPORAL_TASK_QUEUE: 'tarmac-test',
+    LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
+  });
+  const log = createLogger(config.logLevel, 'test');
+
+  let databaseUrl = process.env.TEST_DATABASE_URL;
+  if (!databaseUrl) {
+    const pg: RunningPostgres = await startEmbeddedPostgres({
+      dir: path.join(root, 'postgres'), port: await freePort(), database: 'tarmac_test', persistent: false,
+    });
+    stops.unshift(() => pg.stop());
+    databaseUrl = pg.url;
+  }
+  const ds = await createDataSource(databaseUrl, { applicationName: 'tarmac-test' }).initialize();
+  await migrate(ds);
+  stops.unshift(() => ds.destroy());
+
+  const [env, workflowBundle] = await Promise.all([
+    TestWorkflowEnvironment.createLocal({
+      server: { executable: temporalCli(config), searchAttributes: SEARCH_ATTRIBUTES, ui: false },
+    }),
+    bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietBundlerLogger }),
+  ]);
+  stops.unshift(() => env.teardown());
+
+  const worker = await createWorker({
+    connection: env.nativeConnection, namespace: env.namespace ?? 'default', taskQueue: config.temporal.taskQueue,
+    deps: { ds }, workflowBundle, shutdownGraceTime: '1 second',
+  });
+  const running = worker.run();
+  stops.unshift(async () => {
+    worker.shutdown();
+    await running;
+  });
+
+  const box = new SecretBox(config.secretsKey!);
+  const app = createApp({ config, ds, temporal: env.client, blobs: new FsBlobStore(config.blobDir), box, log });
+  const server = http.createServer(app.callback());
+  await new Promise<void>((resolve) => server.listen(apiPort, '127.0.0.1', resolve));
+  stops.unshift(() => new Promise((resolve) => { server.closeAllConnections(); server.close(resolve); }));
+
+  stack = { config, baseUrl: `http://127.0.0.1:${apiPort}`, ds, env, box, workflowBundle };
+  return stack;
+}
+
+export async function stopStack(): Promise<void> {
+  for (const stop of stops.splice(0)) await stop().catch((err) => console.error('teardown:', err));
+}
+
+/** A time-skipping environment (Java test server) with a worker on the same database; for timer tests. */
+export async function startTimeSkipping(): Promise<{ env: TestWorkflowEnvironment; worker: Worker; stop: () => Promise<void> }> {
+  const s = getStack();
+  const env = await TestWorkflowEnvironment.createTimeSkipping({ server: { executable: temporalTestServer(s.config) } });
+  const worker = await createWorker({
+    connection: env.nativeConnection, namespace: env.namespace ?? 'default', taskQueue: s.config.temporal.taskQueue,
+    deps: { ds: s.ds }, workflowBundle: s.workflowBundle, shutdownGraceTime: '1 second',
+  });
+  return { env, worker, stop: () => env.teardown() };
+}
+
+/** A fresh organization with a user and a user API key: the tenant a test works in. */
+export async function newTenant(label = 'tenant') {
+  const suffix = Math.random().toString(36).slice(2, 10);
+  const { organization, user, value } = await bootstrapOrganization(getStack().ds, {
+    organizationName: `${label}-${suffix}`, email: `${label}-${suffix}@example.test`, keyName: 'test key',
+  });
+  return { organizationId: organization.organization_id, userId: user.user_id, email: user.email, key: value };
+}
+
+const quietBundlerLogger = {
+  trace: () => undefined, debug: () => undefined, info: () => undefined,
+  warn: (m: string, meta?: unknown) => console.warn(m, meta ?? ''), error: (m: string, meta?: unknown) => console.error(m, meta ?? ''),
+  log: () => undefined,
+};
