@@ -10,7 +10,7 @@ import './routes';
 function isUnavailable(err: unknown): boolean {
   const e = err as { code?: string | number; message?: string; cause?: unknown };
   if (typeof e?.code === 'string' && ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08006'].includes(e.code)) return true;
-  if (e?.code === 14 /* gRPC UNAVAILABLE */) return true;
+  if (e?.code === 14 /* gRPC UNAVAILABLE */ || e?.code === 4 /* DEADLINE_EXCEEDED */) return true;
   if (/Connection terminated|timeout exceeded when trying to connect|connect ECONNREFUSED|Client has encountered a connection error/i.test(e?.message ?? '')) return true;
   return e?.cause !== undefined && e.cause !== err && isUnavailable(e.cause);
 }

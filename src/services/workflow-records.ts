@@ -2,6 +2,9 @@ import type { Client } from '@temporalio/client';
 import { DataSource, EntityManager } from 'typeorm';
 import { startOptionsFor, WorkflowResource } from '../temporal/workflow-start';
 
+/** An unreachable Temporal answers the client with 503 after this long instead of retrying for minutes. */
+const START_DEADLINE_MS = 5_000;
+
 /**
  * Inserts a record and starts its workflow as one step: the insert runs in a transaction that commits only
  * after Temporal accepted the start, so a failed start leaves no zombie row. (If the commit itself fails, the
@@ -20,7 +23,9 @@ export async function insertAndStart<T>(
 ): Promise<T> {
   return ds.transaction(async (em) => {
     const row = await opts.insert(em);
-    await temporal.workflow.start(opts.workflowType, { ...startOptionsFor(opts.resource, opts.taskQueue), args: opts.args });
+    await temporal.connection.withDeadline(Date.now() + START_DEADLINE_MS, () =>
+      temporal.workflow.start(opts.workflowType, { ...startOptionsFor(opts.resource, opts.taskQueue), args: opts.args }),
+    );
     return row;
   });
 }

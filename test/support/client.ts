@@ -91,17 +91,18 @@ export async function request<T = any>(method: string, path: string, body?: unkn
   let parsed: any = text;
   if ((res.headers.get('content-type') ?? '').includes('application/json') && text) parsed = JSON.parse(text);
   const reply: Reply<T> = { status: res.status, body: parsed, text, headers: res.headers };
-  if (!path.startsWith('http') || url.startsWith(getStack().baseUrl)) await checkAgainstDocument(method, url, reply);
+  if (new URL(url).pathname.startsWith('/api/')) await checkAgainstDocument(method, url, reply);
   return reply;
 }
 
-/** Shorthands bound to one API key. */
-export function as(key: string | undefined) {
+/** Shorthands bound to one API key (and optionally another api process's base URL). */
+export function as(key: string | undefined, baseUrl?: string) {
+  const at = (p: string) => (baseUrl && !p.startsWith('http') ? `${baseUrl}${p}` : p);
   return {
-    get: <T = any>(p: string, o: RequestOptions = {}) => request<T>('GET', p, undefined, { key, ...o }),
-    post: <T = any>(p: string, b?: unknown, o: RequestOptions = {}) => request<T>('POST', p, b, { key, ...o }),
-    put: <T = any>(p: string, b?: unknown, o: RequestOptions = {}) => request<T>('PUT', p, b, { key, ...o }),
-    patch: <T = any>(p: string, b?: unknown, o: RequestOptions = {}) => request<T>('PATCH', p, b, { key, ...o }),
-    delete: <T = any>(p: string, o: RequestOptions = {}) => request<T>('DELETE', p, undefined, { key, ...o }),
+    get: <T = any>(p: string, o: RequestOptions = {}) => request<T>('GET', at(p), undefined, { key, ...o }),
+    post: <T = any>(p: string, b?: unknown, o: RequestOptions = {}) => request<T>('POST', at(p), b, { key, ...o }),
+    put: <T = any>(p: string, b?: unknown, o: RequestOptions = {}) => request<T>('PUT', at(p), b, { key, ...o }),
+    patch: <T = any>(p: string, b?: unknown, o: RequestOptions = {}) => request<T>('PATCH', at(p), b, { key, ...o }),
+    delete: <T = any>(p: string, o: RequestOptions = {}) => request<T>('DELETE', at(p), undefined, { key, ...o }),
   };
 }

@@ -5,8 +5,9 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import fs from 'node:fs';
+import type { Client } from '@temporalio/client';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { bundleWorkflowCode, DefaultLogger, Runtime, makeTelemetryFilterString, Worker, WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { bundleWorkflowCode, DefaultLogger, Runtime, makeTelemetryFilterString, WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import type { DataSource } from 'typeorm';
 import { createApp } from '../../src/api/app';
 import { FsBlobStore } from '../../src/blobs/fs-blob-store';
@@ -63,7 +64,6 @@ export async function startStack(): Promise<Stack> {
     TEMPORAL_TASK_QUEUE: 'tarmac-test',
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
   });
-  const log = createLogger(config.logLevel, 'test');
 
   let databaseUrl = process.env.TEST_DATABASE_URL;
   if (!databaseUrl) {
@@ -96,28 +96,52 @@ export async function startStack(): Promise<Stack> {
   });
 
   const box = new SecretBox(config.secretsKey!);
-  const app = createApp({ config, ds, temporal: env.client, blobs: new FsBlobStore(config.blobDir), box, log });
-  const server = http.createServer(app.callback());
-  await new Promise<void>((resolve) => server.listen(apiPort, '127.0.0.1', resolve));
-  stops.unshift(() => new Promise((resolve) => { server.closeAllConnections(); server.close(resolve); }));
-
   stack = { config, baseUrl: `http://127.0.0.1:${apiPort}`, ds, env, box, workflowBundle };
+  const api = await startApi(env.client, apiPort);
+  stops.unshift(api.close);
   return stack;
+}
+
+/** An api process (in-process Koa app) on the stack's database, talking to the given Temporal client. */
+export async function startApi(temporal: Client, port = 0): Promise<{ baseUrl: string; close: () => Promise<void> }> {
+  const s = getStack();
+  const log = createLogger(s.config.logLevel, 'test-api');
+  const app = createApp({ config: s.config, ds: s.ds, temporal, blobs: new FsBlobStore(s.config.blobDir), box: s.box, log });
+  const server = http.createServer(app.callback());
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  const { port: bound } = server.address() as net.AddressInfo;
+  return {
+    baseUrl: `http://127.0.0.1:${bound}`,
+    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+  };
 }
 
 export async function stopStack(): Promise<void> {
   for (const stop of stops.splice(0)) await stop().catch((err) => console.error('teardown:', err));
 }
 
-/** A time-skipping environment (Java test server) with a worker on the same database; for timer tests. */
-export async function startTimeSkipping(): Promise<{ env: TestWorkflowEnvironment; worker: Worker; stop: () => Promise<void> }> {
+/**
+ * A time-skipping environment (Java test server) on the same database, for timer tests. `runWorker`
+ * runs a fresh worker (a worker runs once) until the given function settles.
+ */
+export async function startTimeSkipping() {
   const s = getStack();
   const env = await TestWorkflowEnvironment.createTimeSkipping({ server: { executable: temporalTestServer(s.config) } });
-  const worker = await createWorker({
-    connection: env.nativeConnection, namespace: env.namespace ?? 'default', taskQueue: s.config.temporal.taskQueue,
-    deps: { ds: s.ds }, workflowBundle: s.workflowBundle, shutdownGraceTime: '1 second',
+  await env.client.connection.operatorService.addSearchAttributes({
+    namespace: env.namespace ?? 'default',
+    searchAttributes: Object.fromEntries(SEARCH_ATTRIBUTES.map((k) => [k.name, 2 /* KEYWORD */])),
   });
-  return { env, worker, stop: () => env.teardown() };
+  return {
+    env,
+    runWorker: async <T>(fn: () => Promise<T>): Promise<T> => {
+      const worker = await createWorker({
+        connection: env.nativeConnection, namespace: env.namespace ?? 'default', taskQueue: s.config.temporal.taskQueue,
+        deps: { ds: s.ds }, workflowBundle: s.workflowBundle, shutdownGraceTime: '1 second',
+      });
+      return worker.runUntil(fn);
+    },
+    stop: () => env.teardown(),
+  };
 }
 
 /** A fresh organization with a user and a user API key: the tenant a test works in. */
