@@ -10,6 +10,8 @@ export interface Caller {
   apiKeyId: string;
   /** Written to `created_by` of records this caller creates: the user id, else the API key id. */
   actor: string;
+  /** Set for a run's own credential (GT_CLOUD_API_KEY in user code): only that run may be touched. */
+  runId: string | null;
 }
 
 /** How often `last_used` is written at most, per key: reads stay read-only in between. */
@@ -17,9 +19,9 @@ const LAST_USED_RESOLUTION_SECONDS = 60;
 
 export async function authenticate(ds: DataSource, keyValue: string | undefined): Promise<Caller> {
   if (!keyValue) throw unauthorized();
-  const rows: Array<{ api_key_id: string; organization_id: string; user_id: string | null; stale: boolean }> =
+  const rows: Array<{ api_key_id: string; organization_id: string; user_id: string | null; run_id: string | null; stale: boolean }> =
     await ds.query(
-      `SELECT api_key_id, organization_id, user_id,
+      `SELECT api_key_id, organization_id, user_id, run_id,
               last_used < now() - make_interval(secs => $2) AS stale
          FROM api_keys WHERE key_hash = $1 AND active`,
       [hashApiKey(keyValue), LAST_USED_RESOLUTION_SECONDS],
@@ -35,6 +37,7 @@ export async function authenticate(ds: DataSource, keyValue: string | undefined)
     userId: key.user_id,
     apiKeyId: key.api_key_id,
     actor: key.user_id ?? key.api_key_id,
+    runId: key.run_id,
   };
 }
 

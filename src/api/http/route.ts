@@ -7,7 +7,7 @@ import getRawBody from 'raw-body';
 import type { Deps } from '../deps';
 import { JsonSchema, validatorFor } from '../schemas/registry';
 import { authenticate, Caller, extractKey } from './auth';
-import { badRequest, HttpError, payloadTooLarge, validationError } from './errors';
+import { badRequest, forbidden, HttpError, payloadTooLarge, validationError } from './errors';
 import { PageRequest } from './pagination';
 
 export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
@@ -28,6 +28,8 @@ export interface RouteSpec<TBody = any, TQuery = any> {
   tag: string;
   /** `apiKey` (default): Bearer key required. `apiKeyOrQuery`: also `?api_key=`. `none`: public. */
   auth?: 'apiKey' | 'apiKeyOrQuery' | 'none';
+  /** A run's own credential may call this route (the handler checks it names that run). Default: 403. */
+  runScoped?: boolean;
   /** Schemas of the path parameters; all are required. */
   params?: Record<string, JsonSchema>;
   /** The last path parameter may contain `/` (asset names). */
@@ -110,6 +112,7 @@ export function mount(router: Router, spec: RouteSpec, deps: Deps): void {
     if (spec.auth !== 'none') {
       const key = extractKey(ctx.get('authorization') || undefined, ctx.query.api_key, spec.auth === 'apiKeyOrQuery');
       caller = await authenticate(deps.ds, key);
+      if (caller.runId && !spec.runScoped) throw forbidden("A run's credential can only post and read that run's events");
     }
 
     let body: unknown = undefined;

@@ -9,6 +9,8 @@ export class ApiKey {
   @Column('text') name: string;
   /** SHA-256 of the key. Keys are 256-bit random, so a fast hash is enough; the value itself is never stored. */
   @Column('bytea') key_hash: Buffer;
+  /** Set for the credential of one run (GT_CLOUD_API_KEY in user code): it may act on that run only. */
+  @Column('uuid', { nullable: true }) run_id: string | null;
   @Column('boolean', { default: true }) active: boolean;
   @Column('timestamptz') last_used: Date;
   @Column('text') created_by: string;

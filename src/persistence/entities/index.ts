@@ -1,11 +1,14 @@
 import { ApiKey } from './api-key';
 import { Asset, Bucket } from './bucket';
+import { CodeResource } from './code-resource';
+import { Deployment } from './deployment';
 import { Invite } from './invite';
 import { Organization } from './organization';
+import { Run, RunEvent } from './run';
 import { Secret } from './secret';
 import { Membership, User } from './user';
 
-export { ApiKey, Asset, Bucket, Invite, Membership, Organization, Secret, User };
+export { ApiKey, Asset, Bucket, CodeResource, Deployment, Invite, Membership, Organization, Run, RunEvent, Secret, User };
 
 /** Every entity the data source knows; add new ones here. */
-export const entities = [Organization, User, Membership, ApiKey, Secret, Invite, Bucket, Asset];
+export const entities = [Organization, User, Membership, ApiKey, Secret, Invite, Bucket, Asset, CodeResource, Deployment, Run, RunEvent];

@@ -1,0 +1,34 @@
+import { Column, Entity, PrimaryColumn } from 'typeorm';
+
+export type CodeResourceKind = 'structure' | 'function' | 'tool';
+
+/** `code` of a structure, function or tool: exactly one member. */
+export type CodeLocation =
+  | { default: Record<string, never> }
+  | { data_lake: { bucket_id: string; asset_path: string } }
+  | { codehost: { owner: string; name: string; push: { branch: string; tag?: string }; commit_sha?: string } };
+
+export interface EnvVar {
+  name: string;
+  value: string;
+  source?: 'manual' | 'secret_ref';
+}
+
+/** A structure, function or tool: user code deployed from a code location. */
+@Entity('code_resources')
+export class CodeResource {
+  @PrimaryColumn('uuid') resource_id: string;
+  @Column('text') kind: CodeResourceKind;
+  @Column('uuid') organization_id: string;
+  @Column('text') name: string;
+  @Column('text') description: string;
+  @Column('jsonb') code: CodeLocation;
+  /** structure_config_file / function_config_file / tool_config_file. */
+  @Column('text', { nullable: true }) config_file: string | null;
+  @Column('jsonb') env_vars: EnvVar[];
+  @Column('boolean') webhook_enabled: boolean;
+  @Column('uuid', { nullable: true }) latest_deployment_id: string | null;
+  @Column('text') created_by: string;
+  @Column('timestamptz') created_at: Date;
+  @Column('timestamptz') updated_at: Date;
+}

@@ -1,0 +1,24 @@
+import { Column, Entity, PrimaryColumn } from 'typeorm';
+import type { CodeResourceKind } from './code-resource';
+
+export const DEPLOYMENT_STATUSES = ['QUEUED', 'DEPLOYING', 'SUCCEEDED', 'FAILED', 'ERROR'] as const;
+export type DeploymentStatus = (typeof DEPLOYMENT_STATUSES)[number];
+export const DEPLOYMENT_TERMINAL: DeploymentStatus[] = ['SUCCEEDED', 'FAILED', 'ERROR'];
+
+@Entity('deployments')
+export class Deployment {
+  @PrimaryColumn('uuid') deployment_id: string;
+  @Column('uuid') organization_id: string;
+  @Column('uuid') resource_id: string;
+  @Column('text') resource_kind: CodeResourceKind;
+  @Column('text') status: DeploymentStatus;
+  @Column('jsonb', { nullable: true }) status_detail: unknown;
+  /** What was deployed: `{data_lake: {bucket_id, asset_path}}`, `{codehost: {commit_sha}}` or `{default: {}}`. */
+  @Column('jsonb') code_source: Record<string, unknown>;
+  /** Immutable build directory of a successful deployment. */
+  @Column('text', { nullable: true }) build_path: string | null;
+  @Column('text') created_by: string;
+  @Column('timestamptz') created_at: Date;
+  @Column('timestamptz') updated_at: Date;
+  @Column('timestamptz', { nullable: true }) completed_at: Date | null;
+}

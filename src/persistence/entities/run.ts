@@ -1,0 +1,41 @@
+import { Column, Entity, PrimaryColumn } from 'typeorm';
+import type { CodeResourceKind, EnvVar } from './code-resource';
+
+export const RUN_STATUSES = ['QUEUED', 'STARTING', 'RUNNING', 'SUCCEEDED', 'FAILED', 'ERROR', 'CANCELLED'] as const;
+export type RunStatus = (typeof RUN_STATUSES)[number];
+export const RUN_TERMINAL: RunStatus[] = ['SUCCEEDED', 'FAILED', 'ERROR', 'CANCELLED'];
+
+/** A run of a structure, function or tool. */
+@Entity('runs')
+export class Run {
+  @PrimaryColumn('uuid') run_id: string;
+  @Column('text') kind: CodeResourceKind;
+  @Column('uuid') organization_id: string;
+  @Column('uuid') resource_id: string;
+  @Column('uuid', { nullable: true }) deployment_id: string | null;
+  @Column('text') status: RunStatus;
+  @Column('jsonb', { nullable: true }) status_detail: unknown;
+  @Column('jsonb') args: string[];
+  @Column('jsonb') env_vars: EnvVar[];
+  @Column('jsonb', { nullable: true }) input: unknown;
+  @Column('jsonb', { nullable: true }) output: unknown;
+  @Column('double precision', { nullable: true }) output_timestamp: number | null;
+  @Column('timestamptz', { nullable: true }) started_at: Date | null;
+  @Column('timestamptz', { nullable: true }) completed_at: Date | null;
+  @Column('text') created_by: string;
+  @Column('timestamptz') created_at: Date;
+  @Column('timestamptz') updated_at: Date;
+}
+
+@Entity('run_events')
+export class RunEvent {
+  @PrimaryColumn('uuid') event_id: string;
+  @Column('uuid') run_id: string;
+  @Column('bigint', { transformer: { to: (v) => v, from: (v) => Number(v) } }) seq: number;
+  @Column('uuid') organization_id: string;
+  @Column('text') type: string;
+  @Column('text') origin: string;
+  @Column('jsonb', { nullable: true }) payload: unknown;
+  @Column('double precision') timestamp: number;
+  @Column('timestamptz') created_at: Date;
+}

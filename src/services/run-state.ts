@@ -1,0 +1,122 @@
+// The only writers of run and deployment state. Every status change is a guarded UPDATE that only moves
+// forward and never leaves a terminal state, so a retried activity is harmless. Events and logs get a
+// per-run sequence from the run row (serializing writers of one run) and a NOTIFY on commit, which is
+// how every api process learns about them (SSE fan-out goes through PostgreSQL, not memory).
+import { randomUUID } from 'node:crypto';
+import type { EntityManager } from 'typeorm';
+import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
+import { DeploymentStatus } from '../persistence/entities/deployment';
+import { Run, RunEvent, RunStatus } from '../persistence/entities/run';
+
+/** NOTIFY channel; payload is the run id. Sent on every event, log batch and status change of a run. */
+export const RUN_CHANNEL = 'run_updates';
+
+const RUN_FROM: Record<RunStatus, RunStatus[]> = {
+  QUEUED: [],
+  STARTING: ['QUEUED'],
+  RUNNING: ['QUEUED', 'STARTING'],
+  SUCCEEDED: ['QUEUED', 'STARTING', 'RUNNING'],
+  FAILED: ['QUEUED', 'STARTING', 'RUNNING'],
+  ERROR: ['QUEUED', 'STARTING', 'RUNNING'],
+  CANCELLED: ['QUEUED', 'STARTING', 'RUNNING'],
+};
+
+export type RunChanges = Partial<Pick<Run, 'status_detail' | 'started_at' | 'completed_at' | 'output' | 'output_timestamp' | 'deployment_id'>>;
+
+/** Moves a run to `to` if that is forward from its current status; returns the updated row, or undefined. */
+export async function transitionRun(em: EntityManager, runId: string, to: RunStatus, changes: RunChanges = {}): Promise<Run | undefined> {
+  const sets = ['status = $2', 'updated_at = now()'];
+  const values: unknown[] = [runId, to, RUN_FROM[to]];
+  for (const [column, value] of Object.entries(changes)) {
+    values.push(column === 'status_detail' || column === 'output' ? JSON.stringify(value) : value);
+    sets.push(`${column} = $${values.length}`);
+  }
+  const [rows] = await em.query(
+    `UPDATE runs SET ${sets.join(', ')} WHERE run_id = $1 AND status = ANY($3::text[]) RETURNING run_id`,
+    values,
+  );
+  if (!rows.length) return undefined;
+  await em.query(`SELECT pg_notify($1, $2)`, [RUN_CHANNEL, runId]);
+  return em.getRepository(Run).findOneByOrFail({ run_id: runId });
+}
+
+export interface NewEvent {
+  type: string;
+  origin: 'SYSTEM' | 'USER' | 'ASSISTANT';
+  payload: unknown;
+  /** Epoch seconds (float); defaults to now. */
+  timestamp?: number;
+}
+
+/** Appends events to a run in order; they become visible (and are notified) when the transaction commits. */
+export async function appendEvents(em: EntityManager, runId: string, events: NewEvent[]): Promise<RunEvent[]> {
+  if (!events.length) return [];
+  const [counter] = await em.query(
+    `UPDATE runs SET event_seq = event_seq + $2 WHERE run_id = $1 RETURNING event_seq, organization_id`,
+    [runId, events.length],
+  );
+  if (!counter?.length) throw new Error(`run ${runId} does not exist`);
+  const last = Number(counter[0].event_seq);
+  const now = new Date();
+  const rows: RunEvent[] = events.map((e, i) => ({
+    event_id: randomUUID(),
+    run_id: runId,
+    seq: last - events.length + 1 + i,
+    organization_id: counter[0].organization_id,
+    type: e.type,
+    origin: e.origin,
+    payload: e.payload ?? null,
+    timestamp: e.timestamp ?? now.getTime() / 1000,
+    created_at: now,
+  }));
+  await em.getRepository(RunEvent).insert(rows as QueryDeepPartialEntity<RunEvent>[]);
+  await em.query(`SELECT pg_notify($1, $2)`, [RUN_CHANNEL, runId]);
+  return rows;
+}
+
+export interface LogLine {
+  stream: 'stdout' | 'stderr';
+  line: string;
+}
+
+/** Appends log lines to a run in order. */
+export async function appendLogs(em: EntityManager, runId: string, lines: LogLine[]): Promise<void> {
+  if (!lines.length) return;
+  const [counter] = await em.query(`UPDATE runs SET log_seq = log_seq + $2 WHERE run_id = $1 RETURNING log_seq`, [runId, lines.length]);
+  if (!counter?.length) throw new Error(`run ${runId} does not exist`);
+  const first = Number(counter[0].log_seq) - lines.length + 1;
+  await em.query(
+    `INSERT INTO run_logs (run_id, seq, stream, line)
+     SELECT $1, $2::bigint + ord - 1, s, l FROM unnest($3::text[], $4::text[]) WITH ORDINALITY AS t(s, l, ord)`,
+    [runId, first, lines.map((l) => l.stream), lines.map((l) => l.line)],
+  );
+  await em.query(`SELECT pg_notify($1, $2)`, [RUN_CHANNEL, runId]);
+}
+
+const DEPLOYMENT_FROM: Record<DeploymentStatus, DeploymentStatus[]> = {
+  QUEUED: [],
+  DEPLOYING: ['QUEUED'],
+  SUCCEEDED: ['QUEUED', 'DEPLOYING'],
+  FAILED: ['QUEUED', 'DEPLOYING'],
+  ERROR: ['QUEUED', 'DEPLOYING'],
+};
+
+/** Guarded, forward-only deployment transition; true when it moved. */
+export async function transitionDeployment(
+  em: EntityManager,
+  deploymentId: string,
+  to: DeploymentStatus,
+  changes: { status_detail?: unknown; build_path?: string; code_source?: unknown; completed_at?: Date } = {},
+): Promise<boolean> {
+  const sets = ['status = $2', 'updated_at = now()'];
+  const values: unknown[] = [deploymentId, to, DEPLOYMENT_FROM[to]];
+  for (const [column, value] of Object.entries(changes)) {
+    values.push(column === 'status_detail' || column === 'code_source' ? JSON.stringify(value) : value);
+    sets.push(`${column} = $${values.length}`);
+  }
+  const [rows] = await em.query(
+    `UPDATE deployments SET ${sets.join(', ')} WHERE deployment_id = $1 AND status = ANY($3::text[]) RETURNING deployment_id`,
+    values,
+  );
+  return rows.length > 0;
+}
