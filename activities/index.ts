@@ -1,14 +1,26 @@
 // Activities do all I/O. Built by a factory that receives their dependencies (samples-typescript style).
 import type { DataSource } from 'typeorm';
+import type { BlobStore } from '../src/blobs/blob-store';
+import type { Config } from '../src/config';
+import type { Logger } from '../src/logger';
+import type { SecretBox } from '../src/security/secret-box';
+import { createDeploymentActivities } from './deployments';
 import { createInviteActivities } from './invites';
+import { createRunActivities } from './runs';
 
 export interface ActivityDeps {
   ds: DataSource;
+  config: Config;
+  blobs: BlobStore;
+  box: SecretBox;
+  log: Logger;
 }
 
 export function createActivities(deps: ActivityDeps) {
   return {
     ...createInviteActivities(deps),
+    ...createDeploymentActivities(deps),
+    ...createRunActivities(deps),
   };
 }
 

@@ -1,2 +1,4 @@
 // Every workflow type the worker registers. Workflows import only @temporalio/workflow (and types).
+export * from './deployment';
 export { inviteWorkflow } from './invite';
+export * from './runs';

@@ -2,7 +2,7 @@ import type { WorkflowStartOptions } from '@temporalio/client';
 import { ORGANIZATION_ID, RESOURCE_ID, RESOURCE_KIND } from './search-attributes';
 
 /** The kinds of resource that run as workflows; each has one workflow type and an id prefix. */
-export type ResourceKind = 'invite';
+export type ResourceKind = 'invite' | 'deployment' | 'structure-run' | 'function-run' | 'tool-run';
 
 export interface WorkflowResource {
   kind: ResourceKind;
@@ -12,7 +12,7 @@ export interface WorkflowResource {
   summary: string;
 }
 
-/** Workflow id derived from the resource: `invite-<uuid>`. One workflow per resource, ever. */
+/** Workflow id derived from the resource: `invite-<uuid>`, `structure-run-<uuid>`. One workflow per resource, ever. */
 export const workflowIdOf = (kind: ResourceKind, id: string) => `${kind}-${id}`;
 
 /**

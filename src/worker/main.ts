@@ -1,7 +1,9 @@
 // Entry point of a worker process (`npm run worker`).
 import { NativeConnection, Runtime, makeTelemetryFilterString } from '@temporalio/worker';
 import { loadConfig, requireRuntime, temporalAddress } from '../config';
+import { FsBlobStore } from '../blobs/fs-blob-store';
 import { createLogger } from '../logger';
+import { SecretBox } from '../security/secret-box';
 import { createDataSource } from '../persistence/data-source';
 import { connectClient, ensureSearchAttributes } from '../temporal/connection';
 import { createWorker } from './create-worker';
@@ -23,7 +25,7 @@ async function main() {
     connection,
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,
-    deps: { ds },
+    deps: { ds, config, blobs: new FsBlobStore(config.blobDir), box: new SecretBox(config.secretsKey), log },
     shutdownGraceTime: config.shutdownGraceMs,
   });
   log.info({ taskQueue: config.temporal.taskQueue, address: temporalAddress(config) }, 'worker polling');

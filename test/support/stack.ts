@@ -9,6 +9,7 @@ import type { Client } from '@temporalio/client';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode, DefaultLogger, Runtime, makeTelemetryFilterString, WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import type { DataSource } from 'typeorm';
+import type { ActivityDeps } from '../../activities';
 import { createApp } from '../../src/api/app';
 import { FsBlobStore } from '../../src/blobs/fs-blob-store';
 import { Config, loadConfig } from '../../src/config';
@@ -28,6 +29,8 @@ export interface Stack {
   env: TestWorkflowEnvironment;
   box: SecretBox;
   workflowBundle: WorkflowBundleWithSourceMap;
+  /** What the stack's worker gives its activities; reused by time-skipping workers. */
+  activityDeps: ActivityDeps;
 }
 
 let stack: Stack | undefined;
@@ -85,9 +88,11 @@ export async function startStack(): Promise<Stack> {
   ]);
   stops.unshift(() => env.teardown());
 
+  const box = new SecretBox(config.secretsKey!);
+  const activityDeps: ActivityDeps = { ds, config, blobs: new FsBlobStore(config.blobDir), box, log: createLogger(config.logLevel, 'test-worker') };
   const worker = await createWorker({
     connection: env.nativeConnection, namespace: env.namespace ?? 'default', taskQueue: config.temporal.taskQueue,
-    deps: { ds }, workflowBundle, shutdownGraceTime: '1 second',
+    deps: activityDeps, workflowBundle, shutdownGraceTime: '1 second',
   });
   const running = worker.run();
   stops.unshift(async () => {
@@ -95,8 +100,7 @@ export async function startStack(): Promise<Stack> {
     await running;
   });
 
-  const box = new SecretBox(config.secretsKey!);
-  stack = { config, baseUrl: `http://127.0.0.1:${apiPort}`, ds, env, box, workflowBundle };
+  stack = { config, baseUrl: `http://127.0.0.1:${apiPort}`, ds, env, box, workflowBundle, activityDeps };
   const api = await startApi(env.client, apiPort);
   stops.unshift(api.close);
   return stack;
@@ -136,7 +140,7 @@ export async function startTimeSkipping() {
     runWorker: async <T>(fn: () => Promise<T>): Promise<T> => {
       const worker = await createWorker({
         connection: env.nativeConnection, namespace: env.namespace ?? 'default', taskQueue: s.config.temporal.taskQueue,
-        deps: { ds: s.ds }, workflowBundle: s.workflowBundle, shutdownGraceTime: '1 second',
+        deps: s.activityDeps, workflowBundle: s.workflowBundle, shutdownGraceTime: '1 second',
       });
       return worker.runUntil(fn);
     },

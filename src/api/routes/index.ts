@@ -1,6 +1,10 @@
 // Importing a module declares its routes. One module per resource area.
 import './accounts';
 import './buckets';
+import './code-resources';
+import './deployments';
+import './events';
 import './invites';
 import './platform';
+import './runs';
 import './secrets';

@@ -1,0 +1,2 @@
+// Routes being implemented.
+export {};

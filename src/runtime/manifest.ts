@@ -1,0 +1,40 @@
+// The contract between a deployment and the runs that use it: a successful deployment writes
+// <build_path>/manifest.json; a run reads it to know what to execute. Build directories are immutable.
+import fs from 'node:fs/promises';
+import path from 'node:path';
+
+export interface BuildManifest {
+  version: 1;
+  runtime: 'python3' | 'nodejs';
+  /** Absolute directory the code runs in (the directory of the config file inside the source). */
+  workDir: string;
+  /** Interpreter: `<build>/venv/bin/python` for python3, the `node` binary for nodejs. */
+  interpreter: string;
+  /** Main file relative to workDir (`run.main_file`); for tools the tool file. */
+  mainFile: string;
+  /** python3 only: run as `python -m <module>` (config `run.run_as_module`). */
+  runAsModule?: boolean;
+  /** Tools only (config `run.init_tool_file` / `run.init_tool_function`). */
+  tool?: { initToolFile: string; initToolFunction: string };
+}
+
+export const MANIFEST_FILE = 'manifest.json';
+
+export async function writeManifest(buildPath: string, manifest: BuildManifest): Promise<void> {
+  await fs.writeFile(path.join(buildPath, MANIFEST_FILE), JSON.stringify(manifest, null, 2));
+}
+
+export async function readManifest(buildPath: string): Promise<BuildManifest> {
+  const parsed = JSON.parse(await fs.readFile(path.join(buildPath, MANIFEST_FILE), 'utf8')) as BuildManifest;
+  if (parsed.version !== 1) throw new Error(`unsupported build manifest version ${String(parsed.version)}`);
+  return parsed;
+}
+
+/** The command that runs a structure's main file with `args` as argv (no shell). */
+export function mainCommand(m: BuildManifest, args: string[]): { file: string; argv: string[]; cwd: string } {
+  if (m.runtime === 'python3' && m.runAsModule) {
+    const module = m.mainFile.replace(/\.py$/, '').split(path.sep).join('.');
+    return { file: m.interpreter, argv: ['-m', module, ...args], cwd: m.workDir };
+  }
+  return { file: m.interpreter, argv: [m.mainFile, ...args], cwd: m.workDir };
+}

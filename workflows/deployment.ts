@@ -1,0 +1,2 @@
+// Deployment workflow (being implemented).
+export {};

@@ -1,0 +1,2 @@
+// Run workflows (being implemented).
+export {};
