@@ -1,5 +1,6 @@
 // The only module that reads process.env. Every setting is parsed and validated here, once, at start;
 // a bad value stops the process with one message naming every problem. README has the table.
+import os from 'node:os';
 import path from 'node:path';
 
 export interface Config {
@@ -19,6 +20,8 @@ export interface Config {
     devUiPort: number;
     cliPath: string | undefined;
     testServerPath: string | undefined;
+    /** Where tools/obtain-temporal.sh caches the pinned binaries. */
+    cacheDir: string;
   };
   embeddedPostgresPort: number;
   /** AES-256-GCM key for secrets at rest; HMAC keys for presigned URLs are derived from it. */
@@ -30,8 +33,24 @@ export interface Config {
   pageSizeDefault: number;
   pageSizeMax: number;
   inviteTtlSeconds: number;
+  /** Immutable build directories of deployments; workers that run code must share it (a volume). */
+  buildDir: string;
+  /** Base URL of the code host for `codehost` code locations: `<base>/<owner>/<name>.git`. */
+  codehostBaseUrl: string;
+  runLimits: {
+    /** Wall time of one run (a workflow timer); a run past it ends ERROR. */
+    timeSeconds: number;
+    /** Address-space limit of the user process, in MiB. */
+    memoryMb: number;
+    /** stdout+stderr kept per run; past it the run ends ERROR. */
+    logBytes: number;
+  };
+  /** Wall time of one deployment's build (a workflow timer). */
+  deploymentTimeLimitSeconds: number;
   logLevel: string;
   shutdownGraceMs: number;
+  /** What `npm start` creates on its first start (empty database). */
+  bootstrap: { organizationName: string; email: string };
   publicConfig: {
     data_lake_objstore_bucket: string;
     data_lake_objstore_region: string;
@@ -107,6 +126,7 @@ export function loadConfig(env: Env = process.env): Config {
       devUiPort: int('TEMPORAL_DEV_UI_PORT', 8233, 1, 65535),
       cliPath: opt('TEMPORAL_CLI_PATH'),
       testServerPath: opt('TEMPORAL_TEST_SERVER_PATH'),
+      cacheDir: path.resolve(str('TARMAC_CACHE_DIR', path.join(os.homedir(), '.cache', 'tarmac'))),
     },
     embeddedPostgresPort: int('EMBEDDED_POSTGRES_PORT', 54329, 1, 65535),
     secretsKey,
@@ -117,8 +137,20 @@ export function loadConfig(env: Env = process.env): Config {
     pageSizeDefault: Math.min(int('PAGE_SIZE_DEFAULT', 20, 1, 10_000), pageSizeMax),
     pageSizeMax,
     inviteTtlSeconds: int('INVITE_TTL_SECONDS', 7 * 24 * 3600, 1),
+    buildDir: path.resolve(str('BUILD_DIR', path.join(dataDir, 'builds'))),
+    codehostBaseUrl: url('CODEHOST_BASE_URL', 'https://github.com')!,
+    runLimits: {
+      timeSeconds: int('RUN_TIME_LIMIT_SECONDS', 3600, 1),
+      memoryMb: int('RUN_MEMORY_LIMIT_MB', 2048, 64),
+      logBytes: int('RUN_LOG_LIMIT_BYTES', 10 * 1024 * 1024, 1024),
+    },
+    deploymentTimeLimitSeconds: int('DEPLOYMENT_TIME_LIMIT_SECONDS', 1800, 1),
     logLevel: str('LOG_LEVEL', 'info'),
     shutdownGraceMs: int('SHUTDOWN_GRACE_MS', 10_000, 0),
+    bootstrap: {
+      organizationName: str('BOOTSTRAP_ORGANIZATION', 'Default'),
+      email: str('BOOTSTRAP_EMAIL', 'admin@localhost').trim().toLowerCase(),
+    },
     publicConfig: {
       data_lake_objstore_bucket: str('DATA_LAKE_OBJSTORE_BUCKET', ''),
       data_lake_objstore_region: str('DATA_LAKE_OBJSTORE_REGION', ''),
@@ -129,6 +161,7 @@ export function loadConfig(env: Env = process.env): Config {
   if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(config.logLevel)) {
     problems.push(`LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent`);
   }
+  if (!/^[^\s@]+@[^\s@]+$/.test(config.bootstrap.email)) problems.push('BOOTSTRAP_EMAIL must be an email address');
   if (problems.length) throw new ConfigError(problems);
   return config;
 }
@@ -144,4 +177,17 @@ export function requireRuntime(config: Config): asserts config is Config & { dat
 /** Temporal address the processes connect to: TEMPORAL_ADDRESS, else the local dev server. */
 export function temporalAddress(config: Config): string {
   return config.temporal.address ?? `127.0.0.1:${config.temporal.devPort}`;
+}
+
+/**
+ * Environment for a child process of `npm start` (api, worker, temporal, tools/obtain-temporal.sh):
+ * this process's environment with the given overrides. Kept here so no other module reads process.env.
+ */
+export function childEnv(overrides: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const [k, v] of Object.entries(overrides)) {
+    if (v === undefined) delete env[k];
+    else env[k] = v;
+  }
+  return env;
 }

@@ -4,7 +4,10 @@
 #   - the Java time-skipping test server, resolved from Maven Central, behind a wrapper that execs java.
 # Reused across runs. TEMPORAL_CLI_PATH / TEMPORAL_TEST_SERVER_PATH skip the build of that part.
 # Machines without Go or Maven need nothing from here: the SDK then downloads its own binaries at run time.
+# `--cli-only` (used by `npm start`) obtains only the CLI: the test server is for the test suite.
 set -euo pipefail
+cli_only=false
+[ "${1:-}" = "--cli-only" ] && cli_only=true
 
 CACHE="${TARMAC_CACHE_DIR:-$HOME/.cache/tarmac}"
 CLI_VERSION=v1.5.1              # newest tag whose go.mod has no `replace` (so `go install` works)
@@ -29,7 +32,9 @@ else
 fi
 
 ts_dir="$CACHE/temporal-test-server-$TEST_SERVER_VERSION"
-if [ -n "${TEMPORAL_TEST_SERVER_PATH:-}" ]; then
+if $cli_only; then
+  :
+elif [ -n "${TEMPORAL_TEST_SERVER_PATH:-}" ]; then
   echo "test server: using TEMPORAL_TEST_SERVER_PATH=$TEMPORAL_TEST_SERVER_PATH"
 elif [ -x "$ts_dir/temporal-test-server" ]; then
   echo "test server: cached at $ts_dir/temporal-test-server"

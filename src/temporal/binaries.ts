@@ -1,14 +1,11 @@
 // Where the Temporal binaries come from: an explicit path, else the pinned builds cached by
 // tools/obtain-temporal.sh, else the SDK's own download (machines with internet).
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import type { Config } from '../config';
 
 export const CLI_VERSION = 'v1.5.1';
 export const TEST_SERVER_VERSION = '1.38.0';
-
-const cacheDir = () => process.env.TARMAC_CACHE_DIR ?? path.join(os.homedir(), '.cache', 'tarmac');
 
 type Executable = { type: 'existing-path'; path: string } | { type: 'cached-download' };
 
@@ -19,7 +16,7 @@ function pick(explicit: string | undefined, cached: string): Executable {
 }
 
 export const temporalCli = (config: Config): Executable =>
-  pick(config.temporal.cliPath, path.join(cacheDir(), `temporal-cli-${CLI_VERSION}`, 'temporal'));
+  pick(config.temporal.cliPath, path.join(config.temporal.cacheDir, `temporal-cli-${CLI_VERSION}`, 'temporal'));
 
 export const temporalTestServer = (config: Config): Executable =>
-  pick(config.temporal.testServerPath, path.join(cacheDir(), `temporal-test-server-${TEST_SERVER_VERSION}`, 'temporal-test-server'));
+  pick(config.temporal.testServerPath, path.join(config.temporal.cacheDir, `temporal-test-server-${TEST_SERVER_VERSION}`, 'temporal-test-server'));

@@ -1,5 +1,5 @@
 // Entry point of a worker process (`npm run worker`).
-import { NativeConnection, Runtime, makeTelemetryFilterString } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime, makeTelemetryFilterString } from '@temporalio/worker';
 import { loadConfig, requireRuntime, temporalAddress } from '../config';
 import { FsBlobStore } from '../blobs/fs-blob-store';
 import { createLogger } from '../logger';
@@ -12,7 +12,8 @@ async function main() {
   const config = loadConfig();
   requireRuntime(config);
   const log = createLogger(config.logLevel, 'worker');
-  Runtime.install({ telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'WARN' }) } } });
+  // The SDK's own logger would print webpack bundle stats at INFO on every start.
+  Runtime.install({ logger: new DefaultLogger('WARN'), telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'WARN' }) } } });
 
   if (config.temporal.address) {
     const client = await connectClient(config);
