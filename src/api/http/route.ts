@@ -194,5 +194,7 @@ function fromAjv(errors: ErrorObject[] | null | undefined, where: 'path' | 'quer
           : `${path} ${e.message}`;
     return { message, path };
   });
-  return validationError(list.length ? list : [{ message: `invalid ${where}` }]);
+  // One message per path: a uuid failing both `pattern` and `format` reads as one problem.
+  const firstPerPath = list.filter((e, i) => list.findIndex((o) => o.path === e.path) === i);
+  return validationError(firstPerPath.length ? firstPerPath : [{ message: `invalid ${where}` }]);
 }
