@@ -1,4 +1,5 @@
 // Activities do all I/O. Built by a factory that receives their dependencies (samples-typescript style).
+import type { Client } from '@temporalio/client';
 import type { DataSource } from 'typeorm';
 import type { BlobStore } from '../src/blobs/blob-store';
 import type { Config } from '../src/config';
@@ -6,6 +7,7 @@ import type { Logger } from '../src/logger';
 import type { SecretBox } from '../src/security/secret-box';
 import { createDeploymentActivities } from './deployments';
 import { createInviteActivities } from './invites';
+import { createReconcilerActivities } from './reconciler';
 import { createRunActivities } from './runs';
 
 export interface ActivityDeps {
@@ -14,6 +16,8 @@ export interface ActivityDeps {
   blobs: BlobStore;
   box: SecretBox;
   log: Logger;
+  /** For activities that look at other workflows (the reconciler). */
+  temporal: Client;
 }
 
 export function createActivities(deps: ActivityDeps) {
@@ -21,6 +25,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createInviteActivities(deps),
     ...createDeploymentActivities(deps),
     ...createRunActivities(deps),
+    ...createReconcilerActivities(deps),
   };
 }
 

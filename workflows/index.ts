@@ -1,4 +1,5 @@
 // Every workflow type the worker registers. Workflows import only @temporalio/workflow (and types).
 export * from './deployment';
 export { inviteWorkflow } from './invite';
+export { reconcilerWorkflow } from './reconciler';
 export * from './runs';

@@ -6,6 +6,7 @@ import { createLogger } from '../logger';
 import { SecretBox } from '../security/secret-box';
 import { createDataSource } from '../persistence/data-source';
 import { connectClient, ensureSearchAttributes } from '../temporal/connection';
+import { ensureReconcilerSchedule } from '../temporal/schedules';
 import { createWorker } from './create-worker';
 
 async function main() {
@@ -15,24 +16,23 @@ async function main() {
   // The SDK's own logger would print webpack bundle stats at INFO on every start.
   Runtime.install({ logger: new DefaultLogger('WARN'), telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'WARN' }) } } });
 
-  if (config.temporal.address) {
-    const client = await connectClient(config);
-    await ensureSearchAttributes(client, log);
-    await client.connection.close();
-  }
+  const client = await connectClient(config);
+  if (config.temporal.address) await ensureSearchAttributes(client, log);
+  await ensureReconcilerSchedule(client, config.temporal.taskQueue, log);
   const ds = await createDataSource(config.databaseUrl, { applicationName: 'tarmac-worker' }).initialize();
   const connection = await NativeConnection.connect({ address: temporalAddress(config) });
   const worker = await createWorker({
     connection,
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,
-    deps: { ds, config, blobs: new FsBlobStore(config.blobDir), box: new SecretBox(config.secretsKey), log },
+    deps: { ds, config, blobs: new FsBlobStore(config.blobDir), box: new SecretBox(config.secretsKey), log, temporal: client },
     shutdownGraceTime: config.shutdownGraceMs,
   });
   log.info({ taskQueue: config.temporal.taskQueue, address: temporalAddress(config) }, 'worker polling');
   // Worker.run() installs its own SIGINT/SIGTERM handling: it stops polling and drains in-flight tasks.
   await worker.run();
   await connection.close();
+  await client.connection.close();
   await ds.destroy();
   log.info('worker stopped');
 }

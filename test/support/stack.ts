@@ -89,7 +89,9 @@ export async function startStack(): Promise<Stack> {
   stops.unshift(() => env.teardown());
 
   const box = new SecretBox(config.secretsKey!);
-  const activityDeps: ActivityDeps = { ds, config, blobs: new FsBlobStore(config.blobDir), box, log: createLogger(config.logLevel, 'test-worker') };
+  const activityDeps: ActivityDeps = {
+    ds, config, blobs: new FsBlobStore(config.blobDir), box, log: createLogger(config.logLevel, 'test-worker'), temporal: env.client,
+  };
   const worker = await createWorker({
     connection: env.nativeConnection, namespace: env.namespace ?? 'default', taskQueue: config.temporal.taskQueue,
     deps: activityDeps, workflowBundle, shutdownGraceTime: '1 second',

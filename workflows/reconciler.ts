@@ -1,0 +1,9 @@
+import { proxyActivities } from '@temporalio/workflow';
+import type { Activities } from '../activities';
+
+const { settleOrphans } = proxyActivities<Activities>({ startToCloseTimeout: '5 minutes', retry: { maximumAttempts: 3 } });
+
+/** Started every minute by the `tarmac-reconciler` schedule (src/temporal/schedules.ts). */
+export async function reconcilerWorkflow(input: { olderThanSeconds?: number; limit?: number } = {}) {
+  return settleOrphans({ olderThanSeconds: input.olderThanSeconds ?? 60, limit: input.limit ?? 500 });
+}
