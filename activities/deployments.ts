@@ -1,6 +1,122 @@
+// Deployment activities: the status writes of the deployment workflow and the long build activity
+// (fetch the source, read the config file, build, write the manifest), which heartbeats throughout and
+// kills its build processes when cancelled (time limit, worker shutdown).
+import { execFile } from 'node:child_process';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
 import type { ActivityDeps } from '.';
+import { Deployment, DEPLOYMENT_TERMINAL, DeploymentStatus } from '../src/persistence/entities/deployment';
+import { OutputTail } from '../src/runtime/build/build-process';
+import { buildEnvironment, buildProject } from '../src/runtime/build/build';
+import { readDeployConfig } from '../src/runtime/build/config-file';
+import { DeploymentFailure } from '../src/runtime/build/failure';
+import { fetchSource, Fetched } from '../src/runtime/source/fetch';
+import { fingerprintOf, openAccessToken } from '../src/services/deployments';
+import { transitionDeployment } from '../src/services/run-state';
+import type { DeploymentWorkflowInput } from '../workflows/deployment';
 
-/** Deployment activities: fetch source, read config, build. (Being implemented.) */
-export function createDeploymentActivities(_deps: ActivityDeps) {
-  return {};
+export type DeploymentOutcome =
+  | { status: 'SUCCEEDED'; buildPath: string; codeSource: Record<string, unknown>; fingerprint: string | null; detail: Record<string, unknown> }
+  | { status: 'FAILED' | 'ERROR'; detail: { reason: string; message: string; build_output_tail?: string }; codeSource?: Record<string, unknown> };
+
+/** Bytes of build output kept in status_detail.build_output_tail. */
+const OUTPUT_TAIL_BYTES = 4096;
+
+async function interpreterVersion(interpreter: string): Promise<string | undefined> {
+  const { stdout, stderr } = await promisify(execFile)(interpreter, ['--version']).catch(() => ({ stdout: '', stderr: '' }));
+  return (stdout || stderr).trim() || undefined;
+}
+
+export function createDeploymentActivities({ ds, config, blobs, box, log }: ActivityDeps) {
+  return {
+    /** QUEUED → DEPLOYING. False when the deployment already ended; throws (retried) while its row is not visible yet. */
+    async beginDeployment(input: { deploymentId: string }): Promise<boolean> {
+      const moved = await ds.transaction((em) => transitionDeployment(em, input.deploymentId, 'DEPLOYING'));
+      if (moved) return true;
+      const row = await ds.getRepository(Deployment).findOneBy({ deployment_id: input.deploymentId });
+      if (!row) throw ApplicationFailure.retryable(`deployment ${input.deploymentId} does not exist (yet)`, 'DeploymentMissing');
+      return !DEPLOYMENT_TERMINAL.includes(row.status);
+    },
+
+    /** Builds the deployment into <buildDir>/<deployment_id> and answers how it went; never writes its status. */
+    async buildDeployment(input: DeploymentWorkflowInput): Promise<DeploymentOutcome> {
+      const ctx = Context.current();
+      const row = await ds.getRepository(Deployment).findOneBy({ deployment_id: input.deploymentId });
+      if (!row || DEPLOYMENT_TERMINAL.includes(row.status)) {
+        return { status: 'ERROR', detail: { reason: 'AlreadyEnded', message: 'The deployment already ended' } };
+      }
+      const buildPath = path.join(config.buildDir, input.deploymentId);
+      // A retried attempt starts from nothing: what an earlier attempt left is incomplete.
+      await fs.rm(buildPath, { recursive: true, force: true });
+      await fs.mkdir(buildPath, { recursive: true });
+      const token = input.sealedAccessToken ? openAccessToken(box, input.deploymentId, input.sealedAccessToken) : undefined;
+      const output = new OutputTail(OUTPUT_TAIL_BYTES, token ? [token] : []);
+      const beatEveryMs = Math.max(200, Math.min(1_000, (ctx.info.heartbeatTimeoutMs ?? 10_000) / 4));
+      const beat = setInterval(() => ctx.heartbeat(), beatEveryMs);
+      const common = { output, cancelled: ctx.cancelled };
+      const home = path.join(buildPath, 'home');
+      const cacheDir = path.join(config.buildDir, '.cache');
+      await fs.mkdir(home, { recursive: true });
+      let fetched: Fetched | undefined;
+      try {
+        ctx.heartbeat();
+        const sourceRoot = path.join(buildPath, 'src');
+        fetched = await fetchSource(
+          {
+            ds, blobs, codehostBaseUrl: config.codehostBaseUrl, organizationId: row.organization_id,
+            scratchDir: path.join(buildPath, 'download'), env: buildEnvironment(config.buildEnv, home, cacheDir), ...common,
+          },
+          input.kind, input.code, sourceRoot, { commitSha: input.commitSha, accessToken: token },
+        );
+        const deployConfig = await readDeployConfig(sourceRoot, input.configFile, input.kind);
+        const manifest = await buildProject({ buildPath, home, cacheDir, passthroughEnv: config.buildEnv, ...common }, deployConfig);
+        return {
+          status: 'SUCCEEDED', buildPath, codeSource: fetched.codeSource,
+          fingerprint: fingerprintOf(input.kind, input.code, input.configFile, fetched),
+          detail: {
+            reason: 'Deployed', runtime: manifest.runtime,
+            ...(deployConfig.runtimeVersion ? { runtime_version: deployConfig.runtimeVersion } : {}),
+            interpreter_version: await interpreterVersion(manifest.interpreter),
+          },
+        };
+      } catch (err) {
+        await fs.rm(buildPath, { recursive: true, force: true }).catch(() => undefined);
+        if (err instanceof DeploymentFailure) {
+          return { status: 'FAILED', detail: { reason: err.reason, message: err.message, build_output_tail: output.text() }, codeSource: fetched?.codeSource };
+        }
+        // A worker shutting down is not the deployment's end: fail this attempt so a retry (elsewhere) builds it.
+        if (err instanceof CancelledFailure && err.message === 'WORKER_SHUTDOWN') {
+          throw ApplicationFailure.retryable('The worker building this deployment shut down', 'WorkerShutdown');
+        }
+        if (!(err instanceof CancelledFailure)) log.warn({ err, deploymentId: input.deploymentId, output: output.text() }, 'deployment build fault');
+        throw err;
+      } finally {
+        clearInterval(beat);
+      }
+    },
+
+    /** The terminal write (idempotent). A deployment deleted meanwhile (with its resource) leaves no build behind. */
+    async finishDeployment(input: { deploymentId: string; outcome: DeploymentOutcome }): Promise<DeploymentStatus | 'MISSING'> {
+      const { outcome } = input;
+      await ds.transaction(async (em) => {
+        const done = await transitionDeployment(em, input.deploymentId, outcome.status, {
+          status_detail: outcome.detail,
+          completed_at: new Date(),
+          ...(outcome.codeSource ? { code_source: outcome.codeSource } : {}),
+          ...(outcome.status === 'SUCCEEDED' ? { build_path: outcome.buildPath } : {}),
+        });
+        if (done && outcome.status === 'SUCCEEDED') {
+          await em.query(`UPDATE deployments SET source_fingerprint = $2 WHERE deployment_id = $1`, [input.deploymentId, outcome.fingerprint]);
+        }
+      });
+      const row = await ds.getRepository(Deployment).findOneBy({ deployment_id: input.deploymentId });
+      // A build no row points at (deleted meanwhile, or the deployment had already ended) is garbage.
+      if (outcome.status === 'SUCCEEDED' && row?.build_path !== outcome.buildPath) {
+        await fs.rm(outcome.buildPath, { recursive: true, force: true });
+      }
+      return row ? row.status : 'MISSING';
+    },
+  };
 }

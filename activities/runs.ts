@@ -1,6 +1,125 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
 import type { ActivityDeps } from '.';
+import { Run, RunStatus } from '../src/persistence/entities/run';
+import { signalGroup } from '../src/runtime/process/user-process';
+import { superviseUserProcess, SupervisedOutcome } from '../src/runtime/process/supervise';
+import { prepareExecution, RUN_HOME_PREFIX, RunSetupError } from '../src/services/run-execution';
+import { finishRun, isTerminal, markRunning, markStarting, RunEnding } from '../src/services/run-lifecycle';
+import { appendLogs } from '../src/services/run-state';
 
-/** Run activities: status transitions, the user process, logs and events. (Being implemented.) */
-export function createRunActivities(_deps: ActivityDeps) {
-  return {};
+/** What a process activity records in its heartbeats: enough for a retry to find what it left behind. */
+interface ProcessMarker {
+  pid: number;
+  host: string;
+  /** The run's private HOME. */
+  home: string;
+}
+
+/**
+ * Cleans up after a previous attempt whose worker was lost, when it ran on this host: kills its process
+ * group if it still runs (the pid is only trusted when /proc shows it carries this run's id in its
+ * environment: pids are reused) and removes its HOME.
+ */
+function cleanUpLeftover(marker: ProcessMarker | undefined, runId: string): void {
+  if (!marker?.pid || marker.host !== os.hostname()) return;
+  try {
+    const environ = fs.readFileSync(`/proc/${marker.pid}/environ`, 'latin1');
+    if (environ.split('\0').includes(`GT_CLOUD_STRUCTURE_RUN_ID=${runId}`)) signalGroup(marker.pid, 'SIGKILL');
+  } catch {
+    // gone already, or not ours to read
+  }
+  if (typeof marker.home === 'string' && path.basename(marker.home).startsWith(RUN_HOME_PREFIX) && path.dirname(marker.home) === os.tmpdir()) {
+    fs.rmSync(marker.home, { recursive: true, force: true });
+  }
+}
+
+function endingOf(outcome: SupervisedOutcome, logLimitBytes: number): RunEnding {
+  switch (outcome.kind) {
+    case 'start-failed':
+      return { status: 'ERROR', reason: 'StartFailed', error: `The process could not be started: ${outcome.message}` };
+    case 'log-limit':
+      return { status: 'ERROR', reason: 'LogLimitExceeded', error: `Log limit exceeded: the run wrote more than ${logLimitBytes} bytes to stdout and stderr` };
+    case 'not-wanted':
+      return { status: 'ERROR', reason: 'AlreadyEnded', error: 'The run ended before its process started' };
+    case 'exited': {
+      const { code, signal } = outcome.status;
+      if (code === 0) return { status: 'SUCCEEDED', exitCode: 0, message: null };
+      if (code !== null) return { status: 'FAILED', exitCode: code, message: `The process exited with code ${code}` };
+      // Shell convention for a death by signal (e.g. 137 for SIGKILL, which is also what an OOM kill looks like).
+      const number = os.constants.signals[signal as NodeJS.Signals] ?? 0;
+      return { status: 'FAILED', exitCode: 128 + number, message: `The process was killed by ${signal}` };
+    }
+  }
+}
+
+/** Run activities: the status writes of the run workflow and the long activity that runs the user process. */
+export function createRunActivities(deps: ActivityDeps) {
+  const { ds, config, box, log } = deps;
+  return {
+    /** QUEUED → STARTING; false when the run does not exist or already ended (the workflow then stops). */
+    async startStructureRun(input: { runId: string }): Promise<boolean> {
+      const status = await markStarting(ds, input.runId);
+      return status !== undefined && !isTerminal(status);
+    },
+
+    /**
+     * Runs the main file of the run's deployment and answers how it ended. Heartbeats while the process
+     * runs; on cancellation (or worker shutdown) stops the process group, then rethrows.
+     *
+     * Retries: a retry that finds the run RUNNING means an earlier attempt's process was started and its
+     * worker was lost. The run then ends ERROR rather than running the user's code a second time (it may
+     * have side effects); a retry that finds it STARTING (nothing was started) simply starts it.
+     */
+    async executeStructureRun(input: { runId: string }): Promise<RunEnding> {
+      const ctx = Context.current();
+      const run = await ds.getRepository(Run).findOneBy({ run_id: input.runId });
+      if (!run || isTerminal(run.status)) return { status: 'ERROR', reason: 'AlreadyEnded', error: 'The run already ended' };
+      if (run.status === 'RUNNING') {
+        cleanUpLeftover(ctx.info.heartbeatDetails as ProcessMarker | undefined, run.run_id);
+        return { status: 'ERROR', reason: 'WorkerLost', error: 'The worker running this run stopped; the run was not restarted' };
+      }
+
+      let prepared;
+      try {
+        prepared = await prepareExecution({ ds, box, config }, run);
+      } catch (err) {
+        if (err instanceof RunSetupError) return { status: 'ERROR', reason: err.reason, error: err.message };
+        throw err;
+      }
+      const heartbeatTimeoutMs = ctx.info.heartbeatTimeoutMs ?? 15_000;
+      try {
+        const outcome = await superviseUserProcess({
+          command: prepared.command,
+          env: prepared.env,
+          memoryBytes: config.runLimits.memoryMb * 1024 * 1024,
+          logLimitBytes: config.runLimits.logBytes,
+          killGraceMs: config.runProcess.killGraceMs,
+          writeLogs: (lines) => ds.transaction((em) => appendLogs(em, run.run_id, lines)),
+          onStarted: () => markRunning(ds, run.run_id, new Date()),
+          heartbeat: (pid) => ctx.heartbeat({ pid, host: os.hostname(), home: prepared.home } satisfies ProcessMarker),
+          heartbeatEveryMs: Math.max(200, Math.min(1_000, heartbeatTimeoutMs / 4)),
+          cancelled: ctx.cancelled,
+          onLogWriteError: (err) => log.warn({ err, runId: run.run_id }, 'dropped a batch of run logs'),
+        });
+        return endingOf(outcome, config.runLimits.logBytes);
+      } catch (err) {
+        // A worker shutting down is not a cancellation of the run: fail this attempt so that the retry (on
+        // another worker) records what happened.
+        if (err instanceof CancelledFailure && err.message === 'WORKER_SHUTDOWN') {
+          throw ApplicationFailure.retryable('The worker running this run shut down', 'WorkerShutdown');
+        }
+        throw err;
+      } finally {
+        await fs.promises.rm(prepared.home, { recursive: true, force: true }).catch(() => undefined);
+      }
+    },
+
+    /** The terminal write (idempotent): status, final SYSTEM event, run credentials deleted. */
+    async finishStructureRun(input: { runId: string; ending: RunEnding }): Promise<RunStatus | 'MISSING'> {
+      return (await finishRun(ds, input.runId, input.ending)) ?? 'MISSING';
+    },
+  };
 }

@@ -47,6 +47,18 @@ export interface Config {
   };
   /** Wall time of one deployment's build (a workflow timer). */
   deploymentTimeLimitSeconds: number;
+  /**
+   * What deployment builds (pip, npm, git, build scripts) inherit from this process's environment: proxy,
+   * CA-bundle, PIP_* and NPM_CONFIG_* variables only, so builds work behind a proxy or a private index.
+   */
+  buildEnv: Record<string, string>;
+  /**
+   * Runs: a worker silent this long is presumed dead; SIGTERM→SIGKILL grace when a run is stopped; the
+   * api's URL as user code on a worker reaches it (GT_CLOUD_BASE_URL; in containers often not the public one).
+   */
+  runProcess: { heartbeatTimeoutSeconds: number; killGraceMs: number; apiBaseUrl: string };
+  /** SSE event streams: keep-alive comment interval and the safety re-check for missed notifications. */
+  sse: { keepAliveMs: number; recheckMs: number };
   logLevel: string;
   shutdownGraceMs: number;
   /** What `npm start` creates on its first start (empty database). */
@@ -145,6 +157,16 @@ export function loadConfig(env: Env = process.env): Config {
       logBytes: int('RUN_LOG_LIMIT_BYTES', 10 * 1024 * 1024, 1024),
     },
     deploymentTimeLimitSeconds: int('DEPLOYMENT_TIME_LIMIT_SECONDS', 1800, 1),
+    buildEnv: pickBuildEnv(env),
+    runProcess: {
+      heartbeatTimeoutSeconds: int('RUN_HEARTBEAT_TIMEOUT_SECONDS', 15, 2, 3600),
+      killGraceMs: int('RUN_KILL_GRACE_MS', 2000, 0, 60_000),
+      apiBaseUrl: url('RUN_API_BASE_URL', undefined) ?? '', // default: publicBaseUrl (below)
+    },
+    sse: {
+      keepAliveMs: int('SSE_KEEPALIVE_MS', 15_000, 100, 3_600_000),
+      recheckMs: int('SSE_RECHECK_MS', 5_000, 100, 3_600_000),
+    },
     logLevel: str('LOG_LEVEL', 'info'),
     shutdownGraceMs: int('SHUTDOWN_GRACE_MS', 10_000, 0),
     bootstrap: {
@@ -158,12 +180,27 @@ export function loadConfig(env: Env = process.env): Config {
       drive_data_connector_client_id: str('DRIVE_DATA_CONNECTOR_CLIENT_ID', ''),
     },
   };
+  config.runProcess.apiBaseUrl ||= config.publicBaseUrl;
   if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(config.logLevel)) {
     problems.push(`LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent`);
   }
   if (!/^[^\s@]+@[^\s@]+$/.test(config.bootstrap.email)) problems.push('BOOTSTRAP_EMAIL must be an email address');
   if (problems.length) throw new ConfigError(problems);
   return config;
+}
+
+const BUILD_ENV_NAMES = new Set([
+  'HTTP_PROXY', 'HTTPS_PROXY', 'NO_PROXY', 'http_proxy', 'https_proxy', 'no_proxy',
+  'SSL_CERT_FILE', 'SSL_CERT_DIR', 'REQUESTS_CA_BUNDLE', 'NODE_EXTRA_CA_CERTS', 'GIT_SSL_CAINFO',
+]);
+
+/** Lowercase npm_config_* are left out on purpose: `npm run` sets them (prefix, cache) for the worker itself. */
+function pickBuildEnv(env: Env): Record<string, string> {
+  const picked: Record<string, string> = {};
+  for (const [name, value] of Object.entries(env)) {
+    if (value !== undefined && (BUILD_ENV_NAMES.has(name) || /^(PIP_|NPM_CONFIG_)/.test(name))) picked[name] = value;
+  }
+  return picked;
 }
 
 /** For processes that need the database and the secrets key (api, worker, admin): fail clearly when absent. */

@@ -4,6 +4,7 @@ import type { BlobStore } from '../blobs/blob-store';
 import type { Config } from '../config';
 import type { Logger } from '../logger';
 import type { SecretBox } from '../security/secret-box';
+import type { RunUpdatesHub } from './sse/run-updates-hub';
 
 /** Everything a request handler may use; built once per api process. */
 export interface Deps {
@@ -13,4 +14,9 @@ export interface Deps {
   blobs: BlobStore;
   box: SecretBox;
   log: Logger;
+  /**
+   * This process's LISTEN connection for run updates (SSE fan-out). Without one (some tests build bare
+   * apps), event streams still work, by their periodic re-check alone.
+   */
+  runUpdates?: RunUpdatesHub;
 }

@@ -8,6 +8,7 @@ import { SecretBox } from '../security/secret-box';
 import { connectClient } from '../temporal/connection';
 import { runUntilSignal } from '../process-lifecycle';
 import { createApp } from './app';
+import { RunUpdatesHub } from './sse/run-updates-hub';
 
 async function main() {
   const config = loadConfig();
@@ -15,16 +16,20 @@ async function main() {
   const log = createLogger(config.logLevel, 'api');
   const ds = await createDataSource(config.databaseUrl, { applicationName: 'tarmac-api' }).initialize();
   const temporal = await connectClient(config);
-  const app = createApp({ config, ds, temporal, blobs: new FsBlobStore(config.blobDir), box: new SecretBox(config.secretsKey), log });
+  const runUpdates = new RunUpdatesHub(config.databaseUrl, log);
+  await runUpdates.start();
+  const app = createApp({ config, ds, temporal, blobs: new FsBlobStore(config.blobDir), box: new SecretBox(config.secretsKey), log, runUpdates });
   const server = http.createServer(app.callback());
   server.requestTimeout = 0; // uploads and SSE streams may be long; sockets still time out when idle
   await new Promise<void>((resolve) => server.listen(config.port, config.host, resolve));
   log.info({ url: config.publicBaseUrl, port: config.port }, 'api listening');
 
   await runUntilSignal(log, async () => {
-    // Stop accepting, let in-flight requests finish (bounded), then close connections.
+    // Stop accepting, let in-flight requests finish (bounded), then close connections. Event streams are
+    // ended (hub closed) so that they do not hold the server open for the whole grace period.
     await new Promise<void>((resolve) => {
       server.close(() => resolve());
+      void runUpdates.close();
       server.closeIdleConnections();
       setTimeout(() => { server.closeAllConnections(); resolve(); }, config.shutdownGraceMs).unref();
     });

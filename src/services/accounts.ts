@@ -42,10 +42,10 @@ export async function isMember(ds: DataSource | EntityManager, organizationId: s
   return (await ds.getRepository(Membership).countBy({ organization_id: organizationId, user_id: userId })) > 0;
 }
 
-/** Creates a key; the returned `value` exists only here. */
+/** Creates a key; the returned `value` exists only here. With `runId`, the key acts on that run only. */
 export async function createApiKey(
   em: EntityManager | DataSource,
-  input: { organizationId: string; userId: string | null; name: string; createdBy: string },
+  input: { organizationId: string; userId: string | null; name: string; createdBy: string; runId?: string },
 ): Promise<{ key: ApiKey; value: string }> {
   const value = newApiKeyValue();
   const now = new Date();
@@ -55,6 +55,7 @@ export async function createApiKey(
     user_id: input.userId,
     name: input.name,
     key_hash: hashApiKey(value),
+    run_id: input.runId ?? null,
     active: true,
     // Never used yet: clients expect a timestamp here, so it starts at creation.
     last_used: now,

@@ -5,7 +5,9 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { allRoutes } from '../../src/api/http/route';
 import { Asset, Bucket } from '../../src/persistence/entities';
+import { structureWithBuild } from '../support/builds';
 import { as } from '../support/client';
+import { waitForRun } from '../support/runs';
 import { getStack, newTenant } from '../support/stack';
 
 /** A valid body per operation, so requests get past validation to the ownership check. */
@@ -13,6 +15,10 @@ const bodies: Record<string, unknown> = {
   CreateApiKey: { name: 'k' }, CreateOrganizationApiKey: { name: 'k' }, UpdateApiKey: { name: 'k' },
   CreateInvite: { email: 'someone@example.test' }, RespondToInvite: { response: 'ACCEPTED' },
   UpdateSecret: { name: 'x' }, UpdateBucket: { name: 'x' }, CreateAsset: { name: 'x' }, CreateAssetUrl: { operation: 'GET' },
+  CreateStructure: { name: 'x' }, UpdateStructure: { name: 'x' }, CreateStructureDeployment: { force: true },
+  CreateFunction: { name: 'x' }, UpdateFunction: { name: 'x' }, CreateFunctionDeployment: { force: true },
+  CreateTool: { name: 'x' }, UpdateTool: { name: 'x' }, CreateToolDeployment: { force: true },
+  CreateStructureRun: { args: [] }, CreateEvents: { type: 'x', payload: {}, timestamp: 1 },
 };
 
 describe('tenancy: another organization sees nothing', () => {
@@ -34,9 +40,17 @@ describe('tenancy: another organization sees nothing', () => {
     await ds.getRepository(Asset).save({
       bucket_id: bucket.bucket_id, name: 'dir/file.txt', organization_id: a.organizationId, size: null, created_by: a.userId, created_at: now, updated_at: now,
     });
+    const structure = await structureWithBuild(a.organizationId, { files: { 'structure.py': 'print(1)\n' }, webhookEnabled: true });
+    const run = await apiA.post(`/api/structures/${structure.structureId}/runs`, { args: [] });
+    await waitForRun(a.key, run.body.structure_run_id);
+    const runEvents = await apiA.get(`/api/structure-runs/${run.body.structure_run_id}/events`);
+    const fn = await apiA.post('/api/functions', { name: 'F' });
+    const tool = await apiA.post('/api/tools', { name: 'T' });
     const ids: Record<string, string> = {
       organization_id: a.organizationId, user_id: a.userId, api_key_id: keyA.body.api_key_id, invite_id: invite.body.invite_id,
       secret_id: secret.body.secret_id, bucket_id: bucket.bucket_id, name: 'dir/file.txt',
+      function_id: fn.body.function_id, tool_id: tool.body.tool_id, deployment_id: structure.deploymentId,
+      structure_id: structure.structureId, structure_run_id: run.body.structure_run_id, event_id: runEvents.body.events[0].event_id,
     };
     const secretsOfA = Object.values(ids).filter((v) => v !== 'dir/file.txt');
 
@@ -68,5 +82,10 @@ describe('tenancy: another organization sees nothing', () => {
     expect((await apiA.get(`/api/invites/${ids.invite_id}`)).body.status).to.equal('PENDING');
     expect((await apiA.get(`/api/secrets/${ids.secret_id}`)).body.name).to.equal('S');
     expect(await ds.getRepository(Bucket).countBy({ bucket_id: bucket.bucket_id })).to.equal(1);
+    for (const kind of ['structure', 'function', 'tool']) {
+      const res = await apiA.get(`/api/${kind}s/${ids[`${kind}_id`]}`);
+      expect(res.body.name, kind).to.not.equal('x');
+      expect((await apiA.get(`/api/${kind}s/${ids[`${kind}_id`]}/deployments`)).body.deployments, kind).to.have.length(1);
+    }
   });
 });

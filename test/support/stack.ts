@@ -11,6 +11,7 @@ import { bundleWorkflowCode, DefaultLogger, Runtime, makeTelemetryFilterString, 
 import type { DataSource } from 'typeorm';
 import type { ActivityDeps } from '../../activities';
 import { createApp } from '../../src/api/app';
+import { RunUpdatesHub } from '../../src/api/sse/run-updates-hub';
 import { FsBlobStore } from '../../src/blobs/fs-blob-store';
 import { Config, loadConfig } from '../../src/config';
 import { startEmbeddedPostgres, RunningPostgres } from '../../src/cli/embedded-postgres';
@@ -31,6 +32,8 @@ export interface Stack {
   workflowBundle: WorkflowBundleWithSourceMap;
   /** What the stack's worker gives its activities; reused by time-skipping workers. */
   activityDeps: ActivityDeps;
+  /** CODEHOST_BASE_URL of the stack (file://): a repository `<codehostDir>/<owner>/<name>.git` is a codehost source. */
+  codehostDir: string;
 }
 
 let stack: Stack | undefined;
@@ -65,6 +68,8 @@ export async function startStack(): Promise<Stack> {
     DATA_DIR: root,
     SECRETS_KEY: Buffer.alloc(32, 7).toString('base64'),
     TEMPORAL_TASK_QUEUE: 'tarmac-test',
+    CODEHOST_BASE_URL: `file://${path.join(root, 'codehost')}`,
+    SSE_KEEPALIVE_MS: '300', // so that a test sees keep-alive comments without waiting 15 s
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
   });
 
@@ -102,23 +107,32 @@ export async function startStack(): Promise<Stack> {
     await running;
   });
 
-  stack = { config, baseUrl: `http://127.0.0.1:${apiPort}`, ds, env, box, workflowBundle, activityDeps };
+  stack = { config, baseUrl: `http://127.0.0.1:${apiPort}`, ds, env, box, workflowBundle, activityDeps, codehostDir: path.join(root, 'codehost') };
   const api = await startApi(env.client, apiPort);
   stops.unshift(api.close);
   return stack;
 }
 
-/** An api process (in-process Koa app) on the stack's database, talking to the given Temporal client. */
-export async function startApi(temporal: Client, port = 0): Promise<{ baseUrl: string; close: () => Promise<void> }> {
+/**
+ * An api process (in-process Koa app) on the stack's database, talking to the given Temporal client. Like a
+ * real api process it has its own LISTEN connection (SSE hub), so two of them share nothing but PostgreSQL.
+ */
+export async function startApi(temporal: Client, port = 0): Promise<{ baseUrl: string; runUpdates: RunUpdatesHub; close: () => Promise<void> }> {
   const s = getStack();
   const log = createLogger(s.config.logLevel, 'test-api');
-  const app = createApp({ config: s.config, ds: s.ds, temporal, blobs: new FsBlobStore(s.config.blobDir), box: s.box, log });
+  const runUpdates = new RunUpdatesHub((s.ds.options as { url: string }).url, log);
+  await runUpdates.start();
+  const app = createApp({ config: s.config, ds: s.ds, temporal, blobs: new FsBlobStore(s.config.blobDir), box: s.box, log, runUpdates });
   const server = http.createServer(app.callback());
   await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
   const { port: bound } = server.address() as net.AddressInfo;
   return {
     baseUrl: `http://127.0.0.1:${bound}`,
-    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    runUpdates,
+    close: async () => {
+      await runUpdates.close();
+      await new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); });
+    },
   };
 }
 

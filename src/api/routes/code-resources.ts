@@ -1,2 +1,159 @@
-// Routes being implemented.
-export {};
+// Structures, functions and tools: CRUD with the same shape for the three kinds (the config file member
+// is named after the kind). Creating one, or sending `code` or its config file in a PATCH, starts a
+// deployment; latest_deployment_id names the newest one.
+import type { CodeResource, CodeResourceKind } from '../../persistence/entities/code-resource';
+import { iso } from '../../persistence/scoped';
+import {
+  CodeResourceFields, createCodeResource, deleteCodeResource, findCodeResource, KIND_LABEL, listCodeResources, updateCodeResource,
+} from '../../services/code-resources';
+import { MAX_ASSET_NAME } from '../../services/buckets';
+import { route } from '../http/route';
+import { defineSchema, JsonSchema, pageOf, str, timestamp, uuid } from '../schemas/registry';
+
+/** Linux refuses one environment string longer than this (MAX_ARG_STRLEN); runs pass env vars to execve. */
+const MAX_ENV_VALUE = 131_071;
+const MAX_ENV_VARS = 500;
+/** Names as code hosts allow them; anything else could not name a repository. */
+const repoName = { ...str(1, 200), pattern: '^[A-Za-z0-9_.][A-Za-z0-9_.-]*$' };
+
+export const CodeLocationSchema = defineSchema('CodeLocation', {
+  type: 'object',
+  description: 'Exactly one member. `default`: a built-in python3 project (also used when a resource is created without `code`). '
+    + '`data_lake`: an asset of a bucket of the organization; `.zip`, `.tar.gz`, `.tgz` and `.tar` are unpacked, any other file is deployed as a single file. '
+    + '`codehost`: the git repository CODEHOST_BASE_URL/<owner>/<name>.git at the head of `push.branch`, or at `push.tag` when given.',
+  minProperties: 1, maxProperties: 1, additionalProperties: false,
+  properties: {
+    codehost: {
+      type: 'object', required: ['owner', 'name', 'push'], additionalProperties: false,
+      properties: {
+        owner: repoName, name: repoName,
+        push: { type: 'object', required: ['branch'], additionalProperties: false, properties: { branch: str(1, 200), tag: str(1, 200) } },
+      },
+    },
+    data_lake: {
+      type: 'object', required: ['bucket_id', 'asset_path'], additionalProperties: false,
+      properties: { bucket_id: uuid, asset_path: str(1, MAX_ASSET_NAME) },
+    },
+    default: { type: 'object', maxProperties: 0 },
+  },
+});
+
+export const EnvVarSchema = defineSchema('EnvVar', {
+  type: 'object',
+  required: ['name', 'value'],
+  properties: {
+    name: { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]*$', maxLength: 200 },
+    value: { type: 'string', maxLength: MAX_ENV_VALUE, pattern: '^[^\\u0000]*$', description: 'The value, or for `secret_ref` the id of a secret of the organization.' },
+    source: { type: 'string', enum: ['manual', 'secret_ref', 'MANUAL', 'SECRET_REF'], description: 'Default `manual`; stored and answered lowercase.' },
+  },
+});
+
+interface KindSpec {
+  kind: CodeResourceKind;
+  plural: string;
+  path: string;
+  configMember: string;
+  /** Structures only: webhooks. */
+  webhook: boolean;
+}
+
+const KINDS: KindSpec[] = [
+  { kind: 'structure', plural: 'structures', path: '/structures', configMember: 'structure_config_file', webhook: true },
+  { kind: 'function', plural: 'functions', path: '/functions', configMember: 'function_config_file', webhook: false },
+  { kind: 'tool', plural: 'tools', path: '/tools', configMember: 'tool_config_file', webhook: false },
+];
+
+function present(k: KindSpec, r: CodeResource) {
+  return {
+    [`${k.kind}_id`]: r.resource_id,
+    name: r.name,
+    description: r.description,
+    code: r.code,
+    env_vars: r.env_vars,
+    ...(r.config_file !== null ? { [k.configMember]: r.config_file } : {}),
+    latest_deployment_id: r.latest_deployment_id,
+    ...(k.webhook ? { webhook_enabled: r.webhook_enabled } : {}),
+    organization_id: r.organization_id,
+    created_by: r.created_by,
+    created_at: iso(r.created_at),
+    updated_at: iso(r.updated_at),
+  };
+}
+
+function declare(k: KindSpec): void {
+  const Label = KIND_LABEL[k.kind];
+  const idParam = `${k.kind}_id`;
+  const tag = `${Label}s`;
+  const defaultConfig = `${k.kind}_config.yaml`;
+  const Schema = defineSchema(Label, {
+    type: 'object',
+    required: [idParam, 'name', 'description', 'code', 'env_vars', 'latest_deployment_id', 'organization_id', 'created_by', 'created_at', 'updated_at',
+      ...(k.webhook ? ['webhook_enabled'] : [])],
+    properties: {
+      [idParam]: uuid, name: { type: 'string' }, description: { type: 'string' }, code: CodeLocationSchema,
+      env_vars: { type: 'array', items: EnvVarSchema }, [k.configMember]: { type: 'string' },
+      latest_deployment_id: { ...uuid, description: 'The newest deployment (runs use the newest SUCCEEDED one).' },
+      ...(k.webhook ? { webhook_enabled: { type: 'boolean' } } : {}),
+      organization_id: uuid, created_by: { type: 'string' }, created_at: timestamp, updated_at: timestamp,
+    },
+  });
+  const members: Record<string, JsonSchema> = {
+    name: str(1, 200),
+    description: str(1, 200),
+    code: CodeLocationSchema,
+    env_vars: { type: 'array', items: EnvVarSchema, maxItems: MAX_ENV_VARS },
+    [k.configMember]: { ...str(1, 200), description: `Path of the config file from the source root (default \`${defaultConfig}\`; ignored for \`default\` code).` },
+    ...(k.webhook ? { webhook_enabled: { type: 'boolean' } } : {}),
+  };
+  const fieldsOf = (body: Record<string, unknown>): CodeResourceFields => ({ ...body, config_file: body[k.configMember] as string | undefined });
+  const params = { [idParam]: uuid };
+
+  route({
+    operationId: `List${Label}s`, method: 'get', path: k.path, tag, paged: true,
+    summary: `The organization's ${k.plural}, newest first.`,
+    responses: { 200: { description: `${Label}s`, schema: pageOf(`${Label}List`, k.plural, Schema) } },
+    handler: async ({ deps, caller, page }) => {
+      const { items, pagination } = await listCodeResources(deps.ds, caller, k.kind, page);
+      return { status: 200, body: { [k.plural]: items.map((r) => present(k, r)), pagination } };
+    },
+  });
+
+  route({
+    operationId: `Create${Label}`, method: 'post', path: k.path, tag,
+    summary: `Creates a ${k.kind} and starts its first deployment (of the \`default\` project when \`code\` is absent). \`description\` defaults to "".`,
+    body: defineSchema(`Create${Label}Request`, { type: 'object', required: ['name'], properties: members }),
+    bodyRequired: true,
+    responses: { 201: { description: Label, schema: Schema } },
+    handler: async ({ deps, caller, body }) => ({ status: 201, body: present(k, await createCodeResource(deps, caller, k.kind, fieldsOf(body) as CodeResourceFields & { name: string })) }),
+  });
+
+  route({
+    operationId: `Get${Label}`, method: 'get', path: `${k.path}/{${idParam}}`, tag, params,
+    summary: `A ${k.kind}.`,
+    responses: { 200: { description: Label, schema: Schema } },
+    handler: async ({ deps, caller, params: p }) => ({ status: 200, body: present(k, await findCodeResource(deps.ds, caller, k.kind, p[idParam])) }),
+  });
+
+  route({
+    operationId: `Update${Label}`, method: 'patch', path: `${k.path}/{${idParam}}`, tag, params,
+    summary: `Changes the given members. Sending \`code\` or \`${k.configMember}\` (even unchanged) starts a new deployment.`,
+    body: defineSchema(`Update${Label}Request`, { type: 'object', properties: members }),
+    responses: { 200: { description: Label, schema: Schema } },
+    handler: async ({ deps, caller, params: p, body }) => {
+      const resource = await findCodeResource(deps.ds, caller, k.kind, p[idParam]);
+      return { status: 200, body: present(k, await updateCodeResource(deps, caller, resource, fieldsOf(body))) };
+    },
+  });
+
+  route({
+    operationId: `Delete${Label}`, method: 'delete', path: `${k.path}/{${idParam}}`, tag, params,
+    summary: `Deletes a ${k.kind} with its deployments${k.kind === 'structure' ? ' and runs' : ''}.`,
+    responses: { 204: { description: 'Deleted' } },
+    handler: async ({ deps, caller, params: p }) => {
+      await deleteCodeResource(deps.ds, await findCodeResource(deps.ds, caller, k.kind, p[idParam]));
+      return { status: 204 };
+    },
+  });
+}
+
+for (const k of KINDS) declare(k);

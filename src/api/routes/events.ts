@@ -1,2 +1,119 @@
-// Routes being implemented.
-export {};
+// Structure run events: posted by the run's code (CreateEvents, three body shapes), listed with
+// limit/offset, read singly, and streamed live (SSE). A run's own credential may use all of these for its run.
+import { streamRunEvents } from '../sse/event-stream';
+import {
+  createUserEvents, eventsOfBody, findStructureRunEvent, listRunEvents, MAX_EVENTS_PER_REQUEST, presentEvent,
+} from '../../services/run-events';
+import { findStructureRun } from '../../services/runs';
+import { badRequest } from '../http/errors';
+import { route } from '../http/route';
+import { defineSchema, str, timestamp, uuid } from '../schemas/registry';
+
+const TAG = 'Events';
+const MAX_EVENT_LIMIT = 1000;
+const DEFAULT_EVENT_LIMIT = 100;
+
+const EventSchema = defineSchema('StructureRunEvent', {
+  type: 'object',
+  required: ['event_id', 'structure_run_id', 'type', 'origin', 'payload', 'timestamp', 'created_at'],
+  properties: {
+    event_id: uuid, structure_run_id: uuid,
+    type: { type: 'string', description: 'SYSTEM: StructureRunStarting, StructureRunRunning, StructureRunCompleted, StructureRunError, StructureRunCancelled. USER: as posted.' },
+    origin: { type: 'string', enum: ['SYSTEM', 'USER'] },
+    payload: {}, timestamp: { type: 'number', description: 'Epoch seconds (float).' }, created_at: timestamp,
+  },
+});
+
+const EventInput = defineSchema('EventInput', {
+  type: 'object',
+  required: ['timestamp'],
+  properties: {
+    type: { ...str(1, 200), default: 'UserEvent' },
+    payload: {},
+    timestamp: { type: 'number', description: 'Epoch seconds (float).' },
+  },
+});
+const eventArray = { type: 'array', items: EventInput, minItems: 1, maxItems: MAX_EVENTS_PER_REQUEST };
+
+const runPath = { structure_run_id: uuid };
+
+route({
+  operationId: 'CreateEvents', method: 'post', path: '/structure-runs/{structure_run_id}/events', tag: TAG, runScoped: true,
+  summary: `Appends USER events to a run that has not ended (409 once it has). The body is one event \`{type?, payload, timestamp}\`, `
+    + `a JSON list of them, or \`{events: [...]}\`; at most ${MAX_EVENTS_PER_REQUEST} per request; \`type\` defaults to UserEvent. `
+    + 'A FinishStructureRunEvent sets the run\'s `output` (from `payload.output_task_output`) and `output_timestamp`.',
+  params: runPath,
+  body: defineSchema('CreateEventsRequest', {
+    oneOf: [
+      EventInput,
+      eventArray,
+      { type: 'object', required: ['events'], properties: { events: eventArray } },
+    ],
+  }),
+  bodyRequired: true,
+  responses: { 202: { description: 'Stored (empty body)' } },
+  handler: async ({ deps, caller, params, body }) => {
+    await createUserEvents(deps.ds, caller, params.structure_run_id, eventsOfBody(body));
+    return { status: 202, body: '' }; // without a body Koa would send the status text
+  },
+});
+
+route({
+  operationId: 'ListEvents', method: 'get', path: '/structure-runs/{structure_run_id}/events', tag: TAG, runScoped: true,
+  summary: `Events of a run in order. \`limit\` (default ${DEFAULT_EVENT_LIMIT}, at most ${MAX_EVENT_LIMIT}) and \`offset\`; continue with \`offset = next_offset\`.`,
+  params: runPath,
+  query: {
+    limit: { type: 'integer', minimum: 1, maximum: MAX_EVENT_LIMIT },
+    offset: { type: 'integer', minimum: 0 },
+  },
+  responses: {
+    200: {
+      description: 'Events',
+      schema: defineSchema('StructureRunEventList', {
+        type: 'object',
+        required: ['events', 'count', 'total_count', 'limit', 'offset', 'next_offset'],
+        properties: {
+          events: { type: 'array', items: EventSchema },
+          count: { type: 'number' }, total_count: { type: 'number' }, limit: { type: 'number' }, offset: { type: 'number' },
+          next_offset: { type: 'number', description: '`offset + count`.' },
+        },
+      }),
+    },
+  },
+  handler: async ({ deps, caller, params, query }) => {
+    const run = await findStructureRun(deps.ds, caller, params.structure_run_id);
+    const limit: number = query.limit ?? DEFAULT_EVENT_LIMIT;
+    const offset: number = query.offset ?? 0;
+    const { events, total } = await listRunEvents(deps.ds, run.run_id, limit, offset);
+    return {
+      status: 200,
+      body: { events: events.map(presentEvent), count: events.length, total_count: total, limit, offset, next_offset: offset + events.length },
+    };
+  },
+});
+
+route({
+  operationId: 'GetEvent', method: 'get', path: '/events/{event_id}', tag: TAG, runScoped: true,
+  summary: 'One structure run event.', params: { event_id: uuid },
+  responses: { 200: { description: 'Event', schema: EventSchema } },
+  handler: async ({ deps, caller, params }) => ({
+    status: 200, body: presentEvent(await findStructureRunEvent(deps.ds, caller, params.event_id)),
+  }),
+});
+
+route({
+  operationId: 'GetStructureRunEventsSSE', method: 'get', path: '/structure-runs/{structure_run_id}/events/stream', tag: TAG, runScoped: true,
+  summary: 'Server-sent events: one `id: <seq>` / `data: <event JSON>` frame per event, in order, from the start or after '
+    + 'the `Last-Event-ID` header (or `?last_event_id=`); `: keep-alive` comments every SSE_KEEPALIVE_MS (15 s). The '
+    + 'response ends once the run has ended and all its events were sent.',
+  params: runPath,
+  query: { last_event_id: { type: 'integer', minimum: 0, description: 'Resume after this event sequence number (the `id:` of a frame).' } },
+  responses: { 200: { description: 'Event stream', contentType: 'text/event-stream', schema: { type: 'string' } } },
+  handler: async ({ ctx, deps, caller, params, query }) => {
+    const run = await findStructureRun(deps.ds, caller, params.structure_run_id);
+    const header = ctx.get('last-event-id').trim();
+    if (header !== '' && !/^\d{1,15}$/.test(header)) throw badRequest('Last-Event-ID must be the id of a frame (an integer)', '/header/last-event-id');
+    const after = header !== '' ? Number(header) : ((query.last_event_id as number | undefined) ?? 0);
+    streamRunEvents(ctx, deps, run.run_id, after);
+  },
+});

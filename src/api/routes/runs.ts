@@ -1,2 +1,149 @@
-// Routes being implemented.
-export {};
+// Structure runs: each one is a workflow (structure-run-<uuid>) that runs the main file of the structure's
+// latest successful deployment. The per-structure webhook starts runs too.
+import getRawBody from 'raw-body';
+import { RUN_STATUSES, Run } from '../../persistence/entities/run';
+import { iso } from '../../persistence/scoped';
+import {
+  cancelStructureRun, createStructureRun, findStructure, findStructureRun, listStructureRuns, MAX_ARG_BYTES, structureRunLogs,
+} from '../../services/runs';
+import { badRequest, payloadTooLarge } from '../http/errors';
+import { route } from '../http/route';
+import { EnvVarSchema } from './code-resources';
+import { defineSchema, nullableTimestamp, pageOf, timestamp, uuid } from '../schemas/registry';
+
+const TAG = 'Structure runs';
+
+export const StructureRunSchema = defineSchema('StructureRun', {
+  type: 'object',
+  required: ['structure_run_id', 'structure_id', 'status', 'args', 'created_at', 'created_by', 'updated_at', 'started_at', 'completed_at'],
+  properties: {
+    structure_run_id: uuid, structure_id: uuid, deployment_id: uuid,
+    status: { type: 'string', enum: [...RUN_STATUSES] },
+    status_detail: { description: 'SUCCEEDED/FAILED: `{reason: "Completed", message, exit_code}`; ERROR: `{reason, error}`; CANCELLED: `{reason: "Cancelled", message, requested_by}`.' },
+    args: { type: 'array', items: { type: 'string' } },
+    env_vars: { type: 'array', items: EnvVarSchema },
+    output: { description: '`payload.output_task_output` of the last FinishStructureRunEvent the run posted.' },
+    output_timestamp: { type: 'number', description: '`timestamp` of that event (epoch seconds).' },
+    created_by: { type: 'string' }, created_at: timestamp, updated_at: timestamp,
+    started_at: nullableTimestamp, completed_at: nullableTimestamp,
+  },
+});
+
+export const presentStructureRun = (r: Run) => ({
+  structure_run_id: r.run_id,
+  structure_id: r.resource_id,
+  ...(r.deployment_id ? { deployment_id: r.deployment_id } : {}),
+  status: r.status,
+  ...(r.status_detail != null ? { status_detail: r.status_detail } : {}),
+  args: r.args,
+  env_vars: r.env_vars,
+  ...(r.output != null ? { output: r.output } : {}),
+  ...(r.output_timestamp != null ? { output_timestamp: r.output_timestamp } : {}),
+  created_by: r.created_by,
+  created_at: iso(r.created_at),
+  updated_at: iso(r.updated_at),
+  started_at: iso(r.started_at),
+  completed_at: iso(r.completed_at),
+});
+
+const runPath = { structure_run_id: uuid };
+
+route({
+  operationId: 'CreateStructureRun', method: 'post', path: '/structures/{structure_id}/runs', tag: TAG,
+  summary: 'Runs the main file of the structure\'s latest successful deployment with `args` as argv (no shell) and '
+    + '`env_vars` after the structure\'s own (`secret_ref` values are secret ids, resolved when the run starts). '
+    + '409 when the structure has no successful deployment.',
+  params: { structure_id: uuid },
+  body: defineSchema('CreateStructureRunRequest', {
+    type: 'object',
+    properties: {
+      args: { type: 'array', items: { type: 'string' }, maxItems: 1000, default: [] },
+      env_vars: { type: 'array', items: EnvVarSchema, maxItems: 500, default: [] },
+    },
+  }),
+  responses: { 201: { description: 'The run, QUEUED', schema: StructureRunSchema } },
+  handler: async ({ deps, caller, params, body }) => {
+    const run = await createStructureRun(deps, caller, params.structure_id, body);
+    return { status: 201, body: presentStructureRun(run) };
+  },
+});
+
+route({
+  operationId: 'ListStructureRuns', method: 'get', path: '/structures/{structure_id}/runs', tag: TAG, paged: true,
+  summary: 'Runs of a structure, newest first; `status` filters (`status=A,B` or repeated).',
+  params: { structure_id: uuid },
+  query: { status: { type: 'array', items: { type: 'string', enum: [...RUN_STATUSES] } } },
+  responses: { 200: { description: 'Runs', schema: pageOf('StructureRunList', 'structure_runs', StructureRunSchema) } },
+  handler: async ({ deps, caller, params, page, query }) => {
+    const { items, pagination } = await listStructureRuns(deps.ds, caller, params.structure_id, page, query.status);
+    return { status: 200, body: { structure_runs: items.map(presentStructureRun), pagination } };
+  },
+});
+
+route({
+  operationId: 'GetStructureRun', method: 'get', path: '/structure-runs/{structure_run_id}', tag: TAG, runScoped: true,
+  summary: 'A structure run. A run\'s own credential (GT_CLOUD_API_KEY) may read it.', params: runPath,
+  responses: { 200: { description: 'Run', schema: StructureRunSchema } },
+  handler: async ({ deps, caller, params }) => ({
+    status: 200, body: presentStructureRun(await findStructureRun(deps.ds, caller, params.structure_run_id)),
+  }),
+});
+
+route({
+  operationId: 'CancelStructureRun', method: 'post', path: '/structure-runs/{structure_run_id}/cancel', tag: TAG,
+  summary: 'Stops the run\'s process group and ends it CANCELLED; answers once that is recorded (waits up to 10 s, then '
+    + 'answers with the current record). 200 again for a CANCELLED run; 409 for a run that ended otherwise.',
+  params: runPath,
+  responses: { 200: { description: 'Run', schema: StructureRunSchema } },
+  handler: async ({ deps, caller, params }) => ({
+    status: 200, body: presentStructureRun(await cancelStructureRun(deps, caller, params.structure_run_id)),
+  }),
+});
+
+route({
+  operationId: 'ListStructureRunLogs', method: 'get', path: '/structure-runs/{structure_run_id}/logs', tag: TAG,
+  summary: 'The run\'s stdout and stderr lines, in the order they were read (interleaved; lines over 16 384 characters '
+    + 'are split). At most RUN_LOG_LIMIT_BYTES per run.',
+  params: runPath,
+  responses: {
+    200: {
+      description: 'Log lines',
+      schema: defineSchema('StructureRunLogs', { type: 'object', required: ['logs'], properties: { logs: { type: 'array', items: { type: 'string' } } } }),
+    },
+  },
+  handler: async ({ deps, caller, params }) => ({
+    status: 200, body: { logs: await structureRunLogs(deps.ds, caller, params.structure_run_id) },
+  }),
+});
+
+// ---- The per-structure webhook: `?api_key=` is accepted because webhook senders cannot set headers ----
+
+for (const method of ['get', 'post'] as const) {
+  route({
+    operationId: method === 'get' ? 'InvokeStructureWebhookGet' : 'InvokeStructureWebhookPost',
+    method, path: '/structures/{structure_id}/webhook', tag: TAG, auth: 'apiKeyOrQuery',
+    summary: (method === 'get' ? 'Starts a run with no arguments. ' : `Starts a run whose first (only) argument is the request body as text (any content type, at most ${MAX_ARG_BYTES} bytes: one argv string). `)
+      + 'The key may be given as `?api_key=`. 400 when the structure\'s `webhook_enabled` is false. Answers with the '
+      + 'created run (the spec documents the Structure shape; the run is what a caller can follow).',
+    params: { structure_id: uuid },
+    ...(method === 'post' ? { rawBody: { contentType: '*/*', description: 'Passed to the structure as its first argument.' } } : {}),
+    responses: { 200: { description: 'The run that was started', schema: StructureRunSchema } },
+    handler: async ({ ctx, deps, caller, params }) => {
+      const structure = await findStructure(deps.ds, caller, params.structure_id);
+      if (!structure.webhook_enabled) {
+        throw badRequest(`Webhooks are disabled for structure ${structure.resource_id}; set webhook_enabled: true to allow them`, '/path/structure_id');
+      }
+      const args: string[] = [];
+      if (method === 'post') {
+        try {
+          args.push(await getRawBody(ctx.req, { limit: MAX_ARG_BYTES, encoding: 'utf8' }));
+        } catch (err) {
+          if ((err as { type?: string }).type === 'entity.too.large') throw payloadTooLarge(MAX_ARG_BYTES);
+          throw badRequest('Could not read the request body', '/body');
+        }
+      }
+      const run = await createStructureRun(deps, caller, structure.resource_id, { args, env_vars: [] });
+      return { status: 200, body: presentStructureRun(run) };
+    },
+  });
+}

@@ -17,6 +17,8 @@ export class Deployment {
   @Column('jsonb') code_source: Record<string, unknown>;
   /** Immutable build directory of a successful deployment. */
   @Column('text', { nullable: true }) build_path: string | null;
+  /** Internal: what was deployed, comparable (migrations/1764000000000); a non-forced deploy reuses a match. */
+  @Column('text', { nullable: true }) source_fingerprint: string | null;
   @Column('text') created_by: string;
   @Column('timestamptz') created_at: Date;
   @Column('timestamptz') updated_at: Date;

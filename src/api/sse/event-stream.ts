@@ -1,0 +1,97 @@
+// The SSE response of a run's events: `id: <seq>` + `data: <event JSON>` frames from `afterSeq` on, a
+// keep-alive comment now and then, and the end of the response once the run is terminal and every event
+// up to then has been sent. Woken by the hub (LISTEN/NOTIFY) and by a periodic re-check.
+import type { Context } from 'koa';
+import type { RunEvent } from '../../persistence/entities';
+import type { RunStatus } from '../../persistence/entities/run';
+import { eventsAfter, presentEvent } from '../../services/run-events';
+import { isTerminal } from '../../services/run-lifecycle';
+import type { Deps } from '../deps';
+
+/** Events read per query while catching up. */
+const BATCH = 500;
+
+export const sseFrame = (e: RunEvent) => `id: ${e.seq}\ndata: ${JSON.stringify(presentEvent(e))}\n\n`;
+
+/** Sets up the response of `ctx` as the event stream of `runId`, starting after sequence `afterSeq`. */
+export function streamRunEvents(ctx: Context, deps: Deps, runId: string, afterSeq: number): void {
+  const { ds, runUpdates, config, log } = deps;
+  // The stream is written to the socket directly: Koa's body piping would report every client that
+  // disconnects as an error.
+  const out = ctx.res;
+  let lastSeq = afterSeq;
+  let closed = false;
+  let pumping = false;
+  let again = false;
+
+  const end = () => {
+    if (closed) return;
+    closed = true;
+    clearInterval(keepAlive);
+    clearInterval(recheck);
+    unsubscribe();
+    out.end();
+  };
+
+  const write = async (text: string) => {
+    // A slow reader holds us here rather than filling memory.
+    if (closed) return;
+    if (out.write(text)) return;
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        out.off('drain', done);
+        out.off('close', done);
+        resolve();
+      };
+      out.on('drain', done);
+      out.on('close', done);
+    });
+  };
+
+  // Status first, then events: a status seen terminal here was committed together with its last event,
+  // so the events read afterwards include everything the run will ever have.
+  const pump = async () => {
+    if (pumping) {
+      again = true;
+      return;
+    }
+    pumping = true;
+    try {
+      do {
+        again = false;
+        const rows: Array<{ status: RunStatus }> = await ds.query(`SELECT status FROM runs WHERE run_id = $1`, [runId]);
+        const batch = await eventsAfter(ds, runId, lastSeq, BATCH);
+        for (const e of batch) {
+          if (closed) return;
+          await write(sseFrame(e));
+          lastSeq = e.seq;
+        }
+        if (batch.length === BATCH) again = true;
+        else if (!rows.length || isTerminal(rows[0].status)) return end();
+      } while (again && !closed);
+    } catch (err) {
+      log.warn({ err, runId }, 'event stream read failed; retrying on the next wake-up');
+    } finally {
+      pumping = false;
+    }
+  };
+
+  const unsubscribe = runUpdates?.subscribe(runId, { update: () => void pump(), close: end }) ?? (() => undefined);
+  const keepAlive = setInterval(() => void write(': keep-alive\n\n'), config.sse.keepAliveMs);
+  const recheck = setInterval(() => void pump(), config.sse.recheckMs);
+  out.on('close', end);
+  out.on('error', end);
+
+  ctx.req.socket.setTimeout(0);
+  ctx.req.socket.setNoDelay(true);
+  ctx.status = 200; // for the request log; the response itself is ours
+  ctx.respond = false;
+  out.writeHead(200, {
+    'Content-Type': 'text/event-stream; charset=utf-8',
+    'Cache-Control': 'no-cache, no-transform',
+    'X-Accel-Buffering': 'no', // nginx: do not buffer the stream
+  });
+  // Sends the headers at once, so clients see the 200 before the first event.
+  out.write(`: events of run ${runId}\n\n`);
+  void pump();
+}

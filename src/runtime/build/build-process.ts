@@ -1,0 +1,90 @@
+// One build step (git, python -m venv, pip, npm, a user's build script) as a subprocess: no shell, its own
+// process group, a clean environment, output kept as a bounded tail. Cancellation (the deployment's time
+// limit, or the worker shutting down) kills the whole group at once: a build has nothing to save.
+import { spawn } from 'node:child_process';
+
+/** The last `limit` bytes of everything the build steps printed, for status_detail.build_output_tail. */
+export class OutputTail {
+  private chunks: Buffer[] = [];
+  private size = 0;
+
+  constructor(
+    private readonly limit = 4096,
+    /** Strings never to keep (an access token that a tool might echo). */
+    private readonly redact: string[] = [],
+  ) {}
+
+  append(data: Buffer | string): void {
+    const chunk = typeof data === 'string' ? Buffer.from(data) : data;
+    this.chunks.push(chunk);
+    this.size += chunk.length;
+    while (this.chunks.length > 1 && this.size - this.chunks[0].length >= this.limit) this.size -= this.chunks.shift()!.length;
+  }
+
+  text(): string {
+    let text = Buffer.concat(this.chunks).subarray(-this.limit).toString('utf8');
+    for (const secret of this.redact) if (secret) text = text.split(secret).join('***');
+    // A cut through a multi-byte character leaves a replacement character at the start: drop it.
+    return text.replace(/^\uFFFD+/, '');
+  }
+}
+
+export interface StepOptions {
+  file: string;
+  argv: string[];
+  cwd: string;
+  env: Record<string, string>;
+  output: OutputTail;
+  /** Rejects when the build must stop (activity cancellation); rethrown once the group is dead. */
+  cancelled: Promise<never>;
+}
+
+export interface StepResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+function killGroup(pid: number): void {
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    // the group is gone already
+  }
+}
+
+/** After the step's main process exits, how long escaped background children may keep our pipes open. */
+const DRAIN_MS = 2_000;
+
+/** Runs one step to its end. Rejects with a plain Error when it cannot be started (an infrastructure fault). */
+export async function runStep(opts: StepOptions): Promise<StepResult> {
+  opts.output.append(`$ ${[opts.file, ...opts.argv].join(' ')}\n`);
+  const child = spawn(opts.file, opts.argv, {
+    cwd: opts.cwd, env: opts.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'], shell: false,
+  });
+  await new Promise<void>((resolve, reject) => {
+    child.once('spawn', resolve);
+    child.once('error', (err) => reject(new Error(`could not start ${opts.file}: ${err.message}`)));
+  });
+  child.on('error', () => undefined);
+  const pid = child.pid!;
+  const drained = Promise.all(
+    [child.stdout!, child.stderr!].map((stream) => {
+      stream.on('data', (chunk: Buffer) => opts.output.append(chunk));
+      return new Promise<void>((resolve) => stream.once('close', () => resolve()));
+    }),
+  );
+  const exited = new Promise<StepResult>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  const first = await Promise.race([exited, opts.cancelled.catch((err: unknown) => ({ cancelled: err }))]);
+  // Whatever the step left running in its group goes too (on cancellation: everything).
+  killGroup(pid);
+  const status = await exited;
+  const timeout = new Promise<void>((resolve) => setTimeout(resolve, DRAIN_MS).unref());
+  await Promise.race([drained, timeout]);
+  child.stdout?.destroy();
+  child.stderr?.destroy();
+  if ('cancelled' in first) throw first.cancelled;
+  return status;
+}
+
+/** "exited with code 1" / "was killed by SIGKILL". */
+export const describeExit = (r: StepResult) => (r.code !== null ? `exited with code ${r.code}` : `was killed by ${r.signal}`);

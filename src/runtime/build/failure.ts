@@ -1,0 +1,23 @@
+// How a deployment ends when it is not a success. A DeploymentFailure is the user's to fix (broken config,
+// failed install, missing main file): the deployment ends FAILED with {reason, message, build_output_tail}.
+// Anything else thrown while deploying is an infrastructure fault and ends the deployment ERROR.
+
+export type FailureReason =
+  | 'SourceUnavailable'
+  | 'UnsafeArchive'
+  | 'InvalidArchive'
+  | 'CloneFailed'
+  | 'ConfigNotFound'
+  | 'InvalidConfig'
+  | 'FileNotFound'
+  | 'ScriptFailed'
+  | 'InstallFailed';
+
+export class DeploymentFailure extends Error {
+  constructor(
+    readonly reason: FailureReason,
+    message: string,
+  ) {
+    super(message);
+  }
+}

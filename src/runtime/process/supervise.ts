@@ -1,0 +1,72 @@
+// Runs one user process to its end: starts it confined, pumps its output into run logs, heartbeats while
+// it runs, and stops its whole process group on cancellation or when its output passes the log limit.
+import { confine } from './confine';
+import { LogPump, OutputLine } from './log-pump';
+import { ExitStatus, startUserProcess, UserProcess } from './user-process';
+
+export type SupervisedOutcome =
+  | { kind: 'exited'; status: ExitStatus }
+  | { kind: 'log-limit' }
+  | { kind: 'start-failed'; message: string }
+  /** `onStarted` said the run had already ended; the process was stopped at once. */
+  | { kind: 'not-wanted' };
+
+export interface SuperviseOptions {
+  command: { file: string; argv: string[]; cwd: string };
+  env: Record<string, string>;
+  memoryBytes: number;
+  logLimitBytes: number;
+  killGraceMs: number;
+  writeLogs: (lines: OutputLine[]) => Promise<void>;
+  /** Called once the process runs; false means "stop it" (the run ended meanwhile). */
+  onStarted: (pid: number) => Promise<boolean>;
+  /** Called right after the start and then every `heartbeatEveryMs` while the process runs. */
+  heartbeat: (pid: number) => void;
+  heartbeatEveryMs: number;
+  /** Rejects when the run must stop now (activity cancellation); the rejection is rethrown after the stop. */
+  cancelled: Promise<never>;
+  onLogWriteError?: (err: unknown) => void;
+}
+
+export async function superviseUserProcess(opts: SuperviseOptions): Promise<SupervisedOutcome> {
+  let child: UserProcess | undefined;
+  let stopping: Promise<void> | undefined;
+  const stop = () => (stopping ??= child ? child.stop(opts.killGraceMs) : Promise.resolve());
+  const pump = new LogPump({
+    write: opts.writeLogs, limitBytes: opts.logLimitBytes, onLimit: () => void stop(), onWriteError: opts.onLogWriteError,
+  });
+  const { file, argv } = confine(opts.command, opts.memoryBytes);
+  try {
+    child = await startUserProcess({ file, argv, cwd: opts.command.cwd, env: opts.env, onLine: (s, l) => pump.add(s, l) });
+  } catch (err) {
+    return { kind: 'start-failed', message: (err as Error).message };
+  }
+  const started = child;
+  opts.heartbeat(started.pid);
+  const beat = setInterval(() => opts.heartbeat(started.pid), opts.heartbeatEveryMs);
+  try {
+    // A cancellation that arrives while RUNNING is being recorded still stops the process.
+    const wanted = await Promise.race([opts.onStarted(started.pid), opts.cancelled]).catch(async (err) => {
+      await stop();
+      throw err;
+    });
+    if (!wanted) {
+      await stop();
+      await started.finished;
+      await pump.flush();
+      return { kind: 'not-wanted' };
+    }
+    const cancellation = opts.cancelled.catch((err: unknown) => ({ cancelled: err }));
+    const first = await Promise.race([started.finished, cancellation]);
+    if ('cancelled' in first) {
+      await stop();
+      await started.finished;
+      await pump.flush();
+      throw first.cancelled;
+    }
+    await pump.flush();
+    return pump.limitExceeded ? { kind: 'log-limit' } : { kind: 'exited', status: first };
+  } finally {
+    clearInterval(beat);
+  }
+}

@@ -1,0 +1,89 @@
+// A user process: spawned without a shell, in its own process group (and session), stdin from /dev/null,
+// stdout and stderr read line by line. Stopping it signals the whole group, so children die with it.
+import { ChildProcess, spawn } from 'node:child_process';
+import { LineSplitter, StreamName } from './log-pump';
+
+export interface ExitStatus {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+export interface UserProcess {
+  pid: number;
+  /** Resolves when the process has exited and its output has been read (or abandoned, see below). */
+  finished: Promise<ExitStatus>;
+  /** SIGTERM to the group, SIGKILL after `graceMs`; resolves once the process has exited. */
+  stop(graceMs: number): Promise<void>;
+}
+
+/** After the main process exits, how long descendants that escaped the group may hold our pipes open. */
+const OUTPUT_DRAIN_MS = 2_000;
+
+export function signalGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, signal);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ESRCH') throw err;
+  }
+}
+
+/** Spawns the process; rejects (nothing left running) when it cannot be started. */
+export async function startUserProcess(opts: {
+  file: string;
+  argv: string[];
+  cwd: string;
+  env: Record<string, string>;
+  onLine: (stream: StreamName, line: string) => void;
+}): Promise<UserProcess> {
+  const child: ChildProcess = spawn(opts.file, opts.argv, {
+    cwd: opts.cwd,
+    env: opts.env,
+    detached: true, // setsid(): a new process group whose id is the child's pid
+    stdio: ['ignore', 'pipe', 'pipe'],
+    shell: false,
+  });
+  await new Promise<void>((resolve, reject) => {
+    child.once('spawn', resolve);
+    child.once('error', reject);
+  });
+  const pid = child.pid!;
+  child.on('error', () => undefined); // later errors (a failed kill) must not crash the worker
+
+  const outputs = (['stdout', 'stderr'] as const).map((name) => {
+    const stream = child[name]!;
+    const splitter = new LineSplitter((line) => opts.onLine(name, line));
+    stream.on('data', (chunk: Buffer) => splitter.push(chunk));
+    return new Promise<void>((resolve) => {
+      stream.once('close', () => {
+        splitter.end();
+        resolve();
+      });
+    });
+  });
+
+  const exited: Promise<ExitStatus> = new Promise((resolve) => {
+    child.once('exit', (code, signal) => resolve({ code, signal }));
+  });
+
+  const finished = exited.then(async (status) => {
+    // Whatever the main process left behind in its group goes too (background children holding the pipes).
+    signalGroup(pid, 'SIGKILL');
+    const drained = Promise.all(outputs).then(() => true);
+    const timedOut = new Promise<false>((r) => setTimeout(() => r(false), OUTPUT_DRAIN_MS).unref());
+    if (!(await Promise.race([drained, timedOut]))) {
+      child.stdout?.destroy();
+      child.stderr?.destroy();
+      await drained;
+    }
+    return status;
+  });
+
+  const stop = async (graceMs: number) => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    signalGroup(pid, 'SIGTERM');
+    const timer = setTimeout(() => signalGroup(pid, 'SIGKILL'), graceMs);
+    await exited;
+    clearTimeout(timer);
+  };
+  return { pid, finished, stop };
+}

@@ -1,0 +1,89 @@
+// The projects deployed for the `default` code location (and for resources created without `code`).
+// Kept as TypeScript constants rather than files: tsc does not copy non-TS files into dist/, and the
+// Docker image ships only dist/. Each uses nothing but python3's standard library.
+import type { CodeResourceKind } from '../../persistence/entities/code-resource';
+
+const STRUCTURE_PY = `"""The default structure: prints its arguments and reports them as its output.
+
+Reports back like any structure: a FinishStructureRunEvent posted to
+$GT_CLOUD_BASE_URL/api/structure-runs/$GT_CLOUD_STRUCTURE_RUN_ID/events with Bearer $GT_CLOUD_API_KEY.
+"""
+import json
+import os
+import sys
+import time
+import urllib.request
+
+
+def post_output(text):
+    base = os.environ.get("GT_CLOUD_BASE_URL")
+    run_id = os.environ.get("GT_CLOUD_STRUCTURE_RUN_ID")
+    if not base or not run_id:
+        return
+    event = {
+        "type": "FinishStructureRunEvent",
+        "timestamp": time.time(),
+        "payload": {
+            "type": "FinishStructureRunEvent",
+            "output_task_output": {"type": "TextArtifact", "value": text},
+        },
+    }
+    request = urllib.request.Request(
+        f"{base.rstrip('/')}/api/structure-runs/{run_id}/events",
+        data=json.dumps(event).encode(),
+        headers={"Content-Type": "application/json", "Authorization": f"Bearer {os.environ.get('GT_CLOUD_API_KEY', '')}"},
+        method="POST",
+    )
+    with urllib.request.urlopen(request, timeout=30) as response:
+        response.read()
+
+
+def main():
+    args = sys.argv[1:]
+    print(f"Hello from the default structure. Arguments: {args}")
+    post_output(" ".join(args) if args else "Hello from the default structure")
+
+
+if __name__ == "__main__":
+    main()
+`;
+
+const FUNCTION_PY = `"""The default function: answers what it was given."""
+import json
+import sys
+
+
+def handler(event):
+    return {"message": "Hello from the default function", "input": event}
+
+
+if __name__ == "__main__":
+    print(json.dumps(handler({"body": sys.argv[1:], "query_params": {}})))
+`;
+
+const TOOL_PY = `"""The default tool: one activity, echo, that answers its text as a TextArtifact."""
+
+
+class DefaultTool:
+    name = "DefaultTool"
+
+    def echo(self, params):
+        """Answers params["text"]."""
+        return {"type": "TextArtifact", "value": str((params or {}).get("text", ""))}
+
+
+def init_tool():
+    return DefaultTool()
+`;
+
+const config = (run: string) => `version: 1.0\nruntime: python3\nruntime_version: "3.11"\nrun:\n${run}`;
+
+/** Files of the default project of each kind, by path relative to the source root. */
+export const DEFAULT_PROJECTS: Record<CodeResourceKind, Record<string, string>> = {
+  structure: { 'structure_config.yaml': config('  main_file: structure.py\n'), 'structure.py': STRUCTURE_PY },
+  function: { 'function_config.yaml': config('  main_file: function.py\n'), 'function.py': FUNCTION_PY },
+  tool: {
+    'tool_config.yaml': config('  tool_file: tool.py\n  init_tool_file: tool.py\n  init_tool_function: init_tool\n'),
+    'tool.py': TOOL_PY,
+  },
+};

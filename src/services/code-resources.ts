@@ -1,0 +1,98 @@
+// Structures, functions and tools: one table (`kind`), one service. Creating one, or changing its code or
+// config file, starts a deployment in the same transaction, so latest_deployment_id is always set.
+import { randomUUID } from 'node:crypto';
+import { DataSource, EntityManager } from 'typeorm';
+import type { Caller } from '../api/http/auth';
+import { badRequest, notFound } from '../api/http/errors';
+import type { PageRequest } from '../api/http/pagination';
+import { Bucket, CodeResource, Secret } from '../persistence/entities';
+import type { CodeLocation, CodeResourceKind, EnvVar } from '../persistence/entities/code-resource';
+import { pageInOrg } from '../persistence/scoped';
+import { checkAssetName } from './buckets';
+import { DeploymentsDeps, planDeployment, startPlannedDeployment } from './deployments';
+
+export const KIND_LABEL: Record<CodeResourceKind, string> = { structure: 'Structure', function: 'Function', tool: 'Tool' };
+
+/** The request members shared by create and update (the config file under its kind's name, mapped by the route). */
+export interface CodeResourceFields {
+  name?: string;
+  description?: string;
+  code?: CodeLocation;
+  env_vars?: EnvVar[];
+  config_file?: string;
+  webhook_enabled?: boolean;
+}
+
+export async function findCodeResource(ds: DataSource, caller: Caller, kind: CodeResourceKind, id: string): Promise<CodeResource> {
+  const row = await ds.getRepository(CodeResource).findOneBy({ resource_id: id, kind, organization_id: caller.organizationId });
+  if (!row) throw notFound(KIND_LABEL[kind]);
+  return row;
+}
+
+export const listCodeResources = (ds: DataSource, caller: Caller, kind: CodeResourceKind, page: PageRequest) =>
+  pageInOrg(ds, CodeResource, caller.organizationId, page, { kind }, { created_at: 'DESC', resource_id: 'DESC' });
+
+/** `source` as sent (the old spec's MANUAL/SECRET_REF included), stored lowercase. */
+const normalizeEnvVars = (vars: EnvVar[]) =>
+  vars.map((v) => ({ name: v.name, value: v.value, source: (v.source ?? 'manual').toLowerCase() as EnvVar['source'] }));
+
+/** References must name records of the caller's organization, so a typo fails now rather than at deploy or run time. */
+async function checkReferences(ds: DataSource, caller: Caller, fields: CodeResourceFields): Promise<void> {
+  for (const [i, v] of (fields.env_vars ?? []).entries()) {
+    if (v.source !== 'secret_ref') continue;
+    const secret = /^[0-9a-f-]{36}$/i.test(v.value)
+      && (await ds.getRepository(Secret).existsBy({ secret_id: v.value, organization_id: caller.organizationId }));
+    if (!secret) throw badRequest(`Env var ${v.name} refers to ${JSON.stringify(v.value)}, which is not a secret of this organization`, `/body/env_vars/${i}/value`);
+  }
+  if (fields.code && 'data_lake' in fields.code) {
+    const { bucket_id, asset_path } = fields.code.data_lake;
+    checkAssetName(asset_path, '/body/code/data_lake/asset_path');
+    if (!(await ds.getRepository(Bucket).existsBy({ bucket_id, organization_id: caller.organizationId }))) {
+      throw badRequest(`Bucket ${bucket_id} is not a bucket of this organization`, '/body/code/data_lake/bucket_id');
+    }
+  }
+}
+
+/** Creates the resource and its first deployment (of `{default: {}}` when no code is given). */
+export async function createCodeResource(deps: DeploymentsDeps, caller: Caller, kind: CodeResourceKind, fields: CodeResourceFields & { name: string }) {
+  const envVars = normalizeEnvVars(fields.env_vars ?? []);
+  await checkReferences(deps.ds, caller, { ...fields, env_vars: envVars });
+  const now = new Date();
+  const resource: CodeResource = {
+    resource_id: randomUUID(), kind, organization_id: caller.organizationId, name: fields.name,
+    description: fields.description ?? '', code: fields.code ?? { default: {} }, config_file: fields.config_file ?? null,
+    env_vars: envVars, webhook_enabled: fields.webhook_enabled ?? false, latest_deployment_id: null,
+    created_by: caller.actor, created_at: now, updated_at: now,
+  };
+  const plan = await planDeployment(deps, resource, caller.actor);
+  await startPlannedDeployment(deps, resource, plan, (em) => em.getRepository(CodeResource).insert({ ...resource }));
+  return resource;
+}
+
+/** Applies the given members; a `code` or config file member (even unchanged) starts a new deployment. */
+export async function updateCodeResource(deps: DeploymentsDeps, caller: Caller, resource: CodeResource, fields: CodeResourceFields) {
+  const envVars = fields.env_vars && normalizeEnvVars(fields.env_vars);
+  await checkReferences(deps.ds, caller, { ...fields, env_vars: envVars });
+  if (fields.name !== undefined) resource.name = fields.name;
+  if (fields.description !== undefined) resource.description = fields.description;
+  if (fields.code !== undefined) resource.code = fields.code;
+  if (fields.config_file !== undefined) resource.config_file = fields.config_file;
+  if (envVars !== undefined) resource.env_vars = envVars;
+  if (fields.webhook_enabled !== undefined) resource.webhook_enabled = fields.webhook_enabled;
+  resource.updated_at = new Date();
+  // latest_deployment_id is written only with a new deployment (a concurrent deploy must not be undone).
+  const { latest_deployment_id: _kept, resource_id: _id, ...changes } = resource;
+  const save = (em: EntityManager) => em.getRepository(CodeResource).update({ resource_id: resource.resource_id }, changes);
+  if (fields.code === undefined && fields.config_file === undefined) {
+    await save(deps.ds.manager);
+    return resource;
+  }
+  const plan = await planDeployment(deps, resource, caller.actor);
+  await startPlannedDeployment(deps, resource, plan, save);
+  return resource;
+}
+
+/** Deployments and runs go with it (foreign keys cascade). */
+export async function deleteCodeResource(ds: DataSource, resource: CodeResource): Promise<void> {
+  await ds.getRepository(CodeResource).delete({ resource_id: resource.resource_id });
+}

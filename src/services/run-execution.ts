@@ -1,0 +1,104 @@
+// Everything a run's process needs before it can start: the deployment's build, the command, the
+// environment (secret refs resolved) and the run's own credential. Problems that retrying cannot fix are
+// RunSetupErrors: the run ends ERROR with their message.
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import type { DataSource } from 'typeorm';
+import type { Config } from '../config';
+import { CodeResource, Deployment, Run } from '../persistence/entities';
+import type { EnvVar } from '../persistence/entities/code-resource';
+import { BuildManifest, mainCommand, readManifest } from '../runtime/manifest';
+import { hasVar, NamedValue, processEnvironment } from '../runtime/process/process-env';
+import type { SecretBox } from '../security/secret-box';
+import { createApiKey } from './accounts';
+
+export class RunSetupError extends Error {
+  constructor(
+    readonly reason: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Directory name prefix of a run's private HOME under the OS temp directory. */
+export const RUN_HOME_PREFIX = 'tarmac-run-';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Values of `secret_ref` variables (secret ids of the run's organization) replaced by the secrets' values. */
+export async function resolveEnvVars(ds: DataSource, box: SecretBox, organizationId: string, vars: EnvVar[]): Promise<NamedValue[]> {
+  const refs = vars.filter((v) => (v.source ?? 'manual').toLowerCase() === 'secret_ref');
+  const bad = refs.find((v) => !UUID.test(v.value));
+  if (bad) throw new RunSetupError('SecretNotFound', `Env var ${bad.name} refers to ${JSON.stringify(bad.value)}, which is not a secret id`);
+  const ids = [...new Set(refs.map((v) => v.value.toLowerCase()))];
+  const secrets = new Map<string, string>();
+  if (ids.length) {
+    // UPDATE ... RETURNING answers [rows, count] through TypeORM.
+    const [rows]: [Array<{ secret_id: string; value_encrypted: Buffer }>, number] = await ds.query(
+      `UPDATE secrets SET last_used = now() WHERE organization_id = $1 AND secret_id = ANY($2::uuid[]) RETURNING secret_id, value_encrypted`,
+      [organizationId, ids],
+    );
+    for (const r of rows) secrets.set(r.secret_id, box.open(r.value_encrypted, r.secret_id));
+  }
+  return vars.map((v) => {
+    if ((v.source ?? 'manual').toLowerCase() !== 'secret_ref') return { name: v.name, value: v.value };
+    const value = secrets.get(v.value.toLowerCase());
+    if (value === undefined) throw new RunSetupError('SecretNotFound', `Env var ${v.name} refers to secret ${v.value}, which does not exist`);
+    return { name: v.name, value };
+  });
+}
+
+export interface PreparedExecution {
+  manifest: BuildManifest;
+  command: { file: string; argv: string[]; cwd: string };
+  env: Record<string, string>;
+  /** The run's private HOME/TMPDIR; the caller removes it. */
+  home: string;
+}
+
+async function buildOf(ds: DataSource, run: Run): Promise<{ resource: CodeResource; manifest: BuildManifest }> {
+  const resource = await ds.getRepository(CodeResource).findOneBy({ resource_id: run.resource_id });
+  if (!resource) throw new RunSetupError('StructureNotFound', 'The structure of this run no longer exists');
+  const deployment = run.deployment_id ? await ds.getRepository(Deployment).findOneBy({ deployment_id: run.deployment_id }) : null;
+  if (!deployment?.build_path) throw new RunSetupError('BuildUnavailable', 'The deployment of this run has no build');
+  let manifest: BuildManifest;
+  try {
+    manifest = await readManifest(deployment.build_path);
+  } catch (err) {
+    throw new RunSetupError('BuildUnavailable', `The build of deployment ${deployment.deployment_id} cannot be read: ${(err as Error).message}`);
+  }
+  try {
+    await fs.access(manifest.interpreter, fs.constants.X_OK);
+    await fs.access(manifest.workDir);
+  } catch {
+    throw new RunSetupError('BuildUnavailable', `The build of deployment ${deployment.deployment_id} is incomplete: ${manifest.interpreter} or ${manifest.workDir} is missing`);
+  }
+  return { resource, manifest };
+}
+
+/** Prepares the process of `run`; creates its credential (unless its env vars bring GT_CLOUD_API_KEY). */
+export async function prepareExecution(deps: { ds: DataSource; box: SecretBox; config: Config }, run: Run): Promise<PreparedExecution> {
+  const { resource, manifest } = await buildOf(deps.ds, run);
+  const vars = [
+    ...(await resolveEnvVars(deps.ds, deps.box, run.organization_id, resource.env_vars ?? [])),
+    ...(await resolveEnvVars(deps.ds, deps.box, run.organization_id, run.env_vars ?? [])),
+  ];
+  let runApiKey: string | undefined;
+  if (!hasVar(vars, 'GT_CLOUD_API_KEY')) {
+    ({ value: runApiKey } = await createApiKey(deps.ds, {
+      organizationId: run.organization_id, userId: null, name: `run ${run.run_id}`, createdBy: run.created_by, runId: run.run_id,
+    }));
+  }
+  const home = await fs.mkdtemp(path.join(os.tmpdir(), `${RUN_HOME_PREFIX}${run.run_id.slice(0, 8)}-`));
+  return {
+    manifest,
+    command: mainCommand(manifest, run.args),
+    env: processEnvironment({
+      runtime: manifest.runtime, interpreter: manifest.interpreter, home, vars,
+      baseUrl: deps.config.runProcess.apiBaseUrl, runId: run.run_id, runApiKey,
+    }),
+    home,
+  };
+}

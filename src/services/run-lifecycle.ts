@@ -1,0 +1,80 @@
+// The status changes of a structure run, each with its SYSTEM event in the same transaction (through
+// run-state.ts, the only writer). Called by the run workflow's activities; every one is idempotent.
+import type { DataSource } from 'typeorm';
+import { iso } from '../persistence/scoped';
+import { RUN_TERMINAL, RunStatus } from '../persistence/entities/run';
+import { appendEvents, transitionRun } from './run-state';
+
+/** How a run ended, as decided by the activity (process outcome) or the workflow (cancel, time limit). */
+export type RunEnding =
+  | { status: 'SUCCEEDED' | 'FAILED'; exitCode: number; message: string | null }
+  | { status: 'ERROR'; reason: string; error: string }
+  | { status: 'CANCELLED'; requestedBy: string };
+
+export const isTerminal = (status: RunStatus) => RUN_TERMINAL.includes(status);
+
+/** QUEUED → STARTING. Returns the run's status afterwards, or undefined when the row does not exist. */
+export async function markStarting(ds: DataSource, runId: string): Promise<RunStatus | undefined> {
+  return ds.transaction(async (em) => {
+    const moved = await transitionRun(em, runId, 'STARTING');
+    if (moved) {
+      await appendEvents(em, runId, [{ type: 'StructureRunStarting', origin: 'SYSTEM', payload: { status: 'STARTING' } }]);
+      return moved.status;
+    }
+    const rows: Array<{ status: RunStatus }> = await em.query(`SELECT status FROM runs WHERE run_id = $1`, [runId]);
+    return rows[0]?.status;
+  });
+}
+
+/** → RUNNING once the process has started; false when the run already ended (then stop the process). */
+export async function markRunning(ds: DataSource, runId: string, startedAt: Date): Promise<boolean> {
+  return ds.transaction(async (em) => {
+    const moved = await transitionRun(em, runId, 'RUNNING', { started_at: startedAt });
+    if (moved) {
+      await appendEvents(em, runId, [
+        { type: 'StructureRunRunning', origin: 'SYSTEM', payload: { status: 'RUNNING', started_at: iso(startedAt) } },
+      ]);
+    }
+    return moved !== undefined;
+  });
+}
+
+function statusDetailOf(ending: RunEnding): Record<string, unknown> {
+  switch (ending.status) {
+    case 'SUCCEEDED':
+    case 'FAILED':
+      return { reason: 'Completed', message: ending.message, exit_code: ending.exitCode };
+    case 'ERROR':
+      return { reason: ending.reason, error: ending.error };
+    case 'CANCELLED':
+      return { reason: 'Cancelled', message: `Cancelled by ${ending.requestedBy}`, requested_by: ending.requestedBy };
+  }
+}
+
+/**
+ * The terminal write: status, status_detail, completed_at and the final SYSTEM event (StructureRunCompleted
+ * for SUCCEEDED/FAILED, StructureRunError, StructureRunCancelled), and the run's own credentials are deleted.
+ * Returns the status the run has afterwards (the earlier one if it had already ended).
+ */
+export async function finishRun(ds: DataSource, runId: string, ending: RunEnding): Promise<RunStatus | undefined> {
+  return ds.transaction(async (em) => {
+    const completedAt = new Date();
+    const detail = statusDetailOf(ending);
+    const moved = await transitionRun(em, runId, ending.status, { status_detail: detail, completed_at: completedAt });
+    if (moved) {
+      const times = { started_at: iso(moved.started_at), completed_at: iso(completedAt) };
+      const event =
+        ending.status === 'ERROR'
+          ? { type: 'StructureRunError', payload: { status: 'ERROR', status_detail: { error: ending.error } } }
+          : ending.status === 'CANCELLED'
+            ? { type: 'StructureRunCancelled', payload: { status: 'CANCELLED', ...times, status_detail: detail } }
+            : { type: 'StructureRunCompleted', payload: { status: ending.status, ...times, status_detail: detail } };
+      await appendEvents(em, runId, [{ ...event, origin: 'SYSTEM' }]);
+    }
+    // Deleted rather than deactivated: a deactivated key could be reactivated with UpdateApiKey.
+    await em.query(`DELETE FROM api_keys WHERE run_id = $1`, [runId]);
+    if (moved) return moved.status;
+    const rows: Array<{ status: RunStatus }> = await em.query(`SELECT status FROM runs WHERE run_id = $1`, [runId]);
+    return rows[0]?.status;
+  });
+}

@@ -1,0 +1,158 @@
+// Structure runs as the api sees them: create (row QUEUED + workflow start), read, list, cancel, logs.
+// The api never writes a run's status: the workflow's activities do (run-lifecycle.ts).
+import { randomUUID } from 'node:crypto';
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import type { DataSource } from 'typeorm';
+import type { Caller } from '../api/http/auth';
+import { badRequest, conflict, forbidden, notFound } from '../api/http/errors';
+import { PageRequest, paginate, Pagination, skipTake } from '../api/http/pagination';
+import type { Config } from '../config';
+import { CodeResource, Run } from '../persistence/entities';
+import type { EnvVar } from '../persistence/entities/code-resource';
+import { RunStatus } from '../persistence/entities/run';
+import { workflowIdOf } from '../temporal/workflow-start';
+import type { CancelRunSignal, StructureRunWorkflowInput } from '../../workflows/runs';
+import { latestSuccessfulDeployment } from './deployments';
+import { isTerminal } from './run-lifecycle';
+import { insertAndStart, waitFor } from './workflow-records';
+
+/** How long CancelStructureRun waits for the workflow to record the end before answering with the current record. */
+const CANCEL_WAIT_MS = 10_000;
+/** Linux refuses a single argv/env string longer than this (MAX_ARG_STRLEN, 128 KiB including the NUL). */
+export const MAX_ARG_BYTES = 131_071;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export interface RunsDeps {
+  ds: DataSource;
+  temporal: Client;
+  config: Config;
+}
+
+/** A run's own credential may only touch that run. */
+export function assertRunAccess(caller: Caller, runId: string): void {
+  if (caller.runId && caller.runId !== runId) throw forbidden(`This credential belongs to run ${caller.runId} and can only access that run`);
+}
+
+export async function findStructure(ds: DataSource, caller: Caller, structureId: string): Promise<CodeResource> {
+  const structure = await ds.getRepository(CodeResource).findOneBy({
+    resource_id: structureId, organization_id: caller.organizationId, kind: 'structure',
+  });
+  if (!structure) throw notFound('Structure');
+  return structure;
+}
+
+export async function findStructureRun(ds: DataSource, caller: Caller, runId: string): Promise<Run> {
+  assertRunAccess(caller, runId);
+  const run = await ds.getRepository(Run).findOneBy({ run_id: runId, organization_id: caller.organizationId, kind: 'structure' });
+  if (!run) throw notFound('Structure run');
+  return run;
+}
+
+/** Arguments and env vars end up in execve(): no NUL characters, each string within the kernel's limit. */
+function checkExecStrings(args: string[], envVars: EnvVar[], where: string) {
+  args.forEach((a, i) => {
+    if (a.includes('\u0000')) throw badRequest('Arguments must not contain NUL characters', `${where}/args/${i}`);
+    if (Buffer.byteLength(a) > MAX_ARG_BYTES) throw badRequest(`Each argument is limited to ${MAX_ARG_BYTES} bytes`, `${where}/args/${i}`);
+  });
+  envVars.forEach((v, i) => {
+    if (v.value.includes('\u0000')) throw badRequest('Env var values must not contain NUL characters', `${where}/env_vars/${i}/value`);
+    if (Buffer.byteLength(v.name) + Buffer.byteLength(v.value) + 1 > MAX_ARG_BYTES) {
+      throw badRequest(`Each env var is limited to ${MAX_ARG_BYTES} bytes`, `${where}/env_vars/${i}`);
+    }
+  });
+}
+
+/** secret_ref values must name a secret of the caller's organization, so a typo fails now, not at run time. */
+async function checkSecretRefs(ds: DataSource, caller: Caller, envVars: EnvVar[]) {
+  for (const [i, v] of envVars.entries()) {
+    if (v.source !== 'secret_ref') continue;
+    const found = UUID.test(v.value) && (await ds.query(
+      `SELECT 1 FROM secrets WHERE secret_id = $1 AND organization_id = $2`, [v.value, caller.organizationId],
+    )).length > 0;
+    if (!found) throw badRequest(`Env var ${v.name} refers to ${JSON.stringify(v.value)}, which is not a secret of this organization`, `/body/env_vars/${i}/value`);
+  }
+}
+
+export async function createStructureRun(
+  deps: RunsDeps,
+  caller: Caller,
+  structureId: string,
+  input: { args: string[]; env_vars: EnvVar[] },
+): Promise<Run> {
+  const envVars = input.env_vars.map((v) => ({ name: v.name, value: v.value, source: (v.source ?? 'manual').toLowerCase() as EnvVar['source'] }));
+  checkExecStrings(input.args, envVars, '/body');
+  const structure = await findStructure(deps.ds, caller, structureId);
+  await checkSecretRefs(deps.ds, caller, envVars);
+  const deployment = await latestSuccessfulDeployment(deps.ds, structure.resource_id);
+  if (!deployment) {
+    throw conflict(`Structure ${structure.resource_id} has no successful deployment yet: deploy it and wait for status SUCCEEDED before running it`);
+  }
+  const now = new Date();
+  const run: Run = {
+    run_id: randomUUID(), kind: 'structure', organization_id: caller.organizationId, resource_id: structure.resource_id,
+    deployment_id: deployment.deployment_id, status: 'QUEUED', status_detail: null, args: input.args, env_vars: envVars,
+    input: null, output: null, output_timestamp: null, started_at: null, completed_at: null,
+    created_by: caller.actor, created_at: now, updated_at: now,
+  };
+  const workflowInput: StructureRunWorkflowInput = {
+    runId: run.run_id,
+    timeLimitSeconds: deps.config.runLimits.timeSeconds,
+    heartbeatTimeoutSeconds: deps.config.runProcess.heartbeatTimeoutSeconds,
+  };
+  return insertAndStart(deps.ds, deps.temporal, {
+    taskQueue: deps.config.temporal.taskQueue,
+    resource: { kind: 'structure-run', id: run.run_id, organizationId: run.organization_id, summary: `Run of structure ${structure.name}` },
+    insert: (em) => em.getRepository(Run).save(run),
+    workflowType: 'structureRunWorkflow',
+    args: [workflowInput],
+  });
+}
+
+export async function listStructureRuns(
+  ds: DataSource,
+  caller: Caller,
+  structureId: string,
+  page: PageRequest,
+  statuses: RunStatus[] | undefined,
+): Promise<{ items: Run[]; pagination: Pagination }> {
+  const structure = await findStructure(ds, caller, structureId);
+  const q = ds.getRepository(Run).createQueryBuilder('r')
+    .where('r.resource_id = :id AND r.organization_id = :org', { id: structure.resource_id, org: caller.organizationId });
+  if (statuses?.length) q.andWhere('r.status IN (:...statuses)', { statuses });
+  const { skip, take } = skipTake(page);
+  const [items, total] = await q.orderBy('r.created_at', 'DESC').addOrderBy('r.run_id', 'DESC').offset(skip).limit(take).getManyAndCount();
+  return { items, pagination: paginate(page, total) };
+}
+
+/**
+ * Signals the workflow and answers once it recorded the end (bounded wait; then the current record).
+ * Already CANCELLED: answered as is. Ended otherwise (before or during the wait): 409.
+ */
+export async function cancelStructureRun(deps: RunsDeps, caller: Caller, runId: string): Promise<Run> {
+  const run = await findStructureRun(deps.ds, caller, runId);
+  const refuseIfEnded = (r: Run) => {
+    if (isTerminal(r.status) && r.status !== 'CANCELLED') throw conflict(`This run already ended: ${r.status}`);
+  };
+  if (run.status === 'CANCELLED') return run;
+  refuseIfEnded(run);
+  const signal: CancelRunSignal = { requestedBy: caller.actor };
+  try {
+    await deps.temporal.workflow.getHandle(workflowIdOf('structure-run', run.run_id)).signal('cancel', signal);
+  } catch (err) {
+    // The workflow closed without recording an end: the reconciler settles such rows.
+    if (!(err instanceof WorkflowNotFoundError)) throw err;
+  }
+  const settled = await waitFor(
+    () => deps.ds.getRepository(Run).findOneByOrFail({ run_id: run.run_id }),
+    (r) => isTerminal(r.status),
+    CANCEL_WAIT_MS,
+  );
+  refuseIfEnded(settled);
+  return settled;
+}
+
+export async function structureRunLogs(ds: DataSource, caller: Caller, runId: string): Promise<string[]> {
+  const run = await findStructureRun(ds, caller, runId);
+  const rows: Array<{ line: string }> = await ds.query(`SELECT line FROM run_logs WHERE run_id = $1 ORDER BY seq`, [run.run_id]);
+  return rows.map((r) => r.line);
+}

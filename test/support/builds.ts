@@ -1,0 +1,78 @@
+// Structures with a successful deployment, made directly in the database and on disk (a build directory
+// with its manifest), so run tests do not depend on the deployment pipeline.
+import { execFileSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { CodeResource, Deployment } from '../../src/persistence/entities';
+import type { EnvVar } from '../../src/persistence/entities/code-resource';
+import { writeManifest } from '../../src/runtime/manifest';
+import { getStack } from './stack';
+
+let python: string | undefined;
+
+/** The real python3 binary (not a pyenv/asdf shim, which needs the caller's environment to work). */
+export function python3(): string {
+  python ??= execFileSync('python3', ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).trim();
+  return python;
+}
+
+export interface BuiltStructure {
+  structureId: string;
+  deploymentId: string;
+  buildPath: string;
+}
+
+export async function structureWithBuild(
+  organizationId: string,
+  opts: {
+    /** Files of the build's work directory, by relative path. */
+    files: Record<string, string>;
+    mainFile?: string;
+    runtime?: 'python3' | 'nodejs';
+    envVars?: EnvVar[];
+    webhookEnabled?: boolean;
+    name?: string;
+  },
+): Promise<BuiltStructure> {
+  const { ds, config } = getStack();
+  const runtime = opts.runtime ?? 'python3';
+  const now = new Date();
+  const structureId = randomUUID();
+  const deploymentId = randomUUID();
+  const buildPath = path.join(config.buildDir, deploymentId);
+  const workDir = path.join(buildPath, 'src');
+  for (const [rel, text] of Object.entries(opts.files)) {
+    fs.mkdirSync(path.dirname(path.join(workDir, rel)), { recursive: true });
+    fs.writeFileSync(path.join(workDir, rel), text);
+  }
+  await writeManifest(buildPath, {
+    version: 1, runtime, workDir,
+    interpreter: runtime === 'python3' ? python3() : process.execPath,
+    mainFile: opts.mainFile ?? (runtime === 'python3' ? 'structure.py' : 'structure.mjs'),
+  });
+  await ds.getRepository(CodeResource).save({
+    resource_id: structureId, kind: 'structure', organization_id: organizationId, name: opts.name ?? 'test structure',
+    description: '', code: { default: {} }, config_file: null, env_vars: opts.envVars ?? [],
+    webhook_enabled: opts.webhookEnabled ?? false, latest_deployment_id: deploymentId,
+    created_by: 'test', created_at: now, updated_at: now,
+  });
+  await ds.getRepository(Deployment).save({
+    deployment_id: deploymentId, organization_id: organizationId, resource_id: structureId, resource_kind: 'structure',
+    status: 'SUCCEEDED', status_detail: null, code_source: { default: {} }, build_path: buildPath,
+    created_by: 'test', created_at: now, updated_at: now, completed_at: now,
+  });
+  return { structureId, deploymentId, buildPath };
+}
+
+/** A structure with no deployment at all (runs of it answer 409). */
+export async function structureWithoutBuild(organizationId: string): Promise<string> {
+  const now = new Date();
+  const structureId = randomUUID();
+  await getStack().ds.getRepository(CodeResource).save({
+    resource_id: structureId, kind: 'structure', organization_id: organizationId, name: 'undeployed', description: '',
+    code: { default: {} }, config_file: null, env_vars: [], webhook_enabled: true, latest_deployment_id: null,
+    created_by: 'test', created_at: now, updated_at: now,
+  });
+  return structureId;
+}

@@ -1,0 +1,182 @@
+// The run workflow's own guarantees: the time limit is a workflow timer (proved with time skipping), a
+// Temporal workflow cancellation ends the run CANCELLED like the api's cancel.
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import path from 'node:path';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { Worker } from '@temporalio/worker';
+import { expect } from 'chai';
+import type { Caller } from '../../src/api/http/auth';
+import { Run } from '../../src/persistence/entities';
+import { createStructureRun } from '../../src/services/runs';
+import { workflowIdOf } from '../../src/temporal/workflow-start';
+import { createWorker } from '../../src/worker/create-worker';
+import { structureWithBuild } from '../support/builds';
+import { as } from '../support/client';
+import { processAlive, SLEEP_PROGRAM, waitForRun } from '../support/runs';
+import { getStack, newTenant, startTimeSkipping } from '../support/stack';
+
+const callerOf = (t: { organizationId: string; userId: string }): Caller => ({
+  organizationId: t.organizationId, userId: t.userId, apiKeyId: t.userId, actor: t.userId, runId: null,
+});
+
+async function pidOf(runId: string): Promise<number> {
+  for (let i = 0; i < 300; i++) {
+    const rows: Array<{ line: string }> = await getStack().ds.query(`SELECT line FROM run_logs WHERE run_id = $1 ORDER BY seq LIMIT 1`, [runId]);
+    if (rows[0]) return Number(rows[0].line.split(' ')[1]);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`run ${runId} printed no pid`);
+}
+
+/**
+ * The Java test server never skips time while an activity is in progress: each one holds a time-skipping
+ * lock (neither auto-skipping nor env.sleep() moves the clock; they wait in real time). To let a run's
+ * time limit pass while its process runs, release one lock for the duration of the skip and take it back.
+ */
+async function skipWhileActivityRuns(env: TestWorkflowEnvironment, ms: number) {
+  const { testService } = env.connection as unknown as { testService: { lockTimeSkipping(r: object): Promise<unknown>; unlockTimeSkipping(r: object): Promise<unknown> } };
+  await testService.unlockTimeSkipping({});
+  try {
+    await env.sleep(ms);
+  } finally {
+    await testService.lockTimeSkipping({});
+  }
+}
+
+describe('structure run workflow', function () {
+  this.timeout(120_000);
+
+  it('ends a run past its time limit ERROR, by the workflow timer, without waiting for it', async () => {
+    const { ds, config } = getStack();
+    const t = await newTenant();
+    const s = await structureWithBuild(t.organizationId, { files: { 'structure.py': SLEEP_PROGRAM } });
+    const ts = await startTimeSkipping();
+    try {
+      await ts.runWorker(async () => {
+        // The heartbeat timeout is measured in (skipped) server time while heartbeats come in real time: it must
+        // outlast the skip, or it would end the activity before the time limit does.
+        const limits = { ...config, runProcess: { ...config.runProcess, heartbeatTimeoutSeconds: 7200 } };
+        const run = await createStructureRun({ ds, temporal: ts.env.client, config: limits }, callerOf(t), s.structureId, { args: ['100000'], env_vars: [] });
+        const pid = await pidOf(run.run_id);
+        const handle = ts.env.client.workflow.getHandle(workflowIdOf('structure-run', run.run_id));
+        const wallClock = Date.now();
+        const skippedFrom = await ts.env.currentTimeMs();
+        await skipWhileActivityRuns(ts.env, (config.runLimits.timeSeconds + 1) * 1000);
+        const skippedMs = (await ts.env.currentTimeMs()) - skippedFrom;
+        const status = await handle.result();
+        console.log(`      skipped ${skippedMs / 1000} s of server time in ${Date.now() - wallClock} ms`);
+        expect(skippedMs).to.be.at.least(config.runLimits.timeSeconds * 1000);
+        expect(Date.now() - wallClock).to.be.lessThan(30_000);
+        expect(status).to.equal('ERROR');
+        const after = await ds.getRepository(Run).findOneByOrFail({ run_id: run.run_id });
+        expect(after.status_detail).to.deep.equal({ reason: 'TimeLimitExceeded', error: `Run exceeded its time limit of ${config.runLimits.timeSeconds} s` });
+        expect(processAlive(pid)).to.equal(false);
+      });
+    } finally {
+      await ts.stop();
+    }
+  });
+
+  it('ends CANCELLED when the workflow itself is cancelled (Temporal UI), stopping the process', async () => {
+    const t = await newTenant();
+    const s = await structureWithBuild(t.organizationId, { files: { 'structure.py': SLEEP_PROGRAM } });
+    const created = await as(t.key).post(`/api/structures/${s.structureId}/runs`, { args: ['600'] });
+    const runId = created.body.structure_run_id;
+    const pid = await pidOf(runId);
+    const handle = getStack().env.client.workflow.getHandle(workflowIdOf('structure-run', runId));
+    await handle.cancel();
+    const run = await waitForRun(t.key, runId, undefined, 10_000);
+    expect(run.status).to.equal('CANCELLED');
+    expect(run.status_detail).to.deep.include({ reason: 'Cancelled', requested_by: 'Temporal workflow cancellation' });
+    expect(processAlive(pid)).to.equal(false);
+    // The row is written just before the workflow closes; then it closes as cancelled itself.
+    const closed = await handle.result().then(() => 'COMPLETED', (err: Error) => (err.cause as Error | undefined)?.name);
+    expect(closed).to.equal('CancelledFailure');
+    expect((await handle.describe()).status.name).to.equal('CANCELLED');
+    const events = (await as(t.key).get(`/api/structure-runs/${runId}/events`)).body.events;
+    expect(events.map((e: any) => e.type)).to.deep.equal(['StructureRunStarting', 'StructureRunRunning', 'StructureRunCancelled']);
+  });
+
+  it('enforces the log and memory limits: ERROR past the log limit, an allocation past the memory limit fails', async () => {
+    const { ds, config, env, activityDeps, workflowBundle } = getStack();
+    const t = await newTenant();
+    const limited = {
+      ...config,
+      temporal: { ...config.temporal, taskQueue: 'tarmac-test-limits' },
+      runLimits: { ...config.runLimits, logBytes: 2048, memoryMb: 256 },
+    };
+    const worker = await createWorker({
+      connection: env.nativeConnection, namespace: env.namespace ?? 'default', taskQueue: limited.temporal.taskQueue,
+      deps: { ...activityDeps, config: limited }, workflowBundle, shutdownGraceTime: '1 second',
+    });
+    await worker.runUntil(async () => {
+      const chatty = await structureWithBuild(t.organizationId, { files: { 'structure.py': 'import time\nfor i in range(100000):\n    print("line %d" % i)\ntime.sleep(600)\n' } });
+      const greedy = await structureWithBuild(t.organizationId, { files: { 'structure.py': 'x = bytearray(512 * 1024 * 1024)\nprint("allocated")\n' } });
+      const deps = { ds, temporal: env.client, config: limited };
+      const loud = await createStructureRun(deps, callerOf(t), chatty.structureId, { args: [], env_vars: [] });
+      const big = await createStructureRun(deps, callerOf(t), greedy.structureId, { args: [], env_vars: [] });
+
+      const loudRun = await waitForRun(t.key, loud.run_id);
+      expect(loudRun.status).to.equal('ERROR');
+      expect(loudRun.status_detail).to.deep.equal({ reason: 'LogLimitExceeded', error: 'Log limit exceeded: the run wrote more than 2048 bytes to stdout and stderr' });
+      const logs: string[] = (await as(t.key).get(`/api/structure-runs/${loud.run_id}/logs`)).body.logs;
+      expect(logs.slice(0, 3)).to.deep.equal(['line 0', 'line 1', 'line 2']);
+      expect(logs[logs.length - 1]).to.match(/log limit of 2048 bytes exceeded/);
+      expect(logs.slice(0, -1).reduce((n, l) => n + Buffer.byteLength(l) + 1, 0)).to.be.at.most(2048);
+
+      const bigRun = await waitForRun(t.key, big.run_id);
+      expect(bigRun.status).to.equal('FAILED');
+      expect(bigRun.status_detail.exit_code).to.equal(1);
+      const bigLogs: string[] = (await as(t.key).get(`/api/structure-runs/${big.run_id}/logs`)).body.logs;
+      expect(bigLogs[bigLogs.length - 1]).to.equal('MemoryError');
+    });
+  });
+
+  it('ends a run whose worker is killed mid-run ERROR (worker lost), and the process dies with its worker', async () => {
+    const { ds, config, env, activityDeps, workflowBundle, baseUrl } = getStack();
+    const t = await newTenant();
+    const queue = 'tarmac-test-crash';
+    const crashConfig = {
+      ...config, temporal: { ...config.temporal, taskQueue: queue }, runProcess: { ...config.runProcess, heartbeatTimeoutSeconds: 2 },
+    };
+    // At first the queue's workflows run in this process and its activities only in a child process: the victim.
+    const workflowsOnly = await Worker.create({ connection: env.nativeConnection, namespace: env.namespace ?? 'default', taskQueue: queue, workflowBundle });
+    const { runId, pid } = await workflowsOnly.runUntil(async () => {
+      const victim = spawn(process.execPath, [path.join(__dirname, '../support/activity-worker-process.js')], {
+        env: {
+          ...process.env, DATABASE_URL: (ds.options as { url: string }).url, SECRETS_KEY: config.secretsKey!.toString('base64'),
+          TEMPORAL_ADDRESS: env.address, TEMPORAL_TASK_QUEUE: queue, PUBLIC_BASE_URL: baseUrl, DATA_DIR: config.dataDir, LOG_LEVEL: 'silent',
+        },
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
+      const exited = once(victim, 'exit');
+      await new Promise<void>((resolve, reject) => {
+        victim.stdout!.on('data', (d: Buffer) => String(d).includes('ready') && resolve());
+        void exited.then(() => reject(new Error('the worker process exited early')));
+      });
+      const s = await structureWithBuild(t.organizationId, { files: { 'structure.py': SLEEP_PROGRAM } });
+      const run = await createStructureRun({ ds, temporal: env.client, config: crashConfig }, callerOf(t), s.structureId, { args: ['600'], env_vars: [] });
+      const userPid = await pidOf(run.run_id);
+      await waitForRun(t.key, run.run_id, (r) => r.status === 'RUNNING');
+      victim.kill('SIGKILL');
+      await exited;
+      return { runId: run.run_id, pid: userPid };
+    });
+    for (let i = 0; i < 100 && processAlive(pid); i++) await new Promise((r) => setTimeout(r, 20));
+    expect(processAlive(pid), 'the user process outlived its worker').to.equal(false);
+
+    // Another worker takes the retry once the heartbeat timeout declares the first one lost.
+    const lostAt = Date.now();
+    const replacement = await createWorker({
+      connection: env.nativeConnection, namespace: env.namespace ?? 'default', taskQueue: queue,
+      deps: { ...activityDeps, config: crashConfig }, workflowBundle, shutdownGraceTime: '1 second',
+    });
+    const ended = await replacement.runUntil(waitForRun(t.key, runId, undefined, 30_000));
+    console.log(`      worker loss recorded ${Date.now() - lostAt} ms after the kill`);
+    expect(ended.status).to.equal('ERROR');
+    expect(ended.status_detail.reason).to.equal('WorkerLost');
+    const events = (await as(t.key).get(`/api/structure-runs/${runId}/events`)).body.events;
+    expect(events.map((e: any) => e.type)).to.deep.equal(['StructureRunStarting', 'StructureRunRunning', 'StructureRunError']);
+  });
+});
