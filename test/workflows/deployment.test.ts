@@ -3,7 +3,6 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { expect } from 'chai';
 import type { Caller } from '../../src/api/http/auth';
 import { Deployment } from '../../src/persistence/entities';
@@ -11,24 +10,12 @@ import { createCodeResource } from '../../src/services/code-resources';
 import { workflowIdOf } from '../../src/temporal/workflow-start';
 import { config, gitRepository } from '../fixtures/projects';
 import { getStack, newTenant, startTimeSkipping } from '../support/stack';
+import { skipWhileActivityRuns } from '../support/time-skipping';
 
 const callerOf = (t: { organizationId: string; userId: string }): Caller => ({
   organizationId: t.organizationId, userId: t.userId, apiKeyId: t.userId, actor: t.userId, runId: null,
 });
 
-/**
- * The Java test server does not skip time while an activity is in progress (each holds a time-skipping
- * lock). Release one lock for the duration of the skip, then take it back.
- */
-async function skipWhileActivityRuns(env: TestWorkflowEnvironment, ms: number) {
-  const { testService } = env.connection as unknown as { testService: { lockTimeSkipping(r: object): Promise<unknown>; unlockTimeSkipping(r: object): Promise<unknown> } };
-  await testService.unlockTimeSkipping({});
-  try {
-    await env.sleep(ms);
-  } finally {
-    await testService.lockTimeSkipping({});
-  }
-}
 
 /** Whether a process whose command line contains `marker` is running. */
 const running = (marker: string) => {

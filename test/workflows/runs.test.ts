@@ -3,7 +3,6 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import path from 'node:path';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { expect } from 'chai';
 import type { Caller } from '../../src/api/http/auth';
@@ -15,6 +14,7 @@ import { structureWithBuild } from '../support/builds';
 import { as } from '../support/client';
 import { processAlive, SLEEP_PROGRAM, waitForRun } from '../support/runs';
 import { getStack, newTenant, startTimeSkipping } from '../support/stack';
+import { skipWhileActivityRuns } from '../support/time-skipping';
 
 const callerOf = (t: { organizationId: string; userId: string }): Caller => ({
   organizationId: t.organizationId, userId: t.userId, apiKeyId: t.userId, actor: t.userId, runId: null,
@@ -29,20 +29,6 @@ async function pidOf(runId: string): Promise<number> {
   throw new Error(`run ${runId} printed no pid`);
 }
 
-/**
- * The Java test server never skips time while an activity is in progress: each one holds a time-skipping
- * lock (neither auto-skipping nor env.sleep() moves the clock; they wait in real time). To let a run's
- * time limit pass while its process runs, release one lock for the duration of the skip and take it back.
- */
-async function skipWhileActivityRuns(env: TestWorkflowEnvironment, ms: number) {
-  const { testService } = env.connection as unknown as { testService: { lockTimeSkipping(r: object): Promise<unknown>; unlockTimeSkipping(r: object): Promise<unknown> } };
-  await testService.unlockTimeSkipping({});
-  try {
-    await env.sleep(ms);
-  } finally {
-    await testService.lockTimeSkipping({});
-  }
-}
 
 describe('structure run workflow', function () {
   this.timeout(120_000);
