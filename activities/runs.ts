@@ -6,6 +6,7 @@ import type { ActivityDeps } from '.';
 import { Run, RunStatus } from '../src/persistence/entities/run';
 import { signalGroup } from '../src/runtime/process/user-process';
 import { superviseUserProcess, SupervisedOutcome } from '../src/runtime/process/supervise';
+import { functionEnding } from '../src/services/function-result';
 import { prepareExecution, RUN_HOME_PREFIX, RunSetupError } from '../src/services/run-execution';
 import { finishRun, isTerminal, markRunning, markStarting, RunEnding } from '../src/services/run-lifecycle';
 import { appendLogs } from '../src/services/run-state';
@@ -66,7 +67,8 @@ export function createRunActivities(deps: ActivityDeps) {
     },
 
     /**
-     * Runs the main file of the run's deployment and answers how it ended. Heartbeats while the process
+     * Runs the main file of the run's deployment (function runs: its handler, through the runtime's shim)
+     * and answers how it ended. Heartbeats while the process
      * runs; on cancellation (or worker shutdown) stops the process group, then rethrows.
      *
      * Retries: a retry that finds the run RUNNING means an earlier attempt's process was started and its
@@ -104,7 +106,8 @@ export function createRunActivities(deps: ActivityDeps) {
           cancelled: ctx.cancelled,
           onLogWriteError: (err) => log.warn({ err, runId: run.run_id }, 'dropped a batch of run logs'),
         });
-        return endingOf(outcome, config.runLimits.logBytes);
+        const ending = endingOf(outcome, config.runLimits.logBytes);
+        return prepared.resultFile ? await functionEnding(ending, prepared.resultFile) : ending;
       } catch (err) {
         // A worker shutting down is not a cancellation of the run: fail this attempt so that the retry (on
         // another worker) records what happened.

@@ -59,6 +59,8 @@ export interface Config {
   runProcess: { heartbeatTimeoutSeconds: number; killGraceMs: number; apiBaseUrl: string };
   /** SSE event streams: keep-alive comment interval and the safety re-check for missed notifications. */
   sse: { keepAliveMs: number; recheckMs: number };
+  /** How long `POST/GET /api/functions/{id}/execute` waits for the run to end before answering 202 with the run. */
+  functionExecuteTimeoutSeconds: number;
   logLevel: string;
   shutdownGraceMs: number;
   /** What `npm start` creates on its first start (empty database). */
@@ -167,6 +169,7 @@ export function loadConfig(env: Env = process.env): Config {
       keepAliveMs: int('SSE_KEEPALIVE_MS', 15_000, 100, 3_600_000),
       recheckMs: int('SSE_RECHECK_MS', 5_000, 100, 3_600_000),
     },
+    functionExecuteTimeoutSeconds: int('FUNCTION_EXECUTE_TIMEOUT_SECONDS', 60, 1, 3600),
     logLevel: str('LOG_LEVEL', 'info'),
     shutdownGraceMs: int('SHUTDOWN_GRACE_MS', 10_000, 0),
     bootstrap: {

@@ -1,6 +1,7 @@
 // The structure run workflow: STARTING, then the process activity racing the run's time limit (a workflow
 // timer, so time-skipping tests can prove it), then the terminal write. A `cancel` signal (the api) and a
 // workflow cancellation (the Temporal UI) both stop the process and end the run CANCELLED.
+// Function runs use this workflow too (id function-run-<uuid>): the activities look at the run's kind.
 import {
   ActivityCancellationType, CancellationScope, defineSignal, isCancellation, proxyActivities, setHandler, sleep,
 } from '@temporalio/workflow';

@@ -14,6 +14,8 @@ export interface BuildManifest {
   mainFile: string;
   /** python3 only: run as `python -m <module>` (config `run.run_as_module`). */
   runAsModule?: boolean;
+  /** Functions only: the function of mainFile a run calls (config `run.handler`, default `handler`). */
+  handler?: string;
   /** Tools only (config `run.init_tool_file` / `run.init_tool_function`). */
   tool?: { initToolFile: string; initToolFunction: string };
 }
@@ -37,4 +39,15 @@ export function mainCommand(m: BuildManifest, args: string[]): { file: string; a
     return { file: m.interpreter, argv: ['-m', module, ...args], cwd: m.workDir };
   }
   return { file: m.interpreter, argv: [m.mainFile, ...args], cwd: m.workDir };
+}
+
+/**
+ * The command of a function run: the runtime's shim (written into the run's HOME) loads the main file and
+ * calls its handler with the event in `inputFile`; the result (or `{error}`) lands in `resultFile`.
+ */
+export function functionCommand(
+  m: BuildManifest,
+  files: { shim: string; input: string; result: string },
+): { file: string; argv: string[]; cwd: string } {
+  return { file: m.interpreter, argv: [files.shim, m.mainFile, m.handler ?? 'handler', files.input, files.result], cwd: m.workDir };
 }

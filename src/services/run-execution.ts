@@ -8,8 +8,9 @@ import type { DataSource } from 'typeorm';
 import type { Config } from '../config';
 import { CodeResource, Deployment, Run } from '../persistence/entities';
 import type { EnvVar } from '../persistence/entities/code-resource';
-import { BuildManifest, mainCommand, readManifest } from '../runtime/manifest';
+import { BuildManifest, functionCommand, mainCommand, readManifest } from '../runtime/manifest';
 import { hasVar, NamedValue, processEnvironment } from '../runtime/process/process-env';
+import { functionRunner } from '../runtime/shims';
 import type { SecretBox } from '../security/secret-box';
 import { createApiKey } from './accounts';
 
@@ -56,11 +57,13 @@ export interface PreparedExecution {
   env: Record<string, string>;
   /** The run's private HOME/TMPDIR; the caller removes it. */
   home: string;
+  /** Function runs: where the shim writes the handler's result (inside `home`). */
+  resultFile?: string;
 }
 
 async function buildOf(ds: DataSource, run: Run): Promise<{ resource: CodeResource; manifest: BuildManifest }> {
   const resource = await ds.getRepository(CodeResource).findOneBy({ resource_id: run.resource_id });
-  if (!resource) throw new RunSetupError('StructureNotFound', 'The structure of this run no longer exists');
+  if (!resource) throw new RunSetupError(run.kind === 'function' ? 'FunctionNotFound' : 'StructureNotFound', `The ${run.kind} of this run no longer exists`);
   const deployment = run.deployment_id ? await ds.getRepository(Deployment).findOneBy({ deployment_id: run.deployment_id }) : null;
   if (!deployment?.build_path) throw new RunSetupError('BuildUnavailable', 'The deployment of this run has no build');
   let manifest: BuildManifest;
@@ -92,9 +95,21 @@ export async function prepareExecution(deps: { ds: DataSource; box: SecretBox; c
     }));
   }
   const home = await fs.mkdtemp(path.join(os.tmpdir(), `${RUN_HOME_PREFIX}${run.run_id.slice(0, 8)}-`));
+  let command = mainCommand(manifest, run.args);
+  let resultFile: string | undefined;
+  if (run.kind === 'function') {
+    // The shim and the event live in HOME (the build directory is immutable and shared by runs).
+    const shim = functionRunner(manifest.runtime);
+    const files = { shim: path.join(home, shim.fileName), input: path.join(home, 'function-input.json'), result: path.join(home, 'function-result.json') };
+    await fs.writeFile(files.shim, shim.source);
+    await fs.writeFile(files.input, JSON.stringify(run.input ?? { body: null, query_params: {} }));
+    command = functionCommand(manifest, files);
+    resultFile = files.result;
+  }
   return {
     manifest,
-    command: mainCommand(manifest, run.args),
+    command,
+    resultFile,
     env: processEnvironment({
       runtime: manifest.runtime, interpreter: manifest.interpreter, home, vars,
       baseUrl: deps.config.runProcess.apiBaseUrl, runId: run.run_id, runApiKey,

@@ -7,7 +7,8 @@ import { appendEvents, transitionRun } from './run-state';
 
 /** How a run ended, as decided by the activity (process outcome) or the workflow (cancel, time limit). */
 export type RunEnding =
-  | { status: 'SUCCEEDED' | 'FAILED'; exitCode: number; message: string | null }
+  /** `output`: function runs only, the handler's JSON result (recorded with output_timestamp = now). */
+  | { status: 'SUCCEEDED' | 'FAILED'; exitCode: number; message: string | null; output?: unknown }
   | { status: 'ERROR'; reason: string; error: string }
   | { status: 'CANCELLED'; requestedBy: string };
 
@@ -60,7 +61,9 @@ export async function finishRun(ds: DataSource, runId: string, ending: RunEnding
   return ds.transaction(async (em) => {
     const completedAt = new Date();
     const detail = statusDetailOf(ending);
-    const moved = await transitionRun(em, runId, ending.status, { status_detail: detail, completed_at: completedAt });
+    const output = 'output' in ending && ending.output !== undefined
+      ? { output: ending.output, output_timestamp: completedAt.getTime() / 1000 } : {};
+    const moved = await transitionRun(em, runId, ending.status, { status_detail: detail, completed_at: completedAt, ...output });
     if (moved) {
       const times = { started_at: iso(moved.started_at), completed_at: iso(completedAt) };
       const event =

@@ -1,6 +1,8 @@
+import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
+import { createApiKey } from '../../src/services/accounts';
 import { as, request } from '../support/client';
-import { newTenant } from '../support/stack';
+import { getStack, newTenant } from '../support/stack';
 
 describe('users, API keys and organizations', () => {
   it('lists the users of the organization with a new key', async () => {
@@ -53,6 +55,42 @@ describe('users, API keys and organizations', () => {
     expect((await api.delete(`/api/api-keys/${created.body.api_key_id}`)).status).to.equal(204);
     expect((await second.get('/api/users')).status).to.equal(401);
     expect((await api.get(`/api/api-keys/${created.body.api_key_id}`)).status).to.equal(404);
+  });
+
+  it("hides a run's own credential: never listed, and 404 to read, change or delete", async () => {
+    const t = await newTenant();
+    const api = as(t.key);
+    const { ds } = getStack();
+    const resourceId = randomUUID();
+    const runId = randomUUID();
+    await ds.query(
+      `INSERT INTO code_resources (resource_id, kind, organization_id, name, description, code, env_vars, created_by)
+       VALUES ($1, 'structure', $2, 's', '', '{"default":{}}', '[]', 'test')`, [resourceId, t.organizationId]);
+    await ds.query(
+      `INSERT INTO runs (run_id, kind, organization_id, resource_id, status, created_by) VALUES ($1, 'structure', $2, $3, 'RUNNING', 'test')`,
+      [runId, t.organizationId, resourceId]);
+    const { key: runKey } = await createApiKey(ds, {
+      organizationId: t.organizationId, userId: t.userId, name: `run ${runId}`, createdBy: 'test', runId,
+    });
+
+    const byUser = await api.get(`/api/users/${t.userId}/api-keys`);
+    expect(byUser.status).to.equal(200);
+    expect(byUser.body.api_keys.map((k: { api_key_id: string }) => k.api_key_id)).to.not.include(runKey.api_key_id);
+    expect(byUser.body.pagination.total_count).to.equal(1);
+    const byOrg = await api.get(`/api/organizations/${t.organizationId}/api-keys`);
+    expect(byOrg.body.api_keys.map((k: { api_key_id: string }) => k.api_key_id)).to.not.include(runKey.api_key_id);
+    expect(byOrg.body.pagination.total_count).to.equal(1);
+
+    for (const res of [
+      await api.get(`/api/api-keys/${runKey.api_key_id}`),
+      await api.patch(`/api/api-keys/${runKey.api_key_id}`, { active: false }),
+      await api.delete(`/api/api-keys/${runKey.api_key_id}`),
+    ]) {
+      expect(res.status).to.equal(404);
+      expect(res.body.type).to.equal('NotFoundError');
+    }
+    const stored: Array<{ active: boolean }> = await ds.query(`SELECT active FROM api_keys WHERE api_key_id = $1`, [runKey.api_key_id]);
+    expect(stored).to.deep.equal([{ active: true }]);
   });
 
   it('creates organization keys and lists every key of the organization', async () => {

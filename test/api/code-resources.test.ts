@@ -2,8 +2,10 @@
 // (secrets, buckets) of the caller's organization only, pagination, isolation and cascading deletes.
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
+import { structureWithBuild } from '../support/builds';
 import { as } from '../support/client';
-import { newTenant } from '../support/stack';
+import { processAlive, SLEEP_PROGRAM } from '../support/runs';
+import { getStack, newTenant } from '../support/stack';
 import { waitForDeployment } from '../fixtures/projects';
 
 const KINDS = [
@@ -128,5 +130,39 @@ describe('structures, functions and tools', () => {
     expect(withSecret.status).to.equal(400);
     const withBucket = await apiB.post('/api/tools', { name: 't', code: { data_lake: { bucket_id: bucketA.body.bucket_id, asset_path: 'a.zip' } } });
     expect(withBucket.status).to.equal(400);
+  });
+
+  it('stops the open runs of a structure it deletes: their processes are gone', async function () {
+    this.timeout(60_000);
+    const t = await newTenant();
+    const api = as(t.key);
+    const s = await structureWithBuild(t.organizationId, { files: { 'structure.py': SLEEP_PROGRAM } });
+    const created = await api.post(`/api/structures/${s.structureId}/runs`, { args: ['600'] });
+    expect(created.status, created.text).to.equal(201);
+    const runId = created.body.structure_run_id;
+    let pid = 0;
+    for (let i = 0; i < 400 && !pid; i++) {
+      const logs = (await api.get(`/api/structure-runs/${runId}/logs`)).body.logs as string[] | undefined;
+      pid = Number(logs?.[0]?.split(' ')[1] ?? 0);
+      if (!pid) await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(processAlive(pid)).to.equal(true);
+
+    expect((await api.delete(`/api/structures/${s.structureId}`)).status).to.equal(204);
+    const deadline = Date.now() + 5_000;
+    while (processAlive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(processAlive(pid)).to.equal(false);
+    expect((await api.get(`/api/structure-runs/${runId}`)).status).to.equal(404);
+    const rows: unknown[] = await getStack().ds.query(`SELECT 1 FROM runs WHERE run_id = $1`, [runId]);
+    expect(rows).to.have.length(0);
+    // The workflow ended too (its CANCELLED write found no row, which is harmless).
+    const handle = getStack().env.client.workflow.getHandle(`structure-run-${runId}`);
+    const wfDeadline = Date.now() + 10_000;
+    let status = (await handle.describe()).status.name;
+    while (status === 'RUNNING' && Date.now() < wfDeadline) {
+      await new Promise((r) => setTimeout(r, 100));
+      status = (await handle.describe()).status.name;
+    }
+    expect(status).to.not.equal('RUNNING');
   });
 });

@@ -18,7 +18,7 @@ const bodies: Record<string, unknown> = {
   CreateStructure: { name: 'x' }, UpdateStructure: { name: 'x' }, CreateStructureDeployment: { force: true },
   CreateFunction: { name: 'x' }, UpdateFunction: { name: 'x' }, CreateFunctionDeployment: { force: true },
   CreateTool: { name: 'x' }, UpdateTool: { name: 'x' }, CreateToolDeployment: { force: true },
-  CreateStructureRun: { args: [] }, CreateEvents: { type: 'x', payload: {}, timestamp: 1 },
+  CreateStructureRun: { args: [] }, CreateFunctionExecutionPost: { any: 'json' }, CreateEvents: { type: 'x', payload: {}, timestamp: 1 },
 };
 
 describe('tenancy: another organization sees nothing', () => {
@@ -45,12 +45,16 @@ describe('tenancy: another organization sees nothing', () => {
     await waitForRun(a.key, run.body.structure_run_id);
     const runEvents = await apiA.get(`/api/structure-runs/${run.body.structure_run_id}/events`);
     const fn = await apiA.post('/api/functions', { name: 'F' });
+    const built = await structureWithBuild(a.organizationId, { kind: 'function', files: { 'f.py': 'def handler(event):\n    return 1\n' }, mainFile: 'f.py' });
+    const executed = await apiA.post(`/api/functions/${built.structureId}/execute`, {});
+    expect(executed.status, executed.text).to.equal(200);
+    const [functionRun] = (await apiA.get(`/api/functions/${built.structureId}/runs`)).body.function_runs;
     const tool = await apiA.post('/api/tools', { name: 'T' });
     const ids: Record<string, string> = {
       organization_id: a.organizationId, user_id: a.userId, api_key_id: keyA.body.api_key_id, invite_id: invite.body.invite_id,
       secret_id: secret.body.secret_id, bucket_id: bucket.bucket_id, name: 'dir/file.txt',
       function_id: fn.body.function_id, tool_id: tool.body.tool_id, deployment_id: structure.deploymentId,
-      structure_id: structure.structureId, structure_run_id: run.body.structure_run_id, event_id: runEvents.body.events[0].event_id,
+      structure_id: structure.structureId, structure_run_id: run.body.structure_run_id, function_run_id: functionRun.function_run_id, event_id: runEvents.body.events[0].event_id,
     };
     const secretsOfA = Object.values(ids).filter((v) => v !== 'dir/file.txt');
 

@@ -33,10 +33,14 @@ export async function structureWithBuild(
     envVars?: EnvVar[];
     webhookEnabled?: boolean;
     name?: string;
+    /** Default 'structure'; 'function' makes a function (the manifest then carries `handler`). */
+    kind?: 'structure' | 'function';
+    handler?: string;
   },
 ): Promise<BuiltStructure> {
   const { ds, config } = getStack();
   const runtime = opts.runtime ?? 'python3';
+  const kind = opts.kind ?? 'structure';
   const now = new Date();
   const structureId = randomUUID();
   const deploymentId = randomUUID();
@@ -50,15 +54,16 @@ export async function structureWithBuild(
     version: 1, runtime, workDir,
     interpreter: runtime === 'python3' ? python3() : process.execPath,
     mainFile: opts.mainFile ?? (runtime === 'python3' ? 'structure.py' : 'structure.mjs'),
+    ...(kind === 'function' ? { handler: opts.handler ?? 'handler' } : {}),
   });
   await ds.getRepository(CodeResource).save({
-    resource_id: structureId, kind: 'structure', organization_id: organizationId, name: opts.name ?? 'test structure',
+    resource_id: structureId, kind, organization_id: organizationId, name: opts.name ?? `test ${kind}`,
     description: '', code: { default: {} }, config_file: null, env_vars: opts.envVars ?? [],
     webhook_enabled: opts.webhookEnabled ?? false, latest_deployment_id: deploymentId,
     created_by: 'test', created_at: now, updated_at: now,
   });
   await ds.getRepository(Deployment).save({
-    deployment_id: deploymentId, organization_id: organizationId, resource_id: structureId, resource_kind: 'structure',
+    deployment_id: deploymentId, organization_id: organizationId, resource_id: structureId, resource_kind: kind,
     status: 'SUCCEEDED', status_detail: null, code_source: { default: {} }, build_path: buildPath,
     created_by: 'test', created_at: now, updated_at: now, completed_at: now,
   });
@@ -66,11 +71,11 @@ export async function structureWithBuild(
 }
 
 /** A structure with no deployment at all (runs of it answer 409). */
-export async function structureWithoutBuild(organizationId: string): Promise<string> {
+export async function structureWithoutBuild(organizationId: string, kind: 'structure' | 'function' = 'structure'): Promise<string> {
   const now = new Date();
   const structureId = randomUUID();
   await getStack().ds.getRepository(CodeResource).save({
-    resource_id: structureId, kind: 'structure', organization_id: organizationId, name: 'undeployed', description: '',
+    resource_id: structureId, kind, organization_id: organizationId, name: 'undeployed', description: '',
     code: { default: {} }, config_file: null, env_vars: [], webhook_enabled: true, latest_deployment_id: null,
     created_by: 'test', created_at: now, updated_at: now,
   });

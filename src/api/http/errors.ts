@@ -9,7 +9,9 @@ export type ErrorType =
   | 'PayloadTooLargeError'
   | 'UnsupportedMediaTypeError'
   | 'InternalError'
-  | 'ServiceUnavailableError';
+  | 'ServiceUnavailableError'
+  /** 502: a function's handler raised, could not be loaded, or its run ended otherwise than SUCCEEDED. */
+  | 'FunctionExecutionError';
 
 export interface ErrorDetail {
   message: string;
@@ -38,3 +40,4 @@ export const payloadTooLarge = (limitBytes: number) =>
   new HttpError(413, 'PayloadTooLargeError', [{ message: `Request body exceeds the limit of ${limitBytes} bytes` }]);
 export const serviceUnavailable = (message: string) =>
   new HttpError(503, 'ServiceUnavailableError', [{ message }]);
+export const functionExecutionError = (message: string) => new HttpError(502, 'FunctionExecutionError', [{ message }]);

@@ -1,6 +1,6 @@
 // Users, API keys and organizations. A key acts in exactly one organization (its own); a user may
 // belong to several and sees all of them in GET /organizations.
-import { In } from 'typeorm';
+import { In, IsNull } from 'typeorm';
 import { ApiKey, Membership, Organization, User } from '../../persistence/entities';
 import { findInOrg, iso, pageInOrg } from '../../persistence/scoped';
 import { createApiKey, isMember, organizationsOfUsers } from '../../services/accounts';
@@ -46,6 +46,8 @@ const ApiKeyList = pageOf('ApiKeyList', 'api_keys', ApiKeySchema);
 const UserList = defineSchema('UserList', { type: 'object', required: ['users'], properties: { users: { type: 'array', items: UserSchema } } });
 const OrganizationList = pageOf('OrganizationList', 'organizations', OrganizationSchema);
 
+// Run-scoped credentials (run_id set) are the platform's, minted for one run and deleted when it ends:
+// they are never listed, read, changed or deleted through these routes.
 export const presentApiKey = (k: ApiKey) => ({
   api_key_id: k.api_key_id,
   active: k.active,
@@ -113,7 +115,7 @@ route({
   responses: { 200: { description: 'API keys', schema: ApiKeyList } },
   handler: async ({ deps, caller, params, page }) => {
     await memberOfCallerOrg(deps, caller, params.user_id);
-    const { items, pagination } = await pageInOrg(deps.ds, ApiKey, caller.organizationId, page, { user_id: params.user_id });
+    const { items, pagination } = await pageInOrg(deps.ds, ApiKey, caller.organizationId, page, { user_id: params.user_id, run_id: IsNull() });
     return { status: 200, body: { api_keys: items.map(presentApiKey), pagination } };
   },
 });
@@ -141,7 +143,7 @@ route({
   responses: { 200: { description: 'API keys', schema: ApiKeyList } },
   handler: async ({ deps, caller, params, page }) => {
     ownOrganization(caller, params.organization_id);
-    const { items, pagination } = await pageInOrg(deps.ds, ApiKey, caller.organizationId, page);
+    const { items, pagination } = await pageInOrg(deps.ds, ApiKey, caller.organizationId, page, { run_id: IsNull() });
     return { status: 200, body: { api_keys: items.map(presentApiKey), pagination } };
   },
 });
@@ -165,7 +167,7 @@ route({
   summary: 'An API key (never its value).', params: { api_key_id: uuid },
   responses: { 200: { description: 'API key', schema: ApiKeySchema } },
   handler: async ({ deps, caller, params }) => {
-    const key = await findInOrg(deps.ds, ApiKey, caller.organizationId, { api_key_id: params.api_key_id }, 'API key');
+    const key = await findInOrg(deps.ds, ApiKey, caller.organizationId, { api_key_id: params.api_key_id, run_id: IsNull() }, 'API key');
     return { status: 200, body: presentApiKey(key) };
   },
 });
@@ -176,7 +178,7 @@ route({
   params: { api_key_id: uuid }, body: UpdateApiKeyBody,
   responses: { 200: { description: 'API key', schema: ApiKeySchema } },
   handler: async ({ deps, caller, params, body }) => {
-    const key = await findInOrg(deps.ds, ApiKey, caller.organizationId, { api_key_id: params.api_key_id }, 'API key');
+    const key = await findInOrg(deps.ds, ApiKey, caller.organizationId, { api_key_id: params.api_key_id, run_id: IsNull() }, 'API key');
     if (body.name !== undefined) key.name = body.name;
     if (body.active !== undefined) key.active = body.active;
     key.updated_at = new Date();
@@ -190,7 +192,7 @@ route({
   summary: 'Deletes a key; it gets 401 from then on.', params: { api_key_id: uuid },
   responses: { 204: { description: 'Deleted' } },
   handler: async ({ deps, caller, params }) => {
-    const key = await findInOrg(deps.ds, ApiKey, caller.organizationId, { api_key_id: params.api_key_id }, 'API key');
+    const key = await findInOrg(deps.ds, ApiKey, caller.organizationId, { api_key_id: params.api_key_id, run_id: IsNull() }, 'API key');
     await deps.ds.getRepository(ApiKey).delete({ api_key_id: key.api_key_id });
     return { status: 204 };
   },

@@ -147,10 +147,10 @@ function declare(k: KindSpec): void {
 
   route({
     operationId: `Delete${Label}`, method: 'delete', path: `${k.path}/{${idParam}}`, tag, params,
-    summary: `Deletes a ${k.kind} with its deployments${k.kind === 'structure' ? ' and runs' : ''}.`,
+    summary: `Deletes a ${k.kind} with its deployments${k.kind === 'structure' ? ' and runs' : ''}. Its open runs are cancelled first (their processes stop; bounded wait).`,
     responses: { 204: { description: 'Deleted' } },
     handler: async ({ deps, caller, params: p }) => {
-      await deleteCodeResource(deps.ds, await findCodeResource(deps.ds, caller, k.kind, p[idParam]));
+      await deleteCodeResource(deps, caller, await findCodeResource(deps.ds, caller, k.kind, p[idParam]));
       return { status: 204 };
     },
   });

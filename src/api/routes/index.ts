@@ -2,8 +2,10 @@
 import './accounts';
 import './buckets';
 import './code-resources';
+import './dashboard';
 import './deployments';
 import './events';
+import './function-runs';
 import './invites';
 import './platform';
 import './runs';

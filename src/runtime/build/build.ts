@@ -110,6 +110,7 @@ export async function buildProject(ctx: BuildContext, config: DeployConfig): Pro
     mainFile: path.relative(config.workDir, config.mainFile),
     ...(python && config.runAsModule ? { runAsModule: true } : {}),
     ...(config.tool ? { tool: config.tool } : {}),
+    ...(config.handler ? { handler: config.handler } : {}),
   };
   await writeManifest(ctx.buildPath, manifest);
   return manifest;

@@ -25,6 +25,8 @@ export interface DeployConfig {
   mainFile: string;
   runAsModule: boolean;
   tool?: { initToolFile: string; initToolFunction: string };
+  /** Functions: `run.handler`, the function of the main file that is called (default `handler`). */
+  handler?: string;
 }
 
 const invalid = (file: string, message: string) => new DeploymentFailure('InvalidConfig', `${file}: ${message}`);
@@ -103,7 +105,13 @@ export async function readDeployConfig(sourceRoot: string, configFile: string, k
     mainGiven = optionalString(run, 'main_file', configFile, 'run.');
     if (!mainGiven) throw invalid(configFile, '`run.main_file` is required');
   }
+  let handler: string | undefined;
+  if (kind === 'function') {
+    handler = optionalString(run, 'handler', configFile, 'run.') ?? 'handler';
+    // An identifier: it is passed as an argv string and looked up as an attribute/export, never evaluated.
+    if (!/^[A-Za-z_$][A-Za-z0-9_$]*$/.test(handler)) throw invalid(configFile, '`run.handler` must be a function name');
+  }
   const mainFile = await inSource(mainGiven, kind === 'tool' ? 'run.tool_file' : 'run.main_file');
   await requireFile(mainFile, mainGiven, kind === 'tool' ? 'run.tool_file' : 'run.main_file');
-  return { runtime, runtimeVersion, workDir, build: buildPaths, mainFile, runAsModule, tool };
+  return { runtime, runtimeVersion, workDir, build: buildPaths, mainFile, runAsModule, tool, ...(handler ? { handler } : {}) };
 }

@@ -1,0 +1,124 @@
+// Function runs: executing a function runs its handler once (a run of kind 'function' through the run
+// workflow) and answers with the handler's result; runs are listed and read like structure runs.
+import type { DataSource } from 'typeorm';
+import { RUN_STATUSES, Run } from '../../persistence/entities/run';
+import { iso } from '../../persistence/scoped';
+import {
+  executeFunction, findFunctionRun, functionRunLogs, listFunctionRuns, queryParamsOf, runtimePathsOf,
+} from '../../services/function-runs';
+import { functionExecutionError } from '../http/errors';
+import { route } from '../http/route';
+import { EnvVarSchema } from './code-resources';
+import { defineSchema, nullableTimestamp, pageOf, timestamp, uuid } from '../schemas/registry';
+
+const TAG = 'Function runs';
+
+export const FunctionRunSchema = defineSchema('FunctionRun', {
+  type: 'object',
+  required: ['function_run_id', 'function_id', 'status', 'input', 'runtime_path', 'created_at', 'created_by', 'updated_at', 'started_at', 'completed_at'],
+  properties: {
+    function_run_id: uuid, function_id: uuid, deployment_id: uuid,
+    status: { type: 'string', enum: [...RUN_STATUSES] },
+    status_detail: { description: 'SUCCEEDED/FAILED: `{reason: "Completed", message, exit_code}` (FAILED message: `<ErrorType>: <message>` of what the handler raised); ERROR: `{reason, error}`.' },
+    input: { description: 'The event the handler received: `{body, query_params}`.' },
+    runtime_path: { type: 'string', description: 'Absolute path of the deployment\'s main file (whose handler runs) on the workers.' },
+    env_vars: { type: 'array', items: EnvVarSchema },
+    output: { description: 'The handler\'s JSON result (SUCCEEDED runs).' },
+    output_timestamp: { type: 'number', description: 'When the output was recorded (epoch seconds).' },
+    created_by: { type: 'string' }, created_at: timestamp, updated_at: timestamp,
+    started_at: nullableTimestamp, completed_at: nullableTimestamp,
+  },
+});
+
+const present = (r: Run, runtimePath: string) => ({
+  function_run_id: r.run_id,
+  function_id: r.resource_id,
+  ...(r.deployment_id ? { deployment_id: r.deployment_id } : {}),
+  status: r.status,
+  ...(r.status_detail != null ? { status_detail: r.status_detail } : {}),
+  input: r.input,
+  runtime_path: runtimePath,
+  env_vars: r.env_vars,
+  ...(r.output_timestamp != null ? { output: r.output, output_timestamp: r.output_timestamp } : {}),
+  created_by: r.created_by,
+  created_at: iso(r.created_at),
+  updated_at: iso(r.updated_at),
+  started_at: iso(r.started_at),
+  completed_at: iso(r.completed_at),
+});
+
+/** runtime_path needs the deployments' manifests: one query (and cached reads) per page, not per run. */
+async function presentAll(ds: DataSource, runs: Run[]) {
+  const paths = await runtimePathsOf(ds, runs);
+  return runs.map((r) => present(r, paths.get(r.run_id) ?? ''));
+}
+export const presentFunctionRun = async (ds: DataSource, run: Run) => (await presentAll(ds, [run]))[0];
+
+const runPath = { function_run_id: uuid };
+
+for (const method of ['get', 'post'] as const) {
+  route({
+    operationId: method === 'get' ? 'CreateFunctionExecutionGet' : 'CreateFunctionExecutionPost',
+    method, path: '/functions/{function_id}/execute', tag: TAG,
+    summary: 'Runs the handler (`run.handler`, default `handler`) of the function\'s latest successful deployment once '
+      + 'with the event `{body, query_params}`: `body` is the JSON request body (POST; an empty body is `{}`; GET: null), '
+      + '`query_params` the query string as strings (a repeated key keeps its last value). 200 with the handler\'s JSON '
+      + 'result. 502 FunctionExecutionError when the handler raised, could not be loaded or the run ended otherwise '
+      + '(the message names the function run, whose logs hold the traceback). 202 with the FunctionRun when it has not '
+      + 'ended within FUNCTION_EXECUTE_TIMEOUT_SECONDS (poll GET /function-runs/{id}). 409 without a successful deployment.',
+    params: { function_id: uuid },
+    ...(method === 'post' ? { body: {} } : {}),
+    responses: {
+      200: { description: 'The handler\'s result (any JSON)', schema: {} },
+      202: { description: 'Still running: the run to poll', schema: FunctionRunSchema },
+    },
+    handler: async ({ ctx, deps, caller, params, body }) => {
+      const input = { body: method === 'post' ? body : null, query_params: queryParamsOf(ctx.query as Record<string, string | string[]>) };
+      const run = await executeFunction(deps, caller, params.function_id, input);
+      if (run.status === 'SUCCEEDED') return { status: 200, body: run.output ?? null };
+      if (run.status === 'QUEUED' || run.status === 'STARTING' || run.status === 'RUNNING') {
+        return { status: 202, body: await presentFunctionRun(deps.ds, run) };
+      }
+      const detail = (run.status_detail ?? {}) as { message?: string | null; error?: string };
+      throw functionExecutionError(
+        `Function run ${run.run_id} ended ${run.status}: ${detail.message ?? detail.error ?? 'no detail'}`,
+      );
+    },
+  });
+}
+
+route({
+  operationId: 'ListFunctionRuns', method: 'get', path: '/functions/{function_id}/runs', tag: TAG, paged: true,
+  summary: 'Runs of a function, newest first; `status` filters (`status=A,B` or repeated).',
+  params: { function_id: uuid },
+  query: { status: { type: 'array', items: { type: 'string', enum: [...RUN_STATUSES] } } },
+  responses: { 200: { description: 'Runs', schema: pageOf('FunctionRunList', 'function_runs', FunctionRunSchema) } },
+  handler: async ({ deps, caller, params, page, query }) => {
+    const { items, pagination } = await listFunctionRuns(deps.ds, caller, params.function_id, page, query.status);
+    return { status: 200, body: { function_runs: await presentAll(deps.ds, items), pagination } };
+  },
+});
+
+route({
+  operationId: 'GetFunctionRun', method: 'get', path: '/function-runs/{function_run_id}', tag: TAG, runScoped: true,
+  summary: 'A function run.', params: runPath,
+  responses: { 200: { description: 'Run', schema: FunctionRunSchema } },
+  handler: async ({ deps, caller, params }) => ({
+    status: 200, body: await presentFunctionRun(deps.ds, await findFunctionRun(deps.ds, caller, params.function_run_id)),
+  }),
+});
+
+route({
+  operationId: 'ListFunctionRunLogs', method: 'get', path: '/function-runs/{function_run_id}/logs', tag: TAG,
+  summary: 'The run\'s stdout and stderr lines (a handler\'s prints and tracebacks), in the order they were read.',
+  params: runPath,
+  responses: {
+    200: {
+      description: 'Log lines',
+      schema: defineSchema('FunctionRunLogs', { type: 'object', required: ['logs'], properties: { logs: { type: 'array', items: { type: 'string' } } } }),
+    },
+  },
+  handler: async ({ deps, caller, params }) => ({
+    status: 200, body: { logs: await functionRunLogs(deps.ds, caller, params.function_run_id) },
+  }),
+});

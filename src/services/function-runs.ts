@@ -1,0 +1,134 @@
+// Function runs as the api sees them. A function run is a row of `runs` (kind 'function') driven by the same
+// workflow as a structure run (structureRunWorkflow, id function-run-<uuid>); only the command differs (the
+// runtime's shim calls the handler, see run-execution.ts) and the output comes from the shim's result file.
+import { randomUUID } from 'node:crypto';
+import path from 'node:path';
+import type { DataSource } from 'typeorm';
+import type { Caller } from '../api/http/auth';
+import { conflict, notFound } from '../api/http/errors';
+import { PageRequest, paginate, Pagination, skipTake } from '../api/http/pagination';
+import { CodeResource, Run } from '../persistence/entities';
+import { RunStatus } from '../persistence/entities/run';
+import { readManifest } from '../runtime/manifest';
+import type { StructureRunWorkflowInput } from '../../workflows/runs';
+import { latestSuccessfulDeployment } from './deployments';
+import { isTerminal } from './run-lifecycle';
+import { assertRunAccess, RunsDeps } from './runs';
+import { insertAndStart, waitFor } from './workflow-records';
+
+/** The event a handler receives. */
+export interface FunctionInput {
+  body: unknown;
+  query_params: Record<string, string>;
+}
+
+export async function findFunction(ds: DataSource, caller: Caller, functionId: string): Promise<CodeResource> {
+  const fn = await ds.getRepository(CodeResource).findOneBy({ resource_id: functionId, organization_id: caller.organizationId, kind: 'function' });
+  if (!fn) throw notFound('Function');
+  return fn;
+}
+
+export async function findFunctionRun(ds: DataSource, caller: Caller, runId: string): Promise<Run> {
+  assertRunAccess(caller, runId);
+  const run = await ds.getRepository(Run).findOneBy({ run_id: runId, organization_id: caller.organizationId, kind: 'function' });
+  if (!run) throw notFound('Function run');
+  return run;
+}
+
+/** Query parameters as handlers see them: strings; a repeated key keeps its last value. */
+export function queryParamsOf(query: Record<string, string | string[] | undefined>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(query)) {
+    if (v === undefined) continue;
+    out[k] = Array.isArray(v) ? v[v.length - 1] : v;
+  }
+  return out;
+}
+
+/** Inserts the run (QUEUED) and starts its workflow; 409 when the function has no successful deployment. */
+export async function createFunctionRun(deps: RunsDeps, caller: Caller, functionId: string, input: FunctionInput): Promise<Run> {
+  const fn = await findFunction(deps.ds, caller, functionId);
+  const deployment = await latestSuccessfulDeployment(deps.ds, fn.resource_id);
+  if (!deployment) {
+    throw conflict(`Function ${fn.resource_id} has no successful deployment yet: deploy it and wait for status SUCCEEDED before executing it`);
+  }
+  const now = new Date();
+  const run: Run = {
+    run_id: randomUUID(), kind: 'function', organization_id: caller.organizationId, resource_id: fn.resource_id,
+    deployment_id: deployment.deployment_id, status: 'QUEUED', status_detail: null, args: [], env_vars: [],
+    input, output: null, output_timestamp: null, started_at: null, completed_at: null,
+    created_by: caller.actor, created_at: now, updated_at: now,
+  };
+  const workflowInput: StructureRunWorkflowInput = {
+    runId: run.run_id,
+    timeLimitSeconds: deps.config.runLimits.timeSeconds,
+    heartbeatTimeoutSeconds: deps.config.runProcess.heartbeatTimeoutSeconds,
+  };
+  return insertAndStart(deps.ds, deps.temporal, {
+    taskQueue: deps.config.temporal.taskQueue,
+    resource: { kind: 'function-run', id: run.run_id, organizationId: run.organization_id, summary: `Run of function ${fn.name}` },
+    insert: (em) => em.getRepository(Run).save(run),
+    workflowType: 'structureRunWorkflow',
+    args: [workflowInput],
+  });
+}
+
+/** Creates a run and waits (up to FUNCTION_EXECUTE_TIMEOUT_SECONDS) for it to end; returns the latest record. */
+export async function executeFunction(deps: RunsDeps, caller: Caller, functionId: string, input: FunctionInput): Promise<Run> {
+  const run = await createFunctionRun(deps, caller, functionId, input);
+  return waitFor(
+    () => deps.ds.getRepository(Run).findOneByOrFail({ run_id: run.run_id }),
+    (r) => isTerminal(r.status),
+    deps.config.functionExecuteTimeoutSeconds * 1000,
+  );
+}
+
+export async function listFunctionRuns(
+  ds: DataSource, caller: Caller, functionId: string, page: PageRequest, statuses: RunStatus[] | undefined,
+): Promise<{ items: Run[]; pagination: Pagination }> {
+  const fn = await findFunction(ds, caller, functionId);
+  const q = ds.getRepository(Run).createQueryBuilder('r')
+    .where('r.resource_id = :id AND r.organization_id = :org', { id: fn.resource_id, org: caller.organizationId });
+  if (statuses?.length) q.andWhere('r.status IN (:...statuses)', { statuses });
+  const { skip, take } = skipTake(page);
+  const [items, total] = await q.orderBy('r.created_at', 'DESC').addOrderBy('r.run_id', 'DESC').offset(skip).limit(take).getManyAndCount();
+  return { items, pagination: paginate(page, total) };
+}
+
+export async function functionRunLogs(ds: DataSource, caller: Caller, runId: string): Promise<string[]> {
+  const run = await findFunctionRun(ds, caller, runId);
+  const rows: Array<{ line: string }> = await ds.query(`SELECT line FROM run_logs WHERE run_id = $1 ORDER BY seq`, [run.run_id]);
+  return rows.map((r) => r.line);
+}
+
+/** Build directories are immutable, so a deployment's runtime path never changes once read. */
+const runtimePathCache = new Map<string, string>();
+
+/**
+ * `runtime_path` of each run: the absolute path of its deployment's main file (the file whose handler runs);
+ * the build directory when its manifest cannot be read (a deployment deleted from disk), else ''.
+ */
+export async function runtimePathsOf(ds: DataSource, runs: Run[]): Promise<Map<string, string>> {
+  const fallback = new Map<string, string>();
+  const missing = [...new Set(runs.map((r) => r.deployment_id).filter((id): id is string => !!id && !runtimePathCache.has(id)))];
+  if (missing.length) {
+    const rows: Array<{ deployment_id: string; build_path: string | null }> = await ds.query(
+      `SELECT deployment_id, build_path FROM deployments WHERE deployment_id = ANY($1::uuid[])`, [missing],
+    );
+    for (const row of rows) {
+      if (!row.build_path) continue;
+      try {
+        const m = await readManifest(row.build_path);
+        runtimePathCache.set(row.deployment_id, path.join(m.workDir, m.mainFile));
+      } catch {
+        fallback.set(row.deployment_id, row.build_path); // not cached: the build may come back
+      }
+    }
+  }
+  const out = new Map<string, string>();
+  for (const r of runs) {
+    const id = r.deployment_id ?? '';
+    out.set(r.run_id, runtimePathCache.get(id) ?? fallback.get(id) ?? '');
+  }
+  return out;
+}
