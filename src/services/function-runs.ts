@@ -1,20 +1,17 @@
 // Function runs as the api sees them. A function run is a row of `runs` (kind 'function') driven by the same
 // workflow as a structure run (structureRunWorkflow, id function-run-<uuid>); only the command differs (the
 // runtime's shim calls the handler, see run-execution.ts) and the output comes from the shim's result file.
-import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import type { DataSource } from 'typeorm';
 import type { Caller } from '../api/http/auth';
-import { conflict, notFound } from '../api/http/errors';
+import { notFound } from '../api/http/errors';
 import { PageRequest, paginate, Pagination, skipTake } from '../api/http/pagination';
 import { CodeResource, Run } from '../persistence/entities';
 import { RunStatus } from '../persistence/entities/run';
 import { readManifest } from '../runtime/manifest';
-import type { StructureRunWorkflowInput } from '../../workflows/runs';
-import { latestSuccessfulDeployment } from './deployments';
 import { isTerminal } from './run-lifecycle';
-import { assertRunAccess, RunsDeps } from './runs';
-import { insertAndStart, waitFor } from './workflow-records';
+import { assertRunAccess, RunsDeps, startRun } from './runs';
+import { waitFor } from './workflow-records';
 
 /** The event a handler receives. */
 export interface FunctionInput {
@@ -48,29 +45,7 @@ export function queryParamsOf(query: Record<string, string | string[] | undefine
 /** Inserts the run (QUEUED) and starts its workflow; 409 when the function has no successful deployment. */
 export async function createFunctionRun(deps: RunsDeps, caller: Caller, functionId: string, input: FunctionInput): Promise<Run> {
   const fn = await findFunction(deps.ds, caller, functionId);
-  const deployment = await latestSuccessfulDeployment(deps.ds, fn.resource_id);
-  if (!deployment) {
-    throw conflict(`Function ${fn.resource_id} has no successful deployment yet: deploy it and wait for status SUCCEEDED before executing it`);
-  }
-  const now = new Date();
-  const run: Run = {
-    run_id: randomUUID(), kind: 'function', organization_id: caller.organizationId, resource_id: fn.resource_id,
-    deployment_id: deployment.deployment_id, status: 'QUEUED', status_detail: null, args: [], env_vars: [],
-    input, output: null, output_timestamp: null, started_at: null, completed_at: null,
-    created_by: caller.actor, created_at: now, updated_at: now,
-  };
-  const workflowInput: StructureRunWorkflowInput = {
-    runId: run.run_id,
-    timeLimitSeconds: deps.config.runLimits.timeSeconds,
-    heartbeatTimeoutSeconds: deps.config.runProcess.heartbeatTimeoutSeconds,
-  };
-  return insertAndStart(deps.ds, deps.temporal, {
-    taskQueue: deps.config.temporal.taskQueue,
-    resource: { kind: 'function-run', id: run.run_id, organizationId: run.organization_id, summary: `Run of function ${fn.name}` },
-    insert: (em) => em.getRepository(Run).save(run),
-    workflowType: 'structureRunWorkflow',
-    args: [workflowInput],
-  });
+  return startRun(deps, caller, fn, { args: [], envVars: [], input });
 }
 
 /** Creates a run and waits (up to FUNCTION_EXECUTE_TIMEOUT_SECONDS) for it to end; returns the latest record. */

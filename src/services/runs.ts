@@ -83,15 +83,28 @@ export async function createStructureRun(
   checkExecStrings(input.args, envVars, '/body');
   const structure = await findStructure(deps.ds, caller, structureId);
   await checkSecretRefs(deps.ds, caller, envVars);
-  const deployment = await latestSuccessfulDeployment(deps.ds, structure.resource_id);
+  return startRun(deps, caller, structure, { args: input.args, envVars, input: null });
+}
+
+/**
+ * The one way a run of a structure, function or tool begins: on the resource's latest SUCCEEDED deployment
+ * (409 without one), as a QUEUED row inserted together with its workflow (`<kind>-run-<uuid>`).
+ */
+export async function startRun(
+  deps: RunsDeps,
+  caller: Caller,
+  resource: CodeResource,
+  fields: { args: string[]; envVars: EnvVar[]; input: unknown },
+): Promise<Run> {
+  const deployment = await latestSuccessfulDeployment(deps.ds, resource.resource_id);
   if (!deployment) {
-    throw conflict(`Structure ${structure.resource_id} has no successful deployment yet: deploy it and wait for status SUCCEEDED before running it`);
+    throw conflict(`The ${resource.kind} ${resource.resource_id} has no successful deployment yet: deploy it and wait for status SUCCEEDED first`);
   }
   const now = new Date();
   const run: Run = {
-    run_id: randomUUID(), kind: 'structure', organization_id: caller.organizationId, resource_id: structure.resource_id,
-    deployment_id: deployment.deployment_id, status: 'QUEUED', status_detail: null, args: input.args, env_vars: envVars,
-    input: null, output: null, output_timestamp: null, started_at: null, completed_at: null,
+    run_id: randomUUID(), kind: resource.kind, organization_id: caller.organizationId, resource_id: resource.resource_id,
+    deployment_id: deployment.deployment_id, status: 'QUEUED', status_detail: null, args: fields.args, env_vars: fields.envVars,
+    input: fields.input, output: null, output_timestamp: null, started_at: null, completed_at: null,
     created_by: caller.actor, created_at: now, updated_at: now,
   };
   const workflowInput: StructureRunWorkflowInput = {
@@ -101,8 +114,9 @@ export async function createStructureRun(
   };
   return insertAndStart(deps.ds, deps.temporal, {
     taskQueue: deps.config.temporal.taskQueue,
-    resource: { kind: 'structure-run', id: run.run_id, organizationId: run.organization_id, summary: `Run of structure ${structure.name}` },
+    resource: { kind: `${resource.kind}-run`, id: run.run_id, organizationId: run.organization_id, summary: `Run of ${resource.kind} ${resource.name}` },
     insert: (em) => em.getRepository(Run).save(run),
+    // One workflow type drives every kind of run; the execution activity picks the command by run kind.
     workflowType: 'structureRunWorkflow',
     args: [workflowInput],
   });
