@@ -23,19 +23,36 @@ const RUN_FROM: Record<RunStatus, RunStatus[]> = {
 
 export type RunChanges = Partial<Pick<Run, 'status_detail' | 'started_at' | 'completed_at' | 'output' | 'output_timestamp' | 'deployment_id'>>;
 
-/** Moves a run to `to` if that is forward from its current status; returns the updated row, or undefined. */
-export async function transitionRun(em: EntityManager, runId: string, to: RunStatus, changes: RunChanges = {}): Promise<Run | undefined> {
+/** JSON columns are passed as text so pg does not turn arrays into PostgreSQL arrays. */
+const JSON_COLUMNS = new Set(['status_detail', 'output', 'code_source']);
+
+/**
+ * The guarded transition: `UPDATE <table> SET status = to, ... WHERE id AND status IN (from)`. It only
+ * moves forward and never leaves a terminal state; true when the row moved.
+ */
+async function guardedTransition(
+  em: EntityManager,
+  target: { table: 'runs' | 'deployments'; idColumn: string; id: string },
+  to: string,
+  from: string[],
+  changes: Record<string, unknown>,
+): Promise<boolean> {
   const sets = ['status = $2', 'updated_at = now()'];
-  const values: unknown[] = [runId, to, RUN_FROM[to]];
+  const values: unknown[] = [target.id, to, from];
   for (const [column, value] of Object.entries(changes)) {
-    values.push(column === 'status_detail' || column === 'output' ? JSON.stringify(value) : value);
+    values.push(JSON_COLUMNS.has(column) ? JSON.stringify(value) : value);
     sets.push(`${column} = $${values.length}`);
   }
   const [rows] = await em.query(
-    `UPDATE runs SET ${sets.join(', ')} WHERE run_id = $1 AND status = ANY($3::text[]) RETURNING run_id`,
+    `UPDATE ${target.table} SET ${sets.join(', ')} WHERE ${target.idColumn} = $1 AND status = ANY($3::text[]) RETURNING 1`,
     values,
   );
-  if (!rows.length) return undefined;
+  return rows.length > 0;
+}
+
+/** Moves a run to `to` if that is forward from its current status; returns the updated row, or undefined. */
+export async function transitionRun(em: EntityManager, runId: string, to: RunStatus, changes: RunChanges = {}): Promise<Run | undefined> {
+  if (!(await guardedTransition(em, { table: 'runs', idColumn: 'run_id', id: runId }, to, RUN_FROM[to], changes))) return undefined;
   await em.query(`SELECT pg_notify($1, $2)`, [RUN_CHANNEL, runId]);
   return em.getRepository(Run).findOneByOrFail({ run_id: runId });
 }
@@ -108,15 +125,5 @@ export async function transitionDeployment(
   to: DeploymentStatus,
   changes: { status_detail?: unknown; build_path?: string; code_source?: unknown; completed_at?: Date } = {},
 ): Promise<boolean> {
-  const sets = ['status = $2', 'updated_at = now()'];
-  const values: unknown[] = [deploymentId, to, DEPLOYMENT_FROM[to]];
-  for (const [column, value] of Object.entries(changes)) {
-    values.push(column === 'status_detail' || column === 'code_source' ? JSON.stringify(value) : value);
-    sets.push(`${column} = $${values.length}`);
-  }
-  const [rows] = await em.query(
-    `UPDATE deployments SET ${sets.join(', ')} WHERE deployment_id = $1 AND status = ANY($3::text[]) RETURNING deployment_id`,
-    values,
-  );
-  return rows.length > 0;
+  return guardedTransition(em, { table: 'deployments', idColumn: 'deployment_id', id: deploymentId }, to, DEPLOYMENT_FROM[to], changes);
 }
