@@ -51,3 +51,17 @@ export function functionCommand(
 ): { file: string; argv: string[]; cwd: string } {
   return { file: m.interpreter, argv: [files.shim, m.mainFile, m.handler ?? 'handler', files.input, files.result], cwd: m.workDir };
 }
+
+/**
+ * The command of a tool run (python3): the tool shim (in the run's HOME) loads `tool.initToolFile`, calls
+ * `tool.initToolFunction()` and either describes the tool or runs one activity with the params in `paramsFile`.
+ */
+export function toolCommand(
+  m: BuildManifest,
+  files: { shim: string; result: string; params: string },
+  call: { describe: true } | { activity: string },
+): { file: string; argv: string[]; cwd: string } {
+  const init = m.tool ?? { initToolFile: m.mainFile, initToolFunction: 'init_tool' };
+  const mode = 'activity' in call ? ['run', call.activity, files.params] : ['describe'];
+  return { file: m.interpreter, argv: [files.shim, init.initToolFile, init.initToolFunction, files.result, ...mode], cwd: m.workDir };
+}

@@ -19,18 +19,25 @@ export interface FunctionInput {
   query_params: Record<string, string>;
 }
 
-export async function findFunction(ds: DataSource, caller: Caller, functionId: string): Promise<CodeResource> {
-  const fn = await ds.getRepository(CodeResource).findOneBy({ resource_id: functionId, organization_id: caller.organizationId, kind: 'function' });
-  if (!fn) throw notFound('Function');
-  return fn;
+/** Kinds of run that invoke code once and answer with its result (shared by function and tool runs). */
+export type InvocationKind = 'function' | 'tool';
+const LABEL: Record<InvocationKind, string> = { function: 'Function', tool: 'Tool' };
+
+export async function findResourceOfKind(ds: DataSource, caller: Caller, kind: InvocationKind, id: string): Promise<CodeResource> {
+  const resource = await ds.getRepository(CodeResource).findOneBy({ resource_id: id, organization_id: caller.organizationId, kind });
+  if (!resource) throw notFound(LABEL[kind]);
+  return resource;
 }
 
-export async function findFunctionRun(ds: DataSource, caller: Caller, runId: string): Promise<Run> {
+export async function findRunOfKind(ds: DataSource, caller: Caller, kind: InvocationKind, runId: string): Promise<Run> {
   assertRunAccess(caller, runId);
-  const run = await ds.getRepository(Run).findOneBy({ run_id: runId, organization_id: caller.organizationId, kind: 'function' });
-  if (!run) throw notFound('Function run');
+  const run = await ds.getRepository(Run).findOneBy({ run_id: runId, organization_id: caller.organizationId, kind });
+  if (!run) throw notFound(`${LABEL[kind]} run`);
   return run;
 }
+
+export const findFunction = (ds: DataSource, caller: Caller, functionId: string) => findResourceOfKind(ds, caller, 'function', functionId);
+export const findFunctionRun = (ds: DataSource, caller: Caller, runId: string) => findRunOfKind(ds, caller, 'function', runId);
 
 /** Query parameters as handlers see them: strings; a repeated key keeps its last value. */
 export function queryParamsOf(query: Record<string, string | string[] | undefined>): Record<string, string> {
@@ -50,7 +57,12 @@ export async function createFunctionRun(deps: RunsDeps, caller: Caller, function
 
 /** Creates a run and waits (up to FUNCTION_EXECUTE_TIMEOUT_SECONDS) for it to end; returns the latest record. */
 export async function executeFunction(deps: RunsDeps, caller: Caller, functionId: string, input: FunctionInput): Promise<Run> {
-  const run = await createFunctionRun(deps, caller, functionId, input);
+  return startAndWait(deps, caller, await findFunction(deps.ds, caller, functionId), input);
+}
+
+/** Starts a run of `resource` with `input` and waits (up to FUNCTION_EXECUTE_TIMEOUT_SECONDS) for it to end. */
+export async function startAndWait(deps: RunsDeps, caller: Caller, resource: CodeResource, input: unknown): Promise<Run> {
+  const run = await startRun(deps, caller, resource, { args: [], envVars: [], input });
   return waitFor(
     () => deps.ds.getRepository(Run).findOneByOrFail({ run_id: run.run_id }),
     (r) => isTerminal(r.status),
@@ -58,23 +70,28 @@ export async function executeFunction(deps: RunsDeps, caller: Caller, functionId
   );
 }
 
-export async function listFunctionRuns(
-  ds: DataSource, caller: Caller, functionId: string, page: PageRequest, statuses: RunStatus[] | undefined,
+export async function listRunsOfKind(
+  ds: DataSource, caller: Caller, kind: InvocationKind, resourceId: string, page: PageRequest, statuses: RunStatus[] | undefined,
 ): Promise<{ items: Run[]; pagination: Pagination }> {
-  const fn = await findFunction(ds, caller, functionId);
+  const resource = await findResourceOfKind(ds, caller, kind, resourceId);
   const q = ds.getRepository(Run).createQueryBuilder('r')
-    .where('r.resource_id = :id AND r.organization_id = :org', { id: fn.resource_id, org: caller.organizationId });
+    .where('r.resource_id = :id AND r.organization_id = :org', { id: resource.resource_id, org: caller.organizationId });
   if (statuses?.length) q.andWhere('r.status IN (:...statuses)', { statuses });
   const { skip, take } = skipTake(page);
   const [items, total] = await q.orderBy('r.created_at', 'DESC').addOrderBy('r.run_id', 'DESC').offset(skip).limit(take).getManyAndCount();
   return { items, pagination: paginate(page, total) };
 }
 
-export async function functionRunLogs(ds: DataSource, caller: Caller, runId: string): Promise<string[]> {
-  const run = await findFunctionRun(ds, caller, runId);
+export const listFunctionRuns = (ds: DataSource, caller: Caller, functionId: string, page: PageRequest, statuses: RunStatus[] | undefined) =>
+  listRunsOfKind(ds, caller, 'function', functionId, page, statuses);
+
+export async function runLogsOfKind(ds: DataSource, caller: Caller, kind: InvocationKind, runId: string): Promise<string[]> {
+  const run = await findRunOfKind(ds, caller, kind, runId);
   const rows: Array<{ line: string }> = await ds.query(`SELECT line FROM run_logs WHERE run_id = $1 ORDER BY seq`, [run.run_id]);
   return rows.map((r) => r.line);
 }
+
+export const functionRunLogs = (ds: DataSource, caller: Caller, runId: string) => runLogsOfKind(ds, caller, 'function', runId);
 
 /** Build directories are immutable, so a deployment's runtime path never changes once read. */
 const runtimePathCache = new Map<string, string>();

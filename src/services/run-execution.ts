@@ -8,9 +8,9 @@ import type { DataSource } from 'typeorm';
 import type { Config } from '../config';
 import { CodeResource, Deployment, Run } from '../persistence/entities';
 import type { EnvVar } from '../persistence/entities/code-resource';
-import { BuildManifest, functionCommand, mainCommand, readManifest } from '../runtime/manifest';
+import { BuildManifest, functionCommand, mainCommand, readManifest, toolCommand } from '../runtime/manifest';
 import { hasVar, NamedValue, processEnvironment } from '../runtime/process/process-env';
-import { functionRunner } from '../runtime/shims';
+import { functionRunner, PYTHON_TOOL_RUNNER } from '../runtime/shims';
 import type { SecretBox } from '../security/secret-box';
 import { createApiKey } from './accounts';
 
@@ -57,13 +57,13 @@ export interface PreparedExecution {
   env: Record<string, string>;
   /** The run's private HOME/TMPDIR; the caller removes it. */
   home: string;
-  /** Function runs: where the shim writes the handler's result (inside `home`). */
+  /** Function and tool runs: where the shim writes the handler's result / the artifact (inside `home`). */
   resultFile?: string;
 }
 
 async function buildOf(ds: DataSource, run: Run): Promise<{ resource: CodeResource; manifest: BuildManifest }> {
   const resource = await ds.getRepository(CodeResource).findOneBy({ resource_id: run.resource_id });
-  if (!resource) throw new RunSetupError(run.kind === 'function' ? 'FunctionNotFound' : 'StructureNotFound', `The ${run.kind} of this run no longer exists`);
+  if (!resource) throw new RunSetupError(`${run.kind[0].toUpperCase()}${run.kind.slice(1)}NotFound`, `The ${run.kind} of this run no longer exists`);
   const deployment = run.deployment_id ? await ds.getRepository(Deployment).findOneBy({ deployment_id: run.deployment_id }) : null;
   if (!deployment?.build_path) throw new RunSetupError('BuildUnavailable', 'The deployment of this run has no build');
   let manifest: BuildManifest;
@@ -84,6 +84,7 @@ async function buildOf(ds: DataSource, run: Run): Promise<{ resource: CodeResour
 /** Prepares the process of `run`; creates its credential (unless its env vars bring GT_CLOUD_API_KEY). */
 export async function prepareExecution(deps: { ds: DataSource; box: SecretBox; config: Config }, run: Run): Promise<PreparedExecution> {
   const { resource, manifest } = await buildOf(deps.ds, run);
+  if (run.kind === 'tool' && manifest.runtime !== 'python3') throw new RunSetupError('UnsupportedRuntime', 'Tools run on the python3 runtime only');
   const vars = [
     ...(await resolveEnvVars(deps.ds, deps.box, run.organization_id, resource.env_vars ?? [])),
     ...(await resolveEnvVars(deps.ds, deps.box, run.organization_id, run.env_vars ?? [])),
@@ -104,6 +105,13 @@ export async function prepareExecution(deps: { ds: DataSource; box: SecretBox; c
     await fs.writeFile(files.shim, shim.source);
     await fs.writeFile(files.input, JSON.stringify(run.input ?? { body: null, query_params: {} }));
     command = functionCommand(manifest, files);
+    resultFile = files.result;
+  } else if (run.kind === 'tool') {
+    const input = (run.input ?? {}) as { describe?: boolean; activity?: string; params?: unknown };
+    const files = { shim: path.join(home, 'tool_runner.py'), params: path.join(home, 'tool-params.json'), result: path.join(home, 'tool-result.json') };
+    await fs.writeFile(files.shim, PYTHON_TOOL_RUNNER);
+    await fs.writeFile(files.params, JSON.stringify(input.params ?? {}));
+    command = toolCommand(manifest, files, input.activity !== undefined && !input.describe ? { activity: input.activity } : { describe: true });
     resultFile = files.result;
   }
   return {

@@ -18,7 +18,7 @@ const bodies: Record<string, unknown> = {
   CreateStructure: { name: 'x' }, UpdateStructure: { name: 'x' }, CreateStructureDeployment: { force: true },
   CreateFunction: { name: 'x' }, UpdateFunction: { name: 'x' }, CreateFunctionDeployment: { force: true },
   CreateTool: { name: 'x' }, UpdateTool: { name: 'x' }, CreateToolDeployment: { force: true },
-  CreateStructureRun: { args: [] }, CreateFunctionExecutionPost: { any: 'json' }, CreateEvents: { type: 'x', payload: {}, timestamp: 1 },
+  CreateStructureRun: { args: [] }, CreateFunctionExecutionPost: { any: 'json' }, RunToolActivity: { text: 'hi' }, CreateEvents: { type: 'x', payload: {}, timestamp: 1 },
 };
 
 describe('tenancy: another organization sees nothing', () => {
@@ -50,11 +50,18 @@ describe('tenancy: another organization sees nothing', () => {
     expect(executed.status, executed.text).to.equal(200);
     const [functionRun] = (await apiA.get(`/api/functions/${built.structureId}/runs`)).body.function_runs;
     const tool = await apiA.post('/api/tools', { name: 'T' });
+    const builtTool = await structureWithBuild(a.organizationId, {
+      kind: 'tool', mainFile: 't.py', files: { 't.py': 'class T:\n    def echo(self, params):\n        return params\n\ndef init_tool():\n    return T()\n' },
+    });
+    const called = await apiA.post(`/api/tools/${builtTool.structureId}/activities/echo`, { text: 'hi' });
+    expect(called.body, called.text).to.deep.equal({ text: 'hi' });
+    const [toolRun] = (await apiA.get(`/api/tools/${builtTool.structureId}/runs`)).body.tool_runs;
     const ids: Record<string, string> = {
       organization_id: a.organizationId, user_id: a.userId, api_key_id: keyA.body.api_key_id, invite_id: invite.body.invite_id,
       secret_id: secret.body.secret_id, bucket_id: bucket.bucket_id, name: 'dir/file.txt',
       function_id: fn.body.function_id, tool_id: tool.body.tool_id, deployment_id: structure.deploymentId,
-      structure_id: structure.structureId, structure_run_id: run.body.structure_run_id, function_run_id: functionRun.function_run_id, event_id: runEvents.body.events[0].event_id,
+      structure_id: structure.structureId, structure_run_id: run.body.structure_run_id, function_run_id: functionRun.function_run_id,
+      tool_run_id: toolRun.tool_run_id, activity_name: 'echo', event_id: runEvents.body.events[0].event_id,
     };
     const secretsOfA = Object.values(ids).filter((v) => v !== 'dir/file.txt');
 

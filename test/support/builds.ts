@@ -33,8 +33,8 @@ export async function structureWithBuild(
     envVars?: EnvVar[];
     webhookEnabled?: boolean;
     name?: string;
-    /** Default 'structure'; 'function' makes a function (the manifest then carries `handler`). */
-    kind?: 'structure' | 'function';
+    /** Default 'structure'; 'function' makes a function (the manifest then carries `handler`), 'tool' a tool (`tool`). */
+    kind?: 'structure' | 'function' | 'tool';
     handler?: string;
   },
 ): Promise<BuiltStructure> {
@@ -55,6 +55,7 @@ export async function structureWithBuild(
     interpreter: runtime === 'python3' ? python3() : process.execPath,
     mainFile: opts.mainFile ?? (runtime === 'python3' ? 'structure.py' : 'structure.mjs'),
     ...(kind === 'function' ? { handler: opts.handler ?? 'handler' } : {}),
+    ...(kind === 'tool' ? { tool: { initToolFile: opts.mainFile ?? 'tool.py', initToolFunction: 'init_tool' } } : {}),
   });
   await ds.getRepository(CodeResource).save({
     resource_id: structureId, kind, organization_id: organizationId, name: opts.name ?? `test ${kind}`,
@@ -71,7 +72,7 @@ export async function structureWithBuild(
 }
 
 /** A structure with no deployment at all (runs of it answer 409). */
-export async function structureWithoutBuild(organizationId: string, kind: 'structure' | 'function' = 'structure'): Promise<string> {
+export async function structureWithoutBuild(organizationId: string, kind: 'structure' | 'function' | 'tool' = 'structure'): Promise<string> {
   const now = new Date();
   const structureId = randomUUID();
   await getStack().ds.getRepository(CodeResource).save({

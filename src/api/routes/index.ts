@@ -10,3 +10,4 @@ import './invites';
 import './platform';
 import './runs';
 import './secrets';
+import './tool-runs';

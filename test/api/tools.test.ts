@@ -1,0 +1,105 @@
+// Tool runs through HTTP on the real stack: the default tool's OpenAPI document and echo activity, unknown
+// activities, an activity that raises (the `{error, tool_run_id}` body GriptapeCloudToolTool reads), and the
+// runs' list, record and logs.
+import { expect } from 'chai';
+import { waitForDeployment } from '../fixtures/projects';
+import { structureWithBuild, structureWithoutBuild } from '../support/builds';
+import { as } from '../support/client';
+import { newTenant } from '../support/stack';
+
+const RAISING_TOOL = `
+class Calculator:
+    name = "Calculator"
+
+    def divide(self, params):
+        """Divides a by b."""
+        print("dividing", params)
+        return params["a"] / params["b"]
+
+    def _hidden(self):
+        pass
+
+
+def init_tool():
+    return Calculator()
+`;
+
+describe('tool runs', function () {
+  this.timeout(120_000);
+
+  it('serves the default tool: OpenAPI document, echo as a TextArtifact, 404 for unknown activities; runs are listed and read', async () => {
+    const t = await newTenant();
+    const api = as(t.key);
+    const tool = await api.post('/api/tools', { name: 'default' });
+    expect(tool.status, tool.text).to.equal(201);
+    const deployment = await waitForDeployment(t.key, tool.body.latest_deployment_id);
+    expect(deployment.status, JSON.stringify(deployment.status_detail)).to.equal('SUCCEEDED');
+    const id = tool.body.tool_id;
+
+    const doc = await api.get(`/api/tools/${id}/openapi`);
+    expect(doc.status, doc.text).to.equal(200);
+    expect(doc.body.openapi).to.equal('3.1.0');
+    expect(doc.body.info.title).to.equal('DefaultTool');
+    expect(Object.keys(doc.body.paths)).to.deep.equal(['/activities/echo']);
+    const echo = doc.body.paths['/activities/echo'].post;
+    expect(echo.operationId).to.equal('echo');
+    expect(echo.description).to.equal('Answers params["text"].');
+    expect(echo.requestBody.content['application/json'].schema).to.deep.equal({ type: 'object' });
+
+    const res = await api.post(`/api/tools/${id}/activities/echo`, { text: 'hi' });
+    expect(res.status, res.text).to.equal(200);
+    expect(res.body).to.deep.equal({ type: 'TextArtifact', value: 'hi' });
+
+    const unknown = await api.post(`/api/tools/${id}/activities/nope`, {});
+    expect(unknown.status, unknown.text).to.equal(404);
+    expect(unknown.body.type).to.equal('NotFoundError');
+
+    const list = await api.get(`/api/tools/${id}/runs?status=SUCCEEDED`);
+    expect(list.status, list.text).to.equal(200);
+    expect(list.body.pagination).to.include({ total_count: 2 });
+    const [newest, first] = list.body.tool_runs;
+    expect(first).to.include({ tool_id: id, deployment_id: deployment.deployment_id, status: 'SUCCEEDED' });
+    expect(first.input).to.deep.equal({ describe: true });
+    expect(newest.input).to.deep.equal({ activity: 'echo', params: { text: 'hi' } });
+    expect(newest.output).to.deep.equal({ type: 'TextArtifact', value: 'hi' });
+    expect(Date.parse(newest.started_at)).to.be.at.most(Date.parse(newest.completed_at));
+    const failed = await api.get(`/api/tools/${id}/runs?status=FAILED`);
+    expect(failed.body.tool_runs).to.have.length(1);
+    expect(failed.body.tool_runs[0].input).to.deep.equal({ activity: 'nope', params: {} });
+
+    const one = await api.get(`/api/tool-runs/${newest.tool_run_id}`);
+    expect(one.status, one.text).to.equal(200);
+    expect(one.body).to.deep.equal(newest);
+    expect((await api.get(`/api/tool-runs/${newest.tool_run_id}/logs`)).body.logs).to.be.an('array');
+  });
+
+  it('answers {error, tool_run_id} when an activity raises; the run is FAILED and its logs hold the traceback', async () => {
+    const t = await newTenant();
+    const api = as(t.key);
+    const built = await structureWithBuild(t.organizationId, { kind: 'tool', files: { 'tool.py': RAISING_TOOL }, mainFile: 'tool.py' });
+    const id = built.structureId;
+
+    const doc = await api.get(`/api/tools/${id}/openapi`);
+    expect(doc.status, doc.text).to.equal(200);
+    expect(doc.body.info.title).to.equal('Calculator');
+    expect(Object.keys(doc.body.paths)).to.deep.equal(['/activities/divide']);
+
+    const ok = await api.post(`/api/tools/${id}/activities/divide`, { a: 1, b: 4 });
+    expect(ok.body).to.deep.equal({ type: 'TextArtifact', value: '0.25' });
+
+    const res = await api.post(`/api/tools/${id}/activities/divide`, { a: 1, b: 0 });
+    expect(res.status, res.text).to.equal(200);
+    expect(res.body).to.have.keys('error', 'tool_run_id');
+    expect(res.body.error).to.include('ZeroDivisionError');
+    const run = await api.get(`/api/tool-runs/${res.body.tool_run_id}`);
+    expect(run.body).to.include({ tool_id: id, status: 'FAILED' });
+    expect(run.body.status_detail.message).to.match(/^ZeroDivisionError: /);
+    const logs = (await api.get(`/api/tool-runs/${res.body.tool_run_id}/logs`)).body.logs.join('\n');
+    expect(logs).to.include('dividing').and.to.include('Traceback');
+
+    // A tool run is not a function run, and a tool without a deployment cannot run.
+    expect((await api.get(`/api/function-runs/${res.body.tool_run_id}`)).status).to.equal(404);
+    const undeployed = await structureWithoutBuild(t.organizationId, 'tool');
+    expect((await api.post(`/api/tools/${undeployed}/activities/echo`, {})).status).to.equal(409);
+  });
+});
