@@ -10,7 +10,7 @@ import { CodeResource, Run } from '../persistence/entities';
 import { RunStatus } from '../persistence/entities/run';
 import { readManifest } from '../runtime/manifest';
 import { isTerminal } from './run-lifecycle';
-import { assertRunAccess, RunsDeps, startRun } from './runs';
+import { assertRunAccess, runLogLines, RunsDeps, startRun } from './runs';
 import { waitFor } from './workflow-records';
 
 /** The event a handler receives. */
@@ -86,9 +86,7 @@ export const listFunctionRuns = (ds: DataSource, caller: Caller, functionId: str
   listRunsOfKind(ds, caller, 'function', functionId, page, statuses);
 
 export async function runLogsOfKind(ds: DataSource, caller: Caller, kind: InvocationKind, runId: string): Promise<string[]> {
-  const run = await findRunOfKind(ds, caller, kind, runId);
-  const rows: Array<{ line: string }> = await ds.query(`SELECT line FROM run_logs WHERE run_id = $1 ORDER BY seq`, [run.run_id]);
-  return rows.map((r) => r.line);
+  return runLogLines(ds, (await findRunOfKind(ds, caller, kind, runId)).run_id);
 }
 
 export const functionRunLogs = (ds: DataSource, caller: Caller, runId: string) => runLogsOfKind(ds, caller, 'function', runId);

@@ -165,8 +165,12 @@ export async function cancelStructureRun(deps: RunsDeps, caller: Caller, runId: 
   return settled;
 }
 
-export async function structureRunLogs(ds: DataSource, caller: Caller, runId: string): Promise<string[]> {
-  const run = await findStructureRun(ds, caller, runId);
-  const rows: Array<{ line: string }> = await ds.query(`SELECT line FROM run_logs WHERE run_id = $1 ORDER BY seq`, [run.run_id]);
+/** A run's stdout/stderr lines in the order they were read; the caller has already checked access. */
+export async function runLogLines(ds: DataSource, runId: string): Promise<string[]> {
+  const rows: Array<{ line: string }> = await ds.query(`SELECT line FROM run_logs WHERE run_id = $1 ORDER BY seq`, [runId]);
   return rows.map((r) => r.line);
+}
+
+export async function structureRunLogs(ds: DataSource, caller: Caller, runId: string): Promise<string[]> {
+  return runLogLines(ds, (await findStructureRun(ds, caller, runId)).run_id);
 }

@@ -10,6 +10,7 @@ import { functionExecutionError } from '../http/errors';
 import { route } from '../http/route';
 import { EnvVarSchema } from './code-resources';
 import { defineSchema, nullableTimestamp, pageOf, timestamp, uuid } from '../schemas/registry';
+import { RunLogsSchema } from './runs';
 
 const TAG = 'Function runs';
 
@@ -115,7 +116,7 @@ route({
   responses: {
     200: {
       description: 'Log lines',
-      schema: defineSchema('FunctionRunLogs', { type: 'object', required: ['logs'], properties: { logs: { type: 'array', items: { type: 'string' } } } }),
+      schema: RunLogsSchema,
     },
   },
   handler: async ({ deps, caller, params }) => ({

@@ -11,6 +11,11 @@ import { route } from '../http/route';
 import { EnvVarSchema } from './code-resources';
 import { defineSchema, nullableTimestamp, pageOf, timestamp, uuid } from '../schemas/registry';
 
+
+/** `{logs: string[]}` of structure, function and tool runs. */
+export const RunLogsSchema = defineSchema('RunLogs', {
+  type: 'object', required: ['logs'], properties: { logs: { type: 'array', items: { type: 'string' } } },
+});
 const TAG = 'Structure runs';
 
 export const StructureRunSchema = defineSchema('StructureRun', {
@@ -108,7 +113,7 @@ route({
   responses: {
     200: {
       description: 'Log lines',
-      schema: defineSchema('StructureRunLogs', { type: 'object', required: ['logs'], properties: { logs: { type: 'array', items: { type: 'string' } } } }),
+      schema: RunLogsSchema,
     },
   },
   handler: async ({ deps, caller, params }) => ({

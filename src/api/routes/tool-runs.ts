@@ -8,6 +8,7 @@ import { findRunOfKind, listRunsOfKind, runLogsOfKind } from '../../services/fun
 import { describeTool, runToolActivity, ToolCallResult, ToolDescription, toolOpenApi } from '../../services/tool-runs';
 import { route } from '../http/route';
 import { defineSchema, nullableTimestamp, pageOf, timestamp, uuid } from '../schemas/registry';
+import { RunLogsSchema } from './runs';
 
 const TAG = 'Tool runs';
 
@@ -105,7 +106,7 @@ route({
   responses: {
     200: {
       description: 'Log lines',
-      schema: defineSchema('ToolRunLogs', { type: 'object', required: ['logs'], properties: { logs: { type: 'array', items: { type: 'string' } } } }),
+      schema: RunLogsSchema,
     },
   },
   handler: async ({ deps, caller, params }) => ({
