@@ -1,6 +1,6 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
 import type { ActivityDeps } from '.';
-import type { CodeResourceKind } from '../src/persistence/entities/code-resource';
+import type { RunKind } from '../src/persistence/entities/run';
 import { appendEvents, transitionDeployment, transitionRun } from '../src/services/run-state';
 import { workflowIdOf } from '../src/temporal/workflow-start';
 
@@ -28,7 +28,7 @@ const reasonFor = (state: string) =>
 export function createReconcilerActivities(deps: ActivityDeps) {
   return {
     async settleOrphans(input: { olderThanSeconds: number; limit: number }): Promise<{ runs: number; deployments: number }> {
-      const runs: Array<{ run_id: string; kind: CodeResourceKind }> = await deps.ds.query(
+      const runs: Array<{ run_id: string; kind: RunKind }> = await deps.ds.query(
         `SELECT run_id, kind FROM runs WHERE status IN ('QUEUED', 'STARTING', 'RUNNING')
            AND updated_at < now() - make_interval(secs => $1) ORDER BY updated_at LIMIT $2`,
         [input.olderThanSeconds, input.limit],

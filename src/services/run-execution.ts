@@ -62,7 +62,7 @@ export interface PreparedExecution {
 }
 
 async function buildOf(ds: DataSource, run: Run): Promise<{ resource: CodeResource; manifest: BuildManifest }> {
-  const resource = await ds.getRepository(CodeResource).findOneBy({ resource_id: run.resource_id });
+  const resource = run.resource_id ? await ds.getRepository(CodeResource).findOneBy({ resource_id: run.resource_id }) : null;
   if (!resource) throw new RunSetupError(`${run.kind[0].toUpperCase()}${run.kind.slice(1)}NotFound`, `The ${run.kind} of this run no longer exists`);
   const deployment = run.deployment_id ? await ds.getRepository(Deployment).findOneBy({ deployment_id: run.deployment_id }) : null;
   if (!deployment?.build_path) throw new RunSetupError('BuildUnavailable', 'The deployment of this run has no build');

@@ -102,7 +102,8 @@ export async function startRun(
   }
   const now = new Date();
   const run: Run = {
-    run_id: randomUUID(), kind: resource.kind, organization_id: caller.organizationId, resource_id: resource.resource_id,
+    run_id: randomUUID(), kind: resource.kind, organization_id: caller.organizationId, resource_id: resource.resource_id, assistant_id: null,
+    model: null, usage: null,
     deployment_id: deployment.deployment_id, status: 'QUEUED', status_detail: null, args: fields.args, env_vars: fields.envVars,
     input: fields.input, output: null, output_timestamp: null, started_at: null, completed_at: null,
     created_by: caller.actor, created_at: now, updated_at: now,

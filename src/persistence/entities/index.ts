@@ -1,6 +1,8 @@
 import { ApiKey } from './api-key';
+import { Assistant, AssistantRun } from './assistant';
 import { Asset, Bucket } from './bucket';
 import { CodeResource } from './code-resource';
+import { Rule, Ruleset, RulesetRule, Thread, ThreadMessage } from './conversation';
 import { Deployment } from './deployment';
 import { Invite } from './invite';
 import { Organization } from './organization';
@@ -8,7 +10,11 @@ import { Run, RunEvent } from './run';
 import { Secret } from './secret';
 import { Membership, User } from './user';
 
-export { ApiKey, Asset, Bucket, CodeResource, Deployment, Invite, Membership, Organization, Run, RunEvent, Secret, User };
+export {
+  ApiKey, Assistant, AssistantRun, Rule, Ruleset, RulesetRule, Thread, ThreadMessage, Asset, Bucket, CodeResource, Deployment, Invite, Membership, Organization, Run, RunEvent, Secret, User,
+};
 
 /** Every entity the data source knows; add new ones here. */
-export const entities = [Organization, User, Membership, ApiKey, Secret, Invite, Bucket, Asset, CodeResource, Deployment, Run, RunEvent];
+export const entities = [Organization, User, Membership, ApiKey, Secret, Invite, Bucket, Asset, CodeResource, Deployment, Run, RunEvent,
+  Rule, Ruleset, RulesetRule, Thread, ThreadMessage, Assistant, AssistantRun,
+];

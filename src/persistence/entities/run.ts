@@ -5,13 +5,27 @@ export const RUN_STATUSES = ['QUEUED', 'STARTING', 'RUNNING', 'SUCCEEDED', 'FAIL
 export type RunStatus = (typeof RUN_STATUSES)[number];
 export const RUN_TERMINAL: RunStatus[] = ['SUCCEEDED', 'FAILED', 'ERROR', 'CANCELLED'];
 
-/** A run of a structure, function or tool. */
+/** What runs: user code (structure, function, tool), an assistant, or one chat message exchange. */
+export type RunKind = CodeResourceKind | 'assistant' | 'chat';
+
+/** Token usage of a model call, summed over a run's steps. */
+export interface ModelUsage {
+  input_tokens: number;
+  output_tokens: number;
+}
+
+/** A run of a structure, function, tool or assistant, or a chat message exchange (`kind`). */
 @Entity('runs')
 export class Run {
   @PrimaryColumn('uuid') run_id: string;
-  @Column('text') kind: CodeResourceKind;
+  @Column('text') kind: RunKind;
   @Column('uuid') organization_id: string;
-  @Column('uuid') resource_id: string;
+  /** The structure, function or tool; null for assistant runs and chat exchanges. */
+  @Column('uuid', { nullable: true }) resource_id: string | null;
+  /** The assistant of an assistant run. */
+  @Column('uuid', { nullable: true }) assistant_id: string | null;
+  @Column('text', { nullable: true }) model: string | null;
+  @Column('jsonb', { nullable: true }) usage: ModelUsage | null;
   @Column('uuid', { nullable: true }) deployment_id: string | null;
   @Column('text') status: RunStatus;
   @Column('jsonb', { nullable: true }) status_detail: unknown;

@@ -1,0 +1,47 @@
+import { Column, Entity, PrimaryColumn } from 'typeorm';
+
+/** The ids an assistant (and each of its runs) works with. */
+export interface AssistantResourceIds {
+  knowledge_base_ids: string[];
+  retriever_ids: string[];
+  ruleset_ids: string[];
+  structure_ids: string[];
+  tool_ids: string[];
+}
+
+export const ASSISTANT_ID_LISTS = ['knowledge_base_ids', 'retriever_ids', 'ruleset_ids', 'structure_ids', 'tool_ids'] as const;
+
+@Entity('assistants')
+export class Assistant implements AssistantResourceIds {
+  @PrimaryColumn('uuid') assistant_id: string;
+  @Column('uuid') organization_id: string;
+  @Column('text') name: string;
+  @Column('text') description: string;
+  @Column('text', { nullable: true }) input: string | null;
+  @Column('jsonb') knowledge_base_ids: string[];
+  @Column('jsonb') retriever_ids: string[];
+  @Column('jsonb') ruleset_ids: string[];
+  @Column('jsonb') structure_ids: string[];
+  @Column('jsonb') tool_ids: string[];
+  @Column('text') created_by: string;
+  @Column('timestamptz') created_at: Date;
+  @Column('timestamptz') updated_at: Date;
+}
+
+/**
+ * The assistant-only fields of a run of kind `assistant` (status, input, output, events: `runs`).
+ * `transcript` is the model conversation after the prompt (tool-call turns and results), in the
+ * provider-neutral shape of src/drivers/model.
+ */
+@Entity('assistant_runs')
+export class AssistantRun implements AssistantResourceIds {
+  @PrimaryColumn('uuid') run_id: string;
+  @Column('uuid', { nullable: true }) thread_id: string | null;
+  @Column('boolean') stream: boolean;
+  @Column('jsonb') knowledge_base_ids: string[];
+  @Column('jsonb') retriever_ids: string[];
+  @Column('jsonb') ruleset_ids: string[];
+  @Column('jsonb') structure_ids: string[];
+  @Column('jsonb') tool_ids: string[];
+  @Column('jsonb') transcript: unknown[];
+}
