@@ -116,7 +116,10 @@ export class Assistants1764200000000 implements MigrationInterface {
         tool_ids jsonb NOT NULL DEFAULT '[]',
         -- The model conversation after the prompt: assistant tool-call turns and their results, appended
         -- by activities step by step (never through workflow history).
-        transcript jsonb NOT NULL DEFAULT '[]'
+        transcript jsonb NOT NULL DEFAULT '[]',
+        -- The functions offered to the model, resolved once when the run starts: [{name, description,
+        -- parameters, target: {kind: 'structure' | 'tool', id, activity?}}].
+        tool_definitions jsonb
       );
     `);
   }

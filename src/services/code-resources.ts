@@ -1,7 +1,7 @@
 // Structures, functions and tools: one table (`kind`), one service. Creating one, or changing its code or
 // config file, starts a deployment in the same transaction, so latest_deployment_id is always set.
 import { randomUUID } from 'node:crypto';
-import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import { DataSource, EntityManager } from 'typeorm';
 import type { Caller } from '../api/http/auth';
 import { badRequest, notFound } from '../api/http/errors';
@@ -9,11 +9,9 @@ import type { PageRequest } from '../api/http/pagination';
 import { Bucket, CodeResource, Secret } from '../persistence/entities';
 import type { CodeLocation, CodeResourceKind, EnvVar } from '../persistence/entities/code-resource';
 import { pageInOrg } from '../persistence/scoped';
-import type { CancelRunSignal } from '../../workflows/runs';
-import { workflowIdOf } from '../temporal/workflow-start';
 import { checkAssetName } from './buckets';
 import { DeploymentsDeps, planDeployment, startPlannedDeployment } from './deployments';
-import { waitFor } from './workflow-records';
+import { OPEN_RUN_STATUSES, stopOpenRuns } from './run-cancellation';
 
 export const KIND_LABEL: Record<CodeResourceKind, string> = { structure: 'Structure', function: 'Function', tool: 'Tool' };
 
@@ -97,37 +95,15 @@ export async function updateCodeResource(deps: DeploymentsDeps, caller: Caller, 
 }
 
 /** Deployments and runs go with it (foreign keys cascade). */
-/** How long a delete waits for the resource's open runs to record their end before deleting anyway. */
-const DELETE_STOP_WAIT_MS = 5_000;
-const OPEN_RUN_STATUSES = ['QUEUED', 'STARTING', 'RUNNING'];
-
 /**
- * Deletes the resource with its deployments and runs (cascade). Open runs are stopped first: each gets the
- * `cancel` signal (as a cancel request by the caller), so the workflow kills the process and records
- * CANCELLED; the delete then waits (bounded) for those ends, and deletes the rows either way.
+ * Deletes the resource with its deployments and runs (cascade). Open runs are stopped first (see
+ * stopOpenRuns); the rows are deleted either way.
  */
 export async function deleteCodeResource(
   deps: { ds: DataSource; temporal: Client }, caller: Caller, resource: CodeResource,
 ): Promise<void> {
   const open: Array<{ run_id: string; kind: CodeResourceKind }> = await deps.ds.query(
     `SELECT run_id, kind FROM runs WHERE resource_id = $1 AND status = ANY($2)`, [resource.resource_id, OPEN_RUN_STATUSES]);
-  const signal: CancelRunSignal = { requestedBy: caller.actor };
-  await Promise.all(open.map(async (r) => {
-    try {
-      await deps.temporal.workflow.getHandle(workflowIdOf(`${r.kind}-run`, r.run_id)).signal('cancel', signal);
-    } catch (err) {
-      // Closed already (the reconciler settles its row) or never started: nothing to stop.
-      if (!(err instanceof WorkflowNotFoundError)) throw err;
-    }
-  }));
-  if (open.length > 0) {
-    await waitFor(
-      async () => Number((await deps.ds.query(
-        `SELECT count(*) AS n FROM runs WHERE run_id = ANY($1) AND status = ANY($2)`,
-        [open.map((r) => r.run_id), OPEN_RUN_STATUSES]))[0].n),
-      (n) => n === 0,
-      DELETE_STOP_WAIT_MS,
-    );
-  }
+  await stopOpenRuns(deps, caller, open);
   await deps.ds.getRepository(CodeResource).delete({ resource_id: resource.resource_id });
 }

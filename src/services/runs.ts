@@ -1,7 +1,7 @@
 // Structure runs as the api sees them: create (row QUEUED + workflow start), read, list, cancel, logs.
 // The api never writes a run's status: the workflow's activities do (run-lifecycle.ts).
 import { randomUUID } from 'node:crypto';
-import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import type { DataSource } from 'typeorm';
 import type { Caller } from '../api/http/auth';
 import { badRequest, conflict, forbidden, notFound } from '../api/http/errors';
@@ -10,14 +10,12 @@ import type { Config } from '../config';
 import { CodeResource, Run } from '../persistence/entities';
 import type { EnvVar } from '../persistence/entities/code-resource';
 import { RunStatus } from '../persistence/entities/run';
-import { workflowIdOf } from '../temporal/workflow-start';
-import type { CancelRunSignal, StructureRunWorkflowInput } from '../../workflows/runs';
+import type { StructureRunWorkflowInput } from '../../workflows/runs';
 import { latestSuccessfulDeployment } from './deployments';
 import { isTerminal } from './run-lifecycle';
-import { insertAndStart, waitFor } from './workflow-records';
+import { cancelRunAndWait } from './run-cancellation';
+import { insertAndStart } from './workflow-records';
 
-/** How long CancelStructureRun waits for the workflow to record the end before answering with the current record. */
-const CANCEL_WAIT_MS = 10_000;
 /** Linux refuses a single argv/env string longer than this (MAX_ARG_STRLEN, 128 KiB including the NUL). */
 export const MAX_ARG_BYTES = 131_071;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -139,31 +137,9 @@ export async function listStructureRuns(
   return { items, pagination: paginate(page, total) };
 }
 
-/**
- * Signals the workflow and answers once it recorded the end (bounded wait; then the current record).
- * Already CANCELLED: answered as is. Ended otherwise (before or during the wait): 409.
- */
+/** Cancels a structure run: see cancelRunAndWait. */
 export async function cancelStructureRun(deps: RunsDeps, caller: Caller, runId: string): Promise<Run> {
-  const run = await findStructureRun(deps.ds, caller, runId);
-  const refuseIfEnded = (r: Run) => {
-    if (isTerminal(r.status) && r.status !== 'CANCELLED') throw conflict(`This run already ended: ${r.status}`);
-  };
-  if (run.status === 'CANCELLED') return run;
-  refuseIfEnded(run);
-  const signal: CancelRunSignal = { requestedBy: caller.actor };
-  try {
-    await deps.temporal.workflow.getHandle(workflowIdOf('structure-run', run.run_id)).signal('cancel', signal);
-  } catch (err) {
-    // The workflow closed without recording an end: the reconciler settles such rows.
-    if (!(err instanceof WorkflowNotFoundError)) throw err;
-  }
-  const settled = await waitFor(
-    () => deps.ds.getRepository(Run).findOneByOrFail({ run_id: run.run_id }),
-    (r) => isTerminal(r.status),
-    CANCEL_WAIT_MS,
-  );
-  refuseIfEnded(settled);
-  return settled;
+  return cancelRunAndWait(deps, caller, await findStructureRun(deps.ds, caller, runId));
 }
 
 /** A run's stdout/stderr lines in the order they were read; the caller has already checked access. */

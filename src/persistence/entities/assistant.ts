@@ -1,4 +1,5 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
+import type { ChatTurn, ToolDefinition } from '../../drivers/model/types';
 
 /** The ids an assistant (and each of its runs) works with. */
 export interface AssistantResourceIds {
@@ -43,5 +44,15 @@ export class AssistantRun implements AssistantResourceIds {
   @Column('jsonb') ruleset_ids: string[];
   @Column('jsonb') structure_ids: string[];
   @Column('jsonb') tool_ids: string[];
-  @Column('jsonb') transcript: unknown[];
+  @Column('jsonb') transcript: TranscriptEntry[];
+  /** Resolved when the run starts; null before. */
+  @Column('jsonb', { nullable: true }) tool_definitions: AssistantToolDefinition[] | null;
+}
+
+/** One turn after the prompt, tagged with the model step (1, 2, ...) that produced it. */
+export type TranscriptEntry = ChatTurn & { step: number };
+
+/** A function offered to the model, and what calling it runs. */
+export interface AssistantToolDefinition extends ToolDefinition {
+  target: { kind: 'structure'; id: string } | { kind: 'tool'; id: string; activity: string };
 }
