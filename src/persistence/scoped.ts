@@ -1,6 +1,6 @@
 // Reads scoped to the caller's organization: another organization's record is "not found", never visible.
 import { DataSource, EntityTarget, FindOptionsOrder, FindOptionsWhere, ObjectLiteral } from 'typeorm';
-import { notFound } from '../api/http/errors';
+import { HttpError, notFound } from '../api/http/errors';
 import { PageRequest, paginate, Pagination, skipTake } from '../api/http/pagination';
 
 type OrgOwned = ObjectLiteral & { organization_id: string };
@@ -34,3 +34,30 @@ export async function pageInOrg<T extends OrgOwned>(
 }
 
 export const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
+
+/** Tables whose records other records name by id lists (an assistant's ruleset_ids, tool_ids, ...). */
+const REFERENCEABLE = {
+  ruleset: { table: 'rulesets', idColumn: 'ruleset_id', kind: undefined, label: 'Ruleset' },
+  structure: { table: 'code_resources', idColumn: 'resource_id', kind: 'structure', label: 'Structure' },
+  tool: { table: 'code_resources', idColumn: 'resource_id', kind: 'tool', label: 'Tool' },
+} as const;
+
+/**
+ * Checks that every id names a record of the organization; otherwise 404 NotFoundError naming the missing
+ * ids, with `path` pointing at the list in the request.
+ */
+export async function assertIdsInOrg(
+  ds: DataSource, what: keyof typeof REFERENCEABLE, organizationId: string, ids: string[], path: string,
+): Promise<void> {
+  if (!ids.length) return;
+  const t = REFERENCEABLE[what];
+  const rows: Array<{ id: string }> = await ds.query(
+    `SELECT ${t.idColumn} AS id FROM ${t.table} WHERE ${t.idColumn} = ANY($1::uuid[]) AND organization_id = $2${t.kind ? ` AND kind = '${t.kind}'` : ''}`,
+    [ids, organizationId],
+  );
+  const found = new Set(rows.map((r) => r.id));
+  const missing = [...new Set(ids)].filter((id) => !found.has(id));
+  if (missing.length) {
+    throw new HttpError(404, 'NotFoundError', [{ message: `${t.label}${missing.length > 1 ? 's' : ''} not found: ${missing.join(', ')}`, path }]);
+  }
+}

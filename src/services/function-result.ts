@@ -10,7 +10,7 @@ import type { RunEnding } from './run-lifecycle';
 export const MAX_FUNCTION_RESULT_BYTES = 1024 * 1024;
 
 export async function functionEnding(processEnding: RunEnding, resultFile: string): Promise<RunEnding> {
-  if (processEnding.status !== 'SUCCEEDED' && processEnding.status !== 'FAILED') return processEnding;
+  if ('error' in processEnding || processEnding.status === 'CANCELLED') return processEnding;
   let text: string;
   try {
     const stat = await fs.stat(resultFile);

@@ -1,15 +1,19 @@
 // The status changes of a structure run, each with its SYSTEM event in the same transaction (through
 // run-state.ts, the only writer). Called by the run workflow's activities; every one is idempotent.
-import type { DataSource } from 'typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
 import { iso } from '../persistence/scoped';
-import { RUN_TERMINAL, RunStatus } from '../persistence/entities/run';
+import { Run, RUN_TERMINAL, RunStatus } from '../persistence/entities/run';
 import { appendEvents, transitionRun } from './run-state';
 
 /** How a run ended, as decided by the activity (process outcome) or the workflow (cancel, time limit). */
 export type RunEnding =
-  /** `output`: function runs only, the handler's JSON result (recorded with output_timestamp = now). */
-  | { status: 'SUCCEEDED' | 'FAILED'; exitCode: number; message: string | null; output?: unknown }
-  | { status: 'ERROR'; reason: string; error: string }
+  /**
+   * A process that exited (`exitCode`), or an assistant run that answered. `output`: function and
+   * assistant runs, the result (recorded with output_timestamp = now).
+   */
+  | { status: 'SUCCEEDED' | 'FAILED'; exitCode?: number; message: string | null; output?: unknown }
+  /** ERROR: the platform could not run it; FAILED with a reason: an assistant run's model refused (e.g. a bad request). */
+  | { status: 'ERROR' | 'FAILED'; reason: string; error: string }
   | { status: 'CANCELLED'; requestedBy: string };
 
 export const isTerminal = (status: RunStatus) => RUN_TERMINAL.includes(status);
@@ -41,15 +45,9 @@ export async function markRunning(ds: DataSource, runId: string, startedAt: Date
 }
 
 function statusDetailOf(ending: RunEnding): Record<string, unknown> {
-  switch (ending.status) {
-    case 'SUCCEEDED':
-    case 'FAILED':
-      return { reason: 'Completed', message: ending.message, exit_code: ending.exitCode };
-    case 'ERROR':
-      return { reason: ending.reason, error: ending.error };
-    case 'CANCELLED':
-      return { reason: 'Cancelled', message: `Cancelled by ${ending.requestedBy}`, requested_by: ending.requestedBy };
-  }
+  if ('error' in ending) return { reason: ending.reason, error: ending.error };
+  if (ending.status === 'CANCELLED') return { reason: 'Cancelled', message: `Cancelled by ${ending.requestedBy}`, requested_by: ending.requestedBy };
+  return { reason: 'Completed', message: ending.message, ...(ending.exitCode !== undefined ? { exit_code: ending.exitCode } : {}) };
 }
 
 /**
@@ -57,7 +55,13 @@ function statusDetailOf(ending: RunEnding): Record<string, unknown> {
  * for SUCCEEDED/FAILED, StructureRunError, StructureRunCancelled), and the run's own credentials are deleted.
  * Returns the status the run has afterwards (the earlier one if it had already ended).
  */
-export async function finishRun(ds: DataSource, runId: string, ending: RunEnding): Promise<RunStatus | undefined> {
+export async function finishRun(
+  ds: DataSource,
+  runId: string,
+  ending: RunEnding,
+  /** Runs in the same transaction when the run moved (an assistant run's final event and thread message). */
+  alsoWhenMoved?: (em: EntityManager, run: Run) => Promise<void>,
+): Promise<RunStatus | undefined> {
   return ds.transaction(async (em) => {
     const completedAt = new Date();
     const detail = statusDetailOf(ending);
@@ -67,12 +71,13 @@ export async function finishRun(ds: DataSource, runId: string, ending: RunEnding
     if (moved) {
       const times = { started_at: iso(moved.started_at), completed_at: iso(completedAt) };
       const event =
-        ending.status === 'ERROR'
-          ? { type: 'StructureRunError', payload: { status: 'ERROR', status_detail: { error: ending.error } } }
+        'error' in ending
+          ? { type: 'StructureRunError', payload: { status: ending.status, status_detail: { error: ending.error, reason: ending.reason } } }
           : ending.status === 'CANCELLED'
             ? { type: 'StructureRunCancelled', payload: { status: 'CANCELLED', ...times, status_detail: detail } }
             : { type: 'StructureRunCompleted', payload: { status: ending.status, ...times, status_detail: detail } };
       await appendEvents(em, runId, [{ ...event, origin: 'SYSTEM' }]);
+      await alsoWhenMoved?.(em, moved);
     }
     // Deleted rather than deactivated: a deactivated key could be reactivated with UpdateApiKey.
     await em.query(`DELETE FROM api_keys WHERE run_id = $1`, [runId]);

@@ -1,11 +1,10 @@
 // Structure run events: posted by the run's code (CreateEvents, three body shapes), listed with
 // limit/offset, read singly, and streamed live (SSE). A run's own credential may use all of these for its run.
-import { streamRunEvents } from '../sse/event-stream';
+import { resumeAfter, streamRunEvents } from '../sse/event-stream';
 import {
   createUserEvents, eventsOfBody, findStructureRunEvent, listRunEvents, MAX_EVENTS_PER_REQUEST, presentEvent,
 } from '../../services/run-events';
 import { findStructureRun } from '../../services/runs';
-import { badRequest } from '../http/errors';
 import { route } from '../http/route';
 import { defineSchema, str, timestamp, uuid } from '../schemas/registry';
 
@@ -111,9 +110,6 @@ route({
   responses: { 200: { description: 'Event stream', contentType: 'text/event-stream', schema: { type: 'string' } } },
   handler: async ({ ctx, deps, caller, params, query }) => {
     const run = await findStructureRun(deps.ds, caller, params.structure_run_id);
-    const header = ctx.get('last-event-id').trim();
-    if (header !== '' && !/^\d{1,15}$/.test(header)) throw badRequest('Last-Event-ID must be the id of a frame (an integer)', '/header/last-event-id');
-    const after = header !== '' ? Number(header) : ((query.last_event_id as number | undefined) ?? 0);
-    streamRunEvents(ctx, deps, run.run_id, after);
+    streamRunEvents(ctx, deps, run.run_id, resumeAfter(ctx, query.last_event_id));
   },
 });

@@ -7,14 +7,28 @@ import type { RunStatus } from '../../persistence/entities/run';
 import { eventsAfter, presentEvent } from '../../services/run-events';
 import { isTerminal } from '../../services/run-lifecycle';
 import type { Deps } from '../deps';
+import { badRequest } from '../http/errors';
 
 /** Events read per query while catching up. */
 const BATCH = 500;
 
-export const sseFrame = (e: RunEvent) => `id: ${e.seq}\ndata: ${JSON.stringify(presentEvent(e))}\n\n`;
+/** Where a stream resumes: after the `Last-Event-ID` header's sequence, else `?last_event_id=`, else from the start. */
+export function resumeAfter(ctx: Context, lastEventIdQuery: number | undefined): number {
+  const header = ctx.get('last-event-id').trim();
+  if (header !== '' && !/^\d{1,15}$/.test(header)) throw badRequest('Last-Event-ID must be the id of a frame (an integer)', '/header/last-event-id');
+  return header !== '' ? Number(header) : (lastEventIdQuery ?? 0);
+}
 
-/** Sets up the response of `ctx` as the event stream of `runId`, starting after sequence `afterSeq`. */
-export function streamRunEvents(ctx: Context, deps: Deps, runId: string, afterSeq: number): void {
+/** The frame of one event: its sequence as the id, the event as the clients' EventDetail JSON. */
+export const sseFrame = (e: RunEvent, present: (e: RunEvent) => unknown = presentEvent) => `id: ${e.seq}\ndata: ${JSON.stringify(present(e))}\n\n`;
+
+/**
+ * Sets up the response of `ctx` as the event stream of `runId`, starting after sequence `afterSeq`.
+ * `frame` renders each event (structure run events by default).
+ */
+export function streamRunEvents(
+  ctx: Context, deps: Deps, runId: string, afterSeq: number, frame: (e: RunEvent) => string = (e) => sseFrame(e),
+): void {
   const { ds, runUpdates, config, log } = deps;
   // The stream is written to the socket directly: Koa's body piping would report every client that
   // disconnects as an error.
@@ -63,7 +77,7 @@ export function streamRunEvents(ctx: Context, deps: Deps, runId: string, afterSe
         const batch = await eventsAfter(ds, runId, lastSeq, BATCH);
         for (const e of batch) {
           if (closed) return;
-          await write(sseFrame(e));
+          await write(frame(e));
           lastSeq = e.seq;
         }
         if (batch.length === BATCH) again = true;
