@@ -5,6 +5,7 @@ import type { BlobStore } from '../src/blobs/blob-store';
 import type { Config } from '../src/config';
 import type { Logger } from '../src/logger';
 import type { SecretBox } from '../src/security/secret-box';
+import { createAssistantRunActivities } from './assistant-runs';
 import { createDeploymentActivities } from './deployments';
 import { createInviteActivities } from './invites';
 import { createReconcilerActivities } from './reconciler';
@@ -25,6 +26,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createInviteActivities(deps),
     ...createDeploymentActivities(deps),
     ...createRunActivities(deps),
+    ...createAssistantRunActivities(deps),
     ...createReconcilerActivities(deps),
   };
 }

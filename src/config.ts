@@ -61,6 +61,8 @@ export interface Config {
   sse: { keepAliveMs: number; recheckMs: number };
   /** How long `POST/GET /api/functions/{id}/execute` waits for the run to end before answering 202 with the run. */
   functionExecuteTimeoutSeconds: number;
+  /** Model calls per assistant run; a run still calling functions after that many ends FAILED. */
+  assistantMaxSteps: number;
   logLevel: string;
   shutdownGraceMs: number;
   /** What `npm start` creates on its first start (empty database). */
@@ -170,6 +172,7 @@ export function loadConfig(env: Env = process.env): Config {
       recheckMs: int('SSE_RECHECK_MS', 5_000, 100, 3_600_000),
     },
     functionExecuteTimeoutSeconds: int('FUNCTION_EXECUTE_TIMEOUT_SECONDS', 60, 1, 3600),
+    assistantMaxSteps: int('ASSISTANT_MAX_STEPS', 8, 1, 100),
     logLevel: str('LOG_LEVEL', 'info'),
     shutdownGraceMs: int('SHUTDOWN_GRACE_MS', 10_000, 0),
     bootstrap: {

@@ -3,3 +3,4 @@ export * from './deployment';
 export { inviteWorkflow } from './invite';
 export { reconcilerWorkflow } from './reconciler';
 export * from './runs';
+export * from './assistant-run';

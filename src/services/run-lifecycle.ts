@@ -59,7 +59,7 @@ export async function finishRun(
   ds: DataSource,
   runId: string,
   ending: RunEnding,
-  /** Runs in the same transaction when the run moved (an assistant run's final event and thread message). */
+  /** Runs in the same transaction when the run moved, before the final SYSTEM event (an assistant run's answer event and thread message). */
   alsoWhenMoved?: (em: EntityManager, run: Run) => Promise<void>,
 ): Promise<RunStatus | undefined> {
   return ds.transaction(async (em) => {
@@ -76,8 +76,8 @@ export async function finishRun(
           : ending.status === 'CANCELLED'
             ? { type: 'StructureRunCancelled', payload: { status: 'CANCELLED', ...times, status_detail: detail } }
             : { type: 'StructureRunCompleted', payload: { status: ending.status, ...times, status_detail: detail } };
-      await appendEvents(em, runId, [{ ...event, origin: 'SYSTEM' }]);
       await alsoWhenMoved?.(em, moved);
+      await appendEvents(em, runId, [{ ...event, origin: 'SYSTEM' }]);
     }
     // Deleted rather than deactivated: a deactivated key could be reactivated with UpdateApiKey.
     await em.query(`DELETE FROM api_keys WHERE run_id = $1`, [runId]);

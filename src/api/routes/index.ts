@@ -1,5 +1,7 @@
 // Importing a module declares its routes. One module per resource area.
 import './accounts';
+import './assistant-runs';
+import './assistants';
 import './buckets';
 import './code-resources';
 import './dashboard';

@@ -1,0 +1,205 @@
+// Assistant runs: each one is a workflow (assistant-run-<uuid>) that asks the model, calls the assistant's
+// structures and tools for it, and answers; events are listed and streamed like structure run events.
+import type { RunEvent } from '../../persistence/entities';
+import { RUN_STATUSES } from '../../persistence/entities/run';
+import { iso } from '../../persistence/scoped';
+import {
+  AssistantRunRecord, cancelAssistantRun, createAssistantRun, findAssistantRun, listAssistantRuns,
+} from '../../services/assistant-runs';
+import { listRunEvents } from '../../services/run-events';
+import { route } from '../http/route';
+import { resumeAfter, sseFrame, streamRunEvents } from '../sse/event-stream';
+import { defineSchema, pageOf, str, timestamp, uuid } from '../schemas/registry';
+import { idList, MAX_INPUT_CHARS } from './assistants';
+
+const TAG = 'Assistant runs';
+const MAX_EVENT_LIMIT = 1000;
+const DEFAULT_EVENT_LIMIT = 100;
+const MAX_ARGS = 100;
+
+const AssistantRunSchema = defineSchema('AssistantRun', {
+  type: 'object',
+  required: ['assistant_run_id', 'assistant_id', 'args', 'completed_at', 'created_at', 'created_by', 'knowledge_base_ids',
+    'retriever_ids', 'ruleset_ids', 'structure_ids', 'tool_ids', 'status', 'stream', 'updated_at'],
+  properties: {
+    assistant_run_id: uuid, assistant_id: uuid,
+    args: { type: 'array', items: { type: 'string' } },
+    input: { type: 'string', description: 'The run\'s input, else the assistant\'s at creation.' },
+    thread_id: uuid,
+    stream: { type: 'boolean', description: 'Whether TextChunkEvent events carry the answer as it is generated.' },
+    knowledge_base_ids: idList, retriever_ids: idList, ruleset_ids: idList, structure_ids: idList, tool_ids: idList,
+    status: { type: 'string', enum: [...RUN_STATUSES] },
+    status_detail: {
+      description: 'SUCCEEDED: `{reason: "Completed", message: null}`; FAILED/ERROR: `{reason, error}` (reasons: ModelRequestRejected, '
+        + 'ModelNotConfigured, ToolUnavailable, MaxStepsExceeded, ModelUnreachable, ModelStreamInterrupted, TimeLimitExceeded, ...); '
+        + 'CANCELLED: `{reason: "Cancelled", message, requested_by}`.',
+    },
+    output: { description: 'The answer as a TextArtifact dict `{type: "TextArtifact", id, name, value, meta, reference}`.' },
+    model: { type: 'string', description: 'The model that answered, as `provider/model` (before that: the one requested, if any).' },
+    usage: {
+      type: 'object', required: ['input_tokens', 'output_tokens'],
+      properties: { input_tokens: { type: 'number' }, output_tokens: { type: 'number' } },
+      description: 'Tokens used, summed over the run\'s model calls.',
+    },
+    created_by: { type: 'string' }, created_at: timestamp, updated_at: timestamp,
+    started_at: { type: ['string', 'null'], format: 'date-time' }, completed_at: { type: ['string', 'null'], format: 'date-time' },
+  },
+});
+
+const present = ({ run: r, details: d }: AssistantRunRecord) => ({
+  assistant_run_id: r.run_id,
+  assistant_id: r.assistant_id,
+  args: r.args,
+  ...(typeof r.input === 'string' ? { input: r.input } : {}),
+  ...(d.thread_id ? { thread_id: d.thread_id } : {}),
+  stream: d.stream,
+  knowledge_base_ids: d.knowledge_base_ids,
+  retriever_ids: d.retriever_ids,
+  ruleset_ids: d.ruleset_ids,
+  structure_ids: d.structure_ids,
+  tool_ids: d.tool_ids,
+  status: r.status,
+  ...(r.status_detail != null ? { status_detail: r.status_detail } : {}),
+  ...(r.output != null ? { output: r.output } : {}),
+  ...(r.model ? { model: r.model } : {}),
+  ...(r.usage ? { usage: r.usage } : {}),
+  created_by: r.created_by,
+  created_at: iso(r.created_at),
+  updated_at: iso(r.updated_at),
+  started_at: iso(r.started_at),
+  completed_at: iso(r.completed_at),
+});
+
+const nullableIdList = { type: ['array', 'null'], items: uuid, maxItems: 100 };
+const runPath = { assistant_run_id: uuid };
+
+route({
+  operationId: 'CreateAssistantRun', method: 'post', path: '/assistants/{assistant_id}/runs', tag: TAG,
+  summary: 'Starts a run. The model is given the rulesets as instructions, the thread\'s earlier exchanges, and the user '
+    + 'message (`input`, else the assistant\'s, then each of `args`, blank-line separated); the structures and tool '
+    + 'activities are offered as functions. Each id list is the request\'s when given, else the assistant\'s, plus the '
+    + '`additional_*` list. `thread_id` wins over `new_thread`; a new thread\'s id is answered in `thread_id`. On success '
+    + 'the exchange is appended to the thread.',
+  params: { assistant_id: uuid },
+  body: defineSchema('CreateAssistantRunRequest', {
+    type: 'object',
+    properties: {
+      args: { type: 'array', items: { type: 'string', maxLength: MAX_INPUT_CHARS }, maxItems: MAX_ARGS },
+      input: { type: ['string', 'null'], maxLength: MAX_INPUT_CHARS },
+      stream: { type: 'boolean' },
+      model: { oneOf: [str(1, 200), { type: 'null' }], description: '`provider/model`; the configured default when absent.' },
+      new_thread: { type: 'boolean' },
+      thread_id: { oneOf: [uuid, { type: 'null' }] },
+      knowledge_base_ids: nullableIdList, retriever_ids: nullableIdList, ruleset_ids: nullableIdList,
+      structure_ids: nullableIdList, tool_ids: nullableIdList,
+      additional_knowledge_base_ids: nullableIdList, additional_retriever_ids: nullableIdList, additional_ruleset_ids: nullableIdList,
+      additional_structure_ids: nullableIdList, additional_tool_ids: nullableIdList,
+    },
+  }),
+  responses: { 201: { description: 'The run, QUEUED', schema: AssistantRunSchema } },
+  handler: async ({ deps, caller, params, body }) => ({
+    status: 201, body: present(await createAssistantRun(deps, caller, params.assistant_id, body)),
+  }),
+});
+
+route({
+  operationId: 'ListAssistantRuns', method: 'get', path: '/assistants/{assistant_id}/runs', tag: TAG, paged: true,
+  summary: 'Runs of an assistant, newest first; `status` filters (`status=A,B` or repeated).',
+  params: { assistant_id: uuid },
+  query: { status: { type: 'array', items: { type: 'string', enum: [...RUN_STATUSES] } } },
+  responses: { 200: { description: 'Runs', schema: pageOf('AssistantRunList', 'assistant_runs', AssistantRunSchema) } },
+  handler: async ({ deps, caller, params, page, query }) => {
+    const { items, pagination } = await listAssistantRuns(deps.ds, caller, params.assistant_id, page, query.status);
+    return { status: 200, body: { assistant_runs: items.map(present), pagination } };
+  },
+});
+
+route({
+  operationId: 'GetAssistantRun', method: 'get', path: '/assistant-runs/{assistant_run_id}', tag: TAG, params: runPath,
+  summary: 'An assistant run.',
+  responses: { 200: { description: 'Run', schema: AssistantRunSchema } },
+  handler: async ({ deps, caller, params }) => ({ status: 200, body: present(await findAssistantRun(deps.ds, caller, params.assistant_run_id)) }),
+});
+
+route({
+  operationId: 'CancelAssistantRun', method: 'post', path: '/assistant-runs/{assistant_run_id}/cancel', tag: TAG, params: runPath,
+  summary: 'Aborts the model stream (no further tokens are read) and cancels the run\'s structure and tool runs; answers once '
+    + 'the run is CANCELLED (waits up to 10 s, then answers with the current record). 200 again for a CANCELLED run; 409 '
+    + 'for a run that ended otherwise.',
+  responses: { 200: { description: 'Run', schema: AssistantRunSchema } },
+  handler: async ({ deps, caller, params }) => ({ status: 200, body: present(await cancelAssistantRun(deps, caller, params.assistant_run_id)) }),
+});
+
+// ---- Events: the same rows, sequence and streams as structure run events, named by assistant_run_id ----
+
+const EventSchema = defineSchema('AssistantRunEvent', {
+  type: 'object',
+  required: ['event_id', 'assistant_run_id', 'type', 'origin', 'payload', 'timestamp', 'created_at'],
+  properties: {
+    event_id: uuid, assistant_run_id: uuid,
+    type: {
+      type: 'string',
+      description: 'ASSISTANT (griptape event dicts in `payload`): StartStructureRunEvent, TextChunkEvent and ActionChunkEvent '
+        + '(streamed runs), FinishStructureRunEvent (`payload.output_task_output` is the answer). SYSTEM: StructureRunStarting, '
+        + 'StructureRunRunning, AssistantToolCallStarted, AssistantToolCallCompleted, StructureRunCompleted, StructureRunError, '
+        + 'StructureRunCancelled.',
+    },
+    origin: { type: 'string', enum: ['SYSTEM', 'ASSISTANT'] },
+    payload: {}, timestamp: { type: 'number', description: 'Epoch seconds (float).' }, created_at: timestamp,
+  },
+});
+
+const presentEvent = (e: RunEvent) => ({
+  event_id: e.event_id,
+  assistant_run_id: e.run_id,
+  type: e.type,
+  origin: e.origin,
+  payload: e.payload,
+  timestamp: e.timestamp,
+  created_at: e.created_at.toISOString(),
+});
+
+route({
+  operationId: 'ListAssistantEvents', method: 'get', path: '/assistant-runs/{assistant_run_id}/events', tag: 'Events', params: runPath,
+  summary: `Events of an assistant run in order. \`limit\` (default ${DEFAULT_EVENT_LIMIT}, at most ${MAX_EVENT_LIMIT}) and \`offset\`; continue with \`offset = next_offset\`.`,
+  query: {
+    limit: { type: 'integer', minimum: 1, maximum: MAX_EVENT_LIMIT },
+    offset: { type: 'integer', minimum: 0 },
+  },
+  responses: {
+    200: {
+      description: 'Events',
+      schema: defineSchema('AssistantRunEventList', {
+        type: 'object',
+        required: ['events', 'count', 'total_count', 'limit', 'offset', 'next_offset'],
+        properties: {
+          events: { type: 'array', items: EventSchema },
+          count: { type: 'number' }, total_count: { type: 'number' }, limit: { type: 'number' }, offset: { type: 'number' },
+          next_offset: { type: 'number', description: '`offset + count`.' },
+        },
+      }),
+    },
+  },
+  handler: async ({ deps, caller, params, query }) => {
+    const { run } = await findAssistantRun(deps.ds, caller, params.assistant_run_id);
+    const limit: number = query.limit ?? DEFAULT_EVENT_LIMIT;
+    const offset: number = query.offset ?? 0;
+    const { events, total } = await listRunEvents(deps.ds, run.run_id, limit, offset);
+    return {
+      status: 200,
+      body: { events: events.map(presentEvent), count: events.length, total_count: total, limit, offset, next_offset: offset + events.length },
+    };
+  },
+});
+
+route({
+  operationId: 'GetAssistantRunEventsSSE', method: 'get', path: '/assistant-runs/{assistant_run_id}/events/stream', tag: 'Events', params: runPath,
+  summary: 'Server-sent events of an assistant run, framed like the structure run stream (`id: <seq>`, `data: <event JSON>`, '
+    + 'resume with `Last-Event-ID`, keep-alive comments); the response ends once the run has ended and all its events were sent.',
+  query: { last_event_id: { type: 'integer', minimum: 0, description: 'Resume after this event sequence number (the `id:` of a frame).' } },
+  responses: { 200: { description: 'Event stream', contentType: 'text/event-stream', schema: { type: 'string' } } },
+  handler: async ({ ctx, deps, caller, params, query }) => {
+    const { run } = await findAssistantRun(deps.ds, caller, params.assistant_run_id);
+    streamRunEvents(ctx, deps, run.run_id, resumeAfter(ctx, query.last_event_id), (e) => sseFrame(e, presentEvent));
+  },
+});

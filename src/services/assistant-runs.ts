@@ -1,0 +1,126 @@
+// Assistant runs as the api sees them: create (rows QUEUED + workflow start), read, list, cancel, events.
+// The workflow (workflows/assistant-run.ts) and its activities do the rest.
+import { randomUUID } from 'node:crypto';
+import type { DataSource } from 'typeorm';
+import type { Caller } from '../api/http/auth';
+import { badRequest, notFound } from '../api/http/errors';
+import { PageRequest, paginate, Pagination, skipTake } from '../api/http/pagination';
+import { ASSISTANT_ID_LISTS, AssistantResourceIds, AssistantRun } from '../persistence/entities/assistant';
+import { Run, RunStatus } from '../persistence/entities/run';
+import type { AssistantRunWorkflowInput } from '../../workflows/assistant-run';
+import { userMessageOf } from './assistant-prompt';
+import { assertAssistantIds, findAssistant } from './assistants';
+import { cancelRunAndWait } from './run-cancellation';
+import type { RunsDeps } from './runs';
+import { createThread, findThread } from './threads';
+import { insertAndStart } from './workflow-records';
+
+type IdLists = { [K in keyof AssistantResourceIds]?: string[] | null } & {
+  [K in keyof AssistantResourceIds as `additional_${K}`]?: string[] | null;
+};
+
+export interface CreateAssistantRunRequest extends IdLists {
+  args?: string[];
+  input?: string | null;
+  stream?: boolean;
+  /** `provider/model` (see README, Model providers); the configured default when absent. */
+  model?: string | null;
+  new_thread?: boolean;
+  thread_id?: string | null;
+}
+
+/** An assistant run: the shared run row and its assistant-only fields. */
+export interface AssistantRunRecord {
+  run: Run;
+  details: AssistantRun;
+}
+
+/**
+ * The run's effective ids: the request's list when given, else the assistant's, then the request's
+ * `additional_*` list; duplicates dropped, order kept.
+ */
+export function effectiveIds(assistant: AssistantResourceIds, request: IdLists): AssistantResourceIds {
+  const ids = {} as AssistantResourceIds;
+  for (const list of ASSISTANT_ID_LISTS) {
+    ids[list] = [...new Set([...(request[list] ?? assistant[list]), ...(request[`additional_${list}`] ?? [])])];
+  }
+  return ids;
+}
+
+/**
+ * Creates the run and starts its workflow (assistant-run-<uuid>). `thread_id` wins over `new_thread`; a new
+ * thread is created first (named after the run) and answered in `thread_id`.
+ */
+export async function createAssistantRun(deps: RunsDeps, caller: Caller, assistantId: string, body: CreateAssistantRunRequest): Promise<AssistantRunRecord> {
+  const assistant = await findAssistant(deps.ds, caller, assistantId);
+  const ids = effectiveIds(assistant, body);
+  await assertAssistantIds(deps.ds, caller.organizationId, ids);
+  const input = body.input ?? assistant.input ?? null;
+  const args = body.args ?? [];
+  if (userMessageOf(input, args) === '') {
+    throw badRequest('The run has nothing to say to the model: give `input` (or set the assistant\'s) or `args`', '/body/input');
+  }
+  const runId = randomUUID();
+  let threadId: string | null = null;
+  if (body.thread_id) threadId = (await findThread(deps.ds, caller, body.thread_id)).thread_id;
+  else if (body.new_thread) threadId = (await createThread(deps.ds, caller, { name: `Assistant run ${runId}` })).thread_id;
+
+  const now = new Date();
+  const run: Run = {
+    run_id: runId, kind: 'assistant', organization_id: caller.organizationId, resource_id: null, assistant_id: assistant.assistant_id,
+    deployment_id: null, status: 'QUEUED', status_detail: null, args, env_vars: [], input, output: null, output_timestamp: null,
+    started_at: null, completed_at: null, model: body.model ?? null, usage: null, created_by: caller.actor, created_at: now, updated_at: now,
+  };
+  const details: AssistantRun = {
+    run_id: runId, thread_id: threadId, stream: body.stream ?? false, ...ids, transcript: [], tool_definitions: null,
+  };
+  const workflowInput: AssistantRunWorkflowInput = {
+    runId,
+    timeLimitSeconds: deps.config.runLimits.timeSeconds,
+    heartbeatTimeoutSeconds: deps.config.runProcess.heartbeatTimeoutSeconds,
+    maxSteps: deps.config.assistantMaxSteps,
+  };
+  await insertAndStart(deps.ds, deps.temporal, {
+    taskQueue: deps.config.temporal.taskQueue,
+    resource: { kind: 'assistant-run', id: runId, organizationId: caller.organizationId, summary: `Run of assistant ${assistant.name}` },
+    insert: async (em) => {
+      await em.getRepository(Run).save(run);
+      await em.getRepository(AssistantRun).save(details);
+    },
+    workflowType: 'assistantRunWorkflow',
+    args: [workflowInput],
+  });
+  return { run, details };
+}
+
+async function withDetails(ds: DataSource, runs: Run[]): Promise<AssistantRunRecord[]> {
+  if (!runs.length) return [];
+  const details = await ds.getRepository(AssistantRun).createQueryBuilder('d')
+    .where('d.run_id IN (:...ids)', { ids: runs.map((r) => r.run_id) }).getMany();
+  const byId = new Map(details.map((d) => [d.run_id, d]));
+  return runs.map((run) => ({ run, details: byId.get(run.run_id)! }));
+}
+
+export async function findAssistantRun(ds: DataSource, caller: Caller, runId: string): Promise<AssistantRunRecord> {
+  const run = await ds.getRepository(Run).findOneBy({ run_id: runId, organization_id: caller.organizationId, kind: 'assistant' });
+  if (!run) throw notFound('Assistant run');
+  return (await withDetails(ds, [run]))[0];
+}
+
+export async function listAssistantRuns(
+  ds: DataSource, caller: Caller, assistantId: string, page: PageRequest, statuses: RunStatus[] | undefined,
+): Promise<{ items: AssistantRunRecord[]; pagination: Pagination }> {
+  const assistant = await findAssistant(ds, caller, assistantId);
+  const q = ds.getRepository(Run).createQueryBuilder('r')
+    .where('r.assistant_id = :id AND r.organization_id = :org', { id: assistant.assistant_id, org: caller.organizationId });
+  if (statuses?.length) q.andWhere('r.status IN (:...statuses)', { statuses });
+  const { skip, take } = skipTake(page);
+  const [runs, total] = await q.orderBy('r.created_at', 'DESC').addOrderBy('r.run_id', 'DESC').offset(skip).limit(take).getManyAndCount();
+  return { items: await withDetails(ds, runs), pagination: paginate(page, total) };
+}
+
+/** Cancels the run: its model stream is aborted and its child runs are cancelled (see cancelRunAndWait). */
+export async function cancelAssistantRun(deps: RunsDeps, caller: Caller, runId: string): Promise<AssistantRunRecord> {
+  const { run, details } = await findAssistantRun(deps.ds, caller, runId);
+  return { run: await cancelRunAndWait(deps, caller, run), details };
+}

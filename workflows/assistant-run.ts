@@ -1,0 +1,132 @@
+// The assistant run workflow: STARTING; the assistant's tools described (child tool runs, cached per
+// deployment); RUNNING; then model steps: each step asks the model (an activity that streams tokens into
+// events and heartbeats), and each function call it makes runs a structure or tool run as a child workflow
+// whose result goes back to the model, up to `maxSteps` steps. The time limit is a workflow timer; a
+// `cancel` signal or a workflow cancellation (Temporal UI) aborts the model stream and the child runs.
+import {
+  ActivityCancellationType, ActivityFailure, ApplicationFailure, CancellationScope, ChildWorkflowFailure, executeChild,
+  isCancellation, proxyActivities, setHandler, sleep, uuid4, workflowInfo,
+} from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import type { ChildRun } from '../activities/assistant-runs';
+import type { RunStatus } from '../src/persistence/entities/run';
+import type { RunEnding } from '../src/services/run-lifecycle';
+import { startOptionsFor } from '../src/temporal/workflow-start';
+import { cancelRunSignal, type CancelRunSignal, type structureRunWorkflow } from './runs';
+
+export interface AssistantRunWorkflowInput {
+  runId: string;
+  /** Snapshot of RUN_TIME_LIMIT_SECONDS when the run was created: the whole run, tool calls included. */
+  timeLimitSeconds: number;
+  heartbeatTimeoutSeconds: number;
+  /** Snapshot of ASSISTANT_MAX_STEPS: model calls per run. */
+  maxSteps: number;
+}
+
+/** Failure types of the model step that end the run FAILED (the request was refused); others end it ERROR. */
+const FAILED_TYPES = ['ModelRequestRejected', 'ModelNotConfigured'];
+
+const { startAssistantRun, planChildRun, resolveAssistantTools, recordToolCallResult, finishAssistantRun } = proxyActivities<Activities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
+});
+
+export async function assistantRunWorkflow(input: AssistantRunWorkflowInput): Promise<RunStatus | 'MISSING'> {
+  const { assistantModelStep } = proxyActivities<Activities>({
+    startToCloseTimeout: `${input.timeLimitSeconds + 300} seconds`,
+    heartbeatTimeout: `${input.heartbeatTimeoutSeconds} seconds`,
+    // The run's end is recorded only after the stream was aborted.
+    cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+    retry: { initialInterval: '1 second', maximumInterval: '10 seconds', maximumAttempts: 3 },
+  });
+
+  /** A structure or tool run as a child workflow (structure-run-<uuid> / tool-run-<uuid>), visible under this one. */
+  const runChild = async (plan: ChildRun) => {
+    const { workflowIdConflictPolicy: _notForChildren, ...options } = startOptionsFor(
+      { kind: plan.workflowKind, id: plan.childRunId, organizationId: plan.organizationId, summary: plan.summary },
+      workflowInfo().taskQueue,
+    );
+    try {
+      await executeChild<typeof structureRunWorkflow>('structureRunWorkflow', {
+        ...options,
+        args: [{ runId: plan.childRunId, timeLimitSeconds: input.timeLimitSeconds, heartbeatTimeoutSeconds: input.heartbeatTimeoutSeconds }],
+      });
+    } catch (err) {
+      // A child that failed as a workflow still has its row (settled by the reconciler); its result is read from there.
+      if (!(err instanceof ChildWorkflowFailure) || isCancellation(err)) throw err;
+    }
+  };
+
+  const work = new CancellationScope();
+  let cancelRequest: CancelRunSignal | undefined;
+  let timedOut = false;
+  setHandler(cancelRunSignal, (signal) => {
+    cancelRequest ??= signal;
+    work.cancel();
+  });
+
+  let ending: RunEnding | undefined;
+  let workflowCancellation: unknown;
+  try {
+    ending = await work.run(async () => {
+      const start = await startAssistantRun({ runId: input.runId });
+      if (!start) return undefined;
+      const timer = new CancellationScope();
+      void timer
+        .run(() => sleep(input.timeLimitSeconds * 1000))
+        .then(() => {
+          timedOut = true;
+          work.cancel();
+        }, () => undefined);
+      try {
+        // Tools without a cached description of their current deployment are described now, in parallel.
+        const failures = await Promise.all(start.toolsToDescribe.map(async (toolId) => {
+          const plan = await planChildRun({ runId: input.runId, childRunId: uuid4(), purpose: { describe: toolId } });
+          if ('error' in plan) return { toolId, error: plan.error };
+          await runChild(plan);
+          return undefined;
+        }));
+        const setupEnding = await resolveAssistantTools({ runId: input.runId, failures: failures.filter((f) => f !== undefined) });
+        if (setupEnding) return setupEnding;
+
+        for (let step = 1; step <= input.maxSteps; step++) {
+          const result = await assistantModelStep({ runId: input.runId, step });
+          if (result.kind === 'answer') return { status: 'SUCCEEDED', message: null } satisfies RunEnding;
+          await Promise.all(result.toolCallIds.map(async (toolCallId) => {
+            const childRunId = uuid4();
+            const plan = await planChildRun({ runId: input.runId, childRunId, purpose: { toolCall: { step, toolCallId } } });
+            if (!('error' in plan)) await runChild(plan);
+            await recordToolCallResult({ runId: input.runId, step, toolCallId, childRunId, error: 'error' in plan ? plan.error : undefined });
+          }));
+        }
+        return {
+          status: 'FAILED', reason: 'MaxStepsExceeded',
+          error: `The model was still calling functions after ${input.maxSteps} steps (ASSISTANT_MAX_STEPS)`,
+        } satisfies RunEnding;
+      } finally {
+        timer.cancel();
+      }
+    });
+  } catch (err) {
+    if (timedOut) {
+      ending = { status: 'ERROR', reason: 'TimeLimitExceeded', error: `Run exceeded its time limit of ${input.timeLimitSeconds} s` };
+    } else if (cancelRequest) {
+      ending = { status: 'CANCELLED', requestedBy: cancelRequest.requestedBy };
+    } else if (isCancellation(err) && CancellationScope.current().consideredCancelled) {
+      ending = { status: 'CANCELLED', requestedBy: 'Temporal workflow cancellation' };
+      workflowCancellation = err;
+    } else {
+      const cause = err instanceof ActivityFailure ? err.cause : err;
+      if (cause instanceof ApplicationFailure && cause.type) {
+        ending = { status: FAILED_TYPES.includes(cause.type) ? 'FAILED' : 'ERROR', reason: cause.type, error: cause.message };
+      } else {
+        ending = { status: 'ERROR', reason: 'ExecutionFailed', error: `The run could not be executed: ${(cause as Error)?.message ?? String(err)}` };
+      }
+    }
+  }
+  if (!ending) return 'MISSING';
+  const finalEnding = ending;
+  const status = await CancellationScope.nonCancellable(() => finishAssistantRun({ runId: input.runId, ending: finalEnding }));
+  if (workflowCancellation) throw workflowCancellation;
+  return status;
+}
