@@ -18,6 +18,8 @@ const bodies: Record<string, unknown> = {
   CreateStructure: { name: 'x' }, UpdateStructure: { name: 'x' }, CreateStructureDeployment: { force: true },
   CreateFunction: { name: 'x' }, UpdateFunction: { name: 'x' }, CreateFunctionDeployment: { force: true },
   CreateTool: { name: 'x' }, UpdateTool: { name: 'x' }, CreateToolDeployment: { force: true },
+  CreateRule: { name: 'x', rule: 'x' }, UpdateRule: { name: 'x' }, CreateRuleset: { name: 'x' }, UpdateRuleset: { name: 'x', rule_ids: [] },
+  CreateThread: { name: 'x' }, UpdateThread: { name: 'x', messages: [] }, CreateThreadMessage: { input: 'x', output: 'x' }, UpdateMessage: { input: 'x' },
   CreateStructureRun: { args: [] }, CreateFunctionExecutionPost: { any: 'json' }, RunToolActivity: { text: 'hi' }, CreateEvents: { type: 'x', payload: {}, timestamp: 1 },
 };
 
@@ -56,12 +58,17 @@ describe('tenancy: another organization sees nothing', () => {
     const called = await apiA.post(`/api/tools/${builtTool.structureId}/activities/echo`, { text: 'hi' });
     expect(called.body, called.text).to.deep.equal({ text: 'hi' });
     const [toolRun] = (await apiA.get(`/api/tools/${builtTool.structureId}/runs`)).body.tool_runs;
+    const rule = await apiA.post('/api/rules', { name: 'R', rule: 'Be kind.' });
+    const ruleset = await apiA.post('/api/rulesets', { name: 'RS', alias: 'rs', rule_ids: [rule.body.rule_id] });
+    const thread = await apiA.post('/api/threads', { name: 'T', alias: 't', messages: [{ input: 'i', output: 'o' }] });
+    const [message] = (await apiA.get(`/api/threads/${thread.body.thread_id}/messages`)).body.messages;
     const ids: Record<string, string> = {
       organization_id: a.organizationId, user_id: a.userId, api_key_id: keyA.body.api_key_id, invite_id: invite.body.invite_id,
       secret_id: secret.body.secret_id, bucket_id: bucket.bucket_id, name: 'dir/file.txt',
       function_id: fn.body.function_id, tool_id: tool.body.tool_id, deployment_id: structure.deploymentId,
       structure_id: structure.structureId, structure_run_id: run.body.structure_run_id, function_run_id: functionRun.function_run_id,
       tool_run_id: toolRun.tool_run_id, activity_name: 'echo', event_id: runEvents.body.events[0].event_id,
+      rule_id: rule.body.rule_id, ruleset_id: ruleset.body.ruleset_id, thread_id: thread.body.thread_id, message_id: message.message_id,
     };
     const secretsOfA = Object.values(ids).filter((v) => v !== 'dir/file.txt');
 
@@ -93,6 +100,15 @@ describe('tenancy: another organization sees nothing', () => {
     expect((await apiA.get(`/api/invites/${ids.invite_id}`)).body.status).to.equal('PENDING');
     expect((await apiA.get(`/api/secrets/${ids.secret_id}`)).body.name).to.equal('S');
     expect(await ds.getRepository(Bucket).countBy({ bucket_id: bucket.bucket_id })).to.equal(1);
+    expect((await apiA.get(`/api/rules/${ids.rule_id}`)).body.name).to.equal('R');
+    expect((await apiA.get(`/api/rulesets/${ids.ruleset_id}`)).body).to.deep.include({ name: 'RS', rule_ids: [ids.rule_id] });
+    expect((await apiA.get(`/api/threads/${ids.thread_id}`)).body).to.include({ name: 'T', message_count: 1 });
+    expect((await apiA.get(`/api/messages/${ids.message_id}`)).body.input).to.equal('i');
+    // Another organization's aliases and filters see nothing either.
+    expect((await apiB.get('/api/rulesets?alias=rs')).body.rulesets).to.deep.equal([]);
+    expect((await apiB.get('/api/threads?alias=t')).body.threads).to.deep.equal([]);
+    expect((await apiB.get(`/api/rules?ruleset_id=${ids.ruleset_id}`)).status).to.equal(404);
+    expect((await apiB.post('/api/rulesets', { name: 'steal', rule_ids: [ids.rule_id] })).status).to.equal(404);
     for (const kind of ['structure', 'function', 'tool']) {
       const res = await apiA.get(`/api/${kind}s/${ids[`${kind}_id`]}`);
       expect(res.body.name, kind).to.not.equal('x');

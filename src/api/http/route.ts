@@ -38,6 +38,11 @@ export interface RouteSpec<TBody = any, TQuery = any> {
   query?: Record<string, JsonSchema>;
   /** Adds `page` and `page_size` to the query and gives the handler a `page`. */
   paged?: boolean;
+  /**
+   * This list's own `page_size` default and maximum instead of PAGE_SIZE_DEFAULT / PAGE_SIZE_MAX: for lists
+   * that existing clients read with one request and no `page_size` (a ruleset's rules, a thread's messages).
+   */
+  pageSize?: { default: number; max: number };
   /** JSON body schema. With `bodyRequired` false (default), an empty body is validated as `{}`. */
   body?: JsonSchema;
   bodyRequired?: boolean;
@@ -76,7 +81,8 @@ export function allRoutes(): readonly RouteSpec[] {
 }
 
 /** Query schema of a route, including the pagination members. */
-export function querySchemaOf(spec: RouteSpec, maxPageSize: number): Record<string, JsonSchema> {
+export function querySchemaOf(spec: RouteSpec, configMaxPageSize: number): Record<string, JsonSchema> {
+  const maxPageSize = spec.pageSize?.max ?? configMaxPageSize;
   return {
     ...(spec.paged
       ? {
@@ -127,7 +133,7 @@ export function mount(router: Router, spec: RouteSpec, deps: Deps): void {
 
     const page: PageRequest = {
       page: (query.page as number | undefined) ?? 1,
-      pageSize: (query.page_size as number | undefined) ?? deps.config.pageSizeDefault,
+      pageSize: (query.page_size as number | undefined) ?? spec.pageSize?.default ?? deps.config.pageSizeDefault,
     };
     const result = await spec.handler({ ctx, deps, params, query, body, page, caller: caller as Caller });
     if (result) {

@@ -10,6 +10,8 @@ import './events';
 import './function-runs';
 import './invites';
 import './platform';
+import './rulesets';
 import './runs';
 import './secrets';
+import './threads';
 import './tool-runs';
