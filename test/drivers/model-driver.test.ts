@@ -5,7 +5,7 @@ import type { ModelsConfig } from '../../src/config';
 import { createModelDriver, isAbortError, resolveModel, ModelError, type CompletionDelta, type CompletionRequest } from '../../src/drivers/model';
 import { isStrictSchema, maxTokensField } from '../../src/drivers/model/openai-compatible';
 import { startModelProvider, type ModelProvider } from '../support/model-provider';
-import { freePort } from '../support/stack';
+import { freePort, getStack } from '../support/stack';
 
 async function failure(p: Promise<unknown>): Promise<Error> {
   try {
@@ -311,5 +311,12 @@ describe('model driver (OpenAI-compatible)', () => {
     const err = await failure(createModelDriver(models).complete(ask('a/unscripted')));
     expect(err).to.include({ kind: 'rejected', status: 400 });
     expect(err.message).to.include('no scripted reply for model "unscripted"');
+  });
+
+  it("is the stack worker's driver, with the stack's provider as `local`", async () => {
+    const { modelProvider, activityDeps } = getStack();
+    const m = modelProvider.uniqueModel();
+    modelProvider.script({ model: m, text: 'from the stack' });
+    expect(await activityDeps.models.complete(ask(`local/${m}`))).to.include({ model: `local/${m}`, text: 'from the stack' });
   });
 });
