@@ -277,6 +277,17 @@ describe('model driver (OpenAI-compatible)', () => {
     expect(await req.ended).to.equal('disconnected');
   });
 
+  it('rejects at once when aborted while the package waits to retry', async () => {
+    const m = a.uniqueModel();
+    a.script({ model: m, error: { status: 503, message: 'busy', retryAfterMs: 30_000 } });
+    const controller = new AbortController();
+    const pending = createModelDriver(models).complete(ask(`a/${m}`, { stream: true, signal: controller.signal }));
+    await (await a.waitForRequest(m)).ended;
+    controller.abort();
+    expect(isAbortError(await failure(pending))).to.equal(true);
+    expect(a.requestsFor(m)).to.have.length(1);
+  });
+
   it('stops the stream when onDelta throws, and passes that error through', async () => {
     const m = a.uniqueModel();
     a.script({ model: m, text: 'one two three', stallAfterChunks: 3 });

@@ -105,12 +105,13 @@ export class OpenAICompatibleDriver implements ModelDriver {
       const acc = new StreamAccumulator();
       // The package's stream ends quietly (no error) when its request is aborted: checked after the loop.
       for await (const chunk of stream) {
-        rearm();
+        clearTimeout(watchdog); // the caller's time in onDelta is not the provider's silence
         for (const delta of acc.add(chunk)) {
           if (ac.signal.aborted) break;
           if (onDelta) await callerCode(() => onDelta(delta));
         }
         if (ac.signal.aborted) break;
+        rearm();
       }
       if (outer?.aborted) throw abortError(outer);
       if (timedOut) throw silentProvider(this.provider, this.timeoutMs);
