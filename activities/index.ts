@@ -3,6 +3,7 @@ import type { Client } from '@temporalio/client';
 import type { DataSource } from 'typeorm';
 import type { BlobStore } from '../src/blobs/blob-store';
 import type { Config } from '../src/config';
+import type { ModelDriver } from '../src/drivers/model/types';
 import type { Logger } from '../src/logger';
 import type { SecretBox } from '../src/security/secret-box';
 import { createAssistantRunActivities } from './assistant-runs';
@@ -19,6 +20,8 @@ export interface ActivityDeps {
   log: Logger;
   /** For activities that look at other workflows (the reconciler). */
   temporal: Client;
+  /** Model calls of assistant runs and chat messages (createModelDriver(config.models)). */
+  models: ModelDriver;
 }
 
 export function createActivities(deps: ActivityDeps) {

@@ -63,6 +63,8 @@ export interface Config {
   functionExecuteTimeoutSeconds: number;
   /** Model calls per assistant run; a run still calling functions after that many ends FAILED. */
   assistantMaxSteps: number;
+  /** OpenAI-compatible model providers for assistant runs and chat messages (src/drivers/model). */
+  models: ModelsConfig;
   logLevel: string;
   shutdownGraceMs: number;
   /** What `npm start` creates on its first start (empty database). */
@@ -73,6 +75,17 @@ export interface Config {
     data_lake_objstore_url: string;
     drive_data_connector_client_id: string;
   };
+}
+
+export interface ModelsConfig {
+  /** By provider name ([a-z0-9_-]+): the base URL of its OpenAI-compatible API (`.../v1`) and its key. */
+  providers: Record<string, { baseUrl: string; apiKey?: string }>;
+  /** `provider/model`, its provider configured: the model of requests that name none or no known provider. */
+  defaultModel?: string;
+  /** Per attempt: waiting for the provider's answer headers, and the longest silence inside a stream. */
+  timeoutSeconds: number;
+  /** Retries of the openai package (connection errors, 408, 409, 429, 5xx), all before any data is streamed. */
+  maxRetries: number;
 }
 
 export class ConfigError extends Error {
@@ -173,6 +186,11 @@ export function loadConfig(env: Env = process.env): Config {
     },
     functionExecuteTimeoutSeconds: int('FUNCTION_EXECUTE_TIMEOUT_SECONDS', 60, 1, 3600),
     assistantMaxSteps: int('ASSISTANT_MAX_STEPS', 8, 1, 100),
+    models: {
+      ...modelProviders(env, problems),
+      timeoutSeconds: int('MODEL_REQUEST_TIMEOUT_SECONDS', 600, 1, 24 * 3600),
+      maxRetries: int('MODEL_MAX_RETRIES', 2, 0, 10),
+    },
     logLevel: str('LOG_LEVEL', 'info'),
     shutdownGraceMs: int('SHUTDOWN_GRACE_MS', 10_000, 0),
     bootstrap: {
@@ -193,6 +211,69 @@ export function loadConfig(env: Env = process.env): Config {
   if (!/^[^\s@]+@[^\s@]+$/.test(config.bootstrap.email)) problems.push('BOOTSTRAP_EMAIL must be an email address');
   if (problems.length) throw new ConfigError(problems);
   return config;
+}
+
+const OPENAI_BASE_URL = 'https://api.openai.com/v1';
+
+/**
+ * MODEL_PROVIDERS (`name=baseURL,...`), a key per provider (MODEL_PROVIDER_<NAME>_API_KEY), the OPENAI_API_KEY
+ * shortcut (provider `openai` at OPENAI_BASE_URL) and DEFAULT_MODEL (`provider/model`, its provider configured).
+ */
+function modelProviders(env: Env, problems: string[]): Pick<ModelsConfig, 'providers' | 'defaultModel'> {
+  const opt = (name: string) => (env[name] === undefined || env[name]!.trim() === '' ? undefined : env[name]!.trim());
+  const keyOf = (name: string) => opt(`MODEL_PROVIDER_${name.toUpperCase().replace(/-/g, '_')}_API_KEY`);
+  const validUrl = (name: string, raw: string) => {
+    let u: URL | undefined;
+    try {
+      u = new URL(raw);
+    } catch {
+      // reported below
+    }
+    if (!u || !['http:', 'https:'].includes(u.protocol)) {
+      problems.push(`${name} must be an http(s) URL, got ${JSON.stringify(raw)}`);
+      return false;
+    }
+    return true;
+  };
+  const providers: ModelsConfig['providers'] = {};
+  for (const entry of (opt('MODEL_PROVIDERS') ?? '').split(',').map((e) => e.trim()).filter(Boolean)) {
+    const eq = entry.indexOf('=');
+    const name = eq < 0 ? entry : entry.slice(0, eq).trim();
+    const baseUrl = eq < 0 ? '' : entry.slice(eq + 1).trim();
+    if (!/^[a-z0-9_-]+$/.test(name) || name === '__proto__' || !baseUrl) {
+      problems.push(`MODEL_PROVIDERS entries must be name=baseURL with a name of [a-z0-9_-], got ${JSON.stringify(entry)}`);
+      continue;
+    }
+    if (Object.hasOwn(providers, name)) problems.push(`MODEL_PROVIDERS names provider "${name}" twice`);
+    if (!validUrl(`MODEL_PROVIDERS entry "${name}"`, baseUrl)) continue;
+    providers[name] = { baseUrl: baseUrl.replace(/\/+$/, ''), apiKey: keyOf(name) };
+  }
+  const openaiKey = opt('OPENAI_API_KEY');
+  if (openaiKey !== undefined) {
+    if (!Object.hasOwn(providers, 'openai')) {
+      const baseUrl = opt('OPENAI_BASE_URL') ?? OPENAI_BASE_URL;
+      if (validUrl('OPENAI_BASE_URL', baseUrl)) providers.openai = { baseUrl: baseUrl.replace(/\/+$/, ''), apiKey: openaiKey };
+    } else {
+      providers.openai.apiKey ??= openaiKey;
+    }
+  }
+  for (const p of Object.values(providers)) if (p.apiKey === undefined) delete p.apiKey;
+
+  const defaultModel = opt('DEFAULT_MODEL');
+  if (defaultModel !== undefined) {
+    const slash = defaultModel.indexOf('/');
+    const provider = defaultModel.slice(0, Math.max(slash, 0));
+    const configured = Object.keys(providers);
+    if (slash <= 0 || slash === defaultModel.length - 1) {
+      problems.push(`DEFAULT_MODEL must be provider/model (e.g. openai/gpt-4.1-mini), got ${JSON.stringify(defaultModel)}`);
+    } else if (!Object.hasOwn(providers, provider)) {
+      problems.push(
+        `DEFAULT_MODEL names provider "${provider}", which is not configured (configured: ${configured.join(', ') || 'none'}); ` +
+          'add it to MODEL_PROVIDERS (e.g. MODEL_PROVIDERS=ollama=http://127.0.0.1:11434/v1) or set OPENAI_API_KEY for openai',
+      );
+    }
+  }
+  return { providers, defaultModel };
 }
 
 const BUILD_ENV_NAMES = new Set([

@@ -2,6 +2,7 @@
 import { DefaultLogger, NativeConnection, Runtime, makeTelemetryFilterString } from '@temporalio/worker';
 import { loadConfig, requireRuntime, temporalAddress } from '../config';
 import { FsBlobStore } from '../blobs/fs-blob-store';
+import { createModelDriver } from '../drivers/model';
 import { createLogger } from '../logger';
 import { SecretBox } from '../security/secret-box';
 import { createDataSource } from '../persistence/data-source';
@@ -25,9 +26,15 @@ async function main() {
     connection,
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,
-    deps: { ds, config, blobs: new FsBlobStore(config.blobDir), box: new SecretBox(config.secretsKey), log, temporal: client },
+    deps: {
+      ds, config, blobs: new FsBlobStore(config.blobDir), box: new SecretBox(config.secretsKey), log, temporal: client,
+      models: createModelDriver(config.models),
+    },
     shutdownGraceTime: config.shutdownGraceMs,
   });
+  // Names and URLs only: keys never reach the log.
+  const providers = Object.entries(config.models.providers).map(([name, p]) => `${name}=${p.baseUrl}`);
+  log.info({ providers, defaultModel: config.models.defaultModel ?? null }, providers.length ? 'model providers' : 'no model provider configured (MODEL_PROVIDERS, DEFAULT_MODEL)');
   log.info({ taskQueue: config.temporal.taskQueue, address: temporalAddress(config) }, 'worker polling');
   // Worker.run() installs its own SIGINT/SIGTERM handling: it stops polling and drains in-flight tasks.
   await worker.run();

@@ -3,6 +3,7 @@
 import { DefaultLogger, makeTelemetryFilterString, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { createActivities } from '../../activities';
 import { FsBlobStore } from '../../src/blobs/fs-blob-store';
+import { createModelDriver } from '../../src/drivers/model';
 import { loadConfig, requireRuntime, temporalAddress } from '../../src/config';
 import { createLogger } from '../../src/logger';
 import { createDataSource } from '../../src/persistence/data-source';
@@ -22,6 +23,7 @@ async function main() {
     // No workflows: this process only executes activities (the test runs the workflows in-process).
     activities: createActivities({
       ds, config, blobs: new FsBlobStore(config.blobDir), box: new SecretBox(config.secretsKey), log, temporal: undefined as never,
+      models: createModelDriver(config.models),
     }),
     maxHeartbeatThrottleInterval: '1 second',
   });

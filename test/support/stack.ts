@@ -1,5 +1,12 @@
 // The real stack for tests: embedded PostgreSQL, the Temporal CLI dev server, a worker and the api,
 // started once per mocha run (see hooks.ts). Tests talk to the api over HTTP like any client.
+//
+// Models: the stack runs one local OpenAI-compatible provider (model-provider.ts), `getStack().modelProvider`,
+// configured as MODEL_PROVIDERS=local=<its baseUrl> with DEFAULT_MODEL=local/test-model (and no OPENAI_API_KEY,
+// so nothing reaches a real provider). A test takes a model name of its own, `provider.uniqueModel()`, uses it as
+// `local/<name>` (e.g. an assistant's model) and scripts replies for `<name>`: tests never take each other's
+// replies, even when their runs overlap. Requests for `test-model` (runs without a model) are unscripted, so
+// they fail `rejected` unless a test scripts that name, which only a test that runs alone may do.
 import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
@@ -15,6 +22,7 @@ import { RunUpdatesHub } from '../../src/api/sse/run-updates-hub';
 import { FsBlobStore } from '../../src/blobs/fs-blob-store';
 import { Config, loadConfig } from '../../src/config';
 import { startEmbeddedPostgres, RunningPostgres } from '../../src/cli/embedded-postgres';
+import { createModelDriver } from '../../src/drivers/model';
 import { createLogger } from '../../src/logger';
 import { createDataSource, migrate } from '../../src/persistence/data-source';
 import { SecretBox } from '../../src/security/secret-box';
@@ -22,6 +30,7 @@ import { temporalCli, temporalTestServer } from '../../src/temporal/binaries';
 import { SEARCH_ATTRIBUTES } from '../../src/temporal/search-attributes';
 import { createWorker, WORKFLOWS_PATH } from '../../src/worker/create-worker';
 import { bootstrapOrganization } from '../../src/services/accounts';
+import { startModelProvider, ModelProvider } from './model-provider';
 
 export interface Stack {
   config: Config;
@@ -34,6 +43,8 @@ export interface Stack {
   activityDeps: ActivityDeps;
   /** CODEHOST_BASE_URL of the stack (file://): a repository `<codehostDir>/<owner>/<name>.git` is a codehost source. */
   codehostDir: string;
+  /** The local model provider `local` of the stack's worker (see the header comment). */
+  modelProvider: ModelProvider;
 }
 
 let stack: Stack | undefined;
@@ -60,6 +71,9 @@ export async function startStack(): Promise<Stack> {
   fs.chmodSync(root, 0o755); // embedded postgres runs as its own OS user when we are root
   stops.push(async () => fs.rmSync(root, { recursive: true, force: true }));
 
+  const modelProvider = await startModelProvider();
+  stops.unshift(() => modelProvider.close());
+
   const apiPort = await freePort();
   const config = loadConfig({
     ...process.env,
@@ -70,6 +84,9 @@ export async function startStack(): Promise<Stack> {
     TEMPORAL_TASK_QUEUE: 'tarmac-test',
     CODEHOST_BASE_URL: `file://${path.join(root, 'codehost')}`,
     SSE_KEEPALIVE_MS: '300', // so that a test sees keep-alive comments without waiting 15 s
+    MODEL_PROVIDERS: `local=${modelProvider.baseUrl}`,
+    DEFAULT_MODEL: 'local/test-model',
+    OPENAI_API_KEY: '',
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
   });
 
@@ -96,6 +113,7 @@ export async function startStack(): Promise<Stack> {
   const box = new SecretBox(config.secretsKey!);
   const activityDeps: ActivityDeps = {
     ds, config, blobs: new FsBlobStore(config.blobDir), box, log: createLogger(config.logLevel, 'test-worker'), temporal: env.client,
+    models: createModelDriver(config.models),
   };
   const worker = await createWorker({
     connection: env.nativeConnection, namespace: env.namespace ?? 'default', taskQueue: config.temporal.taskQueue,
@@ -107,7 +125,7 @@ export async function startStack(): Promise<Stack> {
     await running;
   });
 
-  stack = { config, baseUrl: `http://127.0.0.1:${apiPort}`, ds, env, box, workflowBundle, activityDeps, codehostDir: path.join(root, 'codehost') };
+  stack = { config, baseUrl: `http://127.0.0.1:${apiPort}`, ds, env, box, workflowBundle, activityDeps, codehostDir: path.join(root, 'codehost'), modelProvider };
   const api = await startApi(env.client, apiPort);
   stops.unshift(api.close);
   return stack;
