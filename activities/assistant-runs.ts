@@ -2,6 +2,7 @@
 // to PostgreSQL here; only small facts (ids, step results) travel through workflow history.
 import { randomUUID } from 'node:crypto';
 import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
+import { ApplicationFailureCategory } from '@temporalio/common';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import type { ActivityDeps } from '.';
@@ -304,7 +305,10 @@ export function createAssistantRunActivities(deps: ActivityDeps) {
           }
           throw reason ?? err;
         }
-        if (err instanceof ModelError) throw ApplicationFailure.nonRetryable(err.message, FAILURE_TYPE[err.kind]);
+        if (err instanceof ModelError) {
+          // Benign: an expected outcome the run records, not a worker problem to log as one.
+          throw ApplicationFailure.create({ message: err.message, type: FAILURE_TYPE[err.kind], nonRetryable: true, category: ApplicationFailureCategory.BENIGN });
+        }
         log.warn({ err, runId: run.run_id }, 'assistant model step failed');
         throw err;
       } finally {

@@ -20,6 +20,7 @@ const bodies: Record<string, unknown> = {
   CreateTool: { name: 'x' }, UpdateTool: { name: 'x' }, CreateToolDeployment: { force: true },
   CreateRule: { name: 'x', rule: 'x' }, UpdateRule: { name: 'x' }, CreateRuleset: { name: 'x' }, UpdateRuleset: { name: 'x', rule_ids: [] },
   CreateThread: { name: 'x' }, UpdateThread: { name: 'x', messages: [] }, CreateThreadMessage: { input: 'x', output: 'x' }, UpdateMessage: { input: 'x' },
+  CreateAssistant: { name: 'x' }, UpdateAssistant: { name: 'x' }, CreateAssistantRun: { input: 'x' },
   CreateStructureRun: { args: [] }, CreateFunctionExecutionPost: { any: 'json' }, RunToolActivity: { text: 'hi' }, CreateEvents: { type: 'x', payload: {}, timestamp: 1 },
 };
 
@@ -62,6 +63,9 @@ describe('tenancy: another organization sees nothing', () => {
     const ruleset = await apiA.post('/api/rulesets', { name: 'RS', alias: 'rs', rule_ids: [rule.body.rule_id] });
     const thread = await apiA.post('/api/threads', { name: 'T', alias: 't', messages: [{ input: 'i', output: 'o' }] });
     const [message] = (await apiA.get(`/api/threads/${thread.body.thread_id}/messages`)).body.messages;
+    const assistant = await apiA.post('/api/assistants', { name: 'A', ruleset_ids: [ruleset.body.ruleset_id], tool_ids: [builtTool.structureId] });
+    const assistantRun = await apiA.post(`/api/assistants/${assistant.body.assistant_id}/runs`, { input: 'hi', tool_ids: [] });
+    expect(assistantRun.status, assistantRun.text).to.equal(201);
     const ids: Record<string, string> = {
       organization_id: a.organizationId, user_id: a.userId, api_key_id: keyA.body.api_key_id, invite_id: invite.body.invite_id,
       secret_id: secret.body.secret_id, bucket_id: bucket.bucket_id, name: 'dir/file.txt',
@@ -69,6 +73,7 @@ describe('tenancy: another organization sees nothing', () => {
       structure_id: structure.structureId, structure_run_id: run.body.structure_run_id, function_run_id: functionRun.function_run_id,
       tool_run_id: toolRun.tool_run_id, activity_name: 'echo', event_id: runEvents.body.events[0].event_id,
       rule_id: rule.body.rule_id, ruleset_id: ruleset.body.ruleset_id, thread_id: thread.body.thread_id, message_id: message.message_id,
+      assistant_id: assistant.body.assistant_id, assistant_run_id: assistantRun.body.assistant_run_id,
     };
     const secretsOfA = Object.values(ids).filter((v) => v !== 'dir/file.txt');
 
@@ -104,6 +109,13 @@ describe('tenancy: another organization sees nothing', () => {
     expect((await apiA.get(`/api/rulesets/${ids.ruleset_id}`)).body).to.deep.include({ name: 'RS', rule_ids: [ids.rule_id] });
     expect((await apiA.get(`/api/threads/${ids.thread_id}`)).body).to.include({ name: 'T', message_count: 1 });
     expect((await apiA.get(`/api/messages/${ids.message_id}`)).body.input).to.equal('i');
+    expect((await apiA.get(`/api/assistants/${ids.assistant_id}`)).body.name).to.equal('A');
+    // Another organization's ids cannot be named in an assistant or its runs.
+    const borrowing = await apiB.post('/api/assistants', { name: 'B', ruleset_ids: [ids.ruleset_id] });
+    expect(borrowing.status, borrowing.text).to.equal(404);
+    const ownB = await apiB.post('/api/assistants', { name: 'B' });
+    expect((await apiB.post(`/api/assistants/${ownB.body.assistant_id}/runs`, { input: 'x', additional_tool_ids: [builtTool.structureId] })).status).to.equal(404);
+    expect((await apiB.post(`/api/assistants/${ownB.body.assistant_id}/runs`, { input: 'x', thread_id: ids.thread_id })).status).to.equal(404);
     // Another organization's aliases and filters see nothing either.
     expect((await apiB.get('/api/rulesets?alias=rs')).body.rulesets).to.deep.equal([]);
     expect((await apiB.get('/api/threads?alias=t')).body.threads).to.deep.equal([]);
