@@ -1,12 +1,11 @@
 // Activities of the assistant run workflow. Model tokens, events, the transcript and the output are written
 // to PostgreSQL here; only small facts (ids, step results) travel through workflow history.
 import { randomUUID } from 'node:crypto';
-import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
-import { ApplicationFailureCategory } from '@temporalio/common';
+import { ApplicationFailure } from '@temporalio/activity';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import type { ActivityDeps } from '.';
-import { CompletionDelta, ModelError, ModelErrorKind } from '../src/drivers/model/types';
+import type { CompletionDelta } from '../src/drivers/model/types';
 import { AssistantRun, AssistantToolDefinition, TranscriptEntry } from '../src/persistence/entities/assistant';
 import { CodeResource } from '../src/persistence/entities/code-resource';
 import { ModelUsage, Run, RunStatus } from '../src/persistence/entities/run';
@@ -16,11 +15,11 @@ import {
 } from '../src/services/assistant-prompt';
 import { latestSuccessfulDeployment } from '../src/services/deployments';
 import { finishRun, isTerminal, markStarting, RunEnding } from '../src/services/run-lifecycle';
-import { RunEventWriter } from '../src/services/run-event-writer';
 import { appendEvents, NewEvent, transitionRun } from '../src/services/run-state';
 import { rulesetInstructions } from '../src/services/rulesets';
 import { appendThreadMessage, threadExchanges } from '../src/services/threads';
 import type { ResourceKind } from '../src/temporal/workflow-start';
+import { callModel } from './model-call';
 
 /** A child run the workflow starts (its row is inserted), or why it cannot. */
 export interface ChildRun {
@@ -34,12 +33,6 @@ export type ChildRunPlan = ChildRun | { error: string };
 export type ChildRunPurpose = { describe: string } | { toolCall: { step: number; toolCallId: string } };
 
 export type ModelStepResult = { kind: 'answer' } | { kind: 'tool-calls'; toolCallIds: string[] };
-
-const FAILURE_TYPE: Record<ModelErrorKind, string> = {
-  'not-configured': 'ModelNotConfigured',
-  rejected: 'ModelRequestRejected',
-  unreachable: 'ModelUnreachable',
-};
 
 /** griptape event ids are uuid hex strings. */
 const griptapeId = () => randomUUID().replace(/-/g, '');
@@ -241,7 +234,6 @@ export function createAssistantRunActivities(deps: ActivityDeps) {
      * so a cancel aborts the provider request at once.
      */
     async assistantModelStep(input: { runId: string; step: number }): Promise<ModelStepResult> {
-      const ctx = Context.current();
       const loaded = await loadRun(ds, input.runId);
       if (!loaded || isTerminal(loaded.run.status)) throw ApplicationFailure.nonRetryable('The run already ended', 'AlreadyEnded');
       const { run, details } = loaded;
@@ -249,11 +241,6 @@ export function createAssistantRunActivities(deps: ActivityDeps) {
         turn.role === 'assistant' && turn.toolCalls?.length ? { kind: 'tool-calls', toolCallIds: turn.toolCalls.map((c) => c.id) } : { kind: 'answer' };
       const recorded = details.transcript.find((t) => t.step === input.step && t.role === 'assistant');
       if (recorded) return resultOf(recorded);
-      if ((ctx.info.heartbeatDetails as { streamed?: boolean } | undefined)?.streamed) {
-        throw ApplicationFailure.nonRetryable(
-          'The model stream was interrupted after part of the answer had been sent (its worker stopped); the run was not restarted',
-          'ModelStreamInterrupted');
-      }
 
       const turns = promptTurns({
         rulesets: await rulesetInstructions(ds, run.organization_id, details.ruleset_ids),
@@ -261,59 +248,26 @@ export function createAssistantRunActivities(deps: ActivityDeps) {
         userMessage: userMessageOfRun(run),
         transcript: details.transcript,
       });
-      let streamed = false;
-      const beat = () => ctx.heartbeat({ streamed });
-      const heartbeatMs = Math.max(200, Math.min(1_000, (ctx.info.heartbeatTimeoutMs ?? 15_000) / 4));
-      const heartbeats = setInterval(beat, heartbeatMs);
-      const events = new RunEventWriter(ds, run.run_id);
-      try {
-        const completion = await deps.models.complete(
-          {
-            model: run.model ?? undefined, turns, tools: offeredTools(details.tool_definitions ?? []),
-            stream: details.stream, signal: ctx.cancellationSignal,
-          },
-          (delta) => {
-            if (!streamed) {
-              streamed = true;
-              beat();
-            }
-            events.push(chunkEvent(delta));
-          },
-        );
-        await events.drain();
-        const turn: TranscriptEntry = completion.toolCalls.length
-          ? { role: 'assistant', content: completion.text || null, toolCalls: completion.toolCalls, step: input.step }
-          : { role: 'assistant', content: completion.text, step: input.step };
-        await ds.transaction(async (em) => {
-          if (!(await appendTranscript(em, run.run_id, turn))) return;
-          const usage: ModelUsage = {
-            input_tokens: (run.usage?.input_tokens ?? 0) + completion.usage.input_tokens,
-            output_tokens: (run.usage?.output_tokens ?? 0) + completion.usage.output_tokens,
-          };
-          const output = completion.toolCalls.length ? {} : { output: textArtifact(completion.text, griptapeId()), output_timestamp: now() };
-          // Not status changes: data the run reports about itself (usage, the model that answered, the answer).
-          await em.createQueryBuilder().update(Run).set({ usage, model: completion.model, updated_at: new Date(), ...output } as object)
-            .where({ run_id: run.run_id }).execute();
-        });
-        return resultOf(turn);
-      } catch (err) {
-        await events.drain().catch(() => undefined);
-        const reason = ctx.cancellationSignal.reason;
-        if (ctx.cancellationSignal.aborted) {
-          if (reason instanceof CancelledFailure && reason.message === 'WORKER_SHUTDOWN') {
-            throw ApplicationFailure.retryable('The worker running this step shut down', 'WorkerShutdown');
-          }
-          throw reason ?? err;
-        }
-        if (err instanceof ModelError) {
-          // Benign: an expected outcome the run records, not a worker problem to log as one.
-          throw ApplicationFailure.create({ message: err.message, type: FAILURE_TYPE[err.kind], nonRetryable: true, category: ApplicationFailureCategory.BENIGN });
-        }
-        log.warn({ err, runId: run.run_id }, 'assistant model step failed');
-        throw err;
-      } finally {
-        clearInterval(heartbeats);
-      }
+      const completion = await callModel(
+        deps, run.run_id,
+        { model: run.model ?? undefined, turns, tools: offeredTools(details.tool_definitions ?? []), stream: details.stream },
+        (delta) => [chunkEvent(delta)],
+      );
+      const turn: TranscriptEntry = completion.toolCalls.length
+        ? { role: 'assistant', content: completion.text || null, toolCalls: completion.toolCalls, step: input.step }
+        : { role: 'assistant', content: completion.text, step: input.step };
+      await ds.transaction(async (em) => {
+        if (!(await appendTranscript(em, run.run_id, turn))) return;
+        const usage: ModelUsage = {
+          input_tokens: (run.usage?.input_tokens ?? 0) + completion.usage.input_tokens,
+          output_tokens: (run.usage?.output_tokens ?? 0) + completion.usage.output_tokens,
+        };
+        const output = completion.toolCalls.length ? {} : { output: textArtifact(completion.text, griptapeId()), output_timestamp: now() };
+        // Not status changes: data the run reports about itself (usage, the model that answered, the answer).
+        await em.createQueryBuilder().update(Run).set({ usage, model: completion.model, updated_at: new Date(), ...output } as object)
+          .where({ run_id: run.run_id }).execute();
+      });
+      return resultOf(turn);
     },
 
     /** The result of one function call (a child run, or why there was none) joins the transcript. Idempotent. */

@@ -4,15 +4,15 @@
 // whose result goes back to the model, up to `maxSteps` steps. The time limit is a workflow timer; a
 // `cancel` signal or a workflow cancellation (Temporal UI) aborts the model stream and the child runs.
 import {
-  ActivityCancellationType, ActivityFailure, ApplicationFailure, CancellationScope, ChildWorkflowFailure, executeChild,
-  isCancellation, proxyActivities, setHandler, sleep, uuid4, workflowInfo,
+  ActivityCancellationType, ChildWorkflowFailure, executeChild, isCancellation, proxyActivities, uuid4, workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { ChildRun } from '../activities/assistant-runs';
 import type { RunStatus } from '../src/persistence/entities/run';
 import type { RunEnding } from '../src/services/run-lifecycle';
 import { startOptionsFor } from '../src/temporal/workflow-start';
-import { cancelRunSignal, type CancelRunSignal, type structureRunWorkflow } from './runs';
+import { MODEL_FAILED_TYPES, runToEnding } from './run-scope';
+import type { structureRunWorkflow } from './runs';
 
 export interface AssistantRunWorkflowInput {
   runId: string;
@@ -22,9 +22,6 @@ export interface AssistantRunWorkflowInput {
   /** Snapshot of ASSISTANT_MAX_STEPS: model calls per run. */
   maxSteps: number;
 }
-
-/** Failure types of the model step that end the run FAILED (the request was refused); others end it ERROR. */
-const FAILED_TYPES = ['ModelRequestRejected', 'ModelNotConfigured'];
 
 const { startAssistantRun, planChildRun, resolveAssistantTools, recordToolCallResult, finishAssistantRun } = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
@@ -57,76 +54,37 @@ export async function assistantRunWorkflow(input: AssistantRunWorkflowInput): Pr
     }
   };
 
-  const work = new CancellationScope();
-  let cancelRequest: CancelRunSignal | undefined;
-  let timedOut = false;
-  setHandler(cancelRunSignal, (signal) => {
-    cancelRequest ??= signal;
-    work.cancel();
-  });
-
-  let ending: RunEnding | undefined;
-  let workflowCancellation: unknown;
-  try {
-    ending = await work.run(async () => {
+  return runToEnding(
+    { timeLimitSeconds: input.timeLimitSeconds, failedTypes: MODEL_FAILED_TYPES },
+    async (startTimer) => {
       const start = await startAssistantRun({ runId: input.runId });
       if (!start) return undefined;
-      const timer = new CancellationScope();
-      void timer
-        .run(() => sleep(input.timeLimitSeconds * 1000))
-        .then(() => {
-          timedOut = true;
-          work.cancel();
-        }, () => undefined);
-      try {
-        // Tools without a cached description of their current deployment are described now, in parallel.
-        const failures = await Promise.all(start.toolsToDescribe.map(async (toolId) => {
-          const plan = await planChildRun({ runId: input.runId, childRunId: uuid4(), purpose: { describe: toolId } });
-          if ('error' in plan) return { toolId, error: plan.error };
-          await runChild(plan);
-          return undefined;
-        }));
-        const setupEnding = await resolveAssistantTools({ runId: input.runId, failures: failures.filter((f) => f !== undefined) });
-        if (setupEnding) return setupEnding;
+      startTimer();
+      // Tools without a cached description of their current deployment are described now, in parallel.
+      const failures = await Promise.all(start.toolsToDescribe.map(async (toolId) => {
+        const plan = await planChildRun({ runId: input.runId, childRunId: uuid4(), purpose: { describe: toolId } });
+        if ('error' in plan) return { toolId, error: plan.error };
+        await runChild(plan);
+        return undefined;
+      }));
+      const setupEnding = await resolveAssistantTools({ runId: input.runId, failures: failures.filter((f) => f !== undefined) });
+      if (setupEnding) return setupEnding;
 
-        for (let step = 1; step <= input.maxSteps; step++) {
-          const result = await assistantModelStep({ runId: input.runId, step });
-          if (result.kind === 'answer') return { status: 'SUCCEEDED', message: null } satisfies RunEnding;
-          await Promise.all(result.toolCallIds.map(async (toolCallId) => {
-            const childRunId = uuid4();
-            const plan = await planChildRun({ runId: input.runId, childRunId, purpose: { toolCall: { step, toolCallId } } });
-            if (!('error' in plan)) await runChild(plan);
-            await recordToolCallResult({ runId: input.runId, step, toolCallId, childRunId, error: 'error' in plan ? plan.error : undefined });
-          }));
-        }
-        return {
-          status: 'FAILED', reason: 'MaxStepsExceeded',
-          error: `The model was still calling functions after ${input.maxSteps} steps (ASSISTANT_MAX_STEPS)`,
-        } satisfies RunEnding;
-      } finally {
-        timer.cancel();
+      for (let step = 1; step <= input.maxSteps; step++) {
+        const result = await assistantModelStep({ runId: input.runId, step });
+        if (result.kind === 'answer') return { status: 'SUCCEEDED', message: null } satisfies RunEnding;
+        await Promise.all(result.toolCallIds.map(async (toolCallId) => {
+          const childRunId = uuid4();
+          const plan = await planChildRun({ runId: input.runId, childRunId, purpose: { toolCall: { step, toolCallId } } });
+          if (!('error' in plan)) await runChild(plan);
+          await recordToolCallResult({ runId: input.runId, step, toolCallId, childRunId, error: 'error' in plan ? plan.error : undefined });
+        }));
       }
-    });
-  } catch (err) {
-    if (timedOut) {
-      ending = { status: 'ERROR', reason: 'TimeLimitExceeded', error: `Run exceeded its time limit of ${input.timeLimitSeconds} s` };
-    } else if (cancelRequest) {
-      ending = { status: 'CANCELLED', requestedBy: cancelRequest.requestedBy };
-    } else if (isCancellation(err) && CancellationScope.current().consideredCancelled) {
-      ending = { status: 'CANCELLED', requestedBy: 'Temporal workflow cancellation' };
-      workflowCancellation = err;
-    } else {
-      const cause = err instanceof ActivityFailure ? err.cause : err;
-      if (cause instanceof ApplicationFailure && cause.type) {
-        ending = { status: FAILED_TYPES.includes(cause.type) ? 'FAILED' : 'ERROR', reason: cause.type, error: cause.message };
-      } else {
-        ending = { status: 'ERROR', reason: 'ExecutionFailed', error: `The run could not be executed: ${(cause as Error)?.message ?? String(err)}` };
-      }
-    }
-  }
-  if (!ending) return 'MISSING';
-  const finalEnding = ending;
-  const status = await CancellationScope.nonCancellable(() => finishAssistantRun({ runId: input.runId, ending: finalEnding }));
-  if (workflowCancellation) throw workflowCancellation;
-  return status;
+      return {
+        status: 'FAILED', reason: 'MaxStepsExceeded',
+        error: `The model was still calling functions after ${input.maxSteps} steps (ASSISTANT_MAX_STEPS)`,
+      } satisfies RunEnding;
+    },
+    (ending) => finishAssistantRun({ runId: input.runId, ending }),
+  );
 }

@@ -1,0 +1,71 @@
+// One model call from inside an activity, shared by assistant runs and chat messages: it heartbeats while
+// the provider works (so a cancel reaches it within a second and aborts the provider's stream), streamed
+// deltas become run events written in batches (RunEventWriter: tokens never pass through workflow
+// history), and failures become the ApplicationFailure types the workflows turn into run endings
+// (workflows/model-failures.ts).
+import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
+import { ApplicationFailureCategory } from '@temporalio/common';
+import type { ActivityDeps } from '.';
+import { Completion, CompletionDelta, CompletionRequest, ModelError, ModelErrorKind } from '../src/drivers/model/types';
+import { RunEventWriter } from '../src/services/run-event-writer';
+import type { NewEvent } from '../src/services/run-state';
+
+/** ApplicationFailure type per ModelError kind; workflows/model-failures.ts decides FAILED or ERROR from it. */
+export const MODEL_FAILURE_TYPE: Record<ModelErrorKind, string> = {
+  'not-configured': 'ModelNotConfigured',
+  rejected: 'ModelRequestRejected',
+  unreachable: 'ModelUnreachable',
+};
+
+/**
+ * Calls the model for run `runId` with the activity's cancellation signal; each streamed delta becomes the
+ * events `eventsOf(delta)` returns, all committed before this returns. An attempt that follows one which had
+ * already streamed is refused (ModelStreamInterrupted): a client has seen part of that answer, and a second
+ * answer would not continue it.
+ */
+export async function callModel(
+  deps: ActivityDeps,
+  runId: string,
+  request: Omit<CompletionRequest, 'signal'>,
+  eventsOf: (delta: CompletionDelta) => NewEvent[],
+): Promise<Completion> {
+  const ctx = Context.current();
+  if ((ctx.info.heartbeatDetails as { streamed?: boolean } | undefined)?.streamed) {
+    throw ApplicationFailure.nonRetryable(
+      'The model stream was interrupted after part of the answer had been sent (its worker stopped); the run was not restarted',
+      'ModelStreamInterrupted');
+  }
+  let streamed = false;
+  const beat = () => ctx.heartbeat({ streamed });
+  const heartbeatMs = Math.max(200, Math.min(1_000, (ctx.info.heartbeatTimeoutMs ?? 15_000) / 4));
+  const heartbeats = setInterval(beat, heartbeatMs);
+  const events = new RunEventWriter(deps.ds, runId);
+  try {
+    const completion = await deps.models.complete({ ...request, signal: ctx.cancellationSignal }, (delta) => {
+      if (!streamed) {
+        streamed = true;
+        beat();
+      }
+      for (const event of eventsOf(delta)) events.push(event);
+    });
+    await events.drain();
+    return completion;
+  } catch (err) {
+    await events.drain().catch(() => undefined);
+    const reason = ctx.cancellationSignal.reason;
+    if (ctx.cancellationSignal.aborted) {
+      if (reason instanceof CancelledFailure && reason.message === 'WORKER_SHUTDOWN') {
+        throw ApplicationFailure.retryable('The worker running this step shut down', 'WorkerShutdown');
+      }
+      throw reason ?? err;
+    }
+    if (err instanceof ModelError) {
+      // Benign: an expected outcome the run records, not a worker problem to log as one.
+      throw ApplicationFailure.create({ message: err.message, type: MODEL_FAILURE_TYPE[err.kind], nonRetryable: true, category: ApplicationFailureCategory.BENIGN });
+    }
+    deps.log.warn({ err, runId }, 'model call failed');
+    throw err;
+  } finally {
+    clearInterval(heartbeats);
+  }
+}
