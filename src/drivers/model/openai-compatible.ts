@@ -137,6 +137,7 @@ export class OpenAICompatibleDriver implements ModelDriver {
     const body: Record<string, unknown> = { model: request.model, messages: request.turns.map(toMessage) };
     if (request.tools?.length) {
       body.tools = request.tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters } }));
+      if (request.toolChoice) body.tool_choice = request.toolChoice;
     }
     if (request.outputSchema) {
       const { name, schema } = request.outputSchema;

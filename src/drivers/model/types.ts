@@ -30,6 +30,8 @@ export interface CompletionRequest {
   model?: string;
   turns: ChatTurn[];
   tools?: ToolDefinition[];
+  /** `required`: the model must call one of `tools` (griptape's `tool` structured output strategy); default `auto`. */
+  toolChoice?: 'auto' | 'required';
   /** Structured output: the answer must be JSON valid against `schema` (a JSON Schema object). */
   outputSchema?: { name: string; schema: Record<string, unknown> };
   maxTokens?: number;
