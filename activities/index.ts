@@ -7,6 +7,7 @@ import type { ModelDriver } from '../src/drivers/model/types';
 import type { Logger } from '../src/logger';
 import type { SecretBox } from '../src/security/secret-box';
 import { createAssistantRunActivities } from './assistant-runs';
+import { createChatMessageActivities } from './chat-messages';
 import { createDeploymentActivities } from './deployments';
 import { createInviteActivities } from './invites';
 import { createReconcilerActivities } from './reconciler';
@@ -30,6 +31,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createDeploymentActivities(deps),
     ...createRunActivities(deps),
     ...createAssistantRunActivities(deps),
+    ...createChatMessageActivities(deps),
     ...createReconcilerActivities(deps),
   };
 }

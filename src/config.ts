@@ -63,6 +63,8 @@ export interface Config {
   functionExecuteTimeoutSeconds: number;
   /** Model calls per assistant run; a run still calling functions after that many ends FAILED. */
   assistantMaxSteps: number;
+  /** Wall time of one chat message exchange (a workflow timer); the non-streaming route waits about this long. */
+  chatTimeLimitSeconds: number;
   /** OpenAI-compatible model providers for assistant runs and chat messages (src/drivers/model). */
   models: ModelsConfig;
   logLevel: string;
@@ -186,6 +188,7 @@ export function loadConfig(env: Env = process.env): Config {
     },
     functionExecuteTimeoutSeconds: int('FUNCTION_EXECUTE_TIMEOUT_SECONDS', 60, 1, 3600),
     assistantMaxSteps: int('ASSISTANT_MAX_STEPS', 8, 1, 100),
+    chatTimeLimitSeconds: int('CHAT_MESSAGE_TIME_LIMIT_SECONDS', 900, 1, 24 * 3600),
     models: {
       ...modelProviders(env, problems),
       timeoutSeconds: int('MODEL_REQUEST_TIMEOUT_SECONDS', 600, 1, 24 * 3600),

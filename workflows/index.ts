@@ -4,3 +4,4 @@ export { inviteWorkflow } from './invite';
 export { reconcilerWorkflow } from './reconciler';
 export * from './runs';
 export * from './assistant-run';
+export * from './chat-message';

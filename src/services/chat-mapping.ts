@@ -20,6 +20,9 @@ export const CHAT_LIMITS = {
   functions: 128,
 };
 
+/** Event type of a streamed piece of an exchange; its payload is the DeltaMessage dict the stream sends as is. */
+export const CHAT_DELTA_EVENT = 'ChatMessageDelta';
+
 /** Parameters the service sets itself; `extra_params` may not override them. */
 export const RESERVED_EXTRA_PARAMS = ['model', 'messages', 'stream', 'stream_options', 'n'];
 

@@ -10,6 +10,12 @@ import { as } from '../support/client';
 import { waitForRun } from '../support/runs';
 import { getStack, newTenant } from '../support/stack';
 
+/** A chat message for a model no test scripts: the provider refuses it, so nothing is answered. */
+const chatBody = {
+  messages: [{ type: 'Message', role: 'user', content: [{ type: 'TextMessageContent', artifact: { type: 'TextArtifact', value: 'hi' } }] }],
+  tools: [], driver_configuration: { model: 'local/tenancy-unscripted' },
+};
+
 /** A valid body per operation, so requests get past validation to the ownership check. */
 const bodies: Record<string, unknown> = {
   CreateApiKey: { name: 'k' }, CreateOrganizationApiKey: { name: 'k' }, UpdateApiKey: { name: 'k' },
@@ -22,6 +28,7 @@ const bodies: Record<string, unknown> = {
   CreateThread: { name: 'x' }, UpdateThread: { name: 'x', messages: [] }, CreateThreadMessage: { input: 'x', output: 'x' }, UpdateMessage: { input: 'x' },
   CreateAssistant: { name: 'x' }, UpdateAssistant: { name: 'x' }, CreateAssistantRun: { input: 'x' },
   CreateStructureRun: { args: [] }, CreateFunctionExecutionPost: { any: 'json' }, RunToolActivity: { text: 'hi' }, CreateEvents: { type: 'x', payload: {}, timestamp: 1 },
+  CreateChatMessage: chatBody, CreateChatMessageStream: chatBody,
 };
 
 describe('tenancy: another organization sees nothing', () => {

@@ -14,6 +14,7 @@
  *     { model, respond: (body) => ({ text: `saw ${body.messages.length} messages` }) },
  *     { model, error: { status: 500, message: 'boom' }, times: 3 },              // 3 requests (retries)
  *     { model, text: 'one two three four', stallAfterChunks: 2 },               // then silent until the client leaves
+ *     { model, text: 'never sent', stallBeforeAnswer: true },                    // silent (JSON or SSE) until the client leaves
  *   );
  *   const req = await provider.waitForRequest(model);  // the 1st request for `model` (2nd: waitForRequest(model, 2))
  *   req.body; req.stream; await req.stalled; expect(await req.ended).to.equal('disconnected');
@@ -50,6 +51,8 @@ export interface ScriptedAnswer {
   error?: { status: number; message: string; type?: string; code?: string | null; retryAfterMs?: number | null };
   /** Streaming: after this many chunks, send nothing more and keep the response open until the client leaves. */
   stallAfterChunks?: number;
+  /** Send nothing at all (no headers, JSON or stream) and keep the request open until the client leaves. */
+  stallBeforeAnswer?: boolean;
   /** Streaming: destroy the connection after this many chunks (a provider crashing mid-answer). */
   dropAfterChunks?: number;
   /** Streaming: an `{"error": {...}}` data event after this many chunks, then the stream ends (vLLM does this). */
@@ -79,7 +82,7 @@ export interface RecordedRequest {
   stream: boolean;
   /** `data:` events (streaming) sent so far. */
   chunksSent: number;
-  /** Resolves when a `stallAfterChunks` stream has sent its chunks and waits (never otherwise). */
+  /** Resolves when a `stallAfterChunks` stream has sent its chunks and waits, or a `stallBeforeAnswer` reply waits (never otherwise). */
   stalled: Promise<void>;
   /** Resolves once the exchange is over: the whole answer was sent, or the client went away before. */
   ended: Promise<Outcome>;
@@ -183,6 +186,12 @@ export async function startModelProvider(): Promise<ModelProvider> {
       const wait = retryAfterMs === undefined ? (retryable ? 0 : null) : retryAfterMs;
       if (wait !== null) res.setHeader('retry-after-ms', String(wait));
       return sendError(res, status, message, type ?? (status >= 500 ? 'server_error' : 'invalid_request_error'), code ?? null);
+    }
+
+    if (answer.stallBeforeAnswer) {
+      resolveStalled();
+      await gone;
+      return;
     }
 
     const id = `chatcmpl-${randomUUID()}`;

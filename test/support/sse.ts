@@ -8,6 +8,8 @@ export interface SseFrame {
 
 export interface SseRead {
   status: number;
+  /** The JSON body of a response that is no stream (an error). */
+  body?: any;
   contentType: string;
   frames: SseFrame[];
   comments: string[];
@@ -15,13 +17,24 @@ export interface SseRead {
   ended: boolean;
 }
 
-export async function readSse(url: string, key: string, opts: { lastEventId?: number; stopAfter?: number } = {}): Promise<SseRead> {
+/** Reads the stream of `url` (GET, or POST of `opts.body` as JSON: streams that answer a request). */
+export async function readSse(
+  url: string, key: string, opts: { lastEventId?: number; stopAfter?: number; body?: unknown } = {},
+): Promise<SseRead> {
   const abort = new AbortController();
   const headers: Record<string, string> = { authorization: `Bearer ${key}` };
   if (opts.lastEventId !== undefined) headers['last-event-id'] = String(opts.lastEventId);
-  const res = await fetch(url, { headers, signal: abort.signal });
+  if (opts.body !== undefined) headers['content-type'] = 'application/json';
+  const res = await fetch(url, {
+    headers, signal: abort.signal, ...(opts.body !== undefined ? { method: 'POST', body: JSON.stringify(opts.body) } : {}),
+  });
   const out: SseRead = { status: res.status, contentType: res.headers.get('content-type') ?? '', frames: [], comments: [], ended: false };
-  if (res.status !== 200 || !res.body) return out;
+  if (!out.contentType.startsWith('text/event-stream')) {
+    const text = await res.text();
+    out.body = out.contentType.includes('application/json') && text ? JSON.parse(text) : text;
+    return out;
+  }
+  if (!res.body) return out;
   const reader = res.body.getReader();
   const decoder = new TextDecoder();
   let buffered = '';

@@ -3,6 +3,7 @@ import './accounts';
 import './assistant-runs';
 import './assistants';
 import './buckets';
+import './chat';
 import './code-resources';
 import './dashboard';
 import './deployments';

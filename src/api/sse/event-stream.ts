@@ -24,10 +24,12 @@ export const sseFrame = (e: RunEvent, present: (e: RunEvent) => unknown = presen
 
 /**
  * Sets up the response of `ctx` as the event stream of `runId`, starting after sequence `afterSeq`.
- * `frame` renders each event (structure run events by default).
+ * `frame` renders each event (structure run events by default; an empty string skips the event).
+ * `status`: of the response (200 by default; a stream that creates what it streams answers 201).
  */
 export function streamRunEvents(
   ctx: Context, deps: Deps, runId: string, afterSeq: number, frame: (e: RunEvent) => string = (e) => sseFrame(e),
+  { status = 200 }: { status?: number } = {},
 ): void {
   const { ds, runUpdates, config, log } = deps;
   // The stream is written to the socket directly: Koa's body piping would report every client that
@@ -77,7 +79,8 @@ export function streamRunEvents(
         const batch = await eventsAfter(ds, runId, lastSeq, BATCH);
         for (const e of batch) {
           if (closed) return;
-          await write(frame(e));
+          const text = frame(e);
+          if (text) await write(text);
           lastSeq = e.seq;
         }
         if (batch.length === BATCH) again = true;
@@ -98,9 +101,9 @@ export function streamRunEvents(
 
   ctx.req.socket.setTimeout(0);
   ctx.req.socket.setNoDelay(true);
-  ctx.status = 200; // for the request log; the response itself is ours
+  ctx.status = status; // for the request log; the response itself is ours
   ctx.respond = false;
-  out.writeHead(200, {
+  out.writeHead(status, {
     'Content-Type': 'text/event-stream; charset=utf-8',
     'Cache-Control': 'no-cache, no-transform',
     'X-Accel-Buffering': 'no', // nginx: do not buffer the stream

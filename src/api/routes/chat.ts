@@ -1,0 +1,190 @@
+// Chat messages: one model exchange per request, in griptape's own shapes (what griptape's
+// GriptapeCloudPromptDriver sends and reads). The model is called by the exchange's workflow in the worker
+// (chat-run-<uuid>); this route waits for its answer or streams its pieces.
+import { CHAT_LIMITS } from '../../services/chat-mapping';
+import {
+  abandonChatMessage, ChatRunInput, chatAnswer, chatFrame, createChatMessage, waitForChatAnswer,
+} from '../../services/chat-messages';
+import { serviceUnavailable } from '../http/errors';
+import { route } from '../http/route';
+import { streamRunEvents } from '../sse/event-stream';
+import { defineSchema } from '../schemas/registry';
+
+const TAG = 'Chat';
+
+const ArtifactSchema = defineSchema('ChatArtifact', {
+  type: 'object',
+  required: ['type'],
+  description: 'A griptape artifact dict (`BaseArtifact.to_dict()`): `TextArtifact`, `ActionArtifact` (its `value` a ToolAction), '
+    + '`JsonArtifact`, `ErrorArtifact`, `ListArtifact`, ... Answers carry `type`, `id`, `name`, `value`, `meta`, `reference`.',
+  properties: {
+    type: { type: 'string', maxLength: 100 },
+    id: { type: 'string' },
+    name: { type: 'string' },
+    value: {},
+    meta: {},
+    reference: {},
+  },
+});
+
+const UsageSchema = {
+  type: 'object',
+  properties: {
+    type: { type: 'string' },
+    input_tokens: { type: ['number', 'null'] },
+    output_tokens: { type: ['number', 'null'] },
+  },
+};
+
+const ContentSchema = {
+  type: 'object',
+  required: ['type'],
+  properties: {
+    type: {
+      type: 'string', maxLength: 100,
+      description: '`TextMessageContent`, `ActionCallMessageContent` (assistant messages), `ActionResultMessageContent` (user '
+        + 'messages; with `action`). Images, audio and video are refused (400).',
+    },
+    artifact: ArtifactSchema,
+    action: { type: 'object', description: 'The ToolAction dict `{tag, name, path, input}` an ActionResultMessageContent answers.' },
+  },
+};
+
+const MessageSchema = defineSchema('ChatMessage', {
+  type: 'object',
+  required: ['role', 'content'],
+  description: 'A griptape `Message` dict.',
+  properties: {
+    type: { type: 'string' },
+    role: { type: 'string', enum: ['system', 'user', 'assistant'] },
+    content: { type: 'array', maxItems: CHAT_LIMITS.contents, items: ContentSchema },
+    usage: UsageSchema,
+  },
+});
+
+const AnswerSchema = defineSchema('ChatMessageAnswer', {
+  type: 'object',
+  required: ['type', 'role', 'content', 'usage'],
+  description: 'The answer as a griptape `Message` dict (`Message.from_dict`): role `assistant`; a TextMessageContent with the '
+    + 'text, then one ActionCallMessageContent per tool call (an ActionArtifact whose `value` is a ToolAction `{tag, name, path, input}`).',
+  properties: {
+    type: { type: 'string', enum: ['Message'] },
+    role: { type: 'string', enum: ['assistant'] },
+    content: { type: 'array', items: { type: 'object', required: ['type', 'artifact'], properties: { type: { type: 'string' }, artifact: ArtifactSchema } } },
+    usage: { ...UsageSchema, required: ['type', 'input_tokens', 'output_tokens'] },
+  },
+});
+
+const RequestSchema = defineSchema('CreateChatMessageRequest', {
+  type: 'object',
+  required: ['messages', 'tools', 'driver_configuration'],
+  properties: {
+    messages: {
+      type: 'array', minItems: 1, maxItems: CHAT_LIMITS.messages, items: MessageSchema,
+      description: 'The conversation: `PromptStack.to_dict()["messages"]`.',
+    },
+    tools: {
+      type: 'array',
+      maxItems: CHAT_LIMITS.functions,
+      description: `Offered to the model as functions \`<name>_<activity name>\` (letters, digits, \`_\`, \`-\`; at most 64 characters; at most ${CHAT_LIMITS.functions} in all).`,
+      items: {
+        type: 'object',
+        required: ['name', 'activities'],
+        properties: {
+          name: { type: 'string', minLength: 1, maxLength: 64 },
+          activities: {
+            type: 'array',
+            maxItems: CHAT_LIMITS.functions,
+            items: {
+              type: 'object',
+              required: ['name'],
+              properties: {
+                name: { type: 'string', minLength: 1, maxLength: 64 },
+                description: { type: 'string' },
+                json_schema: { type: 'object', description: 'JSON Schema of the activity\'s input: the function\'s parameters.' },
+              },
+            },
+          },
+        },
+      },
+    },
+    output_schema: {
+      type: ['object', 'null'],
+      description: 'JSON Schema of a structured answer (see `structured_output_strategy`). Optional: griptape sends it only when it wants structured output.',
+    },
+    driver_configuration: {
+      type: 'object',
+      properties: {
+        model: { type: ['string', 'null'], maxLength: 200, description: '`provider/model`; the configured DEFAULT_MODEL when absent.' },
+        max_tokens: { type: ['integer', 'null'], minimum: 1 },
+        temperature: { type: ['number', 'null'], minimum: 0 },
+        use_native_tools: { type: ['boolean', 'null'], description: 'false: the tools are not sent to the model (griptape prompts for them itself). Default true.' },
+        structured_output_strategy: {
+          enum: ['native', 'tool', 'rule', null],
+          description: '`native` (default): the provider is held to `output_schema` (response_format json_schema). `tool`: a tool '
+            + 'call is required (griptape offers its StructuredOutputTool; added when missing). `rule`: nothing is added (griptape '
+            + 'has put the schema into the system message).',
+        },
+        extra_params: {
+          type: ['object', 'null'],
+          description: 'Copied into the provider request (e.g. `top_p`, `seed`, `response_format`); may not set `model`, `messages`, `stream`, `stream_options` or `n`.',
+        },
+      },
+    },
+  },
+});
+
+const SUMMARY_ERRORS = ' 400 `ValidationError` for a request the model cannot be given (e.g. image content) and for one the model provider '
+  + 'refused (its message); 503 `ServiceUnavailableError` when no model provider is configured, the provider could not be reached '
+  + '(after retries) or answered unusably, or no answer came within CHAT_MESSAGE_TIME_LIMIT_SECONDS.';
+
+route({
+  operationId: 'CreateChatMessage', method: 'post', path: '/chat/messages', tag: TAG, bodyRequired: true,
+  // User code in a structure run calls this with its own credential (GriptapeCloudPromptDriver's default key).
+  runScoped: true,
+  summary: 'Asks the model and answers with its message (a griptape `Message` dict) once it is complete.' + SUMMARY_ERRORS
+    + ' A client that disconnects before the answer cancels the exchange.',
+  body: RequestSchema,
+  responses: { 201: { description: 'The model\'s answer', schema: AnswerSchema } },
+  handler: async ({ ctx, deps, caller, body }) => {
+    const run = await createChatMessage(deps, caller, body as ChatRunInput['request'], false);
+    const gone = new AbortController();
+    const onClose = () => {
+      if (!ctx.res.writableFinished) gone.abort();
+    };
+    ctx.res.once('close', onClose);
+    try {
+      const ended = await waitForChatAnswer(deps, run.run_id, gone.signal);
+      if (!ended) {
+        const why = gone.signal.aborted ? 'the client disconnected' : 'no answer in time';
+        await abandonChatMessage(deps, caller, run, why).catch((err) => deps.log.warn({ err, runId: run.run_id }, 'could not cancel a chat message'));
+        if (gone.signal.aborted) return; // nobody to answer
+        throw serviceUnavailable(`No answer within ${deps.config.chatTimeLimitSeconds} s (CHAT_MESSAGE_TIME_LIMIT_SECONDS); the exchange was cancelled`);
+      }
+      return { status: 201, body: chatAnswer(ended) };
+    } finally {
+      ctx.res.off('close', onClose);
+    }
+  },
+});
+
+route({
+  operationId: 'CreateChatMessageStream', method: 'post', path: '/chat/messages/stream', tag: TAG, bodyRequired: true, runScoped: true,
+  summary: 'Asks the model and streams its answer as Server-Sent Events: one `data: <griptape DeltaMessage dict>` frame per piece '
+    + '(TextDeltaMessageContent `{index: 0, text}`; ActionCallDeltaMessageContent `{index, tag, name, path, partial_input}`, tag '
+    + 'name and path in the first piece of each call), then one with the `usage` and no content; the response ends with the '
+    + 'answer. An exchange that fails after the response began ends with `data: {"error": "<message>"}` (griptape raises it). '
+    + 'Request errors are answered before the stream, as JSON (400). A client that disconnects cancels the exchange: the '
+    + 'provider request is aborted.',
+  body: RequestSchema,
+  responses: { 201: { description: 'Event stream', contentType: 'text/event-stream', schema: { type: 'string' } } },
+  handler: async ({ ctx, deps, caller, body }) => {
+    const run = await createChatMessage(deps, caller, body as ChatRunInput['request'], true);
+    ctx.res.once('close', () => {
+      if (ctx.res.writableFinished) return;
+      abandonChatMessage(deps, caller, run, 'the client disconnected')
+        .catch((err) => deps.log.warn({ err, runId: run.run_id }, 'could not cancel a chat message'));
+    });
+    streamRunEvents(ctx, deps, run.run_id, 0, chatFrame, { status: 201 });
+  },
+});
