@@ -6,7 +6,7 @@ import { ApplicationFailure } from '@temporalio/activity';
 import type { ActivityDeps } from '.';
 import { Run, RunStatus, RUN_TERMINAL } from '../src/persistence/entities/run';
 import {
-  answerMessage, CHAT_DELTA_EVENT, ChatRequestError, deltaMessage, ModelAnswerError, toCompletionRequest, usageDeltaMessage,
+  answerMessage, CHAT_DELTA_EVENT, ChatRequestError, deltaMessage, ModelAnswerError, toCompletionRequest, usageDeltaMessage, withoutNul,
 } from '../src/services/chat-mapping';
 import type { ChatRunInput } from '../src/services/chat-messages';
 import { finishRun, isTerminal, markRunning, markStarting, RunEnding } from '../src/services/run-lifecycle';
@@ -44,11 +44,11 @@ export function createChatMessageActivities(deps: ActivityDeps) {
       }
       const { toolNames, ...completionRequest } = mapped;
       const completion = await callModel(deps, run.run_id, completionRequest, (delta) => [
-        { type: CHAT_DELTA_EVENT, origin: 'ASSISTANT', payload: deltaMessage(delta, toolNames) },
+        { type: CHAT_DELTA_EVENT, origin: 'ASSISTANT', payload: withoutNul(deltaMessage(delta, toolNames)) },
       ]);
       let message: ReturnType<typeof answerMessage>;
       try {
-        message = answerMessage(completion, toolNames);
+        message = withoutNul(answerMessage(completion, toolNames));
       } catch (err) {
         if (err instanceof ModelAnswerError) throw ApplicationFailure.nonRetryable(err.message, 'InvalidModelAnswer');
         throw err;

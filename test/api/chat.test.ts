@@ -286,6 +286,9 @@ describe('chat messages', function () {
     expect(badTool.status).to.equal(400);
     expect(badTool.headers.get('content-type')).to.contain('application/json');
     expect(badTool.body.errors[0].path).to.equal('/body/tools/0/activities/0/name');
+    const nul = await api.post('/api/chat/messages', chatRequest(model, { messages: [message('user', text('a\u0000b'))] }));
+    expect(nul.status).to.equal(400);
+    expect(nul.body.errors[0].path).to.equal('/body/messages/0/content/0/artifact/value');
     const reserved = await api.post('/api/chat/messages', chatRequest(model, { config: { extra_params: { stream: true } } }));
     expect(reserved.status).to.equal(400);
     expect((await api.post('/api/chat/messages', chatRequest(model, { messages: [] }))).status).to.equal(400);

@@ -3,7 +3,7 @@
 import { expect } from 'chai';
 import {
   answerMessage, artifactText, ChatRequest, ChatRequestError, deltaMessage, ModelAnswerError, toCompletionRequest, toolDefinitions,
-  toTurns, usageDeltaMessage,
+  toTurns, usageDeltaMessage, withoutNul,
 } from '../../src/services/chat-mapping';
 
 const text = (value: string) => ({ type: 'TextMessageContent', artifact: { type: 'TextArtifact', id: 'a1', reference: null, meta: {}, name: 'a1', value } });
@@ -105,6 +105,8 @@ describe('chat mapping', () => {
       .to.contain('"A_b_c"');
     const many = Array.from({ length: 129 }, (_, i) => ({ name: `T${i}`, activities: [{ name: 'go' }] }));
     expect(refused(() => toolDefinitions(many)).path).to.equal('/body/tools');
+    const nul = refused(() => toCompletionRequest({ messages: [{ role: 'user', content: [text('a\u0000b')] }], tools: [], driver_configuration: {} }, false));
+    expect(nul.path).to.equal('/body/messages/0/content/0/artifact/value');
     const body: ChatRequest = { messages: [], tools: [], driver_configuration: { extra_params: { stream: false } } };
     expect(refused(() => toCompletionRequest(body, true)).path).to.equal('/body/driver_configuration/extra_params/stream');
   });
@@ -168,6 +170,10 @@ describe('chat mapping', () => {
     expect(answerMessage({ text: '', toolCalls: [], usage: { input_tokens: 0, output_tokens: 0 } }, names).content[0]).to.deep.include({ type: 'TextMessageContent' });
     expect(() => answerMessage({ text: '', toolCalls: [{ id: 'c', name: 'X_y', arguments: '[1]' }], usage: { input_tokens: 0, output_tokens: 0 } }, names))
       .to.throw(ModelAnswerError, 'not a JSON object');
+  });
+
+  it('replaces NUL characters of answers, which PostgreSQL cannot store', () => {
+    expect(withoutNul({ a: ['x\u0000y', 1, null], 'k\u0000': true })).to.deep.equal({ a: ['x\uFFFDy', 1, null], 'k\uFFFD': true });
   });
 
   it('streams griptape DeltaMessage dicts: text at index 0, tool call pieces at their index, usage last', () => {
