@@ -567,6 +567,13 @@ async function waitForWorker(address: string, config: Config, pid: number, isSto
   }
 }
 
+/** Which model providers assistant runs and chat messages use, or how to configure one (README: Model providers). */
+function modelsLine(config: Config): string {
+  const names = Object.keys(config.models.providers);
+  if (!names.length) return 'none: set OPENAI_API_KEY, or MODEL_PROVIDERS=ollama=http://127.0.0.1:11434/v1 (README)';
+  return `${names.join(', ')}; default ${config.models.defaultModel ?? '(none: set DEFAULT_MODEL)'}`;
+}
+
 function printBanner(config: Config, bootstrapKey: string | undefined): void {
   const base = config.publicBaseUrl;
   const ui = config.temporal.uiUrl ?? (config.temporal.address ? undefined : `http://localhost:${config.temporal.devUiPort}`);
@@ -581,6 +588,7 @@ function printBanner(config: Config, bootstrapKey: string | undefined): void {
     `  Data          ${config.databaseUrl ? 'DATABASE_URL' : rel(path.join(config.dataDir, 'postgres'))}` +
       (config.temporal.address ? '' : `, ${rel(path.join(config.dataDir, 'temporal.sqlite'))}`) +
       `, blobs in ${rel(config.blobDir)}`,
+    `  Models        ${modelsLine(config)}`,
     '',
   ];
   if (bootstrapKey) {

@@ -24,7 +24,7 @@ export const CHAT_LIMITS = {
 export const CHAT_DELTA_EVENT = 'ChatMessageDelta';
 
 /** Parameters the service sets itself; `extra_params` may not override them. */
-export const RESERVED_EXTRA_PARAMS = ['model', 'messages', 'stream', 'stream_options', 'n'];
+export const RESERVED_EXTRA_PARAMS = ['model', 'messages', 'stream', 'n'];
 
 export type StructuredOutputStrategy = 'native' | 'tool' | 'rule';
 

@@ -72,7 +72,7 @@ export async function finishRun(
       const times = { started_at: iso(moved.started_at), completed_at: iso(completedAt) };
       const event =
         'error' in ending
-          ? { type: 'StructureRunError', payload: { status: ending.status, status_detail: { error: ending.error, reason: ending.reason } } }
+          ? { type: 'StructureRunError', payload: { status: ending.status, status_detail: { error: ending.error } } }
           : ending.status === 'CANCELLED'
             ? { type: 'StructureRunCancelled', payload: { status: 'CANCELLED', ...times, status_detail: detail } }
             : { type: 'StructureRunCompleted', payload: { status: ending.status, ...times, status_detail: detail } };

@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { structureWithBuild } from '../support/builds';
 import { as } from '../support/client';
-import { TERMINAL } from '../support/runs';
+import { PY_PRELUDE, TERMINAL } from '../support/runs';
 import { readSse } from '../support/sse';
 import { getStack, newTenant } from '../support/stack';
 
@@ -20,6 +20,12 @@ class Calculator:
 
 def init_tool():
     return Calculator()
+`;
+
+/** A structure that answers with its args joined, as griptape's FinishStructureRunEvent does. */
+const SHOUT_STRUCTURE = `${PY_PRELUDE}
+out = {"type": "TextArtifact", "value": " ".join(sys.argv[1:]).upper()}
+assert call("POST", "api/structure-runs/" + RUN_ID + "/events", {"type": "FinishStructureRunEvent", "timestamp": time.time(), "payload": {"output_task_output": out}}) == 202
 `;
 
 async function waitForAssistantRun(key: string, runId: string, done = (r: any) => TERMINAL.includes(r.status), timeoutMs = 30_000) {
@@ -193,6 +199,33 @@ describe('assistants', function () {
     const toolRun = await api.get(`/api/tool-runs/${started.payload.run_id}`);
     expect(toolRun.body).to.deep.include({ status: 'SUCCEEDED', input: { activity: 'divide', params: { a: 10, b: 4 } } });
     expect(events.find((e) => e.type === 'AssistantToolCallCompleted').payload).to.include({ tool_call_id: 'call_1', status: 'SUCCEEDED' });
+  });
+
+  it('calls a structure: the run gets the model\'s args and its output goes back to the model', async () => {
+    const { modelProvider: provider } = getStack();
+    const t = await newTenant();
+    const api = as(t.key);
+    const model = provider.uniqueModel();
+    const structure = await structureWithBuild(t.organizationId, { files: { 'structure.py': SHOUT_STRUCTURE }, name: 'Shout it' });
+    const assistant = await api.post('/api/assistants', { name: 'Loud' });
+    provider.script(
+      { model, toolCalls: [{ id: 'call_s', name: 'structure_Shout_it', arguments: '{"args": ["hello", "world"]}' }] },
+      { model, respond: (body) => ({ text: `It said ${body.messages.at(-1)!.content}` }) },
+    );
+    // The structure comes from `additional_structure_ids`, on top of the assistant's (none).
+    const created = await api.post(`/api/assistants/${assistant.body.assistant_id}/runs`, {
+      input: 'Shout hello world', additional_structure_ids: [structure.structureId], model: `local/${model}`,
+    });
+    expect(created.body.structure_ids).to.deep.equal([structure.structureId]);
+    const run = await waitForAssistantRun(t.key, created.body.assistant_run_id, undefined, 60_000);
+    expect(run.status, JSON.stringify(run.status_detail)).to.equal('SUCCEEDED');
+    expect(run.output.value).to.equal('It said HELLO WORLD');
+    const first = await provider.waitForRequest(model);
+    expect(first.body.tools[0].function).to.deep.include({ name: 'structure_Shout_it' });
+    const events = await allEvents(t.key, created.body.assistant_run_id);
+    const started = events.find((e) => e.type === 'AssistantToolCallStarted');
+    const structureRun = await api.get(`/api/structure-runs/${started.payload.run_id}`);
+    expect(structureRun.body).to.deep.include({ status: 'SUCCEEDED', args: ['hello', 'world'], structure_id: structure.structureId });
   });
 
   it('cancel stops the provider stream at once and ends the run CANCELLED', async () => {

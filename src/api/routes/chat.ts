@@ -127,7 +127,7 @@ const RequestSchema = defineSchema('CreateChatMessageRequest', {
         },
         extra_params: {
           type: ['object', 'null'],
-          description: 'Copied into the provider request (e.g. `top_p`, `seed`, `response_format`); may not set `model`, `messages`, `stream`, `stream_options` or `n`.',
+          description: 'Copied into the provider request (e.g. `top_p`, `seed`, `response_format`); may not set `model`, `messages`, `stream` or `n`.',
         },
       },
     },

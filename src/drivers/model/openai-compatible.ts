@@ -83,7 +83,7 @@ export class OpenAICompatibleDriver implements ModelDriver {
       // Racing the abort: the package sleeps between retries without looking at the signal.
       if (!request.stream) {
         const answer = await Promise.race([this.client.chat.completions.create({ ...body, stream: false } as ChatCompletionCreateParamsNonStreaming, options), aborted]);
-        const choice = answer.choices[0];
+        const choice = answer.choices?.[0];
         return {
           model: `${this.provider}/${request.model}`,
           text: choice?.message?.content ?? '',
@@ -96,7 +96,7 @@ export class OpenAICompatibleDriver implements ModelDriver {
       }
       const stream = await Promise.race([
         this.client.chat.completions.create(
-          { ...body, stream: true, stream_options: { include_usage: true } } as ChatCompletionCreateParamsStreaming,
+          { stream_options: { include_usage: true }, ...body, stream: true } as ChatCompletionCreateParamsStreaming,
           options,
         ),
         aborted,

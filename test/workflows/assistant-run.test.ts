@@ -1,0 +1,68 @@
+// The assistant run workflow's own guarantees: its time limit is a workflow timer (proved with time
+// skipping) that also aborts a stalled model stream, and a Temporal workflow cancellation (Temporal UI)
+// ends the run CANCELLED like the api's cancel.
+import { expect } from 'chai';
+import type { Caller } from '../../src/api/http/auth';
+import { Run } from '../../src/persistence/entities';
+import { createAssistantRun } from '../../src/services/assistant-runs';
+import { createAssistant } from '../../src/services/assistants';
+import { workflowIdOf } from '../../src/temporal/workflow-start';
+import { as } from '../support/client';
+import { getStack, newTenant, startTimeSkipping } from '../support/stack';
+import { skipWhileActivityRuns } from '../support/time-skipping';
+
+const callerOf = (t: { organizationId: string; userId: string }): Caller => ({
+  organizationId: t.organizationId, userId: t.userId, apiKeyId: t.userId, actor: t.userId, runId: null,
+});
+
+describe('assistant run workflow', function () {
+  this.timeout(120_000);
+
+  it('ends a run past its time limit ERROR by the workflow timer, aborting the stalled model stream', async () => {
+    const { ds, config, modelProvider: provider } = getStack();
+    const t = await newTenant();
+    const model = provider.uniqueModel();
+    provider.script({ model, text: 'a b c d e f', stallAfterChunks: 2 });
+    const assistant = await createAssistant(ds, callerOf(t), { name: 'Slow' });
+    const ts = await startTimeSkipping();
+    try {
+      await ts.runWorker(async () => {
+        // Heartbeats come in real time while the server's clock skips: the heartbeat timeout must outlast the skip.
+        const limits = { ...config, runProcess: { ...config.runProcess, heartbeatTimeoutSeconds: 7200 } };
+        const { run } = await createAssistantRun({ ds, temporal: ts.env.client, config: limits }, callerOf(t), assistant.assistant_id, {
+          input: 'Go on', stream: true, model: `local/${model}`,
+        });
+        const request = await provider.waitForRequest(model);
+        await request.stalled;
+        await skipWhileActivityRuns(ts.env, (config.runLimits.timeSeconds + 1) * 1000);
+        const status = await ts.env.client.workflow.getHandle(workflowIdOf('assistant-run', run.run_id)).result();
+        expect(status).to.equal('ERROR');
+        const after = await ds.getRepository(Run).findOneByOrFail({ run_id: run.run_id });
+        expect(after.status_detail).to.deep.equal({ reason: 'TimeLimitExceeded', error: `Run exceeded its time limit of ${config.runLimits.timeSeconds} s` });
+        expect(await request.ended).to.equal('disconnected');
+      });
+    } finally {
+      await ts.stop();
+    }
+  });
+
+  it('ends CANCELLED when the workflow itself is cancelled (Temporal UI), and the workflow closes cancelled', async () => {
+    const { env, modelProvider: provider } = getStack();
+    const t = await newTenant();
+    const api = as(t.key);
+    const model = provider.uniqueModel();
+    provider.script({ model, text: 'never finished', stallAfterChunks: 1 });
+    const assistant = await api.post('/api/assistants', { name: 'Stuck' });
+    const created = await api.post(`/api/assistants/${assistant.body.assistant_id}/runs`, { input: 'x', stream: true, model: `local/${model}` });
+    const request = await provider.waitForRequest(model);
+    await request.stalled;
+    const handle = env.client.workflow.getHandle(workflowIdOf('assistant-run', created.body.assistant_run_id));
+    await handle.cancel();
+    await handle.result().then(() => expect.fail('the workflow should close cancelled'), (err) => expect(String(err)).to.match(/cancel/i));
+    expect(await request.ended).to.equal('disconnected');
+    const run = await api.get(`/api/assistant-runs/${created.body.assistant_run_id}`);
+    expect(run.body.status).to.equal('CANCELLED');
+    expect(run.body.status_detail).to.include({ requested_by: 'Temporal workflow cancellation' });
+    expect((await handle.describe()).status.name).to.equal('CANCELLED');
+  });
+});
