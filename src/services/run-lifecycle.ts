@@ -18,8 +18,27 @@ export type RunEnding =
 
 export const isTerminal = (status: RunStatus) => RUN_TERMINAL.includes(status);
 
-/** QUEUED → STARTING. Returns the run's status afterwards, or undefined when the row does not exist. */
+/**
+ * How long a start waits for the run's row to become visible. The api commits the row right after Temporal
+ * accepted the workflow (insertAndStart), so on a loaded machine the workflow's first activity can get here
+ * before that commit; only a row that stays invisible (its insert rolled back) means there is no run.
+ */
+const ROW_VISIBLE_WAIT_MS = 10_000;
+
+/**
+ * QUEUED → STARTING. Returns the run's status afterwards, or undefined when the row does not exist (after
+ * waiting up to ROW_VISIBLE_WAIT_MS for its commit).
+ */
 export async function markStarting(ds: DataSource, runId: string): Promise<RunStatus | undefined> {
+  const deadline = Date.now() + ROW_VISIBLE_WAIT_MS;
+  for (let delay = 20; ; delay = Math.min(delay * 2, 500)) {
+    const status = await markStartingOnce(ds, runId);
+    if (status !== undefined || Date.now() >= deadline) return status;
+    await new Promise((resolve) => setTimeout(resolve, delay));
+  }
+}
+
+async function markStartingOnce(ds: DataSource, runId: string): Promise<RunStatus | undefined> {
   return ds.transaction(async (em) => {
     const moved = await transitionRun(em, runId, 'STARTING');
     if (moved) {

@@ -1,0 +1,58 @@
+// A run's row is committed right after Temporal accepted its workflow (insertAndStart), so on a loaded
+// machine the workflow's first activity can look for the row before the commit. It must wait for it, not
+// end the workflow as if there were no run (which left such runs QUEUED for good).
+import { randomUUID } from 'node:crypto';
+import { expect } from 'chai';
+import { Run } from '../../src/persistence/entities';
+import { startOptionsFor } from '../../src/temporal/workflow-start';
+import type { ChatMessageWorkflowInput } from '../../workflows/chat-message';
+import { getStack, newTenant } from '../support/stack';
+
+const PENDING_ACTIVITY_STARTED = 2;
+
+describe('run start before the row is committed', function () {
+  this.timeout(60_000);
+
+  it('waits for the commit: the run starts and ends normally', async () => {
+    const { ds, env, config, modelProvider: provider } = getStack();
+    const t = await newTenant();
+    const model = provider.uniqueModel();
+    provider.script({ model, text: 'Late but fine.' });
+    const runId = randomUUID();
+    const now = new Date();
+    const request = {
+      messages: [{ role: 'user', content: [{ type: 'TextMessageContent', artifact: { type: 'TextArtifact', value: 'hi' } }] }],
+      tools: [], driver_configuration: { model: `local/${model}` },
+    };
+
+    const tx = ds.createQueryRunner();
+    await tx.connect();
+    await tx.startTransaction();
+    try {
+      await tx.manager.getRepository(Run).save({
+        run_id: runId, kind: 'chat', organization_id: t.organizationId, resource_id: null, assistant_id: null, deployment_id: null,
+        status: 'QUEUED', status_detail: null, args: [], env_vars: [], input: { stream: false, request }, output: null, output_timestamp: null,
+        started_at: null, completed_at: null, model: null, usage: null, created_by: t.userId, created_at: now, updated_at: now,
+      });
+      const args: ChatMessageWorkflowInput = { runId, timeLimitSeconds: 60, heartbeatTimeoutSeconds: 15 };
+      const handle = await env.client.workflow.start('chatMessageWorkflow', {
+        ...startOptionsFor({ kind: 'chat-run', id: runId, organizationId: t.organizationId, summary: 'test' }, config.temporal.taskQueue),
+        args: [args],
+      });
+      // The start activity is running and cannot see the row yet.
+      for (;;) {
+        const pending = (await handle.describe()).raw.pendingActivities ?? [];
+        if (pending.some((a) => a.activityType?.name === 'startChatMessage' && a.state === PENDING_ACTIVITY_STARTED)) break;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      await tx.commitTransaction();
+      expect(await handle.result()).to.equal('SUCCEEDED');
+    } finally {
+      if (tx.isTransactionActive) await tx.rollbackTransaction();
+      await tx.release();
+    }
+    const run = await ds.getRepository(Run).findOneByOrFail({ run_id: runId });
+    expect(run.status).to.equal('SUCCEEDED');
+    expect((run.output as { content: Array<{ artifact: { value: string } }> }).content[0].artifact.value).to.equal('Late but fine.');
+  });
+});
