@@ -63,24 +63,27 @@ export async function abandonChatMessage(deps: Pick<RunsDeps, 'temporal'>, calle
   await signalCancel(deps.temporal, run, `${caller.actor} (${why})`);
 }
 
+/** Why a wait ended without the exchange's end: the client left, too long, or this api process is stopping. */
+export type WaitInterrupted = 'client-gone' | 'timeout' | 'shutdown';
+
 /**
  * Waits for the exchange to end: woken by the run's notifications (LISTEN/NOTIFY), re-checked every
- * SSE_RECHECK_MS in case one was missed. Resolves with the row, terminal, or undefined when `signal` aborts
- * or the time limit and a margin have passed.
+ * SSE_RECHECK_MS in case one was missed. Resolves with the row, terminal, or with why it stopped waiting:
+ * `signal` aborted, the time limit and a margin passed, or the api is shutting down.
  */
 export async function waitForChatAnswer(
   deps: { ds: DataSource; config: Config; runUpdates?: RunUpdatesHub },
   runId: string,
   signal: AbortSignal,
-): Promise<Run | undefined> {
+): Promise<Run | WaitInterrupted> {
   const read = async () => {
     const run = await deps.ds.getRepository(Run).findOneByOrFail({ run_id: runId });
     return isTerminal(run.status) ? run : undefined;
   };
-  return new Promise<Run | undefined>((resolve, reject) => {
+  return new Promise<Run | WaitInterrupted>((resolve, reject) => {
     let reading = false;
     let again = false;
-    const done = (value: Run | undefined, err?: unknown) => {
+    const done = (value: Run | WaitInterrupted, err?: unknown) => {
       clearInterval(recheck);
       clearTimeout(deadline);
       unsubscribe();
@@ -101,15 +104,15 @@ export async function waitForChatAnswer(
           if (run) return done(run);
         } while (again);
       } catch (err) {
-        done(undefined, err);
+        done('timeout', err);
       } finally {
         reading = false;
       }
     };
-    const onAbort = () => done(undefined);
-    const unsubscribe = deps.runUpdates?.subscribe(runId, { update: () => void check(), close: onAbort }) ?? (() => undefined);
+    const onAbort = () => done('client-gone');
+    const unsubscribe = deps.runUpdates?.subscribe(runId, { update: () => void check(), close: () => done('shutdown') }) ?? (() => undefined);
     const recheck = setInterval(() => void check(), deps.config.sse.recheckMs);
-    const deadline = setTimeout(onAbort, deps.config.chatTimeLimitSeconds * 1000 + WAIT_MARGIN_MS);
+    const deadline = setTimeout(() => done('timeout'), deps.config.chatTimeLimitSeconds * 1000 + WAIT_MARGIN_MS);
     signal.addEventListener('abort', onAbort, { once: true });
     void check();
   });

@@ -13,7 +13,7 @@ import { Run } from '../../src/persistence/entities';
 import { createWorker } from '../../src/worker/create-worker';
 import { as, request } from '../support/client';
 import { readSse } from '../support/sse';
-import { getStack, newTenant } from '../support/stack';
+import { getStack, newTenant, startApi } from '../support/stack';
 
 const usage = { type: 'Usage', input_tokens: null, output_tokens: null };
 let ids = 0;
@@ -265,6 +265,34 @@ describe('chat messages', function () {
     expect(await req.ended).to.equal('disconnected');
     const ended = await waitForExchange((r) => r.status === 'CANCELLED', t.organizationId);
     expect((ended.status_detail as { requested_by: string }).requested_by).to.equal(`${t.userId} (the client disconnected)`);
+  });
+
+  it('an api process that shuts down ends its chat streams with {error}, answers its waiting requests 503 and cancels both', async () => {
+    const { modelProvider: provider, env } = getStack();
+    const t = await newTenant();
+    const model = provider.uniqueModel();
+    provider.script({ model, text: 'one two three four', stallAfterChunks: 3 }, { model, text: 'never sent', stallBeforeAnswer: true });
+    const api = await startApi(env.client);
+    try {
+      const streaming = readSse(`${api.baseUrl}/api/chat/messages/stream`, t.key, { body: chatRequest(model) });
+      const first = await provider.waitForRequest(model);
+      await first.stalled;
+      const waiting = request('POST', `${api.baseUrl}/api/chat/messages`, chatRequest(model), { key: t.key });
+      const second = await provider.waitForRequest(model, 2);
+      await second.stalled;
+
+      await api.runUpdates.close(); // what the api does first on SIGTERM
+      const sse = await streaming;
+      expect(sse.ended).to.equal(true);
+      expect(sse.frames.at(-1)!.data.error).to.contain('shutting down');
+      const res = await waiting;
+      expect(res.status, res.text).to.equal(503);
+      expect(res.body.errors[0].message).to.contain('shutting down');
+      expect(await first.ended).to.equal('disconnected');
+      expect(await second.ended).to.equal('disconnected');
+    } finally {
+      await api.close();
+    }
   });
 
   it('refuses requests it cannot carry with a 400 that points at the part', async () => {

@@ -155,13 +155,13 @@ route({
     ctx.res.once('close', onClose);
     try {
       const ended = await waitForChatAnswer(deps, run.run_id, gone.signal);
-      if (!ended) {
-        const why = gone.signal.aborted ? 'the client disconnected' : 'no answer in time';
-        await abandonChatMessage(deps, caller, run, why).catch((err) => deps.log.warn({ err, runId: run.run_id }, 'could not cancel a chat message'));
-        if (gone.signal.aborted) return; // nobody to answer
-        throw serviceUnavailable(`No answer within ${deps.config.chatTimeLimitSeconds} s (CHAT_MESSAGE_TIME_LIMIT_SECONDS); the exchange was cancelled`);
-      }
-      return { status: 201, body: chatAnswer(ended) };
+      if (typeof ended !== 'string') return { status: 201, body: chatAnswer(ended) };
+      const why = { 'client-gone': 'the client disconnected', timeout: 'no answer in time', shutdown: 'the api shut down' }[ended];
+      await abandonChatMessage(deps, caller, run, why).catch((err) => deps.log.warn({ err, runId: run.run_id }, 'could not cancel a chat message'));
+      if (ended === 'client-gone') return undefined; // nobody to answer
+      throw serviceUnavailable(ended === 'timeout'
+        ? `No answer within ${deps.config.chatTimeLimitSeconds} s (CHAT_MESSAGE_TIME_LIMIT_SECONDS); the exchange was cancelled`
+        : 'The api is shutting down; the exchange was cancelled: retry');
     } finally {
       ctx.res.off('close', onClose);
     }
@@ -180,10 +180,20 @@ route({
   responses: { 201: { description: 'Event stream', contentType: 'text/event-stream', schema: { type: 'string' } } },
   handler: async ({ ctx, deps, caller, body }) => {
     const run = await createChatMessage(deps, caller, body as ChatRunInput['request'], true);
+    const abandon = (why: string) => abandonChatMessage(deps, caller, run, why)
+      .catch((err) => deps.log.warn({ err, runId: run.run_id }, 'could not cancel a chat message'));
+    // Subscribed before the stream's own listener, so this runs first when the api shuts down: a stream that
+    // simply ended would look like a complete answer to the client.
+    const unsubscribe = deps.runUpdates?.subscribe(run.run_id, {
+      update: () => undefined,
+      close: () => {
+        if (!ctx.res.writableEnded) ctx.res.write(`data: ${JSON.stringify({ error: 'The api is shutting down; the exchange was cancelled: retry' })}\n\n`);
+        void abandon('the api shut down');
+      },
+    });
     ctx.res.once('close', () => {
-      if (ctx.res.writableFinished) return;
-      abandonChatMessage(deps, caller, run, 'the client disconnected')
-        .catch((err) => deps.log.warn({ err, runId: run.run_id }, 'could not cancel a chat message'));
+      unsubscribe?.();
+      if (!ctx.res.writableFinished) void abandon('the client disconnected');
     });
     streamRunEvents(ctx, deps, run.run_id, 0, chatFrame, { status: 201 });
   },
