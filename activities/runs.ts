@@ -11,6 +11,9 @@ import { prepareExecution, RUN_HOME_PREFIX, RunSetupError } from '../src/service
 import { finishRun, isTerminal, markRunning, markStarting, RunEnding } from '../src/services/run-lifecycle';
 import { appendLogs } from '../src/services/run-state';
 
+/** Attempts of startStructureRun that wait for the run's row to become visible (see workflows/runs.ts for the backoff). */
+const ROW_VISIBLE_ATTEMPTS = 8;
+
 /** What a process activity records in its heartbeats: enough for a retry to find what it left behind. */
 interface ProcessMarker {
   pid: number;
@@ -60,10 +63,20 @@ function endingOf(outcome: SupervisedOutcome, logLimitBytes: number): RunEnding 
 export function createRunActivities(deps: ActivityDeps) {
   const { ds, config, box, log } = deps;
   return {
-    /** QUEUED → STARTING; false when the run does not exist or already ended (the workflow then stops). */
+    /**
+     * QUEUED → STARTING; false when the run already ended or never came to exist (the workflow then stops).
+     * The api commits the row right after Temporal accepted the workflow, so under load this activity can
+     * come first: a missing row is retried for a while (about 20 s) before it counts as never committed.
+     */
     async startStructureRun(input: { runId: string }): Promise<boolean> {
       const status = await markStarting(ds, input.runId);
-      return status !== undefined && !isTerminal(status);
+      if (status === undefined) {
+        if (Context.current().info.attempt < ROW_VISIBLE_ATTEMPTS) {
+          throw ApplicationFailure.retryable(`run ${input.runId} does not exist (yet)`, 'RunNotVisible');
+        }
+        return false;
+      }
+      return !isTerminal(status);
     },
 
     /**

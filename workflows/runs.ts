@@ -24,7 +24,13 @@ export interface CancelRunSignal {
 
 export const cancelRunSignal = defineSignal<[CancelRunSignal]>('cancel');
 
-const { startStructureRun, finishStructureRun } = proxyActivities<Activities>({
+const { startStructureRun } = proxyActivities<Activities>({
+  startToCloseTimeout: '30 seconds',
+  // Quick at first: the api commits the row right after this workflow starts. Unlimited: a database outage
+  // is waited out (the activity itself gives up on a row that never appears).
+  retry: { initialInterval: '200 milliseconds', backoffCoefficient: 2, maximumInterval: '10 seconds' },
+});
+const { finishStructureRun } = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
 });

@@ -14,16 +14,18 @@ export type RunEnding =
 
 export const isTerminal = (status: RunStatus) => RUN_TERMINAL.includes(status);
 
-/** QUEUED → STARTING. Returns the run's status afterwards, or undefined when the row does not exist. */
+/**
+ * QUEUED → STARTING. Returns the run's status afterwards, or undefined when the row does not exist (yet: the
+ * api commits it just after Temporal accepted the workflow). The row is locked and read first: a transition
+ * tried first could miss a row committed an instant later, which a following read would then see QUEUED.
+ */
 export async function markStarting(ds: DataSource, runId: string): Promise<RunStatus | undefined> {
   return ds.transaction(async (em) => {
+    const rows: Array<{ status: RunStatus }> = await em.query(`SELECT status FROM runs WHERE run_id = $1 FOR UPDATE`, [runId]);
+    if (rows[0]?.status !== 'QUEUED') return rows[0]?.status;
     const moved = await transitionRun(em, runId, 'STARTING');
-    if (moved) {
-      await appendEvents(em, runId, [{ type: 'StructureRunStarting', origin: 'SYSTEM', payload: { status: 'STARTING' } }]);
-      return moved.status;
-    }
-    const rows: Array<{ status: RunStatus }> = await em.query(`SELECT status FROM runs WHERE run_id = $1`, [runId]);
-    return rows[0]?.status;
+    await appendEvents(em, runId, [{ type: 'StructureRunStarting', origin: 'SYSTEM', payload: { status: 'STARTING' } }]);
+    return moved!.status;
   });
 }
 
