@@ -1,5 +1,5 @@
 // Errors that say "PostgreSQL (or Temporal) cannot be reached right now", as opposed to a request or query
-// that is wrong: the api answers them 503 so clients retry.
+// that is wrong: the api answers them 503 so clients retry, and writes that must not be lost wait them out.
 
 /** True for connection-level failures of PostgreSQL (refused, terminated, shutting down) and Temporal (gRPC). */
 export function isUnavailable(err: unknown): boolean {
@@ -11,4 +11,21 @@ export function isUnavailable(err: unknown): boolean {
   if ((err as Error | undefined)?.name === 'QueryRunnerAlreadyReleasedError') return true;
   if (/Connection terminated|timeout exceeded when trying to connect|connect ECONNREFUSED|Client has encountered a connection error/i.test(e?.message ?? '')) return true;
   return e?.cause !== undefined && e.cause !== err && isUnavailable(e.cause);
+}
+
+/**
+ * Runs `fn`, and runs it again while it fails with an `isUnavailable` error (backoff from 200 ms to 5 s), for
+ * at most `maxWaitMs`. Any other error, or the last one, is thrown. `fn` must be safe to repeat: a commit
+ * whose answer was lost may have happened.
+ */
+export async function retryWhileUnavailable<T>(fn: () => Promise<T>, maxWaitMs = 10 * 60_000): Promise<T> {
+  const giveUpAt = Date.now() + maxWaitMs;
+  for (let delay = 200; ; delay = Math.min(delay * 2, 5_000)) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (!isUnavailable(err) || Date.now() + delay > giveUpAt) throw err;
+      await new Promise((resolve) => setTimeout(resolve, delay));
+    }
+  }
 }

@@ -29,7 +29,10 @@ export async function markStarting(ds: DataSource, runId: string): Promise<RunSt
   });
 }
 
-/** → RUNNING once the process has started; false when the run already ended (then stop the process). */
+/**
+ * → RUNNING once the process has started; false when the run already ended (then stop the process).
+ * Repeatable: a retry after a commit whose answer was lost finds the run RUNNING since this `startedAt`.
+ */
 export async function markRunning(ds: DataSource, runId: string, startedAt: Date): Promise<boolean> {
   return ds.transaction(async (em) => {
     const moved = await transitionRun(em, runId, 'RUNNING', { started_at: startedAt });
@@ -37,8 +40,10 @@ export async function markRunning(ds: DataSource, runId: string, startedAt: Date
       await appendEvents(em, runId, [
         { type: 'StructureRunRunning', origin: 'SYSTEM', payload: { status: 'RUNNING', started_at: iso(startedAt) } },
       ]);
+      return true;
     }
-    return moved !== undefined;
+    const rows: Array<{ status: RunStatus; started_at: Date | null }> = await em.query(`SELECT status, started_at FROM runs WHERE run_id = $1`, [runId]);
+    return rows[0]?.status === 'RUNNING' && rows[0].started_at?.getTime() === startedAt.getTime();
   });
 }
 
