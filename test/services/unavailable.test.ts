@@ -25,9 +25,14 @@ describe('database unavailable', () => {
     const [{ pid }] = await runner.query('SELECT pg_backend_pid() AS pid');
     await getStack().ds.query('SELECT pg_terminate_backend($1)', [pid]);
     const lost = await runner.query('SELECT 1').catch((e: unknown) => e);
+    // TypeORM releases the runner when the connection reports its error.
+    for (let i = 0; i < 200 && !runner.isReleased; i++) await new Promise((r) => setTimeout(r, 10));
+    const next = await runner.manager.query('SELECT 1').catch((e: unknown) => e);
     const commit = await runner.commitTransaction().catch((e: unknown) => e);
     await runner.release();
     expect(isUnavailable(lost), String(lost)).to.equal(true);
+    expect(next).to.have.property('name', 'QueryRunnerProviderAlreadyReleasedError');
+    expect(isUnavailable(next)).to.equal(true);
     expect(commit).to.have.property('name', 'QueryRunnerAlreadyReleasedError');
     expect(isUnavailable(commit)).to.equal(true);
   });
