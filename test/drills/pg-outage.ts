@@ -24,7 +24,8 @@ export interface PgOutageOptions {
   seconds: number;
 }
 
-type Phase = 'before' | 'outage' | 'after';
+/** When a request was sent: before the stop, while stopped, while PostgreSQL starts again, after. */
+type Phase = 'before' | 'outage' | 'restart' | 'after';
 
 export async function pgOutageDrill(
   opts: PgOutageOptions = { runs: 20, outageMs: 10_000, lines: 40, events: 20, seconds: 14 },
@@ -111,6 +112,7 @@ export async function pgOutageDrill(
     pg = undefined;
     f.faults++;
     await sleep(opts.outageMs);
+    phase = 'restart';
     pg = await startEmbeddedPostgres(pgOptions);
     phase = 'after';
     restartedAt = Date.now();
