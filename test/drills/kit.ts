@@ -5,7 +5,7 @@ import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Connection } from '@temporalio/client';
+import { Client, Connection } from '@temporalio/client';
 import type { DataSource } from 'typeorm';
 import { childEnv } from '../../src/config';
 import { temporalCli } from '../../src/temporal/binaries';
@@ -387,7 +387,7 @@ export interface RunExpectation {
 export async function checkRuns(
   f: Findings,
   opts: {
-    ds: DataSource; temporal: import('@temporalio/client').Client; runIds: string[]; marksDir: string; expect: RunExpectation;
+    ds: DataSource; temporal: Client; runIds: string[]; marksDir: string; expect: RunExpectation;
     /** Says why the api failed a request, from the answer's body (startApiProcess's whyFailed). */
     explain?: (body: string) => string;
   },
@@ -492,16 +492,5 @@ export function descendantsOf(root: number): Array<{ pid: number; command: strin
     }
   };
   walk(root);
-  return out;
-}
-
-/** Rows per table of the public schema (for "nothing was written"). */
-export async function rowCounts(ds: DataSource): Promise<Record<string, number>> {
-  const tables: Array<{ tablename: string }> = await ds.query(`SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename`);
-  const out: Record<string, number> = {};
-  for (const { tablename } of tables) {
-    const [{ n }] = await ds.query(`SELECT count(*)::int AS n FROM "${tablename}"`);
-    out[tablename] = n;
-  }
   return out;
 }
