@@ -5,7 +5,9 @@ import fs from 'node:fs';
 import { structureWithBuild } from '../support/builds';
 import { as } from '../support/client';
 import { getStack, newTenant } from '../support/stack';
-import { checkRuns, DRILL_PROGRAM, DrillReport, Findings, Processes, startApiProcess, tempDir, until } from './kit';
+import { DrillReport, Findings, tempDir, until } from './kit';
+import { Processes, startApiProcess } from './processes';
+import { checkRuns, DRILL_PROGRAM } from './run-checks';
 import { compareFrames, followStream } from './sse-follower';
 
 export interface ApiKillOptions {

@@ -12,7 +12,9 @@ import { createDataSource, migrate } from '../../src/persistence/data-source';
 import { bootstrapOrganization } from '../../src/services/accounts';
 import { structureWithBuild } from '../support/builds';
 import { freePort, getStack } from '../support/stack';
-import { checkRuns, DRILL_PROGRAM, DrillReport, Findings, Processes, sleep, startApiProcess, startWorkerProcess, tempDir, until } from './kit';
+import { DrillReport, Findings, sleep, tempDir, until } from './kit';
+import { Processes, startApiProcess, startWorkerProcess } from './processes';
+import { checkRuns, DRILL_PROGRAM } from './run-checks';
 import { compareFrames, followStream } from './sse-follower';
 
 export interface PgOutageOptions {

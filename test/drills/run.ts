@@ -3,7 +3,8 @@
 // everything, checks that no process was left behind, prints the summary table. Exit code 0 only when every
 // drill passed and nothing was lost.
 import { DRILLS } from './index';
-import { descendantsOf, DrillReport, killDrillProcesses } from './kit';
+import { descendantsOf, DrillReport } from './kit';
+import { killDrillProcesses } from './processes';
 import { summaryTable } from './summary';
 import { startStack, stopStack } from '../support/stack';
 

@@ -8,9 +8,9 @@ import { workflowIdOf } from '../../src/temporal/workflow-start';
 import { structureWithBuild } from '../support/builds';
 import { as } from '../support/client';
 import { freePort, getStack, newTenant } from '../support/stack';
-import {
-  checkRuns, DRILL_PROGRAM, DrillReport, Findings, Processes, sleep, startApiProcess, startTemporalDevServer, startWorkerProcess, tempDir, until,
-} from './kit';
+import { DrillReport, Findings, sleep, tempDir, until } from './kit';
+import { Processes, startApiProcess, startTemporalDevServer, startWorkerProcess } from './processes';
+import { checkRuns, DRILL_PROGRAM } from './run-checks';
 
 /** When the run's process activity last heartbeated (ms), or undefined when it has none pending (ended). */
 async function lastHeartbeat(client: Client, runId: string): Promise<number | undefined> {

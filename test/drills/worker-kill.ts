@@ -7,9 +7,9 @@ import { randomUUID } from 'node:crypto';
 import { structureWithBuild } from '../support/builds';
 import { as } from '../support/client';
 import { getStack, newTenant } from '../support/stack';
-import {
-  checkRuns, DRILL_PROGRAM, DrillReport, Findings, Processes, sleep, startApiProcess, startWorkerProcess, tempDir, until,
-} from './kit';
+import { DrillReport, Findings, sleep, tempDir, until } from './kit';
+import { Processes, startApiProcess, startWorkerProcess } from './processes';
+import { checkRuns, DRILL_PROGRAM } from './run-checks';
 
 export interface WorkerKillOptions {
   /** Runs in flight (their process running) when the worker is killed. */

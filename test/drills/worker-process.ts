@@ -3,13 +3,13 @@
 // isolation: the workflow code comes from a prebuilt bundle (argv[2]) instead of being bundled at start,
 // and it does not create the reconciler schedule. Prints "ready" once it polls.
 import { DefaultLogger, makeTelemetryFilterString, NativeConnection, Runtime } from '@temporalio/worker';
-import { FsBlobStore } from '../../../src/blobs/fs-blob-store';
-import { loadConfig, requireRuntime, temporalAddress } from '../../../src/config';
-import { createLogger } from '../../../src/logger';
-import { createDataSource } from '../../../src/persistence/data-source';
-import { SecretBox } from '../../../src/security/secret-box';
-import { connectClient } from '../../../src/temporal/connection';
-import { createWorker } from '../../../src/worker/create-worker';
+import { FsBlobStore } from '../../src/blobs/fs-blob-store';
+import { loadConfig, requireRuntime, temporalAddress } from '../../src/config';
+import { createLogger } from '../../src/logger';
+import { createDataSource } from '../../src/persistence/data-source';
+import { SecretBox } from '../../src/security/secret-box';
+import { connectClient } from '../../src/temporal/connection';
+import { createWorker } from '../../src/worker/create-worker';
 
 async function main() {
   const bundlePath = process.argv[2];
