@@ -4,12 +4,28 @@
 // one and succeed. None stays non-terminal, none runs twice, every status agrees with its workflow.
 import fs from 'node:fs';
 import { randomUUID } from 'node:crypto';
+import type { Client } from '@temporalio/client';
+import type { DataSource } from 'typeorm';
+import { workflowIdOf } from '../../src/temporal/workflow-start';
 import { structureWithBuild } from '../support/builds';
 import { as } from '../support/client';
 import { getStack, newTenant } from '../support/stack';
 import { DrillReport, Findings, sleep, tempDir, until } from './kit';
 import { Processes, startApiProcess, startWorkerProcess } from './processes';
 import { checkRuns, DRILL_PROGRAM } from './run-checks';
+
+/** What the run that ended last went through after the kill, from its workflow history: where recovery waits. */
+async function afterTheKill(client: Client, ds: DataSource, runIds: string[], killedAt: number): Promise<string> {
+  const [last] = await ds.query(`SELECT run_id FROM runs WHERE run_id = ANY($1::uuid[]) ORDER BY completed_at DESC LIMIT 1`, [runIds]);
+  if (!last) return 'no run ended';
+  const history = await client.workflow.getHandle(workflowIdOf('structure-run', last.run_id)).fetchHistory();
+  const steps = (history.events ?? []).map((e) => ({
+    at: Number(String(e.eventTime?.seconds ?? 0)) * 1000 + Math.floor((e.eventTime?.nanos ?? 0) / 1e6),
+    // The one `<type>EventAttributes` member an event carries names its type.
+    type: Object.keys(e).find((k) => k.endsWith('EventAttributes') && (e as Record<string, unknown>)[k])?.replace('EventAttributes', '') ?? '?',
+  })).filter((e) => e.at >= killedAt);
+  return `the last run's workflow after the kill: ${steps.map((e) => `+${((e.at - killedAt) / 1000).toFixed(1)} s ${e.type}`).join(', ')}`;
+}
 
 export interface WorkerKillOptions {
   /** Runs in flight (their process running) when the worker is killed. */
@@ -70,6 +86,7 @@ export async function workerKillDrill(opts: WorkerKillOptions = { inFlight: 50, 
       return now.length === all.length && now.every((x) => ['SUCCEEDED', 'FAILED', 'ERROR', 'CANCELLED'].includes(x)) ? true : undefined;
     }, 250).catch((err: Error) => f.violation(err.message));
     f.notes.push(`all ${all.length} runs ended ${((Date.now() - killedAt) / 1000).toFixed(1)} s after the kill`);
+    f.notes.push(await afterTheKill(env.client, ds, inFlight, killedAt));
 
     await checkRuns(f, { ds, temporal: env.client, runIds: [...before, ...during], marksDir: marks, expect: { lines: 3 } });
     await checkRuns(f, { ds, temporal: env.client, runIds: inFlight, marksDir: marks, expect: { statuses: ['ERROR'] } });
