@@ -4,6 +4,7 @@ import path from 'node:path';
 import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
 import type { ActivityDeps } from '.';
 import { Run, RunStatus } from '../src/persistence/entities/run';
+import { retryWhileUnavailable } from '../src/persistence/unavailable';
 import { signalGroup } from '../src/runtime/process/user-process';
 import { superviseUserProcess, SupervisedOutcome } from '../src/runtime/process/supervise';
 import { functionEnding } from '../src/services/function-result';
@@ -60,7 +61,7 @@ function endingOf(outcome: SupervisedOutcome, logLimitBytes: number): RunEnding 
 export function createRunActivities(deps: ActivityDeps) {
   const { ds, config, box, log } = deps;
   return {
-    /** QUEUED → STARTING; false when the run does not exist or already ended (the workflow then stops). */
+    /** QUEUED → STARTING; false when the run does not exist (its row never committed) or already ended. */
     async startStructureRun(input: { runId: string }): Promise<boolean> {
       const status = await markStarting(ds, input.runId);
       return status !== undefined && !isTerminal(status);
@@ -99,8 +100,13 @@ export function createRunActivities(deps: ActivityDeps) {
           memoryBytes: config.runLimits.memoryMb * 1024 * 1024,
           logLimitBytes: config.runLimits.logBytes,
           killGraceMs: config.runProcess.killGraceMs,
-          writeLogs: (lines) => ds.transaction((em) => appendLogs(em, run.run_id, lines)),
-          onStarted: () => markRunning(ds, run.run_id, new Date()),
+          // A database outage is waited out rather than losing log lines, or stopping a started process
+          // (whose retry would run the user's code a second time).
+          writeLogs: (lines) => retryWhileUnavailable(() => ds.transaction((em) => appendLogs(em, run.run_id, lines))),
+          onStarted: () => {
+            const startedAt = new Date();
+            return retryWhileUnavailable(() => markRunning(ds, run.run_id, startedAt));
+          },
           heartbeat: (pid) => ctx.heartbeat({ pid, host: os.hostname(), home: prepared.home } satisfies ProcessMarker),
           heartbeatEveryMs: Math.max(200, Math.min(1_000, heartbeatTimeoutMs / 4)),
           cancelled: ctx.cancelled,

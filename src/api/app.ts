@@ -4,21 +4,14 @@ import Koa from 'koa';
 import type { Deps } from './deps';
 import { HttpError, notFound } from './http/errors';
 import { allRoutes, mount } from './http/route';
+import { isUnavailable } from '../persistence/unavailable';
 import './routes';
-
-/** Errors from an unreachable dependency (database, Temporal) become 503 so clients retry. */
-function isUnavailable(err: unknown): boolean {
-  const e = err as { code?: string | number; message?: string; cause?: unknown };
-  if (typeof e?.code === 'string' && ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08006'].includes(e.code)) return true;
-  if (e?.code === 14 /* gRPC UNAVAILABLE */ || e?.code === 4 /* DEADLINE_EXCEEDED */) return true;
-  if (/Connection terminated|timeout exceeded when trying to connect|connect ECONNREFUSED|Client has encountered a connection error/i.test(e?.message ?? '')) return true;
-  return e?.cause !== undefined && e.cause !== err && isUnavailable(e.cause);
-}
 
 function toHttpError(err: unknown): HttpError | undefined {
   if (err instanceof HttpError) return err;
   const e = err as { code?: string; status?: number; expose?: boolean; message?: string };
   if (e?.code === '23505') return new HttpError(409, 'ConflictError', [{ message: 'A record with the same unique value already exists' }]);
+  // An unreachable PostgreSQL or Temporal: 503, so clients retry.
   if (isUnavailable(err)) return new HttpError(503, 'ServiceUnavailableError', [{ message: 'A backing service is unavailable; retry shortly' }]);
   return undefined;
 }

@@ -27,7 +27,9 @@ const ROW_VISIBLE_WAIT_MS = 10_000;
 
 /**
  * QUEUED → STARTING. Returns the run's status afterwards, or undefined when the row does not exist (after
- * waiting up to ROW_VISIBLE_WAIT_MS for its commit).
+ * waiting up to ROW_VISIBLE_WAIT_MS for its commit). The row is locked and read before the
+ * transition: a transition tried first could miss a row committed an instant later, which a following read
+ * would then see QUEUED (a run skipping STARTING).
  */
 export async function markStarting(ds: DataSource, runId: string): Promise<RunStatus | undefined> {
   const deadline = Date.now() + ROW_VISIBLE_WAIT_MS;
@@ -40,17 +42,18 @@ export async function markStarting(ds: DataSource, runId: string): Promise<RunSt
 
 async function markStartingOnce(ds: DataSource, runId: string): Promise<RunStatus | undefined> {
   return ds.transaction(async (em) => {
+    const rows: Array<{ status: RunStatus }> = await em.query(`SELECT status FROM runs WHERE run_id = $1 FOR UPDATE`, [runId]);
+    if (rows[0]?.status !== 'QUEUED') return rows[0]?.status;
     const moved = await transitionRun(em, runId, 'STARTING');
-    if (moved) {
-      await appendEvents(em, runId, [{ type: 'StructureRunStarting', origin: 'SYSTEM', payload: { status: 'STARTING' } }]);
-      return moved.status;
-    }
-    const rows: Array<{ status: RunStatus }> = await em.query(`SELECT status FROM runs WHERE run_id = $1`, [runId]);
-    return rows[0]?.status;
+    await appendEvents(em, runId, [{ type: 'StructureRunStarting', origin: 'SYSTEM', payload: { status: 'STARTING' } }]);
+    return moved!.status;
   });
 }
 
-/** → RUNNING once the process has started; false when the run already ended (then stop the process). */
+/**
+ * → RUNNING once the process has started; false when the run already ended (then stop the process).
+ * Repeatable: a retry after a commit whose answer was lost finds the run RUNNING since this `startedAt`.
+ */
 export async function markRunning(ds: DataSource, runId: string, startedAt: Date): Promise<boolean> {
   return ds.transaction(async (em) => {
     const moved = await transitionRun(em, runId, 'RUNNING', { started_at: startedAt });
@@ -58,8 +61,10 @@ export async function markRunning(ds: DataSource, runId: string, startedAt: Date
       await appendEvents(em, runId, [
         { type: 'StructureRunRunning', origin: 'SYSTEM', payload: { status: 'RUNNING', started_at: iso(startedAt) } },
       ]);
+      return true;
     }
-    return moved !== undefined;
+    const rows: Array<{ status: RunStatus; started_at: Date | null }> = await em.query(`SELECT status, started_at FROM runs WHERE run_id = $1`, [runId]);
+    return rows[0]?.status === 'RUNNING' && rows[0].started_at?.getTime() === startedAt.getTime();
   });
 }
 

@@ -1,8 +1,27 @@
+import type { Client } from '@temporalio/client';
 import { NativeConnection, Worker, WorkerOptions } from '@temporalio/worker';
+import type { DataSource } from 'typeorm';
 import { createActivities, ActivityDeps } from '../../activities';
+import { FsBlobStore } from '../blobs/fs-blob-store';
+import type { Config } from '../config';
+import { createModelDriver } from '../drivers/model';
+import type { Logger } from '../logger';
+import { SecretBox } from '../security/secret-box';
 
 /** Path of the workflows entry (compiled JS next to this file's tree). */
 export const WORKFLOWS_PATH = require.resolve('../../workflows');
+
+/** What activities are given, from the configuration and the process's connections (one way, for every worker). */
+export function activityDepsFor(config: Config, connections: { ds: DataSource; temporal: Client; log: Logger }): ActivityDeps {
+  if (!config.secretsKey) throw new Error('SECRETS_KEY is required by the worker');
+  return {
+    ...connections,
+    config,
+    blobs: new FsBlobStore(config.blobDir),
+    box: new SecretBox(config.secretsKey),
+    models: createModelDriver(config.models),
+  };
+}
 
 /** One worker on one task queue with every workflow and activity; used by `npm run worker` and tests. */
 export async function createWorker(opts: {

@@ -1,14 +1,11 @@
 // Entry point of a worker process (`npm run worker`).
 import { DefaultLogger, NativeConnection, Runtime, makeTelemetryFilterString } from '@temporalio/worker';
 import { loadConfig, requireRuntime, temporalAddress } from '../config';
-import { FsBlobStore } from '../blobs/fs-blob-store';
-import { createModelDriver } from '../drivers/model';
 import { createLogger } from '../logger';
-import { SecretBox } from '../security/secret-box';
 import { createDataSource } from '../persistence/data-source';
 import { connectClient, ensureSearchAttributes } from '../temporal/connection';
 import { ensureReconcilerSchedule } from '../temporal/schedules';
-import { createWorker } from './create-worker';
+import { activityDepsFor, createWorker } from './create-worker';
 
 async function main() {
   const config = loadConfig();
@@ -26,10 +23,7 @@ async function main() {
     connection,
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,
-    deps: {
-      ds, config, blobs: new FsBlobStore(config.blobDir), box: new SecretBox(config.secretsKey), log, temporal: client,
-      models: createModelDriver(config.models),
-    },
+    deps: activityDepsFor(config, { ds, temporal: client, log }),
     shutdownGraceTime: config.shutdownGraceMs,
   });
   // Names and URLs only: keys never reach the log.

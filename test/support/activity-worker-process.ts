@@ -2,12 +2,10 @@
 // for tests that kill a worker abruptly (SIGKILL) while it runs user code. Prints "ready" once polling.
 import { DefaultLogger, makeTelemetryFilterString, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { createActivities } from '../../activities';
-import { FsBlobStore } from '../../src/blobs/fs-blob-store';
-import { createModelDriver } from '../../src/drivers/model';
 import { loadConfig, requireRuntime, temporalAddress } from '../../src/config';
 import { createLogger } from '../../src/logger';
 import { createDataSource } from '../../src/persistence/data-source';
-import { SecretBox } from '../../src/security/secret-box';
+import { activityDepsFor } from '../../src/worker/create-worker';
 
 async function main() {
   const config = loadConfig();
@@ -21,10 +19,7 @@ async function main() {
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,
     // No workflows: this process only executes activities (the test runs the workflows in-process).
-    activities: createActivities({
-      ds, config, blobs: new FsBlobStore(config.blobDir), box: new SecretBox(config.secretsKey), log, temporal: undefined as never,
-      models: createModelDriver(config.models),
-    }),
+    activities: createActivities(activityDepsFor(config, { ds, temporal: undefined as never, log })),
     maxHeartbeatThrottleInterval: '1 second',
   });
   const running = worker.run();

@@ -4,6 +4,7 @@ import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import type { DataSource } from 'typeorm';
 import { CodeResource, Deployment } from '../../src/persistence/entities';
 import type { EnvVar } from '../../src/persistence/entities/code-resource';
 import { writeManifest } from '../../src/runtime/manifest';
@@ -36,9 +37,12 @@ export async function structureWithBuild(
     /** Default 'structure'; 'function' makes a function (the manifest then carries `handler`), 'tool' a tool (`tool`). */
     kind?: 'structure' | 'function' | 'tool';
     handler?: string;
+    /** Another database than the stack's (a drill's own PostgreSQL); the build directory is the stack's. */
+    ds?: DataSource;
   },
 ): Promise<BuiltStructure> {
-  const { ds, config } = getStack();
+  const { config } = getStack();
+  const ds = opts.ds ?? getStack().ds;
   const runtime = opts.runtime ?? 'python3';
   const kind = opts.kind ?? 'structure';
   const now = new Date();

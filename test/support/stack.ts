@@ -22,13 +22,12 @@ import { RunUpdatesHub } from '../../src/api/sse/run-updates-hub';
 import { FsBlobStore } from '../../src/blobs/fs-blob-store';
 import { Config, loadConfig } from '../../src/config';
 import { startEmbeddedPostgres, RunningPostgres } from '../../src/cli/embedded-postgres';
-import { createModelDriver } from '../../src/drivers/model';
 import { createLogger } from '../../src/logger';
 import { createDataSource, migrate } from '../../src/persistence/data-source';
-import { SecretBox } from '../../src/security/secret-box';
+import type { SecretBox } from '../../src/security/secret-box';
 import { temporalCli, temporalTestServer } from '../../src/temporal/binaries';
 import { SEARCH_ATTRIBUTES } from '../../src/temporal/search-attributes';
-import { createWorker, WORKFLOWS_PATH } from '../../src/worker/create-worker';
+import { activityDepsFor, createWorker, WORKFLOWS_PATH } from '../../src/worker/create-worker';
 import { bootstrapOrganization } from '../../src/services/accounts';
 import { startModelProvider, ModelProvider } from './model-provider';
 
@@ -110,11 +109,8 @@ export async function startStack(): Promise<Stack> {
   ]);
   stops.unshift(() => env.teardown());
 
-  const box = new SecretBox(config.secretsKey!);
-  const activityDeps: ActivityDeps = {
-    ds, config, blobs: new FsBlobStore(config.blobDir), box, log: createLogger(config.logLevel, 'test-worker'), temporal: env.client,
-    models: createModelDriver(config.models),
-  };
+  const activityDeps: ActivityDeps = activityDepsFor(config, { ds, temporal: env.client, log: createLogger(config.logLevel, 'test-worker') });
+  const { box } = activityDeps;
   const worker = await createWorker({
     connection: env.nativeConnection, namespace: env.namespace ?? 'default', taskQueue: config.temporal.taskQueue,
     deps: activityDeps, workflowBundle, shutdownGraceTime: '1 second',

@@ -1,6 +1,7 @@
 // The run workflow's own guarantees: the time limit is a workflow timer (proved with time skipping), a
 // Temporal workflow cancellation ends the run CANCELLED like the api's cancel.
 import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import path from 'node:path';
 import { Worker } from '@temporalio/worker';
@@ -8,7 +9,7 @@ import { expect } from 'chai';
 import type { Caller } from '../../src/api/http/auth';
 import { Run } from '../../src/persistence/entities';
 import { createStructureRun } from '../../src/services/runs';
-import { workflowIdOf } from '../../src/temporal/workflow-start';
+import { startOptionsFor, workflowIdOf } from '../../src/temporal/workflow-start';
 import { createWorker } from '../../src/worker/create-worker';
 import { structureWithBuild } from '../support/builds';
 import { as } from '../support/client';
@@ -62,6 +63,38 @@ describe('structure run workflow', function () {
     } finally {
       await ts.stop();
     }
+  });
+
+  it('starts a run whose row is committed only after the first start activity looked for it', async () => {
+    // The api commits a run's row right after Temporal accepted its workflow; under load the worker can be
+    // faster (found by the worker-kill and pg-outage drills: the run stayed QUEUED, or skipped STARTING).
+    const { ds, env, config } = getStack();
+    const t = await newTenant();
+    const s = await structureWithBuild(t.organizationId, { files: { 'structure.py': 'print("ran")\n' } });
+    const runId = randomUUID();
+    const now = new Date();
+    const row: Run = {
+      run_id: runId, kind: 'structure', organization_id: t.organizationId, resource_id: s.structureId, assistant_id: null, model: null,
+      usage: null, deployment_id: s.deploymentId, status: 'QUEUED', status_detail: null, args: [], env_vars: [], input: null, output: null,
+      output_timestamp: null, started_at: null, completed_at: null, created_by: t.userId, created_at: now, updated_at: now,
+    } as Run;
+    const handle = await ds.transaction(async (em) => {
+      await em.getRepository(Run).save(row);
+      const started = await env.client.workflow.start('structureRunWorkflow', {
+        ...startOptionsFor({ kind: 'structure-run', id: runId, organizationId: t.organizationId, summary: 'late commit' }, config.temporal.taskQueue),
+        args: [{ runId, timeLimitSeconds: 60, heartbeatTimeoutSeconds: 15 }],
+      });
+      // Commit only once the start activity has looked for the row in vain (or the workflow gave up on it).
+      for (;;) {
+        const d = await started.describe();
+        if (d.status.name !== 'RUNNING' || (d.raw.pendingActivities ?? []).some((a) => (a.attempt ?? 0) >= 2)) break;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      return started;
+    });
+    expect(await handle.result()).to.equal('SUCCEEDED');
+    const events = (await as(t.key).get(`/api/structure-runs/${runId}/events`)).body.events;
+    expect(events.map((e: any) => e.type)).to.deep.equal(['StructureRunStarting', 'StructureRunRunning', 'StructureRunCompleted']);
   });
 
   it('ends CANCELLED when the workflow itself is cancelled (Temporal UI), stopping the process', async () => {

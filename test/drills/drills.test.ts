@@ -1,0 +1,49 @@
+// The quick drills in `npm test` (test/drills/index.ts has their sizes; `npm run drill` runs all at full
+// size). Each injects its fault into the real stack and must find nothing lost, nothing duplicated and no
+// other broken promise; the assertions also check that the fault really happened.
+import { expect } from 'chai';
+import { DRILLS } from './index';
+import type { DrillReport } from './kit';
+import { summaryTable } from './summary';
+
+const quick = (name: string) => DRILLS.find((d) => d.name === name)!.quick!();
+
+function expectClean(r: DrillReport) {
+  expect(r.violations, r.violations.join('\n')).to.deep.equal([]);
+  expect(r.lost, 'records lost').to.equal(0);
+  expect(r.duplicated, 'records duplicated').to.equal(0);
+  expect(r.faults).to.be.greaterThan(0);
+}
+
+describe('resilience drills (quick)', function () {
+  this.timeout(180_000);
+  const reports: DrillReport[] = [];
+  after(() => {
+    if (reports.length) console.log(`\n${summaryTable(reports).split('\n').map((l) => `      ${l}`).join('\n')}\n`);
+  });
+
+  it('bad-input: every route answers bad input with a 4xx {type, errors} and writes nothing', async () => {
+    const r = await quick('bad-input');
+    reports.push(r);
+    expectClean(r);
+    expect(r.checked).to.be.greaterThan(500);
+    for (const status of ['400', '401', '404', '413', '415']) expect(r.facts[`status ${status}`], status).to.be.greaterThan(0);
+    expect(r.facts.archives).to.equal(5);
+  });
+
+  it('api-kill: SSE clients of a killed api resume on another with no event missing or repeated', async () => {
+    const r = await quick('api-kill');
+    reports.push(r);
+    expectClean(r);
+    expect(r.facts.streams).to.equal(100);
+    expect(r.facts.reconnects).to.be.at.least(100);
+  });
+
+  it('worker-kill: runs in flight on a killed worker end WorkerLost, the others succeed, none runs twice', async () => {
+    const r = await quick('worker-kill');
+    reports.push(r);
+    expectClean(r);
+    expect(r.facts.workerLost).to.equal(10);
+    expect(r.facts.runs).to.equal(15);
+  });
+});

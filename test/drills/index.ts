@@ -1,0 +1,49 @@
+// The drills, by name, each with its full size (`npm run drill`) and, for the ones that take seconds, a quick
+// size for `npm test`. The Temporal restart (each stop waits out the api's 5 s start deadline, each start of
+// the dev server takes seconds) and the 10 s PostgreSQL outage run in `npm run drill` only.
+import { apiKillDrill } from './api-kill';
+import { badInputDrill } from './bad-input';
+import type { DrillReport } from './kit';
+import { pgOutageDrill } from './pg-outage';
+import { temporalRestartDrill } from './temporal-restart';
+import { workerKillDrill } from './worker-kill';
+
+export interface Drill {
+  name: string;
+  /** What it does, for `npm run drill -- --list` and the README. */
+  summary: string;
+  full: () => Promise<DrillReport>;
+  /** The size `npm test` runs; absent: `npm run drill` only. */
+  quick?: () => Promise<DrillReport>;
+}
+
+export const DRILLS: Drill[] = [
+  {
+    name: 'worker-kill',
+    summary: 'SIGKILL the worker with 50 runs in flight, start another: every run terminal, as its workflow says, none run twice',
+    full: () => workerKillDrill({ inFlight: 50, before: 5, during: 10 }),
+    quick: () => workerKillDrill({ inFlight: 10, before: 2, during: 3 }),
+  },
+  {
+    name: 'api-kill',
+    summary: 'SIGKILL an api process serving 100 SSE streams; clients resume with Last-Event-ID on another: no event missing or repeated',
+    full: () => apiKillDrill({ streams: 100, runs: 10, events: 40, seconds: 4 }),
+    quick: () => apiKillDrill({ streams: 100, runs: 5, events: 20, seconds: 2 }),
+  },
+  {
+    name: 'temporal-restart',
+    summary: 'Stop the Temporal dev server (SIGTERM, then SIGKILL) during runs and start it on the same SQLite file: runs finish',
+    full: () => temporalRestartDrill({ runs: 20, seconds: 30, downMs: 3000, signals: ['SIGTERM', 'SIGKILL'] }),
+  },
+  {
+    name: 'pg-outage',
+    summary: 'Stop PostgreSQL for 10 s under load: 503 meanwhile, recovery by itself, every status, event and log line kept',
+    full: () => pgOutageDrill({ runs: 20, outageMs: 10_000, lines: 40, events: 20, seconds: 14 }),
+  },
+  {
+    name: 'bad-input',
+    summary: 'Every route fed malformed, wrong-typed, oversize, unknown, foreign and traversal input, and unsafe archives: 4xx only, nothing written',
+    full: () => badInputDrill(),
+    quick: () => badInputDrill(),
+  },
+];

@@ -1,0 +1,85 @@
+// An SSE client that does what a careful client does when its api goes away: reconnect (to the next api in
+// its list, or the same one) with `Last-Event-ID` = the id of the last frame it got, until it has seen the
+// run's final event and the server ended the stream.
+import { sleep } from './kit';
+
+const FINAL_EVENTS = ['StructureRunCompleted', 'StructureRunError', 'StructureRunCancelled'];
+
+export interface Followed {
+  frames: Array<{ id: number; data: any }>;
+  /** Connections after the first one. */
+  reconnects: number;
+  /** Why each earlier connection ended. */
+  breaks: string[];
+  done: boolean;
+}
+
+export async function followStream(
+  baseUrls: () => string[],
+  runId: string,
+  key: string,
+  opts: { maxConnections?: number; deadline: number; onFrame?: () => void },
+): Promise<Followed> {
+  const out: Followed = { frames: [], reconnects: 0, breaks: [], done: false };
+  const maxConnections = opts.maxConnections ?? 50;
+  for (let attempt = 0; attempt < maxConnections && Date.now() < opts.deadline; attempt++) {
+    const urls = baseUrls();
+    const base = urls[Math.min(attempt, urls.length - 1)];
+    if (attempt > 0) out.reconnects++;
+    const headers: Record<string, string> = { authorization: `Bearer ${key}` };
+    const last = out.frames[out.frames.length - 1];
+    if (last) headers['last-event-id'] = String(last.id);
+    const abort = new AbortController();
+    const timer = setTimeout(() => abort.abort(), Math.max(0, opts.deadline - Date.now()));
+    try {
+      const res = await fetch(`${base}/api/structure-runs/${runId}/events/stream`, { headers, signal: abort.signal });
+      if (res.status !== 200 || !res.body) {
+        out.breaks.push(`HTTP ${res.status} ${(await res.text()).slice(0, 200)}`);
+        await sleep(200);
+        continue;
+      }
+      const reader = res.body.getReader();
+      const decoder = new TextDecoder();
+      let buffered = '';
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buffered += decoder.decode(value, { stream: true });
+        let cut: number;
+        while ((cut = buffered.indexOf('\n\n')) >= 0) {
+          const block = buffered.slice(0, cut);
+          buffered = buffered.slice(cut + 2);
+          const fields = block.split('\n');
+          if (fields.every((l) => l.startsWith(':'))) continue;
+          const id = Number(fields.find((l) => l.startsWith('id: '))?.slice(4));
+          const data = JSON.parse(fields.filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).join('\n'));
+          out.frames.push({ id, data });
+          opts.onFrame?.();
+        }
+      }
+      const final = out.frames.some((fr) => FINAL_EVENTS.includes(fr.data.type));
+      if (final) {
+        out.done = true;
+        return out;
+      }
+      out.breaks.push('ended before the final event');
+    } catch (err) {
+      out.breaks.push(String((err as Error).cause ?? (err as Error).message));
+      await sleep(100);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+  return out;
+}
+
+/** Compares what a client got with the run's events in the database: answers [missing, repeated, misordered]. */
+export function compareFrames(frames: Followed['frames'], stored: Array<{ seq: number; event_id: string }>): [number, number, number] {
+  const ids = frames.map((fr) => fr.id);
+  const missing = stored.filter((e) => !ids.includes(e.seq)).length;
+  const repeated = ids.length - new Set(ids).size;
+  const misordered = ids.some((id, i) => i > 0 && id <= ids[i - 1]) ? 1 : 0;
+  // The frame carries the stored event, not a look-alike.
+  const wrong = frames.filter((fr) => stored.find((e) => e.seq === fr.id)?.event_id !== fr.data.event_id).length;
+  return [missing, repeated, misordered + wrong];
+}
