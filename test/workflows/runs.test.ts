@@ -84,12 +84,14 @@ describe('structure run workflow', function () {
         ...startOptionsFor({ kind: 'structure-run', id: runId, organizationId: t.organizationId, summary: 'late commit' }, config.temporal.taskQueue),
         args: [{ runId, timeLimitSeconds: 60, heartbeatTimeoutSeconds: 15 }],
       });
-      // Commit only once the start activity has looked for the row in vain (or the workflow gave up on it).
+      // Commit only once the start activity is running and looking for the row (or the workflow gave up on it).
       for (;;) {
         const d = await started.describe();
-        if (d.status.name !== 'RUNNING' || (d.raw.pendingActivities ?? []).some((a) => (a.attempt ?? 0) >= 2)) break;
+        const looking = (d.raw.pendingActivities ?? []).some((a) => a.activityType?.name === 'startStructureRun' && a.state === 2 /* STARTED */);
+        if (d.status.name !== 'RUNNING' || looking) break;
         await new Promise((r) => setTimeout(r, 20));
       }
+      await new Promise((r) => setTimeout(r, 100)); // it has looked at least once
       return started;
     });
     expect(await handle.result()).to.equal('SUCCEEDED');
