@@ -14,7 +14,9 @@ import { readDeployConfig } from '../src/runtime/build/config-file';
 import { DeploymentFailure } from '../src/runtime/build/failure';
 import { fetchSource, Fetched } from '../src/runtime/source/fetch';
 import { fingerprintOf, openAccessToken } from '../src/services/deployments';
+import { ROW_VISIBLE_WAIT_MS } from '../src/services/run-lifecycle';
 import { transitionDeployment } from '../src/services/run-state';
+import { waitFor } from '../src/services/workflow-records';
 import type { DeploymentWorkflowInput } from '../workflows/deployment';
 
 export type DeploymentOutcome =
@@ -31,13 +33,20 @@ async function interpreterVersion(interpreter: string): Promise<string | undefin
 
 export function createDeploymentActivities({ ds, config, blobs, box, log }: ActivityDeps) {
   return {
-    /** QUEUED → DEPLOYING. False when the deployment already ended; throws (retried) while its row is not visible yet. */
+    /** QUEUED → DEPLOYING. False when the deployment already ended, or its row never became visible. */
     async beginDeployment(input: { deploymentId: string }): Promise<boolean> {
-      const moved = await ds.transaction((em) => transitionDeployment(em, input.deploymentId, 'DEPLOYING'));
-      if (moved) return true;
-      const row = await ds.getRepository(Deployment).findOneBy({ deployment_id: input.deploymentId });
-      if (!row) throw ApplicationFailure.retryable(`deployment ${input.deploymentId} does not exist (yet)`, 'DeploymentMissing');
-      return !DEPLOYMENT_TERMINAL.includes(row.status);
+      // Locked and read first, waiting for a row committed just after the workflow started (as runs do).
+      const status = await waitFor(
+        () => ds.transaction(async (em) => {
+          const [row]: Array<{ status: DeploymentStatus }> = await em.query(
+            `SELECT status FROM deployments WHERE deployment_id = $1 FOR UPDATE`, [input.deploymentId]);
+          if (row?.status === 'QUEUED') await transitionDeployment(em, input.deploymentId, 'DEPLOYING');
+          return row?.status;
+        }),
+        (s) => s !== undefined,
+        ROW_VISIBLE_WAIT_MS,
+      );
+      return status !== undefined && !DEPLOYMENT_TERMINAL.includes(status);
     },
 
     /** Builds the deployment into <buildDir>/<deployment_id> and answers how it went; never writes its status. */

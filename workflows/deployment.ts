@@ -28,12 +28,7 @@ export interface DeploymentWorkflowInput {
   heartbeatTimeoutSeconds: number;
 }
 
-const { beginDeployment } = proxyActivities<Activities>({
-  startToCloseTimeout: '30 seconds',
-  // The row is committed right after this workflow starts: a few quick retries cover that gap.
-  retry: { initialInterval: '200 milliseconds', backoffCoefficient: 2, maximumInterval: '5 seconds', maximumAttempts: 8 },
-});
-const { finishDeployment } = proxyActivities<Activities>({
+const { beginDeployment, finishDeployment } = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
 });

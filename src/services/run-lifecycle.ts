@@ -4,6 +4,7 @@ import type { DataSource, EntityManager } from 'typeorm';
 import { iso } from '../persistence/scoped';
 import { Run, RUN_TERMINAL, RunStatus } from '../persistence/entities/run';
 import { appendEvents, transitionRun } from './run-state';
+import { waitFor } from './workflow-records';
 
 /** How a run ended, as decided by the activity (process outcome) or the workflow (cancel, time limit). */
 export type RunEnding =
@@ -23,7 +24,7 @@ export const isTerminal = (status: RunStatus) => RUN_TERMINAL.includes(status);
  * accepted the workflow (insertAndStart), so on a loaded machine the workflow's first activity can get here
  * before that commit; only a row that stays invisible (its insert rolled back) means there is no run.
  */
-const ROW_VISIBLE_WAIT_MS = 10_000;
+export const ROW_VISIBLE_WAIT_MS = 10_000;
 
 /**
  * QUEUED → STARTING. Returns the run's status afterwards, or undefined when the row does not exist (after
@@ -31,13 +32,8 @@ const ROW_VISIBLE_WAIT_MS = 10_000;
  * transition: a transition tried first could miss a row committed an instant later, which a following read
  * would then see QUEUED (a run skipping STARTING).
  */
-export async function markStarting(ds: DataSource, runId: string): Promise<RunStatus | undefined> {
-  const deadline = Date.now() + ROW_VISIBLE_WAIT_MS;
-  for (let delay = 20; ; delay = Math.min(delay * 2, 500)) {
-    const status = await markStartingOnce(ds, runId);
-    if (status !== undefined || Date.now() >= deadline) return status;
-    await new Promise((resolve) => setTimeout(resolve, delay));
-  }
+export function markStarting(ds: DataSource, runId: string): Promise<RunStatus | undefined> {
+  return waitFor(() => markStartingOnce(ds, runId), (status) => status !== undefined, ROW_VISIBLE_WAIT_MS);
 }
 
 async function markStartingOnce(ds: DataSource, runId: string): Promise<RunStatus | undefined> {
