@@ -54,7 +54,8 @@ export async function freePort(): Promise<number> {
   });
 }
 
-export async function startStack(): Promise<Stack> {
+/** `env` overrides the settings below (the benchmarks use production SSE keep-alives, for instance). */
+export async function startStack(opts: { env?: Record<string, string> } = {}): Promise<Stack> {
   Runtime.install({ logger: new DefaultLogger('WARN'), telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'ERROR' }) } } });
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'tarmac-test-'));
   fs.chmodSync(root, 0o755); // embedded postgres runs as its own OS user when we are root
@@ -71,6 +72,7 @@ export async function startStack(): Promise<Stack> {
     CODEHOST_BASE_URL: `file://${path.join(root, 'codehost')}`,
     SSE_KEEPALIVE_MS: '300', // so that a test sees keep-alive comments without waiting 15 s
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
+    ...opts.env,
   });
 
   let databaseUrl = process.env.TEST_DATABASE_URL;

@@ -1,0 +1,178 @@
+// 2. Run latency: a structure run of a trivial python program against a bare Temporal workflow spawning the
+// same program in one activity; sequential latency (create → RUNNING, create → SUCCEEDED) with a step
+// breakdown of ours, sustained runs created and completed per second, and the same for a function execute
+// (POST /api/functions/{id}/execute against a bare workflow running the same handler through the same shim).
+import { randomUUID } from 'node:crypto';
+import autocannon from 'autocannon';
+import { BARE_TASK_QUEUE, BenchContext } from './support/context';
+import { oneRun, RunTiming, startBare } from './support/runs';
+import { BenchReport, fmt, pool, Ratio, summarize, table } from './support/stats';
+
+/** In-flight create calls of the sustained measurements (ours: autocannon connections; bare: client calls). */
+const CONCURRENCY = 10;
+
+/** Where the time of our runs goes, from the run row and its SYSTEM events (server clock = our clock). */
+async function stepsOf(ctx: BenchContext, runs: RunTiming[]): Promise<Array<[string, number[]]>> {
+  const rows: Array<{ run_id: string; created_at: Date; starting_at: Date; started_at: Date; completed_at: Date }> = await ctx.stack.ds.query(
+    `SELECT r.run_id, r.created_at, r.started_at, r.completed_at,
+            (SELECT e.created_at FROM run_events e WHERE e.run_id = r.run_id AND e.type = 'StructureRunStarting') AS starting_at
+       FROM runs r WHERE r.run_id = ANY($1::uuid[])`,
+    [runs.map((r) => r.runId)],
+  );
+  const byId = new Map(rows.map((r) => [r.run_id, r]));
+  const steps: Array<[string, (t: RunTiming, r: (typeof rows)[0]) => number]> = [
+    ['POST answered 201 (row inserted, workflow started)', (t) => t.created],
+    ['201 → STARTING recorded (workflow task, first activity)', (t, r) => r.starting_at.getTime() - t.t0 - t.created],
+    ['STARTING → process spawned (activity, setup, spawn)', (_, r) => r.started_at.getTime() - r.starting_at.getTime()],
+    ['spawned → SUCCEEDED recorded (program, logs, finish)', (_, r) => r.completed_at.getTime() - r.started_at.getTime()],
+    ['recorded → seen by a client (NOTIFY, read)', (t, r) => t.succeeded - (r.completed_at.getTime() - t.t0)],
+  ];
+  return steps.map(([name, f]) => [name, runs.filter((t) => byId.has(t.runId!)).map((t) => f(t, byId.get(t.runId!)!))]);
+}
+
+async function sequential(ctx: BenchContext) {
+  const ours: RunTiming[] = [];
+  const bare: RunTiming[] = [];
+  await oneRun(ctx, 'ours'); // warm-up: first-use costs (bundle load, connections) are not what we measure
+  await oneRun(ctx, 'bare');
+  for (let i = 0; i < ctx.options.samples; i++) {
+    // Interleaved, so that drift in machine load hits both alike.
+    ours.push(await oneRun(ctx, 'ours'));
+    bare.push(await oneRun(ctx, 'bare'));
+  }
+  return { ours, bare };
+}
+
+async function sustainedRuns(ctx: BenchContext) {
+  const n = ctx.options.sustained;
+  // Ours: autocannon POSTs `n` runs at CONCURRENCY connections; the runs are found by their structure.
+  const since = new Date();
+  const t0 = Date.now();
+  const r = await autocannon({
+    url: `${ctx.stack.baseUrl}/api/structures/${ctx.structureId}/runs`, method: 'POST', body: '{"args":[]}',
+    headers: { authorization: `Bearer ${ctx.key}`, 'content-type': 'application/json' },
+    connections: CONCURRENCY, amount: n, workers: 1, timeout: 60,
+  });
+  const createdOurs = Date.now() - t0;
+  const ids: Array<{ run_id: string }> = await ctx.stack.ds.query(
+    `SELECT run_id FROM runs WHERE resource_id = $1 AND created_at >= $2`, [ctx.structureId, since],
+  );
+  const endsOurs = await Promise.all(ids.map((x) => ctx.watcher.ended(x.run_id)));
+  const doneOurs = Math.max(...endsOurs.map((e) => e.seenAt)) - t0;
+
+  // Bare: the same number of workflow starts, CONCURRENCY in flight.
+  const b0 = Date.now();
+  const started = await pool(Array.from({ length: n }), CONCURRENCY, () => startBare(ctx));
+  const createdBare = Date.now() - b0;
+  const endsBare = await Promise.all(started.map((s) => s.done));
+  const doneBare = Math.max(...endsBare.map((e) => e.t0 + e.succeeded)) - b0;
+  return {
+    ours: { created: r['2xx'], failed: r.non2xx + r.errors, createdPerS: (r['2xx'] / createdOurs) * 1000, completedPerS: (endsOurs.length / doneOurs) * 1000, ok: endsOurs.filter((e) => e.status === 'SUCCEEDED').length },
+    bare: { created: n, failed: 0, createdPerS: (n / createdBare) * 1000, completedPerS: (n / doneBare) * 1000, ok: endsBare.filter((e) => e.ok).length },
+  };
+}
+
+async function bareExecute(ctx: BenchContext, body: unknown): Promise<number> {
+  const t0 = Date.now();
+  await ctx.stack.env.client.workflow.execute('bareFunctionWorkflow', {
+    taskQueue: BARE_TASK_QUEUE, workflowId: `bench-bare-fn-${randomUUID()}`,
+    args: [{ ...ctx.functionCall, input: { body, query_params: {} } }],
+  });
+  return Date.now() - t0;
+}
+
+/** Executes taking longer than FUNCTION_EXECUTE_TIMEOUT_SECONDS (the api then answers 202 with the run). */
+let slowExecutes = 0;
+
+async function oursExecute(ctx: BenchContext, body: unknown): Promise<number> {
+  const t0 = Date.now();
+  const res = await ctx.http('POST', `/api/functions/${ctx.functionId}/execute`, body);
+  if (res.status === 202) {
+    // Still not ended: timed until it does, and counted.
+    slowExecutes++;
+    const end = await ctx.watcher.ended(res.body.function_run_id);
+    return end.seenAt - t0;
+  }
+  if (res.status !== 200) throw new Error(`execute: ${res.status} ${JSON.stringify(res.body)}`);
+  return Date.now() - t0;
+}
+
+async function functions(ctx: BenchContext) {
+  await oursExecute(ctx, { warm: true });
+  await bareExecute(ctx, { warm: true });
+  const seqOurs: number[] = [];
+  const seqBare: number[] = [];
+  for (let i = 0; i < ctx.options.samples; i++) {
+    seqOurs.push(await oursExecute(ctx, { i }));
+    seqBare.push(await bareExecute(ctx, { i }));
+  }
+  const n = Math.max(1, Math.floor(ctx.options.sustained / 2));
+  const r = await autocannon({
+    url: `${ctx.stack.baseUrl}/api/functions/${ctx.functionId}/execute`, method: 'POST', body: '{"x":1}',
+    headers: { authorization: `Bearer ${ctx.key}`, 'content-type': 'application/json' },
+    connections: CONCURRENCY, amount: n, workers: 1, timeout: 60,
+  });
+  const b0 = Date.now();
+  const bareTimes = await pool(Array.from({ length: n }), CONCURRENCY, () => bareExecute(ctx, { x: 1 }));
+  const bareElapsed = Date.now() - b0;
+  return {
+    seqOurs: summarize(seqOurs), seqBare: summarize(seqBare),
+    // autocannon's latency histogram holds 2xx answers, a 202 (not ended in time) included.
+    loadOurs: { perS: (r['2xx'] / r.duration), p50: r.latency.p50, p99: r.latency.p99, ok: r['2xx'] - (r.statusCodeStats['202']?.count ?? 0), failed: r.non2xx + r.errors + r.timeouts + (r.statusCodeStats['202']?.count ?? 0) },
+    loadBare: { perS: (n / bareElapsed) * 1000, ...summarize(bareTimes), ok: n, failed: 0 },
+    n,
+  };
+}
+
+export async function runLatency(ctx: BenchContext): Promise<BenchReport> {
+  const seq = await sequential(ctx);
+  const o = { running: summarize(seq.ours.map((t) => t.running)), succeeded: summarize(seq.ours.map((t) => t.succeeded)), created: summarize(seq.ours.map((t) => t.created)) };
+  const b = { running: summarize(seq.bare.map((t) => t.running)), succeeded: summarize(seq.bare.map((t) => t.succeeded)), created: summarize(seq.bare.map((t) => t.created)) };
+  const failed = [...seq.ours, ...seq.bare].filter((t) => !t.ok).length;
+  const steps = await stepsOf(ctx, seq.ours);
+  const sus = await sustainedRuns(ctx);
+  const fn = await functions(ctx);
+
+  const n = ctx.options.samples;
+  const ratios: Ratio[] = [
+    { bench: 'runs', metric: 'create→RUNNING p50', ours: o.running.p50, bare: b.running.p50, unit: 'ms' },
+    { bench: 'runs', metric: 'create→SUCCEEDED p50', ours: o.succeeded.p50, bare: b.succeeded.p50, unit: 'ms' },
+    { bench: 'runs', metric: 'create→SUCCEEDED p99', ours: o.succeeded.p99, bare: b.succeeded.p99, unit: 'ms' },
+    { bench: 'runs', metric: 'runs created/s', ours: sus.ours.createdPerS, bare: sus.bare.createdPerS, unit: '/s' },
+    { bench: 'runs', metric: 'runs completed/s', ours: sus.ours.completedPerS, bare: sus.bare.completedPerS, unit: '/s' },
+    { bench: 'runs', metric: 'function execute p50', ours: fn.seqOurs.p50, bare: fn.seqBare.p50, unit: 'ms' },
+    { bench: 'runs', metric: 'function execute p99', ours: fn.seqOurs.p99, bare: fn.seqBare.p99, unit: 'ms' },
+    { bench: 'runs', metric: 'function executes/s', ours: fn.loadOurs.perS, bare: fn.loadBare.perS, unit: '/s' },
+  ];
+  return {
+    name: 'runs',
+    tables: [
+      table(`runs: one at a time, ${n} each, interleaved (ms from the create call)`,
+        ['path', 'create p50', 'RUNNING p50', 'RUNNING p99', 'SUCCEEDED p50', 'SUCCEEDED p99', 'SUCCEEDED max'],
+        [
+          ['ours: POST /api/structures/{id}/runs', o.created.p50, o.running.p50, o.running.p99, o.succeeded.p50, o.succeeded.p99, o.succeeded.max],
+          ['bare: workflow + spawn activity', b.created.p50, b.running.p50, b.running.p99, b.succeeded.p50, b.succeeded.p99, b.succeeded.max],
+        ]),
+      table('runs: where the time of ours goes (per run, ms)', ['step', 'p50', 'p99'],
+        steps.map(([name, v]) => { const s = summarize(v); return [name, s.p50, s.p99]; })),
+      table(`runs: ${ctx.options.sustained} created back to back, ${CONCURRENCY} create calls in flight`,
+        ['path', 'created/s', 'completed/s', 'succeeded', 'create failed'],
+        [
+          ['ours (autocannon POST)', sus.ours.createdPerS, sus.ours.completedPerS, `${sus.ours.ok}/${sus.ours.created}`, String(sus.ours.failed)],
+          ['bare (client.workflow.start)', sus.bare.createdPerS, sus.bare.completedPerS, `${sus.bare.ok}/${sus.bare.created}`, String(sus.bare.failed)],
+        ]),
+      table(`function execute: ${n} one at a time, then ${fn.n} at ${CONCURRENCY} in flight (ms)`,
+        ['path', 'seq p50', 'seq p99', 'loaded p50', 'loaded p99', 'executes/s', 'ok/failed'],
+        [
+          ['ours: POST /api/functions/{id}/execute', fn.seqOurs.p50, fn.seqOurs.p99, fn.loadOurs.p50, fn.loadOurs.p99, fn.loadOurs.perS, `${fn.loadOurs.ok}/${fn.loadOurs.failed}`],
+          ['bare: workflow + shim activity', fn.seqBare.p50, fn.seqBare.p99, fn.loadBare.p50, fn.loadBare.p99, fn.loadBare.perS, `${fn.loadBare.ok}/${fn.loadBare.failed}`],
+        ]),
+    ],
+    ratios,
+    notes: [
+      `runs that did not succeed in the sequential part: ${failed}; sequential executes answered 202 (not ended within FUNCTION_EXECUTE_TIMEOUT_SECONDS, timed to their end): ${slowExecutes}`,
+      `with ${n} samples p99 is the ${n >= 100 ? '99th percentile' : 'largest value'}; the program itself (bare: spawn → exit, output read) p50 ${fmt(summarize(seq.bare.map((t) => t.programMs ?? NaN)).p50)} ms`,
+    ],
+    data: { sequential: { ours: o, bare: b }, steps: steps.map(([name, v]) => ({ name, ...summarize(v) })), sustained: sus, functions: fn },
+  };
+}

@@ -1,0 +1,100 @@
+// 4. Scaling curve: the run benchmark with 1, 10, 100, 1000 runs in flight at once (all created in a
+// burst), ours and bare, with wall time, time per run, latency and the memory (PSS) of this process (api +
+// worker), PostgreSQL and the Temporal dev server. Each level is bounded in time; runs that do not end
+// within it are counted as unfinished, and the level is reported anyway.
+import type { BenchContext } from './support/context';
+import { Group, mb, memoryNow, sampleMemory } from './support/processes';
+import { RunTiming, Started, startBare, startOurs } from './support/runs';
+import { BenchReport, pool, Ratio, sleep, summarize, table } from './support/stats';
+
+/** Create calls in flight while a level's runs are created (the runs themselves are then all in flight). */
+const CREATE_CONCURRENCY = 100;
+/** A level may take this long per run plus a minute before it is cut short. */
+const LEVEL_MS_PER_RUN = 500;
+
+interface Level {
+  which: 'ours' | 'bare';
+  runs: number;
+  finished: number;
+  succeeded: number;
+  /** Create calls that failed (their messages, first few). */
+  createErrors: string[];
+  wallMs: number;
+  createMs: number;
+  latency: ReturnType<typeof summarize>;
+  before: Record<Group, number>;
+  peak: Record<Group, number>;
+}
+
+const unfinishedOf = (l: Level) => l.runs - l.finished - l.createErrors.length;
+
+async function level(ctx: BenchContext, which: 'ours' | 'bare', runs: number): Promise<Level> {
+  const start = which === 'ours' ? () => startOurs(ctx) : () => startBare(ctx);
+  const before = memoryNow();
+  const sampler = sampleMemory(500);
+  const t0 = Date.now();
+  const done: RunTiming[] = [];
+  const createErrors: string[] = [];
+  const started = (await pool(Array.from({ length: runs }), CREATE_CONCURRENCY, async (): Promise<Started | undefined> => {
+    try {
+      const s = await start();
+      void s.done.then((t) => done.push(t));
+      return s;
+    } catch (err) {
+      createErrors.push((err as Error).message);
+      return undefined;
+    }
+  })).filter((s): s is Started => s !== undefined);
+  const createMs = Date.now() - t0;
+  const deadline = t0 + 60_000 + runs * LEVEL_MS_PER_RUN;
+  await Promise.race([Promise.all(started.map((s) => s.done)), sleep(Math.max(0, deadline - Date.now()))]);
+  const peak = sampler.stop();
+  const ends = done.map((t) => t.t0 + t.succeeded);
+  return {
+    which, runs, finished: done.length, succeeded: done.filter((t) => t.ok).length, createErrors,
+    wallMs: (ends.length ? Math.max(...ends) : Date.now()) - t0, createMs,
+    latency: summarize(done.map((t) => t.succeeded)), before, peak,
+  };
+}
+
+export async function scaling(ctx: BenchContext): Promise<BenchReport> {
+  const levels: Level[] = [];
+  for (const runs of ctx.options.levels) {
+    for (const which of ['ours', 'bare'] as const) {
+      levels.push(await level(ctx, which, runs));
+      await sleep(1_000); // let the previous level's stragglers (cleanup, GC) settle
+    }
+  }
+  const rows = levels.map((l) => {
+    const grown = (Object.keys(l.peak) as Group[]).reduce((s, g) => s + Math.max(0, l.peak[g] - l.before[g]), 0);
+    return [
+      l.which, String(l.runs), `${l.succeeded}/${l.runs}${unfinishedOf(l) ? ` (${unfinishedOf(l)} unfinished)` : ''}${l.createErrors.length ? ` (${l.createErrors.length} not created)` : ''}`,
+      l.wallMs / 1000, (l.runs / l.wallMs) * 1000, l.wallMs / l.runs, l.latency.p50, l.latency.p99,
+      mb(l.peak.node), mb(l.peak.postgres), mb(l.peak.temporal), mb(l.peak.programs), (grown / l.runs) / 1024,
+    ];
+  });
+  const ratios: Ratio[] = [];
+  for (const runs of ctx.options.levels) {
+    const o = levels.find((l) => l.which === 'ours' && l.runs === runs)!;
+    const b = levels.find((l) => l.which === 'bare' && l.runs === runs)!;
+    ratios.push({ bench: 'scaling', metric: `time per run at ${runs} in flight`, ours: o.wallMs / o.runs, bare: b.wallMs / b.runs, unit: 'ms' });
+  }
+  const unfinished = levels.filter((l) => unfinishedOf(l) > 0);
+  return {
+    name: 'scaling',
+    tables: [table(
+      `scaling: N runs of the trivial program created in a burst (${CREATE_CONCURRENCY} create calls in flight), memory = peak PSS`,
+      ['path', 'N', 'succeeded', 'wall s', 'runs/s', 'ms/run', 'p50 ms', 'p99 ms', 'node MB', 'pg MB', 'temporal MB', 'programs MB', 'grown KB/run'],
+      rows,
+    )],
+    ratios,
+    notes: [
+      '"node" is this process: api, worker, bare worker and the load generator (as in the test stack); "programs" the python processes alive at the peak',
+      '"grown KB/run": growth of all groups over the level (peak minus before), divided by N; small N is noise',
+      'the worker runs at most 100 activities at once (Temporal SDK default), so beyond 100 runs wait in the task queue',
+      ...unfinished.map((l) => `${l.which} at ${l.runs}: ${unfinishedOf(l)} runs had not ended when the level was cut short`),
+      ...levels.filter((l) => l.createErrors.length).map((l) => `${l.which} at ${l.runs}: ${l.createErrors.length} create calls failed, e.g. ${l.createErrors[0]}`),
+    ],
+    data: { levels: levels.map((l) => ({ ...l, createErrors: l.createErrors.length, latency: l.latency, perRunMs: l.wallMs / l.runs, createPerS: (l.runs / l.createMs) * 1000 })) },
+  };
+}
