@@ -5,16 +5,15 @@ import http from 'node:http';
 import type net from 'node:net';
 import autocannon from 'autocannon';
 import Koa from 'koa';
-import { Pool } from 'pg';
 import type { BenchContext } from './support/context';
+import { pgPool } from './support/pg';
 import { BenchReport, Ratio, table } from './support/stats';
 
 const CONNECTIONS = 10;
 const WARMUP_SECONDS = 2;
 
 async function bareServer(databaseUrl: string): Promise<{ url: string; close(): Promise<void> }> {
-  // The same pool size as the api's DataSource (createDataSource: 10).
-  const pool = new Pool({ connectionString: databaseUrl, max: 10, application_name: 'tarmac-bench-bare' });
+  const pool = pgPool(databaseUrl, 'tarmac-bench-bare');
   const app = new Koa();
   app.use(async (ctx) => {
     const id = /^\/structures\/([0-9a-f-]{36})$/.exec(ctx.path)?.[1];

@@ -6,8 +6,8 @@ import http from 'node:http';
 import type net from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { Worker } from 'node:worker_threads';
-import { Client } from 'pg';
 import type { BenchContext } from './support/context';
+import { pgClient } from './support/pg';
 import { now, SseClientsInput, SseClientsMessage } from './support/sse-clients';
 import { BenchReport, Ratio, sleep, summarize, Summary, table } from './support/stats';
 
@@ -73,7 +73,7 @@ async function fanOut(input: SseClientsInput, send: (i: number) => Promise<void>
 
 /** The bare fan-out server: GET / opens a stream; every NOTIFY on `channel` is written to all streams. */
 async function bareSse(databaseUrl: string, channel: string) {
-  const listener = new Client({ connectionString: databaseUrl, application_name: 'tarmac-bench-bare-listen' });
+  const listener = pgClient(databaseUrl, 'tarmac-bench-bare-listen');
   await listener.connect();
   const streams = new Set<http.ServerResponse>();
   let seq = 0;
@@ -100,8 +100,8 @@ async function bareSse(databaseUrl: string, channel: string) {
 }
 
 async function roundTrips(databaseUrl: string): Promise<Summary> {
-  const listener = new Client({ connectionString: databaseUrl });
-  const notifier = new Client({ connectionString: databaseUrl });
+  const listener = pgClient(databaseUrl, 'tarmac-bench-round-trip');
+  const notifier = pgClient(databaseUrl, 'tarmac-bench-round-trip');
   await Promise.all([listener.connect(), notifier.connect()]);
   try {
     await listener.query('LISTEN bench_round_trip');
@@ -135,7 +135,7 @@ async function runningRun(ctx: BenchContext): Promise<string> {
 export async function eventStream(ctx: BenchContext): Promise<BenchReport> {
   const runId = await runningRun(ctx);
   const bare = await bareSse(ctx.databaseUrl, 'bench_fanout');
-  const notifier = new Client({ connectionString: ctx.databaseUrl });
+  const notifier = pgClient(ctx.databaseUrl, 'tarmac-bench-notify');
   await notifier.connect();
   const rows: Array<Array<string | number>> = [];
   const ratios: Ratio[] = [];

@@ -5,11 +5,13 @@
 import { randomUUID } from 'node:crypto';
 import autocannon from 'autocannon';
 import { BARE_TASK_QUEUE, BenchContext } from './support/context';
-import { oneRun, RunTiming, startBare } from './support/runs';
+import { oneRun, outcomesOtherThanSuccess, RunTiming, startBare } from './support/runs';
 import { BenchReport, fmt, pool, Ratio, summarize, table } from './support/stats';
 
 /** In-flight create calls of the sustained measurements (ours: autocannon connections; bare: client calls). */
 const CONCURRENCY = 10;
+/** A run of the trivial program that has not ended after this long is reported as stuck, not waited for. */
+const RUN_TIMEOUT_MS = 60_000;
 
 /** Where the time of our runs goes, from the run row and its SYSTEM events (server clock = our clock). */
 async function stepsOf(ctx: BenchContext, runs: RunTiming[]): Promise<Array<[string, number[]]>> {
@@ -33,12 +35,12 @@ async function stepsOf(ctx: BenchContext, runs: RunTiming[]): Promise<Array<[str
 async function sequential(ctx: BenchContext) {
   const ours: RunTiming[] = [];
   const bare: RunTiming[] = [];
-  await oneRun(ctx, 'ours'); // warm-up: first-use costs (bundle load, connections) are not what we measure
-  await oneRun(ctx, 'bare');
+  await oneRun(ctx, 'ours', RUN_TIMEOUT_MS); // warm-up: first-use costs (bundle load, connections) are not what we measure
+  await oneRun(ctx, 'bare', RUN_TIMEOUT_MS);
   for (let i = 0; i < ctx.options.samples; i++) {
     // Interleaved, so that drift in machine load hits both alike.
-    ours.push(await oneRun(ctx, 'ours'));
-    bare.push(await oneRun(ctx, 'bare'));
+    ours.push(await oneRun(ctx, 'ours', RUN_TIMEOUT_MS));
+    bare.push(await oneRun(ctx, 'bare', RUN_TIMEOUT_MS));
   }
   return { ours, bare };
 }
@@ -57,18 +59,25 @@ async function sustainedRuns(ctx: BenchContext) {
   const ids: Array<{ run_id: string }> = await ctx.stack.ds.query(
     `SELECT run_id FROM runs WHERE resource_id = $1 AND created_at >= $2`, [ctx.structureId, since],
   );
-  const endsOurs = await Promise.all(ids.map((x) => ctx.watcher.ended(x.run_id)));
-  const doneOurs = Math.max(...endsOurs.map((e) => e.seenAt)) - t0;
+  const endsOurs = await Promise.all(ids.map((x) => ctx.watcher.ended(x.run_id, RUN_TIMEOUT_MS + n * 500)));
+  const doneOurs = Math.max(...endsOurs.filter((e) => !e.timedOut).map((e) => e.seenAt)) - t0;
 
   // Bare: the same number of workflow starts, CONCURRENCY in flight.
   const b0 = Date.now();
-  const started = await pool(Array.from({ length: n }), CONCURRENCY, () => startBare(ctx));
+  const started = await pool(Array.from({ length: n }), CONCURRENCY, () => startBare(ctx, RUN_TIMEOUT_MS + n * 500));
   const createdBare = Date.now() - b0;
   const endsBare = await Promise.all(started.map((s) => s.done));
-  const doneBare = Math.max(...endsBare.map((e) => e.t0 + e.succeeded)) - b0;
+  const doneBare = Math.max(...endsBare.filter((e) => e.ok).map((e) => e.t0 + e.succeeded)) - b0;
   return {
-    ours: { created: r['2xx'], failed: r.non2xx + r.errors, createdPerS: (r['2xx'] / createdOurs) * 1000, completedPerS: (endsOurs.length / doneOurs) * 1000, ok: endsOurs.filter((e) => e.status === 'SUCCEEDED').length },
-    bare: { created: n, failed: 0, createdPerS: (n / createdBare) * 1000, completedPerS: (n / doneBare) * 1000, ok: endsBare.filter((e) => e.ok).length },
+    ours: {
+      created: r['2xx'], failed: r.non2xx + r.errors, createdPerS: (r['2xx'] / createdOurs) * 1000,
+      completedPerS: (endsOurs.filter((e) => !e.timedOut).length / doneOurs) * 1000, ok: endsOurs.filter((e) => e.status === 'SUCCEEDED').length,
+      stuck: endsOurs.filter((e) => e.timedOut).map((e) => e.status),
+    },
+    bare: {
+      created: n, failed: 0, createdPerS: (n / createdBare) * 1000, completedPerS: (endsBare.filter((e) => e.ok).length / doneBare) * 1000,
+      ok: endsBare.filter((e) => e.ok).length, stuck: endsBare.filter((e) => !e.ok).map((e) => e.outcome),
+    },
   };
 }
 
@@ -83,6 +92,7 @@ async function bareExecute(ctx: BenchContext, body: unknown): Promise<number> {
 
 /** Executes taking longer than FUNCTION_EXECUTE_TIMEOUT_SECONDS (the api then answers 202 with the run). */
 let slowExecutes = 0;
+const stuckExecutes: string[] = [];
 
 async function oursExecute(ctx: BenchContext, body: unknown): Promise<number> {
   const t0 = Date.now();
@@ -90,7 +100,8 @@ async function oursExecute(ctx: BenchContext, body: unknown): Promise<number> {
   if (res.status === 202) {
     // Still not ended: timed until it does, and counted.
     slowExecutes++;
-    const end = await ctx.watcher.ended(res.body.function_run_id);
+    const end = await ctx.watcher.ended(res.body.function_run_id, RUN_TIMEOUT_MS);
+    if (end.timedOut) stuckExecutes.push(end.status);
     return end.seenAt - t0;
   }
   if (res.status !== 200) throw new Error(`execute: ${res.status} ${JSON.stringify(res.body)}`);
@@ -126,10 +137,12 @@ async function functions(ctx: BenchContext) {
 
 export async function runLatency(ctx: BenchContext): Promise<BenchReport> {
   const seq = await sequential(ctx);
-  const o = { running: summarize(seq.ours.map((t) => t.running)), succeeded: summarize(seq.ours.map((t) => t.succeeded)), created: summarize(seq.ours.map((t) => t.created)) };
-  const b = { running: summarize(seq.bare.map((t) => t.running)), succeeded: summarize(seq.bare.map((t) => t.succeeded)), created: summarize(seq.bare.map((t) => t.created)) };
-  const failed = [...seq.ours, ...seq.bare].filter((t) => !t.ok).length;
-  const steps = await stepsOf(ctx, seq.ours);
+  // Latencies are of the runs that succeeded; the others are counted in the table.
+  const okOurs = seq.ours.filter((t) => t.ok);
+  const okBare = seq.bare.filter((t) => t.ok);
+  const o = { running: summarize(okOurs.map((t) => t.running)), succeeded: summarize(okOurs.map((t) => t.succeeded)), created: summarize(okOurs.map((t) => t.created)) };
+  const b = { running: summarize(okBare.map((t) => t.running)), succeeded: summarize(okBare.map((t) => t.succeeded)), created: summarize(okBare.map((t) => t.created)) };
+  const steps = await stepsOf(ctx, okOurs);
   const sus = await sustainedRuns(ctx);
   const fn = await functions(ctx);
 
@@ -148,10 +161,10 @@ export async function runLatency(ctx: BenchContext): Promise<BenchReport> {
     name: 'runs',
     tables: [
       table(`runs: one at a time, ${n} each, interleaved (ms from the create call)`,
-        ['path', 'create p50', 'RUNNING p50', 'RUNNING p99', 'SUCCEEDED p50', 'SUCCEEDED p99', 'SUCCEEDED max'],
+        ['path', 'create p50', 'RUNNING p50', 'RUNNING p99', 'SUCCEEDED p50', 'SUCCEEDED p99', 'SUCCEEDED max', 'not succeeded'],
         [
-          ['ours: POST /api/structures/{id}/runs', o.created.p50, o.running.p50, o.running.p99, o.succeeded.p50, o.succeeded.p99, o.succeeded.max],
-          ['bare: workflow + spawn activity', b.created.p50, b.running.p50, b.running.p99, b.succeeded.p50, b.succeeded.p99, b.succeeded.max],
+          ['ours: POST /api/structures/{id}/runs', o.created.p50, o.running.p50, o.running.p99, o.succeeded.p50, o.succeeded.p99, o.succeeded.max, outcomesOtherThanSuccess(seq.ours)],
+          ['bare: workflow + spawn activity', b.created.p50, b.running.p50, b.running.p99, b.succeeded.p50, b.succeeded.p99, b.succeeded.max, outcomesOtherThanSuccess(seq.bare)],
         ]),
       table('runs: where the time of ours goes (per run, ms)', ['step', 'p50', 'p99'],
         steps.map(([name, v]) => { const s = summarize(v); return [name, s.p50, s.p99]; })),
@@ -170,7 +183,9 @@ export async function runLatency(ctx: BenchContext): Promise<BenchReport> {
     ],
     ratios,
     notes: [
-      `runs that did not succeed in the sequential part: ${failed}; sequential executes answered 202 (not ended within FUNCTION_EXECUTE_TIMEOUT_SECONDS, timed to their end): ${slowExecutes}`,
+      `executes answered 202 (not ended within FUNCTION_EXECUTE_TIMEOUT_SECONDS, timed to their end): ${slowExecutes}${stuckExecutes.length ? `, of which not ended after another ${RUN_TIMEOUT_MS / 1000} s: ${stuckExecutes.join(', ')}` : ''}`,
+      ...(sus.ours.stuck.length || sus.bare.stuck.length ? [`sustained runs not ended in time: ours ${sus.ours.stuck.join(', ') || 'none'}; bare ${sus.bare.stuck.join(', ') || 'none'}`] : []),
+      'a run "stuck QUEUED" is one whose workflow found no row and ended (see RESULTS.md: the start races the insert\'s commit)',
       `with ${n} samples p99 is the ${n >= 100 ? '99th percentile' : 'largest value'}; the program itself (bare: spawn → exit, output read) p50 ${fmt(summarize(seq.bare.map((t) => t.programMs ?? NaN)).p50)} ms`,
     ],
     data: { sequential: { ours: o, bare: b }, steps: steps.map(([name, v]) => ({ name, ...summarize(v) })), sustained: sus, functions: fn },

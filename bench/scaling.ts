@@ -4,7 +4,7 @@
 // within it are counted as unfinished, and the level is reported anyway.
 import type { BenchContext } from './support/context';
 import { Group, mb, memoryNow, sampleMemory } from './support/processes';
-import { RunTiming, Started, startBare, startOurs } from './support/runs';
+import { outcomesOtherThanSuccess, Started, startBare, startOurs } from './support/runs';
 import { BenchReport, pool, Ratio, sleep, summarize, table } from './support/stats';
 
 /** Create calls in flight while a level's runs are created (the runs themselves are then all in flight). */
@@ -19,6 +19,8 @@ interface Level {
   succeeded: number;
   /** Create calls that failed (their messages, first few). */
   createErrors: string[];
+  /** Outcomes other than SUCCEEDED, counted ("2 stuck QUEUED"). */
+  outcomes: string;
   wallMs: number;
   createMs: number;
   latency: ReturnType<typeof summarize>;
@@ -29,31 +31,29 @@ interface Level {
 const unfinishedOf = (l: Level) => l.runs - l.finished - l.createErrors.length;
 
 async function level(ctx: BenchContext, which: 'ours' | 'bare', runs: number): Promise<Level> {
-  const start = which === 'ours' ? () => startOurs(ctx) : () => startBare(ctx);
   const before = memoryNow();
   const sampler = sampleMemory(500);
   const t0 = Date.now();
-  const done: RunTiming[] = [];
+  const deadline = t0 + 60_000 + runs * LEVEL_MS_PER_RUN;
+  const start = () => (which === 'ours' ? startOurs : startBare)(ctx, Math.max(1, deadline - Date.now()));
   const createErrors: string[] = [];
   const started = (await pool(Array.from({ length: runs }), CREATE_CONCURRENCY, async (): Promise<Started | undefined> => {
     try {
-      const s = await start();
-      void s.done.then((t) => done.push(t));
-      return s;
+      return await start();
     } catch (err) {
       createErrors.push((err as Error).message);
       return undefined;
     }
   })).filter((s): s is Started => s !== undefined);
   const createMs = Date.now() - t0;
-  const deadline = t0 + 60_000 + runs * LEVEL_MS_PER_RUN;
-  await Promise.race([Promise.all(started.map((s) => s.done)), sleep(Math.max(0, deadline - Date.now()))]);
+  const all = await Promise.all(started.map((s) => s.done));
   const peak = sampler.stop();
-  const ends = done.map((t) => t.t0 + t.succeeded);
+  const done = all.filter((t) => !t.outcome.startsWith('stuck'));
+  const ok = all.filter((t) => t.ok);
   return {
-    which, runs, finished: done.length, succeeded: done.filter((t) => t.ok).length, createErrors,
-    wallMs: (ends.length ? Math.max(...ends) : Date.now()) - t0, createMs,
-    latency: summarize(done.map((t) => t.succeeded)), before, peak,
+    which, runs, finished: done.length, succeeded: ok.length, createErrors, outcomes: outcomesOtherThanSuccess(all),
+    wallMs: (done.length ? Math.max(...done.map((t) => t.t0 + t.succeeded)) : Date.now()) - t0, createMs,
+    latency: summarize(ok.map((t) => t.succeeded)), before, peak,
   };
 }
 
@@ -79,7 +79,6 @@ export async function scaling(ctx: BenchContext): Promise<BenchReport> {
     const b = levels.find((l) => l.which === 'bare' && l.runs === runs)!;
     ratios.push({ bench: 'scaling', metric: `time per run at ${runs} in flight`, ours: o.wallMs / o.runs, bare: b.wallMs / b.runs, unit: 'ms' });
   }
-  const unfinished = levels.filter((l) => unfinishedOf(l) > 0);
   return {
     name: 'scaling',
     tables: [table(
@@ -92,7 +91,7 @@ export async function scaling(ctx: BenchContext): Promise<BenchReport> {
       '"node" is this process: api, worker, bare worker and the load generator (as in the test stack); "programs" the python processes alive at the peak',
       '"grown KB/run": growth of all groups over the level (peak minus before), divided by N; small N is noise',
       'the worker runs at most 100 activities at once (Temporal SDK default), so beyond 100 runs wait in the task queue',
-      ...unfinished.map((l) => `${l.which} at ${l.runs}: ${unfinishedOf(l)} runs had not ended when the level was cut short`),
+      ...levels.filter((l) => l.outcomes !== 'none').map((l) => `${l.which} at ${l.runs}: not succeeded: ${l.outcomes}`),
       ...levels.filter((l) => l.createErrors.length).map((l) => `${l.which} at ${l.runs}: ${l.createErrors.length} create calls failed, e.g. ${l.createErrors[0]}`),
     ],
     data: { levels: levels.map((l) => ({ ...l, createErrors: l.createErrors.length, latency: l.latency, perRunMs: l.wallMs / l.runs, createPerS: (l.runs / l.createMs) * 1000 })) },

@@ -91,14 +91,16 @@ export async function startContext(options: BenchOptions): Promise<{ ctx: BenchC
       return { status: res.status, body: text ? JSON.parse(text) : undefined };
     },
   };
+  let stopped: Promise<void> | undefined;
   return {
     ctx,
-    stop: async () => {
+    // Once, however many times it is called (the end of main, a signal, the time limit).
+    stop: () => (stopped ??= (async () => {
       bareWorker.shutdown();
       await bareRunning;
       await watcher.stop();
       await stopStack();
-    },
+    })()),
   };
 }
 

@@ -1,13 +1,16 @@
 // Sees our runs end the way an api client would learn it soonest: the run_updates notification (sent on
 // every status change), then a read of the row. Reads are batched (one query for all runs that were
 // notified since the last one), so watching a thousand runs costs a few queries, not thousands.
-import { Client } from 'pg';
+import type { Client } from 'pg';
 import { RUN_CHANNEL } from '../../src/services/run-state';
 import { isTerminal } from '../../src/services/run-lifecycle';
 import type { RunStatus } from '../../src/persistence/entities/run';
+import { pgClient } from './pg';
 
 export interface RunEnd {
+  /** The terminal status; a non-terminal one when the wait timed out. */
   status: RunStatus;
+  timedOut: boolean;
   /** Date.now() when the terminal status was read. */
   seenAt: number;
   createdAt: number;
@@ -26,7 +29,7 @@ export class RunWatcher {
   private timer: NodeJS.Timeout | undefined;
 
   constructor(databaseUrl: string) {
-    this.client = new Client({ connectionString: databaseUrl, application_name: 'tarmac-bench-watch' });
+    this.client = pgClient(databaseUrl, 'tarmac-bench-watch');
   }
 
   async start(): Promise<void> {
@@ -45,10 +48,23 @@ export class RunWatcher {
     await this.client.end();
   }
 
-  /** Resolves once the run is terminal. */
-  ended(runId: string): Promise<RunEnd> {
+  /** Resolves once the run is terminal, or after `timeoutMs` with its status then (timedOut). */
+  ended(runId: string, timeoutMs: number): Promise<RunEnd> {
     return new Promise((resolve) => {
-      this.waiting.set(runId, resolve);
+      const timer = setTimeout(() => {
+        this.waiting.delete(runId);
+        this.client.query(`SELECT status, created_at, started_at FROM runs WHERE run_id = $1`, [runId]).then(
+          ({ rows: [r] }) => resolve({
+            status: r?.status, timedOut: true, seenAt: Date.now(), createdAt: r?.created_at?.getTime(),
+            startedAt: r?.started_at?.getTime() ?? null, completedAt: null,
+          }),
+          () => resolve({ status: 'QUEUED', timedOut: true, seenAt: Date.now(), createdAt: NaN, startedAt: null, completedAt: null }),
+        );
+      }, timeoutMs);
+      this.waiting.set(runId, (end) => {
+        clearTimeout(timer);
+        resolve(end);
+      });
       this.mark(runId); // it may have ended before we started watching
     });
   }
@@ -74,7 +90,7 @@ export class RunWatcher {
           if (!resolve || !isTerminal(r.status)) continue;
           this.waiting.delete(r.run_id);
           resolve({
-            status: r.status, seenAt: now, createdAt: r.created_at.getTime(),
+            status: r.status, timedOut: false, seenAt: now, createdAt: r.created_at.getTime(),
             startedAt: r.started_at?.getTime() ?? null, completedAt: r.completed_at?.getTime() ?? null,
           });
         }
