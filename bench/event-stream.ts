@@ -166,8 +166,8 @@ export async function eventStream(ctx: BenchContext): Promise<BenchReport> {
         [`bare: NOTIFY → SSE`, String(n), bareRun.delivery.p50, bareRun.delivery.p99, bareRun.all.p50, bareRun.all.p99, `${bareRun.delivery.n} (${bareRun.missing} missing)`],
       );
       ratios.push(
-        { bench: 'events', metric: `delivery p50, ${n} clients`, ours: ours.delivery.p50, bare: bareRun.delivery.p50, unit: 'ms' },
-        { bench: 'events', metric: `delivery p99, ${n} clients`, ours: ours.delivery.p99, bare: bareRun.delivery.p99, unit: 'ms' },
+        { bench: 'events', metric: `delivery p50, ${n} client${n === 1 ? '' : 's'}`, ours: ours.delivery.p50, bare: bareRun.delivery.p50, unit: 'ms' },
+        { bench: 'events', metric: `delivery p99, ${n} client${n === 1 ? '' : 's'}`, ours: ours.delivery.p99, bare: bareRun.delivery.p99, unit: 'ms' },
       );
       if (n === 1) ratios.push({ bench: 'events', metric: 'delivery p50, 1 client vs a NOTIFY round trip', ours: ours.delivery.p50, bare: rt.p50, unit: 'ms' });
       data[`clients_${n}`] = { ours, bare: bareRun };
