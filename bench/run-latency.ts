@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import autocannon from 'autocannon';
 import { BARE_TASK_QUEUE, BenchContext } from './support/context';
 import { oneRun, outcomesOtherThanSuccess, RunTiming, startBare } from './support/runs';
-import { BenchReport, fmt, pool, Ratio, summarize, table } from './support/stats';
+import { BenchReport, fmt, pool, Ratio, sleep, summarize, table } from './support/stats';
 
 /** In-flight create calls of the sustained measurements (ours: autocannon connections; bare: client calls). */
 const CONCURRENCY = 10;
@@ -60,7 +60,7 @@ async function sustainedRuns(ctx: BenchContext) {
     `SELECT run_id FROM runs WHERE resource_id = $1 AND created_at >= $2`, [ctx.structureId, since],
   );
   const endsOurs = await Promise.all(ids.map((x) => ctx.watcher.ended(x.run_id, RUN_TIMEOUT_MS + n * 500)));
-  const doneOurs = Math.max(...endsOurs.filter((e) => !e.timedOut).map((e) => e.seenAt)) - t0;
+  const doneOurs = Math.max(...endsOurs.filter((e) => !e.timedOut && !e.lost).map((e) => e.seenAt)) - t0;
 
   // Bare: the same number of workflow starts, CONCURRENCY in flight.
   const b0 = Date.now();
@@ -71,8 +71,8 @@ async function sustainedRuns(ctx: BenchContext) {
   return {
     ours: {
       created: r['2xx'], failed: r.non2xx + r.errors, createdPerS: (r['2xx'] / createdOurs) * 1000,
-      completedPerS: (endsOurs.filter((e) => !e.timedOut).length / doneOurs) * 1000, ok: endsOurs.filter((e) => e.status === 'SUCCEEDED').length,
-      stuck: endsOurs.filter((e) => e.timedOut).map((e) => e.status),
+      completedPerS: (endsOurs.filter((e) => !e.timedOut && !e.lost).length / doneOurs) * 1000, ok: endsOurs.filter((e) => e.status === 'SUCCEEDED').length,
+      stuck: endsOurs.filter((e) => e.timedOut || e.lost).map((e) => `${e.lost ? 'lost' : 'stuck'} ${e.status}`),
     },
     bare: {
       created: n, failed: 0, createdPerS: (n / createdBare) * 1000, completedPerS: (endsBare.filter((e) => e.ok).length / doneBare) * 1000,
@@ -81,58 +81,67 @@ async function sustainedRuns(ctx: BenchContext) {
   };
 }
 
-async function bareExecute(ctx: BenchContext, body: unknown): Promise<number> {
-  const t0 = Date.now();
-  await ctx.stack.env.client.workflow.execute('bareFunctionWorkflow', {
-    taskQueue: BARE_TASK_QUEUE, workflowId: `bench-bare-fn-${randomUUID()}`,
-    args: [{ ...ctx.functionCall, input: { body, query_params: {} } }],
-  });
-  return Date.now() - t0;
+/** One function execute as the caller sees it. */
+interface Execute {
+  ms: number;
+  /** Answered 200 with the handler's result (ours), or the workflow's result (bare). */
+  ok: boolean;
+  /** For the others: what happened ("202, stuck QUEUED"). */
+  outcome: string;
+  /** Date.now() when it was answered. */
+  at: number;
 }
 
-/** Executes taking longer than FUNCTION_EXECUTE_TIMEOUT_SECONDS (the api then answers 202 with the run). */
-let slowExecutes = 0;
-const stuckExecutes: string[] = [];
+async function bareExecute(ctx: BenchContext, body: unknown): Promise<Execute> {
+  const t0 = Date.now();
+  const done = ctx.stack.env.client.workflow.execute('bareFunctionWorkflow', {
+    taskQueue: BARE_TASK_QUEUE, workflowId: `bench-bare-fn-${randomUUID()}`,
+    args: [{ ...ctx.functionCall, input: { body, query_params: {} } }],
+  }).then(() => 'ok', (err: Error) => `failed: ${err.message}`);
+  const outcome = await Promise.race([done, sleep(RUN_TIMEOUT_MS).then(() => 'stuck')]);
+  return { ms: Date.now() - t0, ok: outcome === 'ok', outcome, at: Date.now() };
+}
 
-async function oursExecute(ctx: BenchContext, body: unknown): Promise<number> {
+async function oursExecute(ctx: BenchContext, body: unknown): Promise<Execute> {
   const t0 = Date.now();
   const res = await ctx.http('POST', `/api/functions/${ctx.functionId}/execute`, body);
-  if (res.status === 202) {
-    // Still not ended: timed until it does, and counted.
-    slowExecutes++;
-    const end = await ctx.watcher.ended(res.body.function_run_id, RUN_TIMEOUT_MS);
-    if (end.timedOut) stuckExecutes.push(end.status);
-    return end.seenAt - t0;
-  }
-  if (res.status !== 200) throw new Error(`execute: ${res.status} ${JSON.stringify(res.body)}`);
-  return Date.now() - t0;
+  if (res.status === 200) return { ms: Date.now() - t0, ok: true, outcome: '200', at: Date.now() };
+  if (res.status !== 202) return { ms: Date.now() - t0, ok: false, outcome: `${res.status} ${res.body?.type}`, at: Date.now() };
+  // Not ended within FUNCTION_EXECUTE_TIMEOUT_SECONDS: followed a while longer, to say how it ended.
+  const end = await ctx.watcher.ended(res.body.function_run_id, RUN_TIMEOUT_MS);
+  const how = end.lost ? 'lost, workflow ended, row ' : end.timedOut ? 'stuck ' : 'then ';
+  return { ms: end.seenAt - t0, ok: false, outcome: `202, ${how}${end.status}`, at: end.seenAt };
+}
+
+function outcomes(list: Execute[]): string {
+  const counts = new Map<string, number>();
+  for (const e of list) if (!e.ok) counts.set(e.outcome, (counts.get(e.outcome) ?? 0) + 1);
+  return [...counts.entries()].map(([k, v]) => `${v}× ${k}`).join(', ') || 'none';
+}
+
+/** `n` executes with CONCURRENCY in flight; the rate counts successful answers up to the last one. */
+async function loaded(n: number, run: () => Promise<Execute>) {
+  const t0 = Date.now();
+  const all = await pool(Array.from({ length: n }), CONCURRENCY, run);
+  const ok = all.filter((e) => e.ok);
+  const last = ok.length ? Math.max(...ok.map((e) => e.at)) : Date.now();
+  return { perS: (ok.length / (last - t0)) * 1000, ...summarize(ok.map((e) => e.ms)), ok: ok.length, other: outcomes(all) };
 }
 
 async function functions(ctx: BenchContext) {
   await oursExecute(ctx, { warm: true });
   await bareExecute(ctx, { warm: true });
-  const seqOurs: number[] = [];
-  const seqBare: number[] = [];
+  const seqOurs: Execute[] = [];
+  const seqBare: Execute[] = [];
   for (let i = 0; i < ctx.options.samples; i++) {
     seqOurs.push(await oursExecute(ctx, { i }));
     seqBare.push(await bareExecute(ctx, { i }));
   }
   const n = Math.max(1, Math.floor(ctx.options.sustained / 2));
-  const r = await autocannon({
-    url: `${ctx.stack.baseUrl}/api/functions/${ctx.functionId}/execute`, method: 'POST', body: '{"x":1}',
-    headers: { authorization: `Bearer ${ctx.key}`, 'content-type': 'application/json' },
-    connections: CONCURRENCY, amount: n, workers: 1, timeout: 60,
-  });
-  const b0 = Date.now();
-  const bareTimes = await pool(Array.from({ length: n }), CONCURRENCY, () => bareExecute(ctx, { x: 1 }));
-  const bareElapsed = Date.now() - b0;
-  return {
-    seqOurs: summarize(seqOurs), seqBare: summarize(seqBare),
-    // autocannon's latency histogram holds 2xx answers, a 202 (not ended in time) included.
-    loadOurs: { perS: (r['2xx'] / r.duration), p50: r.latency.p50, p99: r.latency.p99, ok: r['2xx'] - (r.statusCodeStats['202']?.count ?? 0), failed: r.non2xx + r.errors + r.timeouts + (r.statusCodeStats['202']?.count ?? 0) },
-    loadBare: { perS: (n / bareElapsed) * 1000, ...summarize(bareTimes), ok: n, failed: 0 },
-    n,
-  };
+  const loadOurs = await loaded(n, () => oursExecute(ctx, { x: 1 }));
+  const loadBare = await loaded(n, () => bareExecute(ctx, { x: 1 }));
+  const seq = (list: Execute[]) => ({ ...summarize(list.filter((e) => e.ok).map((e) => e.ms)), other: outcomes(list) });
+  return { seqOurs: seq(seqOurs), seqBare: seq(seqBare), loadOurs, loadBare, n };
 }
 
 export async function runLatency(ctx: BenchContext): Promise<BenchReport> {
@@ -175,17 +184,17 @@ export async function runLatency(ctx: BenchContext): Promise<BenchReport> {
           ['bare (client.workflow.start)', sus.bare.createdPerS, sus.bare.completedPerS, `${sus.bare.ok}/${sus.bare.created}`, String(sus.bare.failed)],
         ]),
       table(`function execute: ${n} one at a time, then ${fn.n} at ${CONCURRENCY} in flight (ms)`,
-        ['path', 'seq p50', 'seq p99', 'loaded p50', 'loaded p99', 'executes/s', 'ok/failed'],
+        ['path', 'seq p50', 'seq p99', 'loaded p50', 'loaded p99', 'executes/s', 'not ok (seq; loaded)'],
         [
-          ['ours: POST /api/functions/{id}/execute', fn.seqOurs.p50, fn.seqOurs.p99, fn.loadOurs.p50, fn.loadOurs.p99, fn.loadOurs.perS, `${fn.loadOurs.ok}/${fn.loadOurs.failed}`],
-          ['bare: workflow + shim activity', fn.seqBare.p50, fn.seqBare.p99, fn.loadBare.p50, fn.loadBare.p99, fn.loadBare.perS, `${fn.loadBare.ok}/${fn.loadBare.failed}`],
+          ['ours: POST /api/functions/{id}/execute', fn.seqOurs.p50, fn.seqOurs.p99, fn.loadOurs.p50, fn.loadOurs.p99, fn.loadOurs.perS, `${fn.seqOurs.other}; ${fn.loadOurs.other}`],
+          ['bare: workflow + shim activity', fn.seqBare.p50, fn.seqBare.p99, fn.loadBare.p50, fn.loadBare.p99, fn.loadBare.perS, `${fn.seqBare.other}; ${fn.loadBare.other}`],
         ]),
     ],
     ratios,
     notes: [
-      `executes answered 202 (not ended within FUNCTION_EXECUTE_TIMEOUT_SECONDS, timed to their end): ${slowExecutes}${stuckExecutes.length ? `, of which not ended after another ${RUN_TIMEOUT_MS / 1000} s: ${stuckExecutes.join(', ')}` : ''}`,
+      'executes/s: successful answers per second until the last one; a 202 means not ended within FUNCTION_EXECUTE_TIMEOUT_SECONDS (then followed up to a minute)',
       ...(sus.ours.stuck.length || sus.bare.stuck.length ? [`sustained runs not ended in time: ours ${sus.ours.stuck.join(', ') || 'none'}; bare ${sus.bare.stuck.join(', ') || 'none'}`] : []),
-      'a run "stuck QUEUED" is one whose workflow found no row and ended (see RESULTS.md: the start races the insert\'s commit)',
+      'a "lost" run is QUEUED while its workflow has ended: the workflow found no row (see RESULTS.md: the start races the insert\'s commit)',
       `with ${n} samples p99 is the ${n >= 100 ? '99th percentile' : 'largest value'}; the program itself (bare: spawn → exit, output read) p50 ${fmt(summarize(seq.bare.map((t) => t.programMs ?? NaN)).p50)} ms`,
     ],
     data: { sequential: { ours: o, bare: b }, steps: steps.map(([name, v]) => ({ name, ...summarize(v) })), sustained: sus, functions: fn },

@@ -19,7 +19,7 @@ interface Level {
   succeeded: number;
   /** Create calls that failed (their messages, first few). */
   createErrors: string[];
-  /** Outcomes other than SUCCEEDED, counted ("2 stuck QUEUED"). */
+  /** Outcomes other than SUCCEEDED, counted ("2 lost (QUEUED, workflow ended)"). */
   outcomes: string;
   wallMs: number;
   createMs: number;
@@ -48,7 +48,8 @@ async function level(ctx: BenchContext, which: 'ours' | 'bare', runs: number): P
   const createMs = Date.now() - t0;
   const all = await Promise.all(started.map((s) => s.done));
   const peak = sampler.stop();
-  const done = all.filter((t) => !t.outcome.startsWith('stuck'));
+  // Ended with a terminal status (lost and stuck runs are counted in `outcomes`, not timed).
+  const done = all.filter((t) => !t.outcome.startsWith('stuck') && !t.outcome.startsWith('lost'));
   const ok = all.filter((t) => t.ok);
   return {
     which, runs, finished: done.length, succeeded: ok.length, createErrors, outcomes: outcomesOtherThanSuccess(all),

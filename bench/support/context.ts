@@ -23,7 +23,7 @@ export interface BenchOptions {
   clients: number[];
 }
 
-export const DEFAULT_OPTIONS: BenchOptions = { duration: 10, samples: 40, sustained: 200, levels: [1, 10, 100, 1000], clients: [1, 100, 500] };
+export const DEFAULT_OPTIONS: BenchOptions = { duration: 10, samples: 30, sustained: 100, levels: [1, 10, 100, 1000], clients: [1, 100, 500] };
 
 /** The program of the run benchmarks: as small as a python program gets. */
 export const TRIVIAL_PROGRAM = 'print("hello from a benchmark run")\n';
@@ -61,7 +61,7 @@ export async function startContext(options: BenchOptions): Promise<{ ctx: BenchC
   const sleeper = await structureWithBuild(tenant.organizationId, { files: { 'structure.py': SLEEP_PROGRAM }, name: 'sleeper' });
 
   const databaseUrl = (stack.ds.options as { url: string }).url;
-  const watcher = new RunWatcher(databaseUrl);
+  const watcher = new RunWatcher(databaseUrl, stack.env.client);
   await watcher.start();
 
   const workflowBundle = await bundleWorkflowCode({ workflowsPath: require.resolve('../baseline/workflows'), logger: quietLogger });

@@ -15,7 +15,7 @@ export interface RunTiming {
   created: number;
   running: number;
   succeeded: number;
-  /** How it ended: a terminal status, or `stuck <status>` when it had not ended within the timeout. */
+  /** How it ended: a terminal status, `lost (...)` (see RunWatcher), or `stuck <status>` (the timeout passed). */
   outcome: string;
   ok: boolean;
   /** Bare only: spawn → exit of the program (ms). */
@@ -42,7 +42,7 @@ export async function startOurs(ctx: BenchContext, timeoutMs: number): Promise<S
       t0, created, runId,
       running: end.startedAt !== null ? end.startedAt - t0 : NaN,
       succeeded: end.seenAt - t0,
-      outcome: end.timedOut ? `stuck ${end.status}` : end.status,
+      outcome: end.lost ? `lost (${end.status}, workflow ended)` : end.timedOut ? `stuck ${end.status}` : end.status,
       ok: end.status === 'SUCCEEDED',
     })),
   };
