@@ -81,7 +81,8 @@ async function main(): Promise<void> {
       console.log(`\n# ${name}`);
       const report = await BENCHMARKS[name](ctx);
       printReport(report);
-      console.log(`(${name}: ${((Date.now() - t0) / 1000).toFixed(0)} s)`);
+      // The load average says how much else ran meanwhile (other processes share the machine).
+      console.log(`(${name}: ${((Date.now() - t0) / 1000).toFixed(0)} s, load ${os.loadavg().map((l) => l.toFixed(2)).join(' ')})`);
       reports.push(report);
     }
   } finally {
