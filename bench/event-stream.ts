@@ -82,7 +82,7 @@ async function bareSse(databaseUrl: string, channel: string) {
     for (const res of streams) res.write(frame);
   });
   await listener.query(`LISTEN ${channel}`);
-  const server = http.createServer((req, res) => {
+  const server = http.createServer((_req, res) => {
     res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
     res.write(': bare stream\n\n');
     streams.add(res);
