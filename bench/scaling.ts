@@ -1,16 +1,18 @@
 // 4. Scaling curve: the run benchmark with 1, 10, 100, 1000 runs in flight at once (all created in a
 // burst), ours and bare, with wall time, time per run, latency and the memory (PSS) of this process (api +
-// worker), PostgreSQL and the Temporal dev server. Each level is bounded in time; runs that do not end
-// within it are counted as unfinished, and the level is reported anyway.
+// worker), PostgreSQL and the Temporal dev server. Each level is bounded in time (a deadline, and 30 s
+// without any of its runs ending); runs that have not ended by then are counted, and the level is reported.
 import type { BenchContext } from './support/context';
 import { Group, mb, memoryNow, sampleMemory } from './support/processes';
-import { outcomesOtherThanSuccess, Started, startBare, startOurs } from './support/runs';
+import { outcomesOtherThanSuccess, RunTiming, Started, startBare, startOurs } from './support/runs';
 import { BenchReport, pool, Ratio, sleep, summarize, table } from './support/stats';
 
 /** Create calls in flight while a level's runs are created (the runs themselves are then all in flight). */
 const CREATE_CONCURRENCY = 100;
 /** A level may take this long per run plus a minute before it is cut short. */
 const LEVEL_MS_PER_RUN = 500;
+/** ... or once no run of it has ended for this long (one stuck run must not hold the curve for minutes). */
+const LEVEL_QUIET_MS = 30_000;
 
 interface Level {
   which: 'ours' | 'bare';
@@ -46,13 +48,18 @@ async function level(ctx: BenchContext, which: 'ours' | 'bare', runs: number): P
     }
   })).filter((s): s is Started => s !== undefined);
   const createMs = Date.now() - t0;
-  const all = await Promise.all(started.map((s) => s.done));
+  const all: RunTiming[] = [];
+  let lastEnd = Date.now();
+  for (const s of started) void s.done.then((t) => { all.push(t); lastEnd = Date.now(); });
+  while (all.length < started.length && Date.now() - lastEnd < LEVEL_QUIET_MS) await sleep(250);
   const peak = sampler.stop();
   // Ended with a terminal status (lost and stuck runs are counted in `outcomes`, not timed).
   const done = all.filter((t) => !t.outcome.startsWith('stuck') && !t.outcome.startsWith('lost'));
   const ok = all.filter((t) => t.ok);
   return {
-    which, runs, finished: done.length, succeeded: ok.length, createErrors, outcomes: outcomesOtherThanSuccess(all),
+    which, runs, finished: done.length, succeeded: ok.length, createErrors,
+    outcomes: [outcomesOtherThanSuccess(all), started.length > all.length ? `${started.length - all.length} not ended ${LEVEL_QUIET_MS / 1000} s after the last one that did` : '']
+      .filter((x) => x && x !== 'none').join(', ') || 'none',
     wallMs: (done.length ? Math.max(...done.map((t) => t.t0 + t.succeeded)) : Date.now()) - t0, createMs,
     latency: summarize(ok.map((t) => t.succeeded)), before, peak,
   };

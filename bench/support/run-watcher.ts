@@ -17,6 +17,8 @@ export interface RunEnd {
   /** The terminal status; the status it had when the wait ended otherwise (timedOut, lost). */
   status: RunStatus;
   timedOut: boolean;
+  /** status_detail.reason of an ended run (e.g. WorkerLost for an ERROR). */
+  reason: string | null;
   /** The row is not terminal but its workflow has ended: nothing will ever move it (until the reconciler). */
   lost: boolean;
   /** Date.now() when the terminal status (or the loss) was read. */
@@ -93,9 +95,12 @@ export class RunWatcher {
     });
   }
 
-  private endOf(status: RunStatus, how: { timedOut?: boolean; lost?: boolean }, row?: { created_at: Date; started_at: Date | null; completed_at: Date | null }): RunEnd {
+  private endOf(
+    status: RunStatus, how: { timedOut?: boolean; lost?: boolean },
+    row?: { created_at: Date; started_at: Date | null; completed_at: Date | null; reason?: string | null },
+  ): RunEnd {
     return {
-      status, timedOut: how.timedOut ?? false, lost: how.lost ?? false, seenAt: Date.now(),
+      status, timedOut: how.timedOut ?? false, lost: how.lost ?? false, reason: row?.reason ?? null, seenAt: Date.now(),
       createdAt: row?.created_at.getTime() ?? NaN, startedAt: row?.started_at?.getTime() ?? null, completedAt: row?.completed_at?.getTime() ?? null,
     };
   }
@@ -113,7 +118,8 @@ export class RunWatcher {
         const ids = [...this.dirty];
         this.dirty.clear();
         const { rows } = await this.client.query(
-          `SELECT run_id, kind, status, created_at, started_at, completed_at FROM runs WHERE run_id = ANY($1::uuid[])`, [ids],
+          `SELECT run_id, kind, status, created_at, started_at, completed_at, status_detail->>'reason' AS reason
+             FROM runs WHERE run_id = ANY($1::uuid[])`, [ids],
         );
         for (const r of rows) {
           const w = this.waiting.get(r.run_id);

@@ -42,7 +42,8 @@ export async function startOurs(ctx: BenchContext, timeoutMs: number): Promise<S
       t0, created, runId,
       running: end.startedAt !== null ? end.startedAt - t0 : NaN,
       succeeded: end.seenAt - t0,
-      outcome: end.lost ? `lost (${end.status}, workflow ended)` : end.timedOut ? `stuck ${end.status}` : end.status,
+      outcome: end.lost ? `lost (${end.status}, workflow ended)` : end.timedOut ? `stuck ${end.status}`
+        : end.status === 'SUCCEEDED' || !end.reason ? end.status : `${end.status} (${end.reason})`,
       ok: end.status === 'SUCCEEDED',
     })),
   };
