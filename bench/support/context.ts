@@ -95,10 +95,15 @@ export async function startContext(options: BenchOptions): Promise<{ ctx: BenchC
   return {
     ctx,
     // Once, however many times it is called (the end of main, a signal, the time limit).
+    // PostgreSQL and Temporal are stopped (and the temporary directory removed) whatever failed before.
     stop: () => (stopped ??= (async () => {
-      bareWorker.shutdown();
-      await bareRunning;
-      await watcher.stop();
+      try {
+        bareWorker.shutdown(); // throws when a signal has already stopped it
+      } catch {
+        // stopped already
+      }
+      await bareRunning.catch(() => undefined);
+      await watcher.stop().catch(() => undefined);
       await stopStack();
     })()),
   };
