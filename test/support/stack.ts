@@ -64,7 +64,8 @@ export async function freePort(): Promise<number> {
   });
 }
 
-export async function startStack(): Promise<Stack> {
+/** `env` overrides the settings below (the benchmarks use production SSE keep-alives, for instance). */
+export async function startStack(opts: { env?: Record<string, string> } = {}): Promise<Stack> {
   Runtime.install({ logger: new DefaultLogger('WARN'), telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'ERROR' }) } } });
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'tarmac-test-'));
   fs.chmodSync(root, 0o755); // embedded postgres runs as its own OS user when we are root
@@ -87,6 +88,7 @@ export async function startStack(): Promise<Stack> {
     DEFAULT_MODEL: 'local/test-model',
     OPENAI_API_KEY: '',
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
+    ...opts.env,
   });
 
   let databaseUrl = process.env.TEST_DATABASE_URL;

@@ -1,0 +1,15 @@
+// The bare baseline of a run: one workflow, one activity that spawns the program and waits for it. No
+// database, no status writes, no events, logs, credentials, confinement or heartbeats: what Temporal and
+// a process spawn cost by themselves. Imports only @temporalio/workflow and types, like workflows/.
+import { proxyActivities } from '@temporalio/workflow';
+import type { BareActivities, BareCommand, BareFunctionCall, BareRunResult } from './activities';
+
+const { spawnProgram, spawnFunction } = proxyActivities<BareActivities>({ startToCloseTimeout: '10 minutes' });
+
+export async function bareRunWorkflow(command: BareCommand): Promise<BareRunResult> {
+  return spawnProgram(command);
+}
+
+export async function bareFunctionWorkflow(call: BareFunctionCall): Promise<unknown> {
+  return spawnFunction(call);
+}

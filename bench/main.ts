@@ -1,0 +1,108 @@
+// `npm run bench [-- <name>...] [--option=value...]`: starts the real stack once (embedded PostgreSQL,
+// Temporal dev server, worker and api, all on loopback), runs the chosen benchmarks (default: all, in
+// the order below), prints each one's table and ratio lines, then a summary of every ratio, and stops.
+import fs from 'node:fs';
+import os from 'node:os';
+import { apiRead } from './api-read';
+import { eventStream } from './event-stream';
+import { runLatency } from './run-latency';
+import { scaling } from './scaling';
+import { stopStack } from '../test/support/stack';
+import { BenchContext, BenchOptions, DEFAULT_OPTIONS, startContext } from './support/context';
+import { BenchReport, printReport, ratioLine } from './support/stats';
+
+const BENCHMARKS: Record<string, (ctx: BenchContext) => Promise<BenchReport>> = {
+  'api-read': apiRead,
+  runs: runLatency,
+  events: eventStream,
+  scaling,
+};
+
+const DEFAULT_MAX_MINUTES = 20;
+
+const USAGE = `usage: npm run bench [-- [${Object.keys(BENCHMARKS).join('|')}]... [options]]
+options (defaults in brackets):
+  --duration=S      seconds of load per autocannon measurement [${DEFAULT_OPTIONS.duration}]
+  --samples=N       sequential runs / executes per latency measurement [${DEFAULT_OPTIONS.samples}]
+  --sustained=N     runs and executes created back to back for the sustained rates [${DEFAULT_OPTIONS.sustained}]
+  --levels=A,B,...  concurrent runs of the scaling curve [${DEFAULT_OPTIONS.levels.join(',')}]
+  --clients=A,B,... SSE clients of the streaming benchmark [${DEFAULT_OPTIONS.clients.join(',')}]
+  --json=FILE       also write every number to FILE
+  --max-minutes=M   stop everything and exit 1 after M minutes, whatever is running [${DEFAULT_MAX_MINUTES}]`;
+
+function parseArgs(argv: string[]): { names: string[]; options: BenchOptions; json?: string; maxMinutes: number } {
+  const options = { ...DEFAULT_OPTIONS };
+  const names: string[] = [];
+  let json: string | undefined;
+  let maxMinutes = DEFAULT_MAX_MINUTES;
+  const list = (v: string) => v.split(',').map(Number).filter((n) => Number.isInteger(n) && n > 0);
+  for (const arg of argv) {
+    const m = /^--([a-z-]+)=(.+)$/.exec(arg);
+    if (!m) {
+      if (!BENCHMARKS[arg]) throw new Error(`unknown benchmark ${JSON.stringify(arg)}\n${USAGE}`);
+      names.push(arg);
+      continue;
+    }
+    const [, key, value] = m;
+    if (key === 'duration' || key === 'samples' || key === 'sustained') options[key] = Math.max(1, Number(value) || 0);
+    else if (key === 'levels' || key === 'clients') options[key] = list(value);
+    else if (key === 'json') json = value;
+    else if (key === 'max-minutes') maxMinutes = Math.max(1, Number(value) || DEFAULT_MAX_MINUTES);
+    else throw new Error(`unknown option --${key}\n${USAGE}`);
+  }
+  return { names: names.length ? names : Object.keys(BENCHMARKS), options, json, maxMinutes };
+}
+
+async function main(): Promise<void> {
+  if (process.argv.includes('--help') || process.argv.includes('-h')) return console.log(USAGE);
+  const { names, options, json, maxMinutes } = parseArgs(process.argv.slice(2));
+  const started = Date.now();
+  // Whatever happens (a signal, a benchmark that hangs), PostgreSQL and Temporal are stopped with us.
+  let stopAll: () => Promise<void> = stopStack;
+  const abort = (why: string, code: number) => {
+    console.error(`\n${why}: stopping the stack`);
+    // Calls still in flight fail once their connections close; that is expected now, not a crash.
+    process.on('uncaughtException', () => undefined);
+    process.on('unhandledRejection', () => undefined);
+    stopAll().catch((err) => console.error(err)).finally(() => process.exit(code));
+  };
+  process.once('SIGINT', () => abort('SIGINT', 130));
+  process.once('SIGTERM', () => abort('SIGTERM', 143));
+  setTimeout(() => abort(`still running after --max-minutes=${maxMinutes}`, 1), maxMinutes * 60_000).unref();
+  console.log(`tarmac benchmarks: ${names.join(', ')}`);
+  console.log(`machine: ${os.cpus()[0]?.model} x${os.cpus().length}, ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB, node ${process.version}, load ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  console.log('starting the stack (embedded PostgreSQL, Temporal dev server, worker, api)...');
+  const { ctx, stop } = await startContext(options);
+  stopAll = stop;
+  const reports: BenchReport[] = [];
+  try {
+    for (const name of names) {
+      const t0 = Date.now();
+      console.log(`\n# ${name}`);
+      const report = await BENCHMARKS[name](ctx);
+      printReport(report);
+      // The load average says how much else ran meanwhile (other processes share the machine).
+      console.log(`(${name}: ${((Date.now() - t0) / 1000).toFixed(0)} s, load ${os.loadavg().map((l) => l.toFixed(2)).join(' ')})`);
+      reports.push(report);
+    }
+  } finally {
+    // Calls still in flight (a stuck run's result, say) fail once the connections close: expected now.
+    process.on('uncaughtException', () => undefined);
+    process.on('unhandledRejection', () => undefined);
+    await stop();
+  }
+  console.log('\n# summary');
+  for (const r of reports.flatMap((x) => x.ratios)) console.log(ratioLine(r));
+  console.log(`total ${((Date.now() - started) / 1000).toFixed(0)} s, load ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  if (json) {
+    fs.writeFileSync(json, JSON.stringify({ at: new Date().toISOString(), options, reports: reports.map(({ tables, ...r }) => r) }, null, 2));
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err) => {
+    console.error(err instanceof Error ? err.stack ?? err.message : err);
+    process.exit(1);
+  },
+);

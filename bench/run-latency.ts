@@ -1,0 +1,202 @@
+// 2. Run latency: a structure run of a trivial python program against a bare Temporal workflow spawning the
+// same program in one activity; sequential latency (create → RUNNING, create → SUCCEEDED) with a step
+// breakdown of ours, sustained runs created and completed per second, and the same for a function execute
+// (POST /api/functions/{id}/execute against a bare workflow running the same handler through the same shim).
+import { randomUUID } from 'node:crypto';
+import autocannon from 'autocannon';
+import { BARE_TASK_QUEUE, BenchContext } from './support/context';
+import { oneRun, outcomesOtherThanSuccess, RunTiming, startBare } from './support/runs';
+import { BenchReport, fmt, pool, Ratio, sleep, summarize, table } from './support/stats';
+
+/** In-flight create calls of the sustained measurements (ours: autocannon connections; bare: client calls). */
+const CONCURRENCY = 10;
+/** A run of the trivial program that has not ended after this long is reported as stuck, not waited for. */
+const RUN_TIMEOUT_MS = 60_000;
+
+/** Where the time of our runs goes, from the run row and its SYSTEM events (server clock = our clock). */
+async function stepsOf(ctx: BenchContext, runs: RunTiming[]): Promise<Array<[string, number[]]>> {
+  const rows: Array<{ run_id: string; created_at: Date; starting_at: Date; started_at: Date; completed_at: Date }> = await ctx.stack.ds.query(
+    `SELECT r.run_id, r.created_at, r.started_at, r.completed_at,
+            (SELECT e.created_at FROM run_events e WHERE e.run_id = r.run_id AND e.type = 'StructureRunStarting') AS starting_at
+       FROM runs r WHERE r.run_id = ANY($1::uuid[])`,
+    [runs.map((r) => r.runId)],
+  );
+  const byId = new Map(rows.map((r) => [r.run_id, r]));
+  const steps: Array<[string, (t: RunTiming, r: (typeof rows)[0]) => number]> = [
+    ['POST answered 201 (row inserted, workflow started)', (t) => t.created],
+    ['201 → STARTING recorded (workflow task, first activity)', (t, r) => r.starting_at.getTime() - t.t0 - t.created],
+    ['STARTING → process spawned (activity, setup, spawn)', (_, r) => r.started_at.getTime() - r.starting_at.getTime()],
+    ['spawned → SUCCEEDED recorded (program, logs, finish)', (_, r) => r.completed_at.getTime() - r.started_at.getTime()],
+    ['recorded → seen by a client (NOTIFY, read)', (t, r) => t.succeeded - (r.completed_at.getTime() - t.t0)],
+  ];
+  return steps.map(([name, f]) => [name, runs.filter((t) => byId.has(t.runId!)).map((t) => f(t, byId.get(t.runId!)!))]);
+}
+
+async function sequential(ctx: BenchContext) {
+  const ours: RunTiming[] = [];
+  const bare: RunTiming[] = [];
+  await oneRun(ctx, 'ours', RUN_TIMEOUT_MS); // warm-up: first-use costs (bundle load, connections) are not what we measure
+  await oneRun(ctx, 'bare', RUN_TIMEOUT_MS);
+  for (let i = 0; i < ctx.options.samples; i++) {
+    // Interleaved, so that drift in machine load hits both alike.
+    ours.push(await oneRun(ctx, 'ours', RUN_TIMEOUT_MS));
+    bare.push(await oneRun(ctx, 'bare', RUN_TIMEOUT_MS));
+  }
+  return { ours, bare };
+}
+
+async function sustainedRuns(ctx: BenchContext) {
+  const n = ctx.options.sustained;
+  // Ours: autocannon POSTs `n` runs at CONCURRENCY connections; the runs are found by their structure.
+  const since = new Date();
+  const t0 = Date.now();
+  const r = await autocannon({
+    url: `${ctx.stack.baseUrl}/api/structures/${ctx.structureId}/runs`, method: 'POST', body: '{"args":[]}',
+    headers: { authorization: `Bearer ${ctx.key}`, 'content-type': 'application/json' },
+    connections: CONCURRENCY, amount: n, workers: 1, timeout: 60,
+  });
+  const createdOurs = Date.now() - t0;
+  const ids: Array<{ run_id: string }> = await ctx.stack.ds.query(
+    `SELECT run_id FROM runs WHERE resource_id = $1 AND created_at >= $2`, [ctx.structureId, since],
+  );
+  const endsOurs = await Promise.all(ids.map((x) => ctx.watcher.ended(x.run_id, RUN_TIMEOUT_MS + n * 500)));
+  const doneOurs = Math.max(...endsOurs.filter((e) => !e.timedOut && !e.lost).map((e) => e.seenAt)) - t0;
+
+  // Bare: the same number of workflow starts, CONCURRENCY in flight.
+  const b0 = Date.now();
+  const started = await pool(Array.from({ length: n }), CONCURRENCY, () => startBare(ctx, RUN_TIMEOUT_MS + n * 500));
+  const createdBare = Date.now() - b0;
+  const endsBare = await Promise.all(started.map((s) => s.done));
+  const doneBare = Math.max(...endsBare.filter((e) => e.ok).map((e) => e.t0 + e.succeeded)) - b0;
+  return {
+    ours: {
+      created: r['2xx'], failed: r.non2xx + r.errors, createdPerS: (r['2xx'] / createdOurs) * 1000,
+      completedPerS: (endsOurs.filter((e) => !e.timedOut && !e.lost).length / doneOurs) * 1000, ok: endsOurs.filter((e) => e.status === 'SUCCEEDED').length,
+      stuck: endsOurs.filter((e) => e.timedOut || e.lost).map((e) => `${e.lost ? 'lost' : 'stuck'} ${e.status}`),
+    },
+    bare: {
+      created: n, failed: 0, createdPerS: (n / createdBare) * 1000, completedPerS: (endsBare.filter((e) => e.ok).length / doneBare) * 1000,
+      ok: endsBare.filter((e) => e.ok).length, stuck: endsBare.filter((e) => !e.ok).map((e) => e.outcome),
+    },
+  };
+}
+
+/** One function execute as the caller sees it. */
+interface Execute {
+  ms: number;
+  /** Answered 200 with the handler's result (ours), or the workflow's result (bare). */
+  ok: boolean;
+  /** For the others: what happened ("202, stuck QUEUED"). */
+  outcome: string;
+  /** Date.now() when it was answered. */
+  at: number;
+}
+
+async function bareExecute(ctx: BenchContext, body: unknown): Promise<Execute> {
+  const t0 = Date.now();
+  const done = ctx.stack.env.client.workflow.execute('bareFunctionWorkflow', {
+    taskQueue: BARE_TASK_QUEUE, workflowId: `bench-bare-fn-${randomUUID()}`,
+    args: [{ ...ctx.functionCall, input: { body, query_params: {} } }],
+  }).then(() => 'ok', (err: Error) => `failed: ${err.message}`);
+  const outcome = await Promise.race([done, sleep(RUN_TIMEOUT_MS).then(() => 'stuck')]);
+  return { ms: Date.now() - t0, ok: outcome === 'ok', outcome, at: Date.now() };
+}
+
+async function oursExecute(ctx: BenchContext, body: unknown): Promise<Execute> {
+  const t0 = Date.now();
+  const res = await ctx.http('POST', `/api/functions/${ctx.functionId}/execute`, body);
+  if (res.status === 200) return { ms: Date.now() - t0, ok: true, outcome: '200', at: Date.now() };
+  if (res.status !== 202) return { ms: Date.now() - t0, ok: false, outcome: `${res.status} ${res.body?.type}`, at: Date.now() };
+  // Not ended within FUNCTION_EXECUTE_TIMEOUT_SECONDS: followed a while longer, to say how it ended.
+  const end = await ctx.watcher.ended(res.body.function_run_id, RUN_TIMEOUT_MS);
+  const how = end.lost ? 'lost, workflow ended, row ' : end.timedOut ? 'stuck ' : 'then ';
+  return { ms: end.seenAt - t0, ok: false, outcome: `202, ${how}${end.status}`, at: end.seenAt };
+}
+
+function outcomes(list: Execute[]): string {
+  const counts = new Map<string, number>();
+  for (const e of list) if (!e.ok) counts.set(e.outcome, (counts.get(e.outcome) ?? 0) + 1);
+  return [...counts.entries()].map(([k, v]) => `${v}× ${k}`).join(', ') || 'none';
+}
+
+/** `n` executes with CONCURRENCY in flight; the rate counts successful answers up to the last one. */
+async function loaded(n: number, run: () => Promise<Execute>) {
+  const t0 = Date.now();
+  const all = await pool(Array.from({ length: n }), CONCURRENCY, run);
+  const ok = all.filter((e) => e.ok);
+  const last = ok.length ? Math.max(...ok.map((e) => e.at)) : Date.now();
+  return { perS: (ok.length / (last - t0)) * 1000, ...summarize(ok.map((e) => e.ms)), ok: ok.length, other: outcomes(all) };
+}
+
+async function functions(ctx: BenchContext) {
+  await oursExecute(ctx, { warm: true });
+  await bareExecute(ctx, { warm: true });
+  const seqOurs: Execute[] = [];
+  const seqBare: Execute[] = [];
+  for (let i = 0; i < ctx.options.samples; i++) {
+    seqOurs.push(await oursExecute(ctx, { i }));
+    seqBare.push(await bareExecute(ctx, { i }));
+  }
+  const n = Math.max(1, Math.floor(ctx.options.sustained / 2));
+  const loadOurs = await loaded(n, () => oursExecute(ctx, { x: 1 }));
+  const loadBare = await loaded(n, () => bareExecute(ctx, { x: 1 }));
+  const seq = (list: Execute[]) => ({ ...summarize(list.filter((e) => e.ok).map((e) => e.ms)), other: outcomes(list) });
+  return { seqOurs: seq(seqOurs), seqBare: seq(seqBare), loadOurs, loadBare, n };
+}
+
+export async function runLatency(ctx: BenchContext): Promise<BenchReport> {
+  const seq = await sequential(ctx);
+  // Latencies are of the runs that succeeded; the others are counted in the table.
+  const okOurs = seq.ours.filter((t) => t.ok);
+  const okBare = seq.bare.filter((t) => t.ok);
+  const o = { running: summarize(okOurs.map((t) => t.running)), succeeded: summarize(okOurs.map((t) => t.succeeded)), created: summarize(okOurs.map((t) => t.created)) };
+  const b = { running: summarize(okBare.map((t) => t.running)), succeeded: summarize(okBare.map((t) => t.succeeded)), created: summarize(okBare.map((t) => t.created)) };
+  const steps = await stepsOf(ctx, okOurs);
+  const sus = await sustainedRuns(ctx);
+  const fn = await functions(ctx);
+
+  const n = ctx.options.samples;
+  const ratios: Ratio[] = [
+    { bench: 'runs', metric: 'create→RUNNING p50', ours: o.running.p50, bare: b.running.p50, unit: 'ms' },
+    { bench: 'runs', metric: 'create→SUCCEEDED p50', ours: o.succeeded.p50, bare: b.succeeded.p50, unit: 'ms' },
+    { bench: 'runs', metric: 'create→SUCCEEDED p99', ours: o.succeeded.p99, bare: b.succeeded.p99, unit: 'ms' },
+    { bench: 'runs', metric: 'runs created/s', ours: sus.ours.createdPerS, bare: sus.bare.createdPerS, unit: '/s' },
+    { bench: 'runs', metric: 'runs completed/s', ours: sus.ours.completedPerS, bare: sus.bare.completedPerS, unit: '/s' },
+    { bench: 'runs', metric: 'function execute p50', ours: fn.seqOurs.p50, bare: fn.seqBare.p50, unit: 'ms' },
+    { bench: 'runs', metric: 'function execute p99', ours: fn.seqOurs.p99, bare: fn.seqBare.p99, unit: 'ms' },
+    { bench: 'runs', metric: 'function executes/s', ours: fn.loadOurs.perS, bare: fn.loadBare.perS, unit: '/s' },
+  ];
+  return {
+    name: 'runs',
+    tables: [
+      table(`runs: one at a time, ${n} each, interleaved (ms from the create call)`,
+        ['path', 'create p50', 'RUNNING p50', 'RUNNING p99', 'SUCCEEDED p50', 'SUCCEEDED p99', 'SUCCEEDED max', 'not succeeded'],
+        [
+          ['ours: POST /api/structures/{id}/runs', o.created.p50, o.running.p50, o.running.p99, o.succeeded.p50, o.succeeded.p99, o.succeeded.max, outcomesOtherThanSuccess(seq.ours)],
+          ['bare: workflow + spawn activity', b.created.p50, b.running.p50, b.running.p99, b.succeeded.p50, b.succeeded.p99, b.succeeded.max, outcomesOtherThanSuccess(seq.bare)],
+        ]),
+      table('runs: where the time of ours goes (per run, ms)', ['step', 'p50', 'p99'],
+        steps.map(([name, v]) => { const s = summarize(v); return [name, s.p50, s.p99]; })),
+      table(`runs: ${ctx.options.sustained} created back to back, ${CONCURRENCY} create calls in flight`,
+        ['path', 'created/s', 'completed/s', 'succeeded', 'create failed'],
+        [
+          ['ours (autocannon POST)', sus.ours.createdPerS, sus.ours.completedPerS, `${sus.ours.ok}/${sus.ours.created}`, String(sus.ours.failed)],
+          ['bare (client.workflow.start)', sus.bare.createdPerS, sus.bare.completedPerS, `${sus.bare.ok}/${sus.bare.created}`, String(sus.bare.failed)],
+        ]),
+      table(`function execute: ${n} one at a time, then ${fn.n} at ${CONCURRENCY} in flight (ms)`,
+        ['path', 'seq p50', 'seq p99', 'loaded p50', 'loaded p99', 'executes/s', 'not ok (seq; loaded)'],
+        [
+          ['ours: POST /api/functions/{id}/execute', fn.seqOurs.p50, fn.seqOurs.p99, fn.loadOurs.p50, fn.loadOurs.p99, fn.loadOurs.perS, `${fn.seqOurs.other}; ${fn.loadOurs.other}`],
+          ['bare: workflow + shim activity', fn.seqBare.p50, fn.seqBare.p99, fn.loadBare.p50, fn.loadBare.p99, fn.loadBare.perS, `${fn.seqBare.other}; ${fn.loadBare.other}`],
+        ]),
+    ],
+    ratios,
+    notes: [
+      'executes/s: successful answers per second until the last one; a 202 means not ended within FUNCTION_EXECUTE_TIMEOUT_SECONDS (then followed up to a minute)',
+      ...(sus.ours.stuck.length || sus.bare.stuck.length ? [`sustained runs not ended in time: ours ${sus.ours.stuck.join(', ') || 'none'}; bare ${sus.bare.stuck.join(', ') || 'none'}`] : []),
+      'a "lost" run is QUEUED while its workflow has ended: the workflow found no row (see RESULTS.md: the start races the insert\'s commit)',
+      `with ${n} samples p99 is the ${n >= 100 ? '99th percentile' : 'largest value'}; the program itself (bare: spawn → exit, output read) p50 ${fmt(summarize(seq.bare.map((t) => t.programMs ?? NaN)).p50)} ms`,
+    ],
+    data: { sequential: { ours: o, bare: b }, steps: steps.map(([name, v]) => ({ name, ...summarize(v) })), sustained: sus, functions: fn },
+  };
+}

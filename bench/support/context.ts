@@ -1,0 +1,115 @@
+// What every benchmark runs on: the test stack (embedded PostgreSQL, Temporal dev server, worker and api in
+// this process, see test/support/stack.ts), a tenant, three deployed programs (a trivial structure, a
+// function, a sleeper), and the bare baseline's own worker on the same Temporal server.
+import path from 'node:path';
+import { Worker, bundleWorkflowCode } from '@temporalio/worker';
+import { structureWithBuild, python3 } from '../../test/support/builds';
+import { SLEEP_PROGRAM } from '../../test/support/runs';
+import { newTenant, startStack, stopStack, type Stack } from '../../test/support/stack';
+import { functionRunner } from '../../src/runtime/shims';
+import { createBareActivities, type BareCommand, type BareFunctionCall } from '../baseline/activities';
+import { RunWatcher } from './run-watcher';
+
+export interface BenchOptions {
+  /** Seconds of load per autocannon measurement. */
+  duration: number;
+  /** Sequential samples per latency measurement. */
+  samples: number;
+  /** Runs created back to back for the sustained-rate measurements. */
+  sustained: number;
+  /** Concurrency levels of the scaling curve. */
+  levels: number[];
+  /** SSE client counts of the streaming benchmark. */
+  clients: number[];
+}
+
+export const DEFAULT_OPTIONS: BenchOptions = { duration: 10, samples: 30, sustained: 100, levels: [1, 10, 100, 1000], clients: [1, 100, 500] };
+
+/** The program of the run benchmarks: as small as a python program gets. */
+export const TRIVIAL_PROGRAM = 'print("hello from a benchmark run")\n';
+export const TRIVIAL_HANDLER = 'def handler(event):\n    return {"ok": True, "body": event["body"]}\n';
+
+export const BARE_TASK_QUEUE = 'tarmac-bench-bare';
+
+export interface HttpAnswer {
+  status: number;
+  body: any;
+}
+
+export interface BenchContext {
+  stack: Stack;
+  options: BenchOptions;
+  databaseUrl: string;
+  key: string;
+  structureId: string;
+  functionId: string;
+  sleeperId: string;
+  /** What our worker runs for a run of `structureId`, given to the bare activity as is. */
+  program: BareCommand;
+  functionCall: Omit<BareFunctionCall, 'input'>;
+  watcher: RunWatcher;
+  /** An api call with the tenant's key. */
+  http(method: string, urlPath: string, body?: unknown): Promise<HttpAnswer>;
+}
+
+export async function startContext(options: BenchOptions): Promise<{ ctx: BenchContext; stop: () => Promise<void> }> {
+  // Production keep-alives (the tests use 300 ms so that they see one without waiting).
+  const stack = await startStack({ env: { SSE_KEEPALIVE_MS: '15000' } });
+  const tenant = await newTenant('bench');
+  const trivial = await structureWithBuild(tenant.organizationId, { files: { 'structure.py': TRIVIAL_PROGRAM }, name: 'trivial' });
+  const fn = await structureWithBuild(tenant.organizationId, { files: { 'main.py': TRIVIAL_HANDLER }, mainFile: 'main.py', kind: 'function', name: 'echo' });
+  const sleeper = await structureWithBuild(tenant.organizationId, { files: { 'structure.py': SLEEP_PROGRAM }, name: 'sleeper' });
+
+  const databaseUrl = (stack.ds.options as { url: string }).url;
+  const watcher = new RunWatcher(databaseUrl, stack.env.client);
+  await watcher.start();
+
+  const workflowBundle = await bundleWorkflowCode({ workflowsPath: require.resolve('../baseline/workflows'), logger: quietLogger });
+  const bareWorker = await Worker.create({
+    connection: stack.env.nativeConnection, namespace: stack.env.namespace ?? 'default', taskQueue: BARE_TASK_QUEUE,
+    workflowBundle, activities: createBareActivities(), shutdownGraceTime: '1 second',
+  });
+  const bareRunning = bareWorker.run();
+
+  const shim = functionRunner('python3');
+  const ctx: BenchContext = {
+    stack, options, databaseUrl, key: tenant.key,
+    structureId: trivial.structureId, functionId: fn.structureId, sleeperId: sleeper.structureId,
+    program: { file: python3(), argv: ['structure.py'], cwd: path.join(trivial.buildPath, 'src') },
+    functionCall: {
+      interpreter: python3(), shimSource: shim.source, shimName: shim.fileName, mainFile: 'main.py', handler: 'handler',
+      cwd: path.join(fn.buildPath, 'src'),
+    },
+    watcher,
+    async http(method, urlPath, body) {
+      const res = await fetch(stack.baseUrl + urlPath, {
+        method,
+        headers: { authorization: `Bearer ${tenant.key}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+        body: body !== undefined ? JSON.stringify(body) : undefined,
+      });
+      const text = await res.text();
+      return { status: res.status, body: text ? JSON.parse(text) : undefined };
+    },
+  };
+  let stopped: Promise<void> | undefined;
+  return {
+    ctx,
+    // Once, however many times it is called (the end of main, a signal, the time limit).
+    // PostgreSQL and Temporal are stopped (and the temporary directory removed) whatever failed before.
+    stop: () => (stopped ??= (async () => {
+      try {
+        bareWorker.shutdown(); // throws when a signal has already stopped it
+      } catch {
+        // stopped already
+      }
+      await bareRunning.catch(() => undefined);
+      await watcher.stop().catch(() => undefined);
+      await stopStack();
+    })()),
+  };
+}
+
+const quietLogger = {
+  trace: () => undefined, debug: () => undefined, info: () => undefined, log: () => undefined,
+  warn: (m: string) => console.warn(m), error: (m: string) => console.error(m),
+};
