@@ -9,6 +9,8 @@ export interface Config {
   /** Base URL clients reach the api at (no trailing slash); presigned asset URLs and GT_CLOUD_BASE_URL use it. */
   publicBaseUrl: string;
   databaseUrl: string | undefined;
+  /** PostgreSQL connections per api or worker process. */
+  databasePoolSize: number;
   dataDir: string;
   temporal: {
     address: string | undefined;
@@ -188,6 +190,7 @@ export function loadConfig(env: Env = process.env): Config {
     },
     functionExecuteTimeoutSeconds: int('FUNCTION_EXECUTE_TIMEOUT_SECONDS', 60, 1, 3600),
     assistantMaxSteps: int('ASSISTANT_MAX_STEPS', 8, 1, 100),
+    databasePoolSize: int('DATABASE_POOL_SIZE', 10, 1, 1000),
     chatTimeLimitSeconds: int('CHAT_MESSAGE_TIME_LIMIT_SECONDS', 900, 1, 24 * 3600),
     models: {
       ...modelProviders(env, problems),

@@ -14,7 +14,7 @@ async function main() {
   const config = loadConfig();
   requireRuntime(config);
   const log = createLogger(config.logLevel, 'api');
-  const ds = await createDataSource(config.databaseUrl, { applicationName: 'tarmac-api' }).initialize();
+  const ds = await createDataSource(config.databaseUrl, { applicationName: 'tarmac-api', poolSize: config.databasePoolSize }).initialize();
   const temporal = await connectClient(config);
   const runUpdates = new RunUpdatesHub(config.databaseUrl, log);
   await runUpdates.start();

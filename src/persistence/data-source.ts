@@ -3,6 +3,7 @@ import { DataSource } from 'typeorm';
 import { migrations } from '../../migrations';
 import { entities } from './entities';
 
+/** `poolSize`: DATABASE_POOL_SIZE for the api and worker; small fixed pools for one-off tools. */
 export function createDataSource(databaseUrl: string, opts: { poolSize?: number; applicationName?: string } = {}) {
   return new DataSource({
     type: 'postgres',

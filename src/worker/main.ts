@@ -17,7 +17,7 @@ async function main() {
   const client = await connectClient(config);
   if (config.temporal.address) await ensureSearchAttributes(client, log);
   await ensureReconcilerSchedule(client, config.temporal.taskQueue, log);
-  const ds = await createDataSource(config.databaseUrl, { applicationName: 'tarmac-worker' }).initialize();
+  const ds = await createDataSource(config.databaseUrl, { applicationName: 'tarmac-worker', poolSize: config.databasePoolSize }).initialize();
   const connection = await NativeConnection.connect({ address: temporalAddress(config) });
   const worker = await createWorker({
     connection,
