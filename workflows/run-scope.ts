@@ -1,14 +1,21 @@
-// The frame of the workflows that call models (assistant runs, chat messages): the work runs in a
-// cancellable scope bounded by a time limit (a workflow timer); a `cancel` signal (the api) or a workflow
-// cancellation (the Temporal UI) cancels it, which aborts the model stream of a heartbeating activity; a
+// The frame of every run workflow (structure, function and tool runs, assistant runs, chat messages): the
+// work runs in a cancellable scope bounded by a time limit (a workflow timer); a `cancel` signal (the api) or a workflow
+// cancellation (the Temporal UI) cancels it, which stops the process or aborts the model stream of a heartbeating activity; a
 // failed activity becomes an ending by its ApplicationFailure type; the terminal write runs whatever
 // happened, in a non-cancellable scope.
 import {
-  ActivityFailure, ApplicationFailure, CancellationScope, isCancellation, setHandler, sleep,
+  ActivityFailure, ApplicationFailure, CancellationScope, defineSignal, isCancellation, setHandler, sleep,
 } from '@temporalio/workflow';
 import type { RunStatus } from '../src/persistence/entities/run';
 import type { RunEnding } from '../src/services/run-lifecycle';
-import { cancelRunSignal, type CancelRunSignal } from './runs';
+
+export interface CancelRunSignal {
+  /** Who asked (user id or API key id), recorded in status_detail. */
+  requestedBy: string;
+}
+
+/** Sent by the api's cancel endpoints (and when a resource with open runs is deleted). */
+export const cancelRunSignal = defineSignal<[CancelRunSignal]>('cancel');
 
 /** Failure types of model calls that end a run FAILED (the request was refused); any other type ends it ERROR. */
 export const MODEL_FAILED_TYPES = ['ModelRequestRejected', 'ModelNotConfigured'];

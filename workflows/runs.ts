@@ -2,12 +2,12 @@
 // timer, so time-skipping tests can prove it), then the terminal write. A `cancel` signal (the api) and a
 // workflow cancellation (the Temporal UI) both stop the process and end the run CANCELLED.
 // Function runs use this workflow too (id function-run-<uuid>): the activities look at the run's kind.
-import {
-  ActivityCancellationType, CancellationScope, defineSignal, isCancellation, proxyActivities, setHandler, sleep,
-} from '@temporalio/workflow';
+import { ActivityCancellationType, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { RunStatus } from '../src/persistence/entities/run';
-import type { RunEnding } from '../src/services/run-lifecycle';
+import { runToEnding } from './run-scope';
+
+export { cancelRunSignal, type CancelRunSignal } from './run-scope';
 
 export interface StructureRunWorkflowInput {
   runId: string;
@@ -16,13 +16,6 @@ export interface StructureRunWorkflowInput {
   /** Snapshot of RUN_HEARTBEAT_TIMEOUT_SECONDS: how long a silent worker is trusted. */
   heartbeatTimeoutSeconds: number;
 }
-
-export interface CancelRunSignal {
-  /** Who asked (user id or API key id), recorded in status_detail. */
-  requestedBy: string;
-}
-
-export const cancelRunSignal = defineSignal<[CancelRunSignal]>('cancel');
 
 const { startStructureRun, finishStructureRun } = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
@@ -39,49 +32,14 @@ export async function structureRunWorkflow(input: StructureRunWorkflowInput): Pr
     retry: { initialInterval: '1 second', maximumInterval: '10 seconds', maximumAttempts: 5 },
   });
 
-  const work = new CancellationScope();
-  let cancelRequest: CancelRunSignal | undefined;
-  let timedOut = false;
-  setHandler(cancelRunSignal, (signal) => {
-    cancelRequest ??= signal;
-    work.cancel();
-  });
-
-  let ending: RunEnding | undefined;
-  let workflowCancellation: unknown;
-  try {
-    ending = await work.run(async () => {
+  // Structure runs have no failure that ends them FAILED: a process's own failure is an ending, not a thrown error.
+  return runToEnding(
+    { timeLimitSeconds: input.timeLimitSeconds, failedTypes: [] },
+    async (startTimer) => {
       if (!(await startStructureRun({ runId: input.runId }))) return undefined;
-      const timer = new CancellationScope();
-      void timer
-        .run(() => sleep(input.timeLimitSeconds * 1000))
-        .then(() => {
-          timedOut = true;
-          work.cancel();
-        }, () => undefined);
-      try {
-        return await executeStructureRun({ runId: input.runId });
-      } finally {
-        timer.cancel();
-      }
-    });
-  } catch (err) {
-    if (timedOut) {
-      ending = { status: 'ERROR', reason: 'TimeLimitExceeded', error: `Run exceeded its time limit of ${input.timeLimitSeconds} s` };
-    } else if (cancelRequest) {
-      ending = { status: 'CANCELLED', requestedBy: cancelRequest.requestedBy };
-    } else if (isCancellation(err) && CancellationScope.current().consideredCancelled) {
-      // Cancelled from the Temporal UI / API: same end, then the workflow itself closes as cancelled.
-      ending = { status: 'CANCELLED', requestedBy: 'Temporal workflow cancellation' };
-      workflowCancellation = err;
-    } else {
-      const cause = (err as { cause?: { message?: string } }).cause?.message ?? (err as Error).message;
-      ending = { status: 'ERROR', reason: 'ExecutionFailed', error: `The run could not be executed: ${cause}` };
-    }
-  }
-  if (!ending) return 'MISSING';
-  const finalEnding = ending;
-  const status = await CancellationScope.nonCancellable(() => finishStructureRun({ runId: input.runId, ending: finalEnding }));
-  if (workflowCancellation) throw workflowCancellation;
-  return status;
+      startTimer();
+      return executeStructureRun({ runId: input.runId });
+    },
+    (ending) => finishStructureRun({ runId: input.runId, ending }),
+  );
 }
