@@ -6,15 +6,13 @@ import { iso } from '../../persistence/scoped';
 import {
   AssistantRunRecord, cancelAssistantRun, createAssistantRun, findAssistantRun, listAssistantRuns,
 } from '../../services/assistant-runs';
-import { listRunEvents } from '../../services/run-events';
 import { route } from '../http/route';
 import { resumeAfter, sseFrame, streamRunEvents } from '../sse/event-stream';
 import { defineSchema, pageOf, str, timestamp, uuid } from '../schemas/registry';
 import { idList, MAX_INPUT_CHARS } from './assistants';
+import { EVENT_LIST_SUMMARY, eventListPage, eventListQuery, eventListSchema } from '../http/event-lists';
 
 const TAG = 'Assistant runs';
-const MAX_EVENT_LIMIT = 1000;
-const DEFAULT_EVENT_LIMIT = 100;
 const MAX_ARGS = 100;
 
 const AssistantRunSchema = defineSchema('AssistantRun', {
@@ -161,34 +159,12 @@ const presentEvent = (e: RunEvent) => ({
 
 route({
   operationId: 'ListAssistantEvents', method: 'get', path: '/assistant-runs/{assistant_run_id}/events', tag: 'Events', params: runPath,
-  summary: `Events of an assistant run in order. \`limit\` (default ${DEFAULT_EVENT_LIMIT}, at most ${MAX_EVENT_LIMIT}) and \`offset\`; continue with \`offset = next_offset\`.`,
-  query: {
-    limit: { type: 'integer', minimum: 1, maximum: MAX_EVENT_LIMIT },
-    offset: { type: 'integer', minimum: 0 },
-  },
-  responses: {
-    200: {
-      description: 'Events',
-      schema: defineSchema('AssistantRunEventList', {
-        type: 'object',
-        required: ['events', 'count', 'total_count', 'limit', 'offset', 'next_offset'],
-        properties: {
-          events: { type: 'array', items: EventSchema },
-          count: { type: 'number' }, total_count: { type: 'number' }, limit: { type: 'number' }, offset: { type: 'number' },
-          next_offset: { type: 'number', description: '`offset + count`.' },
-        },
-      }),
-    },
-  },
+  summary: `Events of an assistant run in order. ${EVENT_LIST_SUMMARY}`,
+  query: eventListQuery,
+  responses: { 200: { description: 'Events', schema: eventListSchema('AssistantRunEventList', EventSchema) } },
   handler: async ({ deps, caller, params, query }) => {
     const { run } = await findAssistantRun(deps.ds, caller, params.assistant_run_id);
-    const limit: number = query.limit ?? DEFAULT_EVENT_LIMIT;
-    const offset: number = query.offset ?? 0;
-    const { events, total } = await listRunEvents(deps.ds, run.run_id, limit, offset);
-    return {
-      status: 200,
-      body: { events: events.map(presentEvent), count: events.length, total_count: total, limit, offset, next_offset: offset + events.length },
-    };
+    return { status: 200, body: await eventListPage(deps.ds, run.run_id, query, presentEvent) };
   },
 });
 

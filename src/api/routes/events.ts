@@ -2,15 +2,14 @@
 // limit/offset, read singly, and streamed live (SSE). A run's own credential may use all of these for its run.
 import { resumeAfter, streamRunEvents } from '../sse/event-stream';
 import {
-  createUserEvents, eventsOfBody, findStructureRunEvent, listRunEvents, MAX_EVENTS_PER_REQUEST, presentEvent,
+  createUserEvents, eventsOfBody, findStructureRunEvent, MAX_EVENTS_PER_REQUEST, presentEvent,
 } from '../../services/run-events';
 import { findStructureRun } from '../../services/runs';
 import { route } from '../http/route';
+import { EVENT_LIST_SUMMARY, eventListPage, eventListQuery, eventListSchema } from '../http/event-lists';
 import { defineSchema, str, timestamp, uuid } from '../schemas/registry';
 
 const TAG = 'Events';
-const MAX_EVENT_LIMIT = 1000;
-const DEFAULT_EVENT_LIMIT = 100;
 
 const EventSchema = defineSchema('StructureRunEvent', {
   type: 'object',
@@ -59,35 +58,13 @@ route({
 
 route({
   operationId: 'ListEvents', method: 'get', path: '/structure-runs/{structure_run_id}/events', tag: TAG, runScoped: true,
-  summary: `Events of a run in order. \`limit\` (default ${DEFAULT_EVENT_LIMIT}, at most ${MAX_EVENT_LIMIT}) and \`offset\`; continue with \`offset = next_offset\`.`,
+  summary: `Events of a run in order. ${EVENT_LIST_SUMMARY}`,
   params: runPath,
-  query: {
-    limit: { type: 'integer', minimum: 1, maximum: MAX_EVENT_LIMIT },
-    offset: { type: 'integer', minimum: 0 },
-  },
-  responses: {
-    200: {
-      description: 'Events',
-      schema: defineSchema('StructureRunEventList', {
-        type: 'object',
-        required: ['events', 'count', 'total_count', 'limit', 'offset', 'next_offset'],
-        properties: {
-          events: { type: 'array', items: EventSchema },
-          count: { type: 'number' }, total_count: { type: 'number' }, limit: { type: 'number' }, offset: { type: 'number' },
-          next_offset: { type: 'number', description: '`offset + count`.' },
-        },
-      }),
-    },
-  },
+  query: eventListQuery,
+  responses: { 200: { description: 'Events', schema: eventListSchema('StructureRunEventList', EventSchema) } },
   handler: async ({ deps, caller, params, query }) => {
     const run = await findStructureRun(deps.ds, caller, params.structure_run_id);
-    const limit: number = query.limit ?? DEFAULT_EVENT_LIMIT;
-    const offset: number = query.offset ?? 0;
-    const { events, total } = await listRunEvents(deps.ds, run.run_id, limit, offset);
-    return {
-      status: 200,
-      body: { events: events.map(presentEvent), count: events.length, total_count: total, limit, offset, next_offset: offset + events.length },
-    };
+    return { status: 200, body: await eventListPage(deps.ds, run.run_id, query, presentEvent) };
   },
 });
 
