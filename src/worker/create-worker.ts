@@ -43,5 +43,8 @@ export async function createWorker(opts: {
     // heartbeat is answered). The default throttle (80% of the heartbeat timeout) would delay a cancel by
     // up to ~12 s; one second keeps it prompt at one small RPC per second per running activity.
     maxHeartbeatThrottleInterval: '1 second',
+    // A killed worker's cached workflows wait this long on its sticky queue before another worker takes
+    // them over (Temporal's default is 10 s, which added that much to every recovery in the worker-kill drill).
+    stickyQueueScheduleToStartTimeout: '3 seconds',
   });
 }
