@@ -7,6 +7,7 @@ import type { ModelDriver } from '../src/drivers/model/types';
 import type { Logger } from '../src/logger';
 import type { SecretBox } from '../src/security/secret-box';
 import { createAssistantRunActivities } from './assistant-runs';
+import { createBuildCleanupActivities } from './build-cleanup';
 import { createChatMessageActivities } from './chat-messages';
 import { createDeploymentActivities } from './deployments';
 import { createInviteActivities } from './invites';
@@ -33,6 +34,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createAssistantRunActivities(deps),
     ...createChatMessageActivities(deps),
     ...createReconcilerActivities(deps),
+    ...createBuildCleanupActivities(deps),
   };
 }
 

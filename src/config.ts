@@ -37,6 +37,8 @@ export interface Config {
   inviteTtlSeconds: number;
   /** Immutable build directories of deployments; workers that run code must share it (a volume). */
   buildDir: string;
+  /** How long an unused build (superseded, failed, orphaned) stays before the build-cleanup schedule removes it. */
+  buildRetentionSeconds: number;
   /** Base URL of the code host for `codehost` code locations: `<base>/<owner>/<name>.git`. */
   codehostBaseUrl: string;
   runLimits: {
@@ -171,6 +173,7 @@ export function loadConfig(env: Env = process.env): Config {
     pageSizeMax,
     inviteTtlSeconds: int('INVITE_TTL_SECONDS', 7 * 24 * 3600, 1),
     buildDir: path.resolve(str('BUILD_DIR', path.join(dataDir, 'builds'))),
+    buildRetentionSeconds: int('BUILD_RETENTION_SECONDS', 3600, 0),
     codehostBaseUrl: url('CODEHOST_BASE_URL', 'https://github.com')!,
     runLimits: {
       timeSeconds: int('RUN_TIME_LIMIT_SECONDS', 3600, 1),

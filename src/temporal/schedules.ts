@@ -17,3 +17,20 @@ export async function ensureReconcilerSchedule(client: Client, taskQueue: string
     if (!(err instanceof ScheduleAlreadyRunning)) throw err;
   }
 }
+
+export const BUILD_CLEANUP_SCHEDULE_ID = 'tarmac-build-cleanup';
+
+/** Creates the schedule that removes unused build directories (activities/build-cleanup.ts), once. */
+export async function ensureBuildCleanupSchedule(client: Client, taskQueue: string, log: Logger): Promise<void> {
+  try {
+    await client.schedule.create({
+      scheduleId: BUILD_CLEANUP_SCHEDULE_ID,
+      spec: { intervals: [{ every: '10 minutes' }] },
+      action: { type: 'startWorkflow', workflowType: 'buildCleanupWorkflow', taskQueue, args: [{}] },
+      policies: { overlap: 'SKIP', catchupWindow: '10 minutes' },
+    });
+    log.info({ scheduleId: BUILD_CLEANUP_SCHEDULE_ID }, 'created the build-cleanup schedule');
+  } catch (err) {
+    if (!(err instanceof ScheduleAlreadyRunning)) throw err;
+  }
+}

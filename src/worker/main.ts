@@ -4,7 +4,7 @@ import { loadConfig, requireRuntime, temporalAddress } from '../config';
 import { createLogger } from '../logger';
 import { createDataSource } from '../persistence/data-source';
 import { connectClient, ensureSearchAttributes } from '../temporal/connection';
-import { ensureReconcilerSchedule } from '../temporal/schedules';
+import { ensureBuildCleanupSchedule, ensureReconcilerSchedule } from '../temporal/schedules';
 import { activityDepsFor, createWorker } from './create-worker';
 
 async function main() {
@@ -17,6 +17,7 @@ async function main() {
   const client = await connectClient(config);
   if (config.temporal.address) await ensureSearchAttributes(client, log);
   await ensureReconcilerSchedule(client, config.temporal.taskQueue, log);
+  await ensureBuildCleanupSchedule(client, config.temporal.taskQueue, log);
   const ds = await createDataSource(config.databaseUrl, { applicationName: 'tarmac-worker', poolSize: config.databasePoolSize }).initialize();
   const connection = await NativeConnection.connect({ address: temporalAddress(config) });
   const worker = await createWorker({

@@ -1,0 +1,105 @@
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import type { ActivityDeps } from '.';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Bytes under `dir` (files and symlinks themselves, not what links point at). */
+async function sizeOf(dir: string): Promise<number> {
+  let total = 0;
+  const entries = await fs.readdir(dir, { withFileTypes: true }).catch(() => []);
+  for (const e of entries) {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) total += await sizeOf(p);
+    else total += (await fs.lstat(p).catch(() => ({ size: 0 }))).size;
+  }
+  return total;
+}
+
+export interface BuildCleanupResult {
+  removed: number;
+  bytes: number;
+  /** Directories with no deployment row (their resource was deleted) among `removed`. */
+  orphans: number;
+  kept: number;
+}
+
+/**
+ * Removes build directories (`<BUILD_DIR>/<deployment_id>`) no run can use any more. Kept: the build of each
+ * resource's latest SUCCEEDED deployment (what new runs pick), builds an open run references, builds of
+ * deployments still QUEUED/DEPLOYING, `.cache` and anything not named like a deployment id. Removed, once
+ * past the grace period: builds of superseded, FAILED and ERROR deployments, and directories whose
+ * deployment row is gone. A superseded build waits until its successor has also been done for the grace
+ * period, so a run that read "latest" just before the successor finished is long inserted by then.
+ */
+export function createBuildCleanupActivities(deps: ActivityDeps) {
+  return {
+    async cleanBuilds(input: { retentionSeconds?: number }): Promise<BuildCleanupResult> {
+      const graceSeconds = input.retentionSeconds ?? deps.config.buildRetentionSeconds;
+      const { buildDir } = deps.config;
+      const names = (await fs.readdir(buildDir, { withFileTypes: true }).catch(() => []))
+        .filter((e) => e.isDirectory() && UUID.test(e.name))
+        .map((e) => e.name.toLowerCase());
+      const result: BuildCleanupResult = { removed: 0, bytes: 0, orphans: 0, kept: 0 };
+      if (!names.length) return result;
+
+      // Per directory: does its row exist, and may its build go (terminal, not the latest success, aged out)?
+      const rows: Array<{ deployment_id: string; removable: boolean }> = await deps.ds.query(
+        `SELECT d.deployment_id, (
+             d.status IN ('SUCCEEDED', 'FAILED', 'ERROR')
+             AND d.completed_at < now() - make_interval(secs => $2)
+             AND latest.deployment_id IS DISTINCT FROM d.deployment_id
+             AND (latest.completed_at IS NULL OR latest.completed_at < now() - make_interval(secs => $2))
+           ) AS removable
+           FROM deployments d
+           LEFT JOIN LATERAL (
+             SELECT l.deployment_id, l.completed_at FROM deployments l
+              WHERE l.resource_id = d.resource_id AND l.status = 'SUCCEEDED'
+              ORDER BY l.created_at DESC, l.deployment_id DESC LIMIT 1
+           ) latest ON true
+          WHERE d.deployment_id = ANY($1::uuid[])`,
+        [names, graceSeconds],
+      );
+      const byId = new Map(rows.map((r) => [r.deployment_id, r.removable]));
+      const cutoff = Date.now() - graceSeconds * 1000;
+
+      for (const id of names) {
+        const dir = path.join(buildDir, id);
+        let orphan = false;
+        if (!byId.has(id)) {
+          // No row: its resource was deleted (rows cascade) -- or a row is being inserted right now, so wait
+          // out the grace period on the directory itself.
+          const stat = await fs.stat(dir).catch(() => null);
+          if (!stat || stat.mtimeMs >= cutoff) { result.kept++; continue; }
+          orphan = true;
+        } else if (!byId.get(id)) {
+          result.kept++;
+          continue;
+        } else {
+          // Forget the build first, guarded: no open run may reference it. A run starting later finds
+          // build_path NULL and ends BuildUnavailable instead of failing on a half-removed directory.
+          const released: unknown[][] | unknown[] = await deps.ds.query(
+            `UPDATE deployments SET build_path = NULL
+              WHERE deployment_id = $1
+                AND NOT EXISTS (SELECT 1 FROM runs WHERE deployment_id = $1 AND status IN ('QUEUED', 'STARTING', 'RUNNING'))
+                AND deployment_id IS DISTINCT FROM (
+                  SELECT l.deployment_id FROM deployments l, deployments me
+                   WHERE me.deployment_id = $1 AND l.resource_id = me.resource_id AND l.status = 'SUCCEEDED'
+                   ORDER BY l.created_at DESC, l.deployment_id DESC LIMIT 1)
+              RETURNING deployment_id`,
+            [id],
+          );
+          const affected = Array.isArray(released[0]) ? (released[0] as unknown[]).length : released.length;
+          if (!affected) { result.kept++; continue; }
+        }
+        const bytes = await sizeOf(dir);
+        await fs.rm(dir, { recursive: true, force: true });
+        result.removed++;
+        result.bytes += bytes;
+        if (orphan) result.orphans++;
+      }
+      if (result.removed) deps.log.info({ ...result, buildDir }, 'removed unused build directories');
+      return result;
+    },
+  };
+}
