@@ -4,14 +4,14 @@ import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import type { Caller } from '../api/http/auth';
 import { badRequest, notFound } from '../api/http/errors';
-import { PageRequest, paginate, Pagination, skipTake } from '../api/http/pagination';
+import type { PageRequest, Pagination } from '../api/http/pagination';
 import { ASSISTANT_ID_LISTS, AssistantResourceIds, AssistantRun } from '../persistence/entities/assistant';
 import { Run, RunStatus } from '../persistence/entities/run';
 import type { AssistantRunWorkflowInput } from '../../workflows/assistant-run';
 import { userMessageOf } from './assistant-prompt';
 import { assertAssistantIds, findAssistant } from './assistants';
 import { cancelRunAndWait } from './run-cancellation';
-import type { RunsDeps } from './runs';
+import { pageRuns, type RunsDeps } from './runs';
 import { createThread, findThread } from './threads';
 import { insertAndStart } from './workflow-records';
 
@@ -111,12 +111,8 @@ export async function listAssistantRuns(
   ds: DataSource, caller: Caller, assistantId: string, page: PageRequest, statuses: RunStatus[] | undefined,
 ): Promise<{ items: AssistantRunRecord[]; pagination: Pagination }> {
   const assistant = await findAssistant(ds, caller, assistantId);
-  const q = ds.getRepository(Run).createQueryBuilder('r')
-    .where('r.assistant_id = :id AND r.organization_id = :org', { id: assistant.assistant_id, org: caller.organizationId });
-  if (statuses?.length) q.andWhere('r.status IN (:...statuses)', { statuses });
-  const { skip, take } = skipTake(page);
-  const [runs, total] = await q.orderBy('r.created_at', 'DESC').addOrderBy('r.run_id', 'DESC').offset(skip).limit(take).getManyAndCount();
-  return { items: await withDetails(ds, runs), pagination: paginate(page, total) };
+  const { items, pagination } = await pageRuns(ds, caller, { assistant_id: assistant.assistant_id }, page, statuses);
+  return { items: await withDetails(ds, items), pagination };
 }
 
 /** Cancels the run: its model stream is aborted and its child runs are cancelled (see cancelRunAndWait). */

@@ -5,12 +5,12 @@ import path from 'node:path';
 import type { DataSource } from 'typeorm';
 import type { Caller } from '../api/http/auth';
 import { notFound } from '../api/http/errors';
-import { PageRequest, paginate, Pagination, skipTake } from '../api/http/pagination';
+import type { PageRequest, Pagination } from '../api/http/pagination';
 import { CodeResource, Run } from '../persistence/entities';
 import { RunStatus } from '../persistence/entities/run';
 import { readManifest } from '../runtime/manifest';
 import { isTerminal } from './run-lifecycle';
-import { assertRunAccess, runLogLines, RunsDeps, startRun } from './runs';
+import { assertRunAccess, pageRuns, runLogLines, RunsDeps, startRun } from './runs';
 import { waitFor } from './workflow-records';
 
 /** The event a handler receives. */
@@ -74,12 +74,7 @@ export async function listRunsOfKind(
   ds: DataSource, caller: Caller, kind: InvocationKind, resourceId: string, page: PageRequest, statuses: RunStatus[] | undefined,
 ): Promise<{ items: Run[]; pagination: Pagination }> {
   const resource = await findResourceOfKind(ds, caller, kind, resourceId);
-  const q = ds.getRepository(Run).createQueryBuilder('r')
-    .where('r.resource_id = :id AND r.organization_id = :org', { id: resource.resource_id, org: caller.organizationId });
-  if (statuses?.length) q.andWhere('r.status IN (:...statuses)', { statuses });
-  const { skip, take } = skipTake(page);
-  const [items, total] = await q.orderBy('r.created_at', 'DESC').addOrderBy('r.run_id', 'DESC').offset(skip).limit(take).getManyAndCount();
-  return { items, pagination: paginate(page, total) };
+  return pageRuns(ds, caller, { resource_id: resource.resource_id }, page, statuses);
 }
 
 export const listFunctionRuns = (ds: DataSource, caller: Caller, functionId: string, page: PageRequest, statuses: RunStatus[] | undefined) =>

@@ -2,10 +2,11 @@
 // The api never writes a run's status: the workflow's activities do (run-lifecycle.ts).
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
-import type { DataSource } from 'typeorm';
+import { DataSource, In } from 'typeorm';
 import type { Caller } from '../api/http/auth';
 import { badRequest, conflict, forbidden, notFound } from '../api/http/errors';
-import { PageRequest, paginate, Pagination, skipTake } from '../api/http/pagination';
+import type { PageRequest, Pagination } from '../api/http/pagination';
+import { pageInOrg } from '../persistence/scoped';
 import type { Config } from '../config';
 import { CodeResource, Run } from '../persistence/entities';
 import type { EnvVar } from '../persistence/entities/code-resource';
@@ -129,12 +130,16 @@ export async function listStructureRuns(
   statuses: RunStatus[] | undefined,
 ): Promise<{ items: Run[]; pagination: Pagination }> {
   const structure = await findStructure(ds, caller, structureId);
-  const q = ds.getRepository(Run).createQueryBuilder('r')
-    .where('r.resource_id = :id AND r.organization_id = :org', { id: structure.resource_id, org: caller.organizationId });
-  if (statuses?.length) q.andWhere('r.status IN (:...statuses)', { statuses });
-  const { skip, take } = skipTake(page);
-  const [items, total] = await q.orderBy('r.created_at', 'DESC').addOrderBy('r.run_id', 'DESC').offset(skip).limit(take).getManyAndCount();
-  return { items, pagination: paginate(page, total) };
+  return pageRuns(ds, caller, { resource_id: structure.resource_id }, page, statuses);
+}
+
+/** Runs of one resource or assistant of the caller's organization, newest first, optionally by status. */
+export function pageRuns(
+  ds: DataSource, caller: Caller, owner: { resource_id: string } | { assistant_id: string }, page: PageRequest, statuses: RunStatus[] | undefined,
+): Promise<{ items: Run[]; pagination: Pagination }> {
+  return pageInOrg(ds, Run, caller.organizationId, page, { ...owner, ...(statuses?.length ? { status: In(statuses) } : {}) }, {
+    created_at: 'DESC', run_id: 'DESC',
+  });
 }
 
 /** Cancels a structure run: see cancelRunAndWait. */

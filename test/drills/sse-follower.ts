@@ -1,6 +1,7 @@
 // An SSE client that does what a careful client does when its api goes away: reconnect (to the next api in
 // its list, or the same one) with `Last-Event-ID` = the id of the last frame it got, until it has seen the
 // run's final event and the server ended the stream.
+import { sseBlocks } from '../support/sse';
 import { sleep } from './kit';
 
 const FINAL_EVENTS = ['StructureRunCompleted', 'StructureRunError', 'StructureRunCancelled'];
@@ -38,24 +39,10 @@ export async function followStream(
         await sleep(200);
         continue;
       }
-      const reader = res.body.getReader();
-      const decoder = new TextDecoder();
-      let buffered = '';
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) break;
-        buffered += decoder.decode(value, { stream: true });
-        let cut: number;
-        while ((cut = buffered.indexOf('\n\n')) >= 0) {
-          const block = buffered.slice(0, cut);
-          buffered = buffered.slice(cut + 2);
-          const fields = block.split('\n');
-          if (fields.every((l) => l.startsWith(':'))) continue;
-          const id = Number(fields.find((l) => l.startsWith('id: '))?.slice(4));
-          const data = JSON.parse(fields.filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).join('\n'));
-          out.frames.push({ id, data });
-          opts.onFrame?.();
-        }
+      for await (const block of sseBlocks(res.body)) {
+        if ('comments' in block) continue;
+        out.frames.push(block);
+        opts.onFrame?.();
       }
       const final = out.frames.some((fr) => FINAL_EVENTS.includes(fr.data.type));
       if (final) {

@@ -17,6 +17,33 @@ export interface SseRead {
   ended: boolean;
 }
 
+/** The blocks of an SSE body as they arrive: a frame (`id`, JSON `data`) or the comment lines of a comment block. */
+export async function* sseBlocks(body: ReadableStream<Uint8Array>): AsyncGenerator<{ id: number; data: any } | { comments: string[] }> {
+  const reader = body.getReader();
+  const decoder = new TextDecoder();
+  let buffered = '';
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return;
+      buffered += decoder.decode(value, { stream: true });
+      let cut: number;
+      while ((cut = buffered.indexOf('\n\n')) >= 0) {
+        const fields = buffered.slice(0, cut).split('\n');
+        buffered = buffered.slice(cut + 2);
+        if (fields.every((l) => l.startsWith(':'))) {
+          yield { comments: fields.map((l) => l.slice(1).trim()) };
+          continue;
+        }
+        const id = Number(fields.find((l) => l.startsWith('id: '))?.slice(4));
+        yield { id, data: JSON.parse(fields.filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).join('\n')) };
+      }
+    }
+  } finally {
+    await reader.cancel().catch(() => undefined);
+  }
+}
+
 /** Reads the stream of `url` (GET, or POST of `opts.body` as JSON: streams that answer a request). */
 export async function readSse(
   url: string, key: string, opts: { lastEventId?: number; stopAfter?: number; body?: unknown } = {},
@@ -35,33 +62,17 @@ export async function readSse(
     return out;
   }
   if (!res.body) return out;
-  const reader = res.body.getReader();
-  const decoder = new TextDecoder();
-  let buffered = '';
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) {
-      out.ended = true;
+  for await (const block of sseBlocks(res.body)) {
+    if ('comments' in block) {
+      out.comments.push(...block.comments);
+      continue;
+    }
+    out.frames.push({ ...block, at: Date.now() });
+    if (opts.stopAfter !== undefined && out.frames.length >= opts.stopAfter) {
+      abort.abort();
       return out;
     }
-    buffered += decoder.decode(value, { stream: true });
-    let cut: number;
-    while ((cut = buffered.indexOf('\n\n')) >= 0) {
-      const block = buffered.slice(0, cut);
-      buffered = buffered.slice(cut + 2);
-      const fields = block.split('\n');
-      if (fields.every((l) => l.startsWith(':'))) {
-        out.comments.push(...fields.map((l) => l.slice(1).trim()));
-        continue;
-      }
-      const id = Number(fields.find((l) => l.startsWith('id: '))?.slice(4));
-      const data = JSON.parse(fields.filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).join('\n'));
-      out.frames.push({ id, data, at: Date.now() });
-      if (opts.stopAfter !== undefined && out.frames.length >= opts.stopAfter) {
-        abort.abort();
-        await reader.cancel().catch(() => undefined);
-        return out;
-      }
-    }
   }
+  out.ended = true;
+  return out;
 }
