@@ -10,9 +10,10 @@ COPY . .
 RUN npm run build && npm prune --omit=dev --no-audit --no-fund
 
 FROM node:20-slim
-# User code runs in the worker: python3 (a virtualenv per deployment) and git (codehost code locations).
+# User code runs in the worker: python3 (a virtualenv per deployment) and git (codehost code locations),
+# isolated by bubblewrap and iptables rules (docs/security.md).
 RUN apt-get update \
- && apt-get install -y --no-install-recommends python3 python3-venv git ca-certificates \
+ && apt-get install -y --no-install-recommends python3 python3-venv git ca-certificates bubblewrap iptables \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 ENV NODE_ENV=production \

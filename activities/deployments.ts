@@ -1,17 +1,17 @@
 // Deployment activities: the status writes of the deployment workflow and the long build activity
 // (fetch the source, read the config file, build, write the manifest), which heartbeats throughout and
 // kills its build processes when cancelled (time limit, worker shutdown).
-import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
 import type { ActivityDeps } from '.';
 import { Deployment, DEPLOYMENT_TERMINAL, DeploymentStatus } from '../src/persistence/entities/deployment';
 import { OutputTail } from '../src/runtime/build/build-process';
-import { buildEnvironment, buildProject } from '../src/runtime/build/build';
+import { BuildContext, buildEnvironment, buildProject } from '../src/runtime/build/build';
 import { readDeployConfig } from '../src/runtime/build/config-file';
 import { DeploymentFailure } from '../src/runtime/build/failure';
+import type { BuildManifest } from '../src/runtime/manifest';
+import { sandboxIdentityFor } from '../src/services/sandbox-identity';
 import { fetchSource, Fetched } from '../src/runtime/source/fetch';
 import { fingerprintOf, openAccessToken } from '../src/services/deployments';
 import { ROW_VISIBLE_WAIT_MS } from '../src/services/run-lifecycle';
@@ -26,12 +26,18 @@ export type DeploymentOutcome =
 /** Bytes of build output kept in status_detail.build_output_tail. */
 const OUTPUT_TAIL_BYTES = 4096;
 
-async function interpreterVersion(interpreter: string): Promise<string | undefined> {
-  const { stdout, stderr } = await promisify(execFile)(interpreter, ['--version']).catch(() => ({ stdout: '', stderr: '' }));
-  return (stdout || stderr).trim() || undefined;
+/**
+ * The version of the build's interpreter, read rather than run: a build's own steps may have replaced
+ * anything in its venv, and the platform never runs the build's files outside the sandbox.
+ */
+async function interpreterVersion(manifest: BuildManifest, buildPath: string): Promise<string | undefined> {
+  if (manifest.runtime === 'nodejs') return `node ${process.version}`;
+  const cfg = await fs.readFile(path.join(buildPath, 'venv', 'pyvenv.cfg'), 'utf8').catch(() => '');
+  const version = /^version(?:_info)?\s*=\s*([0-9][\w.]*)/m.exec(cfg)?.[1];
+  return version ? `Python ${version}` : undefined;
 }
 
-export function createDeploymentActivities({ ds, config, blobs, box, log }: ActivityDeps) {
+export function createDeploymentActivities({ ds, config, blobs, box, log, sandbox }: ActivityDeps) {
   return {
     /** QUEUED → DEPLOYING. False when the deployment already ended, or its row never became visible. */
     async beginDeployment(input: { deploymentId: string }): Promise<boolean> {
@@ -60,13 +66,17 @@ export function createDeploymentActivities({ ds, config, blobs, box, log }: Acti
       // A retried attempt starts from nothing: what an earlier attempt left is incomplete.
       await fs.rm(buildPath, { recursive: true, force: true });
       await fs.mkdir(buildPath, { recursive: true });
+      // Sandboxed code may pass through the builds root to its own build, never list it.
+      if (sandbox.enabled) await fs.chmod(config.buildDir, 0o711);
       const token = input.sealedAccessToken ? openAccessToken(box, input.deploymentId, input.sealedAccessToken) : undefined;
       const output = new OutputTail(OUTPUT_TAIL_BYTES, token ? [token] : []);
       const beatEveryMs = Math.max(200, Math.min(1_000, (ctx.info.heartbeatTimeoutMs ?? 10_000) / 4));
       const beat = setInterval(() => ctx.heartbeat(), beatEveryMs);
       const common = { output, cancelled: ctx.cancelled };
       const home = path.join(buildPath, 'home');
-      const cacheDir = path.join(config.buildDir, '.cache');
+      const identity = await sandboxIdentityFor(ds, sandbox, row.organization_id);
+      // pip and npm download caches: one per organization when sandboxed (a shared one could be poisoned).
+      const cacheDir = identity ? await organizationCache(config.buildDir, identity.gid) : path.join(config.buildDir, '.cache');
       await fs.mkdir(home, { recursive: true });
       let fetched: Fetched | undefined;
       try {
@@ -80,14 +90,22 @@ export function createDeploymentActivities({ ds, config, blobs, box, log }: Acti
           input.kind, input.code, sourceRoot, { commitSha: input.commitSha, accessToken: token },
         );
         const deployConfig = await readDeployConfig(sourceRoot, input.configFile, input.kind);
-        const manifest = await buildProject({ buildPath, home, cacheDir, passthroughEnv: config.buildEnv, ...common }, deployConfig);
+        // The build's steps are user code: they run as the build's own uid, writing only the build and the cache.
+        if (identity) await sandbox.chownTree(buildPath, identity);
+        const isolate: BuildContext['isolate'] = (command) => sandbox.wrap({
+          ...command, home, identity, memoryBytes: config.runLimits.memoryMb * 1024 * 1024, writable: [buildPath, cacheDir],
+        });
+        const manifest = await buildProject({ buildPath, home, cacheDir, passthroughEnv: config.buildEnv, isolate, ...common }, deployConfig);
+        await identity?.release();
+        // Then the build belongs to the platform, readable by the organization's group only.
+        if (identity) await sandbox.chownTree(buildPath, { platformFor: identity.gid });
         return {
           status: 'SUCCEEDED', buildPath, codeSource: fetched.codeSource,
           fingerprint: fingerprintOf(input.kind, input.code, input.configFile, fetched),
           detail: {
             reason: 'Deployed', runtime: manifest.runtime,
             ...(deployConfig.runtimeVersion ? { runtime_version: deployConfig.runtimeVersion } : {}),
-            interpreter_version: await interpreterVersion(manifest.interpreter),
+            interpreter_version: await interpreterVersion(manifest, buildPath),
           },
         };
       } catch (err) {
@@ -103,6 +121,7 @@ export function createDeploymentActivities({ ds, config, blobs, box, log }: Acti
         throw err;
       } finally {
         clearInterval(beat);
+        await identity?.release();
       }
     },
 
@@ -128,4 +147,16 @@ export function createDeploymentActivities({ ds, config, blobs, box, log }: Acti
       return row ? row.status : 'MISSING';
     },
   };
+}
+
+/** `<buildDir>/.cache/<gid>`: root-owned, writable by the organization's group (setgid, so files stay in it). */
+async function organizationCache(buildDir: string, gid: number): Promise<string> {
+  const root = path.join(buildDir, '.cache');
+  await fs.mkdir(root, { recursive: true });
+  await fs.chmod(root, 0o711);
+  const dir = path.join(root, String(gid));
+  await fs.mkdir(dir, { recursive: true });
+  await fs.chown(dir, process.geteuid?.() ?? 0, gid);
+  await fs.chmod(dir, 0o2770);
+  return dir;
 }

@@ -5,6 +5,7 @@ import type { BlobStore } from '../src/blobs/blob-store';
 import type { Config } from '../src/config';
 import type { ModelDriver } from '../src/drivers/model/types';
 import type { Logger } from '../src/logger';
+import type { Sandbox } from '../src/runtime/sandbox/sandbox';
 import type { SecretBox } from '../src/security/secret-box';
 import { createAssistantRunActivities } from './assistant-runs';
 import { createBuildCleanupActivities } from './build-cleanup';
@@ -24,6 +25,8 @@ export interface ActivityDeps {
   temporal: Client;
   /** Model calls of assistant runs and chat messages (createModelDriver(config.models)). */
   models: ModelDriver;
+  /** The one path by which user code runs (Sandbox.open at worker start). */
+  sandbox: Sandbox;
 }
 
 export function createActivities(deps: ActivityDeps) {

@@ -11,6 +11,7 @@ import { functionEnding } from '../src/services/function-result';
 import { prepareExecution, RUN_HOME_PREFIX, RunSetupError } from '../src/services/run-execution';
 import { finishRun, isTerminal, markRunning, markStarting, RunEnding } from '../src/services/run-lifecycle';
 import { appendLogs } from '../src/services/run-state';
+import { sandboxIdentityFor } from '../src/services/sandbox-identity';
 
 /** What a process activity records in its heartbeats: enough for a retry to find what it left behind. */
 interface ProcessMarker {
@@ -38,7 +39,7 @@ function cleanUpLeftover(marker: ProcessMarker | undefined, runId: string): void
   }
 }
 
-function endingOf(outcome: SupervisedOutcome, logLimitBytes: number): RunEnding {
+function endingOf(outcome: SupervisedOutcome, logLimitBytes: number, { cpuSeconds, fileBytes }: { cpuSeconds: number; fileBytes: number }): RunEnding {
   switch (outcome.kind) {
     case 'start-failed':
       return { status: 'ERROR', reason: 'StartFailed', error: `The process could not be started: ${outcome.message}` };
@@ -50,6 +51,8 @@ function endingOf(outcome: SupervisedOutcome, logLimitBytes: number): RunEnding 
       const { code, signal } = outcome.status;
       if (code === 0) return { status: 'SUCCEEDED', exitCode: 0, message: null };
       if (code !== null) return { status: 'FAILED', exitCode: code, message: `The process exited with code ${code}` };
+      if (signal === 'SIGXCPU') return { status: 'ERROR', reason: 'CpuLimitExceeded', error: `The process used more than its CPU time limit of ${cpuSeconds} s` };
+      if (signal === 'SIGXFSZ') return { status: 'ERROR', reason: 'FileSizeLimitExceeded', error: `The process wrote a file larger than its limit of ${fileBytes} bytes` };
       // Shell convention for a death by signal (e.g. 137 for SIGKILL, which is also what an OOM kill looks like).
       const number = os.constants.signals[signal as NodeJS.Signals] ?? 0;
       return { status: 'FAILED', exitCode: 128 + number, message: `The process was killed by ${signal}` };
@@ -59,7 +62,7 @@ function endingOf(outcome: SupervisedOutcome, logLimitBytes: number): RunEnding 
 
 /** Run activities: the status writes of the run workflow and the long activity that runs the user process. */
 export function createRunActivities(deps: ActivityDeps) {
-  const { ds, config, box, log } = deps;
+  const { ds, config, box, log, sandbox } = deps;
   return {
     /** QUEUED → STARTING; false when the run does not exist (its row never committed) or already ended. */
     async startStructureRun(input: { runId: string }): Promise<boolean> {
@@ -93,11 +96,16 @@ export function createRunActivities(deps: ActivityDeps) {
         throw err;
       }
       const heartbeatTimeoutMs = ctx.info.heartbeatTimeoutMs ?? 15_000;
+      const identity = await sandboxIdentityFor(ds, sandbox, run.organization_id);
       try {
+        if (identity && prepared.resultFile) await fs.promises.chown(prepared.resultFile, identity.uid, identity.gid);
         const outcome = await superviseUserProcess({
           command: prepared.command,
           env: prepared.env,
-          memoryBytes: config.runLimits.memoryMb * 1024 * 1024,
+          isolate: (command) => sandbox.wrap({
+            ...command, home: prepared.home, identity, memoryBytes: config.runLimits.memoryMb * 1024 * 1024,
+            readOnly: [prepared.buildPath, ...prepared.inputFiles], writable: prepared.resultFile ? [prepared.resultFile] : [],
+          }),
           logLimitBytes: config.runLimits.logBytes,
           killGraceMs: config.runProcess.killGraceMs,
           // A database outage is waited out rather than losing log lines, or stopping a started process
@@ -112,7 +120,7 @@ export function createRunActivities(deps: ActivityDeps) {
           cancelled: ctx.cancelled,
           onLogWriteError: (err) => log.warn({ err, runId: run.run_id }, 'dropped a batch of run logs'),
         });
-        const ending = endingOf(outcome, config.runLimits.logBytes);
+        const ending = endingOf(outcome, config.runLimits.logBytes, config.sandbox);
         return prepared.resultFile ? await functionEnding(ending, prepared.resultFile) : ending;
       } catch (err) {
         // A worker shutting down is not a cancellation of the run: fail this attempt so that the retry (on
@@ -122,6 +130,8 @@ export function createRunActivities(deps: ActivityDeps) {
         }
         throw err;
       } finally {
+        // Nothing of the run outlives it: every process of its uid is killed before the uid is reused.
+        await identity?.release();
         await fs.promises.rm(prepared.home, { recursive: true, force: true }).catch(() => undefined);
       }
     },

@@ -49,6 +49,12 @@ export interface Config {
     /** stdout+stderr kept per run; past it the run ends ERROR. */
     logBytes: number;
   };
+  /**
+   * Isolation of user code (src/runtime/sandbox, docs/security.md): `on` runs every user process (builds,
+   * runs) as its own unprivileged uid in namespaces behind a firewall, and the worker refuses to run user
+   * code where that is impossible; `off` (single-tenant development only) runs it as the worker's user.
+   */
+  sandbox: SandboxConfig;
   /** Wall time of one deployment's build (a workflow timer). */
   deploymentTimeLimitSeconds: number;
   /**
@@ -81,6 +87,26 @@ export interface Config {
     data_lake_objstore_url: string;
     drive_data_connector_client_id: string;
   };
+}
+
+export interface SandboxConfig {
+  mode: 'on' | 'off';
+  /** Run uids are taken from [uidBase, uidBase + uidCount); an organization's gid is gidBase + its index. */
+  uidBase: number;
+  uidCount: number;
+  gidBase: number;
+  /** Host-wide uid leases (lock files); shared by every worker on the host. */
+  stateDir: string;
+  /** Size of a run's private HOME and /tmp (each a tmpfs of this size). */
+  diskBytes: number;
+  /** CPU seconds per process (RLIMIT_CPU; past it SIGXCPU ends the run ERROR). */
+  cpuSeconds: number;
+  /** Processes and threads of one run (RLIMIT_NPROC of its uid). */
+  maxProcesses: number;
+  /** Largest file a user process may write (RLIMIT_FSIZE). */
+  fileBytes: number;
+  /** Extra destinations (CIDRs) user code may reach although they are private (an internal package index). */
+  allowCidrs: string[];
 }
 
 export interface ModelsConfig {
@@ -180,6 +206,7 @@ export function loadConfig(env: Env = process.env): Config {
       memoryMb: int('RUN_MEMORY_LIMIT_MB', 2048, 64),
       logBytes: int('RUN_LOG_LIMIT_BYTES', 10 * 1024 * 1024, 1024),
     },
+    sandbox: sandboxConfig(env, dataDir, int, problems),
     deploymentTimeLimitSeconds: int('DEPLOYMENT_TIME_LIMIT_SECONDS', 1800, 1),
     buildEnv: pickBuildEnv(env),
     runProcess: {
@@ -220,6 +247,33 @@ export function loadConfig(env: Env = process.env): Config {
   if (!/^[^\s@]+@[^\s@]+$/.test(config.bootstrap.email)) problems.push('BOOTSTRAP_EMAIL must be an email address');
   if (problems.length) throw new ConfigError(problems);
   return config;
+}
+
+function sandboxConfig(
+  env: Env,
+  dataDir: string,
+  int: (name: string, fallback: number, min: number, max?: number) => number,
+  problems: string[],
+): SandboxConfig {
+  const mode = (env.SANDBOX ?? '').trim().toLowerCase() || 'on';
+  if (mode !== 'on' && mode !== 'off') problems.push(`SANDBOX must be on or off, got ${JSON.stringify(env.SANDBOX)}`);
+  const allowCidrs = (env.SANDBOX_ALLOW_CIDRS ?? '').split(',').map((c) => c.trim()).filter(Boolean);
+  for (const c of allowCidrs) {
+    if (!/^[0-9a-fA-F:.]+\/\d{1,3}$/.test(c)) problems.push(`SANDBOX_ALLOW_CIDRS entries must be CIDRs (10.1.0.0/16), got ${JSON.stringify(c)}`);
+  }
+  const root = process.getuid?.() === 0;
+  return {
+    mode: mode === 'off' ? 'off' : 'on',
+    uidBase: int('SANDBOX_UID_BASE', 200_000, 1000, 2 ** 31 - 2),
+    uidCount: int('SANDBOX_UID_COUNT', 10_000, 1, 1_000_000),
+    gidBase: int('SANDBOX_GID_BASE', 300_000, 1000, 2 ** 31 - 2),
+    stateDir: path.resolve(env.SANDBOX_STATE_DIR || (root ? '/run/tarmac-sandbox' : path.join(dataDir, 'sandbox'))),
+    diskBytes: int('SANDBOX_DISK_MB', 512, 1, 1024 * 1024) * 1024 * 1024,
+    cpuSeconds: int('SANDBOX_CPU_SECONDS', 3600, 1),
+    maxProcesses: int('SANDBOX_MAX_PROCESSES', 256, 8, 1_000_000),
+    fileBytes: int('SANDBOX_FILE_MB', 1024, 1, 1024 * 1024) * 1024 * 1024,
+    allowCidrs,
+  };
 }
 
 const OPENAI_BASE_URL = 'https://api.openai.com/v1';

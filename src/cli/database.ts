@@ -2,12 +2,14 @@
 import type { DataSource } from 'typeorm';
 import type { Config } from '../config';
 import { createDataSource } from '../persistence/data-source';
-import { embeddedPostgresUrl } from './embedded-postgres';
+import { embeddedPassword, embeddedPostgresUrl } from './embedded-postgres';
+import path from 'node:path';
 
 /** DATABASE_URL, else the embedded database that `npm start` runs (reachable while it runs). */
 export function cliDatabase(config: Config): { url: string; embedded: boolean } {
   if (config.databaseUrl) return { url: config.databaseUrl, embedded: false };
-  return { url: embeddedPostgresUrl(config.embeddedPostgresPort), embedded: true };
+  const password = embeddedPassword(path.join(config.dataDir, 'postgres')) ?? '(not yet created: run npm start first)';
+  return { url: embeddedPostgresUrl(config.embeddedPostgresPort, password), embedded: true };
 }
 
 /** Connects, or throws an error that tells the operator what to do. */

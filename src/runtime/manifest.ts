@@ -23,7 +23,10 @@ export interface BuildManifest {
 export const MANIFEST_FILE = 'manifest.json';
 
 export async function writeManifest(buildPath: string, manifest: BuildManifest): Promise<void> {
-  await fs.writeFile(path.join(buildPath, MANIFEST_FILE), JSON.stringify(manifest, null, 2));
+  // The build's own steps could have left a link here (to a file of the platform's): replace, never follow.
+  const file = path.join(buildPath, MANIFEST_FILE);
+  await fs.rm(file, { force: true, recursive: true });
+  await fs.writeFile(file, JSON.stringify(manifest, null, 2), { flag: 'wx' });
 }
 
 export async function readManifest(buildPath: string): Promise<BuildManifest> {

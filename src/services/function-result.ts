@@ -18,6 +18,8 @@ export async function functionEnding(processEnding: RunEnding, resultFile: strin
       return { status: 'ERROR', reason: 'ResultTooLarge', error: `The handler's result is ${stat.size} bytes; the limit is ${MAX_FUNCTION_RESULT_BYTES}` };
     }
     text = await fs.readFile(resultFile, 'utf8');
+    // The file is created empty before the run (a sandboxed process may only write into it).
+    if (text === '') throw new Error('no result');
   } catch {
     // Killed, or exited (e.g. sys.exit() in the handler) before the shim wrote anything.
     return processEnding.status === 'SUCCEEDED'

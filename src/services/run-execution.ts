@@ -57,11 +57,15 @@ export interface PreparedExecution {
   env: Record<string, string>;
   /** The run's private HOME/TMPDIR; the caller removes it. */
   home: string;
-  /** Function and tool runs: where the shim writes the handler's result / the artifact (inside `home`). */
+  /** The deployment's build directory (read-only to the run). */
+  buildPath: string;
+  /** Files the platform wrote into `home` for the process to read (shims, inputs). */
+  inputFiles: string[];
+  /** Function and tool runs: where the shim writes the handler's result / the artifact (inside `home`), created empty. */
   resultFile?: string;
 }
 
-async function buildOf(ds: DataSource, run: Run): Promise<{ resource: CodeResource; manifest: BuildManifest }> {
+async function buildOf(ds: DataSource, run: Run): Promise<{ resource: CodeResource; manifest: BuildManifest; buildPath: string }> {
   const resource = run.resource_id ? await ds.getRepository(CodeResource).findOneBy({ resource_id: run.resource_id }) : null;
   if (!resource) throw new RunSetupError(`${run.kind[0].toUpperCase()}${run.kind.slice(1)}NotFound`, `The ${run.kind} of this run no longer exists`);
   const deployment = run.deployment_id ? await ds.getRepository(Deployment).findOneBy({ deployment_id: run.deployment_id }) : null;
@@ -75,15 +79,15 @@ async function buildOf(ds: DataSource, run: Run): Promise<{ resource: CodeResour
   try {
     await fs.access(manifest.interpreter, fs.constants.X_OK);
     await fs.access(manifest.workDir);
-  } catch {
-    throw new RunSetupError('BuildUnavailable', `The build of deployment ${deployment.deployment_id} is incomplete: ${manifest.interpreter} or ${manifest.workDir} is missing`);
+  } catch (err) {
+    throw new RunSetupError('BuildUnavailable', `The build of deployment ${deployment.deployment_id} is incomplete: ${(err as Error).message}`);
   }
-  return { resource, manifest };
+  return { resource, manifest, buildPath: deployment.build_path };
 }
 
 /** Prepares the process of `run`; creates its credential (unless its env vars bring GT_CLOUD_API_KEY). */
 export async function prepareExecution(deps: { ds: DataSource; box: SecretBox; config: Config }, run: Run): Promise<PreparedExecution> {
-  const { resource, manifest } = await buildOf(deps.ds, run);
+  const { resource, manifest, buildPath } = await buildOf(deps.ds, run);
   if (run.kind === 'tool' && manifest.runtime !== 'python3') throw new RunSetupError('UnsupportedRuntime', 'Tools run on the python3 runtime only');
   const vars = [
     ...(await resolveEnvVars(deps.ds, deps.box, run.organization_id, resource.env_vars ?? [])),
@@ -96,27 +100,38 @@ export async function prepareExecution(deps: { ds: DataSource; box: SecretBox; c
     }));
   }
   const home = await fs.mkdtemp(path.join(os.tmpdir(), `${RUN_HOME_PREFIX}${run.run_id.slice(0, 8)}-`));
+  // Sandboxed, the process sees its files through bind mounts made as its own uid: it may pass through
+  // this directory to them, never list it.
+  await fs.chmod(home, 0o711);
   let command = mainCommand(manifest, run.args);
   let resultFile: string | undefined;
+  const inputFiles: string[] = [];
+  const writeInput = async (file: string, content: string) => {
+    await fs.writeFile(file, content, { mode: 0o644 });
+    inputFiles.push(file);
+  };
   if (run.kind === 'function') {
     // The shim and the event live in HOME (the build directory is immutable and shared by runs).
     const shim = functionRunner(manifest.runtime);
     const files = { shim: path.join(home, shim.fileName), input: path.join(home, 'function-input.json'), result: path.join(home, 'function-result.json') };
-    await fs.writeFile(files.shim, shim.source);
-    await fs.writeFile(files.input, JSON.stringify(run.input ?? { body: null, query_params: {} }));
+    await writeInput(files.shim, shim.source);
+    await writeInput(files.input, JSON.stringify(run.input ?? { body: null, query_params: {} }));
     command = functionCommand(manifest, files);
     resultFile = files.result;
   } else if (run.kind === 'tool') {
     const input = (run.input ?? {}) as { describe?: boolean; activity?: string; params?: unknown };
     const files = { shim: path.join(home, 'tool_runner.py'), params: path.join(home, 'tool-params.json'), result: path.join(home, 'tool-result.json') };
-    await fs.writeFile(files.shim, PYTHON_TOOL_RUNNER);
-    await fs.writeFile(files.params, JSON.stringify(input.params ?? {}));
+    await writeInput(files.shim, PYTHON_TOOL_RUNNER);
+    await writeInput(files.params, JSON.stringify(input.params ?? {}));
     command = toolCommand(manifest, files, input.activity !== undefined && !input.describe ? { activity: input.activity } : { describe: true });
     resultFile = files.result;
   }
+  if (resultFile) await fs.writeFile(resultFile, '', { mode: 0o600 });
   return {
     manifest,
     command,
+    buildPath,
+    inputFiles,
     resultFile,
     env: processEnvironment({
       runtime: manifest.runtime, interpreter: manifest.interpreter, home, vars,

@@ -6,13 +6,14 @@ import { FsBlobStore } from '../blobs/fs-blob-store';
 import type { Config } from '../config';
 import { createModelDriver } from '../drivers/model';
 import type { Logger } from '../logger';
+import type { Sandbox } from '../runtime/sandbox/sandbox';
 import { SecretBox } from '../security/secret-box';
 
 /** Path of the workflows entry (compiled JS next to this file's tree). */
 export const WORKFLOWS_PATH = require.resolve('../../workflows');
 
 /** What activities are given, from the configuration and the process's connections (one way, for every worker). */
-export function activityDepsFor(config: Config, connections: { ds: DataSource; temporal: Client; log: Logger }): ActivityDeps {
+export function activityDepsFor(config: Config, connections: { ds: DataSource; temporal: Client; log: Logger; sandbox: Sandbox }): ActivityDeps {
   if (!config.secretsKey) throw new Error('SECRETS_KEY is required by the worker');
   return {
     ...connections,

@@ -5,6 +5,7 @@ import { createLogger } from '../logger';
 import { createDataSource } from '../persistence/data-source';
 import { connectClient, ensureSearchAttributes } from '../temporal/connection';
 import { ensureBuildCleanupSchedule, ensureReconcilerSchedule } from '../temporal/schedules';
+import { Sandbox } from '../runtime/sandbox/sandbox';
 import { activityDepsFor, createWorker } from './create-worker';
 
 async function main() {
@@ -19,12 +20,14 @@ async function main() {
   await ensureReconcilerSchedule(client, config.temporal.taskQueue, log);
   await ensureBuildCleanupSchedule(client, config.temporal.taskQueue, log);
   const ds = await createDataSource(config.databaseUrl, { applicationName: 'tarmac-worker', poolSize: config.databasePoolSize }).initialize();
+  // Before polling: a worker that cannot isolate user code must not take any (SANDBOX, docs/security.md).
+  const sandbox = await Sandbox.open(config.sandbox, { log, apiBaseUrl: config.runProcess.apiBaseUrl });
   const connection = await NativeConnection.connect({ address: temporalAddress(config) });
   const worker = await createWorker({
     connection,
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,
-    deps: activityDepsFor(config, { ds, temporal: client, log }),
+    deps: activityDepsFor(config, { ds, temporal: client, log, sandbox }),
     shutdownGraceTime: config.shutdownGraceMs,
   });
   // Names and URLs only: keys never reach the log.
@@ -33,6 +36,7 @@ async function main() {
   log.info({ taskQueue: config.temporal.taskQueue, address: temporalAddress(config) }, 'worker polling');
   // Worker.run() installs its own SIGINT/SIGTERM handling: it stops polling and drains in-flight tasks.
   await worker.run();
+  await sandbox.close();
   await connection.close();
   await client.connection.close();
   await ds.destroy();

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { structureWithBuild } from '../support/builds';
 import { as } from '../support/client';
-import { processAlive, SLEEP_PROGRAM } from '../support/runs';
+import { runAlive, SLEEP_PROGRAM } from '../support/runs';
 import { getStack, newTenant } from '../support/stack';
 import { waitForDeployment } from '../fixtures/projects';
 
@@ -146,12 +146,12 @@ describe('structures, functions and tools', () => {
       pid = Number(logs?.[0]?.split(' ')[1] ?? 0);
       if (!pid) await new Promise((r) => setTimeout(r, 50));
     }
-    expect(processAlive(pid)).to.equal(true);
+    expect(runAlive(runId)).to.equal(true);
 
     expect((await api.delete(`/api/structures/${s.structureId}`)).status).to.equal(204);
     const deadline = Date.now() + 5_000;
-    while (processAlive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-    expect(processAlive(pid)).to.equal(false);
+    while (runAlive(runId) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(runAlive(runId)).to.equal(false);
     expect((await api.get(`/api/structure-runs/${runId}`)).status).to.equal(404);
     const rows: unknown[] = await getStack().ds.query(`SELECT 1 FROM runs WHERE run_id = $1`, [runId]);
     expect(rows).to.have.length(0);

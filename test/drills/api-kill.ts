@@ -1,12 +1,12 @@
 // Drill: SIGKILL an api process while it serves open SSE streams of running runs. The clients reconnect
 // with Last-Event-ID to a second api process (they share nothing but PostgreSQL) and must end up with
 // every event of their run exactly once, in order, although the runs kept posting events meanwhile.
-import fs from 'node:fs';
 import { structureWithBuild } from '../support/builds';
 import { as } from '../support/client';
 import { getStack, newTenant } from '../support/stack';
-import { DrillReport, Findings, tempDir, until } from './kit';
+import { DrillReport, Findings, until } from './kit';
 import { Processes, startApiProcess } from './processes';
+import { Witness } from './witness';
 import { checkRuns, DRILL_PROGRAM } from './run-checks';
 import { compareFrames, followStream } from './sse-follower';
 
@@ -22,7 +22,7 @@ export interface ApiKillOptions {
 export async function apiKillDrill(opts: ApiKillOptions = { streams: 100, runs: 10, events: 40, seconds: 4 }): Promise<DrillReport> {
   const f = new Findings('api-kill', `SIGKILL of an api process serving ${opts.streams} SSE streams`);
   const { ds, env } = getStack();
-  const marks = tempDir('api-kill');
+  const witness = await Witness.start();
   const procs = new Processes();
   try {
     const [first, second] = await Promise.all([startApiProcess(procs, 'api-1'), startApiProcess(procs, 'api-2')]);
@@ -32,7 +32,7 @@ export async function apiKillDrill(opts: ApiKillOptions = { streams: 100, runs: 
     const runIds: string[] = [];
     for (let i = 0; i < opts.runs; i++) {
       const res = await as(t.key).post(`/api/structures/${s.structureId}/runs`, {
-        args: ['0', String(opts.seconds), String(opts.events)], env_vars: [{ name: 'DRILL_MARKS', value: marks }],
+        args: ['0', String(opts.seconds), String(opts.events)], env_vars: [{ name: 'DRILL_WITNESS', value: witness.url }],
       });
       if (res.status !== 201) throw new Error(`creating a run answered ${res.status} ${res.text}`);
       runIds.push(res.body.structure_run_id);
@@ -70,10 +70,10 @@ export async function apiKillDrill(opts: ApiKillOptions = { streams: 100, runs: 
     });
     f.count('streams', followed.length);
     f.count('frames', followed.reduce((n, c) => n + c.frames.length, 0));
-    await checkRuns(f, { ds, temporal: env.client, runIds, marksDir: marks, expect: { events: opts.events } });
+    await checkRuns(f, { ds, temporal: env.client, runIds, witness, expect: { events: opts.events } });
   } finally {
     await procs.stopAll(f);
-    fs.rmSync(marks, { recursive: true, force: true });
+    await witness.close();
   }
   return f.report();
 }

@@ -39,6 +39,14 @@ describe('resilience drills (quick)', function () {
     expect(r.facts.reconnects).to.be.at.least(100);
   });
 
+  it('hostile-tenant: every attack of a tenant\'s structure is blocked; the other tenant and the platform are untouched', async () => {
+    const r = await quick('hostile-tenant');
+    reports.push(r);
+    expectClean(r);
+    expect(r.facts.escapes ?? 0).to.equal(0);
+    expect(r.facts.blocked).to.be.at.least(30);
+  });
+
   it('worker-kill: runs in flight on a killed worker end WorkerLost, the others succeed, none runs twice', async () => {
     const r = await quick('worker-kill');
     reports.push(r);

@@ -4,6 +4,7 @@
 import { apiKillDrill } from './api-kill';
 import { badInputDrill } from './bad-input';
 import type { DrillReport } from './kit';
+import { hostileTenantDrill } from './hostile-tenant';
 import { pgOutageDrill } from './pg-outage';
 import { temporalRestartDrill } from './temporal-restart';
 import { workerKillDrill } from './worker-kill';
@@ -39,6 +40,17 @@ export const DRILLS: Drill[] = [
     name: 'pg-outage',
     summary: 'Stop PostgreSQL for 10 s under load: 503 meanwhile, recovery by itself, every status, event and log line kept',
     full: () => pgOutageDrill({ runs: 20, outageMs: 10_000, lines: 40, events: 20, seconds: 14 }),
+  },
+  {
+    name: 'hostile-tenant',
+    summary: "A tenant's structure tries every way out of its sandbox (files, processes, ports, kernel, resources) beside another tenant's runs: 0 escapes",
+    full: () => hostileTenantDrill({ victims: 5 }),
+    quick: () => hostileTenantDrill({ victims: 2 }),
+  },
+  {
+    name: 'hostile-tenant-nonroot',
+    summary: 'The same attacks on a worker started as a non-root user with the capabilities of docs/security.md: 0 escapes',
+    full: () => hostileTenantDrill({ victims: 5, asUser: 'tarmac-worker' }),
   },
   {
     name: 'bad-input',

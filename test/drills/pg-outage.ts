@@ -14,6 +14,7 @@ import { structureWithBuild } from '../support/builds';
 import { freePort, getStack } from '../support/stack';
 import { DrillReport, Findings, sleep, tempDir, until } from './kit';
 import { Processes, startApiProcess, startWorkerProcess } from './processes';
+import { Witness } from './witness';
 import { checkRuns, DRILL_PROGRAM } from './run-checks';
 import { compareFrames, followStream } from './sse-follower';
 
@@ -35,9 +36,7 @@ export async function pgOutageDrill(
   const f = new Findings('pg-outage', `PostgreSQL stopped for ${opts.outageMs / 1000} s under load, then started again`);
   const { env } = getStack();
   const dir = tempDir('pg');
-  const marks = path.join(dir, 'marks');
-  fs.mkdirSync(marks);
-  fs.chmodSync(marks, 0o777);
+  const witness = await Witness.start();
   const procs = new Processes();
   const pgOptions = { dir: path.join(dir, 'postgres'), port: await freePort(), database: 'tarmac_drill', persistent: true };
   let pg: RunningPostgres | undefined = await startEmbeddedPostgres(pgOptions);
@@ -60,7 +59,7 @@ export async function pgOutageDrill(
       const text = await res.text();
       return { status: res.status, text, body: res.headers.get('content-type')?.includes('json') && text ? JSON.parse(text) : undefined };
     };
-    const runBody = { args: [String(opts.lines), String(opts.seconds), String(opts.events)], env_vars: [{ name: 'DRILL_MARKS', value: marks }] };
+    const runBody = { args: [String(opts.lines), String(opts.seconds), String(opts.events)], env_vars: [{ name: 'DRILL_WITNESS', value: witness.url }] };
     const runIds: string[] = [];
     for (let i = 0; i < opts.runs; i++) {
       const res = await call('POST', `/api/structures/${s.structureId}/runs`, runBody);
@@ -136,8 +135,8 @@ export async function pgOutageDrill(
     const [{ rows }] = await ds.query(`SELECT count(*)::int AS rows FROM runs WHERE resource_id = $1`, [s.structureId]);
     f.twice(rows - runIds.length, 'run rows (a refused creation left its row)');
     const [main, extra] = [runIds.slice(0, opts.runs), runIds.slice(opts.runs)];
-    await checkRuns(f, { ds, temporal: env.client, runIds: main, marksDir: marks, expect: { lines: opts.lines, events: opts.events }, explain: api.whyFailed });
-    await checkRuns(f, { ds, temporal: env.client, runIds: extra, marksDir: marks, expect: { lines: 2, events: 1 }, explain: api.whyFailed });
+    await checkRuns(f, { ds, temporal: env.client, runIds: main, witness, expect: { lines: opts.lines, events: opts.events }, explain: api.whyFailed });
+    await checkRuns(f, { ds, temporal: env.client, runIds: extra, witness, expect: { lines: 2, events: 1 }, explain: api.whyFailed });
 
     const events: Array<{ run_id: string; seq: string; event_id: string }> = await ds.query(
       `SELECT run_id, seq, event_id FROM run_events WHERE run_id = ANY($1::uuid[]) ORDER BY run_id, seq`, [main]);
@@ -157,6 +156,7 @@ export async function pgOutageDrill(
     await procs.stopAll(f);
     await ds.destroy().catch(() => undefined);
     await pg?.stop().catch(() => undefined);
+    await witness.close();
     fs.rmSync(dir, { recursive: true, force: true });
   }
   return f.report();

@@ -169,13 +169,25 @@ let bundleFile: string | undefined;
  * A real worker (workflows and activities, see worker-process.ts) in a process of its own on `taskQueue`,
  * ready once it polls. It loads the stack's prebuilt workflow bundle, so it starts in about a second.
  */
-export async function startWorkerProcess(procs: Processes, name: string, overrides: Record<string, string | undefined>) {
+export async function startWorkerProcess(
+  procs: Processes,
+  name: string,
+  overrides: Record<string, string | undefined>,
+  /** Run it as this (non-root) user, with these capabilities as ambient ones (docs/security.md). */
+  as?: { user: string; capabilities: string[] },
+) {
   const { workflowBundle, config } = getStack();
   if (!bundleFile) {
     bundleFile = path.join(config.dataDir, 'drill-workflow-bundle.js');
     fs.writeFileSync(bundleFile, workflowBundle.code);
+    fs.chmodSync(bundleFile, 0o644);
   }
-  const child = procs.spawn(name, process.execPath, [path.join(__dirname, 'worker-process.js'), bundleFile], processEnv(overrides));
+  const command = [process.execPath, path.join(__dirname, 'worker-process.js'), bundleFile];
+  const caps = as?.capabilities.map((c) => `+${c}`).join(',');
+  const [file, ...args] = as
+    ? ['setpriv', `--reuid=${as.user}`, `--regid=${as.user}`, '--init-groups', `--inh-caps=${caps}`, `--ambient-caps=${caps}`, '--', ...command]
+    : command;
+  const child = procs.spawn(name, file, args, processEnv(as ? { SANDBOX_STATE_DIR: '/run/tarmac-sandbox', ...overrides } : overrides));
   await procs.waitForLine(child, /^ready$/m);
   return child;
 }

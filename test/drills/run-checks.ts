@@ -1,16 +1,16 @@
 // The program every drill runs, and the checks that a set of runs came through a fault intact.
-import fs from 'node:fs';
-import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import type { DataSource } from 'typeorm';
 import { workflowIdOf } from '../../src/temporal/workflow-start';
-import { Findings, pidAlive } from './kit';
+import { runAlive } from '../support/runs';
+import { Findings } from './kit';
+import type { Witness } from './witness';
 
 /**
- * The program every drill runs (python): records each execution of itself in a marker file
- * `$DRILL_MARKS/<run id>.<pid>` (so a second execution of one run is visible), prints `lines` lines and
+ * The program every drill runs (python): reports each execution of itself to the drill's witness
+ * (`$DRILL_WITNESS`, witness.ts: a second execution of one run is visible), prints `lines` lines and
  * posts `events` USER events (payload {i}) spread over `seconds`, retrying a post refused with 503 or
- * unanswered, like a well-behaved client. Accepted events are noted in the marker file too.
+ * unanswered, like a well-behaved client. Accepted events are reported to the witness too.
  * argv: lines seconds events.
  */
 export const DRILL_PROGRAM = `
@@ -18,10 +18,17 @@ import json, os, sys, time, urllib.error, urllib.request
 BASE = os.environ["GT_CLOUD_BASE_URL"]
 RUN_ID = os.environ["GT_CLOUD_STRUCTURE_RUN_ID"]
 KEY = os.environ["GT_CLOUD_API_KEY"]
-MARK = os.path.join(os.environ["DRILL_MARKS"], "%s.%d" % (RUN_ID, os.getpid()))
+WITNESS = os.environ["DRILL_WITNESS"]
+EXECUTION = os.urandom(8).hex()
 def note(text):
-    with open(MARK, "a") as f:
-        f.write(text + "\\n")
+    body = json.dumps({"run": RUN_ID, "execution": EXECUTION, "note": text}).encode()
+    for attempt in range(50):
+        try:
+            urllib.request.urlopen(urllib.request.Request(WITNESS, data=body, method="POST"), timeout=5).close()
+            return
+        except (urllib.error.URLError, OSError):
+            time.sleep(0.1)
+    raise SystemExit("the drill's witness is unreachable")
 note("started")
 lines, seconds, events = int(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3])
 def post(i):
@@ -52,23 +59,6 @@ for k in range(steps):
 note("finished")
 `;
 
-export interface Execution {
-  pid: number;
-  notes: string[];
-}
-
-/** Executions of each run, from the marker files the program wrote. */
-export function executionsOf(marksDir: string): Map<string, Execution[]> {
-  const out = new Map<string, Execution[]>();
-  for (const file of fs.readdirSync(marksDir)) {
-    const [runId, pid] = file.split('.');
-    const list = out.get(runId) ?? [];
-    list.push({ pid: Number(pid), notes: fs.readFileSync(path.join(marksDir, file), 'utf8').split('\n').filter(Boolean) });
-    out.set(runId, list);
-  }
-  return out;
-}
-
 const TERMINAL = ['SUCCEEDED', 'FAILED', 'ERROR', 'CANCELLED'];
 const FINAL_EVENT: Record<string, string> = {
   SUCCEEDED: 'StructureRunCompleted', FAILED: 'StructureRunCompleted', ERROR: 'StructureRunError', CANCELLED: 'StructureRunCancelled',
@@ -84,7 +74,7 @@ export interface RunExpectation {
 }
 
 /**
- * Checks runs after a fault, against the database (`ds`), their workflows (`temporal`) and the marker files:
+ * Checks runs after a fault, against the database (`ds`), their workflows (`temporal`) and the witness:
  * every run exists and is terminal, in an expected status that its workflow's result agrees with; its
  * SYSTEM events are complete and single; its code ran at most once (exactly once when it SUCCEEDED), and
  * every line it printed and every event the api accepted from it is stored once; its credential is gone
@@ -93,13 +83,12 @@ export interface RunExpectation {
 export async function checkRuns(
   f: Findings,
   opts: {
-    ds: DataSource; temporal: Client; runIds: string[]; marksDir: string; expect: RunExpectation;
+    ds: DataSource; temporal: Client; runIds: string[]; witness: Witness; expect: RunExpectation;
     /** Says why the api failed a request, from the answer's body (startApiProcess's whyFailed). */
     explain?: (body: string) => string;
   },
 ): Promise<void> {
-  const { ds, runIds, marksDir, expect } = opts;
-  const executions = executionsOf(marksDir);
+  const { ds, runIds, witness, expect } = opts;
   const rows: Array<{ run_id: string; status: string; started_at: Date | null; completed_at: Date | null; status_detail: any }> = await ds.query(
     `SELECT run_id, status, started_at, completed_at, status_detail FROM runs WHERE run_id = ANY($1::uuid[])`, [runIds]);
   const byId = new Map(rows.map((r) => [r.run_id, r]));
@@ -117,7 +106,7 @@ export async function checkRuns(
     f.checked++;
     const mine = events.filter((e) => e.run_id === runId);
     const system = mine.filter((e) => e.origin === 'SYSTEM').map((e) => e.type);
-    const ran = executions.get(runId) ?? [];
+    const ran = witness.executionsOf(runId);
     if (!TERMINAL.includes(row.status)) {
       f.violation(`run ${runId} stayed ${row.status}`);
       f.missing(1, 'terminal statuses');
@@ -142,9 +131,7 @@ export async function checkRuns(
     // Executions: never twice; once when it succeeded.
     f.twice(ran.length - 1, `executions of user code (run ${runId})`);
     if (row.status === 'SUCCEEDED') f.missing(ran.length === 0 ? 1 : 0, `executions (run ${runId} SUCCEEDED but never ran)`);
-    for (const e of ran) {
-      if (pidAlive(e.pid)) f.violation(`run ${runId}: its process ${e.pid} is still alive`);
-    }
+    if (runAlive(runId)) f.violation(`run ${runId}: a process of it is still alive`);
 
     // What a complete execution produced is stored, once each.
     const complete = ran.find((e) => e.notes.includes('finished'));

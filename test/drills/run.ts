@@ -6,6 +6,7 @@ import { DRILLS } from './index';
 import { descendantsOf, DrillReport } from './kit';
 import { killDrillProcesses } from './processes';
 import { summaryTable } from './summary';
+import { verdictTable, type Verdicts } from './hostile-tenant';
 import { startStack, stopStack } from '../support/stack';
 
 async function main(): Promise<number> {
@@ -40,6 +41,8 @@ async function main(): Promise<number> {
       try {
         const r = await d.full();
         reports.push(r);
+        // The hostile-tenant drills say what each attack met.
+        if ('verdicts' in r) console.log(`\n${verdictTable((r as { verdicts: Verdicts }).verdicts)}\n`);
         console.log(`   ${r.violations.length ? `${r.violations.length} findings` : 'ok'} (${((Date.now() - started) / 1000).toFixed(1)} s)`);
       } catch (err) {
         // The drill could not run to its end: a failure, with what stopped it.

@@ -10,6 +10,7 @@ import { as } from '../support/client';
 import { freePort, getStack, newTenant } from '../support/stack';
 import { DrillReport, Findings, sleep, tempDir, until } from './kit';
 import { Processes, startApiProcess, startTemporalDevServer, startWorkerProcess } from './processes';
+import { Witness } from './witness';
 import { checkRuns, DRILL_PROGRAM } from './run-checks';
 
 /** When the run's process activity last heartbeated (ms), or undefined when it has none pending (ended). */
@@ -37,9 +38,7 @@ export async function temporalRestartDrill(
   const f = new Findings('temporal-restart', `Temporal dev server stopped (${opts.signals.join(', later ')}) and restarted on its SQLite file during runs`);
   const { ds } = getStack();
   const dir = tempDir('temporal');
-  const marks = path.join(dir, 'marks');
-  fs.mkdirSync(marks, { mode: 0o777 });
-  fs.chmodSync(marks, 0o777);
+  const witness = await Witness.start();
   const procs = new Processes();
   let connection: Connection | undefined;
   try {
@@ -54,7 +53,7 @@ export async function temporalRestartDrill(
     const t = await newTenant('drill-temporal');
     const s = await structureWithBuild(t.organizationId, { files: { 'structure.py': DRILL_PROGRAM } });
     const http = as(t.key, api.baseUrl);
-    const body = (seconds: number) => ({ args: ['10', String(seconds), '5'], env_vars: [{ name: 'DRILL_MARKS', value: marks }] });
+    const body = (seconds: number) => ({ args: ['10', String(seconds), '5'], env_vars: [{ name: 'DRILL_WITNESS', value: witness.url }] });
     const runIds: string[] = [];
     for (let i = 0; i < opts.runs; i++) {
       const res = await http.post(`/api/structures/${s.structureId}/runs`, body(opts.seconds));
@@ -109,11 +108,12 @@ export async function temporalRestartDrill(
 
     const [{ rows }] = await ds.query(`SELECT count(*)::int AS rows FROM runs WHERE resource_id = $1`, [s.structureId]);
     f.twice(rows - runIds.length, 'run rows (a refused creation left its row)');
-    await checkRuns(f, { ds, temporal: client, runIds, marksDir: marks, expect: { lines: 10, events: 5 } });
+    await checkRuns(f, { ds, temporal: client, runIds, witness, expect: { lines: 10, events: 5 } });
     f.count('runs', runIds.length);
   } finally {
     await connection?.close().catch(() => undefined);
     await procs.stopAll(f);
+    await witness.close();
     fs.rmSync(dir, { recursive: true, force: true });
   }
   return f.report();

@@ -2,7 +2,6 @@
 // a new one. Runs that had finished stay as they were; runs whose process was running end ERROR
 // (WorkerLost: their code is not run a second time); runs created while no worker ran start on the new
 // one and succeed. None stays non-terminal, none runs twice, every status agrees with its workflow.
-import fs from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import type { DataSource } from 'typeorm';
@@ -10,8 +9,9 @@ import { workflowIdOf } from '../../src/temporal/workflow-start';
 import { structureWithBuild } from '../support/builds';
 import { as } from '../support/client';
 import { getStack, newTenant } from '../support/stack';
-import { DrillReport, Findings, sleep, tempDir, until } from './kit';
+import { DrillReport, Findings, sleep, until } from './kit';
 import { Processes, startApiProcess, startWorkerProcess } from './processes';
+import { Witness } from './witness';
 import { checkRuns, DRILL_PROGRAM } from './run-checks';
 
 /** What the run that ended last went through after the kill, from its workflow history: where recovery waits. */
@@ -39,7 +39,7 @@ export async function workerKillDrill(opts: WorkerKillOptions = { inFlight: 50, 
   const f = new Findings('worker-kill', `SIGKILL of the worker with ${opts.inFlight} runs in flight; a new worker`);
   const { ds, env } = getStack();
   const queue = `drill-worker-kill-${randomUUID().slice(0, 8)}`;
-  const marks = tempDir('worker-kill');
+  const witness = await Witness.start();
   const procs = new Processes();
   try {
     // The api snapshots the heartbeat timeout into each run's workflow: 2 s until a silent worker is presumed lost.
@@ -50,7 +50,7 @@ export async function workerKillDrill(opts: WorkerKillOptions = { inFlight: 50, 
     const s = await structureWithBuild(t.organizationId, { files: { 'structure.py': DRILL_PROGRAM } });
     const client = as(t.key, api.baseUrl);
     const create = async (args: string[]) => {
-      const res = await client.post(`/api/structures/${s.structureId}/runs`, { args, env_vars: [{ name: 'DRILL_MARKS', value: marks }] });
+      const res = await client.post(`/api/structures/${s.structureId}/runs`, { args, env_vars: [{ name: 'DRILL_WITNESS', value: witness.url }] });
       if (res.status !== 201) throw new Error(`creating a run answered ${res.status} ${res.text}`);
       return res.body.structure_run_id as string;
     };
@@ -88,8 +88,8 @@ export async function workerKillDrill(opts: WorkerKillOptions = { inFlight: 50, 
     f.notes.push(`all ${all.length} runs ended ${((Date.now() - killedAt) / 1000).toFixed(1)} s after the kill`);
     f.notes.push(await afterTheKill(env.client, ds, inFlight, killedAt));
 
-    await checkRuns(f, { ds, temporal: env.client, runIds: [...before, ...during], marksDir: marks, expect: { lines: 3 } });
-    await checkRuns(f, { ds, temporal: env.client, runIds: inFlight, marksDir: marks, expect: { statuses: ['ERROR'] } });
+    await checkRuns(f, { ds, temporal: env.client, runIds: [...before, ...during], witness, expect: { lines: 3 } });
+    await checkRuns(f, { ds, temporal: env.client, runIds: inFlight, witness, expect: { statuses: ['ERROR'] } });
     const lost: Array<{ n: number }> = await ds.query(
       `SELECT count(*)::int AS n FROM runs WHERE run_id = ANY($1::uuid[]) AND status_detail->>'reason' = 'WorkerLost'`, [inFlight]);
     f.count('workerLost', lost[0].n);
@@ -99,7 +99,7 @@ export async function workerKillDrill(opts: WorkerKillOptions = { inFlight: 50, 
     f.count('runs', all.length);
   } finally {
     await procs.stopAll(f);
-    fs.rmSync(marks, { recursive: true, force: true });
+    await witness.close();
   }
   return f.report();
 }

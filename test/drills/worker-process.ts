@@ -7,6 +7,7 @@ import { loadConfig, requireRuntime, temporalAddress } from '../../src/config';
 import { createLogger } from '../../src/logger';
 import { createDataSource } from '../../src/persistence/data-source';
 import { connectClient } from '../../src/temporal/connection';
+import { Sandbox } from '../../src/runtime/sandbox/sandbox';
 import { activityDepsFor, createWorker } from '../../src/worker/create-worker';
 
 async function main() {
@@ -18,18 +19,20 @@ async function main() {
   Runtime.install({ logger: new DefaultLogger('ERROR'), telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'ERROR' }) } } });
   const client = await connectClient(config);
   const ds = await createDataSource(config.databaseUrl, { applicationName: 'tarmac-drill-worker' }).initialize();
+  const sandbox = await Sandbox.open(config.sandbox, { log, apiBaseUrl: config.runProcess.apiBaseUrl });
   const connection = await NativeConnection.connect({ address: temporalAddress(config) });
   const worker = await createWorker({
     connection,
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,
-    deps: activityDepsFor(config, { ds, temporal: client, log }),
+    deps: activityDepsFor(config, { ds, temporal: client, log, sandbox }),
     workflowBundle: { codePath: bundlePath },
     shutdownGraceTime: config.shutdownGraceMs,
   });
   const running = worker.run();
   console.log('ready');
   await running;
+  await sandbox.close();
   await connection.close();
   await client.connection.close();
   await ds.destroy();

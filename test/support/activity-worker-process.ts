@@ -5,6 +5,7 @@ import { createActivities } from '../../activities';
 import { loadConfig, requireRuntime, temporalAddress } from '../../src/config';
 import { createLogger } from '../../src/logger';
 import { createDataSource } from '../../src/persistence/data-source';
+import { Sandbox } from '../../src/runtime/sandbox/sandbox';
 import { activityDepsFor } from '../../src/worker/create-worker';
 
 async function main() {
@@ -13,13 +14,14 @@ async function main() {
   const log = createLogger(config.logLevel, 'test-activity-worker');
   Runtime.install({ logger: new DefaultLogger('ERROR'), telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'ERROR' }) } } });
   const ds = await createDataSource(config.databaseUrl, { applicationName: 'tarmac-test-activity-worker' }).initialize();
+  const sandbox = await Sandbox.open(config.sandbox, { log, apiBaseUrl: config.runProcess.apiBaseUrl });
   const connection = await NativeConnection.connect({ address: temporalAddress(config) });
   const worker = await Worker.create({
     connection,
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,
     // No workflows: this process only executes activities (the test runs the workflows in-process).
-    activities: createActivities(activityDepsFor(config, { ds, temporal: undefined as never, log })),
+    activities: createActivities(activityDepsFor(config, { ds, temporal: undefined as never, log, sandbox })),
     maxHeartbeatThrottleInterval: '1 second',
   });
   const running = worker.run();

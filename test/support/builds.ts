@@ -8,13 +8,14 @@ import type { DataSource } from 'typeorm';
 import { CodeResource, Deployment } from '../../src/persistence/entities';
 import type { EnvVar } from '../../src/persistence/entities/code-resource';
 import { writeManifest } from '../../src/runtime/manifest';
+import { findTool } from '../../src/runtime/process/confine';
 import { getStack } from './stack';
 
 let python: string | undefined;
 
-/** The real python3 binary (not a pyenv/asdf shim, which needs the caller's environment to work). */
+/** The python3 binary builds use (systemPython3): the system's, which sandboxed runs can read. */
 export function python3(): string {
-  python ??= execFileSync('python3', ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).trim();
+  python ??= execFileSync(findTool('python3') ?? 'python3', ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).trim();
   return python;
 }
 

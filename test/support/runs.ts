@@ -1,5 +1,5 @@
 // Helpers for run tests: wait for a run through the api, and python programs used as structures.
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { expect } from 'chai';
 import { as } from './client';
 
@@ -75,6 +75,23 @@ for i in range(n):
 `;
 
 /** True while a process with this pid exists and is not a zombie (an orphan may wait a while to be reaped). */
+/**
+ * Whether any process of the run still runs on this host, found by the run id in its environment: a
+ * sandboxed program's own pid (what it prints) is a pid of its namespace, not of the host.
+ */
+export function runAlive(runId: string): boolean {
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (!readFileSync(`/proc/${entry}/environ`, 'latin1').split('\0').includes(`GT_CLOUD_STRUCTURE_RUN_ID=${runId}`)) continue;
+      if (processAlive(Number(entry))) return true;
+    } catch {
+      // gone, or not ours to read
+    }
+  }
+  return false;
+}
+
 export function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);

@@ -27,6 +27,7 @@ import { createDataSource, migrate } from '../../src/persistence/data-source';
 import type { SecretBox } from '../../src/security/secret-box';
 import { temporalCli, temporalTestServer } from '../../src/temporal/binaries';
 import { SEARCH_ATTRIBUTES } from '../../src/temporal/search-attributes';
+import { Sandbox } from '../../src/runtime/sandbox/sandbox';
 import { activityDepsFor, createWorker, WORKFLOWS_PATH } from '../../src/worker/create-worker';
 import { bootstrapOrganization } from '../../src/services/accounts';
 import { startModelProvider, ModelProvider } from './model-provider';
@@ -111,7 +112,10 @@ export async function startStack(opts: { env?: Record<string, string> } = {}): P
   ]);
   stops.unshift(() => env.teardown());
 
-  const activityDeps: ActivityDeps = activityDepsFor(config, { ds, temporal: env.client, log: createLogger(config.logLevel, 'test-worker') });
+  const log = createLogger(config.logLevel, 'test-worker');
+  const sandbox = await Sandbox.open(config.sandbox, { log, apiBaseUrl: config.runProcess.apiBaseUrl });
+  stops.unshift(() => sandbox.close());
+  const activityDeps: ActivityDeps = activityDepsFor(config, { ds, temporal: env.client, log, sandbox });
   const { box } = activityDeps;
   const worker = await createWorker({
     connection: env.nativeConnection, namespace: env.namespace ?? 'default', taskQueue: config.temporal.taskQueue,

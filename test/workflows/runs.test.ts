@@ -13,7 +13,7 @@ import { startOptionsFor, workflowIdOf } from '../../src/temporal/workflow-start
 import { createWorker } from '../../src/worker/create-worker';
 import { structureWithBuild } from '../support/builds';
 import { as } from '../support/client';
-import { processAlive, SLEEP_PROGRAM, waitForRun } from '../support/runs';
+import { runAlive, SLEEP_PROGRAM, waitForRun } from '../support/runs';
 import { getStack, newTenant, startTimeSkipping } from '../support/stack';
 import { skipWhileActivityRuns } from '../support/time-skipping';
 
@@ -21,6 +21,7 @@ const callerOf = (t: { organizationId: string; userId: string }): Caller => ({
   organizationId: t.organizationId, userId: t.userId, apiKeyId: t.userId, actor: t.userId, runId: null,
 });
 
+/** Waits until the program of the run has printed its pid: it is running. */
 async function pidOf(runId: string): Promise<number> {
   for (let i = 0; i < 300; i++) {
     const rows: Array<{ line: string }> = await getStack().ds.query(`SELECT line FROM run_logs WHERE run_id = $1 ORDER BY seq LIMIT 1`, [runId]);
@@ -45,7 +46,7 @@ describe('structure run workflow', function () {
         // outlast the skip, or it would end the activity before the time limit does.
         const limits = { ...config, runProcess: { ...config.runProcess, heartbeatTimeoutSeconds: 7200 } };
         const run = await createStructureRun({ ds, temporal: ts.env.client, config: limits }, callerOf(t), s.structureId, { args: ['100000'], env_vars: [] });
-        const pid = await pidOf(run.run_id);
+        await pidOf(run.run_id);
         const handle = ts.env.client.workflow.getHandle(workflowIdOf('structure-run', run.run_id));
         const wallClock = Date.now();
         const skippedFrom = await ts.env.currentTimeMs();
@@ -58,7 +59,7 @@ describe('structure run workflow', function () {
         expect(status).to.equal('ERROR');
         const after = await ds.getRepository(Run).findOneByOrFail({ run_id: run.run_id });
         expect(after.status_detail).to.deep.equal({ reason: 'TimeLimitExceeded', error: `Run exceeded its time limit of ${config.runLimits.timeSeconds} s` });
-        expect(processAlive(pid)).to.equal(false);
+        expect(runAlive(run.run_id)).to.equal(false);
       });
     } finally {
       await ts.stop();
@@ -104,13 +105,13 @@ describe('structure run workflow', function () {
     const s = await structureWithBuild(t.organizationId, { files: { 'structure.py': SLEEP_PROGRAM } });
     const created = await as(t.key).post(`/api/structures/${s.structureId}/runs`, { args: ['600'] });
     const runId = created.body.structure_run_id;
-    const pid = await pidOf(runId);
+    await pidOf(runId);
     const handle = getStack().env.client.workflow.getHandle(workflowIdOf('structure-run', runId));
     await handle.cancel();
     const run = await waitForRun(t.key, runId, undefined, 10_000);
     expect(run.status).to.equal('CANCELLED');
     expect(run.status_detail).to.deep.include({ reason: 'Cancelled', requested_by: 'Temporal workflow cancellation' });
-    expect(processAlive(pid)).to.equal(false);
+    expect(runAlive(runId)).to.equal(false);
     // The row is written just before the workflow closes; then it closes as cancelled itself.
     const closed = await handle.result().then(() => 'COMPLETED', (err: Error) => (err.cause as Error | undefined)?.name);
     expect(closed).to.equal('CancelledFailure');
@@ -163,7 +164,7 @@ describe('structure run workflow', function () {
     };
     // At first the queue's workflows run in this process and its activities only in a child process: the victim.
     const workflowsOnly = await Worker.create({ connection: env.nativeConnection, namespace: env.namespace ?? 'default', taskQueue: queue, workflowBundle });
-    const { runId, pid } = await workflowsOnly.runUntil(async () => {
+    const { runId } = await workflowsOnly.runUntil(async () => {
       const victim = spawn(process.execPath, [path.join(__dirname, '../support/activity-worker-process.js')], {
         env: {
           ...process.env, DATABASE_URL: (ds.options as { url: string }).url, SECRETS_KEY: config.secretsKey!.toString('base64'),
@@ -178,14 +179,14 @@ describe('structure run workflow', function () {
       });
       const s = await structureWithBuild(t.organizationId, { files: { 'structure.py': SLEEP_PROGRAM } });
       const run = await createStructureRun({ ds, temporal: env.client, config: crashConfig }, callerOf(t), s.structureId, { args: ['600'], env_vars: [] });
-      const userPid = await pidOf(run.run_id);
+      await pidOf(run.run_id);
       await waitForRun(t.key, run.run_id, (r) => r.status === 'RUNNING');
       victim.kill('SIGKILL');
       await exited;
-      return { runId: run.run_id, pid: userPid };
+      return { runId: run.run_id };
     });
-    for (let i = 0; i < 100 && processAlive(pid); i++) await new Promise((r) => setTimeout(r, 20));
-    expect(processAlive(pid), 'the user process outlived its worker').to.equal(false);
+    for (let i = 0; i < 100 && runAlive(runId); i++) await new Promise((r) => setTimeout(r, 20));
+    expect(runAlive(runId), 'the user process outlived its worker').to.equal(false);
 
     // Another worker takes the retry once the heartbeat timeout declares the first one lost.
     const lostAt = Date.now();

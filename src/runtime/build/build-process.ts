@@ -2,6 +2,8 @@
 // process group, a clean environment, output kept as a bounded tail. Cancellation (the deployment's time
 // limit, or the worker shutting down) kills the whole group at once: a build has nothing to save.
 import { spawn } from 'node:child_process';
+import { sandboxExitStatus } from '../process/user-process';
+import type { Wrapped } from '../sandbox/sandbox';
 
 /** The last `limit` bytes of everything the build steps printed, for status_detail.build_output_tail. */
 export class OutputTail {
@@ -34,6 +36,8 @@ export interface StepOptions {
   argv: string[];
   cwd: string;
   env: Record<string, string>;
+  /** The command as the sandbox runs it (Sandbox.wrap): every build step is user code. */
+  isolate: (command: { file: string; argv: string[]; cwd: string }) => Wrapped;
   output: OutputTail;
   /** Rejects when the build must stop (activity cancellation); rethrown once the group is dead. */
   cancelled: Promise<never>;
@@ -55,12 +59,19 @@ function killGroup(pid: number): void {
 /** After the step's main process exits, how long escaped background children may keep our pipes open. */
 const DRAIN_MS = 2_000;
 
+/** For the platform's own tools (git): not user code, run as they are. */
+export const unconfined = (command: { file: string; argv: string[] }): Wrapped => ({
+  file: command.file, argv: command.argv, extraFds: [], close: () => undefined,
+});
+
 /** Runs one step to its end. Rejects with a plain Error when it cannot be started (an infrastructure fault). */
 export async function runStep(opts: StepOptions): Promise<StepResult> {
   opts.output.append(`$ ${[opts.file, ...opts.argv].join(' ')}\n`);
-  const child = spawn(opts.file, opts.argv, {
-    cwd: opts.cwd, env: opts.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'], shell: false,
+  const wrapped = opts.isolate({ file: opts.file, argv: opts.argv, cwd: opts.cwd });
+  const child = spawn(wrapped.file, wrapped.argv, {
+    cwd: opts.cwd, env: opts.env, detached: true, stdio: ['ignore', 'pipe', 'pipe', ...wrapped.extraFds], shell: false,
   });
+  wrapped.close();
   await new Promise<void>((resolve, reject) => {
     child.once('spawn', resolve);
     child.once('error', (err) => reject(new Error(`could not start ${opts.file}: ${err.message}`)));
@@ -73,7 +84,7 @@ export async function runStep(opts: StepOptions): Promise<StepResult> {
       return new Promise<void>((resolve) => stream.once('close', () => resolve()));
     }),
   );
-  const exited = new Promise<StepResult>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<StepResult>((resolve) => child.once('exit', (code, signal) => resolve(sandboxExitStatus({ code, signal }))));
   const first = await Promise.race([exited, opts.cancelled.catch((err: unknown) => ({ cancelled: err }))]);
   // Whatever the step left running in its group goes too (on cancellation: everything).
   killGroup(pid);

@@ -9,6 +9,8 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { BuildManifest, writeManifest } from '../manifest';
 import type { DeployConfig } from './config-file';
+import { findTool } from '../process/confine';
+import type { Wrapped } from '../sandbox/sandbox';
 import { describeExit, OutputTail, runStep } from './build-process';
 import { DeploymentFailure, FailureReason } from './failure';
 
@@ -23,6 +25,8 @@ export interface BuildContext {
   cacheDir: string;
   /** Proxy, CA and PIP_*, NPM_CONFIG_* variables from the worker (config.buildEnv). */
   passthroughEnv: Record<string, string>;
+  /** Every step through the sandbox (Sandbox.wrap with the build's identity). */
+  isolate: (command: { file: string; argv: string[]; cwd: string }) => Wrapped;
   output: OutputTail;
   cancelled: Promise<never>;
 }
@@ -30,11 +34,12 @@ export interface BuildContext {
 let python3Path: Promise<string> | undefined;
 
 /**
- * The real python3 binary, asked of python3 itself in the worker's environment: a pyenv/asdf shim would
- * not work in the clean environment of a build, nor inside the venv it creates.
+ * The real python3 binary: the system's (/usr/bin, ...), which sandboxed user code can read, else asked of
+ * python3 itself in the worker's environment (a pyenv/asdf shim would not work in the clean environment of
+ * a build, nor inside the venv it creates).
  */
 export function systemPython3(): Promise<string> {
-  python3Path ??= promisify(execFile)('python3', ['-c', 'import sys; print(sys.executable)']).then(
+  python3Path ??= promisify(execFile)(findTool('python3') ?? 'python3', ['-c', 'import sys; print(sys.executable)']).then(
     (r) => r.stdout.trim(),
     (err: Error) => {
       python3Path = undefined;
@@ -71,7 +76,7 @@ export async function buildProject(ctx: BuildContext, config: DeployConfig): Pro
   const python = config.runtime === 'python3';
   const env = buildEnvironment(ctx.passthroughEnv, ctx.home, ctx.cacheDir, python ? [path.join(venv, 'bin')] : []);
   const step = async (file: string, argv: string[], failure: FailureReason, what: string) => {
-    const result = await runStep({ file, argv, cwd: config.workDir, env, output: ctx.output, cancelled: ctx.cancelled });
+    const result = await runStep({ file, argv, cwd: config.workDir, env, isolate: ctx.isolate, output: ctx.output, cancelled: ctx.cancelled });
     if (result.code !== 0) throw new DeploymentFailure(failure, `${what} ${describeExit(result)}`);
   };
   const script = (file: string | undefined, what: string) =>
@@ -83,7 +88,7 @@ export async function buildProject(ctx: BuildContext, config: DeployConfig): Pro
     const needsPip = Boolean(config.build.requirementsFile || config.build.preBuildInstallScript || config.build.postBuildInstallScript);
     // Not a user failure when python3 itself is broken: a plain Error makes the deployment ERROR.
     const result = await runStep({
-      file: await systemPython3(), argv: ['-m', 'venv', ...(needsPip ? [] : ['--without-pip']), venv], cwd: config.workDir, env, output: ctx.output, cancelled: ctx.cancelled,
+      file: await systemPython3(), argv: ['-m', 'venv', ...(needsPip ? [] : ['--without-pip']), venv], cwd: config.workDir, env, isolate: ctx.isolate, output: ctx.output, cancelled: ctx.cancelled,
     });
     if (result.code !== 0) throw new Error(`python3 -m venv ${describeExit(result)}: ${ctx.output.text().slice(-500)}`);
     interpreter = path.join(venv, 'bin', 'python');

@@ -10,7 +10,7 @@ import path from 'node:path';
 /** Only fixed system directories are searched: the worker's own PATH is not trusted for this. */
 const SYSTEM_DIRS = ['/usr/bin', '/bin', '/usr/sbin', '/sbin', '/usr/local/bin'];
 
-function findTool(name: string): string | undefined {
+export function findTool(name: string): string | undefined {
   for (const dir of SYSTEM_DIRS) {
     const candidate = path.join(dir, name);
     try {

@@ -1,6 +1,6 @@
 // Runs one user process to its end: starts it confined, pumps its output into run logs, heartbeats while
 // it runs, and stops its whole process group on cancellation or when its output passes the log limit.
-import { confine } from './confine';
+import type { Wrapped } from '../sandbox/sandbox';
 import { LogPump, OutputLine } from './log-pump';
 import { ExitStatus, startUserProcess, UserProcess } from './user-process';
 
@@ -14,7 +14,8 @@ export type SupervisedOutcome =
 export interface SuperviseOptions {
   command: { file: string; argv: string[]; cwd: string };
   env: Record<string, string>;
-  memoryBytes: number;
+  /** The command as the sandbox runs it (Sandbox.wrap). */
+  isolate: (command: { file: string; argv: string[]; cwd: string }) => Wrapped;
   logLimitBytes: number;
   killGraceMs: number;
   writeLogs: (lines: OutputLine[]) => Promise<void>;
@@ -35,11 +36,15 @@ export async function superviseUserProcess(opts: SuperviseOptions): Promise<Supe
   const pump = new LogPump({
     write: opts.writeLogs, limitBytes: opts.logLimitBytes, onLimit: () => void stop(), onWriteError: opts.onLogWriteError,
   });
-  const { file, argv } = confine(opts.command, opts.memoryBytes);
+  const wrapped = opts.isolate(opts.command);
   try {
-    child = await startUserProcess({ file, argv, cwd: opts.command.cwd, env: opts.env, onLine: (s, l) => pump.add(s, l) });
+    child = await startUserProcess({
+      file: wrapped.file, argv: wrapped.argv, cwd: opts.command.cwd, env: opts.env, extraFds: wrapped.extraFds, onLine: (s, l) => pump.add(s, l),
+    });
   } catch (err) {
     return { kind: 'start-failed', message: (err as Error).message };
+  } finally {
+    wrapped.close();
   }
   const started = child;
   opts.heartbeat(started.pid);

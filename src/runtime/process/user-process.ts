@@ -1,6 +1,7 @@
 // A user process: spawned without a shell, in its own process group (and session), stdin from /dev/null,
 // stdout and stderr read line by line. Stopping it signals the whole group, so children die with it.
 import { ChildProcess, spawn } from 'node:child_process';
+import os from 'node:os';
 import { LineSplitter, StreamName } from './log-pump';
 
 export interface ExitStatus {
@@ -19,6 +20,17 @@ export interface UserProcess {
 /** After the main process exits, how long descendants that escaped the group may hold our pipes open. */
 const OUTPUT_DRAIN_MS = 2_000;
 
+/**
+ * bubblewrap reports a child killed by signal N as exit code 128 + N (as shells do): read it back as the
+ * signal, so a run killed by SIGKILL or SIGXCPU says so whether or not it was sandboxed.
+ */
+export function sandboxExitStatus(status: ExitStatus): ExitStatus {
+  const { code } = status;
+  if (code === null || code <= 128 || code > 128 + 64) return status;
+  const name = Object.entries(os.constants.signals).find(([, n]) => n === code - 128)?.[0] as NodeJS.Signals | undefined;
+  return name ? { code: null, signal: name } : status;
+}
+
 export function signalGroup(pid: number, signal: NodeJS.Signals): void {
   try {
     process.kill(-pid, signal);
@@ -33,13 +45,15 @@ export async function startUserProcess(opts: {
   argv: string[];
   cwd: string;
   env: Record<string, string>;
+  /** Given to the child as fds 3, 4, ... (the sandbox's seccomp filter). */
+  extraFds?: number[];
   onLine: (stream: StreamName, line: string) => void;
 }): Promise<UserProcess> {
   const child: ChildProcess = spawn(opts.file, opts.argv, {
     cwd: opts.cwd,
     env: opts.env,
     detached: true, // setsid(): a new process group whose id is the child's pid
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ['ignore', 'pipe', 'pipe', ...(opts.extraFds ?? [])],
     shell: false,
   });
   await new Promise<void>((resolve, reject) => {
@@ -62,7 +76,7 @@ export async function startUserProcess(opts: {
   });
 
   const exited: Promise<ExitStatus> = new Promise((resolve) => {
-    child.once('exit', (code, signal) => resolve({ code, signal }));
+    child.once('exit', (code, signal) => resolve(sandboxExitStatus({ code, signal })));
   });
 
   const finished = exited.then(async (status) => {

@@ -7,7 +7,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { DeploymentFailure } from '../build/failure';
-import { OutputTail, runStep } from '../build/build-process';
+import { OutputTail, runStep, unconfined } from '../build/build-process';
 
 export interface GitSource {
   owner: string;
@@ -53,7 +53,7 @@ export async function cloneRepository(opts: CloneOptions): Promise<{ commitSha: 
     Object.assign(env, { GIT_CONFIG_COUNT: '1', GIT_CONFIG_KEY_0: 'http.extraHeader', GIT_CONFIG_VALUE_0: `Authorization: Basic ${basic}` });
   }
   const git = async (argv: string[], cwd: string) => {
-    const result = await runStep({ file: 'git', argv, cwd, env, output: opts.output, cancelled: opts.cancelled });
+    const result = await runStep({ file: 'git', argv, cwd, env, isolate: unconfined, output: opts.output, cancelled: opts.cancelled });
     return result.code === 0;
   };
   await fs.mkdir(path.dirname(opts.dest), { recursive: true });

@@ -1,0 +1,295 @@
+// The one path by which user code runs (builds, structure, function and tool runs). With SANDBOX=on each
+// process tree runs:
+//   prlimit  (address space, CPU seconds, processes of its uid, file size, no core dumps)
+//   setpriv  (a run uid of its own and its organization's gid, no supplementary groups, no capabilities,
+//             no_new_privs, killed with the worker)
+//   bwrap    (new user, pid, ipc, uts and cgroup namespaces: it sees only its own processes; a read-only
+//             root of /usr and /etc; its build read-only (read-write while building); a private
+//             size-capped tmpfs for HOME and /tmp; the seccomp filter of seccomp.ts)
+// behind the owner-matched firewall of firewall.ts. See docs/security.md for what each layer stops.
+// With SANDBOX=off (single-tenant development only) it runs as the worker's user, with prlimit alone.
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { spawn } from 'node:child_process';
+import { lookup } from 'node:dns/promises';
+import type { SandboxConfig } from '../../config';
+import type { Logger } from '../../logger';
+import { confine, findTool } from '../process/confine';
+import { Firewall } from './firewall';
+import { seccompProgram } from './seccomp';
+import { UidPool } from './uid-pool';
+
+/** Who a sandboxed process runs as; `release()` once its processes are done (kills any left). */
+export interface SandboxIdentity {
+  uid: number;
+  gid: number;
+  release(): Promise<void>;
+}
+
+export interface SandboxSpec {
+  file: string;
+  argv: string[];
+  cwd: string;
+  /** HOME and TMPDIR of the process: a private tmpfs mounted at this path. */
+  home: string;
+  /** Host paths visible at the same path, read-only (a run's build, its input files). */
+  readOnly?: string[];
+  /** Host paths visible at the same path, writable (a build in progress, a result file, a download cache). */
+  writable?: string[];
+  memoryBytes: number;
+  /** Undefined only with SANDBOX=off. */
+  identity: SandboxIdentity | undefined;
+}
+
+/** What to spawn: `file argv`, with `extraFds` given to the child as fds 3, 4, ... */
+export interface Wrapped {
+  file: string;
+  argv: string[];
+  extraFds: number[];
+  /** Closes the worker's copies of `extraFds` (after the spawn). */
+  close(): void;
+}
+
+export class SandboxUnavailable extends Error {}
+
+const CAP_CHOWN = 0;
+const CAP_KILL = 5;
+const CAP_SETGID = 6;
+const CAP_SETUID = 7;
+const CAP_SETPCAP = 8;
+const CAP_NET_ADMIN = 12;
+
+function effectiveCapabilities(): bigint {
+  const m = /^CapEff:\s+([0-9a-f]+)/m.exec(fs.readFileSync('/proc/self/status', 'latin1'));
+  return m ? BigInt(`0x${m[1]}`) : 0n;
+}
+const has = (caps: bigint, cap: number) => (caps & (1n << BigInt(cap))) !== 0n;
+
+/** Paths of the host's root that a sandbox shows: symlinks (merged /usr) as symlinks, directories read-only. */
+function systemMounts(): string[] {
+  const args = ['--ro-bind', '/usr', '/usr', '--ro-bind', '/etc', '/etc'];
+  for (const name of ['bin', 'sbin', 'lib', 'lib32', 'lib64', 'libx32']) {
+    const p = `/${name}`;
+    try {
+      const st = fs.lstatSync(p);
+      if (st.isSymbolicLink()) args.push('--symlink', fs.readlinkSync(p), p);
+      else if (st.isDirectory()) args.push('--ro-bind', p, p);
+    } catch {
+      // not on this host
+    }
+  }
+  return args;
+}
+
+function resolvers(): string[] {
+  try {
+    return [...fs.readFileSync('/etc/resolv.conf', 'utf8').matchAll(/^\s*nameserver\s+(\S+)/gm)].map((m) => m[1].replace(/%.*$/, ''));
+  } catch {
+    return [];
+  }
+}
+
+export class Sandbox {
+  private constructor(
+    readonly config: SandboxConfig,
+    private readonly tools: { bwrap: string; setpriv: string; prlimit: string } | undefined,
+    private readonly uids: UidPool | undefined,
+    private readonly firewall: Firewall | undefined,
+    private readonly seccompFile: string | undefined,
+    private readonly dropBoundingSet: boolean,
+  ) {}
+
+  get enabled(): boolean {
+    return this.config.mode === 'on';
+  }
+
+  /**
+   * Prepares isolation on this host (firewall rules, seccomp filter) and proves it with a sandboxed probe.
+   * Throws SandboxUnavailable, naming what is missing and the SANDBOX setting, when SANDBOX=on cannot hold.
+   */
+  static async open(config: SandboxConfig, opts: { log: Logger; apiBaseUrl: string }): Promise<Sandbox> {
+    const { log } = opts;
+    if (config.mode === 'off') {
+      log.warn('SANDBOX=off: user code runs as the worker user, unisolated; for single-tenant development only');
+      return new Sandbox(config, undefined, undefined, undefined, undefined, false);
+    }
+    const refuse = (why: string) =>
+      new SandboxUnavailable(
+        `cannot isolate user code on this host: ${why}. The worker refuses to run user code without isolation; ` +
+          'see docs/security.md for the setup, or set SANDBOX=off for single-tenant development only.',
+      );
+    const bwrap = findTool('bwrap');
+    const setpriv = findTool('setpriv');
+    const prlimit = findTool('prlimit');
+    if (!bwrap) throw refuse('bubblewrap (bwrap) is not installed (Debian: apt-get install bubblewrap)');
+    if (!setpriv || !prlimit) throw refuse('setpriv and prlimit (util-linux) are not installed');
+    const caps = effectiveCapabilities();
+    const root = process.geteuid?.() === 0;
+    if (!root && !(has(caps, CAP_SETUID) && has(caps, CAP_SETGID) && has(caps, CAP_CHOWN) && has(caps, CAP_KILL))) {
+      throw refuse('the worker is not root and lacks CAP_SETUID, CAP_SETGID, CAP_CHOWN and CAP_KILL to switch user code to run uids');
+    }
+    fs.mkdirSync(config.stateDir, { recursive: true, mode: 0o700 });
+    fs.chmodSync(config.stateDir, 0o700);
+    const uids = new UidPool(config.stateDir, config.uidBase, config.uidCount);
+
+    const program = seccompProgram();
+    let seccompFile: string | undefined;
+    if (program) {
+      seccompFile = path.join(config.stateDir, 'seccomp.bpf');
+      fs.writeFileSync(seccompFile, program, { mode: 0o600 });
+    } else {
+      log.warn({ arch: process.arch }, 'no seccomp filter for this architecture: user code runs without one');
+    }
+
+    const firewall = Firewall.onThisHost();
+    if (firewall && (root || has(caps, CAP_NET_ADMIN))) {
+      const api = new URL(opts.apiBaseUrl);
+      const port = Number(api.port || (api.protocol === 'https:' ? 443 : 80));
+      const host = api.hostname.replace(/^\[|\]$/g, '');
+      const addresses = net.isIP(host) ? [host] : (await lookup(host, { all: true }).catch(() => [])).map((a) => a.address);
+      try {
+        await firewall.install({
+          uidFirst: config.uidBase, uidLast: config.uidBase + config.uidCount - 1,
+          api: { addresses, port }, resolvers: resolvers(), allowCidrs: config.allowCidrs,
+        });
+      } catch (err) {
+        log.warn({ err }, 'could not install the sandbox firewall rules; relying on rules installed by the operator');
+      }
+    }
+    const sandbox = new Sandbox(config, { bwrap, setpriv, prlimit }, uids, firewall, seccompFile, root || has(caps, CAP_SETPCAP));
+    await sandbox.selfTest().catch((err: Error) => {
+      throw refuse(err.message);
+    });
+    log.info({ uids: `${config.uidBase}+${config.uidCount}`, seccomp: Boolean(seccompFile) }, 'user code is sandboxed');
+    return sandbox;
+  }
+
+  /** Leases a run uid in `gid` (an organization's group). SANDBOX=off: undefined. */
+  async identity(gid: number): Promise<SandboxIdentity | undefined> {
+    if (!this.uids) return undefined;
+    const lease = await this.uids.lease();
+    return { uid: lease.uid, gid, release: lease.release };
+  }
+
+  /** The gid of an organization, from its index (organizations.sandbox_index). */
+  gidOf(sandboxIndex: number): number {
+    return this.config.gidBase + sandboxIndex;
+  }
+
+  /** The command that runs `spec` isolated (SANDBOX=off: with the memory limit only). */
+  wrap(spec: SandboxSpec): Wrapped {
+    if (!this.enabled) {
+      const { file, argv } = confine({ file: spec.file, argv: spec.argv }, spec.memoryBytes);
+      return { file, argv, extraFds: [], close: () => undefined };
+    }
+    const id = spec.identity;
+    if (!id || !this.tools) throw new Error('a sandboxed process needs a run identity');
+    const c = this.config;
+    const extraFds: number[] = [];
+    const bwrap = [
+      '--unshare-user', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try', '--disable-userns',
+      '--hostname', 'sandbox', '--die-with-parent', '--cap-drop', 'ALL',
+      ...systemMounts(),
+      '--proc', '/proc', '--dev', '/dev',
+      '--size', String(c.diskBytes), '--tmpfs', '/tmp',
+    ];
+    // Mount order matters: HOME's tmpfs goes over the directories bound around it (a build's HOME is inside
+    // the build), and the files bound into HOME (a run's inputs) go over the tmpfs.
+    const inHome = (p: string) => p.startsWith(`${spec.home}/`);
+    const binds = (inside: boolean) => {
+      for (const p of spec.readOnly ?? []) if (inHome(p) === inside) bwrap.push('--ro-bind', p, p);
+      for (const p of spec.writable ?? []) if (inHome(p) === inside) bwrap.push('--bind', p, p);
+    };
+    binds(false);
+    bwrap.push('--size', String(c.diskBytes), '--tmpfs', spec.home);
+    binds(true);
+    bwrap.push('--remount-ro', '/', '--chdir', spec.cwd);
+    if (this.seccompFile) {
+      extraFds.push(fs.openSync(this.seccompFile, 'r'));
+      bwrap.push('--seccomp', '3');
+    }
+    const argv = [
+      `--as=${spec.memoryBytes}`, `--cpu=${c.cpuSeconds}`, `--nproc=${c.maxProcesses}`, `--fsize=${c.fileBytes}`, '--core=0', '--',
+      this.tools.setpriv, `--reuid=${id.uid}`, `--regid=${id.gid}`, '--clear-groups', '--inh-caps=-all',
+      ...(this.dropBoundingSet ? ['--bounding-set=-all'] : []), '--no-new-privs', '--pdeathsig', 'KILL', '--',
+      // bwrap sets PWD whatever it is told: env -u keeps the environment exactly what the platform built.
+      this.tools.bwrap, ...bwrap, '--', '/usr/bin/env', '-u', 'PWD', spec.file, ...spec.argv,
+    ];
+    return { file: this.tools.prlimit, argv, extraFds, close: () => extraFds.forEach((fd) => fs.closeSync(fd)) };
+  }
+
+  /**
+   * Gives a tree to `identity` (a build in progress writes into it) or, without one, back to the platform:
+   * root-owned, readable by the organization's gid only (directories 0750, files 0640 or 0750).
+   * Symlinks are never followed.
+   */
+  async chownTree(dir: string, owner: { uid: number; gid: number } | { platformFor: number }): Promise<void> {
+    if (!this.enabled) return;
+    const platform = 'platformFor' in owner;
+    const uid = platform ? (process.geteuid?.() ?? 0) : owner.uid;
+    const gid = platform ? owner.platformFor : owner.gid;
+    const walk = async (p: string): Promise<void> => {
+      const st = await fs.promises.lstat(p);
+      await fs.promises.lchown(p, uid, gid);
+      if (st.isSymbolicLink()) return;
+      if (st.isDirectory()) {
+        await fs.promises.chmod(p, platform ? 0o750 : 0o770);
+        for (const entry of await fs.promises.readdir(p)) await walk(path.join(p, entry));
+      } else if (platform) {
+        await fs.promises.chmod(p, st.mode & 0o111 ? 0o750 : 0o640);
+      }
+    };
+    await walk(dir);
+  }
+
+  /** Removes this worker's firewall rules (on shutdown). */
+  async close(): Promise<void> {
+    await this.firewall?.uninstall();
+  }
+
+  /** Runs a probe in the sandbox: it must run as its run uid, under seccomp, and not reach a local port. */
+  private async selfTest(): Promise<void> {
+    const server = net.createServer((s) => s.destroy());
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as net.AddressInfo).port;
+    const identity = await this.identity(this.config.gidBase);
+    const home = fs.mkdtempSync(path.join(this.config.stateDir, 'probe-'));
+    try {
+      const script =
+        'id -u; grep -E "^(Seccomp|NoNewPrivs|CapEff):" /proc/self/status; ls /proc | grep -cE "^[0-9]+$"; ' +
+        `(exec 3<>/dev/tcp/127.0.0.1/${port}) 2>/dev/null && echo reached || echo blocked`;
+      const w = this.wrap({ file: '/bin/bash', argv: ['-c', script], cwd: '/', home, memoryBytes: 512 * 1024 * 1024, identity });
+      let out = '';
+      let err = '';
+      const code = await new Promise<number | null>((resolve, reject) => {
+        const child = spawn(w.file, w.argv, { env: { PATH: '/usr/bin:/bin' }, stdio: ['ignore', 'pipe', 'pipe', ...w.extraFds] });
+        w.close();
+        const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+        child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+        child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+        child.once('error', reject);
+        child.once('close', (c) => {
+          clearTimeout(timer);
+          resolve(c);
+        });
+      });
+      if (code !== 0) throw new Error(`the sandbox probe did not run (exit ${code}): ${err.trim().slice(0, 300)}`);
+      const lines = out.trim().split('\n');
+      const field = (name: string) => lines.find((l) => l.startsWith(`${name}:`))?.split(/\s+/)[1];
+      if (Number(lines[0]) !== identity!.uid) throw new Error(`the probe ran as uid ${lines[0]}, not its run uid ${identity!.uid}`);
+      if (field('NoNewPrivs') !== '1' || !/^0+$/.test(field('CapEff') ?? '')) throw new Error('the probe kept privileges');
+      if (this.seccompFile && field('Seccomp') !== '2') throw new Error('the seccomp filter was not applied');
+      if (lines.at(-1) !== 'blocked') {
+        throw new Error(
+          'a sandboxed process reached a local port: no firewall for run uids (install iptables and run the worker ' +
+            `as root or with CAP_NET_ADMIN, or install the rules of docs/security.md for uids ${this.config.uidBase}-${this.config.uidBase + this.config.uidCount - 1})`,
+        );
+      }
+    } finally {
+      server.close();
+      fs.rmSync(home, { recursive: true, force: true });
+      await identity?.release();
+    }
+  }
+}

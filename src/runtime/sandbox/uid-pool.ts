@@ -1,0 +1,82 @@
+// Run uids: every sandboxed process tree gets a uid of its own from a configured range, so that the
+// kernel's per-uid accounting (RLIMIT_NPROC, signals, file ownership) is per run. A uid is leased through
+// a lock file in a host-wide directory (every worker on the host shares it) holding the lessee's pid, and
+// is handed out again only once no process of it is left: release() kills whatever still runs as it.
+import fs from 'node:fs';
+import path from 'node:path';
+import { killProcessesOf } from './processes';
+
+export interface UidLease {
+  uid: number;
+  /** Kills every process still running as the uid, then frees it. Idempotent. */
+  release(): Promise<void>;
+}
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+};
+
+export class UidPool {
+  private readonly dir: string;
+
+  constructor(
+    stateDir: string,
+    private readonly base: number,
+    private readonly count: number,
+  ) {
+    this.dir = path.join(stateDir, 'uids');
+    fs.mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+  }
+
+  /** Leases a free uid; throws when every uid of the range is taken. */
+  async lease(): Promise<UidLease> {
+    const start = Math.floor(Math.random() * this.count);
+    for (let i = 0; i < this.count; i++) {
+      const uid = this.base + ((start + i) % this.count);
+      if (await this.tryTake(uid)) return this.leaseOf(uid);
+    }
+    throw new Error(`every sandbox uid of [${this.base}, ${this.base + this.count}) is in use (SANDBOX_UID_COUNT)`);
+  }
+
+  private lockFile(uid: number) {
+    return path.join(this.dir, String(uid));
+  }
+
+  private async tryTake(uid: number): Promise<boolean> {
+    const file = this.lockFile(uid);
+    try {
+      fs.writeFileSync(file, String(process.pid), { flag: 'wx', mode: 0o600 });
+      return true;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+    // Taken: reclaim it only when its lessee is gone (a worker that crashed), after killing what it left.
+    const owner = Number(fs.readFileSync(file, 'utf8').trim());
+    if (Number.isInteger(owner) && owner > 0 && alive(owner)) return false;
+    await killProcessesOf(uid);
+    try {
+      fs.unlinkSync(file);
+      fs.writeFileSync(file, String(process.pid), { flag: 'wx', mode: 0o600 });
+      return true;
+    } catch {
+      return false; // another worker reclaimed it first
+    }
+  }
+
+  private leaseOf(uid: number): UidLease {
+    let released: Promise<void> | undefined;
+    return {
+      uid,
+      release: () =>
+        (released ??= (async () => {
+          await killProcessesOf(uid);
+          fs.rmSync(this.lockFile(uid), { force: true });
+        })()),
+    };
+  }
+}
