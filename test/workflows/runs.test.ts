@@ -155,6 +155,23 @@ describe('structure run workflow', function () {
     });
   });
 
+  it('ends a run past its CPU time limit ERROR (CpuLimitExceeded)', async () => {
+    const { ds, config, env, activityDeps, workflowBundle } = getStack();
+    const t = await newTenant();
+    const limited = { ...config, temporal: { ...config.temporal, taskQueue: 'tarmac-test-cpu' }, sandbox: { ...config.sandbox, cpuSeconds: 1 } };
+    const worker = await createWorker({
+      connection: env.nativeConnection, namespace: env.namespace ?? 'default', taskQueue: limited.temporal.taskQueue,
+      deps: { ...activityDeps, config: limited, sandbox: activityDeps.sandbox.withConfig(limited.sandbox) }, workflowBundle, shutdownGraceTime: '1 second',
+    });
+    await worker.runUntil(async () => {
+      const spinner = await structureWithBuild(t.organizationId, { files: { 'structure.py': 'while True:\n    pass\n' } });
+      const run = await createStructureRun({ ds, temporal: env.client, config: limited }, callerOf(t), spinner.structureId, { args: [], env_vars: [] });
+      const ended = await waitForRun(t.key, run.run_id);
+      expect(ended.status).to.equal('ERROR');
+      expect(ended.status_detail).to.deep.equal({ reason: 'CpuLimitExceeded', error: 'The process used more than its CPU time limit of 1 s' });
+    });
+  });
+
   it('ends a run whose worker is killed mid-run ERROR (worker lost), and the process dies with its worker', async () => {
     const { ds, config, env, activityDeps, workflowBundle, baseUrl } = getStack();
     const t = await newTenant();

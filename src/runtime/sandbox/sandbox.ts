@@ -165,6 +165,11 @@ export class Sandbox {
     return sandbox;
   }
 
+  /** The same sandbox with other limits (tests); it leaves the firewall rules to this one. */
+  withConfig(config: SandboxConfig): Sandbox {
+    return new Sandbox(config, this.tools, this.uids, undefined, this.seccompFile, this.dropBoundingSet);
+  }
+
   /** Leases a run uid in `gid` (an organization's group). SANDBOX=off: undefined. */
   async identity(gid: number): Promise<SandboxIdentity | undefined> {
     if (!this.uids) return undefined;
@@ -209,8 +214,9 @@ export class Sandbox {
       extraFds.push(fs.openSync(this.seccompFile, 'r'));
       bwrap.push('--seccomp', '3');
     }
+    // CPU: SIGXCPU at the limit (the run's reason), SIGKILL 5 s later for a process that ignores it.
     const argv = [
-      `--as=${spec.memoryBytes}`, `--cpu=${c.cpuSeconds}`, `--nproc=${c.maxProcesses}`, `--fsize=${c.fileBytes}`, '--core=0', '--',
+      `--as=${spec.memoryBytes}`, `--cpu=${c.cpuSeconds}:${c.cpuSeconds + 5}`, `--nproc=${c.maxProcesses}`, `--fsize=${c.fileBytes}`, '--core=0', '--',
       this.tools.setpriv, `--reuid=${id.uid}`, `--regid=${id.gid}`, '--clear-groups', '--inh-caps=-all',
       ...(this.dropBoundingSet ? ['--bounding-set=-all'] : []), '--no-new-privs', '--pdeathsig', 'KILL', '--',
       // bwrap sets PWD whatever it is told: env -u keeps the environment exactly what the platform built.
