@@ -14,6 +14,7 @@ import { execFile } from 'node:child_process';
 import net from 'node:net';
 import { promisify } from 'node:util';
 import { findTool } from '../process/confine';
+import { processExists } from './processes';
 
 const run = promisify(execFile);
 const CHAIN = 'TARMAC_SANDBOX';
@@ -39,15 +40,6 @@ const familyOf = (addressOrCidr: string): 4 | 6 => (net.isIPv6(addressOrCidr.spl
 function splitRule(line: string): string[] {
   return [...line.matchAll(/"((?:[^"\\]|\\.)*)"|(\S+)/g)].map((m) => (m[1] !== undefined ? m[1] : m[2]));
 }
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-};
 
 export class Firewall {
   private constructor(private readonly tools: Record<4 | 6, string | undefined>) {}
@@ -95,7 +87,7 @@ export class Firewall {
     await this.removeRules(family, (comment) => {
       // Rules of processes that are gone (a crashed worker, a drill's witness) go too.
       const pid = Number(/^tarmac .* (\d+)$/.exec(comment)?.[1]);
-      return comment === tag || (Number.isInteger(pid) && pid > 0 && !alive(pid));
+      return comment === tag || (Number.isInteger(pid) && pid > 0 && !processExists(pid));
     });
     const mine = (rule: string[]) => this.ipt(family, ['-A', ALLOW, ...rule, '-m', 'comment', '--comment', tag, '-j', 'ACCEPT']);
     for (const address of plan.api.addresses.filter((a) => familyOf(a) === family)) {

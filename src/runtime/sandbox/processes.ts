@@ -35,3 +35,13 @@ export async function killProcessesOf(uid: number, timeoutMs = 5_000): Promise<v
     await new Promise((r) => setTimeout(r, 20));
   }
 }
+
+/** Whether a process with this pid exists (whoever owns it). */
+export function processExists(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}

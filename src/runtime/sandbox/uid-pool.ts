@@ -4,22 +4,13 @@
 // is handed out again only once no process of it is left: release() kills whatever still runs as it.
 import fs from 'node:fs';
 import path from 'node:path';
-import { killProcessesOf } from './processes';
+import { killProcessesOf, processExists } from './processes';
 
 export interface UidLease {
   uid: number;
   /** Kills every process still running as the uid, then frees it. Idempotent. */
   release(): Promise<void>;
 }
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-};
 
 export class UidPool {
   private readonly dir: string;
@@ -57,7 +48,7 @@ export class UidPool {
     }
     // Taken: reclaim it only when its lessee is gone (a worker that crashed), after killing what it left.
     const owner = Number(fs.readFileSync(file, 'utf8').trim());
-    if (Number.isInteger(owner) && owner > 0 && alive(owner)) return false;
+    if (Number.isInteger(owner) && owner > 0 && processExists(owner)) return false;
     await killProcessesOf(uid);
     try {
       fs.unlinkSync(file);
