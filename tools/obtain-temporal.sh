@@ -20,13 +20,23 @@ if [ -n "${TEMPORAL_CLI_PATH:-}" ]; then
 elif [ -x "$cli_dir/temporal" ]; then
   echo "temporal CLI: cached at $cli_dir/temporal"
 elif command -v go >/dev/null 2>&1; then
-  echo "temporal CLI: building $CLI_VERSION with go install (first time only, a few minutes)..."
-  mkdir -p "$cli_dir"
-  GOBIN="$cli_dir" GOFLAGS=-mod=mod go install -x "github.com/temporalio/cli/cmd/temporal@$CLI_VERSION" 2>&1 \
-    | grep --line-buffered -E '^(go: downloading|# |mkdir -p \$WORK/b[0-9]+/$)' \
-    | awk '/^mkdir/ { n++; if (n % 50 == 0) { print "  compiled " n " packages..."; fflush() } next } { print "  " $0; fflush() }'
-  [ -x "$cli_dir/temporal" ] || { echo "temporal CLI: go install failed" >&2; exit 1; }
-  echo "temporal CLI: built $cli_dir/temporal"
+  mkdir -p "$cli_dir" "$CACHE/logs"
+  log="$CACHE/logs/temporal-cli-$CLI_VERSION.log"
+  echo "temporal CLI: building $CLI_VERSION with go install (first time only, usually 2-5 min; log: $log)"
+  started=$(date +%s)
+  GOBIN="$cli_dir" GOFLAGS=-mod=mod go install -x "github.com/temporalio/cli/cmd/temporal@$CLI_VERSION" >"$log" 2>&1 &
+  build=$!
+  while kill -0 "$build" 2>/dev/null; do
+    for _ in $(seq 30); do kill -0 "$build" 2>/dev/null && sleep 1; done
+    kill -0 "$build" 2>/dev/null || break
+    echo "  still building: $(grep -c '^go: downloading' "$log") modules downloaded, $(grep -c '^mkdir -p \$WORK/b[0-9]*/$' "$log") packages compiled, $(( $(date +%s) - started )) s"
+  done
+  if ! wait "$build" || [ ! -x "$cli_dir/temporal" ]; then
+    tail -n 20 "$log" >&2
+    echo "temporal CLI: go install failed (full log: $log)" >&2
+    exit 1
+  fi
+  echo "temporal CLI: built $cli_dir/temporal in $(( $(date +%s) - started )) s"
 else
   echo "temporal CLI: no Go toolchain; the SDK will download the CLI on first use (needs internet)"
 fi
@@ -39,12 +49,16 @@ elif [ -n "${TEMPORAL_TEST_SERVER_PATH:-}" ]; then
 elif [ -x "$ts_dir/temporal-test-server" ]; then
   echo "test server: cached at $ts_dir/temporal-test-server"
 elif command -v mvn >/dev/null 2>&1 && command -v java >/dev/null 2>&1; then
-  echo "test server: resolving io.temporal:temporal-test-server:$TEST_SERVER_VERSION from Maven Central..."
-  mkdir -p "$ts_dir/lib"
-  mvn -B -ntp -f "$here/test-server.pom.xml" dependency:copy-dependencies \
-    -Dtemporal.test.server.version="$TEST_SERVER_VERSION" -DoutputDirectory="$ts_dir/lib" \
-    | grep --line-buffered -E 'Copying|BUILD|ERROR' | sed -u 's/^/  /' || true
-  ls "$ts_dir"/lib/temporal-test-server-*.jar >/dev/null 2>&1 || { echo "test server: maven failed" >&2; exit 1; }
+  mkdir -p "$ts_dir/lib" "$CACHE/logs"
+  log="$CACHE/logs/temporal-test-server-$TEST_SERVER_VERSION.log"
+  echo "test server: resolving io.temporal:temporal-test-server:$TEST_SERVER_VERSION from Maven Central (first time only, about 30 s; log: $log)"
+  if ! mvn -B -ntp -f "$here/test-server.pom.xml" dependency:copy-dependencies \
+    -Dtemporal.test.server.version="$TEST_SERVER_VERSION" -DoutputDirectory="$ts_dir/lib" >"$log" 2>&1 \
+    || ! ls "$ts_dir"/lib/temporal-test-server-*.jar >/dev/null 2>&1; then
+    tail -n 20 "$log" >&2
+    echo "test server: maven failed (full log: $log)" >&2
+    exit 1
+  fi
   cat > "$ts_dir/temporal-test-server" <<WRAP
 #!/bin/sh
 # Wrapper for @temporalio/testing's existing-path executable: argument is the port.
