@@ -106,7 +106,7 @@ describe('structure runs', function () {
     const t = await newTenant();
     const api = as(t.key);
     const s = await structureWithBuild(t.organizationId, { files: { 'structure.py': 'print(1)\n' }, envVars: [{ name: 'GONE', value: '7c8e6a52-1a7e-4c55-9d0e-5f1c8d9a2b31', source: 'secret_ref' }] });
-    const created = await api.post(`/api/structures/${s.structureId}/runs`, {});
+    const created = await api.post(`/api/structures/${s.structureId}/runs`, { args: [] });
     expect(created.body.args).to.deep.equal([]);
     const run = await waitForRun(t.key, created.body.structure_run_id);
     expect(run.status).to.equal('ERROR');
@@ -117,11 +117,19 @@ describe('structure runs', function () {
     const undeployed = await api.post(`/api/structures/${await structureWithoutBuild(t.organizationId)}/runs`, { args: [] });
     expect(undeployed.status).to.equal(409);
     expect(undeployed.body.errors[0].message).to.match(/no successful deployment/);
-    const badRef = await api.post(`/api/structures/${s.structureId}/runs`, { env_vars: [{ name: 'X', value: 'nope', source: 'secret_ref' }] });
+    const badRef = await api.post(`/api/structures/${s.structureId}/runs`, { args: [], env_vars: [{ name: 'X', value: 'nope', source: 'secret_ref' }] });
     expect(badRef.status).to.equal(400);
     expect(badRef.body.errors[0].path).to.equal('/body/env_vars/0/value');
     expect((await api.post(`/api/structures/${s.structureId}/runs`, { args: ['a\u0000b'] })).status).to.equal(400);
-    expect((await api.post(`/api/structures/${s.structureId}/runs`, { env_vars: [{ name: 'BAD-NAME', value: 'x' }] })).status).to.equal(400);
+    expect((await api.post(`/api/structures/${s.structureId}/runs`, { args: [], env_vars: [{ name: 'BAD-NAME', value: 'x' }] })).status).to.equal(400);
+    // `args` is required (it may be empty); unknown members are ignored.
+    for (const body of [{}, { env_vars: [] }, undefined]) {
+      const missing = await api.post(`/api/structures/${s.structureId}/runs`, body);
+      expect(missing.status, JSON.stringify(body)).to.equal(400);
+      expect(missing.body.type).to.equal('ValidationError');
+      expect(missing.body.errors[0].path).to.equal(body ? '/body/args' : '/body');
+    }
+    expect((await api.post(`/api/structures/${s.structureId}/runs`, { args: [], extra: 1 })).status).to.equal(201);
     expect((await api.get('/api/structure-runs/5f1c8d9a-2b31-4c55-9d0e-7c8e6a521a7e')).status).to.equal(404);
   });
 

@@ -59,10 +59,12 @@ route({
     + '`env_vars` after the structure\'s own (`secret_ref` values are secret ids, resolved when the run starts). '
     + '409 when the structure has no successful deployment.',
   params: { structure_id: uuid },
+  bodyRequired: true,
   body: defineSchema('CreateStructureRunRequest', {
     type: 'object',
+    required: ['args'],
     properties: {
-      args: { type: 'array', items: { type: 'string' }, maxItems: 1000, default: [] },
+      args: { type: 'array', items: { type: 'string' }, maxItems: 1000, description: 'Required (may be empty): one argv entry each.' },
       env_vars: { type: 'array', items: EnvVarSchema, maxItems: 500, default: [] },
     },
   }),
