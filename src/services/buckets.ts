@@ -136,9 +136,13 @@ export async function deleteAsset({ ds, blobs }: Stores, asset: Asset): Promise<
 
 export type AssetOperation = 'GET' | 'PUT';
 
-/** What a presigned URL allows: one operation on one asset name, until `expires` (unix seconds). */
+/**
+ * What a presigned URL allows: the listed operations on one asset name, until `expires` (unix seconds). A URL
+ * asked for without an operation allows both: griptape's file manager driver asks that way and then GETs or
+ * PUTs (see CreateAssetUrl); an explicit GET or PUT allows that one only.
+ */
 export interface AssetGrant {
-  operation: AssetOperation;
+  operations: AssetOperation[];
   bucketId: string;
   name: string;
   expires: number;
@@ -154,8 +158,9 @@ const encodeAssetName = (name: string) => name.split('/').map(encodeURIComponent
 
 export function presignAssetUrl(box: SecretBox, publicBaseUrl: string, grant: AssetGrant): string {
   const expires = String(grant.expires);
+  const operation = grant.operations.join(',');
   const query = new URLSearchParams({
-    operation: grant.operation, expires, by: grant.actor, signature: signatureOf(box, { ...grant, expires }),
+    operation, expires, by: grant.actor, signature: signatureOf(box, { ...grant, operation, expires }),
   });
   return `${publicBaseUrl}/api/asset-data/${grant.bucketId}/${encodeAssetName(grant.name)}?${query}`;
 }
@@ -176,10 +181,11 @@ export function verifyAssetUrl(
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
     throw forbidden('The URL signature is invalid: the URL was altered or not issued by this installation');
   }
-  if (operation !== target.method) throw forbidden(`This URL was signed for ${operation}, not ${target.method}`);
+  const operations = operation.split(',') as AssetOperation[];
+  if (!operations.includes(target.method as AssetOperation)) throw forbidden(`This URL was signed for ${operation}, not ${target.method}`);
   const expiresAt = Number(expires);
   if (!(expiresAt >= nowSeconds)) throw forbidden(`This URL expired at ${new Date(expiresAt * 1000).toISOString()}`);
-  return { operation: operation as AssetOperation, bucketId: target.bucketId, name: target.name, expires: expiresAt, actor };
+  return { operations, bucketId: target.bucketId, name: target.name, expires: expiresAt, actor };
 }
 
 // ---- Bytes ----

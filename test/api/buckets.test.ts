@@ -194,6 +194,27 @@ describe('buckets and assets', () => {
     expect((await api.put(`/api/buckets/${bucketId}/assets`, { name: 'data/blob.bin' })).body.size).to.equal(2);
   });
 
+  it("serves griptape's file manager sequence: a URL asked for without operation uploads and downloads", async () => {
+    const { api, bucketId } = await tenantWithBucket();
+    // GriptapeCloudFileManagerDriver.save_file: the record, then a URL with no body, then a PUT of the bytes.
+    expect((await api.put(`/api/buckets/${bucketId}/assets`, { name: 'work/notes.txt' })).status).to.equal(201);
+    const either = await api.post(`/api/buckets/${bucketId}/asset-urls/work/notes.txt`);
+    expect(either.status, either.text).to.equal(200);
+    expect(new URL(either.body.url).searchParams.get('operation')).to.equal('GET,PUT');
+    const put = await request('PUT', either.body.url, undefined, { raw: 'saved', headers: either.body.headers });
+    expect(put.status, put.text).to.equal(200);
+    // load_file: another URL asked for the same way, then a GET.
+    const again = await api.post(`/api/buckets/${bucketId}/asset-urls/work/notes.txt`);
+    expect((await download(again.body.url)).bytes.toString()).to.equal('saved');
+    expect((await download(either.body.url)).bytes.toString()).to.equal('saved');
+    // try_list_files: the assets under the prefix.
+    const listed = await api.get(`/api/buckets/${bucketId}/assets?prefix=work`);
+    expect(listed.body.assets.map((a: any) => a.name)).to.deep.equal(['work/notes.txt']);
+    // An explicit operation still allows that one only.
+    const getOnly = await api.post(`/api/buckets/${bucketId}/asset-urls/work/notes.txt`, { operation: 'GET' });
+    expect((await request('PUT', getOnly.body.url, undefined, { raw: 'x' })).status).to.equal(403);
+  });
+
   it('answers 404 to downloads of assets without a record or without data', async () => {
     const { api, bucketId } = await tenantWithBucket();
     const missing = await api.post(`/api/buckets/${bucketId}/asset-urls/not/there.txt`);
@@ -211,7 +232,7 @@ describe('buckets and assets', () => {
     const { t, api, bucketId } = await tenantWithBucket();
     const put = (await api.post(`/api/buckets/${bucketId}/asset-urls/a.txt`, { operation: 'PUT' })).body.url as string;
     expect((await request('PUT', put, undefined, { raw: 'hello' })).status).to.equal(200);
-    const get = (await api.post(`/api/buckets/${bucketId}/asset-urls/a.txt`)).body.url as string;
+    const get = (await api.post(`/api/buckets/${bucketId}/asset-urls/a.txt`, { operation: 'GET' })).body.url as string;
     expect((await download(get)).status).to.equal(200);
 
     const expectForbidden = async (reply: { status: number; body: any }, message: RegExp) => {
@@ -237,7 +258,7 @@ describe('buckets and assets', () => {
 
     const { box, config } = getStack();
     const expired = presignAssetUrl(box, config.publicBaseUrl, {
-      operation: 'GET', bucketId, name: 'a.txt', actor: t.userId, expires: Math.floor(Date.now() / 1000) - 60,
+      operations: ['GET'], bucketId, name: 'a.txt', actor: t.userId, expires: Math.floor(Date.now() / 1000) - 60,
     });
     await expectForbidden(await request('GET', expired), /expired/);
   });
