@@ -63,6 +63,11 @@ const KINDS: KindSpec[] = [
   { kind: 'tool', plural: 'tools', path: '/tools', configMember: 'tool_config_file', webhook: false },
 ];
 
+/** The record as answered by the CRUD routes of its kind. */
+export function presentCodeResource(r: CodeResource) {
+  return present(KINDS.find((k) => k.kind === r.kind)!, r);
+}
+
 function present(k: KindSpec, r: CodeResource) {
   return {
     [`${k.kind}_id`]: r.resource_id,
