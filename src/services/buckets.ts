@@ -5,7 +5,7 @@ import { randomUUID, timingSafeEqual } from 'node:crypto';
 import { PassThrough, Readable } from 'node:stream';
 import { DataSource } from 'typeorm';
 import type { Caller } from '../api/http/auth';
-import { badRequest, forbidden, notFound, payloadTooLarge } from '../api/http/errors';
+import { badRequest, conflict, forbidden, notFound, payloadTooLarge } from '../api/http/errors';
 import { PageRequest, paginate, Pagination, skipTake } from '../api/http/pagination';
 import { BlobStore, BlobTooLargeError } from '../blobs/blob-store';
 import { assetBlobKey, bucketBlobPrefix } from '../blobs/keys';
@@ -44,9 +44,15 @@ export async function updateBucket(ds: DataSource, bucket: Bucket, changes: { na
   return ds.getRepository(Bucket).save(bucket);
 }
 
-/** Rows first, then bytes: a failure in between leaves unreachable bytes, never records without data. */
+/**
+ * Rows first, then bytes: a failure in between leaves unreachable bytes, never records without data. The
+ * organization's default bucket stays (409): runs and clients rely on it being there.
+ */
 export async function deleteBucket({ ds, blobs }: Stores, bucket: Bucket): Promise<void> {
   await ds.transaction(async (em) => {
+    if ((await em.query(`SELECT 1 FROM organizations WHERE default_bucket_id = $1`, [bucket.bucket_id])).length) {
+      throw conflict(`Bucket ${bucket.bucket_id} is the organization's default bucket (default_bucket_id) and cannot be deleted`);
+    }
     await em.getRepository(Asset).delete({ bucket_id: bucket.bucket_id });
     await em.getRepository(Bucket).delete({ bucket_id: bucket.bucket_id });
   });

@@ -73,13 +73,14 @@ describe('buckets and assets', () => {
       expect(created.body).to.include({ name, organization_id: t.organizationId, created_by: t.userId });
       ids.push(created.body.bucket_id);
     }
+    // The organization's default bucket, created with it, is the oldest.
+    const defaultBucket = (await api.get(`/api/organizations/${t.organizationId}`)).body.default_bucket_id;
     const first = await api.get('/api/buckets?page=1&page_size=2');
-    expect(first.body.pagination).to.include({ page_number: 1, page_size: 2, total_count: 3, total_pages: 2, next_page: 2 });
+    expect(first.body.pagination).to.include({ page_number: 1, page_size: 2, total_count: 4, total_pages: 2, next_page: 2 });
     const second = await api.get('/api/buckets?page=2&page_size=2');
     expect(second.body.pagination).to.include({ page_number: 2, previous_page: 1 });
     const listed = [...first.body.buckets, ...second.body.buckets].map((b: { bucket_id: string }) => b.bucket_id);
-    expect(listed).to.have.members(ids);
-    expect(listed[0]).to.equal(ids[2]); // newest first
+    expect(listed).to.deep.equal([...ids].reverse().concat(defaultBucket)); // newest first
 
     const got = await api.get(`/api/buckets/${ids[0]}`);
     expect(got.status).to.equal(200);
@@ -95,7 +96,7 @@ describe('buckets and assets', () => {
     const gone = await api.get(`/api/buckets/${ids[0]}`);
     expect(gone.status).to.equal(404);
     expect(gone.body.type).to.equal('NotFoundError');
-    expect((await api.get('/api/buckets')).body.pagination.total_count).to.equal(2);
+    expect((await api.get('/api/buckets')).body.pagination.total_count).to.equal(3);
   });
 
   it('validates bucket names (1..256) and ids', async () => {
@@ -374,7 +375,7 @@ describe('buckets and assets', () => {
       expect(r.status).to.equal(404);
       expect(r.body.type).to.equal('NotFoundError');
     }
-    expect((await other.get('/api/buckets')).body.buckets).to.have.length(0);
+    expect((await other.get('/api/buckets')).body.buckets.map((b: any) => b.name)).to.deep.equal(['default']);
     expect((await api.get(`${base}/assets/dir/secret.txt`)).status).to.equal(200);
     expect((await api.get(base)).body.name).to.equal('files');
     expect((await api.get(`${base}/assets`)).body.assets.map((a: { name: string }) => a.name)).to.deep.equal(['dir/secret.txt']);

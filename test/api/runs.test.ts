@@ -50,10 +50,12 @@ describe('structure runs', function () {
     expect(env).to.include({ DATABASE_URL: null, SECRETS_KEY: null, TEMPORAL_ADDRESS: null, LANG: 'C.UTF-8' });
     expect(env).to.include({ FROM_STRUCTURE: 'overridden by the run', FROM_SECRET: 's3cr3t value', FROM_RUN: 'run' });
     expect(env.HOME).to.match(/tarmac-run-/);
+    // The organization's default bucket, for griptape's file manager driver.
+    expect(env.GT_CLOUD_BUCKET_ID).to.equal((await api.get(`/api/organizations/${t.organizationId}`)).body.default_bucket_id);
     const names: string[] = JSON.parse(logs.find((l) => l.startsWith('env names '))!.slice('env names '.length));
     expect(names).to.include.members(['GT_CLOUD_API_KEY', 'GT_CLOUD_BASE_URL', 'GT_CLOUD_STRUCTURE_RUN_ID', 'PATH']);
     expect(names.filter((n) => !['FROM_STRUCTURE', 'FROM_SECRET', 'FROM_RUN', 'OTHER_RUN'].includes(n)).sort()).to.deep.equal(
-      ['GT_CLOUD_API_KEY', 'GT_CLOUD_BASE_URL', 'GT_CLOUD_STRUCTURE_RUN_ID', 'HOME', 'LANG', 'PATH', 'PYTHONUNBUFFERED', 'TMPDIR'],
+      ['GT_CLOUD_API_KEY', 'GT_CLOUD_BASE_URL', 'GT_CLOUD_BUCKET_ID', 'GT_CLOUD_STRUCTURE_RUN_ID', 'HOME', 'LANG', 'PATH', 'PYTHONUNBUFFERED', 'TMPDIR'],
     );
     // The run's credential: its own run and events yes, anything else no.
     expect(logs).to.include.members(['posted 202', 'own run 200', 'secrets 403', 'structures 403', 'other run 403']);
@@ -98,7 +100,7 @@ describe('structure runs', function () {
     expect(run.status, JSON.stringify(run.status_detail)).to.equal('SUCCEEDED');
     // One line on each stream, written at the same instant: their relative order is not defined.
     expect(await lines(t.key, run.structure_run_id)).to.have.members([
-      '["a b","c"]', 'GT_CLOUD_API_KEY,GT_CLOUD_BASE_URL,GT_CLOUD_STRUCTURE_RUN_ID,HOME,LANG,PATH,TMPDIR',
+      '["a b","c"]', 'GT_CLOUD_API_KEY,GT_CLOUD_BASE_URL,GT_CLOUD_BUCKET_ID,GT_CLOUD_STRUCTURE_RUN_ID,HOME,LANG,PATH,TMPDIR',
     ]);
   });
 

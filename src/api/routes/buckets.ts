@@ -102,7 +102,8 @@ route({
 
 route({
   operationId: 'DeleteBucket', method: 'delete', path: '/buckets/{bucket_id}', tag: TAG,
-  summary: 'Deletes a bucket with all its assets and their data. Presigned URLs for it answer 404 from then on.',
+  summary: 'Deletes a bucket with all its assets and their data. Presigned URLs for it answer 404 from then on. '
+    + 'The organization\'s default bucket (`default_bucket_id`) cannot be deleted (409).',
   params: { bucket_id: uuid },
   responses: { 204: { description: 'Deleted' } },
   handler: async ({ deps, caller, params }) => {
