@@ -80,6 +80,7 @@ describe('tool runs', function () {
     const [newest, first] = list.body.tool_runs;
     expect(first).to.include({ tool_id: id, deployment_id: deployment.deployment_id, status: 'SUCCEEDED' });
     expect(first.input).to.deep.equal({ describe: true });
+    expect(first.runtime_path).to.match(/\/tool\.py$/);
     expect(newest.input).to.deep.equal({ activity: 'echo', params: { text: 'hi' } });
     expect(newest.output).to.deep.equal({ type: 'TextArtifact', value: 'hi' });
     expect(Date.parse(newest.started_at)).to.be.at.most(Date.parse(newest.completed_at));
