@@ -12,7 +12,7 @@ import { getStack, newTenant } from '../support/stack';
 
 /** A chat message for a model no test scripts: the provider refuses it, so nothing is answered. */
 const chatBody = {
-  messages: [{ type: 'Message', role: 'user', content: [{ type: 'TextMessageContent', artifact: { type: 'TextArtifact', value: 'hi' } }] }],
+  messages: [{ type: 'Message', role: 'user', usage: { type: 'Usage', input_tokens: null, output_tokens: null }, content: [{ type: 'TextMessageContent', artifact: { type: 'TextArtifact', value: 'hi' } }] }],
   tools: [], driver_configuration: { model: 'local/tenancy-unscripted' },
 };
 
