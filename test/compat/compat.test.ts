@@ -23,7 +23,7 @@ const textOf = (message: Record<string, any>): string =>
  * JSON naming what reached the model (`system`: the system messages, `history`: the earlier turns, `input`),
  * so that the tests can check which rules and memory a structure sent.
  */
-export function scriptedAgent(body: ChatRequestBody): ScriptedAnswer {
+function scriptedAgent(body: ChatRequestBody): ScriptedAnswer {
   const last = body.messages[body.messages.length - 1];
   if (last.role === 'tool') return { text: `tool said: ${textOf(last)}` };
   const input = textOf(last);
