@@ -55,5 +55,13 @@ export function createApp(deps: Deps): Koa {
   const api = new Router({ prefix: '/api' });
   for (const spec of allRoutes()) mount(api, spec, deps);
   app.use(api.routes());
+
+  // Errors after the answer began (a streamed body): to the log, not Koa's console printer. A client that closes
+  // once it has read Content-Length bytes (python-requests does) can beat the stream's own end: nothing was lost.
+  app.on('error', (err: Error & { code?: string }, ctx?: Koa.Context) => {
+    const where = { method: ctx?.method, path: ctx?.path };
+    if (err.code === 'ERR_STREAM_PREMATURE_CLOSE') deps.log.debug(where, 'client closed the connection before the response ended');
+    else deps.log.error({ err, ...where }, 'response failed');
+  });
   return app;
 }

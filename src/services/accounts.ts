@@ -2,21 +2,28 @@
 import { randomUUID } from 'node:crypto';
 import { DataSource, EntityManager } from 'typeorm';
 import { newApiKeyValue, hashApiKey } from '../security/api-key-values';
-import { ApiKey, Membership, Organization, User } from '../persistence/entities';
+import { ApiKey, Bucket, Membership, Organization, User } from '../persistence/entities';
 
+/** The organization with its default bucket; `em` must be a transaction (the two rows name each other). */
 export async function createOrganization(
   em: EntityManager,
   input: { name: string; createdBy: string },
 ): Promise<Organization> {
   const now = new Date();
-  return em.getRepository(Organization).save({
+  const organization = await em.getRepository(Organization).save({
     organization_id: randomUUID(),
     name: input.name,
     entitlement: 'FREE',
+    default_bucket_id: randomUUID(),
     created_by: input.createdBy,
     created_at: now,
     updated_at: now,
   });
+  await em.getRepository(Bucket).insert({
+    bucket_id: organization.default_bucket_id, organization_id: organization.organization_id, name: 'default',
+    created_by: input.createdBy, created_at: now, updated_at: now,
+  });
+  return organization;
 }
 
 /** Finds the user with this email (case-insensitive) or creates one. */

@@ -5,7 +5,7 @@ import { randomUUID, timingSafeEqual } from 'node:crypto';
 import { PassThrough, Readable } from 'node:stream';
 import { DataSource } from 'typeorm';
 import type { Caller } from '../api/http/auth';
-import { badRequest, forbidden, notFound, payloadTooLarge } from '../api/http/errors';
+import { badRequest, conflict, forbidden, notFound, payloadTooLarge } from '../api/http/errors';
 import { PageRequest, paginate, Pagination, skipTake } from '../api/http/pagination';
 import { BlobStore, BlobTooLargeError } from '../blobs/blob-store';
 import { assetBlobKey, bucketBlobPrefix } from '../blobs/keys';
@@ -44,9 +44,15 @@ export async function updateBucket(ds: DataSource, bucket: Bucket, changes: { na
   return ds.getRepository(Bucket).save(bucket);
 }
 
-/** Rows first, then bytes: a failure in between leaves unreachable bytes, never records without data. */
+/**
+ * Rows first, then bytes: a failure in between leaves unreachable bytes, never records without data. The
+ * organization's default bucket stays (409): runs and clients rely on it being there.
+ */
 export async function deleteBucket({ ds, blobs }: Stores, bucket: Bucket): Promise<void> {
   await ds.transaction(async (em) => {
+    if ((await em.query(`SELECT 1 FROM organizations WHERE default_bucket_id = $1`, [bucket.bucket_id])).length) {
+      throw conflict(`Bucket ${bucket.bucket_id} is the organization's default bucket (default_bucket_id) and cannot be deleted`);
+    }
     await em.getRepository(Asset).delete({ bucket_id: bucket.bucket_id });
     await em.getRepository(Bucket).delete({ bucket_id: bucket.bucket_id });
   });
@@ -136,9 +142,13 @@ export async function deleteAsset({ ds, blobs }: Stores, asset: Asset): Promise<
 
 export type AssetOperation = 'GET' | 'PUT';
 
-/** What a presigned URL allows: one operation on one asset name, until `expires` (unix seconds). */
+/**
+ * What a presigned URL allows: the listed operations on one asset name, until `expires` (unix seconds). A URL
+ * asked for without an operation allows both: griptape's file manager driver asks that way and then GETs or
+ * PUTs (see CreateAssetUrl); an explicit GET or PUT allows that one only.
+ */
 export interface AssetGrant {
-  operation: AssetOperation;
+  operations: AssetOperation[];
   bucketId: string;
   name: string;
   expires: number;
@@ -154,8 +164,9 @@ const encodeAssetName = (name: string) => name.split('/').map(encodeURIComponent
 
 export function presignAssetUrl(box: SecretBox, publicBaseUrl: string, grant: AssetGrant): string {
   const expires = String(grant.expires);
+  const operation = grant.operations.join(',');
   const query = new URLSearchParams({
-    operation: grant.operation, expires, by: grant.actor, signature: signatureOf(box, { ...grant, expires }),
+    operation, expires, by: grant.actor, signature: signatureOf(box, { ...grant, operation, expires }),
   });
   return `${publicBaseUrl}/api/asset-data/${grant.bucketId}/${encodeAssetName(grant.name)}?${query}`;
 }
@@ -176,10 +187,11 @@ export function verifyAssetUrl(
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
     throw forbidden('The URL signature is invalid: the URL was altered or not issued by this installation');
   }
-  if (operation !== target.method) throw forbidden(`This URL was signed for ${operation}, not ${target.method}`);
+  const operations = operation.split(',') as AssetOperation[];
+  if (!operations.includes(target.method as AssetOperation)) throw forbidden(`This URL was signed for ${operation}, not ${target.method}`);
   const expiresAt = Number(expires);
   if (!(expiresAt >= nowSeconds)) throw forbidden(`This URL expired at ${new Date(expiresAt * 1000).toISOString()}`);
-  return { operation: operation as AssetOperation, bucketId: target.bucketId, name: target.name, expires: expiresAt, actor };
+  return { operations, bucketId: target.bucketId, name: target.name, expires: expiresAt, actor };
 }
 
 // ---- Bytes ----

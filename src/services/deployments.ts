@@ -7,6 +7,7 @@ import { DataSource, EntityManager, In } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import type { Caller } from '../api/http/auth';
 import { badRequest } from '../api/http/errors';
+import { withProviderWords } from '../api/http/provider-words';
 import type { PageRequest } from '../api/http/pagination';
 import type { Config } from '../config';
 import { Asset, CodeResource, Deployment } from '../persistence/entities';
@@ -31,7 +32,7 @@ export const presentDeployment = (d: Deployment) => ({
   [`${d.resource_kind}_id`]: d.resource_id,
   status: d.status,
   ...(d.status_detail != null ? { status_detail: d.status_detail } : {}),
-  code_source: d.code_source,
+  code_source: withProviderWords(d.code_source),
   created_by: d.created_by,
   created_at: iso(d.created_at),
   completed_at: iso(d.completed_at),

@@ -90,7 +90,8 @@ export const functionRunLogs = (ds: DataSource, caller: Caller, runId: string) =
 const runtimePathCache = new Map<string, string>();
 
 /**
- * `runtime_path` of each run: the absolute path of its deployment's main file (the file whose handler runs);
+ * `runtime_path` of each function or tool run: the absolute path of its deployment's main file (the file whose
+ * handler runs; a tool's tool file);
  * the build directory when its manifest cannot be read (a deployment deleted from disk), else ''.
  */
 export async function runtimePathsOf(ds: DataSource, runs: Run[]): Promise<Map<string, string>> {

@@ -10,12 +10,11 @@ import { appendEvents } from './run-state';
 import { assertRunAccess } from './runs';
 
 export const MAX_EVENTS_PER_REQUEST = 1000;
-export const DEFAULT_EVENT_TYPE = 'UserEvent';
 /** The event whose payload carries the run's output (`payload.output_task_output`). */
 export const FINISH_EVENT_TYPE = 'FinishStructureRunEvent';
 
 export interface EventInput {
-  type?: string;
+  type: string;
   payload?: unknown;
   timestamp: number;
 }
@@ -47,9 +46,9 @@ export async function createUserEvents(ds: DataSource, caller: Caller, runId: st
     if (isTerminal(rows[0].status)) throw conflict(`This run already ended (${rows[0].status}); its events can no longer change`);
     const now = Date.now() / 1000;
     await appendEvents(em, runId, events.map((e) => ({
-      type: e.type ?? DEFAULT_EVENT_TYPE, origin: 'USER', payload: e.payload ?? null, timestamp: e.timestamp ?? now,
+      type: e.type, origin: 'USER', payload: e.payload ?? null, timestamp: e.timestamp ?? now,
     })));
-    const finish = [...events].reverse().find((e) => (e.type ?? DEFAULT_EVENT_TYPE) === FINISH_EVENT_TYPE);
+    const finish = [...events].reverse().find((e) => e.type === FINISH_EVENT_TYPE);
     if (finish) {
       const payload = finish.payload as { output_task_output?: unknown } | null | undefined;
       const output = payload && typeof payload === 'object' ? (payload.output_task_output ?? null) : null;

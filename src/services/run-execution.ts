@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { DataSource } from 'typeorm';
 import type { Config } from '../config';
-import { CodeResource, Deployment, Run } from '../persistence/entities';
+import { CodeResource, Deployment, Organization, Run } from '../persistence/entities';
 import type { EnvVar } from '../persistence/entities/code-resource';
 import { BuildManifest, functionCommand, mainCommand, readManifest, toolCommand } from '../runtime/manifest';
 import { hasVar, NamedValue, processEnvironment } from '../runtime/process/process-env';
@@ -127,6 +127,7 @@ export async function prepareExecution(deps: { ds: DataSource; box: SecretBox; c
     resultFile = files.result;
   }
   if (resultFile) await fs.writeFile(resultFile, '', { mode: 0o600 });
+  const organization = await deps.ds.getRepository(Organization).findOneBy({ organization_id: run.organization_id });
   return {
     manifest,
     command,
@@ -135,7 +136,7 @@ export async function prepareExecution(deps: { ds: DataSource; box: SecretBox; c
     resultFile,
     env: processEnvironment({
       runtime: manifest.runtime, interpreter: manifest.interpreter, home, vars,
-      baseUrl: deps.config.runProcess.apiBaseUrl, runId: run.run_id, runApiKey,
+      baseUrl: deps.config.runProcess.apiBaseUrl, runId: run.run_id, runApiKey, bucketId: organization?.default_bucket_id,
     }),
     home,
   };

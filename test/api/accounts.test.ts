@@ -109,7 +109,14 @@ describe('users, API keys and organizations', () => {
     const orgs = await api.get('/api/organizations');
     expect(orgs.body.organizations.map((o: { organization_id: string }) => o.organization_id)).to.deep.equal([t.organizationId]);
     const org = await api.get(`/api/organizations/${t.organizationId}`);
-    expect(org.body).to.include({ organization_id: t.organizationId, entitlement: 'FREE' });
+    expect(org.body).to.include({ organization_id: t.organizationId, entitlement: 'FREE', description: '' });
+    // Every organization has a default bucket, created with it, which cannot be deleted.
+    const bucket = await api.get(`/api/buckets/${org.body.default_bucket_id}`);
+    expect(bucket.body).to.include({ name: 'default', organization_id: t.organizationId });
+    const refused = await api.delete(`/api/buckets/${org.body.default_bucket_id}`);
+    expect(refused.status, refused.text).to.equal(409);
+    expect(refused.body.type).to.equal('ConflictError');
+    expect((await api.get(`/api/buckets/${org.body.default_bucket_id}`)).status).to.equal(200);
     const users = await api.get(`/api/organizations/${t.organizationId}/users`);
     expect(users.body.users.map((u: { email: string }) => u.email)).to.deep.equal([t.email]);
   });

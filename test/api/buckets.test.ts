@@ -73,13 +73,14 @@ describe('buckets and assets', () => {
       expect(created.body).to.include({ name, organization_id: t.organizationId, created_by: t.userId });
       ids.push(created.body.bucket_id);
     }
+    // The organization's default bucket, created with it, is the oldest.
+    const defaultBucket = (await api.get(`/api/organizations/${t.organizationId}`)).body.default_bucket_id;
     const first = await api.get('/api/buckets?page=1&page_size=2');
-    expect(first.body.pagination).to.include({ page_number: 1, page_size: 2, total_count: 3, total_pages: 2, next_page: 2 });
+    expect(first.body.pagination).to.include({ page_number: 1, page_size: 2, total_count: 4, total_pages: 2, next_page: 2 });
     const second = await api.get('/api/buckets?page=2&page_size=2');
     expect(second.body.pagination).to.include({ page_number: 2, previous_page: 1 });
     const listed = [...first.body.buckets, ...second.body.buckets].map((b: { bucket_id: string }) => b.bucket_id);
-    expect(listed).to.have.members(ids);
-    expect(listed[0]).to.equal(ids[2]); // newest first
+    expect(listed).to.deep.equal([...ids].reverse().concat(defaultBucket)); // newest first
 
     const got = await api.get(`/api/buckets/${ids[0]}`);
     expect(got.status).to.equal(200);
@@ -95,7 +96,7 @@ describe('buckets and assets', () => {
     const gone = await api.get(`/api/buckets/${ids[0]}`);
     expect(gone.status).to.equal(404);
     expect(gone.body.type).to.equal('NotFoundError');
-    expect((await api.get('/api/buckets')).body.pagination.total_count).to.equal(2);
+    expect((await api.get('/api/buckets')).body.pagination.total_count).to.equal(3);
   });
 
   it('validates bucket names (1..256) and ids', async () => {
@@ -194,6 +195,27 @@ describe('buckets and assets', () => {
     expect((await api.put(`/api/buckets/${bucketId}/assets`, { name: 'data/blob.bin' })).body.size).to.equal(2);
   });
 
+  it("serves griptape's file manager sequence: a URL asked for without operation uploads and downloads", async () => {
+    const { api, bucketId } = await tenantWithBucket();
+    // GriptapeCloudFileManagerDriver.save_file: the record, then a URL with no body, then a PUT of the bytes.
+    expect((await api.put(`/api/buckets/${bucketId}/assets`, { name: 'work/notes.txt' })).status).to.equal(201);
+    const either = await api.post(`/api/buckets/${bucketId}/asset-urls/work/notes.txt`);
+    expect(either.status, either.text).to.equal(200);
+    expect(new URL(either.body.url).searchParams.get('operation')).to.equal('GET,PUT');
+    const put = await request('PUT', either.body.url, undefined, { raw: 'saved', headers: either.body.headers });
+    expect(put.status, put.text).to.equal(200);
+    // load_file: another URL asked for the same way, then a GET.
+    const again = await api.post(`/api/buckets/${bucketId}/asset-urls/work/notes.txt`);
+    expect((await download(again.body.url)).bytes.toString()).to.equal('saved');
+    expect((await download(either.body.url)).bytes.toString()).to.equal('saved');
+    // try_list_files: the assets under the prefix.
+    const listed = await api.get(`/api/buckets/${bucketId}/assets?prefix=work`);
+    expect(listed.body.assets.map((a: any) => a.name)).to.deep.equal(['work/notes.txt']);
+    // An explicit operation still allows that one only.
+    const getOnly = await api.post(`/api/buckets/${bucketId}/asset-urls/work/notes.txt`, { operation: 'GET' });
+    expect((await request('PUT', getOnly.body.url, undefined, { raw: 'x' })).status).to.equal(403);
+  });
+
   it('answers 404 to downloads of assets without a record or without data', async () => {
     const { api, bucketId } = await tenantWithBucket();
     const missing = await api.post(`/api/buckets/${bucketId}/asset-urls/not/there.txt`);
@@ -211,7 +233,7 @@ describe('buckets and assets', () => {
     const { t, api, bucketId } = await tenantWithBucket();
     const put = (await api.post(`/api/buckets/${bucketId}/asset-urls/a.txt`, { operation: 'PUT' })).body.url as string;
     expect((await request('PUT', put, undefined, { raw: 'hello' })).status).to.equal(200);
-    const get = (await api.post(`/api/buckets/${bucketId}/asset-urls/a.txt`)).body.url as string;
+    const get = (await api.post(`/api/buckets/${bucketId}/asset-urls/a.txt`, { operation: 'GET' })).body.url as string;
     expect((await download(get)).status).to.equal(200);
 
     const expectForbidden = async (reply: { status: number; body: any }, message: RegExp) => {
@@ -237,7 +259,7 @@ describe('buckets and assets', () => {
 
     const { box, config } = getStack();
     const expired = presignAssetUrl(box, config.publicBaseUrl, {
-      operation: 'GET', bucketId, name: 'a.txt', actor: t.userId, expires: Math.floor(Date.now() / 1000) - 60,
+      operations: ['GET'], bucketId, name: 'a.txt', actor: t.userId, expires: Math.floor(Date.now() / 1000) - 60,
     });
     await expectForbidden(await request('GET', expired), /expired/);
   });
@@ -353,7 +375,7 @@ describe('buckets and assets', () => {
       expect(r.status).to.equal(404);
       expect(r.body.type).to.equal('NotFoundError');
     }
-    expect((await other.get('/api/buckets')).body.buckets).to.have.length(0);
+    expect((await other.get('/api/buckets')).body.buckets.map((b: any) => b.name)).to.deep.equal(['default']);
     expect((await api.get(`${base}/assets/dir/secret.txt`)).status).to.equal(200);
     expect((await api.get(base)).body.name).to.equal('files');
     expect((await api.get(`${base}/assets`)).body.assets.map((a: { name: string }) => a.name)).to.deep.equal(['dir/secret.txt']);

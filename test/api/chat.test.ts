@@ -310,10 +310,21 @@ describe('chat messages', function () {
     const noConfig = await api.post('/api/chat/messages', { messages: [message('user', text('hi'))], tools: [] });
     expect(noConfig.status).to.equal(400);
     expect(noConfig.body.errors[0].path).to.equal('/body/driver_configuration');
-    const badTool = await api.post('/api/chat/messages/stream', chatRequest(model, { tools: [{ name: 'my tool', activities: [{ name: 'go' }] }] }));
+    const badTool = await api.post('/api/chat/messages/stream', chatRequest(model, { tools: [{ name: 'my tool', activities: [{ name: 'go', description: '', json_schema: {} }] }] }));
     expect(badTool.status).to.equal(400);
     expect(badTool.headers.get('content-type')).to.contain('application/json');
     expect(badTool.body.errors[0].path).to.equal('/body/tools/0/activities/0/name');
+    // Members the interface requires: a message's usage, a content's artifact, an activity's description and json_schema.
+    const { usage: _, ...noUsage } = message('user', text('hi'));
+    for (const [body, path] of [
+      [chatRequest(model, { messages: [noUsage] }), '/body/messages/0/usage'],
+      [chatRequest(model, { messages: [message('user', { type: 'TextMessageContent' })] }), '/body/messages/0/content/0/artifact'],
+      [chatRequest(model, { tools: [{ name: 'T', activities: [{ name: 'go', description: '' }] }] }), '/body/tools/0/activities/0/json_schema'],
+    ] as const) {
+      const missing = await api.post('/api/chat/messages', body);
+      expect(missing.status, path).to.equal(400);
+      expect(missing.body.errors.map((e: any) => e.path)).to.include(path);
+    }
     const nul = await api.post('/api/chat/messages', chatRequest(model, { messages: [message('user', text('a\u0000b'))] }));
     expect(nul.status).to.equal(400);
     expect(nul.body.errors[0].path).to.equal('/body/messages/0/content/0/artifact/value');

@@ -30,14 +30,14 @@ describe('structure run events', function () {
     const runId = await startRun(t.key, t.organizationId, SLEEP_PROGRAM, ['600'], { untilRunning: true });
     const path = `/api/structure-runs/${runId}/events`;
 
-    const single = await api.post(path, { payload: { n: 1 }, timestamp: 1.25 });
+    const single = await api.post(path, { type: 'UserEvent', payload: { n: 1 }, timestamp: 1.25 });
     expect(single.status, single.text).to.equal(202);
     expect(single.text).to.equal('');
     expect((await api.post(path, [{ type: 'A', payload: 'two', timestamp: 2 }, { type: 'B', timestamp: 3 }])).status).to.equal(202);
     expect((await api.post(path, { events: [{ type: 'C', payload: [4], timestamp: 4 }] })).status).to.equal(202);
 
-    for (const bad of [{}, { type: '', timestamp: 1 }, { type: 'x'.repeat(201), timestamp: 1 }, { timestamp: 'now' }, [], { events: [] },
-      Array.from({ length: 1001 }, () => ({ timestamp: 1 })), 'text', { events: [{ timestamp: 1 }], timestamp: 1 }]) {
+    for (const bad of [{}, { payload: { n: 1 }, timestamp: 1 }, { type: '', timestamp: 1 }, { type: 'x'.repeat(201), timestamp: 1 }, { timestamp: 'now' }, [], { events: [] },
+      Array.from({ length: 1001 }, () => ({ type: 'A', timestamp: 1 })), 'text', { events: [{ type: 'A', timestamp: 1 }], type: 'A', timestamp: 1 }]) {
       const res = await api.post(path, bad);
       expect(res.status, JSON.stringify(bad).slice(0, 80)).to.equal(400);
       expect(res.body.type).to.equal('ValidationError');
@@ -68,7 +68,7 @@ describe('structure run events', function () {
     expect((await api.get('/api/events/0b6bd2b1-58a1-4f5c-9a43-d4c0e6a7d1f2')).status).to.equal(404);
 
     await api.post(`/api/structure-runs/${runId}/cancel`);
-    const late = await api.post(path, { timestamp: 5 });
+    const late = await api.post(path, { type: 'A', timestamp: 5 });
     expect(late.status).to.equal(409);
   });
 
@@ -80,13 +80,13 @@ describe('structure run events', function () {
     const { value } = await createApiKey(getStack().ds, { organizationId: t.organizationId, userId: null, name: 'run key', createdBy: 'test', runId });
     const runKey = as(value);
     expect((await runKey.get(`/api/structure-runs/${runId}`)).status).to.equal(200);
-    expect((await runKey.post(`/api/structure-runs/${runId}/events`, { timestamp: 1 })).status).to.equal(202);
+    expect((await runKey.post(`/api/structure-runs/${runId}/events`, { type: 'A', timestamp: 1 })).status).to.equal(202);
     const events = await runKey.get(`/api/structure-runs/${runId}/events`);
     expect(events.status).to.equal(200);
     expect((await runKey.get(`/api/events/${events.body.events[0].event_id}`)).status).to.equal(200);
     for (const res of [
       await runKey.get(`/api/structure-runs/${otherRun}`), await runKey.get(`/api/structure-runs/${otherRun}/events`),
-      await runKey.post(`/api/structure-runs/${otherRun}/events`, { timestamp: 1 }),
+      await runKey.post(`/api/structure-runs/${otherRun}/events`, { type: 'A', timestamp: 1 }),
       await runKey.get(`/api/events/${(await allEvents(t.key, otherRun))[0].event_id}`),
       await runKey.post(`/api/structure-runs/${runId}/cancel`), await runKey.get(`/api/structure-runs/${runId}/logs`),
       await runKey.get('/api/secrets'), await runKey.get(`/api/organizations/${t.organizationId}/api-keys`),

@@ -93,6 +93,16 @@ describe('function runs', function () {
     expect(res.body.errors[0].message).to.include("LoadError: main.py defines no function named 'handler'");
   });
 
+  it('loads the main file as a module registered in sys.modules (classes whose module inspect or attrs look up)', async () => {
+    const t = await newTenant();
+    const source = 'import inspect, os\n\nclass Greeter:\n    pass\n\n'
+      + 'def handler(event):\n    return {"module": Greeter.__module__, "file": os.path.basename(inspect.getfile(Greeter))}\n';
+    const fn = await structureWithBuild(t.organizationId, { kind: 'function', files: { 'greeter.py': source }, mainFile: 'greeter.py' });
+    const res = await as(t.key).post(`/api/functions/${fn.structureId}/execute`, {});
+    expect(res.status, res.text).to.equal(200);
+    expect(res.body).to.deep.equal({ module: 'greeter', file: 'greeter.py' });
+  });
+
   it('runs an async nodejs handler named by the config', async () => {
     const t = await newTenant();
     const fn = await structureWithBuild(t.organizationId, {

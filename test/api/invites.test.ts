@@ -20,6 +20,8 @@ describe('invites', () => {
   it('creates a pending invite whose workflow is findable by resource id, organization and kind', async () => {
     const { org, person, invite } = await inviterAndInvitee();
     expect(invite).to.include({ organization_id: org.organizationId, email: person.email, status: 'PENDING' });
+    const organization = await as(org.key).get(`/api/organizations/${org.organizationId}`);
+    expect(invite.organization_name).to.equal(organization.body.name);
     const days = (Date.parse(invite.expires_at) - Date.parse(invite.created_at)) / 86_400_000;
     expect(days).to.be.closeTo(7, 0.001);
 
@@ -46,6 +48,8 @@ describe('invites', () => {
     const { org, person, invite } = await inviterAndInvitee();
     const mine = await as(person.key).get('/api/invites');
     expect(mine.body.invites.map((i: { invite_id: string }) => i.invite_id)).to.deep.equal([invite.invite_id]);
+    // The invitee sees the name of the organization it is invited to.
+    expect(mine.body.invites[0].organization_name).to.equal(invite.organization_name);
     expect((await as(person.key).get(`/api/invites/${invite.invite_id}`)).status).to.equal(200);
 
     const answered = await as(person.key).post(`/api/invites/${invite.invite_id}/response`, { response: 'ACCEPTED' });

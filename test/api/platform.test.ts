@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { allRoutes } from '../../src/api/http/route';
 import { as, request } from '../support/client';
-import { newTenant } from '../support/stack';
+import { getStack, newTenant } from '../support/stack';
 
 describe('platform endpoints', () => {
   it('answers /health and /ready (database and Temporal reachable)', async () => {
@@ -12,13 +12,21 @@ describe('platform endpoints', () => {
     expect(ready.body.checks).to.deep.equal({ database: 'ok', temporal: 'ok' });
   });
 
-  it('serves GET /api/config from configuration', async () => {
+  it('serves GET /api/config from configuration, under the interface\'s keys and the client\'s provider-named keys', async () => {
     const t = await newTenant();
-    const res = await as(t.key).get('/api/config');
-    expect(res.status).to.equal(200);
-    expect(Object.keys(res.body).sort()).to.deep.equal(
-      ['data_lake_objstore_bucket', 'data_lake_objstore_region', 'data_lake_objstore_url', 'drive_data_connector_client_id'],
-    );
+    const { config } = getStack();
+    const saved = config.publicConfig;
+    config.publicConfig = { data_lake_objstore_bucket: 'lake', data_lake_objstore_region: 'eu-1', data_lake_objstore_url: 'https://lake.example', drive_data_connector_client_id: 'client' };
+    try {
+      const res = await as(t.key).get('/api/config');
+      expect(res.status).to.equal(200);
+      expect(res.body).to.deep.equal({
+        ...config.publicConfig,
+        data_lake_s3_bucket: 'lake', data_lake_s3_region: 'eu-1', data_lake_s3_url: 'https://lake.example', google_drive_data_connector_client_id: 'client',
+      });
+    } finally {
+      config.publicConfig = saved;
+    }
   });
 
   it('serves an OpenAPI 3.1 document covering every implemented operation, with resolvable refs', async () => {

@@ -50,10 +50,12 @@ describe('structure runs', function () {
     expect(env).to.include({ DATABASE_URL: null, SECRETS_KEY: null, TEMPORAL_ADDRESS: null, LANG: 'C.UTF-8' });
     expect(env).to.include({ FROM_STRUCTURE: 'overridden by the run', FROM_SECRET: 's3cr3t value', FROM_RUN: 'run' });
     expect(env.HOME).to.match(/tarmac-run-/);
+    // The organization's default bucket, for griptape's file manager driver.
+    expect(env.GT_CLOUD_BUCKET_ID).to.equal((await api.get(`/api/organizations/${t.organizationId}`)).body.default_bucket_id);
     const names: string[] = JSON.parse(logs.find((l) => l.startsWith('env names '))!.slice('env names '.length));
     expect(names).to.include.members(['GT_CLOUD_API_KEY', 'GT_CLOUD_BASE_URL', 'GT_CLOUD_STRUCTURE_RUN_ID', 'PATH']);
     expect(names.filter((n) => !['FROM_STRUCTURE', 'FROM_SECRET', 'FROM_RUN', 'OTHER_RUN'].includes(n)).sort()).to.deep.equal(
-      ['GT_CLOUD_API_KEY', 'GT_CLOUD_BASE_URL', 'GT_CLOUD_STRUCTURE_RUN_ID', 'HOME', 'LANG', 'PATH', 'PYTHONUNBUFFERED', 'TMPDIR'],
+      ['GT_CLOUD_API_KEY', 'GT_CLOUD_BASE_URL', 'GT_CLOUD_BUCKET_ID', 'GT_CLOUD_STRUCTURE_RUN_ID', 'HOME', 'LANG', 'PATH', 'PYTHONUNBUFFERED', 'TMPDIR'],
     );
     // The run's credential: its own run and events yes, anything else no.
     expect(logs).to.include.members(['posted 202', 'own run 200', 'secrets 403', 'structures 403', 'other run 403']);
@@ -98,7 +100,7 @@ describe('structure runs', function () {
     expect(run.status, JSON.stringify(run.status_detail)).to.equal('SUCCEEDED');
     // One line on each stream, written at the same instant: their relative order is not defined.
     expect(await lines(t.key, run.structure_run_id)).to.have.members([
-      '["a b","c"]', 'GT_CLOUD_API_KEY,GT_CLOUD_BASE_URL,GT_CLOUD_STRUCTURE_RUN_ID,HOME,LANG,PATH,TMPDIR',
+      '["a b","c"]', 'GT_CLOUD_API_KEY,GT_CLOUD_BASE_URL,GT_CLOUD_BUCKET_ID,GT_CLOUD_STRUCTURE_RUN_ID,HOME,LANG,PATH,TMPDIR',
     ]);
   });
 
@@ -106,7 +108,7 @@ describe('structure runs', function () {
     const t = await newTenant();
     const api = as(t.key);
     const s = await structureWithBuild(t.organizationId, { files: { 'structure.py': 'print(1)\n' }, envVars: [{ name: 'GONE', value: '7c8e6a52-1a7e-4c55-9d0e-5f1c8d9a2b31', source: 'secret_ref' }] });
-    const created = await api.post(`/api/structures/${s.structureId}/runs`, {});
+    const created = await api.post(`/api/structures/${s.structureId}/runs`, { args: [] });
     expect(created.body.args).to.deep.equal([]);
     const run = await waitForRun(t.key, created.body.structure_run_id);
     expect(run.status).to.equal('ERROR');
@@ -117,11 +119,19 @@ describe('structure runs', function () {
     const undeployed = await api.post(`/api/structures/${await structureWithoutBuild(t.organizationId)}/runs`, { args: [] });
     expect(undeployed.status).to.equal(409);
     expect(undeployed.body.errors[0].message).to.match(/no successful deployment/);
-    const badRef = await api.post(`/api/structures/${s.structureId}/runs`, { env_vars: [{ name: 'X', value: 'nope', source: 'secret_ref' }] });
+    const badRef = await api.post(`/api/structures/${s.structureId}/runs`, { args: [], env_vars: [{ name: 'X', value: 'nope', source: 'secret_ref' }] });
     expect(badRef.status).to.equal(400);
     expect(badRef.body.errors[0].path).to.equal('/body/env_vars/0/value');
     expect((await api.post(`/api/structures/${s.structureId}/runs`, { args: ['a\u0000b'] })).status).to.equal(400);
-    expect((await api.post(`/api/structures/${s.structureId}/runs`, { env_vars: [{ name: 'BAD-NAME', value: 'x' }] })).status).to.equal(400);
+    expect((await api.post(`/api/structures/${s.structureId}/runs`, { args: [], env_vars: [{ name: 'BAD-NAME', value: 'x' }] })).status).to.equal(400);
+    // `args` is required (it may be empty); unknown members are ignored.
+    for (const body of [{}, { env_vars: [] }, undefined]) {
+      const missing = await api.post(`/api/structures/${s.structureId}/runs`, body);
+      expect(missing.status, JSON.stringify(body)).to.equal(400);
+      expect(missing.body.type).to.equal('ValidationError');
+      expect(missing.body.errors[0].path).to.equal(body ? '/body/args' : '/body');
+    }
+    expect((await api.post(`/api/structures/${s.structureId}/runs`, { args: [], extra: 1 })).status).to.equal(201);
     expect((await api.get('/api/structure-runs/5f1c8d9a-2b31-4c55-9d0e-7c8e6a521a7e')).status).to.equal(404);
   });
 
@@ -192,15 +202,19 @@ describe('structure runs', function () {
       raw: body, headers: { 'content-type': 'text/plain' },
     });
     expect(posted.status, posted.text).to.equal(200);
-    expect(posted.body.args).to.deep.equal([body]);
+    // The Structure (what the interface documents) plus the run that was started.
+    const structure = (await as(t.key).get(`/api/structures/${enabled.structureId}`)).body;
+    expect(posted.body).to.deep.equal({ ...structure, structure_run_id: posted.body.structure_run_id });
+    const argsOf = async (answer: any) => (await as(t.key).get(`/api/structure-runs/${answer.structure_run_id}`)).body.args;
+    expect(await argsOf(posted.body)).to.deep.equal([body]);
     const run = await waitForRun(t.key, posted.body.structure_run_id);
     expect(run.status).to.equal('SUCCEEDED');
     expect(await lines(t.key, run.structure_run_id)).to.deep.equal([JSON.stringify([body]).replace(/é/, '\\u00e9')]);
     const viaGet = await request('GET', `/api/structures/${enabled.structureId}/webhook?api_key=${t.key}`);
     expect(viaGet.status).to.equal(200);
-    expect(viaGet.body.args).to.deep.equal([]);
+    expect(await argsOf(viaGet.body)).to.deep.equal([]);
     const byHeader = await as(t.key).post(`/api/structures/${enabled.structureId}/webhook`, { any: 'json' });
-    expect(byHeader.body.args).to.deep.equal(['{"any":"json"}']);
+    expect(await argsOf(byHeader.body)).to.deep.equal(['{"any":"json"}']);
     expect((await request('POST', `/api/structures/${enabled.structureId}/webhook?api_key=wrong`, undefined, { raw: 'x' })).status).to.equal(401);
     expect((await request('POST', `/api/structures/${enabled.structureId}/runs?api_key=${t.key}`, { args: [] })).status).to.equal(401);
     const tooBig = await request('POST', `/api/structures/${enabled.structureId}/webhook?api_key=${t.key}`, undefined, { raw: 'x'.repeat(131_072) });

@@ -10,7 +10,8 @@ describe('secrets', () => {
     const value = 'sk-live-very-secret-value-1234567890';
     const created = await api.post('/api/secrets', { name: 'OPENAI_API_KEY', value });
     expect(created.status).to.equal(201);
-    expect(created.body).to.include({ name: 'OPENAI_API_KEY', organization_id: t.organizationId, last_used: null });
+    // Never used yet: its creation time (clients require a timestamp); a run's use moves it (runs.test.ts).
+    expect(created.body).to.include({ name: 'OPENAI_API_KEY', organization_id: t.organizationId, last_used: created.body.created_at });
     const id = created.body.secret_id;
 
     for (const res of [created, await api.get(`/api/secrets/${id}`), await api.get('/api/secrets')]) {

@@ -12,7 +12,7 @@ import { getStack, newTenant } from '../support/stack';
 
 /** A chat message for a model no test scripts: the provider refuses it, so nothing is answered. */
 const chatBody = {
-  messages: [{ type: 'Message', role: 'user', content: [{ type: 'TextMessageContent', artifact: { type: 'TextArtifact', value: 'hi' } }] }],
+  messages: [{ type: 'Message', role: 'user', usage: { type: 'Usage', input_tokens: null, output_tokens: null }, content: [{ type: 'TextMessageContent', artifact: { type: 'TextArtifact', value: 'hi' } }] }],
   tools: [], driver_configuration: { model: 'local/tenancy-unscripted' },
 };
 
@@ -27,7 +27,7 @@ const bodies: Record<string, unknown> = {
   CreateRule: { name: 'x', rule: 'x' }, UpdateRule: { name: 'x' }, CreateRuleset: { name: 'x' }, UpdateRuleset: { name: 'x', rule_ids: [] },
   CreateThread: { name: 'x' }, UpdateThread: { name: 'x', messages: [] }, CreateThreadMessage: { input: 'x', output: 'x' }, UpdateMessage: { input: 'x' },
   CreateAssistant: { name: 'x' }, UpdateAssistant: { name: 'x' }, CreateAssistantRun: { input: 'x' },
-  CreateStructureRun: { args: [] }, CreateFunctionExecutionPost: { any: 'json' }, RunToolActivity: { text: 'hi' }, CreateEvents: { type: 'x', payload: {}, timestamp: 1 },
+  CreateStructureRun: { args: [] }, CreateFunctionExecutionPost: { any: 'json' }, RunToolActivity: { text: 'hi' }, CreateEvents: { type: 'x', payload: {}, timestamp: 1 }, CreateSpans: [],
   CreateChatMessage: chatBody, CreateChatMessageStream: chatBody,
 };
 

@@ -24,6 +24,26 @@ def init_tool():
     return Calculator()
 `;
 
+// What griptape's BaseTool does on creation (attrs and inspect find the class's module in sys.modules).
+const INSPECTED_TOOL = `
+import inspect, os
+
+
+class Files:
+    name = "Files"
+
+    def __init__(self):
+        self.defined_in = os.path.basename(inspect.getfile(type(self)))
+
+    def where(self, params):
+        """Names the file that defines this tool."""
+        return self.defined_in + " " + type(self).__module__
+
+
+def init_tool():
+    return Files()
+`;
+
 describe('tool runs', function () {
   this.timeout(120_000);
 
@@ -60,6 +80,7 @@ describe('tool runs', function () {
     const [newest, first] = list.body.tool_runs;
     expect(first).to.include({ tool_id: id, deployment_id: deployment.deployment_id, status: 'SUCCEEDED' });
     expect(first.input).to.deep.equal({ describe: true });
+    expect(first.runtime_path).to.match(/\/tool\.py$/);
     expect(newest.input).to.deep.equal({ activity: 'echo', params: { text: 'hi' } });
     expect(newest.output).to.deep.equal({ type: 'TextArtifact', value: 'hi' });
     expect(Date.parse(newest.started_at)).to.be.at.most(Date.parse(newest.completed_at));
@@ -71,6 +92,17 @@ describe('tool runs', function () {
     expect(one.status, one.text).to.equal(200);
     expect(one.body).to.deep.equal(newest);
     expect((await api.get(`/api/tool-runs/${newest.tool_run_id}/logs`)).body.logs).to.be.an('array');
+  });
+
+  it('loads the tool file as a module registered in sys.modules, so classes that inspect their module work', async () => {
+    const t = await newTenant();
+    const built = await structureWithBuild(t.organizationId, { kind: 'tool', files: { 'files_tool.py': INSPECTED_TOOL }, mainFile: 'files_tool.py' });
+    const api = as(t.key);
+    const doc = await api.get(`/api/tools/${built.structureId}/openapi`);
+    expect(doc.status, doc.text).to.equal(200);
+    expect(Object.keys(doc.body.paths)).to.deep.equal(['/activities/where']);
+    const res = await api.post(`/api/tools/${built.structureId}/activities/where`, {});
+    expect(res.body).to.deep.equal({ type: 'TextArtifact', value: 'files_tool.py files_tool' });
   });
 
   it('answers {error, tool_run_id} when an activity raises; the run is FAILED and its logs hold the traceback', async () => {

@@ -33,7 +33,7 @@ const VALID_BODIES: Record<string, unknown> = {
   CreateStructure: { name: 'x' }, UpdateStructure: { name: 'x' }, CreateStructureDeployment: { force: true },
   CreateFunction: { name: 'x' }, UpdateFunction: { name: 'x' }, CreateFunctionDeployment: { force: true },
   CreateTool: { name: 'x' }, UpdateTool: { name: 'x' }, CreateToolDeployment: { force: true },
-  CreateStructureRun: { args: [] }, CreateFunctionExecutionPost: { any: 'json' }, RunToolActivity: { text: 'hi' }, CreateEvents: { type: 'x', payload: {}, timestamp: 1 },
+  CreateStructureRun: { args: [] }, CreateFunctionExecutionPost: { any: 'json' }, RunToolActivity: { text: 'hi' }, CreateEvents: { type: 'x', payload: {}, timestamp: 1 }, CreateSpans: [],
 };
 
 /** Asset names that try to leave their bucket or are ambiguous, as they appear in a URL path. */
@@ -239,14 +239,14 @@ export async function badInputDrill(): Promise<DrillReport> {
   for (const name of TRAVERSAL_NAMES) {
     cases.push({ label: `CreateAsset traversal ${JSON.stringify(name).slice(0, 30)}`, method: 'PUT', path: `/api/buckets/${ids.bucket_id}/assets`, ...json(a.key, { name }) });
     for (const operation of ['GET', 'PUT'] as const) {
-      const url = new URL(presignAssetUrl(box, baseUrl, { operation, bucketId: ids.bucket_id, name, expires: Math.floor(Date.now() / 1000) + 600, actor: a.userId }));
+      const url = new URL(presignAssetUrl(box, baseUrl, { operations: [operation], bucketId: ids.bucket_id, name, expires: Math.floor(Date.now() / 1000) + 600, actor: a.userId }));
       cases.push({ label: `asset-data ${operation} signed for ${JSON.stringify(name).slice(0, 30)}`, method: operation, path: url.pathname + url.search, body: operation === 'PUT' ? 'escaped' : undefined });
     }
   }
   // Control: the same signing for a good name is accepted (404: the asset's bytes were never uploaded).
-  const control = new URL(presignAssetUrl(box, baseUrl, { operation: 'GET', bucketId: ids.bucket_id, name: ids.name, expires: Math.floor(Date.now() / 1000) + 600, actor: a.userId }));
+  const control = new URL(presignAssetUrl(box, baseUrl, { operations: ['GET'], bucketId: ids.bucket_id, name: ids.name, expires: Math.floor(Date.now() / 1000) + 600, actor: a.userId }));
   cases.push({ label: 'asset-data GET signed for a good name', method: 'GET', path: control.pathname + control.search, expect: 404 });
-  const signedPut = new URL(presignAssetUrl(box, baseUrl, { operation: 'PUT', bucketId: ids.bucket_id, name: 'big.bin', expires: Math.floor(Date.now() / 1000) + 600, actor: a.userId }));
+  const signedPut = new URL(presignAssetUrl(box, baseUrl, { operations: ['PUT'], bucketId: ids.bucket_id, name: 'big.bin', expires: Math.floor(Date.now() / 1000) + 600, actor: a.userId }));
   cases.push({ label: 'asset-data PUT declared over MAX_ASSET_BYTES', method: 'PUT', path: signedPut.pathname + signedPut.search, headers: { 'content-length': String(config.maxAssetBytes + 1) } });
 
   // Sent four at a time; every answer a 4xx `{type, errors}`.

@@ -42,7 +42,7 @@ time.sleep(0.05)
 print("to stderr", file=sys.stderr)
 time.sleep(0.05)
 print("back to stdout")
-names = ["DATABASE_URL", "SECRETS_KEY", "TEMPORAL_ADDRESS", "FROM_STRUCTURE", "FROM_SECRET", "FROM_RUN", "HOME", "LANG"]
+names = ["DATABASE_URL", "SECRETS_KEY", "TEMPORAL_ADDRESS", "FROM_STRUCTURE", "FROM_SECRET", "FROM_RUN", "HOME", "LANG", "GT_CLOUD_BUCKET_ID"]
 print("env " + json.dumps({n: os.environ.get(n) for n in names}))
 print("env names " + json.dumps(sorted(os.environ.keys())))
 finish = {"type": "FinishStructureRunEvent", "timestamp": 1700000000.5,

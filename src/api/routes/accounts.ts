@@ -31,9 +31,12 @@ const ApiKeyWithValue = defineSchema('ApiKeyWithValue', {
 });
 const OrganizationSchema = defineSchema('Organization', {
   type: 'object',
-  required: ['organization_id', 'name', 'entitlement', 'created_by', 'created_at', 'updated_at'],
+  required: ['organization_id', 'name', 'description', 'entitlement', 'default_bucket_id', 'created_by', 'created_at', 'updated_at'],
   properties: {
-    organization_id: uuid, name: { type: 'string' }, entitlement: { type: 'string', enum: ['FREE', 'PAID', 'UNPAID', 'EXPIRED'] },
+    organization_id: uuid, name: { type: 'string' },
+    description: { type: 'string', description: 'Always "" for now (organizations are named by operators; the client requires the member).' },
+    entitlement: { type: 'string', enum: ['FREE', 'PAID', 'UNPAID', 'EXPIRED'] },
+    default_bucket_id: { ...uuid, description: 'Created with the organization; used where a bucket is needed and none is named (GT_CLOUD_BUCKET_ID of runs).' },
     created_by: { type: 'string' }, created_at: timestamp, updated_at: timestamp,
   },
 });
@@ -70,7 +73,9 @@ const presentUser = (u: User, organizations: string[]) => ({
 export const presentOrganization = (o: Organization) => ({
   organization_id: o.organization_id,
   name: o.name,
+  description: '',
   entitlement: o.entitlement,
+  default_bucket_id: o.default_bucket_id,
   created_by: o.created_by,
   created_at: iso(o.created_at),
   updated_at: iso(o.updated_at),

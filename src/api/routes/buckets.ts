@@ -102,7 +102,8 @@ route({
 
 route({
   operationId: 'DeleteBucket', method: 'delete', path: '/buckets/{bucket_id}', tag: TAG,
-  summary: 'Deletes a bucket with all its assets and their data. Presigned URLs for it answer 404 from then on.',
+  summary: 'Deletes a bucket with all its assets and their data. Presigned URLs for it answer 404 from then on. '
+    + 'The organization\'s default bucket (`default_bucket_id`) cannot be deleted (409).',
   params: { bucket_id: uuid },
   responses: { 204: { description: 'Deleted' } },
   handler: async ({ deps, caller, params }) => {
@@ -172,20 +173,22 @@ route({
 
 route({
   operationId: 'CreateAssetUrl', method: 'post', path: '/buckets/{bucket_id}/asset-urls/{name}', greedyParam: 'name', tag: TAG,
-  summary: 'A presigned URL to download (GET, the default) or upload (PUT) the bytes of an asset with plain HTTP and no API key: '
+  summary: 'A presigned URL to download (`operation: GET`) or upload (`PUT`) the bytes of an asset with plain HTTP and no API key: '
     + '`/api/asset-data/{bucket_id}/{name}?operation=&expires=&by=&signature=`, valid for ASSET_URL_TTL_SECONDS (default 3600 s). '
+    + 'Without `operation` the URL allows both GET and PUT: griptape\'s file manager driver asks without one, then downloads or uploads. '
     + 'Send `headers` with the request. Uploads are limited to MAX_ASSET_BYTES (default 1 GiB) and create the asset record if needed. '
     + 'A GET URL may be created for an asset without data; using it answers 404.',
   params: assetPath,
   body: defineSchema('CreateAssetUrlRequest', {
-    type: 'object', properties: { operation: { type: 'string', enum: ['GET', 'PUT'], default: 'GET' } },
+    type: 'object',
+    properties: { operation: { type: 'string', enum: ['GET', 'PUT'], description: 'Omitted: a URL for both GET and PUT.' } },
   }),
   responses: { 200: { description: 'Presigned URL', schema: AssetUrlSchema } },
   handler: async ({ deps, caller, params, body }) => {
     const name = checkAssetName(params.name, '/path/name');
     const bucket = await findBucket(deps.ds, caller, params.bucket_id);
     const url = presignAssetUrl(deps.box, deps.config.publicBaseUrl, {
-      operation: body.operation ?? 'GET', bucketId: bucket.bucket_id, name, actor: caller.actor,
+      operations: body.operation ? [body.operation] : ['GET', 'PUT'], bucketId: bucket.bucket_id, name, actor: caller.actor,
       expires: Math.floor(Date.now() / 1000) + deps.config.assetUrlTtlSeconds,
     });
     return { status: 200, body: { url, headers: {} } };
@@ -195,7 +198,7 @@ route({
 // ---- The presigned URLs themselves: the signature authenticates, not an API key ----
 
 const signedQuery = {
-  operation: { type: 'string', description: 'GET or PUT: the only method this URL allows.' },
+  operation: { type: 'string', description: 'The methods this URL allows: GET, PUT, or GET,PUT.' },
   expires: { type: 'string', description: 'Unix seconds after which the URL answers 403.' },
   by: { type: 'string', description: 'Who created the URL.' },
   signature: { type: 'string', description: 'HMAC-SHA256 over method, bucket, name, expiry and creator.' },

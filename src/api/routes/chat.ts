@@ -38,7 +38,7 @@ const UsageSchema = {
 
 const ContentSchema = {
   type: 'object',
-  required: ['type'],
+  required: ['type', 'artifact'],
   properties: {
     type: {
       type: 'string', maxLength: 100,
@@ -52,7 +52,7 @@ const ContentSchema = {
 
 const MessageSchema = defineSchema('ChatMessage', {
   type: 'object',
-  required: ['role', 'content'],
+  required: ['role', 'content', 'usage'],
   description: 'A griptape `Message` dict.',
   properties: {
     type: { type: 'string' },
@@ -97,7 +97,7 @@ const RequestSchema = defineSchema('CreateChatMessageRequest', {
             maxItems: CHAT_LIMITS.functions,
             items: {
               type: 'object',
-              required: ['name'],
+              required: ['name', 'description', 'json_schema'],
               properties: {
                 name: { type: 'string', minLength: 1, maxLength: 64 },
                 description: { type: 'string' },

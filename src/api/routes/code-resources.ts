@@ -7,6 +7,7 @@ import {
   CodeResourceFields, createCodeResource, deleteCodeResource, findCodeResource, KIND_LABEL, listCodeResources, updateCodeResource,
 } from '../../services/code-resources';
 import { MAX_ASSET_NAME } from '../../services/buckets';
+import { neutralMember, withProviderWords } from '../http/provider-words';
 import { route } from '../http/route';
 import { defineSchema, JsonSchema, pageOf, str, timestamp, uuid } from '../schemas/registry';
 
@@ -16,26 +17,36 @@ const MAX_ENV_VARS = 500;
 /** Names as code hosts allow them; anything else could not name a repository. */
 const repoName = { ...str(1, 200), pattern: '^[A-Za-z0-9_.][A-Za-z0-9_.-]*$' };
 
+const codehostLocation = {
+  type: 'object', required: ['owner', 'name', 'push'], additionalProperties: false,
+  properties: {
+    owner: repoName, name: repoName,
+    push: { type: 'object', required: ['branch'], additionalProperties: false, properties: { branch: str(1, 200), tag: str(1, 200) } },
+  },
+};
+const locations = {
+  codehost: codehostLocation,
+  data_lake: {
+    type: 'object', required: ['bucket_id', 'asset_path'], additionalProperties: false,
+    properties: { bucket_id: uuid, asset_path: str(1, MAX_ASSET_NAME) },
+  },
+  default: { type: 'object', maxProperties: 0 },
+};
+const github = (use: string) => ({ ...codehostLocation, description: `The provider's word for \`codehost\` (griptape-cloud-client): ${use}.` });
+
 export const CodeLocationSchema = defineSchema('CodeLocation', {
   type: 'object',
   description: 'Exactly one member. `default`: a built-in python3 project (also used when a resource is created without `code`). '
     + '`data_lake`: an asset of a bucket of the organization; `.zip`, `.tar.gz`, `.tgz` and `.tar` are unpacked, any other file is deployed as a single file. '
     + '`codehost`: the git repository CODEHOST_BASE_URL/<owner>/<name>.git at the head of `push.branch`, or at `push.tag` when given.',
   minProperties: 1, maxProperties: 1, additionalProperties: false,
-  properties: {
-    codehost: {
-      type: 'object', required: ['owner', 'name', 'push'], additionalProperties: false,
-      properties: {
-        owner: repoName, name: repoName,
-        push: { type: 'object', required: ['branch'], additionalProperties: false, properties: { branch: str(1, 200), tag: str(1, 200) } },
-      },
-    },
-    data_lake: {
-      type: 'object', required: ['bucket_id', 'asset_path'], additionalProperties: false,
-      properties: { bucket_id: uuid, asset_path: str(1, MAX_ASSET_NAME) },
-    },
-    default: { type: 'object', maxProperties: 0 },
-  },
+  properties: { ...locations, github: github('accepted and stored as `codehost`') },
+});
+
+/** As answered: the stored member; a `codehost` one also as `github`, which the generated client needs to parse it. */
+const CodeLocationAnswer = defineSchema('CodeLocationAnswer', {
+  type: 'object', minProperties: 1, additionalProperties: false,
+  properties: { ...locations, github: github('the same value as `codehost`, beside it') },
 });
 
 export const EnvVarSchema = defineSchema('EnvVar', {
@@ -63,12 +74,17 @@ const KINDS: KindSpec[] = [
   { kind: 'tool', plural: 'tools', path: '/tools', configMember: 'tool_config_file', webhook: false },
 ];
 
+/** The record as answered by the CRUD routes of its kind. */
+export function presentCodeResource(r: CodeResource) {
+  return present(KINDS.find((k) => k.kind === r.kind)!, r);
+}
+
 function present(k: KindSpec, r: CodeResource) {
   return {
     [`${k.kind}_id`]: r.resource_id,
     name: r.name,
     description: r.description,
-    code: r.code,
+    code: withProviderWords(r.code as Record<string, unknown>),
     env_vars: r.env_vars,
     ...(r.config_file !== null ? { [k.configMember]: r.config_file } : {}),
     latest_deployment_id: r.latest_deployment_id,
@@ -90,7 +106,7 @@ function declare(k: KindSpec): void {
     required: [idParam, 'name', 'description', 'code', 'env_vars', 'latest_deployment_id', 'organization_id', 'created_by', 'created_at', 'updated_at',
       ...(k.webhook ? ['webhook_enabled'] : [])],
     properties: {
-      [idParam]: uuid, name: { type: 'string' }, description: { type: 'string' }, code: CodeLocationSchema,
+      [idParam]: uuid, name: { type: 'string' }, description: { type: 'string' }, code: CodeLocationAnswer,
       env_vars: { type: 'array', items: EnvVarSchema }, [k.configMember]: { type: 'string' },
       latest_deployment_id: { ...uuid, description: 'The newest deployment (runs use the newest SUCCEEDED one).' },
       ...(k.webhook ? { webhook_enabled: { type: 'boolean' } } : {}),
@@ -105,7 +121,9 @@ function declare(k: KindSpec): void {
     [k.configMember]: { ...str(1, 200), description: `Path of the config file from the source root (default \`${defaultConfig}\`; ignored for \`default\` code).` },
     ...(k.webhook ? { webhook_enabled: { type: 'boolean' } } : {}),
   };
-  const fieldsOf = (body: Record<string, unknown>): CodeResourceFields => ({ ...body, config_file: body[k.configMember] as string | undefined });
+  const fieldsOf = (body: Record<string, unknown>): CodeResourceFields => ({
+    ...body, code: neutralMember(body.code as CodeResourceFields['code']), config_file: body[k.configMember] as string | undefined,
+  });
   const params = { [idParam]: uuid };
 
   route({

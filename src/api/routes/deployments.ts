@@ -4,6 +4,7 @@ import { DEPLOYMENT_STATUSES } from '../../persistence/entities/deployment';
 import type { CodeResourceKind } from '../../persistence/entities/code-resource';
 import { findCodeResource, KIND_LABEL } from '../../services/code-resources';
 import { findDeployment, listDeployments, presentDeployment, requestDeployment } from '../../services/deployments';
+import { neutralMember } from '../http/provider-words';
 import { route } from '../http/route';
 import { defineSchema, nullableTimestamp, pageOf, str, timestamp, uuid } from '../schemas/registry';
 
@@ -24,25 +25,29 @@ const DeploymentSchema = defineSchema('Deployment', {
     },
     code_source: {
       type: 'object',
-      description: 'What was deployed: `{data_lake: {bucket_id, asset_path}}`, `{codehost: {commit_sha}}` (the commit checked out, once known) or `{default: {}}`.',
+      description: 'What was deployed: `{data_lake: {bucket_id, asset_path}}`, `{codehost: {commit_sha}}` (the commit checked out, once known; '
+        + 'also as `github`, the provider\'s word the generated client parses) or `{default: {}}`.',
     },
     created_by: { type: 'string' }, created_at: timestamp, completed_at: nullableTimestamp,
   },
 });
 
+const codehostSource = {
+  type: 'object', additionalProperties: false,
+  properties: {
+    access_token: { ...str(1, 1000), description: 'Used for this clone only: never stored in plain text, never logged.' },
+    commit_sha: { ...str(1, 200), description: 'Deploy this commit (full or abbreviated hexadecimal id) instead of the branch or tag head.' },
+  },
+};
+
 const CreateDeploymentRequest = defineSchema('CreateDeploymentRequest', {
   type: 'object',
   properties: {
     code_source: {
-      type: 'object', additionalProperties: false,
+      type: 'object', additionalProperties: false, maxProperties: 1,
       properties: {
-        codehost: {
-          type: 'object', additionalProperties: false,
-          properties: {
-            access_token: { ...str(1, 1000), description: 'Used for this clone only: never stored in plain text, never logged.' },
-            commit_sha: { ...str(1, 200), description: 'Deploy this commit (full or abbreviated hexadecimal id) instead of the branch or tag head.' },
-          },
-        },
+        codehost: codehostSource,
+        github: { ...codehostSource, description: "The provider's word for `codehost` (griptape-cloud-client); the same." },
       },
     },
     force: { type: 'boolean', description: 'Build even when the newest deployment that has not failed already deployed the same source.' },
@@ -81,7 +86,7 @@ for (const kind of ['structure', 'function', 'tool'] as CodeResourceKind[]) {
     responses: { 202: { description: 'The deployment (new or reused)', schema: DeploymentSchema } },
     handler: async ({ deps, caller, params, body }) => {
       const resource = await findCodeResource(deps.ds, caller, kind, params[idParam]);
-      const { deployment } = await requestDeployment(deps, caller, resource, body);
+      const { deployment } = await requestDeployment(deps, caller, resource, { ...body, code_source: neutralMember(body.code_source) });
       return { status: 202, body: presentDeployment(deployment) };
     },
   });

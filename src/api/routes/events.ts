@@ -24,9 +24,9 @@ const EventSchema = defineSchema('StructureRunEvent', {
 
 const EventInput = defineSchema('EventInput', {
   type: 'object',
-  required: ['timestamp'],
+  required: ['type', 'timestamp'],
   properties: {
-    type: { ...str(1, 200), default: 'UserEvent' },
+    type: { ...str(1, 200), description: 'griptape sends the event class name (its own default is UserEvent).' },
     payload: {},
     timestamp: { type: 'number', description: 'Epoch seconds (float).' },
   },
@@ -37,8 +37,8 @@ const runPath = { structure_run_id: uuid };
 
 route({
   operationId: 'CreateEvents', method: 'post', path: '/structure-runs/{structure_run_id}/events', tag: TAG, runScoped: true,
-  summary: `Appends USER events to a run that has not ended (409 once it has). The body is one event \`{type?, payload, timestamp}\`, `
-    + `a JSON list of them, or \`{events: [...]}\`; at most ${MAX_EVENTS_PER_REQUEST} per request; \`type\` defaults to UserEvent. `
+  summary: `Appends USER events to a run that has not ended (409 once it has). The body is one event \`{type, payload?, timestamp}\`, `
+    + `a JSON list of them, or \`{events: [...]}\`; at most ${MAX_EVENTS_PER_REQUEST} per request. `
     + 'A FinishStructureRunEvent sets the run\'s `output` (from `payload.output_task_output`) and `output_timestamp`.',
   params: runPath,
   body: defineSchema('CreateEventsRequest', {

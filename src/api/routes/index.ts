@@ -14,5 +14,6 @@ import './platform';
 import './rulesets';
 import './runs';
 import './secrets';
+import './spans';
 import './threads';
 import './tool-runs';

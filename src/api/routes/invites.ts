@@ -1,5 +1,6 @@
 // Invites: each one is a workflow (PENDING until answered or until it expires).
-import { Invite } from '../../persistence/entities';
+import { DataSource, In } from 'typeorm';
+import { Invite, Organization } from '../../persistence/entities';
 import { INVITE_STATUSES } from '../../persistence/entities/invite';
 import { iso, pageInOrg } from '../../persistence/scoped';
 import { callerEmail, createInvite, deleteInvite, findVisibleInvite, respondToInvite } from '../../services/invites';
@@ -12,18 +13,21 @@ const TAG = 'Invites';
 
 const InviteSchema = defineSchema('Invite', {
   type: 'object',
-  required: ['invite_id', 'created_at', 'created_by', 'email', 'expires_at', 'organization_id', 'status'],
+  required: ['invite_id', 'created_at', 'created_by', 'email', 'expires_at', 'organization_id', 'organization_name', 'status'],
   properties: {
-    invite_id: uuid, organization_id: uuid, email: { type: 'string' },
+    invite_id: uuid, organization_id: uuid,
+    organization_name: { type: 'string', description: 'What the invitee is invited to (the generated client requires it).' },
+    email: { type: 'string' },
     status: { type: 'string', enum: [...INVITE_STATUSES] },
     expires_at: timestamp, responded_at: timestamp, created_by: { type: 'string' }, created_at: timestamp, updated_at: timestamp,
   },
 });
 const InviteList = pageOf('InviteList', 'invites', InviteSchema);
 
-const present = (i: Invite) => ({
+const present = (i: Invite, organizationName: string) => ({
   invite_id: i.invite_id,
   organization_id: i.organization_id,
+  organization_name: organizationName,
   email: i.email,
   status: i.status,
   expires_at: iso(i.expires_at),
@@ -32,6 +36,14 @@ const present = (i: Invite) => ({
   created_at: iso(i.created_at),
   updated_at: iso(i.updated_at),
 });
+
+/** Invites as answered, with the names of their organizations. */
+async function presentAll(ds: DataSource, invites: Invite[]) {
+  const ids = [...new Set(invites.map((i) => i.organization_id))];
+  const organizations = ids.length ? await ds.getRepository(Organization).findBy({ organization_id: In(ids) }) : [];
+  const names = new Map(organizations.map((o) => [o.organization_id, o.name]));
+  return invites.map((i) => present(i, names.get(i.organization_id) ?? ''));
+}
 
 route({
   operationId: 'CreateInvite', method: 'post', path: '/organizations/{organization_id}/invites', tag: TAG,
@@ -46,7 +58,7 @@ route({
       { ds: deps.ds, temporal: deps.temporal, taskQueue: deps.config.temporal.taskQueue, ttlSeconds: deps.config.inviteTtlSeconds },
       caller, body.email,
     );
-    return { status: 201, body: present(invite) };
+    return { status: 201, body: (await presentAll(deps.ds, [invite]))[0] };
   },
 });
 
@@ -57,7 +69,7 @@ route({
   handler: async ({ deps, caller, params, page }) => {
     if (params.organization_id !== caller.organizationId) throw notFound('Organization');
     const { items, pagination } = await pageInOrg(deps.ds, Invite, caller.organizationId, page);
-    return { status: 200, body: { invites: items.map(present), pagination } };
+    return { status: 200, body: { invites: await presentAll(deps.ds, items), pagination } };
   },
 });
 
@@ -70,7 +82,7 @@ route({
     const [items, total] = email
       ? await deps.ds.getRepository(Invite).findAndCount({ where: { email }, order: { created_at: 'DESC' }, ...skipTake(page) })
       : [[], 0];
-    return { status: 200, body: { invites: items.map(present), pagination: paginate(page, total) } };
+    return { status: 200, body: { invites: await presentAll(deps.ds, items), pagination: paginate(page, total) } };
   },
 });
 
@@ -80,7 +92,7 @@ route({
   responses: { 200: { description: 'Invite', schema: InviteSchema } },
   handler: async ({ deps, caller, params }) => {
     const { invite } = await findVisibleInvite(deps.ds, caller, params.invite_id);
-    return { status: 200, body: present(invite) };
+    return { status: 200, body: (await presentAll(deps.ds, [invite]))[0] };
   },
 });
 

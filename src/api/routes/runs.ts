@@ -8,8 +8,8 @@ import {
 } from '../../services/runs';
 import { badRequest, payloadTooLarge } from '../http/errors';
 import { route } from '../http/route';
-import { EnvVarSchema } from './code-resources';
-import { defineSchema, nullableTimestamp, pageOf, timestamp, uuid } from '../schemas/registry';
+import { EnvVarSchema, presentCodeResource } from './code-resources';
+import { defineSchema, nullableTimestamp, pageOf, ref, timestamp, uuid } from '../schemas/registry';
 
 
 /** `{logs: string[]}` of structure, function and tool runs. */
@@ -59,10 +59,12 @@ route({
     + '`env_vars` after the structure\'s own (`secret_ref` values are secret ids, resolved when the run starts). '
     + '409 when the structure has no successful deployment.',
   params: { structure_id: uuid },
+  bodyRequired: true,
   body: defineSchema('CreateStructureRunRequest', {
     type: 'object',
+    required: ['args'],
     properties: {
-      args: { type: 'array', items: { type: 'string' }, maxItems: 1000, default: [] },
+      args: { type: 'array', items: { type: 'string' }, maxItems: 1000, description: 'Required (may be empty): one argv entry each.' },
       env_vars: { type: 'array', items: EnvVarSchema, maxItems: 500, default: [] },
     },
   }),
@@ -123,16 +125,25 @@ route({
 
 // ---- The per-structure webhook: `?api_key=` is accepted because webhook senders cannot set headers ----
 
+// The interface documents the Structure shape as the answer (and the generated client parses it so); the run
+// that was started is what a caller can follow, so its id rides along.
+const WebhookAnswer = defineSchema('StructureWebhookAnswer', {
+  allOf: [ref('Structure'), {
+    type: 'object', required: ['structure_run_id'],
+    properties: { structure_run_id: { ...uuid, description: 'The run this call started (GET /structure-runs/{structure_run_id}).' } },
+  }],
+});
+
 for (const method of ['get', 'post'] as const) {
   route({
     operationId: method === 'get' ? 'InvokeStructureWebhookGet' : 'InvokeStructureWebhookPost',
     method, path: '/structures/{structure_id}/webhook', tag: TAG, auth: 'apiKeyOrQuery',
     summary: (method === 'get' ? 'Starts a run with no arguments. ' : `Starts a run whose first (only) argument is the request body as text (any content type, at most ${MAX_ARG_BYTES} bytes: one argv string). `)
       + 'The key may be given as `?api_key=`. 400 when the structure\'s `webhook_enabled` is false. Answers with the '
-      + 'created run (the spec documents the Structure shape; the run is what a caller can follow).',
+      + 'Structure (as the interface documents) plus `structure_run_id`, the run that was started.',
     params: { structure_id: uuid },
     ...(method === 'post' ? { rawBody: { contentType: '*/*', description: 'Passed to the structure as its first argument.' } } : {}),
-    responses: { 200: { description: 'The run that was started', schema: StructureRunSchema } },
+    responses: { 200: { description: 'The structure, and the run that was started', schema: WebhookAnswer } },
     handler: async ({ ctx, deps, caller, params }) => {
       const structure = await findStructure(deps.ds, caller, params.structure_id);
       if (!structure.webhook_enabled) {
@@ -148,7 +159,7 @@ for (const method of ['get', 'post'] as const) {
         }
       }
       const run = await createStructureRun(deps, caller, structure.resource_id, { args, env_vars: [] });
-      return { status: 200, body: presentStructureRun(run) };
+      return { status: 200, body: { ...presentCodeResource(structure), structure_run_id: run.run_id } };
     },
   });
 }

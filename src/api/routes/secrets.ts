@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { Secret } from '../../persistence/entities';
 import { findInOrg, iso, pageInOrg } from '../../persistence/scoped';
 import { route } from '../http/route';
-import { defineSchema, nullableTimestamp, pageOf, str, timestamp, uuid } from '../schemas/registry';
+import { defineSchema, pageOf, str, timestamp, uuid } from '../schemas/registry';
 
 const TAG = 'Secrets';
 /** Secret values up to 64 KiB (private keys, certificates). */
@@ -14,7 +14,8 @@ const SecretSchema = defineSchema('Secret', {
   required: ['secret_id', 'name', 'organization_id', 'created_at', 'updated_at', 'last_used'],
   properties: {
     secret_id: uuid, name: { type: 'string' }, organization_id: uuid, created_by: { type: 'string' },
-    created_at: timestamp, updated_at: timestamp, last_used: nullableTimestamp,
+    created_at: timestamp, updated_at: timestamp,
+    last_used: { ...timestamp, description: 'When a run last resolved it (a `secret_ref` env var); its creation time until then, as for API keys.' },
   },
 });
 
@@ -25,7 +26,8 @@ const present = (s: Secret) => ({
   created_by: s.created_by,
   created_at: iso(s.created_at),
   updated_at: iso(s.updated_at),
-  last_used: iso(s.last_used),
+  // The generated client needs a timestamp here (no null, no absence).
+  last_used: iso(s.last_used ?? s.created_at),
 });
 
 route({

@@ -4,7 +4,8 @@
 // both keys as a failure (openapi) or shows it to the model as text (activities).
 import { RUN_STATUSES, Run } from '../../persistence/entities/run';
 import { iso } from '../../persistence/scoped';
-import { findRunOfKind, listRunsOfKind, runLogsOfKind } from '../../services/function-runs';
+import type { DataSource } from 'typeorm';
+import { findRunOfKind, listRunsOfKind, runLogsOfKind, runtimePathsOf } from '../../services/function-runs';
 import { describeTool, runToolActivity, ToolCallResult, ToolDescription, toolOpenApi } from '../../services/tool-runs';
 import { route } from '../http/route';
 import { defineSchema, nullableTimestamp, pageOf, timestamp, uuid } from '../schemas/registry';
@@ -14,25 +15,27 @@ const TAG = 'Tool runs';
 
 export const ToolRunSchema = defineSchema('ToolRun', {
   type: 'object',
-  required: ['tool_run_id', 'tool_id', 'status', 'input', 'created_at', 'created_by', 'updated_at', 'started_at', 'completed_at'],
+  required: ['tool_run_id', 'tool_id', 'status', 'input', 'runtime_path', 'created_at', 'created_by', 'updated_at', 'started_at', 'completed_at'],
   properties: {
     tool_run_id: uuid, tool_id: uuid, deployment_id: uuid,
     status: { type: 'string', enum: [...RUN_STATUSES] },
     status_detail: { description: 'SUCCEEDED/FAILED: `{reason: "Completed", message, exit_code}` (FAILED message: `<ErrorType>: <message>`); ERROR: `{reason, error}`.' },
     input: { description: '`{activity, params}` (an activity call) or `{describe: true}` (the OpenAPI document).' },
+    runtime_path: { type: 'string', description: 'Absolute path of the deployment\'s tool file on the workers.' },
     output: { description: 'The artifact dict (activity) or `{name, activities}` (describe) of SUCCEEDED runs.' },
     created_by: { type: 'string' }, created_at: timestamp, updated_at: timestamp,
     started_at: nullableTimestamp, completed_at: nullableTimestamp,
   },
 });
 
-const present = (r: Run) => ({
+const present = (r: Run, runtimePath: string) => ({
   tool_run_id: r.run_id,
   tool_id: r.resource_id,
   ...(r.deployment_id ? { deployment_id: r.deployment_id } : {}),
   status: r.status,
   ...(r.status_detail != null ? { status_detail: r.status_detail } : {}),
   input: r.input,
+  runtime_path: runtimePath,
   ...(r.output_timestamp != null ? { output: r.output } : {}),
   created_by: r.created_by,
   created_at: iso(r.created_at),
@@ -40,6 +43,11 @@ const present = (r: Run) => ({
   started_at: iso(r.started_at),
   completed_at: iso(r.completed_at),
 });
+
+async function presentAll(ds: DataSource, runs: Run[]) {
+  const paths = await runtimePathsOf(ds, runs);
+  return runs.map((r) => present(r, paths.get(r.run_id) ?? ''));
+}
 
 const failure = (r: Extract<ToolCallResult, { ok: false }>) => ({ status: 200, body: { error: r.error, tool_run_id: r.run.run_id } });
 const ToolCallError = defineSchema('ToolCallError', {
@@ -84,7 +92,7 @@ route({
   responses: { 200: { description: 'Runs', schema: pageOf('ToolRunList', 'tool_runs', ToolRunSchema) } },
   handler: async ({ deps, caller, params, page, query }) => {
     const { items, pagination } = await listRunsOfKind(deps.ds, caller, 'tool', params.tool_id, page, query.status);
-    return { status: 200, body: { tool_runs: items.map(present), pagination } };
+    return { status: 200, body: { tool_runs: await presentAll(deps.ds, items), pagination } };
   },
 });
 
@@ -95,7 +103,7 @@ route({
   summary: 'A tool run.', params: runPath,
   responses: { 200: { description: 'Run', schema: ToolRunSchema } },
   handler: async ({ deps, caller, params }) => ({
-    status: 200, body: present(await findRunOfKind(deps.ds, caller, 'tool', params.tool_run_id)),
+    status: 200, body: (await presentAll(deps.ds, [await findRunOfKind(deps.ds, caller, 'tool', params.tool_run_id)]))[0],
   }),
 });
 

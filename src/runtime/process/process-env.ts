@@ -23,6 +23,8 @@ export function processEnvironment(input: {
   runId: string;
   /** The run's own credential; absent when `vars` set GT_CLOUD_API_KEY themselves. */
   runApiKey?: string;
+  /** The organization's default bucket: GT_CLOUD_BUCKET_ID (griptape's file manager driver) unless `vars` set it. */
+  bucketId?: string;
 }): Record<string, string> {
   const env: Record<string, string> = {
     // The interpreter's directory first, so `python`/`pip` of the deployment's venv (or `node`) are found.
@@ -37,5 +39,6 @@ export function processEnvironment(input: {
   env.GT_CLOUD_BASE_URL = input.baseUrl;
   env.GT_CLOUD_STRUCTURE_RUN_ID = input.runId;
   if (input.runApiKey !== undefined && !hasVar(input.vars, 'GT_CLOUD_API_KEY')) env.GT_CLOUD_API_KEY = input.runApiKey;
+  if (input.bucketId !== undefined && !hasVar(input.vars, 'GT_CLOUD_BUCKET_ID')) env.GT_CLOUD_BUCKET_ID = input.bucketId;
   return env;
 }

@@ -8,6 +8,24 @@
 /** Exit code of a shim whose handler could not be loaded (missing file, syntax error, no such function). */
 export const SHIM_LOAD_ERROR_EXIT = 2;
 
+/** Shared by both Python shims (each is a standalone file written into the run's HOME). */
+const PYTHON_LOAD_MODULE = `def load_module(file_path, fallback_name):
+    """Imports a file as a module registered in sys.modules before it runs: attrs, dataclasses and inspect
+    (griptape's BaseTool) look a class's module up there. Named after the file unless that name is taken."""
+    name = os.path.splitext(os.path.basename(file_path))[0]
+    if not name.isidentifier() or name in sys.modules:
+        name = fallback_name
+    spec = importlib.util.spec_from_file_location(name, os.path.abspath(file_path))
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[name]
+        raise
+    return module
+`;
+
 export const PYTHON_FUNCTION_RUNNER = `"""Runs one function invocation (python3 runtime).
 
 usage: python function_runner.py <main_file> <handler_name> <input_json_file> <result_json_file>
@@ -31,14 +49,13 @@ def fail(result_path, code, kind, message):
         json.dump({"error": {"type": kind, "message": message}}, f)
     sys.exit(code)
 
+${PYTHON_LOAD_MODULE}
 
 def main():
     main_file, handler_name, input_path, result_path = sys.argv[1:5]
     sys.path.insert(0, os.getcwd())
     try:
-        spec = importlib.util.spec_from_file_location("function_main", os.path.abspath(main_file))
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
+        module = load_module(main_file, "function_main")
     except Exception as exc:  # noqa: BLE001 - any import-time error is the user's to see
         traceback.print_exc()
         fail(result_path, 2, "LoadError", f"{type(exc).__name__}: {exc}")
@@ -133,6 +150,7 @@ def fail(result_path, code, kind, message):
         json.dump({"error": {"type": kind, "message": message}}, f)
     sys.exit(code)
 
+${PYTHON_LOAD_MODULE}
 
 def griptape_activities(tool):
     try:
@@ -177,9 +195,7 @@ def main():
     init_file, init_function, result_path, mode = sys.argv[1:5]
     sys.path.insert(0, os.getcwd())
     try:
-        spec = importlib.util.spec_from_file_location("tool_init", os.path.abspath(init_file))
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
+        module = load_module(init_file, "tool_init")
         init = getattr(module, init_function, None)
         if not callable(init):
             fail(result_path, 2, "LoadError", f"{init_file} defines no function named {init_function!r}")

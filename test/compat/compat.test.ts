@@ -1,0 +1,81 @@
+// The compat suite: pytest cases (test/compat/*.py) that drive the real Python clients, pinned in
+// requirements.txt (griptape's cloud drivers, the generated griptape-cloud-client), against this stack. The
+// venv is cached outside the repository (test/support/python-venv.ts); a machine without python3 fails here.
+// The clients' model calls reach the stack's local provider, scripted by `scriptedAgent` below.
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { expect } from 'chai';
+import type { ChatRequestBody, ScriptedAnswer } from '../support/model-provider';
+import { pythonVenv } from '../support/python-venv';
+import { getStack, newTenant } from '../support/stack';
+
+const HERE = path.resolve(__dirname, '../../../test/compat');
+
+const textOf = (message: Record<string, any>): string =>
+  typeof message.content === 'string' ? message.content
+    : Array.isArray(message.content) ? message.content.map((p: any) => p.text ?? '').join('') : '';
+
+/**
+ * A deterministic model the Python side steers with its prompt: after a tool result it answers
+ * `tool said: <result>`; `call <function> <json arguments>` calls that function when it is offered; `stall`
+ * is never answered (the client's request stays open until it goes away); anything else is answered with
+ * JSON naming what reached the model (`system`: the system messages, `history`: the earlier turns, `input`),
+ * so that the tests can check which rules and memory a structure sent.
+ */
+function scriptedAgent(body: ChatRequestBody): ScriptedAnswer {
+  const last = body.messages[body.messages.length - 1];
+  if (last.role === 'tool') return { text: `tool said: ${textOf(last)}` };
+  const input = textOf(last);
+  if (input.trim() === 'stall') return { stallBeforeAnswer: true };
+  const wanted = /call (\S+) (\{.*\})/s.exec(input);
+  if (wanted && (body.tools ?? []).some((t: any) => t.function?.name === wanted[1])) {
+    return { toolCalls: [{ name: wanted[1], arguments: wanted[2] }] };
+  }
+  return {
+    text: JSON.stringify({
+      system: body.messages.filter((m) => m.role === 'system').map(textOf).join('\n'),
+      history: body.messages.slice(0, -1).filter((m) => m.role !== 'system').map((m) => `${m.role}: ${textOf(m)}`),
+      input,
+    }),
+  };
+}
+
+function runPytest(python: string, env: Record<string, string>): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve, reject) => {
+    // -p no:cacheprovider and no bytecode: nothing is written into the repository.
+    const child = spawn(python, ['-m', 'pytest', HERE, '-v', '-p', 'no:cacheprovider', '--rootdir', HERE, '-o', 'console_output_style=classic'], {
+      cwd: HERE, env: { ...process.env, ...env, PYTHONDONTWRITEBYTECODE: '1' }, stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (d: Buffer) => (output += d));
+    child.stderr.on('data', (d: Buffer) => (output += d));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, output }));
+  });
+}
+
+describe('compat: the real Python clients (griptape, griptape-cloud-client) against the stack', function () {
+  this.timeout(25 * 60_000);
+
+  it('pass their pytest suite', async () => {
+    const requirements = fs.readFileSync(path.join(HERE, 'requirements.txt'), 'utf8').split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
+    const python = await pythonVenv('compat', requirements);
+    const { baseUrl, modelProvider } = getStack();
+    const [tenant, other] = await Promise.all([newTenant('compat'), newTenant('invitee')]);
+    const model = modelProvider.uniqueModel('compat');
+    modelProvider.script({ model, times: Infinity, respond: scriptedAgent });
+
+    const started = Date.now();
+    const { code, output } = await runPytest(python, {
+      TARMAC_BASE_URL: baseUrl, TARMAC_API_KEY: tenant.key, TARMAC_MODEL: `local/${model}`,
+      TARMAC_OTHER_API_KEY: other.key, TARMAC_OTHER_EMAIL: other.email,
+      // For griptape's drivers used in the test process itself.
+      GT_CLOUD_BASE_URL: baseUrl, GT_CLOUD_API_KEY: tenant.key,
+    });
+    const summary = output.trim().split('\n').pop();
+    if (code !== 0) console.log(output);
+    else console.log(`      pytest: ${summary} (${Math.round((Date.now() - started) / 1000)} s)`);
+    expect(code, `pytest failed (its output is above): ${summary}`).to.equal(0);
+  });
+});

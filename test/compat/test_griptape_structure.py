@@ -1,0 +1,71 @@
+"""griptape's Griptape Cloud drivers, unmodified, inside a deployed structure (projects/griptape/structure): an Agent
+with the event listener and observability (GriptapeCloudStructure), the prompt driver, a ruleset by alias,
+conversation memory in a thread by alias and the file manager driver; then its spans as the observability driver
+posted them."""
+from __future__ import annotations
+
+import json
+import uuid
+from datetime import datetime
+
+from griptape.drivers.file_manager.griptape_cloud import GriptapeCloudFileManagerDriver
+from griptape_cloud_client import models as m
+
+from support import call, client_for, raw, wait_until
+
+
+def run_agent(client, structure_id: str, *args: str) -> dict:
+    run = call("structure_runs.create_structure_run", client, structure_id, body=m.CreateStructureRunRequestContent(args=list(args)))
+    done = wait_until(f"run {run.structure_run_id}", lambda: (
+        r := call("structure_runs.get_structure_run", client, run.structure_run_id)).status.value in ("SUCCEEDED", "FAILED", "ERROR", "CANCELLED") and r,
+        timeout=180)
+    logs = call("structure_runs.list_structure_run_logs", client, run.structure_run_id).logs
+    assert done.status.value == "SUCCEEDED", "\n".join([str(done.status_detail), *logs])
+    return {"run": done, "logs": logs}
+
+
+def test_agent_with_cloud_drivers(agent_structure, griptape_project):
+    client = client_for()
+    rule = call("rules.create_rule", client, body=m.CreateRuleRequestContent(name="brevity", rule="Answer in one word."))
+    rules_alias, thread_alias = f"rules-{uuid.uuid4().hex}", f"thread-{uuid.uuid4().hex}"
+    call("rulesets.create_ruleset", client, body=m.CreateRulesetRequestContent.from_dict({"name": "compat", "alias": rules_alias, "rule_ids": [rule.rule_id]}))
+
+    first = run_agent(client, agent_structure.structure_id, "first question", thread_alias, rules_alias)
+    second = run_agent(client, agent_structure.structure_id, "second question", thread_alias, rules_alias)
+
+    # The run's output is what the event listener posted (FinishStructureRunEvent): the scripted model's report
+    # of what reached it, through the prompt driver and /api/chat/messages.
+    answers = [r["run"].output["value"] for r in (first, second)]
+    seen = [json.loads(a) for a in answers]
+    assert all("Answer in one word." in s["system"] for s in seen), "the ruleset's rule reached the model"
+    assert seen[0]["input"] == "first question" and seen[0]["history"] == []
+    # Conversation memory: the second run's prompt carries the first exchange, read back from the thread.
+    assert seen[1]["history"] == ["user: first question", f"assistant: {answers[0]}"]
+    threads = call("threads.list_threads", client, alias=thread_alias).threads
+    assert [t.message_count for t in threads] == [2]
+
+    # Events: the framework's own, as USER events, before the SYSTEM completion.
+    events = call("events.list_events", client, second["run"].structure_run_id, limit="1000").events
+    user_types = [e.type_ for e in events if e.origin == "USER"]
+    assert {"StartStructureRunEvent", "FinishStructureRunEvent"} <= set(user_types), user_types
+    assert events[-1].type_ == "StructureRunCompleted"
+
+    # The file manager driver saved the answer in the default bucket (GT_CLOUD_BUCKET_ID); it reads back here.
+    assert "loaded back: True" in second["logs"]
+    bucket_id = griptape_project["organization"].default_bucket_id
+    files = GriptapeCloudFileManagerDriver(bucket_id=bucket_id, workdir="/answers")
+    for r, answer in zip((first, second), answers):
+        assert files.load_file(f"{r['run'].structure_run_id}.txt").value == answer.encode()
+    assert sorted(files.try_list_files("")) == sorted(f"answers/{r['run'].structure_run_id}.txt" for r in (first, second))
+
+    # Spans: posted by the observability driver, listed in the order of their start, linked by parent ids.
+    response = raw("GET", f"/api/structure-runs/{second['run'].structure_run_id}/spans?page_size=100")
+    assert response.status_code == 200, response.text
+    spans = response.json()["spans"]
+    assert spans, "the observability driver posted spans"
+    starts = [datetime.fromisoformat(s["start_time"].replace("Z", "+00:00")) for s in spans]
+    assert starts == sorted(starts)
+    ids = {s["span_id"] for s in spans}
+    assert len({s["trace_id"] for s in spans}) == 1
+    assert all(s["parent_id"] is None or s["parent_id"] in ids for s in spans)
+    assert any("Agent" in s["name"] or "run" in s["name"] for s in spans), [s["name"] for s in spans]
