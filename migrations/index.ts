@@ -4,6 +4,7 @@ import { DeploymentSource1764000000000 } from './1764000000000-deployment-source
 import { RunCredentialsIndex1764100000000 } from './1764100000000-run-credentials-index';
 import { Assistants1764200000000 } from './1764200000000-assistants';
 import { SandboxGroups1764300000000 } from './1764300000000-sandbox-groups';
+import { Vector1764400000000 } from './1764400000000-vector';
 
 /** Every migration, in order; the data source runs these (never `synchronize`). */
-export const migrations = [Foundation1763800000000, CodePlatform1763900000000, DeploymentSource1764000000000, RunCredentialsIndex1764100000000, Assistants1764200000000, SandboxGroups1764300000000];
+export const migrations = [Foundation1763800000000, CodePlatform1763900000000, DeploymentSource1764000000000, RunCredentialsIndex1764100000000, Assistants1764200000000, SandboxGroups1764300000000, Vector1764400000000];
