@@ -22,10 +22,12 @@ export interface Config {
     devUiPort: number;
     cliPath: string | undefined;
     testServerPath: string | undefined;
-    /** Where tools/obtain-temporal.sh caches the pinned binaries. */
-    cacheDir: string;
   };
+  /** Where tools/obtain-temporal.sh and tools/obtain-postgres.sh cache the pinned binaries. */
+  cacheDir: string;
   embeddedPostgresPort: number;
+  /** A PostgreSQL (with pgvector) bin directory for the local server instead of the pinned build. */
+  embeddedPostgresBinDir: string | undefined;
   /** AES-256-GCM key for secrets at rest; HMAC keys for presigned URLs are derived from it. */
   secretsKey: Buffer | undefined;
   blobDir: string;
@@ -187,9 +189,10 @@ export function loadConfig(env: Env = process.env): Config {
       devUiPort: int('TEMPORAL_DEV_UI_PORT', 8233, 1, 65535),
       cliPath: opt('TEMPORAL_CLI_PATH'),
       testServerPath: opt('TEMPORAL_TEST_SERVER_PATH'),
-      cacheDir: path.resolve(str('TARMAC_CACHE_DIR', path.join(os.homedir(), '.cache', 'tarmac'))),
     },
+    cacheDir: path.resolve(str('TARMAC_CACHE_DIR', path.join(os.homedir(), '.cache', 'tarmac'))),
     embeddedPostgresPort: int('EMBEDDED_POSTGRES_PORT', 54329, 1, 65535),
+    embeddedPostgresBinDir: opt('EMBEDDED_POSTGRES_BIN_DIR') && path.resolve(opt('EMBEDDED_POSTGRES_BIN_DIR')!),
     secretsKey,
     blobDir: path.resolve(str('BLOB_DIR', path.join(dataDir, 'blobs'))),
     assetUrlTtlSeconds: int('ASSET_URL_TTL_SECONDS', 3600, 1, 7 * 24 * 3600),

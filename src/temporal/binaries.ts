@@ -16,7 +16,7 @@ function pick(explicit: string | undefined, cached: string): Executable {
 }
 
 export const temporalCli = (config: Config): Executable =>
-  pick(config.temporal.cliPath, path.join(config.temporal.cacheDir, `temporal-cli-${CLI_VERSION}`, 'temporal'));
+  pick(config.temporal.cliPath, path.join(config.cacheDir, `temporal-cli-${CLI_VERSION}`, 'temporal'));
 
 export const temporalTestServer = (config: Config): Executable =>
-  pick(config.temporal.testServerPath, path.join(config.temporal.cacheDir, `temporal-test-server-${TEST_SERVER_VERSION}`, 'temporal-test-server'));
+  pick(config.temporal.testServerPath, path.join(config.cacheDir, `temporal-test-server-${TEST_SERVER_VERSION}`, 'temporal-test-server'));

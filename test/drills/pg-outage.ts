@@ -34,11 +34,11 @@ export async function pgOutageDrill(
   opts: PgOutageOptions = { runs: 20, outageMs: 10_000, lines: 40, events: 20, seconds: 14 },
 ): Promise<DrillReport> {
   const f = new Findings('pg-outage', `PostgreSQL stopped for ${opts.outageMs / 1000} s under load, then started again`);
-  const { env } = getStack();
+  const { env, config } = getStack();
   const dir = tempDir('pg');
   const witness = await Witness.start();
   const procs = new Processes();
-  const pgOptions = { dir: path.join(dir, 'postgres'), port: await freePort(), database: 'tarmac_drill', persistent: true };
+  const pgOptions = { dir: path.join(dir, 'postgres'), port: await freePort(), database: 'tarmac_drill', persistent: true, config };
   let pg: RunningPostgres | undefined = await startEmbeddedPostgres(pgOptions);
   const ds = await createDataSource(pg.url, { applicationName: 'tarmac-drill', poolSize: 4 }).initialize();
   let stopLoad = false;

@@ -69,7 +69,7 @@ export async function freePort(): Promise<number> {
 export async function startStack(opts: { env?: Record<string, string> } = {}): Promise<Stack> {
   Runtime.install({ logger: new DefaultLogger('WARN'), telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'ERROR' }) } } });
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'tarmac-test-'));
-  fs.chmodSync(root, 0o755); // embedded postgres runs as its own OS user when we are root
+  fs.chmodSync(root, 0o755); // the local PostgreSQL runs as its own OS user when we are root
   stops.push(async () => fs.rmSync(root, { recursive: true, force: true }));
 
   const modelProvider = await startModelProvider();
@@ -95,7 +95,7 @@ export async function startStack(opts: { env?: Record<string, string> } = {}): P
   let databaseUrl = process.env.TEST_DATABASE_URL;
   if (!databaseUrl) {
     const pg: RunningPostgres = await startEmbeddedPostgres({
-      dir: path.join(root, 'postgres'), port: await freePort(), database: 'tarmac_test', persistent: false,
+      dir: path.join(root, 'postgres'), port: await freePort(), database: 'tarmac_test', persistent: false, config,
     });
     stops.unshift(() => pg.stop());
     databaseUrl = pg.url;
