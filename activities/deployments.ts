@@ -16,8 +16,8 @@ import { fetchSource, Fetched } from '../src/runtime/source/fetch';
 import { fingerprintOf, openAccessToken } from '../src/services/deployments';
 import { ROW_VISIBLE_WAIT_MS } from '../src/services/run-lifecycle';
 import { transitionDeployment } from '../src/services/run-state';
-import { waitFor } from '../src/services/workflow-records';
-import type { DeploymentWorkflowInput } from '../workflows/deployment';
+import { waitFor } from '../src/temporal/workflow-records';
+import type { DeploymentInput } from '../src/temporal/contracts';
 
 export type DeploymentOutcome =
   | { status: 'SUCCEEDED'; buildPath: string; codeSource: Record<string, unknown>; fingerprint: string | null; detail: Record<string, unknown> }
@@ -56,7 +56,7 @@ export function createDeploymentActivities({ ds, config, blobs, box, log, sandbo
     },
 
     /** Builds the deployment into <buildDir>/<deployment_id> and answers how it went; never writes its status. */
-    async buildDeployment(input: DeploymentWorkflowInput): Promise<DeploymentOutcome> {
+    async buildDeployment(input: DeploymentInput): Promise<DeploymentOutcome> {
       const ctx = Context.current();
       const row = await ds.getRepository(Deployment).findOneBy({ deployment_id: input.deploymentId });
       if (!row || DEPLOYMENT_TERMINAL.includes(row.status)) {

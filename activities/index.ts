@@ -13,7 +13,7 @@ import { createChatMessageActivities } from './chat-messages';
 import { createDeploymentActivities } from './deployments';
 import { createInviteActivities } from './invites';
 import { createReconcilerActivities } from './reconciler';
-import { createRunActivities } from './runs';
+import { createCodeRunActivities } from './code-runs';
 
 export interface ActivityDeps {
   ds: DataSource;
@@ -33,7 +33,7 @@ export function createActivities(deps: ActivityDeps) {
   return {
     ...createInviteActivities(deps),
     ...createDeploymentActivities(deps),
-    ...createRunActivities(deps),
+    ...createCodeRunActivities(deps),
     ...createAssistantRunActivities(deps),
     ...createChatMessageActivities(deps),
     ...createReconcilerActivities(deps),

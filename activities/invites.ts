@@ -1,8 +1,8 @@
 import type { ActivityDeps } from '.';
+import type { InviteOutcome } from '../src/temporal/contracts';
 import { addMember, upsertUserByEmail } from '../src/services/accounts';
 import { Invite } from '../src/persistence/entities';
 
-export type InviteOutcome = 'ACCEPTED' | 'REJECTED' | 'EXPIRED' | 'GONE';
 
 export function createInviteActivities({ ds }: ActivityDeps) {
   return {

@@ -3,39 +3,20 @@
 // events and heartbeats), and each function call it makes runs a structure or tool run as a child workflow
 // whose result goes back to the model, up to `maxSteps` steps. The time limit is a workflow timer; a
 // `cancel` signal or a workflow cancellation (Temporal UI) aborts the model stream and the child runs.
-import {
-  ActivityCancellationType, ChildWorkflowFailure, executeChild, isCancellation, proxyActivities, uuid4, workflowInfo,
-} from '@temporalio/workflow';
+import { ChildWorkflowFailure, executeChild, isCancellation, patched, proxyActivities, uuid4, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { ChildRun } from '../activities/assistant-runs';
 import type { RunStatus } from '../src/persistence/entities/run';
 import type { RunEnding } from '../src/services/run-lifecycle';
-import { startOptionsFor } from '../src/temporal/workflow-start';
-import { MODEL_FAILED_TYPES, runToEnding } from './run-scope';
-import type { structureRunWorkflow } from './runs';
+import { type AssistantRunInput, type CodeRunWorkflow, startOptionsFor, WORKFLOW_TYPES } from '../src/temporal/contracts';
+import { longActivity, MODEL_FAILED_TYPES, runToEnding, STATUS_WRITES } from './run-scope';
 
-export interface AssistantRunWorkflowInput {
-  runId: string;
-  /** Snapshot of RUN_TIME_LIMIT_SECONDS when the run was created: the whole run, tool calls included. */
-  timeLimitSeconds: number;
-  heartbeatTimeoutSeconds: number;
-  /** Snapshot of ASSISTANT_MAX_STEPS: model calls per run. */
-  maxSteps: number;
-}
+const { startAssistantRun, planChildRun, resolveAssistantTools, recordToolCallResult, finishAssistantRun } = proxyActivities<Activities>(STATUS_WRITES);
 
-const { startAssistantRun, planChildRun, resolveAssistantTools, recordToolCallResult, finishAssistantRun } = proxyActivities<Activities>({
-  startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
-});
-
-export async function assistantRunWorkflow(input: AssistantRunWorkflowInput): Promise<RunStatus | 'MISSING'> {
-  const { assistantModelStep } = proxyActivities<Activities>({
-    startToCloseTimeout: `${input.timeLimitSeconds + 300} seconds`,
-    heartbeatTimeout: `${input.heartbeatTimeoutSeconds} seconds`,
-    // The run's end is recorded only after the stream was aborted.
-    cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-    retry: { initialInterval: '1 second', maximumInterval: '10 seconds', maximumAttempts: 3 },
-  });
+export async function assistantRunWorkflow(input: AssistantRunInput): Promise<RunStatus | 'MISSING'> {
+  const { assistantModelStep } = proxyActivities<Activities>(
+    longActivity(input, { initialInterval: '1 second', maximumInterval: '10 seconds', maximumAttempts: 3 }),
+  );
 
   /** A structure or tool run as a child workflow (structure-run-<uuid> / tool-run-<uuid>), visible under this one. */
   const runChild = async (plan: ChildRun) => {
@@ -44,7 +25,9 @@ export async function assistantRunWorkflow(input: AssistantRunWorkflowInput): Pr
       workflowInfo().taskQueue,
     );
     try {
-      await executeChild<typeof structureRunWorkflow>('structureRunWorkflow', {
+      // Runs that started their first child before the code run rename replay it under its former name.
+      const childType = patched('code-run-workflow') ? WORKFLOW_TYPES.codeRun : 'structureRunWorkflow';
+      await executeChild<CodeRunWorkflow>(childType, {
         ...options,
         args: [{ runId: plan.childRunId, timeLimitSeconds: input.timeLimitSeconds, heartbeatTimeoutSeconds: input.heartbeatTimeoutSeconds }],
       });

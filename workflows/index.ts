@@ -1,8 +1,9 @@
-// Every workflow type the worker registers. Workflows import only @temporalio/workflow (and types).
-export * from './deployment';
+// Every workflow type the worker registers (src/temporal/contracts.ts names them). Workflows import values
+// only from @temporalio/workflow, this folder and the contracts (npm run lint).
+export { deploymentWorkflow } from './deployment';
 export { inviteWorkflow } from './invite';
 export { reconcilerWorkflow } from './reconciler';
 export { buildCleanupWorkflow } from './build-cleanup';
-export * from './runs';
-export * from './assistant-run';
-export * from './chat-message';
+export { codeRunWorkflow, structureRunWorkflow } from './code-run';
+export { assistantRunWorkflow } from './assistant-run';
+export { chatMessageWorkflow } from './chat-message';

@@ -1,31 +1,14 @@
-import { condition, defineSignal, proxyActivities, setHandler } from '@temporalio/workflow';
+import { condition, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import type { InviteOutcome } from '../activities/invites';
+import {
+  type InviteInput, type InviteOutcome, type InviteResponseSignal, respondSignal, withdrawSignal,
+} from '../src/temporal/contracts';
+import { STATUS_WRITES } from './run-scope';
 
-export interface InviteWorkflowInput {
-  inviteId: string;
-  organizationId: string;
-  /** ISO timestamp; the invite expires then unless answered. */
-  expiresAt: string;
-}
-
-export interface InviteResponseSignal {
-  response: 'ACCEPTED' | 'REJECTED';
-  /** Who answered (user id or API key id), for the history. */
-  respondedBy: string;
-}
-
-export const respondSignal = defineSignal<[InviteResponseSignal]>('respond');
-/** The invite was deleted: stop waiting. */
-export const withdrawSignal = defineSignal('withdraw');
-
-const { applyInviteResponse, expireInvite } = proxyActivities<Activities>({
-  startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
-});
+const { applyInviteResponse, expireInvite } = proxyActivities<Activities>(STATUS_WRITES);
 
 /** An invite is PENDING until answered (signal) or until its expiry timer fires. */
-export async function inviteWorkflow(input: InviteWorkflowInput): Promise<InviteOutcome | 'WITHDRAWN'> {
+export async function inviteWorkflow(input: InviteInput): Promise<InviteOutcome | 'WITHDRAWN'> {
   let response: InviteResponseSignal | undefined;
   let withdrawn = false;
   setHandler(respondSignal, (r) => {

@@ -1,21 +1,36 @@
-// The frame of every run workflow (structure, function and tool runs, assistant runs, chat messages): the
-// work runs in a cancellable scope bounded by a time limit (a workflow timer); a `cancel` signal (the api) or a workflow
-// cancellation (the Temporal UI) cancels it, which stops the process or aborts the model stream of a heartbeating activity; a
-// failed activity becomes an ending by its ApplicationFailure type; the terminal write runs whatever
-// happened, in a non-cancellable scope.
+// The frame of every run workflow (structure, function and tool runs, assistant runs, chat messages) and of
+// deployments: the work runs in a cancellable scope bounded by a time limit (a workflow timer); a `cancel`
+// signal (the api) or a workflow cancellation (the Temporal UI) cancels it, which stops the process or aborts
+// the model stream of a heartbeating activity; a failed activity becomes an ending; the terminal write runs
+// whatever happened, in a non-cancellable scope. Also the activity option presets every workflow uses.
 import {
-  ActivityFailure, ApplicationFailure, CancellationScope, defineSignal, isCancellation, setHandler, sleep,
+  ActivityCancellationType, ActivityFailure, ActivityOptions, ApplicationFailure, CancellationScope, isCancellation, RetryPolicy,
+  setHandler, sleep,
 } from '@temporalio/workflow';
 import type { RunStatus } from '../src/persistence/entities/run';
 import type { RunEnding } from '../src/services/run-lifecycle';
+import { cancelRunSignal, type CancelRunSignal } from '../src/temporal/contracts';
 
-export interface CancelRunSignal {
-  /** Who asked (user id or API key id), recorded in status_detail. */
-  requestedBy: string;
+/** The short status writes of every workflow: seconds each, retried until the database answers. */
+export const STATUS_WRITES: ActivityOptions = {
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
+};
+
+/**
+ * The long activity of a run or build (a process, a model stream): the workflow timer ends it first, the
+ * start-to-close timeout only bounds an attempt whose worker hangs yet heartbeats; a silent worker is
+ * presumed lost after the heartbeat timeout; the workflow waits until the activity has stopped its
+ * process or stream before it records the end.
+ */
+export function longActivity(limits: { timeLimitSeconds: number; heartbeatTimeoutSeconds: number }, retry: RetryPolicy): ActivityOptions {
+  return {
+    startToCloseTimeout: `${limits.timeLimitSeconds + 300} seconds`,
+    heartbeatTimeout: `${limits.heartbeatTimeoutSeconds} seconds`,
+    cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+    retry,
+  };
 }
-
-/** Sent by the api's cancel endpoints (and when a resource with open runs is deleted). */
-export const cancelRunSignal = defineSignal<[CancelRunSignal]>('cancel');
 
 /** Failure types of model calls that end a run FAILED (the request was refused); any other type ends it ERROR. */
 export const MODEL_FAILED_TYPES = ['ModelRequestRejected', 'ModelNotConfigured'];
@@ -29,22 +44,35 @@ export function endingOfFailure(err: unknown, failedTypes: readonly string[]): R
   return { status: 'ERROR', reason: 'ExecutionFailed', error: `The run could not be executed: ${(cause as Error)?.message ?? String(err)}` };
 }
 
+/** How a piece of work ended when it did not end by itself. */
+export interface Endings<E> {
+  timedOut: () => E;
+  /** `by`: who asked (the cancel signal's requestedBy, or the Temporal workflow cancellation). */
+  cancelled: (by: string) => E;
+  failed: (err: unknown) => E;
+}
+
 /**
- * Runs `work` and then `finish(ending)`. `work` calls `startTimer()` once the run has started (the time limit
- * counts from there) and returns the ending, or undefined when there is no run to end (then 'MISSING').
+ * The frame of every run and build: `work` runs in a cancellable scope; `startTimer()` (called by `work`
+ * once there is something to limit) starts the time limit, a workflow timer; a `cancel` signal (when
+ * `cancelSignal`) or a workflow cancellation cancels the scope. `work` answers the ending, or undefined
+ * when there is nothing to end ('MISSING'); otherwise `endings` names it. `finish(ending)` runs whatever
+ * happened, in a non-cancellable scope; a workflow cancellation is rethrown after it.
  */
-export async function runToEnding(
-  opts: { timeLimitSeconds: number; failedTypes: readonly string[] },
-  work: (startTimer: () => void) => Promise<RunEnding | undefined>,
-  finish: (ending: RunEnding) => Promise<RunStatus | 'MISSING'>,
-): Promise<RunStatus | 'MISSING'> {
+export async function withinLimit<E, R>(
+  opts: { timeLimitSeconds: number; cancelSignal: boolean; endings: Endings<E> },
+  work: (startTimer: () => void) => Promise<E | undefined>,
+  finish: (ending: E) => Promise<R>,
+): Promise<R | 'MISSING'> {
   const scope = new CancellationScope();
   let cancelRequest: CancelRunSignal | undefined;
   let timedOut = false;
-  setHandler(cancelRunSignal, (signal) => {
-    cancelRequest ??= signal;
-    scope.cancel();
-  });
+  if (opts.cancelSignal) {
+    setHandler(cancelRunSignal, (signal) => {
+      cancelRequest ??= signal;
+      scope.cancel();
+    });
+  }
   const timer = new CancellationScope();
   const startTimer = () => {
     void timer
@@ -55,7 +83,7 @@ export async function runToEnding(
       }, () => undefined);
   };
 
-  let ending: RunEnding | undefined;
+  let ending: E | undefined;
   let workflowCancellation: unknown;
   try {
     try {
@@ -65,15 +93,15 @@ export async function runToEnding(
     }
   } catch (err) {
     if (timedOut) {
-      ending = { status: 'ERROR', reason: 'TimeLimitExceeded', error: `Run exceeded its time limit of ${opts.timeLimitSeconds} s` };
+      ending = opts.endings.timedOut();
     } else if (cancelRequest) {
-      ending = { status: 'CANCELLED', requestedBy: cancelRequest.requestedBy };
+      ending = opts.endings.cancelled(cancelRequest.requestedBy);
     } else if (isCancellation(err) && CancellationScope.current().consideredCancelled) {
-      // Cancelled from the Temporal UI / API: same end, then the workflow itself closes as cancelled.
-      ending = { status: 'CANCELLED', requestedBy: 'Temporal workflow cancellation' };
+      // Cancelled from the Temporal UI / API: the same end, then the workflow itself closes as cancelled.
+      ending = opts.endings.cancelled('Temporal workflow cancellation');
       workflowCancellation = err;
     } else {
-      ending = endingOfFailure(err, opts.failedTypes);
+      ending = opts.endings.failed(err);
     }
   }
   if (!ending) return 'MISSING';
@@ -81,4 +109,25 @@ export async function runToEnding(
   const status = await CancellationScope.nonCancellable(() => finish(finalEnding));
   if (workflowCancellation) throw workflowCancellation;
   return status;
+}
+
+/** A run (structure, function, tool, assistant run, chat message) within its frame: `cancel` signal, time limit, endings. */
+export function runToEnding(
+  opts: { timeLimitSeconds: number; failedTypes: readonly string[] },
+  work: (startTimer: () => void) => Promise<RunEnding | undefined>,
+  finish: (ending: RunEnding) => Promise<RunStatus | 'MISSING'>,
+): Promise<RunStatus | 'MISSING'> {
+  return withinLimit<RunEnding, RunStatus | 'MISSING'>(
+    {
+      timeLimitSeconds: opts.timeLimitSeconds,
+      cancelSignal: true,
+      endings: {
+        timedOut: () => ({ status: 'ERROR', reason: 'TimeLimitExceeded', error: `Run exceeded its time limit of ${opts.timeLimitSeconds} s` }),
+        cancelled: (requestedBy) => ({ status: 'CANCELLED', requestedBy }),
+        failed: (err) => endingOfFailure(err, opts.failedTypes),
+      },
+    },
+    work,
+    finish,
+  );
 }

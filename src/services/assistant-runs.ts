@@ -7,13 +7,13 @@ import { badRequest, notFound } from '../api/http/errors';
 import type { PageRequest, Pagination } from '../api/http/pagination';
 import { ASSISTANT_ID_LISTS, AssistantResourceIds, AssistantRun } from '../persistence/entities/assistant';
 import { Run, RunStatus } from '../persistence/entities/run';
-import type { AssistantRunWorkflowInput } from '../../workflows/assistant-run';
 import { userMessageOf } from './assistant-prompt';
 import { assertAssistantIds, findAssistant } from './assistants';
 import { cancelRunAndWait } from './run-cancellation';
 import { pageRuns, type RunsDeps } from './runs';
 import { createThread, findThread } from './threads';
-import { insertAndStart } from './workflow-records';
+import { workflowStart } from '../temporal/contracts';
+import { insertAndStart } from '../temporal/workflow-records';
 
 type IdLists = { [K in keyof AssistantResourceIds]?: string[] | null } & {
   [K in keyof AssistantResourceIds as `additional_${K}`]?: string[] | null;
@@ -74,12 +74,6 @@ export async function createAssistantRun(deps: RunsDeps, caller: Caller, assista
   const details: AssistantRun = {
     run_id: runId, thread_id: threadId, stream: body.stream ?? false, ...ids, transcript: [], tool_definitions: null,
   };
-  const workflowInput: AssistantRunWorkflowInput = {
-    runId,
-    timeLimitSeconds: deps.config.runLimits.timeSeconds,
-    heartbeatTimeoutSeconds: deps.config.runProcess.heartbeatTimeoutSeconds,
-    maxSteps: deps.config.assistantMaxSteps,
-  };
   await insertAndStart(deps.ds, deps.temporal, {
     taskQueue: deps.config.temporal.taskQueue,
     resource: { kind: 'assistant-run', id: runId, organizationId: caller.organizationId, summary: `Run of assistant ${assistant.name}` },
@@ -87,8 +81,12 @@ export async function createAssistantRun(deps: RunsDeps, caller: Caller, assista
       await em.getRepository(Run).save(run);
       await em.getRepository(AssistantRun).save(details);
     },
-    workflowType: 'assistantRunWorkflow',
-    args: [workflowInput],
+    start: workflowStart.assistantRun({
+      runId,
+      timeLimitSeconds: deps.config.runLimits.timeSeconds,
+      heartbeatTimeoutSeconds: deps.config.runProcess.heartbeatTimeoutSeconds,
+      maxSteps: deps.config.assistantMaxSteps,
+    }),
   });
   return { run, details };
 }

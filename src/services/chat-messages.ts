@@ -10,12 +10,12 @@ import type { RunUpdatesHub } from '../api/sse/run-updates-hub';
 import type { Config } from '../config';
 import type { RunEvent } from '../persistence/entities';
 import { Run } from '../persistence/entities/run';
-import type { ChatMessageWorkflowInput } from '../../workflows/chat-message';
 import { CHAT_DELTA_EVENT, ChatRequest, ChatRequestError, toCompletionRequest } from './chat-mapping';
 import { signalCancel } from './run-cancellation';
 import { isTerminal } from './run-lifecycle';
 import type { RunsDeps } from './runs';
-import { insertAndStart } from './workflow-records';
+import { workflowStart } from '../temporal/contracts';
+import { insertAndStart } from '../temporal/workflow-records';
 
 /** What an exchange's row keeps as `input`: the request as received, and whether the answer is streamed. */
 export interface ChatRunInput {
@@ -43,17 +43,15 @@ export async function createChatMessage(deps: RunsDeps, caller: Caller, request:
     started_at: null, completed_at: null, model: request.driver_configuration.model ?? null, usage: null,
     created_by: caller.actor, created_at: now, updated_at: now,
   };
-  const workflowInput: ChatMessageWorkflowInput = {
-    runId,
-    timeLimitSeconds: deps.config.chatTimeLimitSeconds,
-    heartbeatTimeoutSeconds: deps.config.runProcess.heartbeatTimeoutSeconds,
-  };
   await insertAndStart(deps.ds, deps.temporal, {
     taskQueue: deps.config.temporal.taskQueue,
     resource: { kind: 'chat-run', id: runId, organizationId: caller.organizationId, summary: `Chat message${stream ? ' (streamed)' : ''}` },
     insert: (em) => em.getRepository(Run).save(run),
-    workflowType: 'chatMessageWorkflow',
-    args: [workflowInput],
+    start: workflowStart.chatMessage({
+      runId,
+      timeLimitSeconds: deps.config.chatTimeLimitSeconds,
+      heartbeatTimeoutSeconds: deps.config.runProcess.heartbeatTimeoutSeconds,
+    }),
   });
   return run;
 }

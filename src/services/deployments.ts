@@ -17,8 +17,8 @@ import { findInOrg, iso, pageInOrg } from '../persistence/scoped';
 import { DEFAULT_CONFIG_FILE } from '../runtime/build/config-file';
 import { DEFAULT_PROJECTS } from '../runtime/templates/default-code';
 import type { SecretBox } from '../security/secret-box';
-import type { DeploymentWorkflowInput } from '../../workflows/deployment';
-import { insertAndStart } from './workflow-records';
+import { type DeploymentInput, workflowStart } from '../temporal/contracts';
+import { insertAndStart } from '../temporal/workflow-records';
 
 export interface DeploymentsDeps {
   ds: DataSource;
@@ -108,7 +108,7 @@ export async function planDeployment(deps: DeploymentsDeps, resource: CodeResour
     build_path: null, source_fingerprint: fingerprintOf(resource.kind, resource.code, configFile, evidence),
     created_by: actor, created_at: now, updated_at: now, completed_at: null,
   };
-  const input: DeploymentWorkflowInput = {
+  const input: DeploymentInput = {
     deploymentId, kind: resource.kind, code: resource.code, configFile, commitSha: req.commitSha,
     // Workflow inputs are kept in Temporal's history: the token travels sealed, bound to this deployment.
     sealedAccessToken: req.accessToken ? sealAccessToken(deps.box, deploymentId, req.accessToken) : undefined,
@@ -149,8 +149,7 @@ export async function startPlannedDeployment(
       resource.latest_deployment_id = plan.row.deployment_id;
       return plan.row;
     },
-    workflowType: 'deploymentWorkflow',
-    args: [plan.input],
+    start: workflowStart.deployment(plan.input),
   });
 }
 

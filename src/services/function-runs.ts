@@ -1,5 +1,5 @@
 // Function runs as the api sees them. A function run is a row of `runs` (kind 'function') driven by the same
-// workflow as a structure run (structureRunWorkflow, id function-run-<uuid>); only the command differs (the
+// workflow as a structure run (codeRunWorkflow, id function-run-<uuid>); only the command differs (the
 // runtime's shim calls the handler, see run-execution.ts) and the output comes from the shim's result file.
 import path from 'node:path';
 import type { DataSource } from 'typeorm';
@@ -11,7 +11,7 @@ import { RunStatus } from '../persistence/entities/run';
 import { readManifest } from '../runtime/manifest';
 import { isTerminal } from './run-lifecycle';
 import { assertRunAccess, pageRuns, runLogLines, RunsDeps, startRun } from './runs';
-import { waitFor } from './workflow-records';
+import { waitFor } from '../temporal/workflow-records';
 
 /** The event a handler receives. */
 export interface FunctionInput {

@@ -6,8 +6,8 @@ import type { Caller } from '../api/http/auth';
 import { Invite, User } from '../persistence/entities';
 import { workflowIdOf } from '../temporal/workflow-start';
 import { isMember } from './accounts';
-import { insertAndStart, waitFor } from './workflow-records';
-import type { InviteResponseSignal } from '../../workflows/invite';
+import { insertAndStart, waitFor } from '../temporal/workflow-records';
+import { respondSignal, withdrawSignal, workflowStart } from '../temporal/contracts';
 
 /** How long RespondToInvite waits for the workflow to record the answer before replying anyway. */
 const RESPONSE_WAIT_MS = 10_000;
@@ -43,8 +43,7 @@ export async function createInvite(
     taskQueue: deps.taskQueue,
     resource: { kind: 'invite', id: invite.invite_id, organizationId: invite.organization_id, summary: `Invite ${normalized}` },
     insert: (em) => em.getRepository(Invite).save(invite),
-    workflowType: 'inviteWorkflow',
-    args: [{ inviteId: invite.invite_id, organizationId: invite.organization_id, expiresAt: invite.expires_at.toISOString() }],
+    start: workflowStart.invite({ inviteId: invite.invite_id, organizationId: invite.organization_id, expiresAt: invite.expires_at.toISOString() }),
   });
 }
 
@@ -71,8 +70,7 @@ export async function respondToInvite(
   const { invite, isInvitee } = await findVisibleInvite(deps.ds, caller, inviteId);
   if (!isInvitee) throw forbidden('Only the invited user can respond to an invite');
   assertAnswerable(invite);
-  const signal: InviteResponseSignal = { response, respondedBy: caller.actor };
-  await deps.temporal.workflow.getHandle(workflowIdOf('invite', invite.invite_id)).signal('respond', signal);
+  await deps.temporal.workflow.getHandle(workflowIdOf('invite', invite.invite_id)).signal(respondSignal, { response, respondedBy: caller.actor });
   const settled = await waitFor(
     () => deps.ds.getRepository(Invite).findOneBy({ invite_id: inviteId }),
     (row) => !row || row.status !== 'PENDING',
@@ -100,7 +98,7 @@ export async function deleteInvite(deps: { ds: DataSource; temporal: Client }, c
   if (invite.status === 'PENDING') {
     await deps.temporal.workflow
       .getHandle(workflowIdOf('invite', inviteId))
-      .signal('withdraw')
+      .signal(withdrawSignal)
       .catch((err: { name?: string }) => {
         if (err?.name !== 'WorkflowNotFoundError') throw err; // already closed: nothing to stop
       });

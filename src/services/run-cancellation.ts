@@ -6,9 +6,9 @@ import type { Caller } from '../api/http/auth';
 import { conflict } from '../api/http/errors';
 import { Run, RunKind, RunStatus } from '../persistence/entities/run';
 import { workflowIdOf } from '../temporal/workflow-start';
-import type { CancelRunSignal } from '../../workflows/runs';
+import { cancelRunSignal } from '../temporal/contracts';
 import { isTerminal } from './run-lifecycle';
-import { waitFor } from './workflow-records';
+import { waitFor } from '../temporal/workflow-records';
 
 /** How long a cancel waits for the workflow to record the end before answering with the current record. */
 const CANCEL_WAIT_MS = 10_000;
@@ -23,9 +23,8 @@ interface CancelDeps {
 
 /** Sends `cancel` to the run's workflow; a workflow that is gone already is not an error (the reconciler settles its row). */
 export async function signalCancel(temporal: Client, run: { run_id: string; kind: RunKind }, requestedBy: string): Promise<void> {
-  const signal: CancelRunSignal = { requestedBy };
   try {
-    await temporal.workflow.getHandle(workflowIdOf(`${run.kind}-run`, run.run_id)).signal('cancel', signal);
+    await temporal.workflow.getHandle(workflowIdOf(`${run.kind}-run`, run.run_id)).signal(cancelRunSignal, { requestedBy });
   } catch (err) {
     if (!(err instanceof WorkflowNotFoundError)) throw err;
   }

@@ -4,7 +4,7 @@ import type { DataSource, EntityManager } from 'typeorm';
 import { iso } from '../persistence/scoped';
 import { Run, RUN_TERMINAL, RunStatus } from '../persistence/entities/run';
 import { appendEvents, transitionRun } from './run-state';
-import { waitFor } from './workflow-records';
+import { waitFor } from '../temporal/workflow-records';
 
 /** How a run ended, as decided by the activity (process outcome) or the workflow (cancel, time limit). */
 export type RunEnding =

@@ -11,11 +11,11 @@ import type { Config } from '../config';
 import { CodeResource, Run } from '../persistence/entities';
 import type { EnvVar } from '../persistence/entities/code-resource';
 import { RunStatus } from '../persistence/entities/run';
-import type { StructureRunWorkflowInput } from '../../workflows/runs';
 import { latestSuccessfulDeployment } from './deployments';
 import { isTerminal } from './run-lifecycle';
 import { cancelRunAndWait } from './run-cancellation';
-import { insertAndStart } from './workflow-records';
+import { workflowStart } from '../temporal/contracts';
+import { insertAndStart } from '../temporal/workflow-records';
 
 /** Linux refuses a single argv/env string longer than this (MAX_ARG_STRLEN, 128 KiB including the NUL). */
 export const MAX_ARG_BYTES = 131_071;
@@ -107,18 +107,16 @@ export async function startRun(
     input: fields.input, output: null, output_timestamp: null, started_at: null, completed_at: null,
     created_by: caller.actor, created_at: now, updated_at: now,
   };
-  const workflowInput: StructureRunWorkflowInput = {
-    runId: run.run_id,
-    timeLimitSeconds: deps.config.runLimits.timeSeconds,
-    heartbeatTimeoutSeconds: deps.config.runProcess.heartbeatTimeoutSeconds,
-  };
   return insertAndStart(deps.ds, deps.temporal, {
     taskQueue: deps.config.temporal.taskQueue,
     resource: { kind: `${resource.kind}-run`, id: run.run_id, organizationId: run.organization_id, summary: `Run of ${resource.kind} ${resource.name}` },
     insert: (em) => em.getRepository(Run).save(run),
-    // One workflow type drives every kind of run; the execution activity picks the command by run kind.
-    workflowType: 'structureRunWorkflow',
-    args: [workflowInput],
+    // One workflow type drives every kind of code run; the execution activity picks the command by run kind.
+    start: workflowStart.codeRun({
+      runId: run.run_id,
+      timeLimitSeconds: deps.config.runLimits.timeSeconds,
+      heartbeatTimeoutSeconds: deps.config.runProcess.heartbeatTimeoutSeconds,
+    }),
   });
 }
 

@@ -1,35 +1,33 @@
+// The platform's own Temporal Schedules. Every worker start makes sure they exist; the first one wins.
 import { Client, ScheduleAlreadyRunning } from '@temporalio/client';
 import type { Logger } from '../logger';
+import { WORKFLOW_TYPES } from './contracts';
 
-export const RECONCILER_SCHEDULE_ID = 'tarmac-reconciler';
-
-/** Creates the reconciler's schedule once (every worker start tries; the first one wins). */
-export async function ensureReconcilerSchedule(client: Client, taskQueue: string, log: Logger): Promise<void> {
-  try {
-    await client.schedule.create({
-      scheduleId: RECONCILER_SCHEDULE_ID,
-      spec: { intervals: [{ every: '1 minute' }] },
-      action: { type: 'startWorkflow', workflowType: 'reconcilerWorkflow', taskQueue, args: [{}] },
-      policies: { overlap: 'SKIP', catchupWindow: '1 minute' },
-    });
-    log.info({ scheduleId: RECONCILER_SCHEDULE_ID }, 'created the reconciler schedule');
-  } catch (err) {
-    if (!(err instanceof ScheduleAlreadyRunning)) throw err;
-  }
+export interface PlatformSchedule {
+  id: string;
+  /** What it is for, in the log line of its creation. */
+  what: string;
+  every: string;
+  workflowType: string;
 }
 
-export const BUILD_CLEANUP_SCHEDULE_ID = 'tarmac-build-cleanup';
+export const SCHEDULES: PlatformSchedule[] = [
+  // Settles rows whose workflow closed without a terminal state (activities/reconciler.ts).
+  { id: 'tarmac-reconciler', what: 'the reconciler', every: '1 minute', workflowType: WORKFLOW_TYPES.reconciler },
+  // Removes unused build directories (activities/build-cleanup.ts).
+  { id: 'tarmac-build-cleanup', what: 'the build cleanup', every: '10 minutes', workflowType: WORKFLOW_TYPES.buildCleanup },
+];
 
-/** Creates the schedule that removes unused build directories (activities/build-cleanup.ts), once. */
-export async function ensureBuildCleanupSchedule(client: Client, taskQueue: string, log: Logger): Promise<void> {
+/** Creates `schedule` unless it exists; a run still going when the next is due is not doubled (SKIP). */
+export async function ensureSchedule(client: Client, schedule: PlatformSchedule, taskQueue: string, log: Logger): Promise<void> {
   try {
     await client.schedule.create({
-      scheduleId: BUILD_CLEANUP_SCHEDULE_ID,
-      spec: { intervals: [{ every: '10 minutes' }] },
-      action: { type: 'startWorkflow', workflowType: 'buildCleanupWorkflow', taskQueue, args: [{}] },
-      policies: { overlap: 'SKIP', catchupWindow: '10 minutes' },
+      scheduleId: schedule.id,
+      spec: { intervals: [{ every: schedule.every }] },
+      action: { type: 'startWorkflow', workflowType: schedule.workflowType, taskQueue, args: [{}] },
+      policies: { overlap: 'SKIP', catchupWindow: schedule.every },
     });
-    log.info({ scheduleId: BUILD_CLEANUP_SCHEDULE_ID }, 'created the build-cleanup schedule');
+    log.info({ scheduleId: schedule.id }, `created the schedule of ${schedule.what}`);
   } catch (err) {
     if (!(err instanceof ScheduleAlreadyRunning)) throw err;
   }

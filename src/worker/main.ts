@@ -4,7 +4,7 @@ import { loadConfig, requireRuntime, temporalAddress } from '../config';
 import { createLogger } from '../logger';
 import { createDataSource } from '../persistence/data-source';
 import { connectClient, ensureSearchAttributes } from '../temporal/connection';
-import { ensureBuildCleanupSchedule, ensureReconcilerSchedule } from '../temporal/schedules';
+import { ensureSchedule, SCHEDULES } from '../temporal/schedules';
 import { Sandbox } from '../runtime/sandbox/sandbox';
 import { activityDepsFor, createWorker } from './create-worker';
 
@@ -17,8 +17,7 @@ async function main() {
 
   const client = await connectClient(config);
   if (config.temporal.address) await ensureSearchAttributes(client, log);
-  await ensureReconcilerSchedule(client, config.temporal.taskQueue, log);
-  await ensureBuildCleanupSchedule(client, config.temporal.taskQueue, log);
+  for (const schedule of SCHEDULES) await ensureSchedule(client, schedule, config.temporal.taskQueue, log);
   const ds = await createDataSource(config.databaseUrl, { applicationName: 'tarmac-worker', poolSize: config.databasePoolSize }).initialize();
   // Before polling: a worker that cannot isolate user code must not take any (SANDBOX, docs/security.md).
   const sandbox = await Sandbox.open(config.sandbox, { log, apiBaseUrl: config.runProcess.apiBaseUrl });

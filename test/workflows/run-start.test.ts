@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { Run } from '../../src/persistence/entities';
 import { startOptionsFor } from '../../src/temporal/workflow-start';
-import type { ChatMessageWorkflowInput } from '../../workflows/chat-message';
+import type { ChatMessageInput } from '../../src/temporal/contracts';
 import { getStack, newTenant } from '../support/stack';
 
 const PENDING_ACTIVITY_STARTED = 2;
@@ -34,7 +34,7 @@ describe('run start before the row is committed', function () {
         status: 'QUEUED', status_detail: null, args: [], env_vars: [], input: { stream: false, request }, output: null, output_timestamp: null,
         started_at: null, completed_at: null, model: null, usage: null, created_by: t.userId, created_at: now, updated_at: now,
       });
-      const args: ChatMessageWorkflowInput = { runId, timeLimitSeconds: 60, heartbeatTimeoutSeconds: 15 };
+      const args: ChatMessageInput = { runId, timeLimitSeconds: 60, heartbeatTimeoutSeconds: 15 };
       const handle = await env.client.workflow.start('chatMessageWorkflow', {
         ...startOptionsFor({ kind: 'chat-run', id: runId, organizationId: t.organizationId, summary: 'test' }, config.temporal.taskQueue),
         args: [args],

@@ -1,6 +1,7 @@
 import type { Client } from '@temporalio/client';
 import { DataSource, EntityManager } from 'typeorm';
-import { startOptionsFor, WorkflowResource } from '../temporal/workflow-start';
+import type { WorkflowStart } from './contracts';
+import { startOptionsFor, WorkflowResource } from './workflow-start';
 
 /** An unreachable Temporal answers the client with 503 after this long instead of retrying for minutes. */
 const START_DEADLINE_MS = 5_000;
@@ -17,14 +18,14 @@ export async function insertAndStart<T>(
     taskQueue: string;
     resource: WorkflowResource;
     insert: (em: EntityManager) => Promise<T>;
-    workflowType: string;
-    args: unknown[];
+    /** Built by `workflowStart` of the contracts: a workflow type with arguments of its input type. */
+    start: WorkflowStart;
   },
 ): Promise<T> {
   return ds.transaction(async (em) => {
     const row = await opts.insert(em);
     await temporal.connection.withDeadline(Date.now() + START_DEADLINE_MS, () =>
-      temporal.workflow.start(opts.workflowType, { ...startOptionsFor(opts.resource, opts.taskQueue), args: opts.args }),
+      temporal.workflow.start(opts.start.type, { ...startOptionsFor(opts.resource, opts.taskQueue), args: opts.start.args }),
     );
     return row;
   });

@@ -61,11 +61,11 @@ function endingOf(outcome: SupervisedOutcome, logLimitBytes: number, { cpuSecond
 }
 
 /** Run activities: the status writes of the run workflow and the long activity that runs the user process. */
-export function createRunActivities(deps: ActivityDeps) {
+export function createCodeRunActivities(deps: ActivityDeps) {
   const { ds, config, box, log, sandbox } = deps;
-  return {
+  const activities = {
     /** QUEUED → STARTING; false when the run does not exist (its row never committed) or already ended. */
-    async startStructureRun(input: { runId: string }): Promise<boolean> {
+    async startCodeRun(input: { runId: string }): Promise<boolean> {
       const status = await markStarting(ds, input.runId);
       return status !== undefined && !isTerminal(status);
     },
@@ -79,7 +79,7 @@ export function createRunActivities(deps: ActivityDeps) {
      * worker was lost. The run then ends ERROR rather than running the user's code a second time (it may
      * have side effects); a retry that finds it STARTING (nothing was started) simply starts it.
      */
-    async executeStructureRun(input: { runId: string }): Promise<RunEnding> {
+    async executeCodeRun(input: { runId: string }): Promise<RunEnding> {
       const ctx = Context.current();
       const run = await ds.getRepository(Run).findOneBy({ run_id: input.runId });
       if (!run || isTerminal(run.status)) return { status: 'ERROR', reason: 'AlreadyEnded', error: 'The run already ended' };
@@ -137,8 +137,15 @@ export function createRunActivities(deps: ActivityDeps) {
     },
 
     /** The terminal write (idempotent): status, final SYSTEM event, run credentials deleted. */
-    async finishStructureRun(input: { runId: string; ending: RunEnding }): Promise<RunStatus | 'MISSING'> {
+    async finishCodeRun(input: { runId: string; ending: RunEnding }): Promise<RunStatus | 'MISSING'> {
       return (await finishRun(ds, input.runId, input.ending)) ?? 'MISSING';
     },
+  };
+  return {
+    ...activities,
+    // Their former names, which runs started before the rename (workflow structureRunWorkflow) call.
+    startStructureRun: activities.startCodeRun,
+    executeStructureRun: activities.executeCodeRun,
+    finishStructureRun: activities.finishCodeRun,
   };
 }

@@ -1,0 +1,112 @@
+// The contract between the api (which starts workflows and sends signals) and the worker (which runs them):
+// workflow types with their inputs and results, and the signals. Services and workflows both import this
+// module, never each other; workflows may import values from it (it only defines, it does no I/O).
+import { defineSignal } from '@temporalio/workflow';
+import type { CodeLocation, CodeResourceKind } from '../persistence/entities/code-resource';
+import type { DeploymentStatus } from '../persistence/entities/deployment';
+import type { RunStatus } from '../persistence/entities/run';
+
+export { startOptionsFor, workflowIdOf, type ResourceKind, type WorkflowResource } from './workflow-start';
+
+/** Structure, function and tool runs (ids structure-run-, function-run-, tool-run-<uuid>). */
+export interface CodeRunInput {
+  runId: string;
+  /** Snapshot of RUN_TIME_LIMIT_SECONDS when the run was created. */
+  timeLimitSeconds: number;
+  /** Snapshot of RUN_HEARTBEAT_TIMEOUT_SECONDS: how long a silent worker is trusted. */
+  heartbeatTimeoutSeconds: number;
+}
+
+export interface AssistantRunInput {
+  runId: string;
+  /** Snapshot of RUN_TIME_LIMIT_SECONDS when the run was created: the whole run, tool calls included. */
+  timeLimitSeconds: number;
+  heartbeatTimeoutSeconds: number;
+  /** Snapshot of ASSISTANT_MAX_STEPS: model calls per run. */
+  maxSteps: number;
+}
+
+export interface ChatMessageInput {
+  runId: string;
+  /** Snapshot of CHAT_MESSAGE_TIME_LIMIT_SECONDS when the exchange was created. */
+  timeLimitSeconds: number;
+  heartbeatTimeoutSeconds: number;
+}
+
+export interface DeploymentInput {
+  deploymentId: string;
+  kind: CodeResourceKind;
+  /** The resource's code location and config file when the deployment was requested. */
+  code: CodeLocation;
+  configFile: string;
+  /** codehost: check out this commit instead of the branch/tag head. */
+  commitSha?: string;
+  /** codehost: the request's access token, sealed with the secrets key (bound to the deployment id). */
+  sealedAccessToken?: string;
+  /** Snapshot of DEPLOYMENT_TIME_LIMIT_SECONDS. */
+  timeLimitSeconds: number;
+  /**
+   * Snapshot of RUN_HEARTBEAT_TIMEOUT_SECONDS: a build whose worker is silent this long is presumed lost;
+   * cancellation (the time limit) reaches the build within about 80% of it.
+   */
+  heartbeatTimeoutSeconds: number;
+}
+
+export interface InviteInput {
+  inviteId: string;
+  organizationId: string;
+  /** ISO timestamp; the invite expires then unless answered. */
+  expiresAt: string;
+}
+
+export type InviteOutcome = 'ACCEPTED' | 'REJECTED' | 'EXPIRED' | 'GONE';
+
+/** Workflow signatures: what starts and child executions are typed by. */
+export type CodeRunWorkflow = (input: CodeRunInput) => Promise<RunStatus | 'MISSING'>;
+export type AssistantRunWorkflow = (input: AssistantRunInput) => Promise<RunStatus | 'MISSING'>;
+export type ChatMessageWorkflow = (input: ChatMessageInput) => Promise<RunStatus | 'MISSING'>;
+export type DeploymentWorkflow = (input: DeploymentInput) => Promise<DeploymentStatus | 'MISSING'>;
+export type InviteWorkflow = (input: InviteInput) => Promise<InviteOutcome | 'WITHDRAWN'>;
+
+/** Workflow type names, as the worker registers them (the exported function names of workflows/). */
+export const WORKFLOW_TYPES = {
+  codeRun: 'codeRunWorkflow',
+  assistantRun: 'assistantRunWorkflow',
+  chatMessage: 'chatMessageWorkflow',
+  deployment: 'deploymentWorkflow',
+  invite: 'inviteWorkflow',
+  reconciler: 'reconcilerWorkflow',
+  buildCleanup: 'buildCleanupWorkflow',
+} as const;
+
+/** A workflow to start: its type and its arguments, built only by `workflowStart` (so they match). */
+export interface WorkflowStart {
+  type: string;
+  args: unknown[];
+}
+
+export const workflowStart = {
+  codeRun: (input: CodeRunInput): WorkflowStart => ({ type: WORKFLOW_TYPES.codeRun, args: [input] }),
+  assistantRun: (input: AssistantRunInput): WorkflowStart => ({ type: WORKFLOW_TYPES.assistantRun, args: [input] }),
+  chatMessage: (input: ChatMessageInput): WorkflowStart => ({ type: WORKFLOW_TYPES.chatMessage, args: [input] }),
+  deployment: (input: DeploymentInput): WorkflowStart => ({ type: WORKFLOW_TYPES.deployment, args: [input] }),
+  invite: (input: InviteInput): WorkflowStart => ({ type: WORKFLOW_TYPES.invite, args: [input] }),
+};
+
+export interface CancelRunSignal {
+  /** Who asked (user id or API key id), recorded in status_detail. */
+  requestedBy: string;
+}
+
+/** Sent by the api's cancel endpoints (and when a resource with open runs is deleted) to every run workflow. */
+export const cancelRunSignal = defineSignal<[CancelRunSignal]>('cancel');
+
+export interface InviteResponseSignal {
+  response: 'ACCEPTED' | 'REJECTED';
+  /** Who answered (user id or API key id), for the history. */
+  respondedBy: string;
+}
+
+export const respondSignal = defineSignal<[InviteResponseSignal]>('respond');
+/** The invite was deleted: stop waiting. */
+export const withdrawSignal = defineSignal('withdraw');

@@ -1,0 +1,42 @@
+// The code run workflow (structure, function and tool runs: ids structure-run-, function-run-, tool-run-<uuid>):
+// STARTING, then the process activity racing the run's time limit (a workflow timer, so time-skipping tests
+// can prove it), then the terminal write. A `cancel` signal (the api) and a workflow cancellation (the
+// Temporal UI) both stop the process and end the run CANCELLED. The activities look at the run's kind.
+import { proxyActivities } from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import type { RunStatus } from '../src/persistence/entities/run';
+import type { CodeRunInput } from '../src/temporal/contracts';
+import { longActivity, runToEnding, STATUS_WRITES } from './run-scope';
+
+type CodeRunActivities = Pick<Activities, 'startCodeRun' | 'executeCodeRun' | 'finishCodeRun'>;
+
+async function codeRun(input: CodeRunInput, activities: CodeRunActivities): Promise<RunStatus | 'MISSING'> {
+  // Code runs have no failure that ends them FAILED: a process's own failure is an ending, not a thrown error.
+  return runToEnding(
+    { timeLimitSeconds: input.timeLimitSeconds, failedTypes: [] },
+    async (startTimer) => {
+      if (!(await activities.startCodeRun({ runId: input.runId }))) return undefined;
+      startTimer();
+      return activities.executeCodeRun({ runId: input.runId });
+    },
+    (ending) => activities.finishCodeRun({ runId: input.runId, ending }),
+  );
+}
+
+const EXECUTE_RETRY = { initialInterval: '1 second', maximumInterval: '10 seconds', maximumAttempts: 5 };
+
+export async function codeRunWorkflow(input: CodeRunInput): Promise<RunStatus | 'MISSING'> {
+  const { startCodeRun, finishCodeRun } = proxyActivities<Activities>(STATUS_WRITES);
+  const { executeCodeRun } = proxyActivities<Activities>(longActivity(input, EXECUTE_RETRY));
+  return codeRun(input, { startCodeRun, executeCodeRun, finishCodeRun });
+}
+
+/**
+ * The same workflow under its former name, with its former activity names: runs started before the rename
+ * replay their histories unchanged. Remove once no open workflow of this type is left.
+ */
+export async function structureRunWorkflow(input: CodeRunInput): Promise<RunStatus | 'MISSING'> {
+  const { startStructureRun, finishStructureRun } = proxyActivities<Activities>(STATUS_WRITES);
+  const { executeStructureRun } = proxyActivities<Activities>(longActivity(input, EXECUTE_RETRY));
+  return codeRun(input, { startCodeRun: startStructureRun, executeCodeRun: executeStructureRun, finishCodeRun: finishStructureRun });
+}
