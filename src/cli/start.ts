@@ -24,7 +24,7 @@ import { Organization } from '../persistence/entities';
 import { bootstrapOrganization } from '../services/accounts';
 import { temporalCli } from '../temporal/binaries';
 import { SEARCH_ATTRIBUTES } from '../temporal/search-attributes';
-import { EMBEDDED_POSTGRES_DATABASE, RunningPostgres, startEmbeddedPostgres } from './embedded-postgres';
+import { EMBEDDED_POSTGRES_DATABASE, RunningPostgres, startEmbeddedPostgres } from './postgres/embedded-postgres';
 
 const SUPERVISOR_FLAG = '--supervise';
 const REPO_ROOT = path.resolve(__dirname, '..', '..', '..');
