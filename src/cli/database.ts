@@ -2,7 +2,7 @@
 import type { DataSource } from 'typeorm';
 import type { Config } from '../config';
 import { createDataSource } from '../persistence/data-source';
-import { embeddedPassword, embeddedPostgresUrl } from './embedded-postgres';
+import { embeddedPassword, embeddedPostgresUrl } from './postgres/embedded-postgres';
 import path from 'node:path';
 
 /** DATABASE_URL, else the embedded database that `npm start` runs (reachable while it runs). */

@@ -6,8 +6,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import { Client } from 'pg';
-import { passwordFileOf, RunningPostgres, startEmbeddedPostgres } from '../../src/cli/embedded-postgres';
-import { POSTGRES_OS_USER, postgresOsUser } from '../../src/cli/postgres-os-user';
+import { passwordFileOf, RunningPostgres, startEmbeddedPostgres } from '../../src/cli/postgres/embedded-postgres';
+import { POSTGRES_OS_USER, postgresOsUser } from '../../src/cli/postgres/os-user';
 import { freePort, getStack } from '../support/stack';
 
 const postmasterPid = (dir: string) => Number(fs.readFileSync(path.join(dir, 'postmaster.pid'), 'utf8').split('\n')[0]);

@@ -7,7 +7,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { RunningPostgres, startEmbeddedPostgres } from '../../src/cli/embedded-postgres';
+import { RunningPostgres, startEmbeddedPostgres } from '../../src/cli/postgres/embedded-postgres';
 import { createDataSource, migrate } from '../../src/persistence/data-source';
 import { bootstrapOrganization } from '../../src/services/accounts';
 import { structureWithBuild } from '../support/builds';

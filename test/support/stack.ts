@@ -21,7 +21,7 @@ import { createApp } from '../../src/api/app';
 import { RunUpdatesHub } from '../../src/api/sse/run-updates-hub';
 import { FsBlobStore } from '../../src/blobs/fs-blob-store';
 import { Config, loadConfig } from '../../src/config';
-import { startEmbeddedPostgres, RunningPostgres } from '../../src/cli/embedded-postgres';
+import { startEmbeddedPostgres, RunningPostgres } from '../../src/cli/postgres/embedded-postgres';
 import { createLogger } from '../../src/logger';
 import { createDataSource, migrate } from '../../src/persistence/data-source';
 import type { SecretBox } from '../../src/security/secret-box';

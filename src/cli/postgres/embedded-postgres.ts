@@ -1,5 +1,5 @@
 // The local default database (`npm start`, the test stack, the drills): PostgreSQL with pgvector from the
-// pinned binaries (postgres-binaries.ts), run by this launcher. `initdb` once (scram-sha-256, a generated
+// pinned binaries (binaries.ts), run by this launcher. `initdb` once (scram-sha-256, a generated
 // password), then `postgres` as a child process listening on localhost only, no Unix socket.
 import { ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -7,10 +7,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
 import { Client } from 'pg';
-import type { Config } from '../config';
-import { postgresBinaries } from './postgres-binaries';
-import { checkVersion, initdb, passwordFileOf, prepareDataDir } from './postgres-data-dir';
-import { asUser, postgresOsUser } from './postgres-os-user';
+import type { Config } from '../../config';
+import { postgresBinaries } from './binaries';
+import { checkVersion, initdb, passwordFileOf, prepareDataDir } from './data-dir';
+import { asUser, postgresOsUser } from './os-user';
 
 /** Role of the embedded server; its password is generated on first start (see embeddedPassword). */
 export const EMBEDDED_POSTGRES_USER = 'tarmac';

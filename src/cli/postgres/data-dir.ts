@@ -4,8 +4,8 @@ import { execFile, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { PostgresBinaries } from './postgres-binaries';
-import { asUser, blockedFor, OsUser } from './postgres-os-user';
+import type { PostgresBinaries } from './binaries';
+import { asUser, blockedFor, OsUser } from './os-user';
 
 /** `<data dir>.password` (mode 0600): the local server's password, beside its data directory. */
 export const passwordFileOf = (dir: string) => `${dir}.password`;

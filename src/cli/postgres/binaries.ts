@@ -3,8 +3,8 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Config } from '../config';
-import { blockedFor, OsUser, POSTGRES_OS_HOME } from './postgres-os-user';
+import type { Config } from '../../config';
+import { blockedFor, OsUser, POSTGRES_OS_HOME } from './os-user';
 
 /** tools/obtain-postgres.sh pins the same version. */
 export const PGSERVER_VERSION = '0.6.0';

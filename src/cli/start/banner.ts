@@ -1,0 +1,60 @@
+// The block printed once the api and the worker are ready: where the API, its OpenAPI document, the
+// Temporal UI and the data are, which model providers are configured, whether user code is sandboxed,
+// and how to call the API: with the key created on a first start (the only time it is shown), else how
+// to make another key.
+import path from 'node:path';
+import type { Config } from '../../config';
+import { bold, green, red, rel } from './output';
+
+/** Which model providers assistant runs and chat messages use, or how to configure one (README: Model providers). */
+function modelsLine(config: Config): string {
+  const names = Object.keys(config.models.providers);
+  if (!names.length) return 'none: set OPENAI_API_KEY, or MODEL_PROVIDERS=ollama=http://127.0.0.1:11434/v1 (README)';
+  return `${names.join(', ')}; default ${config.models.defaultModel ?? '(none: set DEFAULT_MODEL)'}`;
+}
+
+export function printBanner(config: Config, bootstrapKey: string | undefined): void {
+  const base = config.publicBaseUrl;
+  const ui = config.temporal.uiUrl ?? (config.temporal.address ? undefined : `http://localhost:${config.temporal.devUiPort}`);
+  const rule = '-'.repeat(78);
+  const lines = [
+    rule,
+    bold('tarmac is running'),
+    '',
+    `  API           ${base}/api`,
+    `  OpenAPI       ${base}/api/openapi.json`,
+    `  Temporal UI   ${ui ?? '(set TEMPORAL_UI_URL to show it here)'}`,
+    `  Data          ${config.databaseUrl ? 'DATABASE_URL' : rel(path.join(config.dataDir, 'postgres'))}` +
+      (config.temporal.address ? '' : `, ${rel(path.join(config.dataDir, 'temporal.sqlite'))}`) +
+      `, blobs in ${rel(config.blobDir)}`,
+    `  Models        ${modelsLine(config)}`,
+    `  User code     ${config.sandbox.mode === 'on' ? 'sandboxed (docs/security.md)' : red('NOT isolated (SANDBOX=off): single-tenant development only')}`,
+    '',
+  ];
+  if (bootstrapKey) {
+    lines.push(
+      `  Your API key (${config.bootstrap.email}, organization "${config.bootstrap.organizationName}").`,
+      '  It is shown only now; it keeps working across restarts:',
+      '',
+      `    ${green(bootstrapKey)}`,
+      '',
+      '  Try it:',
+      `    export TARMAC_API_KEY=${bootstrapKey}`,
+    );
+  } else {
+    lines.push(
+      '  API key: shown on the first start (old keys keep working). To make another, in a second terminal:',
+      `    npm run admin -- create-api-key --name "my key" --email ${config.bootstrap.email}`,
+      '',
+      '  Try it:',
+      '    export TARMAC_API_KEY=<your key>',
+    );
+  }
+  lines.push(
+    `    curl -H "Authorization: Bearer $TARMAC_API_KEY" ${base}/api/users`,
+    '',
+    'Ctrl-C stops everything.',
+    rule,
+  );
+  process.stdout.write(`\n${lines.join('\n')}\n\n`);
+}

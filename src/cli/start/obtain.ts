@@ -1,0 +1,55 @@
+// The binaries `npm start` needs, obtained by the scripts of tools/ (pinned, cached in ~/.cache/tarmac),
+// their output shown as progress lines. A script that fails stops the start with an error that says
+// what to do instead.
+import { spawn } from 'node:child_process';
+import readline from 'node:readline';
+import { childEnv, Config } from '../../config';
+import { temporalCli } from '../../temporal/binaries';
+import { describeExit } from './children';
+import { red, say } from './output';
+import { REPO_ROOT, toolScript } from './paths';
+
+/** The sandbox tools (bubblewrap, iptables); with SANDBOX=off only a warning. */
+export async function obtainSandbox(config: Config): Promise<void> {
+  if (config.sandbox.mode === 'off') {
+    say(red('WARNING: SANDBOX=off: user code runs as the worker user, unisolated. Single-tenant development only.'));
+  } else {
+    await runTool('obtain-sandbox.sh', [], 'Install bubblewrap and iptables (Debian: apt-get install bubblewrap iptables), or set SANDBOX=off for single-tenant development only.');
+  }
+}
+
+/** PostgreSQL with pgvector (downloaded once, in seconds). */
+export function obtainPostgres(): Promise<void> {
+  return runTool('obtain-postgres.sh', [], 'Set EMBEDDED_POSTGRES_BIN_DIR to the bin directory of a PostgreSQL 18 with pgvector, or DATABASE_URL to a PostgreSQL server with pgvector.');
+}
+
+/** Whether the Temporal CLI still has to be obtained (neither cached nor given by TEMPORAL_CLI_PATH). */
+export function temporalCliMissing(config: Config): boolean {
+  return temporalCli(config).type === 'cached-download';
+}
+
+/** The Temporal CLI (built once, in minutes). */
+export async function obtainTemporalCli(): Promise<void> {
+  say('Temporal CLI not cached yet (first start only): running tools/obtain-temporal.sh --cli-only');
+  say('(building it from source with Go takes a few minutes; later starts reuse ~/.cache/tarmac)');
+  await runTool('obtain-temporal.sh', ['--cli-only'], 'Set TEMPORAL_CLI_PATH to a `temporal` binary, or TEMPORAL_ADDRESS to a running Temporal server.');
+}
+
+/** Runs a script of tools/, its lines shown as progress; on failure, `advice` says what to do instead. */
+function runTool(script: string, args: string[], advice: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const proc = spawn('bash', [toolScript(script), ...args], {
+      cwd: REPO_ROOT,
+      env: childEnv(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    for (const stream of [proc.stdout, proc.stderr]) {
+      readline.createInterface({ input: stream, crlfDelay: Infinity }).on('line', (l) => say(`  ${l}`));
+    }
+    proc.on('error', reject);
+    proc.on('exit', (code, signal) => {
+      if (code === 0) resolve();
+      else reject(new Error(`tools/${script} failed (${describeExit(code, signal)}).\n${advice}`));
+    });
+  });
+}

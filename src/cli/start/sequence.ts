@@ -1,0 +1,97 @@
+// The start sequence, step by step:
+//   binaries → ports free → PostgreSQL (local, unless DATABASE_URL) → Temporal (local dev server, unless
+//   TEMPORAL_ADDRESS) → secrets key → migrations and first-start bootstrap → api + worker → ready → banner.
+// Everything it starts is recorded in `running` at once, for the supervisor to stop; between steps it gives
+// up (Stopped) as soon as a shutdown has begun. It resolves once the api and the worker are ready.
+import fs from 'node:fs';
+import { childEnv, Config } from '../../config';
+import { printBanner } from './banner';
+import { Child, OnUnexpectedExit } from './children';
+import { migrateAndBootstrap } from './database-setup';
+import { startLocalPostgres, startLocalTemporal } from './local-services';
+import { obtainPostgres, obtainSandbox, obtainTemporalCli, temporalCliMissing } from './obtain';
+import { rel, say, seconds } from './output';
+import { API_MAIN, WORKER_MAIN } from './paths';
+import { checkPortsFree } from './ports';
+import { waitForApi, waitForTemporal, waitForWorker } from './readiness';
+import { Running, StartHooks, Stopped } from './running';
+import { readOrCreateSecretsKey } from './secrets-key';
+
+export async function run(config: Config, running: Running, onUnexpectedExit: OnUnexpectedExit, hooks: StartHooks): Promise<void> {
+  const step = () => {
+    if (hooks.isStopping()) throw new Stopped();
+  };
+  const local = { postgres: !config.databaseUrl, temporal: !config.temporal.address };
+  fs.mkdirSync(config.dataDir, { recursive: true });
+  // Others may pass through (as root, the local PostgreSQL runs as its own user; a sandboxed run reaches
+  // its build by its path), never list it; the blobs are the platform's alone.
+  fs.chmodSync(config.dataDir, 0o711);
+  fs.mkdirSync(config.blobDir, { recursive: true, mode: 0o700 });
+  fs.chmodSync(config.blobDir, 0o700);
+  say(`starting tarmac (data in ${rel(config.dataDir)})`);
+  await obtainSandbox(config);
+
+  // 1. The binaries, pinned and cached in ~/.cache/tarmac: PostgreSQL with pgvector (downloaded once, in
+  //    seconds) and the Temporal CLI (built once, in minutes).
+  if (local.postgres) {
+    await obtainPostgres();
+    step();
+  }
+  if (local.temporal && temporalCliMissing(config)) {
+    await obtainTemporalCli();
+    step();
+  }
+
+  // 2. Ports we are about to bind must be free (a clear message instead of a crash later).
+  await checkPortsFree(config, local);
+
+  // 3. PostgreSQL.
+  let databaseUrl: string;
+  if (local.postgres) {
+    await startLocalPostgres(config, running, onUnexpectedExit);
+    databaseUrl = running.postgres!.url;
+  } else {
+    databaseUrl = config.databaseUrl!;
+    say('PostgreSQL: using DATABASE_URL');
+  }
+  step();
+
+  // 4. Temporal.
+  const temporalAddress = config.temporal.address ?? `127.0.0.1:${config.temporal.devPort}`;
+  if (local.temporal) {
+    await startLocalTemporal(config, temporalAddress, running, onUnexpectedExit, hooks.isStopping);
+  } else {
+    say(`Temporal: using TEMPORAL_ADDRESS=${temporalAddress}`);
+    await waitForTemporal(temporalAddress, config.temporal.namespace, 30_000, undefined, hooks.isStopping);
+  }
+  step();
+
+  // 5. Secrets key.
+  const secretsKey = readOrCreateSecretsKey(config);
+  step();
+
+  // 6. Migrations and, on an empty database, the first organization, user and key.
+  const bootstrapKey = await migrateAndBootstrap(databaseUrl, config, (key) => hooks.setBootstrapKey(key));
+  step();
+
+  // 7. The api and the worker.
+  const env = childEnv({
+    DATABASE_URL: databaseUrl,
+    TEMPORAL_ADDRESS: temporalAddress,
+    SECRETS_KEY: secretsKey,
+    DATA_DIR: config.dataDir,
+    BLOB_DIR: config.blobDir,
+  });
+  say('starting the api and the worker...');
+  const t0 = Date.now();
+  running.api = new Child('api', process.execPath, [API_MAIN], env, onUnexpectedExit);
+  running.worker = new Child('worker', process.execPath, [WORKER_MAIN], env, onUnexpectedExit);
+  await Promise.all([
+    waitForApi(config, hooks.isStopping),
+    waitForWorker(temporalAddress, config, running.worker.proc.pid!, hooks.isStopping),
+  ]);
+  step();
+  hooks.setReady();
+  say(`api and worker ready (${seconds(Date.now() - t0)})`);
+  printBanner(config, bootstrapKey);
+}

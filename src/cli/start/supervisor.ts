@@ -1,0 +1,108 @@
+// The supervisor: runs the start sequence (sequence.ts) and owns the shutdown. Whatever ends it (Ctrl-C
+// or SIGTERM forwarded by the launcher, a child exiting on its own, a failed step, a bug here, the
+// launcher going away), everything started is stopped once and in order: the api and the worker first
+// (SHUTDOWN_GRACE_MS plus 5 s to drain, then killed), then Temporal, then PostgreSQL. Then it exits: 0
+// after a signal, 1 otherwise, 2 for a bad configuration. A second signal more than 2 s after the first
+// kills the api, the worker and Temporal at once. A first-start API key the banner has not shown yet is
+// printed before exiting.
+import { Config, ConfigError, loadConfig } from '../../config';
+import { describeExit, OnUnexpectedExit } from './children';
+import { red, say, shout } from './output';
+import type { Running } from './running';
+import { run } from './sequence';
+
+/** Extra time, beyond SHUTDOWN_GRACE_MS, before an api or worker that ignores SIGTERM is killed. */
+const KILL_MARGIN_MS = 5_000;
+const TEMPORAL_STOP_TIMEOUT_MS = 15_000;
+
+export async function supervise(): Promise<void> {
+  const running: Running = {};
+  let stopping: Promise<void> | undefined;
+  let firstSignalAt = 0;
+  let bootstrapKey: string | undefined;
+  let ready = false;
+
+  const shutdown = (exitCode: number, reason: string): Promise<void> => {
+    stopping ??= (async () => {
+      say(reason);
+      const { api, worker, temporal } = running;
+      const grace = config ? config.shutdownGraceMs + KILL_MARGIN_MS : KILL_MARGIN_MS;
+      await Promise.all([api?.stop('SIGTERM', grace), worker?.stop('SIGTERM', grace)]);
+      if (api || worker) say('api and worker stopped');
+      if (temporal) {
+        temporal.quiet = true; // its shutdown is noisy about connections it is closing itself
+        await temporal.stop('SIGTERM', TEMPORAL_STOP_TIMEOUT_MS);
+        say('Temporal dev server stopped');
+      }
+      if (running.temporalEnv) {
+        await running.temporalEnv.teardown().catch((err) => shout(`Temporal dev server: ${err}`));
+        say('Temporal dev server stopped');
+      }
+      if (running.postgres) {
+        await running.postgres.stop().catch((err) => shout(`PostgreSQL: ${err}`));
+        say('PostgreSQL stopped');
+      }
+      if (bootstrapKey && !ready) {
+        say(`The API key created on this first start (it will not be shown again):\n  ${bootstrapKey}`);
+      }
+      say(exitCode === 0 ? 'stopped' : red(`stopped (exit ${exitCode})`));
+      process.exit(exitCode);
+    })();
+    return stopping;
+  };
+
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (!stopping) {
+      firstSignalAt = Date.now();
+      void shutdown(0, `${signal}: stopping api and worker, then Temporal, then PostgreSQL...`);
+    } else if (Date.now() - firstSignalAt > 2000) {
+      // A deliberate second Ctrl-C (not the same one delivered twice by npm and the terminal).
+      shout(`${signal} again: killing the api, worker and Temporal now`);
+      running.api?.kill();
+      running.worker?.kill();
+      running.temporal?.kill();
+    }
+  };
+  for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(s, onSignal);
+  // A bug here must not leave the children running without their supervisor.
+  const onCrash = (err: unknown) => {
+    shout(`supervisor error: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
+    void shutdown(1, 'stopping everything after the error above');
+  };
+  process.on('uncaughtException', onCrash);
+  process.on('unhandledRejection', onCrash);
+  // The launcher holds the other end of stdin: end of file means it is gone.
+  process.stdin.on('end', () => void shutdown(1, 'the launcher went away: stopping everything'));
+  process.stdin.on('error', () => undefined);
+  process.stdin.resume();
+
+  const onUnexpectedExit: OnUnexpectedExit = (name, code, signal) => {
+    if (stopping) return;
+    shout('');
+    shout(`!!! ${name} exited unexpectedly (${describeExit(code, signal)}); stopping everything`);
+    shout('');
+    void shutdown(1, `stopping because ${name} exited`);
+  };
+
+  let config: Config | undefined;
+  try {
+    try {
+      config = loadConfig();
+    } catch (err) {
+      if (err instanceof ConfigError) {
+        shout(err.message);
+        process.exit(2);
+      }
+      throw err;
+    }
+    await run(config, running, onUnexpectedExit, {
+      isStopping: () => stopping !== undefined,
+      setBootstrapKey: (k) => (bootstrapKey = k),
+      setReady: () => (ready = true),
+    });
+  } catch (err) {
+    if (stopping) return; // failures caused by the shutdown itself
+    shout(err instanceof Error ? err.message : String(err));
+    await shutdown(1, 'start failed; stopping what was started');
+  }
+}
