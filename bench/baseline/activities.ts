@@ -22,8 +22,8 @@ export interface BareRunResult {
 /** A function call: `<interpreter> <shim> <main_file> <handler> <input> <result>`, like our function runs. */
 export interface BareFunctionCall {
   interpreter: string;
-  shimSource: string;
-  shimName: string;
+  /** The shim to run first, then its companions (src/runtime/shims). */
+  shim: Array<{ fileName: string; source: string }>;
   mainFile: string;
   handler: string;
   cwd: string;
@@ -53,10 +53,10 @@ export function createBareActivities() {
     async spawnFunction(call: BareFunctionCall): Promise<unknown> {
       const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'bench-bare-fn-'));
       try {
-        const shim = path.join(dir, call.shimName);
+        for (const f of call.shim) await fs.writeFile(path.join(dir, f.fileName), f.source);
+        const shim = path.join(dir, call.shim[0].fileName);
         const input = path.join(dir, 'input.json');
         const result = path.join(dir, 'result.json');
-        await fs.writeFile(shim, call.shimSource);
         await fs.writeFile(input, JSON.stringify(call.input));
         const { exitCode } = await run(call.interpreter, [shim, call.mainFile, call.handler, input, result], call.cwd);
         if (exitCode !== 0) throw new Error(`function exited with ${exitCode}`);

@@ -6,7 +6,7 @@ import { Worker, bundleWorkflowCode } from '@temporalio/worker';
 import { structureWithBuild, python3 } from '../../test/support/builds';
 import { SLEEP_PROGRAM } from '../../test/support/runs';
 import { newTenant, startStack, stopStack, type Stack } from '../../test/support/stack';
-import { functionRunner } from '../../src/runtime/shims';
+import { functionShim } from '../../src/runtime/shims';
 import { createBareActivities, type BareCommand, type BareFunctionCall } from '../baseline/activities';
 import { RunWatcher } from './run-watcher';
 
@@ -71,13 +71,12 @@ export async function startContext(options: BenchOptions): Promise<{ ctx: BenchC
   });
   const bareRunning = bareWorker.run();
 
-  const shim = functionRunner('python3');
   const ctx: BenchContext = {
     stack, options, databaseUrl, key: tenant.key,
     structureId: trivial.structureId, functionId: fn.structureId, sleeperId: sleeper.structureId,
     program: { file: python3(), argv: ['structure.py'], cwd: path.join(trivial.buildPath, 'src') },
     functionCall: {
-      interpreter: python3(), shimSource: shim.source, shimName: shim.fileName, mainFile: 'main.py', handler: 'handler',
+      interpreter: python3(), shim: functionShim('python3'), mainFile: 'main.py', handler: 'handler',
       cwd: path.join(fn.buildPath, 'src'),
     },
     watcher,

@@ -10,7 +10,7 @@ import { CodeResource, Deployment, Organization, Run } from '../persistence/enti
 import type { EnvVar } from '../persistence/entities/code-resource';
 import { BuildManifest, functionCommand, mainCommand, readManifest, toolCommand } from '../runtime/manifest';
 import { hasVar, NamedValue, processEnvironment } from '../runtime/process/process-env';
-import { functionRunner, PYTHON_TOOL_RUNNER } from '../runtime/shims';
+import { functionShim, Shim, toolShim } from '../runtime/shims';
 import type { SecretBox } from '../security/secret-box';
 import { createApiKey } from './accounts';
 
@@ -110,18 +110,21 @@ export async function prepareExecution(deps: { ds: DataSource; box: SecretBox; c
     await fs.writeFile(file, content, { mode: 0o644 });
     inputFiles.push(file);
   };
+  /** Writes the shim and its companions; answers the path of the shim to run. */
+  const writeShim = async ([main, ...companions]: Shim) => {
+    for (const f of companions) await writeInput(path.join(home, f.fileName), f.source);
+    await writeInput(path.join(home, main.fileName), main.source);
+    return path.join(home, main.fileName);
+  };
   if (run.kind === 'function') {
     // The shim and the event live in HOME (the build directory is immutable and shared by runs).
-    const shim = functionRunner(manifest.runtime);
-    const files = { shim: path.join(home, shim.fileName), input: path.join(home, 'function-input.json'), result: path.join(home, 'function-result.json') };
-    await writeInput(files.shim, shim.source);
+    const files = { shim: await writeShim(functionShim(manifest.runtime)), input: path.join(home, 'function-input.json'), result: path.join(home, 'function-result.json') };
     await writeInput(files.input, JSON.stringify(run.input ?? { body: null, query_params: {} }));
     command = functionCommand(manifest, files);
     resultFile = files.result;
   } else if (run.kind === 'tool') {
     const input = (run.input ?? {}) as { describe?: boolean; activity?: string; params?: unknown };
-    const files = { shim: path.join(home, 'tool_runner.py'), params: path.join(home, 'tool-params.json'), result: path.join(home, 'tool-result.json') };
-    await writeInput(files.shim, PYTHON_TOOL_RUNNER);
+    const files = { shim: await writeShim(toolShim()), params: path.join(home, 'tool-params.json'), result: path.join(home, 'tool-result.json') };
     await writeInput(files.params, JSON.stringify(input.params ?? {}));
     command = toolCommand(manifest, files, input.activity !== undefined && !input.describe ? { activity: input.activity } : { describe: true });
     resultFile = files.result;
