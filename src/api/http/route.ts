@@ -8,7 +8,7 @@ import type { Deps } from '../deps';
 import { JsonSchema, validatorFor } from '../schemas/registry';
 import { authenticate, Caller, extractKey } from './auth';
 import { badRequest, forbidden, HttpError, payloadTooLarge, validationError } from './errors';
-import { PageRequest } from './pagination';
+import { MAX_PAGE, PageRequest } from './pagination';
 
 export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
@@ -70,8 +70,16 @@ export interface RouteResult {
 
 const registered: RouteSpec[] = [];
 
-/** Declares a route; collected by the app and the OpenAPI document. */
+/**
+ * Declares a route; collected by the app and the OpenAPI document. Every numeric query parameter must be
+ * bounded: it reaches SQL.
+ */
 export function route<TBody = any, TQuery = any>(spec: RouteSpec<TBody, TQuery>): RouteSpec<TBody, TQuery> {
+  for (const [name, schema] of Object.entries(spec.query ?? {})) {
+    if ((schema.type === 'integer' || schema.type === 'number') && (schema.minimum === undefined || schema.maximum === undefined)) {
+      throw new Error(`${spec.operationId}: query parameter ${name} needs a minimum and a maximum`);
+    }
+  }
   registered.push(spec as RouteSpec);
   return spec;
 }
@@ -86,7 +94,7 @@ export function querySchemaOf(spec: RouteSpec, configMaxPageSize: number): Recor
   return {
     ...(spec.paged
       ? {
-          page: { type: 'integer', minimum: 1, description: 'Page number, from 1.' },
+          page: { type: 'integer', minimum: 1, maximum: MAX_PAGE, description: `Page number, from 1 (at most ${MAX_PAGE}).` },
           page_size: { type: 'integer', minimum: 1, maximum: maxPageSize, description: `Items per page (at most ${maxPageSize}).` },
         }
       : {}),
@@ -181,7 +189,8 @@ export function coerceQuery(raw: Record<string, string | string[] | undefined>, 
       continue;
     }
     const single = Array.isArray(value) ? value[value.length - 1] : value;
-    if (type === 'integer' || type === 'number') out[name] = single.trim() === '' ? single : Number(single);
+    // Plain decimal notation only (no `0x10`, `1e3`, `Infinity`, spaces): anything else stays a string and fails validation.
+    if (type === 'integer' || type === 'number') out[name] = /^-?\d+(\.\d+)?$/.test(single) ? Number(single) : single;
     else if (type === 'boolean') out[name] = single === 'true' ? true : single === 'false' ? false : single;
     else out[name] = single;
   }

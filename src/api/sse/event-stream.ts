@@ -12,6 +12,17 @@ import { badRequest } from '../http/errors';
 /** Events read per query while catching up. */
 const BATCH = 500;
 
+/** Event sequence numbers in `Last-Event-ID` and `?last_event_id=`: up to 15 digits. */
+const MAX_EVENT_SEQ = 999_999_999_999_999;
+
+/** The `?last_event_id=` query parameter of the event streams. */
+export const lastEventIdQuery = {
+  last_event_id: {
+    type: 'integer', minimum: 0, maximum: MAX_EVENT_SEQ,
+    description: 'Resume after this event sequence number (the `id:` of a frame); the `Last-Event-ID` header wins.',
+  },
+};
+
 /** Where a stream resumes: after the `Last-Event-ID` header's sequence, else `?last_event_id=`, else from the start. */
 export function resumeAfter(ctx: Context, lastEventIdQuery: number | undefined): number {
   const header = ctx.get('last-event-id').trim();
