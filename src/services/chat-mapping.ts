@@ -249,24 +249,7 @@ export function toTurns(messages: MessageDict[]): ChatTurn[] {
   return turns;
 }
 
-// ---- NUL characters (PostgreSQL stores no NUL in text or jsonb) ----
-
-/** The path of the first string (or key) in `value` that contains a NUL character. */
-function nulPath(value: unknown, path: string): string | undefined {
-  if (typeof value === 'string') return value.includes('\u0000') ? path : undefined;
-  if (Array.isArray(value)) {
-    for (const [i, item] of value.entries()) {
-      const found = nulPath(item, `${path}/${i}`);
-      if (found) return found;
-    }
-  } else if (value && typeof value === 'object') {
-    for (const [key, item] of Object.entries(value)) {
-      const found = key.includes('\u0000') ? `${path}/${key}` : nulPath(item, `${path}/${key}`);
-      if (found) return found;
-    }
-  }
-  return undefined;
-}
+// ---- NUL characters (PostgreSQL stores no NUL in text or jsonb; requests with one are refused by the api) ----
 
 /** `value` with every NUL character in its strings replaced by U+FFFD: what a model says must fit in PostgreSQL. */
 export function withoutNul<T>(value: T): T {
@@ -282,8 +265,6 @@ export function withoutNul<T>(value: T): T {
 
 /** The model request of a chat request (throws ChatRequestError for what it cannot carry). */
 export function toCompletionRequest(body: ChatRequest, stream: boolean): Omit<CompletionRequest, 'signal'> & { toolNames: ToolNames } {
-  const nul = nulPath(body, '/body');
-  if (nul) throw new ChatRequestError('Chat messages must not contain NUL characters', nul);
   const config = body.driver_configuration ?? {};
   const extra = config.extra_params ?? {};
   for (const key of RESERVED_EXTRA_PARAMS) {

@@ -8,7 +8,7 @@ import { conflict, HttpError, notFound } from '../api/http/errors';
 import { PageRequest, paginate, Pagination, skipTake } from '../api/http/pagination';
 import { Rule, Ruleset, RulesetRule } from '../persistence/entities';
 import { findInOrg } from '../persistence/scoped';
-import { checkMetadata, checkText, violatedUniqueIndex } from './record-fields';
+import { checkMetadata, violatedUniqueIndex } from './record-fields';
 
 /** A ruleset holds at most this many rules; `GET /rules` returns this many per page by default. */
 export const MAX_RULES_PER_RULESET = 100;
@@ -33,8 +33,6 @@ export interface RuleFields {
 }
 
 function checkRuleFields(f: RuleFields): void {
-  checkText(f.name, '/body/name');
-  checkText(f.rule, '/body/rule');
   checkMetadata(f.metadata, '/body/metadata');
 }
 
@@ -94,9 +92,6 @@ export interface RulesetFields {
 }
 
 function checkRulesetFields(f: RulesetFields): void {
-  checkText(f.name, '/body/name');
-  checkText(f.description, '/body/description');
-  checkText(f.alias, '/body/alias');
   checkMetadata(f.metadata, '/body/metadata');
 }
 

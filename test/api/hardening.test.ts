@@ -8,6 +8,7 @@ import addFormats from 'ajv-formats';
 import { expect } from 'chai';
 import { allRoutes, koaPath } from '../../src/api/http/route';
 import { MAX_PAGE } from '../../src/api/http/pagination';
+import { MAX_JSON_DEPTH } from '../../src/api/schemas/registry';
 import { presignAssetUrl } from '../../src/services/buckets';
 import { structureWithBuild } from '../support/builds';
 import { as, request } from '../support/client';
@@ -17,6 +18,13 @@ import { getStack, newTenant } from '../support/stack';
 
 /** A path of the route with every parameter a fresh uuid (or a plain asset name). */
 const pathOf = (path: string) => `/api${path.replace(/\{(\w+)\}/g, (_, name) => (name === 'name' || name === 'activity_name' ? 'a.txt' : randomUUID()))}`;
+
+/** `depth` nested objects: `{a: {a: ... {} }}`. */
+function nested(depth: number): unknown {
+  let value: unknown = {};
+  for (let i = 1; i < depth; i++) value = { a: value };
+  return value;
+}
 
 async function documentAjv() {
   const doc = (await request('GET', '/api/openapi.json')).body;
@@ -58,6 +66,67 @@ describe('hardening: the document is true for careless and hostile input', funct
     expect(list.body.pagination).to.deep.include({ page_number: MAX_PAGE, total_count: 0, previous_page: MAX_PAGE - 1 });
     expect((await api.get(`/api/structure-runs/${randomUUID()}/events?offset=1000000001`)).status).to.equal(400);
     expect((await api.get(`/api/structure-runs/${randomUUID()}/events/stream?last_event_id=1000000000000000`)).status).to.equal(400);
+  });
+
+  it(`refuses JSON nested deeper than ${MAX_JSON_DEPTH} levels with a 400 naming the place, before anything walks it`, async () => {
+    const t = await newTenant();
+    const api = as(t.key);
+    // The body is level 1, metadata level 2: MAX_JSON_DEPTH - 1 more levels fit.
+    const fits = await api.post('/api/rules', { name: 'deep', rule: 'r', metadata: nested(MAX_JSON_DEPTH - 1) });
+    expect(fits.status, fits.text).to.equal(201);
+    const over = await api.post('/api/rules', { name: 'deep', rule: 'r', metadata: nested(MAX_JSON_DEPTH) });
+    expect(over.status).to.equal(400);
+    expect(over.body.type).to.equal('ValidationError');
+    expect(over.body.errors[0].path).to.equal(`/body/metadata${'/a'.repeat(MAX_JSON_DEPTH - 1)}`);
+    // 100,000 levels: about 600 KB, under the body limit; stack overflows were the 500s of every recursive walk.
+    const raw = `{"name":"x","messages":[],"metadata":${'{"a":'.repeat(100_000)}{}${'}'.repeat(100_000)}}`;
+    for (const path of ['/api/rules', '/api/threads', '/api/structure-runs/' + randomUUID() + '/events']) {
+      const res = await api.post(path, undefined, { raw, headers: { 'content-type': 'application/json' } });
+      expect(res.status, `${path}: ${res.text.slice(0, 200)}`).to.equal(400);
+      expect(res.body.errors[0].message).to.contain(`nested deeper than ${MAX_JSON_DEPTH}`);
+    }
+    // Arrays count as levels too, also in members the schema does not know (they are ignored, not stored).
+    const arrays = await api.post('/api/buckets', { name: 'b', extra: JSON.parse(`${'['.repeat(MAX_JSON_DEPTH)}${']'.repeat(MAX_JSON_DEPTH)}`) });
+    expect(arrays.status).to.equal(400);
+    expect(arrays.body.errors[0].path).to.match(/^\/body\/extra(\/0)+$/);
+  });
+
+  it('refuses NUL characters and unpaired surrogates anywhere in a request with a 400 naming the field, as the schemas say', async () => {
+    const t = await newTenant();
+    const api = as(t.key);
+    const thread = (await api.post('/api/threads', { name: 't' })).body.thread_id;
+    const cases: Array<[string, string, unknown, string]> = [
+      ['post', '/api/buckets', { name: 'a\u0000b' }, '/body/name'],
+      ['post', '/api/assistants', { name: 'a', description: 'x\u0000' }, '/body/description'],
+      ['post', '/api/rules', { name: 'r', rule: 'r', metadata: { k: ['ok', 'n\u0000'] } }, '/body/metadata/k/1'],
+      ['post', '/api/rules', { name: 'r', rule: 'r', metadata: { 'k\u0000': 1 } }, '/body/metadata'],
+      ['post', '/api/threads', { name: 't', messages: [{ input: 'i', output: 'o', unknown: '\u0000' }] }, '/body/messages/0/unknown'],
+      ['post', `/api/threads/${thread}/messages`, { input: 'half \ud800 a pair', output: 'o' }, '/body/input'],
+      ['post', `/api/threads/${thread}/messages`, { input: 'i', output: '\udfff' }, '/body/output'],
+      ['post', '/api/tools', { name: 't', code: { codehost: { owner: 'o', name: 'n', push: { branch: 'b\u0000' } } } }, '/body/code/codehost/push/branch'],
+      ['post', `/api/structure-runs/${randomUUID()}/events`, { timestamp: 1, payload: { a: '\u0000' } }, '/body/payload/a'],
+      ['get', '/api/rulesets?alias=%00', undefined, '/query/alias'],
+      ['get', `/api/buckets/${randomUUID()}/assets/a%00b`, undefined, '/path/name'],
+    ];
+    for (const [method, path, body, where] of cases) {
+      const res = method === 'get' ? await api.get(path) : await api.post(path, body);
+      expect(res.status, `${path} ${JSON.stringify(body)}: ${res.text}`).to.equal(400);
+      expect(res.body.type).to.equal('ValidationError');
+      expect(res.body.errors[0].path, res.text).to.equal(where);
+      expect(res.body.errors[0].message).to.match(/NUL character|unpaired UTF-16 surrogate/);
+    }
+    // A pair is a character like any other.
+    const emoji = await api.post(`/api/threads/${thread}/messages`, { input: 'ok \ud83d\ude00', output: 'o', metadata: { '\ud83d\ude00': '\ud83d\ude00' } });
+    expect(emoji.status, emoji.text).to.equal(201);
+
+    // The document says so: strings, member names and open values refuse NUL.
+    const { doc, compile } = await documentAjv();
+    const createRule = compile(doc.components.schemas.CreateRuleRequest);
+    expect(createRule({ name: 'r', rule: 'r', metadata: { deep: [{ x: 'fine' }] } })).to.equal(true);
+    for (const bad of [{ name: 'r\u0000', rule: 'r' }, { name: 'r', rule: 'r', metadata: { deep: [{ x: '\u0000' }] } }, { name: 'r', rule: 'r', metadata: { 'k\u0000': 1 } }]) {
+      expect(createRule(bad), JSON.stringify(bad)).to.equal(false);
+    }
+    expect(doc.components.schemas.JsonValue.description).to.contain('unpaired surrogate');
   });
 
 });

@@ -105,8 +105,6 @@ describe('chat mapping', () => {
       .to.contain('"A_b_c"');
     const many = Array.from({ length: 129 }, (_, i) => ({ name: `T${i}`, activities: [{ name: 'go' }] }));
     expect(refused(() => toolDefinitions(many)).path).to.equal('/body/tools');
-    const nul = refused(() => toCompletionRequest({ messages: [{ role: 'user', content: [text('a\u0000b')] }], tools: [], driver_configuration: {} }, false));
-    expect(nul.path).to.equal('/body/messages/0/content/0/artifact/value');
     const body: ChatRequest = { messages: [], tools: [], driver_configuration: { extra_params: { stream: false } } };
     expect(refused(() => toCompletionRequest(body, true)).path).to.equal('/body/driver_configuration/extra_params/stream');
   });

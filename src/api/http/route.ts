@@ -5,9 +5,10 @@ import type { ErrorObject } from 'ajv';
 import type { Context } from 'koa';
 import getRawBody from 'raw-body';
 import type { Deps } from '../deps';
-import { JsonSchema, validatorFor } from '../schemas/registry';
+import { JsonSchema, validatorFor, withTextRule } from '../schemas/registry';
 import { authenticate, Caller, extractKey } from './auth';
 import { badRequest, forbidden, HttpError, payloadTooLarge, validationError } from './errors';
+import { guardInput } from './input-guard';
 import { MAX_PAGE, PageRequest } from './pagination';
 
 export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
@@ -71,17 +72,20 @@ export interface RouteResult {
 const registered: RouteSpec[] = [];
 
 /**
- * Declares a route; collected by the app and the OpenAPI document. Every numeric query parameter must be
- * bounded: it reaches SQL.
+ * Declares a route; collected by the app and the OpenAPI document. Its request schemas get the text rule
+ * (what the input guard enforces), and every numeric query parameter must be bounded: it reaches SQL.
  */
 export function route<TBody = any, TQuery = any>(spec: RouteSpec<TBody, TQuery>): RouteSpec<TBody, TQuery> {
+  const ruled = (schemas?: Record<string, JsonSchema>) =>
+    schemas && Object.fromEntries(Object.entries(schemas).map(([name, schema]) => [name, withTextRule(schema)]));
   for (const [name, schema] of Object.entries(spec.query ?? {})) {
     if ((schema.type === 'integer' || schema.type === 'number') && (schema.minimum === undefined || schema.maximum === undefined)) {
       throw new Error(`${spec.operationId}: query parameter ${name} needs a minimum and a maximum`);
     }
   }
-  registered.push(spec as RouteSpec);
-  return spec;
+  const declared = { ...spec, params: ruled(spec.params), query: ruled(spec.query), body: spec.body && withTextRule(spec.body) };
+  registered.push(declared as RouteSpec);
+  return declared;
 }
 
 export function allRoutes(): readonly RouteSpec[] {
@@ -117,9 +121,11 @@ export function mount(router: Router, spec: RouteSpec, deps: Deps): void {
 
   router[spec.method](koaPath(spec), async (ctx) => {
     const params = { ...(ctx.params as Record<string, string>) };
+    guardInput(params, '/path');
     if (validateParams && !validateParams(params)) throw fromAjv(validateParams.errors, 'path');
 
     const query = coerceQuery(ctx.query as Record<string, string | string[] | undefined>, querySchema);
+    guardInput(query, '/query');
     if (!validateQuery(query)) throw fromAjv(validateQuery.errors, 'query');
 
     let caller: Caller | undefined;
@@ -136,6 +142,7 @@ export function mount(router: Router, spec: RouteSpec, deps: Deps): void {
         if (spec.bodyRequired) throw badRequest('A JSON request body is required', '/body');
         body = {};
       }
+      guardInput(body, '/body');
       if (!validateBody(body)) throw fromAjv(validateBody.errors, 'body');
     }
 

@@ -43,7 +43,7 @@ export const EnvVarSchema = defineSchema('EnvVar', {
   required: ['name', 'value'],
   properties: {
     name: { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]*$', maxLength: 200 },
-    value: { type: 'string', maxLength: MAX_ENV_VALUE, pattern: '^[^\\u0000]*$', description: 'The value, or for `secret_ref` the id of a secret of the organization.' },
+    value: { type: 'string', maxLength: MAX_ENV_VALUE, description: 'The value, or for `secret_ref` the id of a secret of the organization.' },
     source: { type: 'string', enum: ['manual', 'secret_ref', 'MANUAL', 'SECRET_REF'], description: 'Default `manual`; stored and answered lowercase.' },
   },
 });
