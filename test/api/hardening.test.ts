@@ -26,6 +26,19 @@ function nested(depth: number): unknown {
   return value;
 }
 
+/** A request with any method (fetch refuses TRACE). */
+function send(method: string, path: string, key?: string): Promise<{ status: number; allow?: string; body: any }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(`${getStack().baseUrl}${path}`, { method, headers: key ? { authorization: `Bearer ${key}` } : {} }, (res) => {
+      let text = '';
+      res.on('data', (c) => (text += c));
+      res.on('end', () => resolve({ status: res.statusCode!, allow: res.headers.allow, body: text ? JSON.parse(text) : undefined }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
 async function documentAjv() {
   const doc = (await request('GET', '/api/openapi.json')).body;
   const ajv = new Ajv({ strict: false, allErrors: true });
@@ -127,6 +140,22 @@ describe('hardening: the document is true for careless and hostile input', funct
       expect(createRule(bad), JSON.stringify(bad)).to.equal(false);
     }
     expect(doc.components.schemas.JsonValue.description).to.contain('unpaired surrogate');
+  });
+
+  it('answers 405 with Allow for a method no route of an existing path declares, 404 for a path that does not exist', async () => {
+    const t = await newTenant();
+    for (const [method, path, allow] of [
+      ['TRACE', '/api/rules', 'GET, HEAD, POST'],
+      ['PUT', `/api/rules/${randomUUID()}`, 'DELETE, GET, HEAD, PATCH'],
+      ['OPTIONS', '/api/threads', 'GET, HEAD, POST'],
+      ['DELETE', '/api/openapi.json', 'GET, HEAD'],
+    ]) {
+      const res = await send(method, path, t.key);
+      expect(res.status, `${method} ${path}`).to.equal(405);
+      expect(res.allow).to.equal(allow);
+      expect(res.body).to.deep.include({ type: 'MethodNotAllowedError' });
+    }
+    expect((await send('TRACE', '/api/no-such-thing')).status).to.equal(404);
   });
 
 });

@@ -5,6 +5,8 @@ export type ErrorType =
   | 'UnauthorizedError'
   | 'ForbiddenError'
   | 'NotFoundError'
+  /** 405: the path exists, the method does not (the answer has an `Allow` header). */
+  | 'MethodNotAllowedError'
   | 'ConflictError'
   | 'PayloadTooLargeError'
   | 'UnsupportedMediaTypeError'
@@ -35,6 +37,8 @@ export const unauthorized = (message = 'A valid API key is required: Authorizati
   new HttpError(401, 'UnauthorizedError', [{ message }]);
 export const forbidden = (message: string) => new HttpError(403, 'ForbiddenError', [{ message }]);
 export const notFound = (what: string) => new HttpError(404, 'NotFoundError', [{ message: `${what} not found` }]);
+export const methodNotAllowed = (method: string, allowed: string[]) =>
+  new HttpError(405, 'MethodNotAllowedError', [{ message: `${method} is not allowed here; allowed: ${allowed.join(', ')}` }]);
 export const conflict = (message: string) => new HttpError(409, 'ConflictError', [{ message }]);
 export const payloadTooLarge = (limitBytes: number) =>
   new HttpError(413, 'PayloadTooLargeError', [{ message: `Request body exceeds the limit of ${limitBytes} bytes` }]);
