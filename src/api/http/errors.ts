@@ -40,6 +40,11 @@ export const notFound = (what: string) => new HttpError(404, 'NotFoundError', [{
 export const methodNotAllowed = (method: string, allowed: string[]) =>
   new HttpError(405, 'MethodNotAllowedError', [{ message: `${method} is not allowed here; allowed: ${allowed.join(', ')}` }]);
 export const conflict = (message: string) => new HttpError(409, 'ConflictError', [{ message }]);
+/**
+ * 409: the body names records (by id) that the organization does not have. Like a foreign key violation it
+ * conflicts with what exists; a 404 would say the request's own target (its path) is missing.
+ */
+export const missingReferences = (errors: ErrorDetail[]) => new HttpError(409, 'ConflictError', errors);
 export const payloadTooLarge = (limitBytes: number) =>
   new HttpError(413, 'PayloadTooLargeError', [{ message: `Request body exceeds the limit of ${limitBytes} bytes` }]);
 export const serviceUnavailable = (message: string) =>

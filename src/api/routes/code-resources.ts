@@ -43,9 +43,11 @@ export const EnvVarSchema = defineSchema('EnvVar', {
   required: ['name', 'value'],
   properties: {
     name: { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]*$', maxLength: 200 },
-    value: { type: 'string', maxLength: MAX_ENV_VALUE, description: 'The value, or for `secret_ref` the id of a secret of the organization.' },
+    value: { type: 'string', maxLength: MAX_ENV_VALUE, description: 'The value, or for `secret_ref` the id of a secret of the organization (409 when it names none).' },
     source: { type: 'string', enum: ['manual', 'secret_ref', 'MANUAL', 'SECRET_REF'], description: 'Default `manual`; stored and answered lowercase.' },
   },
+  if: { required: ['source'], properties: { source: { enum: ['secret_ref', 'SECRET_REF'] } } },
+  then: { properties: { value: uuid } },
 });
 
 interface KindSpec {
