@@ -9,7 +9,6 @@ import type { PageRequest } from '../api/http/pagination';
 import { Bucket, CodeResource } from '../persistence/entities';
 import type { CodeLocation, CodeResourceKind, EnvVar } from '../persistence/entities/code-resource';
 import { assertSecretRefs, pageInOrg } from '../persistence/scoped';
-import { checkAssetName } from './buckets';
 import { DeploymentsDeps, planDeployment, startPlannedDeployment } from './deployments';
 import { OPEN_RUN_STATUSES, stopOpenRuns } from './run-cancellation';
 
@@ -42,8 +41,7 @@ const normalizeEnvVars = (vars: EnvVar[]) =>
 async function checkReferences(ds: DataSource, caller: Caller, fields: CodeResourceFields): Promise<void> {
   await assertSecretRefs(ds, caller.organizationId, fields.env_vars ?? [], '/body/env_vars');
   if (fields.code && 'data_lake' in fields.code) {
-    const { bucket_id, asset_path } = fields.code.data_lake;
-    checkAssetName(asset_path, '/body/code/data_lake/asset_path');
+    const { bucket_id } = fields.code.data_lake;
     if (!(await ds.getRepository(Bucket).existsBy({ bucket_id, organization_id: caller.organizationId }))) {
       throw missingReferences([{ message: `Bucket ${bucket_id} is not a bucket of this organization`, path: '/body/code/data_lake/bucket_id' }]);
     }

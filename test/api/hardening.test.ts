@@ -158,4 +158,15 @@ describe('hardening: the document is true for careless and hostile input', funct
     expect((await send('TRACE', '/api/no-such-thing')).status).to.equal(404);
   });
 
+  it('refuses signed asset URLs whose expiry is no plain number of seconds, even when validly signed', async () => {
+    const { box, baseUrl } = getStack();
+    const t = await newTenant();
+    const bucketId = (await as(t.key).post('/api/buckets', { name: 'b' })).body.bucket_id;
+    for (const expires of [NaN, Infinity, 1e309, 1e40]) {
+      const url = presignAssetUrl(box, baseUrl, { operation: 'GET', bucketId, name: 'a.txt', actor: 'x', expires });
+      const res = await request('GET', url);
+      expect(res.status, `expires=${expires}: ${res.text}`).to.equal(400);
+      expect(res.body.errors[0].path).to.equal('/query/expires');
+    }
+  });
 });

@@ -204,17 +204,29 @@ export function coerceQuery(raw: Record<string, string | string[] | undefined>, 
   return out;
 }
 
+function explain(e: ErrorObject, path: string): string {
+  if (e.keyword === 'required') return 'is required';
+  if (e.keyword === 'pattern' && /uuid|_id$/.test(path)) return 'must be a UUID';
+  // A pattern is explained by its schema's description when it has one (asset names).
+  if (e.keyword === 'pattern' && typeof e.parentSchema?.description === 'string') return `must be ${e.parentSchema.description}`;
+  if (e.keyword === 'discriminator') return `is ${JSON.stringify((e.params as { tagValue: unknown }).tagValue)}; it must be one of ${tagValues(e).join(', ')}`;
+  return e.message ?? 'is invalid';
+}
+
+/** The values a discriminator's branches accept for its tag. */
+function tagValues(e: ErrorObject): string[] {
+  const tag = (e.params as { tag: string }).tag;
+  const branches = ((e.parentSchema as { oneOf?: Array<{ properties?: Record<string, { const?: string }> }> })?.oneOf ?? []);
+  return branches.map((b) => b.properties?.[tag]?.const).filter((v): v is string => typeof v === 'string');
+}
+
 function fromAjv(errors: ErrorObject[] | null | undefined, where: 'path' | 'query' | 'body'): HttpError {
   const list = (errors ?? []).map((e) => {
-    const missing = e.keyword === 'required' ? `/${(e.params as { missingProperty: string }).missingProperty}` : '';
-    const path = `/${where}${e.instancePath}${missing}`;
-    const message =
-      e.keyword === 'required'
-        ? `${path} is required`
-        : e.keyword === 'pattern' && /uuid|_id$/.test(path)
-          ? `${path} must be a UUID`
-          : `${path} ${e.message}`;
-    return { message, path };
+    // A discriminator's error is about its tag member (`/content/1/type`), not the whole object.
+    const member = e.keyword === 'required' ? `/${(e.params as { missingProperty: string }).missingProperty}`
+      : e.keyword === 'discriminator' ? `/${(e.params as { tag: string }).tag}` : '';
+    const path = `/${where}${e.instancePath}${member}`;
+    return { message: `${path} ${explain(e, path)}`, path };
   });
   // One message per path: a uuid failing both `pattern` and `format` reads as one problem.
   const firstPerPath = list.filter((e, i) => list.findIndex((o) => o.path === e.path) === i);

@@ -6,7 +6,7 @@ import { iso } from '../../persistence/scoped';
 import {
   CodeResourceFields, createCodeResource, deleteCodeResource, findCodeResource, KIND_LABEL, listCodeResources, updateCodeResource,
 } from '../../services/code-resources';
-import { MAX_ASSET_NAME } from '../../services/buckets';
+import { assetName } from './buckets';
 import { route } from '../http/route';
 import { defineSchema, JsonSchema, pageOf, str, timestamp, uuid } from '../schemas/registry';
 
@@ -32,7 +32,7 @@ export const CodeLocationSchema = defineSchema('CodeLocation', {
     },
     data_lake: {
       type: 'object', required: ['bucket_id', 'asset_path'], additionalProperties: false,
-      properties: { bucket_id: uuid, asset_path: str(1, MAX_ASSET_NAME) },
+      properties: { bucket_id: uuid, asset_path: assetName },
     },
     default: { type: 'object', maxProperties: 0 },
   },

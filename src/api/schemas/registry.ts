@@ -30,7 +30,9 @@ const compiled = new Map<string, ValidateFunction>();
 function getAjv(): Ajv {
   if (!ajv) {
     // coerceTypes is off: the body must have the right JSON types. Query strings are coerced by hand.
-    ajv = new Ajv({ allErrors: true, strict: false, useDefaults: true });
+    // verbose: errors carry their schema, so a failed `pattern` can be explained by its description.
+    // discriminator: a `oneOf` chosen by a tag member (chat messages by `role`) reports errors of that branch only.
+    ajv = new Ajv({ allErrors: true, strict: false, useDefaults: true, verbose: true, discriminator: true });
     addFormats(ajv);
     ajv.addSchema({ $id: ROOT_ID, components: { schemas } });
   }
