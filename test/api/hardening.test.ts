@@ -48,6 +48,20 @@ async function documentAjv() {
   return { doc, compile };
 }
 
+/** Checks each frame against the declared event schema of `text/event-stream`, and its `data` against `contentSchema`. */
+async function expectFramesMatchDocument(path: string, method: string, status: string, frames: SseFrame[], withId: boolean) {
+  const { doc, compile } = await documentAjv();
+  const eventSchema = doc.paths[path][method].responses[status].content['text/event-stream'].schema;
+  const validateEvent = compile(eventSchema);
+  const validateData = compile(eventSchema.properties.data.contentSchema);
+  expect(frames.length).to.be.greaterThan(0);
+  for (const frame of frames) {
+    const event = { data: JSON.stringify(frame.data), event: 'message', ...(withId ? { id: String(frame.id) } : {}) };
+    expect(validateEvent(event), `${JSON.stringify(event)}: ${JSON.stringify(validateEvent.errors)}`).to.equal(true);
+    expect(validateData(frame.data), `${JSON.stringify(frame.data)}: ${JSON.stringify(validateData.errors)}`).to.equal(true);
+  }
+}
+
 describe('hardening: the document is true for careless and hostile input', function () {
   this.timeout(120_000);
 
@@ -156,6 +170,31 @@ describe('hardening: the document is true for careless and hostile input', funct
       expect(res.body).to.deep.include({ type: 'MethodNotAllowedError' });
     }
     expect((await send('TRACE', '/api/no-such-thing')).status).to.equal(404);
+  });
+
+  it('sends SSE frames that match the event schema the document declares for each stream', async () => {
+    const { modelProvider: provider, baseUrl } = getStack();
+    const t = await newTenant();
+    const s = await structureWithBuild(t.organizationId, { files: { 'structure.py': ECHO_PROGRAM } });
+    const runId = (await as(t.key).post(`/api/structures/${s.structureId}/runs`, { args: ['x'] })).body.structure_run_id;
+    await waitForRun(t.key, runId);
+    const run = await readSse(`${baseUrl}/api/structure-runs/${runId}/events/stream`, t.key);
+    await expectFramesMatchDocument('/api/structure-runs/{structure_run_id}/events/stream', 'get', '200', run.frames, true);
+
+    const model = provider.uniqueModel();
+    provider.script({ model, text: 'one two', toolCalls: [{ name: 'T_go', arguments: '{}' }] });
+    const message = { type: 'Message', role: 'user', content: [{ type: 'TextMessageContent', artifact: { type: 'TextArtifact', value: 'hi' } }] };
+    const chat = await readSse(`${baseUrl}/api/chat/messages/stream`, t.key, {
+      body: { messages: [message], tools: [{ name: 'T', activities: [{ name: 'go' }] }], driver_configuration: { model: `local/${model}` } },
+    });
+    expect(chat.status).to.equal(201);
+    await expectFramesMatchDocument('/api/chat/messages/stream', 'post', '201', chat.frames, false);
+    expect(chat.frames.map((f) => f.data.content?.type)).to.include.members(['TextDeltaMessageContent', 'ActionCallDeltaMessageContent', undefined]);
+    const failed = await readSse(`${baseUrl}/api/chat/messages/stream`, t.key, {
+      body: { messages: [message], tools: [], driver_configuration: { model: `local/${provider.uniqueModel()}` } },
+    });
+    await expectFramesMatchDocument('/api/chat/messages/stream', 'post', '201', failed.frames, false);
+    expect(failed.frames.at(-1)!.data).to.have.property('error');
   });
 
   it('refuses signed asset URLs whose expiry is no plain number of seconds, even when validly signed', async () => {

@@ -7,7 +7,7 @@ import {
 } from '../../services/chat-messages';
 import { serviceUnavailable } from '../http/errors';
 import { route } from '../http/route';
-import { streamRunEvents } from '../sse/event-stream';
+import { eventStreamResponse, streamRunEvents } from '../sse/event-stream';
 import { defineSchema, JsonSchema, NUL_TEXT } from '../schemas/registry';
 
 const TAG = 'Chat';
@@ -165,6 +165,40 @@ const RequestSchema = defineSchema('CreateChatMessageRequest', {
   },
 });
 
+const ChatStreamData = defineSchema('ChatMessageStreamData', {
+  description: 'One piece of the streamed answer (a griptape `DeltaMessage` dict), or `{error}` when the exchange failed after the stream began.',
+  oneOf: [
+    {
+      type: 'object',
+      required: ['type', 'role', 'usage', 'content'],
+      properties: {
+        type: { type: 'string', enum: ['DeltaMessage'] },
+        role: { type: 'null' },
+        usage: { ...UsageSchema, required: ['type', 'input_tokens', 'output_tokens'] },
+        content: {
+          description: '`null` in the last piece, which carries the usage.',
+          oneOf: [
+            { type: 'null' },
+            {
+              type: 'object', required: ['type', 'index', 'text'],
+              properties: { type: { type: 'string', enum: ['TextDeltaMessageContent'] }, index: { type: 'integer' }, text: { type: 'string' } },
+            },
+            {
+              type: 'object', required: ['type', 'index', 'tag', 'name', 'path', 'partial_input'],
+              properties: {
+                type: { type: 'string', enum: ['ActionCallDeltaMessageContent'] }, index: { type: 'integer' },
+                tag: { type: ['string', 'null'] }, name: { type: ['string', 'null'] }, path: { type: ['string', 'null'] },
+                partial_input: { type: ['string', 'null'] },
+              },
+            },
+          ],
+        },
+      },
+    },
+    { type: 'object', required: ['error'], properties: { error: { type: 'string' } } },
+  ],
+});
+
 const SUMMARY_ERRORS = ' 400 `ValidationError` for a request the model cannot be given (e.g. image content) and for one the model provider '
   + 'refused (its message); 503 `ServiceUnavailableError` when no model provider is configured, the provider could not be reached '
   + '(after retries) or answered unusably, or no answer came within CHAT_MESSAGE_TIME_LIMIT_SECONDS.';
@@ -208,7 +242,7 @@ route({
     + 'Request errors are answered before the stream, as JSON (400). A client that disconnects cancels the exchange: the '
     + 'provider request is aborted.',
   body: RequestSchema,
-  responses: { 201: { description: 'Event stream', contentType: 'text/event-stream', schema: { type: 'string' } } },
+  responses: { 201: eventStreamResponse('Event stream', ChatStreamData, false) },
   handler: async ({ ctx, deps, caller, body }) => {
     const run = await createChatMessage(deps, caller, body as ChatRunInput['request'], true);
     const abandon = (why: string) => abandonChatMessage(deps, caller, run, why)
