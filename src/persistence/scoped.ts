@@ -42,6 +42,7 @@ const REFERENCEABLE = {
   tool: { table: 'code_resources', idColumn: 'resource_id', kind: 'tool', label: 'Tool' },
   secret: { table: 'secrets', idColumn: 'secret_id', kind: undefined, label: 'Secret' },
   thread: { table: 'threads', idColumn: 'thread_id', kind: undefined, label: 'Thread' },
+  bucket: { table: 'buckets', idColumn: 'bucket_id', kind: undefined, label: 'Bucket' },
 } as const;
 
 /**

@@ -7,12 +7,12 @@ import { conflict, notFound } from '../api/http/errors';
 import type { PageRequest, Pagination } from '../api/http/pagination';
 import { ASSISTANT_ID_LISTS, AssistantResourceIds, AssistantRun } from '../persistence/entities/assistant';
 import { Run, RunStatus } from '../persistence/entities/run';
+import { assertIdsInOrg } from '../persistence/scoped';
 import type { AssistantRunWorkflowInput } from '../../workflows/assistant-run';
 import { userMessageOf } from './assistant-prompt';
 import { assertAssistantIds, findAssistant } from './assistants';
 import { cancelRunAndWait } from './run-cancellation';
 import { pageRuns, type RunsDeps } from './runs';
-import { assertIdsInOrg } from '../persistence/scoped';
 import { createThread } from './threads';
 import { insertAndStart } from './workflow-records';
 
@@ -67,8 +67,7 @@ export async function createAssistantRun(deps: RunsDeps, caller: Caller, assista
   if (body.thread_id) {
     await assertIdsInOrg(deps.ds, 'thread', caller.organizationId, [body.thread_id], '/body/thread_id');
     threadId = body.thread_id;
-  }
-  else if (body.new_thread) threadId = (await createThread(deps.ds, caller, { name: `Assistant run ${runId}` })).thread_id;
+  } else if (body.new_thread) threadId = (await createThread(deps.ds, caller, { name: `Assistant run ${runId}` })).thread_id;
 
   const now = new Date();
   const run: Run = {

@@ -4,11 +4,11 @@ import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { DataSource, EntityManager } from 'typeorm';
 import type { Caller } from '../api/http/auth';
-import { missingReferences, notFound } from '../api/http/errors';
+import { notFound } from '../api/http/errors';
 import type { PageRequest } from '../api/http/pagination';
-import { Bucket, CodeResource } from '../persistence/entities';
+import { CodeResource } from '../persistence/entities';
 import type { CodeLocation, CodeResourceKind, EnvVar } from '../persistence/entities/code-resource';
-import { assertSecretRefs, pageInOrg } from '../persistence/scoped';
+import { assertIdsInOrg, assertSecretRefs, pageInOrg } from '../persistence/scoped';
 import { DeploymentsDeps, planDeployment, startPlannedDeployment } from './deployments';
 import { OPEN_RUN_STATUSES, stopOpenRuns } from './run-cancellation';
 
@@ -41,10 +41,7 @@ const normalizeEnvVars = (vars: EnvVar[]) =>
 async function checkReferences(ds: DataSource, caller: Caller, fields: CodeResourceFields): Promise<void> {
   await assertSecretRefs(ds, caller.organizationId, fields.env_vars ?? [], '/body/env_vars');
   if (fields.code && 'data_lake' in fields.code) {
-    const { bucket_id } = fields.code.data_lake;
-    if (!(await ds.getRepository(Bucket).existsBy({ bucket_id, organization_id: caller.organizationId }))) {
-      throw missingReferences([{ message: `Bucket ${bucket_id} is not a bucket of this organization`, path: '/body/code/data_lake/bucket_id' }]);
-    }
+    await assertIdsInOrg(ds, 'bucket', caller.organizationId, [fields.code.data_lake.bucket_id], '/body/code/data_lake/bucket_id');
   }
 }
 
