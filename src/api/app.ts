@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import Router from '@koa/router';
 import Koa from 'koa';
 import type { Deps } from './deps';
-import { HttpError, notFound } from './http/errors';
+import { HttpError, methodNotAllowed, notFound } from './http/errors';
 import { allRoutes, mount } from './http/route';
 import { isUnavailable } from '../persistence/unavailable';
 import './routes';
@@ -16,15 +16,28 @@ function toHttpError(err: unknown): HttpError | undefined {
   return undefined;
 }
 
+/** The methods a path of `router` answers (HEAD with GET), or none when no route has that path. */
+function methodsOf(router: Router, path: string): string[] {
+  const methods = new Set(router.match(path, 'GET').path.flatMap((layer) => layer.methods));
+  return [...methods].sort();
+}
+
 export function createApp(deps: Deps): Koa {
   const app = new Koa({ proxy: true });
+  const api = new Router({ prefix: '/api' });
   app.use(async (ctx, next) => {
     const requestId = ctx.get('x-request-id') || randomUUID();
     ctx.set('x-request-id', requestId);
     const started = process.hrtime.bigint();
     try {
       await next();
-      if (ctx.status === 404 && ctx.body === undefined) throw notFound(`Route ${ctx.method} ${ctx.path}`);
+      if (ctx.status === 404 && ctx.body === undefined) {
+        // Every method no route declares (TRACE, OPTIONS, ...) on a path that exists: 405 with what is allowed.
+        const allowed = methodsOf(api, ctx.path);
+        if (!allowed.length) throw notFound(`Route ${ctx.method} ${ctx.path}`);
+        ctx.set('Allow', allowed.join(', '));
+        throw methodNotAllowed(ctx.method, allowed);
+      }
     } catch (err) {
       const known = toHttpError(err);
       const httpErr = known ?? new HttpError(500, 'InternalError', [{ message: `Internal error (request id ${requestId})` }]);
@@ -52,7 +65,6 @@ export function createApp(deps: Deps): Koa {
   });
   app.use(root.routes());
 
-  const api = new Router({ prefix: '/api' });
   for (const spec of allRoutes()) mount(api, spec, deps);
   app.use(api.routes());
 

@@ -34,7 +34,8 @@ export function buildOpenApi(opts: { serverUrl: string; maxPageSize: number }) {
     if (r.body) {
       op.requestBody = { required: !!r.bodyRequired, content: { 'application/json': { schema: r.body } } };
     } else if (r.rawBody) {
-      op.requestBody = { required: true, description: r.rawBody.description, content: { [r.rawBody.contentType]: { schema: {} } } };
+      // Not required: an empty body is an empty argument (webhook) or an empty file (upload).
+      op.requestBody = { required: false, description: r.rawBody.description, content: { [r.rawBody.contentType]: { schema: {} } } };
     }
     (paths[`/api${r.path}`] ??= {})[r.method] = op;
   }

@@ -1,6 +1,6 @@
 // Reads scoped to the caller's organization: another organization's record is "not found", never visible.
 import { DataSource, EntityTarget, FindOptionsOrder, FindOptionsWhere, ObjectLiteral } from 'typeorm';
-import { HttpError, notFound } from '../api/http/errors';
+import { missingReferences, notFound } from '../api/http/errors';
 import { PageRequest, paginate, Pagination, skipTake } from '../api/http/pagination';
 
 type OrgOwned = ObjectLiteral & { organization_id: string };
@@ -40,11 +40,14 @@ const REFERENCEABLE = {
   ruleset: { table: 'rulesets', idColumn: 'ruleset_id', kind: undefined, label: 'Ruleset' },
   structure: { table: 'code_resources', idColumn: 'resource_id', kind: 'structure', label: 'Structure' },
   tool: { table: 'code_resources', idColumn: 'resource_id', kind: 'tool', label: 'Tool' },
+  secret: { table: 'secrets', idColumn: 'secret_id', kind: undefined, label: 'Secret' },
+  thread: { table: 'threads', idColumn: 'thread_id', kind: undefined, label: 'Thread' },
+  bucket: { table: 'buckets', idColumn: 'bucket_id', kind: undefined, label: 'Bucket' },
 } as const;
 
 /**
- * Checks that every id names a record of the organization; otherwise 404 NotFoundError naming the missing
- * ids, with `path` pointing at the list in the request.
+ * Checks that every id names a record of the organization; otherwise 409 ConflictError (missingReferences)
+ * naming the missing ids, with `path` pointing at the list in the request.
  */
 export async function assertIdsInOrg(
   ds: DataSource, what: keyof typeof REFERENCEABLE, organizationId: string, ids: string[], path: string,
@@ -58,6 +61,15 @@ export async function assertIdsInOrg(
   const found = new Set(rows.map((r) => r.id));
   const missing = [...new Set(ids)].filter((id) => !found.has(id));
   if (missing.length) {
-    throw new HttpError(404, 'NotFoundError', [{ message: `${t.label}${missing.length > 1 ? 's' : ''} not found: ${missing.join(', ')}`, path }]);
+    throw missingReferences([{ message: `${t.label}${missing.length > 1 ? 's' : ''} not found: ${missing.join(', ')}`, path }]);
+  }
+}
+
+/** Every `secret_ref` env var (the schema makes its value a uuid) must name a secret of the organization. */
+export async function assertSecretRefs(
+  ds: DataSource, organizationId: string, envVars: Array<{ value: string; source?: string }>, path: string,
+): Promise<void> {
+  for (const [i, v] of envVars.entries()) {
+    if (v.source?.toLowerCase() === 'secret_ref') await assertIdsInOrg(ds, 'secret', organizationId, [v.value], `${path}/${i}/value`);
   }
 }

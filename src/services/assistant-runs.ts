@@ -3,10 +3,11 @@
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import type { Caller } from '../api/http/auth';
-import { badRequest, notFound } from '../api/http/errors';
+import { conflict, notFound } from '../api/http/errors';
 import type { PageRequest, Pagination } from '../api/http/pagination';
 import { ASSISTANT_ID_LISTS, AssistantResourceIds, AssistantRun } from '../persistence/entities/assistant';
 import { Run, RunStatus } from '../persistence/entities/run';
+import { assertIdsInOrg } from '../persistence/scoped';
 import { userMessageOf } from './assistant-prompt';
 import { assertAssistantIds, findAssistant } from './assistants';
 import { cancelRunAndWait } from './run-cancellation';
@@ -58,12 +59,15 @@ export async function createAssistantRun(deps: RunsDeps, caller: Caller, assista
   const input = body.input ?? assistant.input ?? null;
   const args = body.args ?? [];
   if (userMessageOf(input, args) === '') {
-    throw badRequest('The run has nothing to say to the model: give `input` (or set the assistant\'s) or `args`', '/body/input');
+    // Whether the request needs `input` depends on the assistant's own: a conflict with it, not a malformed request.
+    throw conflict('The run has nothing to say to the model: give `input` (or set the assistant\'s) or `args`');
   }
   const runId = randomUUID();
   let threadId: string | null = null;
-  if (body.thread_id) threadId = (await findThread(deps.ds, caller, body.thread_id)).thread_id;
-  else if (body.new_thread) threadId = (await createThread(deps.ds, caller, { name: `Assistant run ${runId}` })).thread_id;
+  if (body.thread_id) {
+    await assertIdsInOrg(deps.ds, 'thread', caller.organizationId, [body.thread_id], '/body/thread_id');
+    threadId = body.thread_id;
+  } else if (body.new_thread) threadId = (await createThread(deps.ds, caller, { name: `Assistant run ${runId}` })).thread_id;
 
   const now = new Date();
   const run: Run = {

@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import type { DataSource } from 'typeorm';
 import type { Caller } from '../api/http/auth';
-import { HttpError } from '../api/http/errors';
+import { missingReferences } from '../api/http/errors';
 import type { PageRequest } from '../api/http/pagination';
 import { Assistant, ASSISTANT_ID_LISTS, AssistantResourceIds } from '../persistence/entities/assistant';
 import { assertIdsInOrg, findInOrg, pageInOrg } from '../persistence/scoped';
@@ -20,7 +20,7 @@ export interface AssistantFields extends Partial<AssistantResourceIds> {
 /**
  * Checks the id lists of a request: rulesets, structures and tools of the organization. Knowledge bases
  * and retrievers are not available on this platform yet, so no id of theirs can exist: a non-empty list is
- * refused (404) rather than stored and silently ignored.
+ * refused (409, like any missing reference) rather than stored and silently ignored.
  */
 export async function assertAssistantIds(ds: DataSource, organizationId: string, ids: Partial<AssistantResourceIds>, pathPrefix = '/body/'): Promise<void> {
   await assertIdsInOrg(ds, 'ruleset', organizationId, ids.ruleset_ids ?? [], `${pathPrefix}ruleset_ids`);
@@ -29,7 +29,7 @@ export async function assertAssistantIds(ds: DataSource, organizationId: string,
   for (const [list, label] of [['knowledge_base_ids', 'Knowledge base'], ['retriever_ids', 'Retriever']] as const) {
     const given = ids[list] ?? [];
     if (given.length) {
-      throw new HttpError(404, 'NotFoundError', [{
+      throw missingReferences([{
         message: `${label} not found: ${given.join(', ')} (knowledge bases and retrievers are not available on this platform yet)`,
         path: `${pathPrefix}${list}`,
       }]);

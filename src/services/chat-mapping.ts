@@ -7,7 +7,7 @@
 // them in `{"values": ...}` itself when it calls the activity), the call id as its `tag`; an action result
 // goes back as a `tool` turn naming that tag. Pure functions: the api validates with them, the activity
 // builds the model request with them.
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { ChatTurn, Completion, CompletionDelta, CompletionRequest, ToolCall, ToolDefinition } from '../drivers/model/types';
 import type { ModelUsage } from '../persistence/entities/run';
 
@@ -16,7 +16,7 @@ export const CHAT_LIMITS = {
   messages: 1000,
   /** Content items per message. */
   contents: 100,
-  /** Functions offered to the model (tools × activities): OpenAI's limit. */
+  /** Tools per request, and activities per tool (how many functions a model takes in all is the provider's limit: OpenAI's is 128). */
   functions: 128,
 };
 
@@ -98,8 +98,24 @@ export const griptapeId = () => randomUUID().replace(/-/g, '');
 
 // ---- Tools ----
 
-/** Function names providers accept. */
-const FUNCTION_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+/** Tool and activity names: the characters of function names providers accept. */
+export const TOOL_NAME_PATTERN = '^[A-Za-z0-9_-]+$';
+/** The longest function name providers accept. */
+const MAX_FUNCTION_NAME = 64;
+
+/**
+ * The function name of a tool activity: griptape's `<tool>_<activity>`, or when that is too long for providers
+ * or already taken, its first 55 characters and a hash (calls map back through ToolNames either way).
+ */
+function functionName(tool: string, activity: string, taken: ToolNames): string {
+  const native = nativeToolName(tool, activity);
+  if (native.length <= MAX_FUNCTION_NAME && !taken.has(native)) return native;
+  for (let n = 0; ; n++) {
+    const hash = createHash('sha256').update(`${tool}\n${activity}\n${n}`).digest('hex').slice(0, 8);
+    const name = `${native.slice(0, MAX_FUNCTION_NAME - 9)}_${hash}`;
+    if (!taken.has(name)) return name;
+  }
+}
 
 /** The function name of a griptape tool activity: `ToolAction.to_native_tool_name()`. */
 export const nativeToolName = (name: string, path: string | null | undefined) => (path != null ? `${name}_${path}` : name);
@@ -122,15 +138,9 @@ export function toolOfFunction(names: ToolNames, fn: string): { name: string; pa
 export function toolDefinitions(tools: ToolDict[]): { definitions: ToolDefinition[]; names: ToolNames } {
   const definitions: ToolDefinition[] = [];
   const names: ToolNames = new Map();
-  tools.forEach((tool, t) => {
-    tool.activities.forEach((activity, a) => {
-      const fn = nativeToolName(tool.name, activity.name);
-      const path = `/body/tools/${t}/activities/${a}`;
-      if (!FUNCTION_NAME.test(fn)) {
-        throw new ChatRequestError(
-          `The function name "${fn}" (tool name, "_", activity name) must be 1 to 64 letters, digits, "_" or "-"`, `${path}/name`);
-      }
-      if (names.has(fn)) throw new ChatRequestError(`Two tool activities have the function name "${fn}"`, `${path}/name`);
+  for (const tool of tools) {
+    for (const activity of tool.activities) {
+      const fn = functionName(tool.name, activity.name, names);
       names.set(fn, { name: tool.name, path: activity.name });
       const schema = activity.json_schema;
       definitions.push({
@@ -140,10 +150,7 @@ export function toolDefinitions(tools: ToolDict[]): { definitions: ToolDefinitio
           ? (schema as Record<string, unknown>)
           : { type: 'object', properties: {} },
       });
-    });
-  });
-  if (definitions.length > CHAT_LIMITS.functions) {
-    throw new ChatRequestError(`At most ${CHAT_LIMITS.functions} tool activities in all (there are ${definitions.length})`, '/body/tools');
+    }
   }
   return { definitions, names };
 }
@@ -249,24 +256,7 @@ export function toTurns(messages: MessageDict[]): ChatTurn[] {
   return turns;
 }
 
-// ---- NUL characters (PostgreSQL stores no NUL in text or jsonb) ----
-
-/** The path of the first string (or key) in `value` that contains a NUL character. */
-function nulPath(value: unknown, path: string): string | undefined {
-  if (typeof value === 'string') return value.includes('\u0000') ? path : undefined;
-  if (Array.isArray(value)) {
-    for (const [i, item] of value.entries()) {
-      const found = nulPath(item, `${path}/${i}`);
-      if (found) return found;
-    }
-  } else if (value && typeof value === 'object') {
-    for (const [key, item] of Object.entries(value)) {
-      const found = key.includes('\u0000') ? `${path}/${key}` : nulPath(item, `${path}/${key}`);
-      if (found) return found;
-    }
-  }
-  return undefined;
-}
+// ---- NUL characters (PostgreSQL stores no NUL in text or jsonb; requests with one are refused by the api) ----
 
 /** `value` with every NUL character in its strings replaced by U+FFFD: what a model says must fit in PostgreSQL. */
 export function withoutNul<T>(value: T): T {
@@ -282,8 +272,6 @@ export function withoutNul<T>(value: T): T {
 
 /** The model request of a chat request (throws ChatRequestError for what it cannot carry). */
 export function toCompletionRequest(body: ChatRequest, stream: boolean): Omit<CompletionRequest, 'signal'> & { toolNames: ToolNames } {
-  const nul = nulPath(body, '/body');
-  if (nul) throw new ChatRequestError('Chat messages must not contain NUL characters', nul);
   const config = body.driver_configuration ?? {};
   const extra = config.extra_params ?? {};
   for (const key of RESERVED_EXTRA_PARAMS) {

@@ -4,12 +4,11 @@ import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { DataSource, EntityManager } from 'typeorm';
 import type { Caller } from '../api/http/auth';
-import { badRequest, notFound } from '../api/http/errors';
+import { notFound } from '../api/http/errors';
 import type { PageRequest } from '../api/http/pagination';
-import { Bucket, CodeResource, Secret } from '../persistence/entities';
+import { CodeResource } from '../persistence/entities';
 import type { CodeLocation, CodeResourceKind, EnvVar } from '../persistence/entities/code-resource';
-import { pageInOrg } from '../persistence/scoped';
-import { checkAssetName } from './buckets';
+import { assertIdsInOrg, assertSecretRefs, pageInOrg } from '../persistence/scoped';
 import { DeploymentsDeps, planDeployment, startPlannedDeployment } from './deployments';
 import { OPEN_RUN_STATUSES, stopOpenRuns } from './run-cancellation';
 
@@ -40,18 +39,9 @@ const normalizeEnvVars = (vars: EnvVar[]) =>
 
 /** References must name records of the caller's organization, so a typo fails now rather than at deploy or run time. */
 async function checkReferences(ds: DataSource, caller: Caller, fields: CodeResourceFields): Promise<void> {
-  for (const [i, v] of (fields.env_vars ?? []).entries()) {
-    if (v.source !== 'secret_ref') continue;
-    const secret = /^[0-9a-f-]{36}$/i.test(v.value)
-      && (await ds.getRepository(Secret).existsBy({ secret_id: v.value, organization_id: caller.organizationId }));
-    if (!secret) throw badRequest(`Env var ${v.name} refers to ${JSON.stringify(v.value)}, which is not a secret of this organization`, `/body/env_vars/${i}/value`);
-  }
+  await assertSecretRefs(ds, caller.organizationId, fields.env_vars ?? [], '/body/env_vars');
   if (fields.code && 'data_lake' in fields.code) {
-    const { bucket_id, asset_path } = fields.code.data_lake;
-    checkAssetName(asset_path, '/body/code/data_lake/asset_path');
-    if (!(await ds.getRepository(Bucket).existsBy({ bucket_id, organization_id: caller.organizationId }))) {
-      throw badRequest(`Bucket ${bucket_id} is not a bucket of this organization`, '/body/code/data_lake/bucket_id');
-    }
+    await assertIdsInOrg(ds, 'bucket', caller.organizationId, [fields.code.data_lake.bucket_id], '/body/code/data_lake/bucket_id');
   }
 }
 

@@ -6,7 +6,7 @@ import type { Client } from '@temporalio/client';
 import { DataSource, EntityManager, In } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import type { Caller } from '../api/http/auth';
-import { badRequest } from '../api/http/errors';
+import { badRequest, conflict } from '../api/http/errors';
 import { withProviderWords } from '../api/http/provider-words';
 import type { PageRequest } from '../api/http/pagination';
 import type { Config } from '../config';
@@ -167,7 +167,8 @@ export async function requestDeployment(
 ): Promise<{ deployment: Deployment; reused: boolean }> {
   const codehost = body.code_source?.codehost;
   if (codehost && !('codehost' in resource.code)) {
-    throw badRequest(`code_source.codehost applies only to a ${resource.kind} whose code is a codehost repository`, '/body/code_source/codehost');
+    // The request is well formed; the resource's code location makes it inapplicable.
+    throw conflict(`code_source.codehost applies only to a ${resource.kind} whose code is a codehost repository`);
   }
   const plan = await planDeployment(deps, resource, caller.actor, { commitSha: codehost?.commit_sha, accessToken: codehost?.access_token });
   if (!body.force && plan.row.source_fingerprint !== null) {

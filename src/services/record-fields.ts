@@ -1,21 +1,15 @@
-// Checks for user-supplied text and metadata that JSON Schema cannot express: PostgreSQL refuses NUL
-// characters in text and jsonb (that would be a 500), and metadata objects are bounded by their size.
+// Checks for user-supplied records that JSON Schema cannot express: metadata objects are bounded by their
+// size. (NUL characters, unpaired surrogates and nesting depth are refused for every request by the api's
+// input guard, before this runs.)
 import { badRequest } from '../api/http/errors';
 
 /** Largest `metadata` object, as JSON text. */
 export const MAX_METADATA_BYTES = 65_536;
 
-/** Refuses a string with a NUL character, naming where it is (`/body/messages/3/input`). */
-export function checkText(value: string | null | undefined, path: string): void {
-  if (typeof value === 'string' && value.includes('\u0000')) throw badRequest(`${path} must not contain NUL characters`, path);
-}
-
-/** Refuses metadata larger than MAX_METADATA_BYTES or holding a NUL character in a key or a string. */
+/** Refuses metadata larger than MAX_METADATA_BYTES as JSON. */
 export function checkMetadata(value: Record<string, unknown> | undefined, path: string): void {
   if (value === undefined) return;
-  const json = JSON.stringify(value);
-  if (Buffer.byteLength(json) > MAX_METADATA_BYTES) throw badRequest(`${path} must be at most ${MAX_METADATA_BYTES} bytes as JSON`, path);
-  if (json.includes('\\u0000')) throw badRequest(`${path} must not contain NUL characters`, path);
+  if (Buffer.byteLength(JSON.stringify(value)) > MAX_METADATA_BYTES) throw badRequest(`${path} must be at most ${MAX_METADATA_BYTES} bytes as JSON`, path);
 }
 
 /** The unique index a failed INSERT/UPDATE violated, or undefined for any other error. */

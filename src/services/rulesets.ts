@@ -4,11 +4,11 @@
 import { randomUUID } from 'node:crypto';
 import { DataSource, EntityManager } from 'typeorm';
 import type { Caller } from '../api/http/auth';
-import { conflict, HttpError, notFound } from '../api/http/errors';
+import { conflict, HttpError, missingReferences, notFound } from '../api/http/errors';
 import { PageRequest, paginate, Pagination, skipTake } from '../api/http/pagination';
 import { Rule, Ruleset, RulesetRule } from '../persistence/entities';
 import { findInOrg } from '../persistence/scoped';
-import { checkMetadata, checkText, violatedUniqueIndex } from './record-fields';
+import { checkMetadata, violatedUniqueIndex } from './record-fields';
 
 /** A ruleset holds at most this many rules; `GET /rules` returns this many per page by default. */
 export const MAX_RULES_PER_RULESET = 100;
@@ -18,10 +18,10 @@ export type RulesetView = Ruleset & { rule_ids: string[] };
 
 type Metadata = Record<string, unknown>;
 
-/** 404 naming each id of `ids` that is not a record of the organization, with its position in the request. */
+/** 409 (missingReferences) naming each id of `ids` that is not a record of the organization, with its position in the request. */
 function missingIds(what: string, ids: string[], found: Set<string>, path: string): HttpError | undefined {
   const errors = ids.flatMap((id, i) => (found.has(id) ? [] : [{ message: `${what} ${id} not found`, path: `${path}/${i}` }]));
-  return errors.length ? new HttpError(404, 'NotFoundError', errors) : undefined;
+  return errors.length ? missingReferences(errors) : undefined;
 }
 
 // ---- Rules ----
@@ -33,8 +33,6 @@ export interface RuleFields {
 }
 
 function checkRuleFields(f: RuleFields): void {
-  checkText(f.name, '/body/name');
-  checkText(f.rule, '/body/rule');
   checkMetadata(f.metadata, '/body/metadata');
 }
 
@@ -94,9 +92,6 @@ export interface RulesetFields {
 }
 
 function checkRulesetFields(f: RulesetFields): void {
-  checkText(f.name, '/body/name');
-  checkText(f.description, '/body/description');
-  checkText(f.alias, '/body/alias');
   checkMetadata(f.metadata, '/body/metadata');
 }
 
@@ -208,7 +203,7 @@ export async function deleteRuleset(ds: DataSource, ruleset: Ruleset): Promise<v
 // ---- For assistants ----
 
 /**
- * 404 naming every id of `ids` that is not a ruleset of the caller's organization, each with its
+ * 409 naming every id of `ids` that is not a ruleset of the caller's organization, each with its
  * position under `path` (`/body/ruleset_ids/2`).
  */
 export async function assertRulesetsExist(ds: DataSource, caller: Caller, ids: string[], path = '/body/ruleset_ids'): Promise<void> {

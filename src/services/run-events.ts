@@ -2,7 +2,7 @@
 // SYSTEM events of its lifecycle, read as offset lists, singly, or live (SSE, src/api/sse).
 import type { DataSource } from 'typeorm';
 import type { Caller } from '../api/http/auth';
-import { badRequest, conflict, notFound } from '../api/http/errors';
+import { conflict, notFound } from '../api/http/errors';
 import { RunEvent } from '../persistence/entities';
 import { RunStatus } from '../persistence/entities/run';
 import { isTerminal } from './run-lifecycle';
@@ -32,10 +32,6 @@ export function eventsOfBody(body: EventInput | EventInput[] | { events: EventIn
  */
 export async function createUserEvents(ds: DataSource, caller: Caller, runId: string, events: EventInput[]): Promise<void> {
   assertRunAccess(caller, runId);
-  events.forEach((e, i) => {
-    // PostgreSQL's jsonb refuses NUL characters.
-    if (JSON.stringify(e.payload ?? null).includes('\\u0000')) throw badRequest('Event payloads must not contain NUL characters', `/body/${i}/payload`);
-  });
   await ds.transaction(async (em) => {
     // The row lock also orders this against the workflow's terminal write.
     const rows: Array<{ status: RunStatus }> = await em.query(

@@ -6,7 +6,7 @@ import { DataSource, In } from 'typeorm';
 import type { Caller } from '../api/http/auth';
 import { badRequest, conflict, forbidden, notFound } from '../api/http/errors';
 import type { PageRequest, Pagination } from '../api/http/pagination';
-import { pageInOrg } from '../persistence/scoped';
+import { assertSecretRefs, pageInOrg } from '../persistence/scoped';
 import type { Config } from '../config';
 import { CodeResource, Run } from '../persistence/entities';
 import type { EnvVar } from '../persistence/entities/code-resource';
@@ -19,7 +19,6 @@ import { insertAndStart } from '../temporal/workflow-records';
 
 /** Linux refuses a single argv/env string longer than this (MAX_ARG_STRLEN, 128 KiB including the NUL). */
 export const MAX_ARG_BYTES = 131_071;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export interface RunsDeps {
   ds: DataSource;
@@ -61,17 +60,6 @@ function checkExecStrings(args: string[], envVars: EnvVar[], where: string) {
   });
 }
 
-/** secret_ref values must name a secret of the caller's organization, so a typo fails now, not at run time. */
-async function checkSecretRefs(ds: DataSource, caller: Caller, envVars: EnvVar[]) {
-  for (const [i, v] of envVars.entries()) {
-    if (v.source !== 'secret_ref') continue;
-    const found = UUID.test(v.value) && (await ds.query(
-      `SELECT 1 FROM secrets WHERE secret_id = $1 AND organization_id = $2`, [v.value, caller.organizationId],
-    )).length > 0;
-    if (!found) throw badRequest(`Env var ${v.name} refers to ${JSON.stringify(v.value)}, which is not a secret of this organization`, `/body/env_vars/${i}/value`);
-  }
-}
-
 export async function createStructureRun(
   deps: RunsDeps,
   caller: Caller,
@@ -81,7 +69,7 @@ export async function createStructureRun(
   const envVars = input.env_vars.map((v) => ({ name: v.name, value: v.value, source: (v.source ?? 'manual').toLowerCase() as EnvVar['source'] }));
   checkExecStrings(input.args, envVars, '/body');
   const structure = await findStructure(deps.ds, caller, structureId);
-  await checkSecretRefs(deps.ds, caller, envVars);
+  await assertSecretRefs(deps.ds, caller.organizationId, envVars, '/body/env_vars');
   return startRun(deps, caller, structure, { args: input.args, envVars, input: null });
 }
 

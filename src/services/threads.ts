@@ -8,7 +8,7 @@ import { conflict, notFound } from '../api/http/errors';
 import { PageRequest, paginate, Pagination, skipTake } from '../api/http/pagination';
 import { Thread, ThreadMessage } from '../persistence/entities';
 import { findInOrg } from '../persistence/scoped';
-import { checkMetadata, checkText, returnedRows, violatedUniqueIndex } from './record-fields';
+import { checkMetadata, returnedRows, violatedUniqueIndex } from './record-fields';
 
 /** Largest `input` and `output` of one message, in characters (the request body limit applies too). */
 export const MAX_MESSAGE_TEXT = 1_048_576;
@@ -39,14 +39,10 @@ export type ThreadView = Thread & {
 };
 
 function checkMessage(m: Partial<MessageFields>, path: string): void {
-  checkText(m.input, `${path}/input`);
-  checkText(m.output, `${path}/output`);
   checkMetadata(m.metadata, `${path}/metadata`);
 }
 
 function checkThreadFields(f: ThreadFields): void {
-  checkText(f.name, '/body/name');
-  checkText(f.alias, '/body/alias');
   checkMetadata(f.metadata, '/body/metadata');
   f.messages?.forEach((m, i) => checkMessage(m, `/body/messages/${i}`));
 }

@@ -73,11 +73,11 @@ describe('assistants', function () {
 
     const missing = randomUUID();
     const bad = await api.post('/api/assistants', { name: 'x', tool_ids: [missing] });
-    expect(bad.status).to.equal(404);
+    expect(bad.status).to.equal(409);
     expect(bad.body.errors[0]).to.deep.include({ path: '/body/tool_ids' });
     expect(bad.body.errors[0].message).to.contain(missing);
     const kb = await api.post('/api/assistants', { name: 'x', knowledge_base_ids: [missing] });
-    expect(kb.status).to.equal(404);
+    expect(kb.status).to.equal(409);
     expect(kb.body.errors[0].message).to.contain('not available');
     expect((await api.post('/api/assistants', { description: 'no name' })).status).to.equal(400);
 
@@ -274,6 +274,6 @@ describe('assistants', function () {
     expect(provider.requestsFor(down)).to.have.length(config.models.maxRetries + 1);
 
     const empty = await as(t.key).post(`/api/assistants/${(await api.post('/api/assistants', { name: 'Mute' })).body.assistant_id}/runs`, {});
-    expect(empty.status).to.equal(400);
+    expect(empty.status).to.equal(409);
   });
 });

@@ -134,6 +134,20 @@ describe('chat messages', function () {
     expect(sse.frames.at(-1)!.data.usage).to.deep.include({ input_tokens: 9, output_tokens: 4 });
   });
 
+  it('offers a tool activity whose `<tool>_<activity>` is too long for providers under a shortened name, and maps its calls back', async () => {
+    const { modelProvider: provider } = getStack();
+    const t = await newTenant();
+    const model = provider.uniqueModel();
+    const tool = { name: 'T'.repeat(40), activities: [{ name: 'a'.repeat(40), json_schema: { type: 'object' } }, { name: 'b' }] };
+    provider.script({ model, respond: (body) => ({ toolCalls: [{ id: 'call_1', name: body.tools[0].function.name, arguments: '{"x": 1}' }] }) });
+    const res = await as(t.key).post('/api/chat/messages', chatRequest(model, { tools: [tool] }));
+    expect(res.status, res.text).to.equal(201);
+    const names = (await provider.waitForRequest(model)).body.tools.map((f: any) => f.function.name);
+    expect(names[0]).to.have.length.at.most(64).and.match(/^[A-Za-z0-9_-]+$/);
+    expect(names[1]).to.equal(`${tool.name}_b`);
+    expect(res.body.content.at(-1).artifact.value).to.deep.include({ tag: 'call_1', name: tool.name, path: tool.activities[0].name, input: { x: 1 } });
+  });
+
   it('sends tool results back as tool turns after the assistant\'s tool calls', async () => {
     const { modelProvider: provider } = getStack();
     const t = await newTenant();
@@ -305,7 +319,16 @@ describe('chat messages', function () {
     }));
     expect(image.status).to.equal(400);
     expect(image.body.errors[0]).to.deep.include({ path: '/body/messages/0/content/1/type' });
-    expect(image.body.errors[0].message).to.contain('ImageMessageContent is not supported');
+    expect(image.body.errors[0].message).to.contain('"ImageMessageContent"; it must be one of TextMessageContent, ActionResultMessageContent');
+
+    const nullContent = await api.post('/api/chat/messages', chatRequest(model, { messages: [message('user', null)] }));
+    expect(nullContent.status, nullContent.text).to.equal(400);
+    expect(nullContent.body.errors[0].path).to.equal('/body/messages/0/content/0');
+    const callFromUser = await api.post('/api/chat/messages', chatRequest(model, {
+      messages: [message('user', { type: 'ActionCallMessageContent', artifact: { type: 'ActionArtifact', value: { tag: 't', name: 'n' } } })],
+    }));
+    expect(callFromUser.status).to.equal(400);
+    expect(callFromUser.body.errors[0].path).to.equal('/body/messages/0/content/0/type');
 
     const noConfig = await api.post('/api/chat/messages', { messages: [message('user', text('hi'))], tools: [] });
     expect(noConfig.status).to.equal(400);
@@ -313,7 +336,7 @@ describe('chat messages', function () {
     const badTool = await api.post('/api/chat/messages/stream', chatRequest(model, { tools: [{ name: 'my tool', activities: [{ name: 'go', description: '', json_schema: {} }] }] }));
     expect(badTool.status).to.equal(400);
     expect(badTool.headers.get('content-type')).to.contain('application/json');
-    expect(badTool.body.errors[0].path).to.equal('/body/tools/0/activities/0/name');
+    expect(badTool.body.errors[0].path).to.equal('/body/tools/0/name');
     // Members the interface requires: a message's usage, a content's artifact, an activity's description and json_schema.
     const { usage: _, ...noUsage } = message('user', text('hi'));
     for (const [body, path] of [

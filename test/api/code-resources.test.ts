@@ -93,15 +93,24 @@ describe('structures, functions and tools', () => {
       ['github without push', { name: 'n', code: { github: { owner: 'o', name: 'r' } } }, '/body/code/github/push'],
       ['bad bucket id', { name: 'n', code: { data_lake: { bucket_id: 'nope', asset_path: 'a' } } }, '/body/code/data_lake/bucket_id'],
       ['traversing asset path', { name: 'n', code: { data_lake: { bucket_id: bucket.body.bucket_id, asset_path: '../a.zip' } } }, '/body/code/data_lake/asset_path'],
-      ['foreign bucket', { name: 'n', code: { data_lake: { bucket_id: randomUUID(), asset_path: 'a.zip' } } }, '/body/code/data_lake/bucket_id'],
       ['bad env var name', { name: 'n', env_vars: [{ name: '1X', value: 'v' }] }, '/body/env_vars/0/name'],
       ['bad env var source', { name: 'n', env_vars: [{ name: 'X', value: 'v', source: 'vault' }] }, '/body/env_vars/0/source'],
-      ['unknown secret', { name: 'n', env_vars: [{ name: 'X', value: randomUUID(), source: 'secret_ref' }] }, '/body/env_vars/0/value'],
+      ['secret_ref not a uuid', { name: 'n', env_vars: [{ name: 'X', value: '', source: 'SECRET_REF' }] }, '/body/env_vars/0/value'],
     ];
     for (const [what, body, path] of bad) {
       const res = await api.post('/api/structures', body);
       expect(res.status, `${what}: ${res.text}`).to.equal(400);
       expect(res.body.type).to.equal('ValidationError');
+      expect(res.body.errors.map((e: any) => e.path), what).to.include(path);
+    }
+    // Well-formed references to records the organization does not have: 409, like a foreign key violation.
+    const missing: Array<[string, unknown, string]> = [
+      ['unknown bucket', { name: 'n', code: { data_lake: { bucket_id: randomUUID(), asset_path: 'a.zip' } } }, '/body/code/data_lake/bucket_id'],
+      ['unknown secret', { name: 'n', env_vars: [{ name: 'X', value: randomUUID(), source: 'secret_ref' }] }, '/body/env_vars/0/value'],
+    ];
+    for (const [what, body, path] of missing) {
+      const res = await api.post('/api/structures', body);
+      expect(res.status, `${what}: ${res.text}`).to.equal(409);
       expect(res.body.errors.map((e: any) => e.path), what).to.include(path);
     }
     const ok = await api.post('/api/structures', {
@@ -129,9 +138,9 @@ describe('structures, functions and tools', () => {
     expect((await apiB.get(`/api/deployments/${fn.body.latest_deployment_id}`)).status).to.equal(404);
     expect((await apiB.get('/api/functions')).body.functions).to.deep.equal([]);
     const withSecret = await apiB.post('/api/tools', { name: 't', env_vars: [{ name: 'S', value: secretA.body.secret_id, source: 'secret_ref' }] });
-    expect(withSecret.status).to.equal(400);
+    expect(withSecret.status).to.equal(409);
     const withBucket = await apiB.post('/api/tools', { name: 't', code: { data_lake: { bucket_id: bucketA.body.bucket_id, asset_path: 'a.zip' } } });
-    expect(withBucket.status).to.equal(400);
+    expect(withBucket.status).to.equal(409);
   });
 
   it('stops the open runs of a structure it deletes: their processes are gone', async function () {

@@ -104,7 +104,7 @@ describe('rules and rulesets', () => {
     expect((await api.get(`/api/rules?ruleset_id=${id}`)).status).to.equal(404);
   });
 
-  it('finds rulesets by alias, refuses taken aliases with 409 and foreign or unknown rule ids with 404', async () => {
+  it('finds rulesets by alias, refuses taken aliases, and foreign or unknown rule ids, with 409', async () => {
     const t = await newTenant();
     const api = as(t.key);
     const a = await api.post('/api/rulesets', { name: 'A', alias: 'support bot' });
@@ -129,14 +129,14 @@ describe('rules and rulesets', () => {
     const foreign = (await as((await newTenant()).key).post('/api/rules', { name: 'r', rule: 'r' })).body.rule_id;
     const missing = randomUUID();
     const bad = await api.post('/api/rulesets', { name: 'D', rule_ids: [mine, foreign, missing] });
-    expect(bad.status).to.equal(404);
-    expect(bad.body.type).to.equal('NotFoundError');
+    expect(bad.status).to.equal(409);
+    expect(bad.body.type).to.equal('ConflictError');
     expect(bad.body.errors).to.deep.equal([
       { message: `Rule ${foreign} not found`, path: '/body/rule_ids/1' },
       { message: `Rule ${missing} not found`, path: '/body/rule_ids/2' },
     ]);
     expect((await api.get('/api/rulesets?alias=D')).body.rulesets).to.have.length(0);
-    expect((await api.patch(`/api/rulesets/${b.ruleset_id}`, { rule_ids: [foreign] })).status).to.equal(404);
+    expect((await api.patch(`/api/rulesets/${b.ruleset_id}`, { rule_ids: [foreign] })).status).to.equal(409);
     expect((await api.get(`/api/rules?ruleset_id=${randomUUID()}`)).status).to.equal(404);
 
     for (const body of [{}, { name: 'x', rule_ids: [mine, mine] }, { name: 'x', rule_ids: ['nope'] }, { name: 'x', alias: '' }, { name: 'x', description: 5 }]) {
@@ -146,7 +146,7 @@ describe('rules and rulesets', () => {
 
     let err: any;
     await assertRulesetsExist(getStack().ds, { organizationId: t.organizationId } as any, [a.body.ruleset_id, missing]).catch((e) => (err = e));
-    expect(err?.status).to.equal(404);
+    expect(err?.status).to.equal(409);
     expect(err.errors).to.deep.equal([{ message: `Ruleset ${missing} not found`, path: '/body/ruleset_ids/1' }]);
   });
 });

@@ -1,4 +1,5 @@
 // Structure runs through HTTP on the real stack: a python3 program runs as the structure's main file.
+import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { Run } from '../../src/persistence/entities';
 import { structureWithBuild, structureWithoutBuild } from '../support/builds';
@@ -122,6 +123,9 @@ describe('structure runs', function () {
     const badRef = await api.post(`/api/structures/${s.structureId}/runs`, { args: [], env_vars: [{ name: 'X', value: 'nope', source: 'secret_ref' }] });
     expect(badRef.status).to.equal(400);
     expect(badRef.body.errors[0].path).to.equal('/body/env_vars/0/value');
+    const unknownRef = await api.post(`/api/structures/${s.structureId}/runs`, { env_vars: [{ name: 'X', value: randomUUID(), source: 'secret_ref' }] });
+    expect(unknownRef.status).to.equal(409);
+    expect(unknownRef.body.errors[0].path).to.equal('/body/env_vars/0/value');
     expect((await api.post(`/api/structures/${s.structureId}/runs`, { args: ['a\u0000b'] })).status).to.equal(400);
     expect((await api.post(`/api/structures/${s.structureId}/runs`, { args: [], env_vars: [{ name: 'BAD-NAME', value: 'x' }] })).status).to.equal(400);
     // `args` is required (it may be empty); unknown members are ignored.
@@ -222,7 +226,7 @@ describe('structure runs', function () {
 
     const disabled = await structureWithBuild(t.organizationId, { files: { 'structure.py': 'print(1)\n' } });
     const refused = await request('POST', `/api/structures/${disabled.structureId}/webhook?api_key=${t.key}`, undefined, { raw: 'x' });
-    expect(refused.status).to.equal(400);
+    expect(refused.status).to.equal(409);
     expect(refused.body.errors[0].message).to.match(/Webhooks are disabled/);
     expect(await getStack().ds.getRepository(Run).countBy({ resource_id: disabled.structureId })).to.equal(0);
   });

@@ -117,17 +117,18 @@ describe('tenancy: another organization sees nothing', () => {
     expect((await apiA.get(`/api/threads/${ids.thread_id}`)).body).to.include({ name: 'T', message_count: 1 });
     expect((await apiA.get(`/api/messages/${ids.message_id}`)).body.input).to.equal('i');
     expect((await apiA.get(`/api/assistants/${ids.assistant_id}`)).body.name).to.equal('A');
-    // Another organization's ids cannot be named in an assistant or its runs.
+    // Another organization's ids cannot be named in an assistant or its runs: a body naming records the
+    // organization does not have is a 409, as if they did not exist.
     const borrowing = await apiB.post('/api/assistants', { name: 'B', ruleset_ids: [ids.ruleset_id] });
-    expect(borrowing.status, borrowing.text).to.equal(404);
+    expect(borrowing.status, borrowing.text).to.equal(409);
     const ownB = await apiB.post('/api/assistants', { name: 'B' });
-    expect((await apiB.post(`/api/assistants/${ownB.body.assistant_id}/runs`, { input: 'x', additional_tool_ids: [builtTool.structureId] })).status).to.equal(404);
-    expect((await apiB.post(`/api/assistants/${ownB.body.assistant_id}/runs`, { input: 'x', thread_id: ids.thread_id })).status).to.equal(404);
+    expect((await apiB.post(`/api/assistants/${ownB.body.assistant_id}/runs`, { input: 'x', additional_tool_ids: [builtTool.structureId] })).status).to.equal(409);
+    expect((await apiB.post(`/api/assistants/${ownB.body.assistant_id}/runs`, { input: 'x', thread_id: ids.thread_id })).status).to.equal(409);
     // Another organization's aliases and filters see nothing either.
     expect((await apiB.get('/api/rulesets?alias=rs')).body.rulesets).to.deep.equal([]);
     expect((await apiB.get('/api/threads?alias=t')).body.threads).to.deep.equal([]);
     expect((await apiB.get(`/api/rules?ruleset_id=${ids.ruleset_id}`)).status).to.equal(404);
-    expect((await apiB.post('/api/rulesets', { name: 'steal', rule_ids: [ids.rule_id] })).status).to.equal(404);
+    expect((await apiB.post('/api/rulesets', { name: 'steal', rule_ids: [ids.rule_id] })).status).to.equal(409);
     for (const kind of ['structure', 'function', 'tool']) {
       const res = await apiA.get(`/api/${kind}s/${ids[`${kind}_id`]}`);
       expect(res.body.name, kind).to.not.equal('x');

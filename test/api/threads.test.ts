@@ -181,7 +181,7 @@ describe('threads and messages', () => {
       ['patch', `/api/threads/${id}`, { metadata: 'x' }, '/body/metadata'],
       ['patch', `/api/threads/${id}`, { messages: {} }, '/body/messages'],
       ['post', `/api/threads/${id}/messages`, { input: 'x' }, '/body/output'],
-      ['patch', `/api/messages/${messageId}`, { metadata: { k: 'a\u0000' } }, '/body/metadata'],
+      ['patch', `/api/messages/${messageId}`, { metadata: { k: 'a\u0000' } }, '/body/metadata/k'],
     ];
     for (const [method, path, body, where] of cases) {
       const res = await (api as any)[method](path, body);

@@ -19,6 +19,7 @@
  *   const req = await provider.waitForRequest(model);  // the 1st request for `model` (2nd: waitForRequest(model, 2))
  *   req.body; req.stream; await req.stalled; expect(await req.ended).to.equal('disconnected');
  *   provider.requestsFor(model); provider.unused(model);  // recorded requests; replies not taken yet
+ *   provider.withdraw(reply);                          // takes scripted replies out of the queue, used or not
  *   await provider.close();
  *
  * Matching: a reply with `model` answers only requests whose body `model` is that name (the part after
@@ -101,11 +102,13 @@ export interface ModelProvider {
   waitForRequest(model?: string, nth?: number): Promise<RecordedRequest>;
   /** Scripted replies not (fully) used yet. */
   unused(model?: string): ScriptedReply[];
+  /** Removes these replies (the objects given to `script`) from the queue. */
+  withdraw(...replies: ScriptedReply[]): void;
   close(): Promise<void>;
 }
 
 export async function startModelProvider(): Promise<ModelProvider> {
-  const queue: Array<ScriptedReply & { left: number }> = [];
+  const queue: Array<ScriptedReply & { left: number; source: ScriptedReply }> = [];
   const requests: RecordedRequest[] = [];
   const waiters: Array<{ model?: string; nth: number; resolve: (r: RecordedRequest) => void }> = [];
   let counter = 0;
@@ -275,7 +278,10 @@ export async function startModelProvider(): Promise<ModelProvider> {
     baseUrl: `http://127.0.0.1:${port}/v1`,
     requests,
     script: (...replies) => {
-      for (const r of replies) queue.push({ ...r, left: r.times ?? 1 });
+      for (const r of replies) queue.push({ ...r, left: r.times ?? 1, source: r });
+    },
+    withdraw: (...replies) => {
+      for (let i = queue.length - 1; i >= 0; i--) if (replies.includes(queue[i].source)) queue.splice(i, 1);
     },
     uniqueModel: (label = 'model') => `${label}-${randomUUID().slice(0, 8)}`,
     requestsFor: (model) => matching(model),

@@ -2,7 +2,7 @@
 // fixtures are what griptape 1.13's GriptapeCloudPromptDriver sends (PromptStack.to_dict() shapes).
 import { expect } from 'chai';
 import {
-  answerMessage, artifactText, ChatRequest, ChatRequestError, deltaMessage, ModelAnswerError, toCompletionRequest, toolDefinitions,
+  answerMessage, artifactText, ChatRequest, ChatRequestError, deltaMessage, ModelAnswerError, toCompletionRequest, toolDefinitions, toolOfFunction,
   toTurns, usageDeltaMessage, withoutNul,
 } from '../../src/services/chat-mapping';
 
@@ -100,15 +100,23 @@ describe('chat mapping', () => {
       .to.equal('/body/messages/0/content/0/type');
     expect(refused(() => toTurns([{ role: 'user', content: [{ type: 'ActionResultMessageContent', artifact: { type: 'TextArtifact', value: '4' } }] }])).path)
       .to.equal('/body/messages/0/content/0/action');
-    expect(refused(() => toolDefinitions([{ name: 'My Tool', activities: [{ name: 'go' }] }])).path).to.equal('/body/tools/0/activities/0/name');
-    expect(refused(() => toolDefinitions([{ name: 'A_b', activities: [{ name: 'c' }] }, { name: 'A', activities: [{ name: 'b_c' }] }])).message)
-      .to.contain('"A_b_c"');
-    const many = Array.from({ length: 129 }, (_, i) => ({ name: `T${i}`, activities: [{ name: 'go' }] }));
-    expect(refused(() => toolDefinitions(many)).path).to.equal('/body/tools');
-    const nul = refused(() => toCompletionRequest({ messages: [{ role: 'user', content: [text('a\u0000b')] }], tools: [], driver_configuration: {} }, false));
-    expect(nul.path).to.equal('/body/messages/0/content/0/artifact/value');
     const body: ChatRequest = { messages: [], tools: [], driver_configuration: { extra_params: { stream: false } } };
     expect(refused(() => toCompletionRequest(body, true)).path).to.equal('/body/driver_configuration/extra_params/stream');
+  });
+
+  it('names functions that would be too long or taken with a hash, and maps their calls back', () => {
+    const { definitions, names } = toolDefinitions([
+      { name: 'A_b', activities: [{ name: 'c' }] }, { name: 'A', activities: [{ name: 'b_c' }] }, { name: 'T'.repeat(64), activities: [{ name: 'go' }] },
+    ]);
+    const fns = definitions.map((d) => d.name);
+    expect(fns[0]).to.equal('A_b_c');
+    expect(fns[1]).to.match(/^A_b_c_[0-9a-f]{8}$/);
+    expect(fns[2]).to.have.length(64);
+    expect(new Set(fns).size).to.equal(3);
+    expect(toolOfFunction(names, fns[1])).to.deep.equal({ name: 'A', path: 'b_c' });
+    expect(toolOfFunction(names, fns[2])).to.deep.equal({ name: 'T'.repeat(64), path: 'go' });
+    // How many functions a model takes is the provider's limit, not ours.
+    expect(toolDefinitions(Array.from({ length: 129 }, (_, i) => ({ name: `T${i}`, activities: [{ name: 'go' }] }))).definitions).to.have.length(129);
   });
 
   it('builds the model request: functions <tool>_<activity> with the activity schema, settings, structured output by strategy', () => {

@@ -5,6 +5,8 @@ export type ErrorType =
   | 'UnauthorizedError'
   | 'ForbiddenError'
   | 'NotFoundError'
+  /** 405: the path exists, the method does not (the answer has an `Allow` header). */
+  | 'MethodNotAllowedError'
   | 'ConflictError'
   | 'PayloadTooLargeError'
   | 'UnsupportedMediaTypeError'
@@ -35,7 +37,14 @@ export const unauthorized = (message = 'A valid API key is required: Authorizati
   new HttpError(401, 'UnauthorizedError', [{ message }]);
 export const forbidden = (message: string) => new HttpError(403, 'ForbiddenError', [{ message }]);
 export const notFound = (what: string) => new HttpError(404, 'NotFoundError', [{ message: `${what} not found` }]);
+export const methodNotAllowed = (method: string, allowed: string[]) =>
+  new HttpError(405, 'MethodNotAllowedError', [{ message: `${method} is not allowed here; allowed: ${allowed.join(', ')}` }]);
 export const conflict = (message: string) => new HttpError(409, 'ConflictError', [{ message }]);
+/**
+ * 409: the body names records (by id) that the organization does not have. Like a foreign key violation it
+ * conflicts with what exists; a 404 would say the request's own target (its path) is missing.
+ */
+export const missingReferences = (errors: ErrorDetail[]) => new HttpError(409, 'ConflictError', errors);
 export const payloadTooLarge = (limitBytes: number) =>
   new HttpError(413, 'PayloadTooLargeError', [{ message: `Request body exceeds the limit of ${limitBytes} bytes` }]);
 export const serviceUnavailable = (message: string) =>

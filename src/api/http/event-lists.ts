@@ -7,13 +7,15 @@ import { defineSchema, JsonSchema } from '../schemas/registry';
 
 const MAX_EVENT_LIMIT = 1000;
 const DEFAULT_EVENT_LIMIT = 100;
+/** Far more events than a run can hold (its output is bounded by RUN_LOG_LIMIT_BYTES and the time limit). */
+const MAX_EVENT_OFFSET = 1_000_000_000;
 
 export const EVENT_LIST_SUMMARY =
-  `\`limit\` (default ${DEFAULT_EVENT_LIMIT}, at most ${MAX_EVENT_LIMIT}) and \`offset\`; continue with \`offset = next_offset\`.`;
+  `\`limit\` (default ${DEFAULT_EVENT_LIMIT}, at most ${MAX_EVENT_LIMIT}) and \`offset\` (at most ${MAX_EVENT_OFFSET}); continue with \`offset = next_offset\`.`;
 
 export const eventListQuery = {
   limit: { type: 'integer', minimum: 1, maximum: MAX_EVENT_LIMIT },
-  offset: { type: 'integer', minimum: 0 },
+  offset: { type: 'integer', minimum: 0, maximum: MAX_EVENT_OFFSET },
 };
 
 /** `{events, count, total_count, limit, offset, next_offset}` of `event` items. */

@@ -1,3 +1,9 @@
+/**
+ * Largest `page` of every page-numbered list (a 400 beyond, checked by the route's schema before any SQL):
+ * the row offset, (page - 1) × page_size, stays far inside PostgreSQL's bigint and JavaScript's safe integers.
+ */
+export const MAX_PAGE = 1_000_000;
+
 export interface PageRequest {
   page: number;
   pageSize: number;

@@ -5,10 +5,11 @@ import type { ErrorObject } from 'ajv';
 import type { Context } from 'koa';
 import getRawBody from 'raw-body';
 import type { Deps } from '../deps';
-import { JsonSchema, validatorFor } from '../schemas/registry';
+import { JsonSchema, validatorFor, withTextRule } from '../schemas/registry';
 import { authenticate, Caller, extractKey } from './auth';
 import { badRequest, forbidden, HttpError, payloadTooLarge, validationError } from './errors';
-import { PageRequest } from './pagination';
+import { guardInput } from './input-guard';
+import { MAX_PAGE, PageRequest } from './pagination';
 
 export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
@@ -70,10 +71,21 @@ export interface RouteResult {
 
 const registered: RouteSpec[] = [];
 
-/** Declares a route; collected by the app and the OpenAPI document. */
+/**
+ * Declares a route; collected by the app and the OpenAPI document. Its request schemas get the text rule
+ * (what the input guard enforces), and every numeric query parameter must be bounded: it reaches SQL.
+ */
 export function route<TBody = any, TQuery = any>(spec: RouteSpec<TBody, TQuery>): RouteSpec<TBody, TQuery> {
-  registered.push(spec as RouteSpec);
-  return spec;
+  const ruled = (schemas?: Record<string, JsonSchema>) =>
+    schemas && Object.fromEntries(Object.entries(schemas).map(([name, schema]) => [name, withTextRule(schema)]));
+  for (const [name, schema] of Object.entries(spec.query ?? {})) {
+    if ((schema.type === 'integer' || schema.type === 'number') && (schema.minimum === undefined || schema.maximum === undefined)) {
+      throw new Error(`${spec.operationId}: query parameter ${name} needs a minimum and a maximum`);
+    }
+  }
+  const declared = { ...spec, params: ruled(spec.params), query: ruled(spec.query), body: spec.body && withTextRule(spec.body) };
+  registered.push(declared as RouteSpec);
+  return declared;
 }
 
 export function allRoutes(): readonly RouteSpec[] {
@@ -86,7 +98,7 @@ export function querySchemaOf(spec: RouteSpec, configMaxPageSize: number): Recor
   return {
     ...(spec.paged
       ? {
-          page: { type: 'integer', minimum: 1, description: 'Page number, from 1.' },
+          page: { type: 'integer', minimum: 1, maximum: MAX_PAGE, description: `Page number, from 1 (at most ${MAX_PAGE}).` },
           page_size: { type: 'integer', minimum: 1, maximum: maxPageSize, description: `Items per page (at most ${maxPageSize}).` },
         }
       : {}),
@@ -109,9 +121,11 @@ export function mount(router: Router, spec: RouteSpec, deps: Deps): void {
 
   router[spec.method](koaPath(spec), async (ctx) => {
     const params = { ...(ctx.params as Record<string, string>) };
+    guardInput(params, '/path');
     if (validateParams && !validateParams(params)) throw fromAjv(validateParams.errors, 'path');
 
     const query = coerceQuery(ctx.query as Record<string, string | string[] | undefined>, querySchema);
+    guardInput(query, '/query');
     if (!validateQuery(query)) throw fromAjv(validateQuery.errors, 'query');
 
     let caller: Caller | undefined;
@@ -128,6 +142,7 @@ export function mount(router: Router, spec: RouteSpec, deps: Deps): void {
         if (spec.bodyRequired) throw badRequest('A JSON request body is required', '/body');
         body = {};
       }
+      guardInput(body, '/body');
       if (!validateBody(body)) throw fromAjv(validateBody.errors, 'body');
     }
 
@@ -181,24 +196,37 @@ export function coerceQuery(raw: Record<string, string | string[] | undefined>, 
       continue;
     }
     const single = Array.isArray(value) ? value[value.length - 1] : value;
-    if (type === 'integer' || type === 'number') out[name] = single.trim() === '' ? single : Number(single);
+    // Plain decimal notation only (no `0x10`, `1e3`, `Infinity`, spaces): anything else stays a string and fails validation.
+    if (type === 'integer' || type === 'number') out[name] = /^-?\d+(\.\d+)?$/.test(single) ? Number(single) : single;
     else if (type === 'boolean') out[name] = single === 'true' ? true : single === 'false' ? false : single;
     else out[name] = single;
   }
   return out;
 }
 
+function explain(e: ErrorObject, path: string): string {
+  if (e.keyword === 'required') return 'is required';
+  if (e.keyword === 'pattern' && /uuid|_id$/.test(path)) return 'must be a UUID';
+  // A pattern is explained by its schema's description when it has one (asset names).
+  if (e.keyword === 'pattern' && typeof e.parentSchema?.description === 'string') return `must be ${e.parentSchema.description}`;
+  if (e.keyword === 'discriminator') return `is ${JSON.stringify((e.params as { tagValue: unknown }).tagValue)}; it must be one of ${tagValues(e).join(', ')}`;
+  return e.message ?? 'is invalid';
+}
+
+/** The values a discriminator's branches accept for its tag. */
+function tagValues(e: ErrorObject): string[] {
+  const tag = (e.params as { tag: string }).tag;
+  const branches = ((e.parentSchema as { oneOf?: Array<{ properties?: Record<string, { const?: string }> }> })?.oneOf ?? []);
+  return branches.map((b) => b.properties?.[tag]?.const).filter((v): v is string => typeof v === 'string');
+}
+
 function fromAjv(errors: ErrorObject[] | null | undefined, where: 'path' | 'query' | 'body'): HttpError {
   const list = (errors ?? []).map((e) => {
-    const missing = e.keyword === 'required' ? `/${(e.params as { missingProperty: string }).missingProperty}` : '';
-    const path = `/${where}${e.instancePath}${missing}`;
-    const message =
-      e.keyword === 'required'
-        ? `${path} is required`
-        : e.keyword === 'pattern' && /uuid|_id$/.test(path)
-          ? `${path} must be a UUID`
-          : `${path} ${e.message}`;
-    return { message, path };
+    // A discriminator's error is about its tag member (`/content/1/type`), not the whole object.
+    const member = e.keyword === 'required' ? `/${(e.params as { missingProperty: string }).missingProperty}`
+      : e.keyword === 'discriminator' ? `/${(e.params as { tag: string }).tag}` : '';
+    const path = `/${where}${e.instancePath}${member}`;
+    return { message: `${path} ${explain(e, path)}`, path };
   });
   // One message per path: a uuid failing both `pattern` and `format` reads as one problem.
   const firstPerPath = list.filter((e, i) => list.findIndex((o) => o.path === e.path) === i);

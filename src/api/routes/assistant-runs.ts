@@ -7,7 +7,7 @@ import {
   AssistantRunRecord, cancelAssistantRun, createAssistantRun, findAssistantRun, listAssistantRuns,
 } from '../../services/assistant-runs';
 import { route } from '../http/route';
-import { resumeAfter, sseFrame, streamRunEvents } from '../sse/event-stream';
+import { eventStreamResponse, lastEventIdQuery, resumeAfter, sseFrame, streamRunEvents } from '../sse/event-stream';
 import { defineSchema, pageOf, str, timestamp, uuid } from '../schemas/registry';
 import { idList, MAX_INPUT_CHARS } from './assistants';
 import { EVENT_LIST_SUMMARY, eventListPage, eventListQuery, eventListSchema } from '../http/event-lists';
@@ -172,8 +172,8 @@ route({
   operationId: 'GetAssistantRunEventsSSE', method: 'get', path: '/assistant-runs/{assistant_run_id}/events/stream', tag: 'Events', params: runPath,
   summary: 'Server-sent events of an assistant run, framed like the structure run stream (`id: <seq>`, `data: <event JSON>`, '
     + 'resume with `Last-Event-ID`, keep-alive comments); the response ends once the run has ended and all its events were sent.',
-  query: { last_event_id: { type: 'integer', minimum: 0, description: 'Resume after this event sequence number (the `id:` of a frame).' } },
-  responses: { 200: { description: 'Event stream', contentType: 'text/event-stream', schema: { type: 'string' } } },
+  query: lastEventIdQuery,
+  responses: { 200: eventStreamResponse('Event stream', EventSchema) },
   handler: async ({ ctx, deps, caller, params, query }) => {
     const { run } = await findAssistantRun(deps.ds, caller, params.assistant_run_id);
     streamRunEvents(ctx, deps, run.run_id, resumeAfter(ctx, query.last_event_id), (e) => sseFrame(e, presentEvent));

@@ -5,7 +5,7 @@ import { Asset, Bucket } from '../../persistence/entities';
 import { iso } from '../../persistence/scoped';
 import type { SecretBox } from '../../security/secret-box';
 import {
-  checkAssetName, createBucket, deleteAsset, deleteBucket, findAsset, findBucket, listAssets, listBuckets,
+  ASSET_NAME_PATTERN, createBucket, deleteAsset, deleteBucket, findAsset, findBucket, listAssets, listBuckets,
   MAX_ASSET_NAME, MAX_BUCKET_NAME, openAssetData, presignAssetUrl, updateBucket, uploadAssetData, upsertAsset,
   verifyAssetUrl,
 } from '../../services/buckets';
@@ -61,7 +61,12 @@ const presentAsset = (a: Asset) => ({
 });
 
 const bucketName = str(1, MAX_BUCKET_NAME);
-const assetPath = { bucket_id: uuid, name: str(1, MAX_ASSET_NAME) };
+/** Also the `asset_path` of data lake code locations. */
+export const assetName = {
+  ...str(1, MAX_ASSET_NAME), pattern: ASSET_NAME_PATTERN,
+  description: 'an asset name: `/` separates folders; no leading, trailing or doubled `/`, no `.` or `..` segments, no backslashes or control characters',
+};
+const assetPath = { bucket_id: uuid, name: assetName };
 
 route({
   operationId: 'ListBuckets', method: 'get', path: '/buckets', tag: TAG, paged: true,
@@ -136,11 +141,11 @@ route({
   operationId: 'CreateAsset', method: 'put', path: '/buckets/{bucket_id}/assets', tag: TAG,
   summary: `Creates the asset record, or bumps \`updated_at\` of an existing one with that name (upsert). Upload the bytes with a PUT asset URL. Names: 1 to ${MAX_ASSET_NAME} characters, \`/\` separates folders; no leading \`/\`, empty, \`.\` or \`..\` segments, backslashes or control characters.`,
   params: { bucket_id: uuid },
-  body: defineSchema('CreateAssetRequest', { type: 'object', required: ['name'], properties: { name: str(1, MAX_ASSET_NAME) } }),
+  body: defineSchema('CreateAssetRequest', { type: 'object', required: ['name'], properties: { name: assetName } }),
   bodyRequired: true,
   responses: { 201: { description: 'Asset', schema: AssetSchema } },
   handler: async ({ deps, caller, params, body }) => {
-    const name = checkAssetName(body.name, '/body/name');
+    const { name } = body;
     const bucket = await findBucket(deps.ds, caller, params.bucket_id);
     const asset = await upsertAsset(deps.ds, bucket.bucket_id, name, caller.actor);
     if (!asset) throw notFound('Bucket');
@@ -153,7 +158,7 @@ route({
   summary: 'An asset record (its bytes: CreateAssetUrl with GET).', params: assetPath,
   responses: { 200: { description: 'Asset', schema: AssetSchema } },
   handler: async ({ deps, caller, params }) => {
-    const name = checkAssetName(params.name, '/path/name');
+    const { name } = params;
     const bucket = await findBucket(deps.ds, caller, params.bucket_id);
     return { status: 200, body: presentAsset(await findAsset(deps.ds, bucket, name)) };
   },
@@ -164,7 +169,7 @@ route({
   summary: 'Deletes an asset record and its bytes.', params: assetPath,
   responses: { 204: { description: 'Deleted' } },
   handler: async ({ deps, caller, params }) => {
-    const name = checkAssetName(params.name, '/path/name');
+    const { name } = params;
     const bucket = await findBucket(deps.ds, caller, params.bucket_id);
     await deleteAsset(deps, await findAsset(deps.ds, bucket, name));
     return { status: 204 };
@@ -185,7 +190,7 @@ route({
   }),
   responses: { 200: { description: 'Presigned URL', schema: AssetUrlSchema } },
   handler: async ({ deps, caller, params, body }) => {
-    const name = checkAssetName(params.name, '/path/name');
+    const { name } = params;
     const bucket = await findBucket(deps.ds, caller, params.bucket_id);
     const url = presignAssetUrl(deps.box, deps.config.publicBaseUrl, {
       operations: body.operation ? [body.operation] : ['GET', 'PUT'], bucketId: bucket.bucket_id, name, actor: caller.actor,
@@ -198,14 +203,14 @@ route({
 // ---- The presigned URLs themselves: the signature authenticates, not an API key ----
 
 const signedQuery = {
-  operation: { type: 'string', description: 'The methods this URL allows: GET, PUT, or GET,PUT.' },
-  expires: { type: 'string', description: 'Unix seconds after which the URL answers 403.' },
+  operation: { type: 'string', enum: ['GET', 'PUT', 'GET,PUT'], description: 'The methods this URL allows: GET, PUT, or GET,PUT (asked for without an operation).' },
+  expires: { type: 'string', pattern: '^[0-9]{1,12}$', description: 'Unix seconds after which the URL answers 403.' },
   by: { type: 'string', description: 'Who created the URL.' },
   signature: { type: 'string', description: 'HMAC-SHA256 over method, bucket, name, expiry and creator.' },
 };
 
 function grantFor(ctx: Context, box: SecretBox, params: Record<string, string>, query: Record<string, string | undefined>) {
-  const name = checkAssetName(params.name, '/path/name');
+  const { name } = params;
   // HEAD asks what GET would answer.
   const method = ctx.method === 'HEAD' ? 'GET' : ctx.method;
   return verifyAssetUrl(box, { bucketId: params.bucket_id, name, method }, query);

@@ -1,14 +1,14 @@
 // Chat messages: one model exchange per request, in griptape's own shapes (what griptape's
 // GriptapeCloudPromptDriver sends and reads). The model is called by the exchange's workflow in the worker
 // (chat-run-<uuid>); this route waits for its answer or streams its pieces.
-import { CHAT_LIMITS } from '../../services/chat-mapping';
+import { CHAT_LIMITS, RESERVED_EXTRA_PARAMS, TOOL_NAME_PATTERN } from '../../services/chat-mapping';
 import {
   abandonChatMessage, ChatRunInput, chatAnswer, chatFrame, createChatMessage, waitForChatAnswer,
 } from '../../services/chat-messages';
 import { serviceUnavailable } from '../http/errors';
 import { route } from '../http/route';
-import { streamRunEvents } from '../sse/event-stream';
-import { defineSchema } from '../schemas/registry';
+import { eventStreamResponse, streamRunEvents } from '../sse/event-stream';
+import { defineSchema, JsonSchema, NUL_TEXT } from '../schemas/registry';
 
 const TAG = 'Chat';
 
@@ -36,28 +36,57 @@ const UsageSchema = {
   },
 };
 
-const ContentSchema = {
+const ToolActionSchema = {
   type: 'object',
-  required: ['type', 'artifact'],
+  required: ['tag', 'name'],
+  description: 'A griptape ToolAction dict: `tag` is the call id.',
+  properties: { tag: { type: 'string', minLength: 1 }, name: { type: 'string' }, path: { type: ['string', 'null'] }, input: {} },
+};
+
+// Message contents, by `type`: text anywhere, tool calls in assistant messages, tool results in user messages.
+// Images, audio and video (griptape has them) match none of these: refused (400).
+const TextContent = {
+  type: 'object', required: ['type', 'artifact'],
+  properties: { type: { const: 'TextMessageContent' }, artifact: ArtifactSchema },
+};
+const ActionCallContent = {
+  type: 'object', required: ['type', 'artifact'],
   properties: {
-    type: {
-      type: 'string', maxLength: 100,
-      description: '`TextMessageContent`, `ActionCallMessageContent` (assistant messages), `ActionResultMessageContent` (user '
-        + 'messages; with `action`). Images, audio and video are refused (400).',
-    },
-    artifact: ArtifactSchema,
-    action: { type: 'object', description: 'The ToolAction dict `{tag, name, path, input}` an ActionResultMessageContent answers.' },
+    type: { const: 'ActionCallMessageContent' },
+    artifact: { type: 'object', required: ['value'], properties: { value: ToolActionSchema }, description: 'An ActionArtifact dict.' },
   },
 };
+const ActionResultContent = {
+  type: 'object', required: ['type', 'action'],
+  properties: {
+    type: { const: 'ActionResultMessageContent' }, artifact: ArtifactSchema,
+    action: { ...ToolActionSchema, description: 'The ToolAction this result answers.' },
+  },
+};
+/** The message of one role: its contents of these kinds. Discriminators make errors name the part at fault. */
+const messageOf = (role: string, ...kinds: JsonSchema[]) => ({
+  required: ['role'],
+  // `type: object` too: ajv's discriminator lets anything else (a null item) through.
+  properties: { role: { const: role }, content: { items: { type: 'object', required: ['type'], oneOf: kinds, discriminator: { propertyName: 'type' } } } },
+});
 
 const MessageSchema = defineSchema('ChatMessage', {
   type: 'object',
   required: ['role', 'content', 'usage'],
   description: 'A griptape `Message` dict.',
+  oneOf: [
+    messageOf('system', TextContent),
+    messageOf('user', TextContent, ActionResultContent),
+    messageOf('assistant', TextContent, ActionCallContent),
+  ],
+  discriminator: { propertyName: 'role' },
   properties: {
     type: { type: 'string' },
     role: { type: 'string', enum: ['system', 'user', 'assistant'] },
-    content: { type: 'array', maxItems: CHAT_LIMITS.contents, items: ContentSchema },
+    content: {
+      type: 'array', maxItems: CHAT_LIMITS.contents,
+      description: '`TextMessageContent`; `ActionCallMessageContent` (assistant messages); `ActionResultMessageContent` (user messages).',
+    },
     usage: UsageSchema,
   },
 });
@@ -86,12 +115,13 @@ const RequestSchema = defineSchema('CreateChatMessageRequest', {
     tools: {
       type: 'array',
       maxItems: CHAT_LIMITS.functions,
-      description: `Offered to the model as functions \`<name>_<activity name>\` (letters, digits, \`_\`, \`-\`; at most 64 characters; at most ${CHAT_LIMITS.functions} in all).`,
+      description: 'Offered to the model as functions `<name>_<activity name>` (shortened with a hash past 64 characters, or when two are '
+        + 'the same; calls come back with the tool\'s name and activity). How many functions a model takes is its provider\'s limit (OpenAI: 128).',
       items: {
         type: 'object',
         required: ['name', 'activities'],
         properties: {
-          name: { type: 'string', minLength: 1, maxLength: 64 },
+          name: { type: 'string', minLength: 1, maxLength: 64, pattern: TOOL_NAME_PATTERN },
           activities: {
             type: 'array',
             maxItems: CHAT_LIMITS.functions,
@@ -99,7 +129,7 @@ const RequestSchema = defineSchema('CreateChatMessageRequest', {
               type: 'object',
               required: ['name', 'description', 'json_schema'],
               properties: {
-                name: { type: 'string', minLength: 1, maxLength: 64 },
+                name: { type: 'string', minLength: 1, maxLength: 64, pattern: TOOL_NAME_PATTERN },
                 description: { type: 'string' },
                 json_schema: { type: 'object', description: 'JSON Schema of the activity\'s input: the function\'s parameters.' },
               },
@@ -127,11 +157,46 @@ const RequestSchema = defineSchema('CreateChatMessageRequest', {
         },
         extra_params: {
           type: ['object', 'null'],
+          propertyNames: { not: { anyOf: [NUL_TEXT, { enum: RESERVED_EXTRA_PARAMS }] } },
           description: 'Copied into the provider request (e.g. `top_p`, `seed`, `response_format`); may not set `model`, `messages`, `stream` or `n`.',
         },
       },
     },
   },
+});
+
+const ChatStreamData = defineSchema('ChatMessageStreamData', {
+  description: 'One piece of the streamed answer (a griptape `DeltaMessage` dict), or `{error}` when the exchange failed after the stream began.',
+  oneOf: [
+    {
+      type: 'object',
+      required: ['type', 'role', 'usage', 'content'],
+      properties: {
+        type: { type: 'string', enum: ['DeltaMessage'] },
+        role: { type: 'null' },
+        usage: { ...UsageSchema, required: ['type', 'input_tokens', 'output_tokens'] },
+        content: {
+          description: '`null` in the last piece, which carries the usage.',
+          oneOf: [
+            { type: 'null' },
+            {
+              type: 'object', required: ['type', 'index', 'text'],
+              properties: { type: { type: 'string', enum: ['TextDeltaMessageContent'] }, index: { type: 'integer' }, text: { type: 'string' } },
+            },
+            {
+              type: 'object', required: ['type', 'index', 'tag', 'name', 'path', 'partial_input'],
+              properties: {
+                type: { type: 'string', enum: ['ActionCallDeltaMessageContent'] }, index: { type: 'integer' },
+                tag: { type: ['string', 'null'] }, name: { type: ['string', 'null'] }, path: { type: ['string', 'null'] },
+                partial_input: { type: ['string', 'null'] },
+              },
+            },
+          ],
+        },
+      },
+    },
+    { type: 'object', required: ['error'], properties: { error: { type: 'string' } } },
+  ],
 });
 
 const SUMMARY_ERRORS = ' 400 `ValidationError` for a request the model cannot be given (e.g. image content) and for one the model provider '
@@ -177,7 +242,7 @@ route({
     + 'Request errors are answered before the stream, as JSON (400). A client that disconnects cancels the exchange: the '
     + 'provider request is aborted.',
   body: RequestSchema,
-  responses: { 201: { description: 'Event stream', contentType: 'text/event-stream', schema: { type: 'string' } } },
+  responses: { 201: eventStreamResponse('Event stream', ChatStreamData, false) },
   handler: async ({ ctx, deps, caller, body }) => {
     const run = await createChatMessage(deps, caller, body as ChatRunInput['request'], true);
     const abandon = (why: string) => abandonChatMessage(deps, caller, run, why)

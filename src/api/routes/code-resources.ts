@@ -6,8 +6,8 @@ import { iso } from '../../persistence/scoped';
 import {
   CodeResourceFields, createCodeResource, deleteCodeResource, findCodeResource, KIND_LABEL, listCodeResources, updateCodeResource,
 } from '../../services/code-resources';
-import { MAX_ASSET_NAME } from '../../services/buckets';
 import { neutralMember, withProviderWords } from '../http/provider-words';
+import { assetName } from './buckets';
 import { route } from '../http/route';
 import { defineSchema, JsonSchema, pageOf, str, timestamp, uuid } from '../schemas/registry';
 
@@ -28,7 +28,7 @@ const locations = {
   codehost: codehostLocation,
   data_lake: {
     type: 'object', required: ['bucket_id', 'asset_path'], additionalProperties: false,
-    properties: { bucket_id: uuid, asset_path: str(1, MAX_ASSET_NAME) },
+    properties: { bucket_id: uuid, asset_path: assetName },
   },
   default: { type: 'object', maxProperties: 0 },
 };
@@ -54,9 +54,11 @@ export const EnvVarSchema = defineSchema('EnvVar', {
   required: ['name', 'value'],
   properties: {
     name: { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]*$', maxLength: 200 },
-    value: { type: 'string', maxLength: MAX_ENV_VALUE, pattern: '^[^\\u0000]*$', description: 'The value, or for `secret_ref` the id of a secret of the organization.' },
+    value: { type: 'string', maxLength: MAX_ENV_VALUE, description: 'The value, or for `secret_ref` the id of a secret of the organization (409 when it names none).' },
     source: { type: 'string', enum: ['manual', 'secret_ref', 'MANUAL', 'SECRET_REF'], description: 'Default `manual`; stored and answered lowercase.' },
   },
+  if: { required: ['source'], properties: { source: { enum: ['secret_ref', 'SECRET_REF'] } } },
+  then: { properties: { value: uuid } },
 });
 
 interface KindSpec {

@@ -1,6 +1,6 @@
 // Structure run events: posted by the run's code (CreateEvents, three body shapes), listed with
 // limit/offset, read singly, and streamed live (SSE). A run's own credential may use all of these for its run.
-import { resumeAfter, streamRunEvents } from '../sse/event-stream';
+import { eventStreamResponse, lastEventIdQuery, resumeAfter, streamRunEvents } from '../sse/event-stream';
 import {
   createUserEvents, eventsOfBody, findStructureRunEvent, MAX_EVENTS_PER_REQUEST, presentEvent,
 } from '../../services/run-events';
@@ -83,8 +83,8 @@ route({
     + 'the `Last-Event-ID` header (or `?last_event_id=`); `: keep-alive` comments every SSE_KEEPALIVE_MS (15 s). The '
     + 'response ends once the run has ended and all its events were sent.',
   params: runPath,
-  query: { last_event_id: { type: 'integer', minimum: 0, description: 'Resume after this event sequence number (the `id:` of a frame).' } },
-  responses: { 200: { description: 'Event stream', contentType: 'text/event-stream', schema: { type: 'string' } } },
+  query: lastEventIdQuery,
+  responses: { 200: eventStreamResponse('Event stream', EventSchema) },
   handler: async ({ ctx, deps, caller, params, query }) => {
     const run = await findStructureRun(deps.ds, caller, params.structure_run_id);
     streamRunEvents(ctx, deps, run.run_id, resumeAfter(ctx, query.last_event_id));

@@ -6,7 +6,7 @@ import { iso } from '../../persistence/scoped';
 import {
   cancelStructureRun, createStructureRun, findStructure, findStructureRun, listStructureRuns, MAX_ARG_BYTES, structureRunLogs,
 } from '../../services/runs';
-import { badRequest, payloadTooLarge } from '../http/errors';
+import { badRequest, conflict, payloadTooLarge } from '../http/errors';
 import { route } from '../http/route';
 import { EnvVarSchema, presentCodeResource } from './code-resources';
 import { defineSchema, nullableTimestamp, pageOf, ref, timestamp, uuid } from '../schemas/registry';
@@ -139,7 +139,7 @@ for (const method of ['get', 'post'] as const) {
     operationId: method === 'get' ? 'InvokeStructureWebhookGet' : 'InvokeStructureWebhookPost',
     method, path: '/structures/{structure_id}/webhook', tag: TAG, auth: 'apiKeyOrQuery',
     summary: (method === 'get' ? 'Starts a run with no arguments. ' : `Starts a run whose first (only) argument is the request body as text (any content type, at most ${MAX_ARG_BYTES} bytes: one argv string). `)
-      + 'The key may be given as `?api_key=`. 400 when the structure\'s `webhook_enabled` is false. Answers with the '
+      + 'The key may be given as `?api_key=`. 409 when the structure\'s `webhook_enabled` is false. Answers with the '
       + 'Structure (as the interface documents) plus `structure_run_id`, the run that was started.',
     params: { structure_id: uuid },
     ...(method === 'post' ? { rawBody: { contentType: '*/*', description: 'Passed to the structure as its first argument.' } } : {}),
@@ -147,7 +147,7 @@ for (const method of ['get', 'post'] as const) {
     handler: async ({ ctx, deps, caller, params }) => {
       const structure = await findStructure(deps.ds, caller, params.structure_id);
       if (!structure.webhook_enabled) {
-        throw badRequest(`Webhooks are disabled for structure ${structure.resource_id}; set webhook_enabled: true to allow them`, '/path/structure_id');
+        throw conflict(`Webhooks are disabled for structure ${structure.resource_id}; set webhook_enabled: true to allow them`);
       }
       const args: string[] = [];
       if (method === 'post') {

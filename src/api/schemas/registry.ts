@@ -7,12 +7,13 @@ export type JsonSchema = Record<string, unknown>;
 
 const schemas: Record<string, JsonSchema> = {};
 
-/** Registers a named schema; returns a `$ref` to it for use inside other schemas and routes. */
+/** Registers a named schema (with the text rule, see `withTextRule`); returns a `$ref` to it for use inside other schemas and routes. */
 export function defineSchema(name: string, schema: JsonSchema): JsonSchema {
-  if (schemas[name] && JSON.stringify(schemas[name]) !== JSON.stringify(schema)) {
+  const ruled = withTextRule(schema);
+  if (schemas[name] && JSON.stringify(schemas[name]) !== JSON.stringify(ruled)) {
     throw new Error(`schema ${name} defined twice with different shapes`);
   }
-  schemas[name] = schema;
+  schemas[name] = ruled;
   return ref(name);
 }
 
@@ -29,7 +30,9 @@ const compiled = new Map<string, ValidateFunction>();
 function getAjv(): Ajv {
   if (!ajv) {
     // coerceTypes is off: the body must have the right JSON types. Query strings are coerced by hand.
-    ajv = new Ajv({ allErrors: true, strict: false, useDefaults: true });
+    // verbose: errors carry their schema, so a failed `pattern` can be explained by its description.
+    // discriminator: a `oneOf` chosen by a tag member (chat messages by `role`) reports errors of that branch only.
+    ajv = new Ajv({ allErrors: true, strict: false, useDefaults: true, verbose: true, discriminator: true });
     addFormats(ajv);
     ajv.addSchema({ $id: ROOT_ID, components: { schemas } });
   }
@@ -46,6 +49,56 @@ export function validatorFor(schema: JsonSchema): ValidateFunction {
     compiled.set(key, fn);
   }
   return fn;
+}
+
+// ---- The text rule: what PostgreSQL can store ----
+// PostgreSQL's text and jsonb hold no NUL character, and jsonb no unpaired UTF-16 surrogate (text would
+// silently get U+FFFD). The input guard (src/api/http/input-guard.ts) refuses both anywhere in a request
+// before validation; `withTextRule` makes every schema say so, so the document promises nothing the server
+// refuses. It is said as `not: NUL_TEXT` rather than a `pattern` on every string, which schema-driven
+// generators (schemathesis) draw from far more slowly. Unpaired surrogates are not in the schemas: the
+// regex engines of some clients cannot express them (their strings cannot hold them either); the
+// descriptions and the README say it.
+
+/** Deepest nesting of arrays and objects in a request body (the input guard refuses deeper ones). */
+export const MAX_JSON_DEPTH = 64;
+/** A string with a NUL character: what no string or member name may be (`not: NUL_TEXT`). */
+export const NUL_TEXT: JsonSchema = { type: 'string', pattern: '\\u0000' };
+const TEXT_RULE = `No NUL character and no unpaired surrogate in any string or member name; at most ${MAX_JSON_DEPTH} levels of nesting.`;
+
+/** Any JSON value that obeys the text rule: where a schema leaves a value open (metadata, payloads, unknown members). */
+export const JsonValue = ref('JsonValue');
+schemas.JsonValue = {
+  description: `Any JSON value. ${TEXT_RULE}`,
+  not: NUL_TEXT, propertyNames: { not: NUL_TEXT }, items: JsonValue, additionalProperties: JsonValue,
+};
+
+const ANNOTATIONS = new Set(['description', 'title', 'default', 'examples', 'deprecated', 'readOnly', 'writeOnly']);
+// Not `if` and `not`: they are conditions on a value, not schemas of one.
+const SUBSCHEMA = ['additionalProperties', 'then', 'else', 'contains', 'items'];
+const SUBSCHEMA_LISTS = ['anyOf', 'oneOf', 'allOf', 'prefixItems'];
+
+/**
+ * `schema` with the text rule made explicit: strings without pattern, format or enum get `not: NUL_TEXT`;
+ * objects get it for member names, and `JsonValue` for members they leave open; arrays without `items` and
+ * schemas that allow any value get `JsonValue`. Idempotent.
+ */
+export function withTextRule(schema: JsonSchema): JsonSchema {
+  if (typeof schema !== 'object' || schema === null || '$ref' in schema) return schema;
+  // Any value (`{}`, or only a description): JsonValue's keywords, the schema's own annotations kept.
+  if (Object.keys(schema).every((k) => ANNOTATIONS.has(k))) return { ...schemas.JsonValue, ...schema };
+  const out: JsonSchema = { ...schema };
+  const types = ([] as unknown[]).concat(schema.type ?? []);
+  if (types.includes('string') && !['pattern', 'format', 'enum', 'const', 'not'].some((k) => k in out)) out.not = NUL_TEXT;
+  if (types.includes('object') || 'properties' in out) {
+    out.propertyNames ??= { not: NUL_TEXT };
+    if (out.additionalProperties === undefined || out.additionalProperties === true) out.additionalProperties = JsonValue;
+  }
+  if (types.includes('array') && out.items === undefined && out.prefixItems === undefined) out.items = JsonValue;
+  if (out.properties) out.properties = Object.fromEntries(Object.entries(out.properties as Record<string, JsonSchema>).map(([k, v]) => [k, withTextRule(v)]));
+  for (const k of SUBSCHEMA) if (out[k] && typeof out[k] === 'object') out[k] = withTextRule(out[k] as JsonSchema);
+  for (const k of SUBSCHEMA_LISTS) if (Array.isArray(out[k])) out[k] = (out[k] as JsonSchema[]).map(withTextRule);
+  return out;
 }
 
 // Shared building blocks.

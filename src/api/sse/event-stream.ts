@@ -8,9 +8,43 @@ import { eventsAfter, presentEvent } from '../../services/run-events';
 import { isTerminal } from '../../services/run-lifecycle';
 import type { Deps } from '../deps';
 import { badRequest } from '../http/errors';
+import type { ResponseSpec } from '../http/route';
+import type { JsonSchema } from '../schemas/registry';
 
 /** Events read per query while catching up. */
 const BATCH = 500;
+
+/**
+ * The response of an event stream. OpenAPI 3.1 (and schemathesis) read the `schema` of `text/event-stream` as
+ * the schema of each event: `{data, id?, event}` with `data` the JSON text of `data` (keep-alive comments are
+ * no events). `withId`: frames carry `id: <seq>` (resumable streams).
+ */
+export function eventStreamResponse(description: string, data: JsonSchema, withId = true): ResponseSpec {
+  return {
+    description: `${description}. Each event: \`data\` is JSON${withId ? ', `id` its sequence number' : ''}.`,
+    contentType: 'text/event-stream',
+    schema: {
+      type: 'object',
+      required: ['data', ...(withId ? ['id'] : [])],
+      properties: {
+        data: { type: 'string', contentMediaType: 'application/json', contentSchema: data },
+        ...(withId ? { id: { type: 'string', pattern: '^[0-9]+$' } } : {}),
+        event: { type: 'string', enum: ['message'] },
+      },
+    },
+  };
+}
+
+/** Event sequence numbers in `Last-Event-ID` and `?last_event_id=`: up to 15 digits. */
+const MAX_EVENT_SEQ = 999_999_999_999_999;
+
+/** The `?last_event_id=` query parameter of the event streams. */
+export const lastEventIdQuery = {
+  last_event_id: {
+    type: 'integer', minimum: 0, maximum: MAX_EVENT_SEQ,
+    description: 'Resume after this event sequence number (the `id:` of a frame); the `Last-Event-ID` header wins.',
+  },
+};
 
 /** Where a stream resumes: after the `Last-Event-ID` header's sequence, else `?last_event_id=`, else from the start. */
 export function resumeAfter(ctx: Context, lastEventIdQuery: number | undefined): number {
