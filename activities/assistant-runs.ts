@@ -1,10 +1,9 @@
 // Activities of the assistant run workflow. Model tokens, events, the transcript and the output are written
 // to PostgreSQL here; only small facts (ids, step results) travel through workflow history.
-import { randomUUID } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/activity';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
-import type { ActivityDeps } from '.';
+import type { ActivityDeps } from './deps';
 import type { CompletionDelta } from '../src/drivers/model/types';
 import { AssistantRun, AssistantToolDefinition, TranscriptEntry } from '../src/persistence/entities/assistant';
 import { CodeResource } from '../src/persistence/entities/code-resource';
@@ -12,14 +11,16 @@ import { ModelUsage, Run, RunStatus } from '../src/persistence/entities/run';
 import { iso } from '../src/persistence/scoped';
 import {
   assistantToolDefinitions, DescribedTool, offeredTools, promptTurns, resultText, textArtifact, userMessageOf,
-} from '../src/services/assistant-prompt';
+} from '../src/services/assistants/prompt';
 import { latestSuccessfulDeployment } from '../src/services/deployments';
-import { finishRun, isTerminal, markStarting, RunEnding } from '../src/services/run-lifecycle';
-import { appendEvents, NewEvent, transitionRun } from '../src/services/run-state';
+import { queuedCodeRun } from '../src/services/runs/structure-runs';
+import { finishRun, isTerminal, markStarting, RunEnding } from '../src/services/runs/lifecycle';
+import { appendEvents, NewEvent, transitionRun } from '../src/services/runs/state';
 import { rulesetInstructions } from '../src/services/rulesets';
 import { appendThreadMessage, threadExchanges } from '../src/services/threads';
 import type { ResourceKind } from '../src/temporal/workflow-start';
 import { callModel } from './model-call';
+import { griptapeId } from '../src/ids';
 
 /** A child run the workflow starts (its row is inserted), or why it cannot. */
 export interface ChildRun {
@@ -35,7 +36,6 @@ export type ChildRunPurpose = { describe: string } | { toolCall: { step: number;
 export type ModelStepResult = { kind: 'answer' } | { kind: 'tool-calls'; toolCallIds: string[] };
 
 /** griptape event ids are uuid hex strings. */
-const griptapeId = () => randomUUID().replace(/-/g, '');
 const now = () => Date.now() / 1000;
 
 interface LoadedRun {
@@ -153,16 +153,11 @@ export function createAssistantRunActivities(deps: ActivityDeps) {
       }
       const resource = await ds.getRepository(CodeResource).findOneBy({ resource_id: target.id, organization_id: run.organization_id });
       if (!resource) return { error: `The ${target.kind} ${target.id} no longer exists` };
-      const deployment = await latestSuccessfulDeployment(ds, resource.resource_id);
-      if (!deployment) return { error: `The ${resource.kind} "${resource.name}" has no successful deployment` };
-      const at = new Date();
+      const row = await queuedCodeRun(ds, resource, {
+        runId: input.childRunId, organizationId: run.organization_id, createdBy: run.created_by, args, envVars: [], input: childInput,
+      });
+      if (!row) return { error: `The ${resource.kind} "${resource.name}" has no successful deployment` };
       await ds.transaction(async (em) => {
-        const row: Run = {
-          run_id: input.childRunId, kind: resource.kind, organization_id: run.organization_id, resource_id: resource.resource_id,
-          assistant_id: null, deployment_id: deployment.deployment_id, status: 'QUEUED', status_detail: null, args, env_vars: [],
-          input: childInput, output: null, output_timestamp: null, started_at: null, completed_at: null,
-          model: null, usage: null, created_by: run.created_by, created_at: at, updated_at: at,
-        };
         const inserted = await em.createQueryBuilder().insert().into(Run).values(row as QueryDeepPartialEntity<Run>).orIgnore().execute();
         if (call && inserted.identifiers.length) {
           await appendEvents(em, run.run_id, [{

@@ -1,8 +1,8 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import type { ActivityDeps } from '.';
+import type { ActivityDeps } from './deps';
+import { isUuid } from '../src/ids';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Bytes under `dir` (files and symlinks themselves, not what links point at). */
 async function sizeOf(dir: string): Promise<number> {
@@ -38,7 +38,7 @@ export function createBuildCleanupActivities(deps: ActivityDeps) {
       const graceSeconds = input.retentionSeconds ?? deps.config.buildRetentionSeconds;
       const { buildDir } = deps.config;
       const names = (await fs.readdir(buildDir, { withFileTypes: true }).catch(() => []))
-        .filter((e) => e.isDirectory() && UUID.test(e.name))
+        .filter((e) => e.isDirectory() && isUuid(e.name))
         .map((e) => e.name.toLowerCase());
       const result: BuildCleanupResult = { removed: 0, bytes: 0, orphans: 0, kept: 0 };
       if (!names.length) return result;

@@ -3,14 +3,14 @@
 // arrive; the answer (a griptape Message dict), the usage and the model that answered are written to the
 // run row. Only the run id travels through workflow history.
 import { ApplicationFailure } from '@temporalio/activity';
-import type { ActivityDeps } from '.';
+import type { ActivityDeps } from './deps';
 import { Run, RunStatus, RUN_TERMINAL } from '../src/persistence/entities/run';
 import {
   answerMessage, CHAT_DELTA_EVENT, ChatRequestError, deltaMessage, ModelAnswerError, toCompletionRequest, usageDeltaMessage, withoutNul,
-} from '../src/services/chat-mapping';
-import type { ChatRunInput } from '../src/services/chat-messages';
-import { finishRun, isTerminal, markRunning, markStarting, RunEnding } from '../src/services/run-lifecycle';
-import { appendEvents } from '../src/services/run-state';
+} from '../src/services/chat/mapping';
+import type { ChatRunInput } from '../src/services/chat/messages';
+import { finishRun, isTerminal, markRunning, markStarting, RunEnding } from '../src/services/runs/lifecycle';
+import { appendEvents } from '../src/services/runs/state';
 import { callModel } from './model-call';
 
 export function createChatMessageActivities(deps: ActivityDeps) {

@@ -2,15 +2,15 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
-import type { ActivityDeps } from '.';
+import type { ActivityDeps } from './deps';
 import { Run, RunStatus } from '../src/persistence/entities/run';
 import { retryWhileUnavailable } from '../src/persistence/unavailable';
 import { signalGroup } from '../src/runtime/process/user-process';
 import { superviseUserProcess, SupervisedOutcome } from '../src/runtime/process/supervise';
-import { functionEnding } from '../src/services/function-result';
-import { prepareExecution, RUN_HOME_PREFIX, RunSetupError } from '../src/services/run-execution';
-import { finishRun, isTerminal, markRunning, markStarting, RunEnding } from '../src/services/run-lifecycle';
-import { appendLogs } from '../src/services/run-state';
+import { functionEnding } from '../src/services/runs/function-result';
+import { prepareExecution, RUN_HOME_PREFIX, RunSetupError } from '../src/services/runs/execution';
+import { finishRun, isTerminal, markRunning, markStarting, RunEnding } from '../src/services/runs/lifecycle';
+import { appendLogs } from '../src/services/runs/state';
 import { sandboxIdentityFor } from '../src/services/sandbox-identity';
 
 /** What a process activity records in its heartbeats: enough for a retry to find what it left behind. */

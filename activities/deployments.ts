@@ -4,7 +4,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
-import type { ActivityDeps } from '.';
+import type { ActivityDeps } from './deps';
 import { Deployment, DEPLOYMENT_TERMINAL, DeploymentStatus } from '../src/persistence/entities/deployment';
 import { OutputTail } from '../src/runtime/build/build-process';
 import { BuildContext, buildEnvironment, buildProject } from '../src/runtime/build/build';
@@ -14,8 +14,8 @@ import type { BuildManifest } from '../src/runtime/manifest';
 import { sandboxIdentityFor } from '../src/services/sandbox-identity';
 import { fetchSource, Fetched } from '../src/runtime/source/fetch';
 import { fingerprintOf, openAccessToken } from '../src/services/deployments';
-import { ROW_VISIBLE_WAIT_MS } from '../src/services/run-lifecycle';
-import { transitionDeployment } from '../src/services/run-state';
+import { ROW_VISIBLE_WAIT_MS } from '../src/services/runs/lifecycle';
+import { transitionDeployment } from '../src/services/runs/state';
 import { waitFor } from '../src/temporal/workflow-records';
 import type { DeploymentInput } from '../src/temporal/contracts';
 

@@ -1,4 +1,4 @@
-import type { ActivityDeps } from '.';
+import type { ActivityDeps } from './deps';
 import type { InviteOutcome } from '../src/temporal/contracts';
 import { addMember, upsertUserByEmail } from '../src/services/accounts';
 import { Invite } from '../src/persistence/entities';

@@ -1,7 +1,7 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
-import type { ActivityDeps } from '.';
+import type { ActivityDeps } from './deps';
 import type { RunKind } from '../src/persistence/entities/run';
-import { appendEvents, transitionDeployment, transitionRun } from '../src/services/run-state';
+import { appendEvents, transitionDeployment, transitionRun } from '../src/services/runs/state';
 import { workflowIdOf } from '../src/temporal/workflow-start';
 
 /** What the workflow of an open record looks like from Temporal: still running, or closed (and how). */

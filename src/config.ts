@@ -1,5 +1,5 @@
 // The only module that reads process.env. Every setting is parsed and validated here, once, at start;
-// a bad value stops the process with one message naming every problem. README has the table.
+// a bad value stops the process with one message naming every problem. docs/configuration.md has the table.
 import os from 'node:os';
 import path from 'node:path';
 

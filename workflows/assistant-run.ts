@@ -7,7 +7,7 @@ import { ChildWorkflowFailure, executeChild, isCancellation, patched, proxyActiv
 import type { Activities } from '../activities';
 import type { ChildRun } from '../activities/assistant-runs';
 import type { RunStatus } from '../src/persistence/entities/run';
-import type { RunEnding } from '../src/services/run-lifecycle';
+import type { RunEnding } from '../src/services/runs/lifecycle';
 import { type AssistantRunInput, type CodeRunWorkflow, startOptionsFor, WORKFLOW_TYPES } from '../src/temporal/contracts';
 import { longActivity, MODEL_FAILED_TYPES, runToEnding, STATUS_WRITES } from './run-scope';
 

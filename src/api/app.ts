@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import Router from '@koa/router';
 import Koa from 'koa';
 import type { Deps } from './deps';
-import { HttpError, methodNotAllowed, notFound } from './http/errors';
+import { HttpError, methodNotAllowed, notFound } from '../errors';
 import { allRoutes, mount } from './http/route';
 import { isUnavailable } from '../persistence/unavailable';
 import './routes';

@@ -4,7 +4,7 @@ import type { BlobStore } from '../blobs/blob-store';
 import type { Config } from '../config';
 import type { Logger } from '../logger';
 import type { SecretBox } from '../security/secret-box';
-import type { RunUpdatesHub } from './sse/run-updates-hub';
+import type { RunUpdatesHub } from '../persistence/run-updates-hub';
 
 /** Everything a request handler may use; built once per api process. */
 export interface Deps {

@@ -8,7 +8,7 @@ import { SecretBox } from '../security/secret-box';
 import { connectClient } from '../temporal/connection';
 import { runUntilSignal } from '../process-lifecycle';
 import { createApp } from './app';
-import { RunUpdatesHub } from './sse/run-updates-hub';
+import { RunUpdatesHub } from '../persistence/run-updates-hub';
 
 async function main() {
   const config = loadConfig();

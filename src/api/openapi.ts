@@ -41,7 +41,7 @@ export function buildOpenApi(opts: { serverUrl: string; maxPageSize: number }) {
   }
   return {
     openapi: '3.1.0',
-    info: { title: 'Tarmac API', version: '0.1.0', description: 'Self-hostable platform for AI applications. Errors are `{type, errors}`; see README.' },
+    info: { title: 'Tarmac API', version: '0.1.0', description: 'Self-hostable platform for AI applications. Errors are `{type, errors}`; see docs/api-conventions.md.' },
     servers: [{ url: opts.serverUrl }],
     security: [{ bearer: [] }],
     paths,

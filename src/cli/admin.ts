@@ -6,6 +6,7 @@ import { ConfigError, loadConfig } from '../config';
 import { Organization, User } from '../persistence/entities';
 import { bootstrapOrganization, createApiKey, isMember } from '../services/accounts';
 import { connectCli } from './database';
+import { isUuid } from '../ids';
 
 const USAGE = `Usage:
   npm run admin -- create-organization --name <organization name> --email <user email>
@@ -24,7 +25,6 @@ class UsageError extends Error {
   }
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const EMAIL = /^[^\s@]+@[^\s@]+$/;
 
 function parse(args: string[], options: Record<string, { type: 'string' }>, required: string[]) {
@@ -40,7 +40,7 @@ function parse(args: string[], options: Record<string, { type: 'string' }>, requ
     if (!values[name]?.trim()) throw new UsageError(`--${name} is required`);
   }
   if (values.email !== undefined && !EMAIL.test(values.email.trim())) throw new UsageError(`--email must be an email address`);
-  if (values.org !== undefined && !UUID.test(values.org)) throw new UsageError(`--org must be an organization id (uuid)`);
+  if (values.org !== undefined && !isUuid(values.org)) throw new UsageError(`--org must be an organization id (uuid)`);
   if (values.name !== undefined && values.name.trim().length > 200) throw new UsageError('--name must be at most 200 characters');
   return values;
 }

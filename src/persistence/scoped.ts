@@ -1,7 +1,7 @@
 // Reads scoped to the caller's organization: another organization's record is "not found", never visible.
 import { DataSource, EntityTarget, FindOptionsOrder, FindOptionsWhere, ObjectLiteral } from 'typeorm';
-import { missingReferences, notFound } from '../api/http/errors';
-import { PageRequest, paginate, Pagination, skipTake } from '../api/http/pagination';
+import { missingReferences, notFound } from '../errors';
+import { PageRequest, paginate, Pagination, skipTake } from './pagination';
 
 type OrgOwned = ObjectLiteral & { organization_id: string };
 
@@ -73,3 +73,6 @@ export async function assertSecretRefs(
     if (v.source?.toLowerCase() === 'secret_ref') await assertIdsInOrg(ds, 'secret', organizationId, [v.value], `${path}/${i}/value`);
   }
 }
+
+/** `text` as a literal inside a LIKE pattern (with ESCAPE '\\'). */
+export const likeEscape = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);

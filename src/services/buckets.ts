@@ -4,14 +4,15 @@
 import { randomUUID, timingSafeEqual } from 'node:crypto';
 import { PassThrough, Readable } from 'node:stream';
 import { DataSource } from 'typeorm';
-import type { Caller } from '../api/http/auth';
-import { badRequest, conflict, forbidden, notFound, payloadTooLarge } from '../api/http/errors';
-import { PageRequest, paginate, Pagination, skipTake } from '../api/http/pagination';
+import type { Caller } from './caller';
+import { badRequest, conflict, forbidden, notFound, payloadTooLarge } from '../errors';
+import { PageRequest, paginate, Pagination, skipTake } from '../persistence/pagination';
 import { BlobStore, BlobTooLargeError } from '../blobs/blob-store';
 import { assetBlobKey, bucketBlobPrefix } from '../blobs/keys';
 import { Asset, Bucket } from '../persistence/entities';
 import { findInOrg, pageInOrg } from '../persistence/scoped';
 import type { SecretBox } from '../security/secret-box';
+import { likeEscape } from '../persistence/scoped';
 
 export const MAX_BUCKET_NAME = 256;
 export const MAX_ASSET_NAME = 256;
@@ -75,7 +76,6 @@ export const ASSET_NAME_PATTERN = `^${SEGMENT}(?:/${SEGMENT})*$`;
 
 // ---- Asset records ----
 
-const likeEscape = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
 
 export async function listAssets(
   ds: DataSource,

@@ -3,14 +3,14 @@
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { DataSource, EntityManager } from 'typeorm';
-import type { Caller } from '../api/http/auth';
-import { notFound } from '../api/http/errors';
-import type { PageRequest } from '../api/http/pagination';
+import type { Caller } from './caller';
+import { notFound } from '../errors';
+import type { PageRequest } from '../persistence/pagination';
 import { CodeResource } from '../persistence/entities';
 import type { CodeLocation, CodeResourceKind, EnvVar } from '../persistence/entities/code-resource';
 import { assertIdsInOrg, assertSecretRefs, pageInOrg } from '../persistence/scoped';
 import { DeploymentsDeps, planDeployment, startPlannedDeployment } from './deployments';
-import { OPEN_RUN_STATUSES, stopOpenRuns } from './run-cancellation';
+import { OPEN_RUN_STATUSES, stopOpenRuns } from './runs/cancellation';
 
 export const KIND_LABEL: Record<CodeResourceKind, string> = { structure: 'Structure', function: 'Function', tool: 'Tool' };
 

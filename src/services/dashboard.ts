@@ -1,7 +1,7 @@
 // The structures dashboard: aggregates over the organization's structure runs and structure deployments,
 // computed in SQL (one statement per gauge family, run in parallel).
 //
-// Window: rows whose created_at is in [start, end). Conventions (also in the README):
+// Window: rows whose created_at is in [start, end). Conventions (also in docs/code-runs.md):
 // - A run has ended when completed_at is set; its duration is completed_at - started_at (runs that never
 //   started count in the error rate but have no duration).
 // - Error rate = (FAILED + ERROR) / ended (SUCCEEDED, FAILED, ERROR, CANCELLED); 0 when nothing ended.

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { DataSource, MoreThan } from 'typeorm';
-import { conflict, forbidden, notFound } from '../api/http/errors';
-import type { Caller } from '../api/http/auth';
+import { conflict, forbidden, notFound } from '../errors';
+import type { Caller } from './caller';
 import { Invite, User } from '../persistence/entities';
 import { workflowIdOf } from '../temporal/workflow-start';
 import { isMember } from './accounts';

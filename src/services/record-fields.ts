@@ -1,7 +1,7 @@
 // Checks for user-supplied records that JSON Schema cannot express: metadata objects are bounded by their
 // size. (NUL characters, unpaired surrogates and nesting depth are refused for every request by the api's
 // input guard, before this runs.)
-import { badRequest } from '../api/http/errors';
+import { badRequest, conflict } from '../errors';
 
 /** Largest `metadata` object, as JSON text. */
 export const MAX_METADATA_BYTES = 65_536;
@@ -24,4 +24,16 @@ export function violatedUniqueIndex(err: unknown): string | undefined {
 export function returnedRows<T>(result: unknown): T[] {
   if (Array.isArray(result) && result.length === 2 && Array.isArray(result[0]) && typeof result[1] === 'number') return result[0] as T[];
   return result as T[];
+}
+
+/** Runs `work`; a taken alias (the unique index `index` violated) becomes a 409 that names it and the kind of record. */
+export async function aliasGuard<T>(index: string, what: string, alias: string | null | undefined, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    if (violatedUniqueIndex(err) === index) {
+      throw conflict(`The alias ${JSON.stringify(alias)} is already used by another ${what} of this organization`);
+    }
+    throw err;
+  }
 }

@@ -3,12 +3,12 @@
 // ruleset (foreign key cascade). Assistant runs read them through `rulesetInstructions`.
 import { randomUUID } from 'node:crypto';
 import { DataSource, EntityManager } from 'typeorm';
-import type { Caller } from '../api/http/auth';
-import { conflict, HttpError, missingReferences, notFound } from '../api/http/errors';
-import { PageRequest, paginate, Pagination, skipTake } from '../api/http/pagination';
+import type { Caller } from './caller';
+import { HttpError, missingReferences, notFound } from '../errors';
+import { PageRequest, paginate, Pagination, skipTake } from '../persistence/pagination';
 import { Rule, Ruleset, RulesetRule } from '../persistence/entities';
 import { findInOrg } from '../persistence/scoped';
-import { checkMetadata, violatedUniqueIndex } from './record-fields';
+import { aliasGuard, checkMetadata } from './record-fields';
 
 /** A ruleset holds at most this many rules; `GET /rules` returns this many per page by default. */
 export const MAX_RULES_PER_RULESET = 100;
@@ -150,18 +150,6 @@ async function setRuleIds(em: EntityManager, organizationId: string, rulesetId: 
   }
 }
 
-/** A taken alias becomes a 409 that names it; other errors pass through. */
-async function aliasGuard<T>(alias: string | null | undefined, work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (err) {
-    if (violatedUniqueIndex(err) === 'rulesets_alias_idx') {
-      throw conflict(`The alias ${JSON.stringify(alias)} is already used by another ruleset of this organization`);
-    }
-    throw err;
-  }
-}
-
 export async function createRuleset(ds: DataSource, caller: Caller, f: RulesetFields & { name: string }): Promise<RulesetView> {
   checkRulesetFields(f);
   const now = new Date();
@@ -169,7 +157,7 @@ export async function createRuleset(ds: DataSource, caller: Caller, f: RulesetFi
     ruleset_id: randomUUID(), organization_id: caller.organizationId, name: f.name, description: f.description ?? '',
     alias: f.alias ?? null, metadata: f.metadata ?? {}, created_by: caller.actor, created_at: now, updated_at: now,
   };
-  await aliasGuard(f.alias, () => ds.transaction(async (em) => {
+  await aliasGuard('rulesets_alias_idx', 'ruleset', f.alias, () => ds.transaction(async (em) => {
     await em.getRepository(Ruleset).save(ruleset);
     await setRuleIds(em, caller.organizationId, ruleset.ruleset_id, f.rule_ids ?? []);
   }));
@@ -179,7 +167,7 @@ export async function createRuleset(ds: DataSource, caller: Caller, f: RulesetFi
 /** Given fields replace the old ones: `rule_ids` the whole list, `metadata` the whole object; `alias: null` clears it. */
 export async function updateRuleset(ds: DataSource, caller: Caller, rulesetId: string, f: RulesetFields): Promise<RulesetView> {
   checkRulesetFields(f);
-  return aliasGuard(f.alias, () => ds.transaction(async (em) => {
+  return aliasGuard('rulesets_alias_idx', 'ruleset', f.alias, () => ds.transaction(async (em) => {
     const rows: Ruleset[] = await em.getRepository(Ruleset).createQueryBuilder('r')
       .where('r.ruleset_id = :id AND r.organization_id = :org', { id: rulesetId, org: caller.organizationId })
       .setLock('pessimistic_write').getMany();

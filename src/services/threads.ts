@@ -3,12 +3,13 @@
 // and deletes are serialized and indexes stay 0..n-1 without gaps or duplicates.
 import { randomUUID } from 'node:crypto';
 import { DataSource, EntityManager } from 'typeorm';
-import type { Caller } from '../api/http/auth';
-import { conflict, notFound } from '../api/http/errors';
-import { PageRequest, paginate, Pagination, skipTake } from '../api/http/pagination';
+import type { Caller } from './caller';
+import { notFound } from '../errors';
+import { PageRequest, paginate, Pagination, skipTake } from '../persistence/pagination';
 import { Thread, ThreadMessage } from '../persistence/entities';
 import { findInOrg } from '../persistence/scoped';
-import { checkMetadata, returnedRows, violatedUniqueIndex } from './record-fields';
+import { aliasGuard, checkMetadata, returnedRows } from './record-fields';
+import { likeEscape } from '../persistence/scoped';
 
 /** Largest `input` and `output` of one message, in characters (the request body limit applies too). */
 export const MAX_MESSAGE_TEXT = 1_048_576;
@@ -47,18 +48,6 @@ function checkThreadFields(f: ThreadFields): void {
   f.messages?.forEach((m, i) => checkMessage(m, `/body/messages/${i}`));
 }
 
-/** A taken alias becomes a 409 that names it; other errors pass through. */
-async function aliasGuard<T>(alias: string | null | undefined, work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (err) {
-    if (violatedUniqueIndex(err) === 'threads_alias_idx') {
-      throw conflict(`The alias ${JSON.stringify(alias)} is already used by another thread of this organization`);
-    }
-    throw err;
-  }
-}
-
 async function withStats(db: DataSource | EntityManager, threads: Thread[]): Promise<ThreadView[]> {
   if (!threads.length) return [];
   const rows: Array<{ thread_id: string; message_count: number; messages_length: string }> = await db.query(
@@ -81,7 +70,6 @@ export async function getThread(ds: DataSource, caller: Caller, threadId: string
   return (await withStats(ds, [await findThread(ds, caller, threadId)]))[0];
 }
 
-const likeEscape = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
 
 /**
  * Newest first. `alias` and `created_by` match exactly; `starts_with` keeps threads whose name or alias
@@ -120,7 +108,7 @@ export async function createThread(ds: DataSource, caller: Caller, f: ThreadFiel
     thread_id: randomUUID(), organization_id: caller.organizationId, name: f.name, alias: f.alias ?? null,
     metadata: f.metadata ?? {}, created_by: caller.actor, created_at: now, updated_at: now,
   };
-  return aliasGuard(f.alias, () => ds.transaction(async (em) => {
+  return aliasGuard('threads_alias_idx', 'thread', f.alias, () => ds.transaction(async (em) => {
     await em.getRepository(Thread).save(thread);
     if (f.messages?.length) await replaceMessages(em, thread, f.messages, caller.actor);
     return (await withStats(em, [thread]))[0];
@@ -139,7 +127,7 @@ async function lockThread(em: EntityManager, organizationId: string, threadId: s
 /** Given fields replace the old ones: `messages` all messages, `metadata` the whole object; `alias: null` clears it. */
 export async function updateThread(ds: DataSource, caller: Caller, threadId: string, f: ThreadFields): Promise<ThreadView> {
   checkThreadFields(f);
-  return aliasGuard(f.alias, () => ds.transaction(async (em) => {
+  return aliasGuard('threads_alias_idx', 'thread', f.alias, () => ds.transaction(async (em) => {
     const thread = await lockThread(em, caller.organizationId, threadId);
     if (f.name !== undefined) thread.name = f.name;
     if (f.alias !== undefined) thread.alias = f.alias;

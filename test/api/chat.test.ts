@@ -5,7 +5,7 @@ import http from 'node:http';
 import type net from 'node:net';
 import { expect } from 'chai';
 import { createApp } from '../../src/api/app';
-import { RunUpdatesHub } from '../../src/api/sse/run-updates-hub';
+import { RunUpdatesHub } from '../../src/persistence/run-updates-hub';
 import { FsBlobStore } from '../../src/blobs/fs-blob-store';
 import { createModelDriver } from '../../src/drivers/model';
 import { createLogger } from '../../src/logger';
@@ -138,7 +138,10 @@ describe('chat messages', function () {
     const { modelProvider: provider } = getStack();
     const t = await newTenant();
     const model = provider.uniqueModel();
-    const tool = { name: 'T'.repeat(40), activities: [{ name: 'a'.repeat(40), json_schema: { type: 'object' } }, { name: 'b' }] };
+    const tool = {
+      name: 'T'.repeat(40),
+      activities: [{ name: 'a'.repeat(40), description: '', json_schema: { type: 'object' } }, { name: 'b', description: '', json_schema: { type: 'object' } }],
+    };
     provider.script({ model, respond: (body) => ({ toolCalls: [{ id: 'call_1', name: body.tools[0].function.name, arguments: '{"x": 1}' }] }) });
     const res = await as(t.key).post('/api/chat/messages', chatRequest(model, { tools: [tool] }));
     expect(res.status, res.text).to.equal(201);

@@ -7,7 +7,7 @@ import Ajv from 'ajv';
 import addFormats from 'ajv-formats';
 import { expect } from 'chai';
 import { allRoutes, koaPath } from '../../src/api/http/route';
-import { MAX_PAGE } from '../../src/api/http/pagination';
+import { MAX_PAGE } from '../../src/persistence/pagination';
 import { MAX_JSON_DEPTH } from '../../src/api/schemas/registry';
 import { presignAssetUrl } from '../../src/services/buckets';
 import { structureWithBuild } from '../support/builds';
@@ -88,9 +88,10 @@ describe('hardening: the document is true for careless and hostile input', funct
       const last = await api.get(`${path}?page=${MAX_PAGE}&page_size=${r.pageSize?.max ?? getStack().config.pageSizeMax}`);
       expect(last.status, `${r.operationId} ${koaPath(r)}: ${last.text}`).to.be.oneOf([200, 404]);
     }
+    // A new organization has one bucket (its default bucket): page MAX_PAGE is empty, and no SQL error.
     const list = await api.get(`/api/buckets?page=${MAX_PAGE}`);
     expect(list.body).to.deep.include({ buckets: [] });
-    expect(list.body.pagination).to.deep.include({ page_number: MAX_PAGE, total_count: 0, previous_page: MAX_PAGE - 1 });
+    expect(list.body.pagination).to.deep.include({ page_number: MAX_PAGE, total_count: 1, previous_page: MAX_PAGE - 1 });
     expect((await api.get(`/api/structure-runs/${randomUUID()}/events?offset=1000000001`)).status).to.equal(400);
     expect((await api.get(`/api/structure-runs/${randomUUID()}/events/stream?last_event_id=1000000000000000`)).status).to.equal(400);
   });
@@ -183,9 +184,10 @@ describe('hardening: the document is true for careless and hostile input', funct
 
     const model = provider.uniqueModel();
     provider.script({ model, text: 'one two', toolCalls: [{ name: 'T_go', arguments: '{}' }] });
-    const message = { type: 'Message', role: 'user', content: [{ type: 'TextMessageContent', artifact: { type: 'TextArtifact', value: 'hi' } }] };
+    const usage = { type: 'Usage', input_tokens: null, output_tokens: null };
+    const message = { type: 'Message', role: 'user', usage, content: [{ type: 'TextMessageContent', artifact: { type: 'TextArtifact', value: 'hi' } }] };
     const chat = await readSse(`${baseUrl}/api/chat/messages/stream`, t.key, {
-      body: { messages: [message], tools: [{ name: 'T', activities: [{ name: 'go' }] }], driver_configuration: { model: `local/${model}` } },
+      body: { messages: [message], tools: [{ name: 'T', activities: [{ name: 'go', description: '', json_schema: { type: 'object' } }] }], driver_configuration: { model: `local/${model}` } },
     });
     expect(chat.status).to.equal(201);
     await expectFramesMatchDocument('/api/chat/messages/stream', 'post', '201', chat.frames, false);

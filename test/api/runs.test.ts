@@ -118,12 +118,12 @@ describe('structure runs', function () {
     expect(last).to.deep.include({ type: 'StructureRunError', payload: { status: 'ERROR', status_detail: { error: run.status_detail.error } } });
 
     const undeployed = await api.post(`/api/structures/${await structureWithoutBuild(t.organizationId)}/runs`, { args: [] });
-    expect(undeployed.status).to.equal(409);
+    expect(undeployed.status, undeployed.text).to.equal(409);
     expect(undeployed.body.errors[0].message).to.match(/no successful deployment/);
     const badRef = await api.post(`/api/structures/${s.structureId}/runs`, { args: [], env_vars: [{ name: 'X', value: 'nope', source: 'secret_ref' }] });
     expect(badRef.status).to.equal(400);
     expect(badRef.body.errors[0].path).to.equal('/body/env_vars/0/value');
-    const unknownRef = await api.post(`/api/structures/${s.structureId}/runs`, { env_vars: [{ name: 'X', value: randomUUID(), source: 'secret_ref' }] });
+    const unknownRef = await api.post(`/api/structures/${s.structureId}/runs`, { args: [], env_vars: [{ name: 'X', value: randomUUID(), source: 'secret_ref' }] });
     expect(unknownRef.status).to.equal(409);
     expect(unknownRef.body.errors[0].path).to.equal('/body/env_vars/0/value');
     expect((await api.post(`/api/structures/${s.structureId}/runs`, { args: ['a\u0000b'] })).status).to.equal(400);

@@ -2,7 +2,7 @@
 // scoped to the run's organization and credential, bounded per run.
 import { expect } from 'chai';
 import { createApiKey } from '../../src/services/accounts';
-import { MAX_SPANS_PER_REQUEST, MAX_SPANS_PER_RUN } from '../../src/services/run-spans';
+import { MAX_SPANS_PER_REQUEST, MAX_SPANS_PER_RUN } from '../../src/services/runs/spans';
 import { structureWithBuild } from '../support/builds';
 import { as } from '../support/client';
 import { waitForRun } from '../support/runs';

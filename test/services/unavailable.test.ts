@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { Run } from '../../src/persistence/entities';
 import { isUnavailable, retryWhileUnavailable } from '../../src/persistence/unavailable';
-import { markRunning, markStarting } from '../../src/services/run-lifecycle';
+import { markRunning, markStarting } from '../../src/services/runs/lifecycle';
 import { structureWithBuild } from '../support/builds';
 import { getStack, newTenant } from '../support/stack';
 

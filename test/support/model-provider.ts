@@ -35,7 +35,6 @@ import type net from 'node:net';
 import { randomUUID } from 'node:crypto';
 
 /** The request body as sent (OpenAI chat.completions create parameters). */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type ChatRequestBody = Record<string, any> & { model: string; messages: Array<Record<string, any>> };
 
 export interface ScriptedAnswer {

@@ -18,7 +18,7 @@ import { bundleWorkflowCode, DefaultLogger, Runtime, makeTelemetryFilterString, 
 import type { DataSource } from 'typeorm';
 import type { ActivityDeps } from '../../activities';
 import { createApp } from '../../src/api/app';
-import { RunUpdatesHub } from '../../src/api/sse/run-updates-hub';
+import { RunUpdatesHub } from '../../src/persistence/run-updates-hub';
 import { FsBlobStore } from '../../src/blobs/fs-blob-store';
 import { Config, loadConfig } from '../../src/config';
 import { startEmbeddedPostgres, RunningPostgres } from '../../src/cli/postgres/embedded-postgres';

@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import {
   answerMessage, artifactText, ChatRequest, ChatRequestError, deltaMessage, ModelAnswerError, toCompletionRequest, toolDefinitions, toolOfFunction,
   toTurns, usageDeltaMessage, withoutNul,
-} from '../../src/services/chat-mapping';
+} from '../../src/services/chat/mapping';
 
 const text = (value: string) => ({ type: 'TextMessageContent', artifact: { type: 'TextArtifact', id: 'a1', reference: null, meta: {}, name: 'a1', value } });
 const usage = { type: 'Usage', input_tokens: null, output_tokens: null };

@@ -2,10 +2,10 @@
 // skipping) that also aborts a stalled model stream, and a Temporal workflow cancellation (Temporal UI)
 // ends the run CANCELLED like the api's cancel.
 import { expect } from 'chai';
-import type { Caller } from '../../src/api/http/auth';
+import type { Caller } from '../../src/services/caller';
 import { Run } from '../../src/persistence/entities';
-import { createAssistantRun } from '../../src/services/assistant-runs';
-import { createAssistant } from '../../src/services/assistants';
+import { createAssistantRun } from '../../src/services/assistants/runs';
+import { createAssistant } from '../../src/services/assistants/assistants';
 import { workflowIdOf } from '../../src/temporal/workflow-start';
 import { as } from '../support/client';
 import { getStack, newTenant, startTimeSkipping } from '../support/stack';

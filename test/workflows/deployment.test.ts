@@ -4,7 +4,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
-import type { Caller } from '../../src/api/http/auth';
+import type { Caller } from '../../src/services/caller';
 import { Deployment } from '../../src/persistence/entities';
 import { createCodeResource } from '../../src/services/code-resources';
 import { workflowIdOf } from '../../src/temporal/workflow-start';

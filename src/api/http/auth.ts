@@ -1,18 +1,7 @@
 import { DataSource } from 'typeorm';
 import { hashApiKey } from '../../security/api-key-values';
-import { unauthorized } from './errors';
-
-/** Who is calling: every query is scoped to `organizationId`. */
-export interface Caller {
-  organizationId: string;
-  /** The user the key acts as; null for organization keys. */
-  userId: string | null;
-  apiKeyId: string;
-  /** Written to `created_by` of records this caller creates: the user id, else the API key id. */
-  actor: string;
-  /** Set for a run's own credential (GT_CLOUD_API_KEY in user code): only that run may be touched. */
-  runId: string | null;
-}
+import type { Caller } from '../../services/caller';
+import { unauthorized } from '../../errors';
 
 /** How often `last_used` is written at most, per key: reads stay read-only in between. */
 const LAST_USED_RESOLUTION_SECONDS = 60;

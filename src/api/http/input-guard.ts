@@ -3,7 +3,7 @@
 // nested 100,000 deep is a few hundred KB, under the size limit, and would overflow the stack of any
 // recursive walk; a NUL character or an unpaired surrogate would make PostgreSQL refuse the row (a 500).
 import { MAX_JSON_DEPTH } from '../schemas/registry';
-import { validationError } from './errors';
+import { validationError } from '../../errors';
 
 /** A NUL character, or a UTF-16 surrogate that is not half of a pair. */
 const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;

@@ -6,10 +6,11 @@ import type { Context } from 'koa';
 import getRawBody from 'raw-body';
 import type { Deps } from '../deps';
 import { JsonSchema, validatorFor, withTextRule } from '../schemas/registry';
-import { authenticate, Caller, extractKey } from './auth';
-import { badRequest, forbidden, HttpError, payloadTooLarge, validationError } from './errors';
+import type { Caller } from '../../services/caller';
+import { authenticate, extractKey } from './auth';
+import { badRequest, forbidden, HttpError, payloadTooLarge, validationError } from '../../errors';
 import { guardInput } from './input-guard';
-import { MAX_PAGE, PageRequest } from './pagination';
+import { MAX_PAGE, PageRequest } from '../../persistence/pagination';
 
 export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 

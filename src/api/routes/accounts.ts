@@ -4,9 +4,9 @@ import { In, IsNull } from 'typeorm';
 import { ApiKey, Membership, Organization, User } from '../../persistence/entities';
 import { findInOrg, iso, pageInOrg } from '../../persistence/scoped';
 import { createApiKey, isMember, organizationsOfUsers } from '../../services/accounts';
-import { Caller } from '../http/auth';
-import { forbidden, notFound } from '../http/errors';
-import { paginate, skipTake } from '../http/pagination';
+import type { Caller } from '../../services/caller';
+import { forbidden, notFound } from '../../errors';
+import { paginate, skipTake } from '../../persistence/pagination';
 import { route } from '../http/route';
 import { defineSchema, pageOf, str, timestamp, uuid } from '../schemas/registry';
 

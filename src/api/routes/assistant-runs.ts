@@ -5,7 +5,7 @@ import { RUN_STATUSES } from '../../persistence/entities/run';
 import { iso } from '../../persistence/scoped';
 import {
   AssistantRunRecord, cancelAssistantRun, createAssistantRun, findAssistantRun, listAssistantRuns,
-} from '../../services/assistant-runs';
+} from '../../services/assistants/runs';
 import { route } from '../http/route';
 import { eventStreamResponse, lastEventIdQuery, resumeAfter, sseFrame, streamRunEvents } from '../sse/event-stream';
 import { defineSchema, pageOf, str, timestamp, uuid } from '../schemas/registry';

@@ -1,7 +1,7 @@
 // Assistants: CRUD. Their runs are in assistant-runs.ts.
 import { Assistant } from '../../persistence/entities/assistant';
 import { iso } from '../../persistence/scoped';
-import { createAssistant, deleteAssistant, findAssistant, listAssistants, updateAssistant } from '../../services/assistants';
+import { createAssistant, deleteAssistant, findAssistant, listAssistants, updateAssistant } from '../../services/assistants/assistants';
 import { route } from '../http/route';
 import { defineSchema, pageOf, str, timestamp, uuid } from '../schemas/registry';
 

@@ -9,7 +9,7 @@ import {
   MAX_ASSET_NAME, MAX_BUCKET_NAME, openAssetData, presignAssetUrl, updateBucket, uploadAssetData, upsertAsset,
   verifyAssetUrl,
 } from '../../services/buckets';
-import { notFound } from '../http/errors';
+import { notFound } from '../../errors';
 import { route } from '../http/route';
 import { defineSchema, pageOf, str, timestamp, uuid } from '../schemas/registry';
 

@@ -6,7 +6,7 @@ import { iso } from '../../persistence/scoped';
 import {
   CodeResourceFields, createCodeResource, deleteCodeResource, findCodeResource, KIND_LABEL, listCodeResources, updateCodeResource,
 } from '../../services/code-resources';
-import { neutralMember, withProviderWords } from '../http/provider-words';
+import { neutralMember, withProviderWords } from '../../services/provider-words';
 import { assetName } from './buckets';
 import { route } from '../http/route';
 import { defineSchema, JsonSchema, pageOf, str, timestamp, uuid } from '../schemas/registry';

@@ -4,7 +4,7 @@ import { DEPLOYMENT_STATUSES } from '../../persistence/entities/deployment';
 import type { CodeResourceKind } from '../../persistence/entities/code-resource';
 import { findCodeResource, KIND_LABEL } from '../../services/code-resources';
 import { findDeployment, listDeployments, presentDeployment, requestDeployment } from '../../services/deployments';
-import { neutralMember } from '../http/provider-words';
+import { neutralMember } from '../../services/provider-words';
 import { route } from '../http/route';
 import { defineSchema, nullableTimestamp, pageOf, str, timestamp, uuid } from '../schemas/registry';
 

@@ -3,8 +3,8 @@
 import { eventStreamResponse, lastEventIdQuery, resumeAfter, streamRunEvents } from '../sse/event-stream';
 import {
   createUserEvents, eventsOfBody, findStructureRunEvent, MAX_EVENTS_PER_REQUEST, presentEvent,
-} from '../../services/run-events';
-import { findStructureRun } from '../../services/runs';
+} from '../../services/runs/events';
+import { findStructureRun } from '../../services/runs/structure-runs';
 import { route } from '../http/route';
 import { EVENT_LIST_SUMMARY, eventListPage, eventListQuery, eventListSchema } from '../http/event-lists';
 import { defineSchema, str, timestamp, uuid } from '../schemas/registry';

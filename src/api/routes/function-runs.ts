@@ -5,8 +5,8 @@ import { RUN_STATUSES, Run } from '../../persistence/entities/run';
 import { iso } from '../../persistence/scoped';
 import {
   executeFunction, findFunctionRun, functionRunLogs, listFunctionRuns, queryParamsOf, runtimePathsOf,
-} from '../../services/function-runs';
-import { functionExecutionError } from '../http/errors';
+} from '../../services/runs/function-runs';
+import { functionExecutionError } from '../../errors';
 import { route } from '../http/route';
 import { EnvVarSchema } from './code-resources';
 import { defineSchema, nullableTimestamp, pageOf, timestamp, uuid } from '../schemas/registry';

@@ -4,8 +4,8 @@ import { Invite, Organization } from '../../persistence/entities';
 import { INVITE_STATUSES } from '../../persistence/entities/invite';
 import { iso, pageInOrg } from '../../persistence/scoped';
 import { callerEmail, createInvite, deleteInvite, findVisibleInvite, respondToInvite } from '../../services/invites';
-import { notFound } from '../http/errors';
-import { paginate, skipTake } from '../http/pagination';
+import { notFound } from '../../errors';
+import { paginate, skipTake } from '../../persistence/pagination';
 import { route } from '../http/route';
 import { defineSchema, pageOf, str, timestamp, uuid } from '../schemas/registry';
 

@@ -1,6 +1,6 @@
 // Configuration read and the OpenAPI document.
 import { buildOpenApi } from '../openapi';
-import { withProviderWords } from '../http/provider-words';
+import { withProviderWords } from '../../services/provider-words';
 import { route } from '../http/route';
 import { defineSchema } from '../schemas/registry';
 

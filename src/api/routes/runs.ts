@@ -5,8 +5,8 @@ import { RUN_STATUSES, Run } from '../../persistence/entities/run';
 import { iso } from '../../persistence/scoped';
 import {
   cancelStructureRun, createStructureRun, findStructure, findStructureRun, listStructureRuns, MAX_ARG_BYTES, structureRunLogs,
-} from '../../services/runs';
-import { badRequest, conflict, payloadTooLarge } from '../http/errors';
+} from '../../services/runs/structure-runs';
+import { badRequest, conflict, payloadTooLarge } from '../../errors';
 import { route } from '../http/route';
 import { EnvVarSchema, presentCodeResource } from './code-resources';
 import { defineSchema, nullableTimestamp, pageOf, ref, timestamp, uuid } from '../schemas/registry';

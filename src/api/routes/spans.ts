@@ -1,6 +1,6 @@
 // Spans of structure runs: posted by griptape's GriptapeCloudObservabilityDriver (a JSON list per batch; it
 // counts only 200 as success), listed by start time. A run's own credential may use both for its run.
-import { createSpans, listSpans, MAX_SPAN_BYTES_PER_RUN, MAX_SPANS_PER_REQUEST, MAX_SPANS_PER_RUN } from '../../services/run-spans';
+import { createSpans, listSpans, MAX_SPAN_BYTES_PER_RUN, MAX_SPANS_PER_REQUEST, MAX_SPANS_PER_RUN } from '../../services/runs/spans';
 import { route } from '../http/route';
 import { defineSchema, pageOf, str, uuid } from '../schemas/registry';
 

@@ -5,8 +5,9 @@
 import { RUN_STATUSES, Run } from '../../persistence/entities/run';
 import { iso } from '../../persistence/scoped';
 import type { DataSource } from 'typeorm';
-import { findRunOfKind, listRunsOfKind, runLogsOfKind, runtimePathsOf } from '../../services/function-runs';
-import { describeTool, runToolActivity, ToolCallResult, ToolDescription, toolOpenApi } from '../../services/tool-runs';
+import { runtimePathsOf } from '../../services/runs/function-runs';
+import { findRunOfKind, listRunsOfKind, runLogsOfKind } from '../../services/runs/code-runs';
+import { describeTool, runToolActivity, ToolCallResult, ToolDescription, toolOpenApi } from '../../services/runs/tool-runs';
 import { route } from '../http/route';
 import { defineSchema, nullableTimestamp, pageOf, timestamp, uuid } from '../schemas/registry';
 import { RunLogsSchema } from './runs';

@@ -58,7 +58,7 @@ export function validatorFor(schema: JsonSchema): ValidateFunction {
 // refuses. It is said as `not: NUL_TEXT` rather than a `pattern` on every string, which schema-driven
 // generators (schemathesis) draw from far more slowly. Unpaired surrogates are not in the schemas: the
 // regex engines of some clients cannot express them (their strings cannot hold them either); the
-// descriptions and the README say it.
+// descriptions and docs/api-conventions.md say it.
 
 /** Deepest nesting of arrays and objects in a request body (the input guard refuses deeper ones). */
 export const MAX_JSON_DEPTH = 64;

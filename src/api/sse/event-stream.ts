@@ -4,10 +4,10 @@
 import type { Context } from 'koa';
 import type { RunEvent } from '../../persistence/entities';
 import type { RunStatus } from '../../persistence/entities/run';
-import { eventsAfter, presentEvent } from '../../services/run-events';
-import { isTerminal } from '../../services/run-lifecycle';
+import { eventsAfter, presentEvent } from '../../services/runs/events';
+import { isTerminal } from '../../services/runs/lifecycle';
 import type { Deps } from '../deps';
-import { badRequest } from '../http/errors';
+import { badRequest } from '../../errors';
 import type { ResponseSpec } from '../http/route';
 import type { JsonSchema } from '../schemas/registry';
 

@@ -6,10 +6,10 @@ import path from 'node:path';
 import type { Config } from '../../config';
 import { bold, green, red, rel } from './output';
 
-/** Which model providers assistant runs and chat messages use, or how to configure one (README: Model providers). */
+/** Which model providers assistant runs and chat messages use, or how to configure one (docs/assistants.md: Model providers). */
 function modelsLine(config: Config): string {
   const names = Object.keys(config.models.providers);
-  if (!names.length) return 'none: set OPENAI_API_KEY, or MODEL_PROVIDERS=ollama=http://127.0.0.1:11434/v1 (README)';
+  if (!names.length) return 'none: set OPENAI_API_KEY, or MODEL_PROVIDERS=ollama=http://127.0.0.1:11434/v1 (docs/assistants.md)';
   return `${names.join(', ')}; default ${config.models.defaultModel ?? '(none: set DEFAULT_MODEL)'}`;
 }
 

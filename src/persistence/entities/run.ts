@@ -41,6 +41,19 @@ export class Run {
   @Column('timestamptz') updated_at: Date;
 }
 
+/** A new QUEUED run row: what every kind of run starts as; `fields` says what kind, whose and with what. */
+export function newRunRow(
+  fields: Pick<Run, 'run_id' | 'kind' | 'organization_id' | 'created_by'> & Partial<Pick<Run, 'resource_id' | 'assistant_id' | 'deployment_id' | 'model' | 'args' | 'env_vars' | 'input'>>,
+  now = new Date(),
+): Run {
+  return {
+    resource_id: null, assistant_id: null, deployment_id: null, model: null, args: [], env_vars: [], input: null,
+    ...fields,
+    usage: null, status: 'QUEUED', status_detail: null, output: null, output_timestamp: null,
+    started_at: null, completed_at: null, created_at: now, updated_at: now,
+  };
+}
+
 @Entity('run_events')
 export class RunEvent {
   @PrimaryColumn('uuid') event_id: string;

@@ -70,12 +70,12 @@ export class LogPump {
     if (this.bytes > this.opts.limitBytes) {
       this.limitExceeded = true;
       this.buffer.push({ stream: 'stderr', line: `[log limit of ${this.opts.limitBytes} bytes exceeded: output truncated, run stopped]` });
-      this.flush();
+      void this.flush(); // never rejects: writeWithRetry reports a lost batch through onWriteError
       this.opts.onLimit();
       return;
     }
     this.buffer.push({ stream, line: clean });
-    if (this.buffer.length >= (this.opts.batchLines ?? 100)) this.flush();
+    if (this.buffer.length >= (this.opts.batchLines ?? 100)) void this.flush();
     else this.timer ??= setTimeout(() => this.flush(), this.opts.batchMs ?? 100);
   }
 

@@ -3,37 +3,20 @@
 // runtime's shim calls the handler, see run-execution.ts) and the output comes from the shim's result file.
 import path from 'node:path';
 import type { DataSource } from 'typeorm';
-import type { Caller } from '../api/http/auth';
-import { notFound } from '../api/http/errors';
-import type { PageRequest, Pagination } from '../api/http/pagination';
-import { CodeResource, Run } from '../persistence/entities';
-import { RunStatus } from '../persistence/entities/run';
-import { readManifest } from '../runtime/manifest';
-import { isTerminal } from './run-lifecycle';
-import { assertRunAccess, pageRuns, runLogLines, RunsDeps, startRun } from './runs';
-import { waitFor } from '../temporal/workflow-records';
+import type { Caller } from '../caller';
+import type { PageRequest } from '../../persistence/pagination';
+import { CodeResource, Run } from '../../persistence/entities';
+import { RunStatus } from '../../persistence/entities/run';
+import { readManifest } from '../../runtime/manifest';
+import { isTerminal } from './lifecycle';
+import { findResourceOfKind, findRunOfKind, listRunsOfKind, runLogsOfKind } from './code-runs';
+import { RunsDeps, startRun } from './structure-runs';
+import { waitFor } from '../../temporal/workflow-records';
 
 /** The event a handler receives. */
 export interface FunctionInput {
   body: unknown;
   query_params: Record<string, string>;
-}
-
-/** Kinds of run that invoke code once and answer with its result (shared by function and tool runs). */
-export type InvocationKind = 'function' | 'tool';
-const LABEL: Record<InvocationKind, string> = { function: 'Function', tool: 'Tool' };
-
-export async function findResourceOfKind(ds: DataSource, caller: Caller, kind: InvocationKind, id: string): Promise<CodeResource> {
-  const resource = await ds.getRepository(CodeResource).findOneBy({ resource_id: id, organization_id: caller.organizationId, kind });
-  if (!resource) throw notFound(LABEL[kind]);
-  return resource;
-}
-
-export async function findRunOfKind(ds: DataSource, caller: Caller, kind: InvocationKind, runId: string): Promise<Run> {
-  assertRunAccess(caller, runId);
-  const run = await ds.getRepository(Run).findOneBy({ run_id: runId, organization_id: caller.organizationId, kind });
-  if (!run) throw notFound(`${LABEL[kind]} run`);
-  return run;
 }
 
 export const findFunction = (ds: DataSource, caller: Caller, functionId: string) => findResourceOfKind(ds, caller, 'function', functionId);
@@ -70,19 +53,8 @@ export async function startAndWait(deps: RunsDeps, caller: Caller, resource: Cod
   );
 }
 
-export async function listRunsOfKind(
-  ds: DataSource, caller: Caller, kind: InvocationKind, resourceId: string, page: PageRequest, statuses: RunStatus[] | undefined,
-): Promise<{ items: Run[]; pagination: Pagination }> {
-  const resource = await findResourceOfKind(ds, caller, kind, resourceId);
-  return pageRuns(ds, caller, { resource_id: resource.resource_id }, page, statuses);
-}
-
 export const listFunctionRuns = (ds: DataSource, caller: Caller, functionId: string, page: PageRequest, statuses: RunStatus[] | undefined) =>
   listRunsOfKind(ds, caller, 'function', functionId, page, statuses);
-
-export async function runLogsOfKind(ds: DataSource, caller: Caller, kind: InvocationKind, runId: string): Promise<string[]> {
-  return runLogLines(ds, (await findRunOfKind(ds, caller, kind, runId)).run_id);
-}
 
 export const functionRunLogs = (ds: DataSource, caller: Caller, runId: string) => runLogsOfKind(ds, caller, 'function', runId);
 

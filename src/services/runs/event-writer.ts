@@ -2,7 +2,7 @@
 // while one batch is being written, new events queue for the next. Each batch commits with its NOTIFY, so
 // SSE readers see tokens within one write's latency without one transaction per token.
 import type { DataSource } from 'typeorm';
-import { appendEvents, NewEvent } from './run-state';
+import { appendEvents, NewEvent } from './state';
 
 export class RunEventWriter {
   private queue: NewEvent[] = [];

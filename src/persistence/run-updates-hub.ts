@@ -3,8 +3,8 @@
 // from the database, and re-check periodically too, so a lost notification (or a reconnect) costs latency,
 // never an event.
 import { Client } from 'pg';
-import type { Logger } from '../../logger';
-import { RUN_CHANNEL } from '../../services/run-state';
+import type { Logger } from '../logger';
+import { RUN_CHANNEL } from '../services/runs/state';
 
 export interface RunListener {
   /** Something of the run may have changed. */

@@ -2,13 +2,13 @@
 // bounded, for the workflow to record the end. The api never writes a run's status itself.
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { DataSource } from 'typeorm';
-import type { Caller } from '../api/http/auth';
-import { conflict } from '../api/http/errors';
-import { Run, RunKind, RunStatus } from '../persistence/entities/run';
-import { workflowIdOf } from '../temporal/workflow-start';
-import { cancelRunSignal } from '../temporal/contracts';
-import { isTerminal } from './run-lifecycle';
-import { waitFor } from '../temporal/workflow-records';
+import type { Caller } from '../caller';
+import { conflict } from '../../errors';
+import { Run, RunKind, RunStatus } from '../../persistence/entities/run';
+import { workflowIdOf } from '../../temporal/workflow-start';
+import { cancelRunSignal } from '../../temporal/contracts';
+import { isTerminal } from './lifecycle';
+import { waitFor } from '../../temporal/workflow-records';
 
 /** How long a cancel waits for the workflow to record the end before answering with the current record. */
 const CANCEL_WAIT_MS = 10_000;

@@ -1,4 +1,4 @@
-// Every 4xx/5xx body is `{ type, errors }`. The set of `type` values is fixed and documented in README.
+// Every 4xx/5xx body is `{ type, errors }`. The set of `type` values is fixed and documented in docs/api-conventions.md.
 
 export type ErrorType =
   | 'ValidationError'

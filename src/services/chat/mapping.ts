@@ -7,9 +7,10 @@
 // them in `{"values": ...}` itself when it calls the activity), the call id as its `tag`; an action result
 // goes back as a `tool` turn naming that tag. Pure functions: the api validates with them, the activity
 // builds the model request with them.
-import { createHash, randomUUID } from 'node:crypto';
-import type { ChatTurn, Completion, CompletionDelta, CompletionRequest, ToolCall, ToolDefinition } from '../drivers/model/types';
-import type { ModelUsage } from '../persistence/entities/run';
+import { createHash } from 'node:crypto';
+import type { ChatTurn, Completion, CompletionDelta, CompletionRequest, ToolCall, ToolDefinition } from '../../drivers/model/types';
+import type { ModelUsage } from '../../persistence/entities/run';
+import { griptapeId } from '../../ids';
 
 export const CHAT_LIMITS = {
   /** Messages per request. */
@@ -94,7 +95,6 @@ export class ModelAnswerError extends Error {
 }
 
 /** griptape ids are uuid hex strings. */
-export const griptapeId = () => randomUUID().replace(/-/g, '');
 
 // ---- Tools ----
 

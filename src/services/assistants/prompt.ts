@@ -1,8 +1,8 @@
 // What an assistant run says to the model: its rulesets as system instructions, the thread's earlier
 // exchanges, the user message (input and args), and the turns of this run so far; and which functions it
 // offers (the assistant's structures and tool activities). Pure functions: the activities load the rows.
-import type { ChatTurn, ToolDefinition } from '../drivers/model/types';
-import type { AssistantToolDefinition, TranscriptEntry } from '../persistence/entities/assistant';
+import type { ChatTurn, ToolDefinition } from '../../drivers/model/types';
+import type { AssistantToolDefinition, TranscriptEntry } from '../../persistence/entities/assistant';
 
 export interface RulesetText {
   name: string;

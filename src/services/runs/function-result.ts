@@ -1,7 +1,7 @@
 // How a function run ended, from its process's ending and the shim's result file: the handler's JSON result
 // becomes the run's output; `{error: {type, message}}` (handler raised, load error) becomes the FAILED message.
 import fs from 'node:fs/promises';
-import type { RunEnding } from './run-lifecycle';
+import type { RunEnding } from './lifecycle';
 
 /**
  * Results travel in the workflow's history (activity result → terminal write), so they are bounded well

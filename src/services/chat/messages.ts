@@ -4,18 +4,18 @@
 // its end; when the client goes away first, it cancels the exchange, which aborts the provider request.
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
-import type { Caller } from '../api/http/auth';
-import { badRequest, serviceUnavailable } from '../api/http/errors';
-import type { RunUpdatesHub } from '../api/sse/run-updates-hub';
-import type { Config } from '../config';
-import type { RunEvent } from '../persistence/entities';
-import { Run } from '../persistence/entities/run';
-import { CHAT_DELTA_EVENT, ChatRequest, ChatRequestError, toCompletionRequest } from './chat-mapping';
-import { signalCancel } from './run-cancellation';
-import { isTerminal } from './run-lifecycle';
-import type { RunsDeps } from './runs';
-import { workflowStart } from '../temporal/contracts';
-import { insertAndStart } from '../temporal/workflow-records';
+import type { Caller } from '../caller';
+import { badRequest, serviceUnavailable } from '../../errors';
+import type { RunUpdatesHub } from '../../persistence/run-updates-hub';
+import type { Config } from '../../config';
+import type { RunEvent } from '../../persistence/entities';
+import { newRunRow, Run } from '../../persistence/entities/run';
+import { CHAT_DELTA_EVENT, ChatRequest, ChatRequestError, toCompletionRequest } from './mapping';
+import { signalCancel } from '../runs/cancellation';
+import { isTerminal } from '../runs/lifecycle';
+import type { RunsDeps } from '../runs/structure-runs';
+import { workflowStart } from '../../temporal/contracts';
+import { insertAndStart } from '../../temporal/workflow-records';
 
 /** What an exchange's row keeps as `input`: the request as received, and whether the answer is streamed. */
 export interface ChatRunInput {
@@ -37,12 +37,9 @@ export async function createChatMessage(deps: RunsDeps, caller: Caller, request:
   const runId = randomUUID();
   const now = new Date();
   const input: ChatRunInput = { stream, request };
-  const run: Run = {
-    run_id: runId, kind: 'chat', organization_id: caller.organizationId, resource_id: null, assistant_id: null, deployment_id: null,
-    status: 'QUEUED', status_detail: null, args: [], env_vars: [], input, output: null, output_timestamp: null,
-    started_at: null, completed_at: null, model: request.driver_configuration.model ?? null, usage: null,
-    created_by: caller.actor, created_at: now, updated_at: now,
-  };
+  const run = newRunRow({
+    run_id: runId, kind: 'chat', organization_id: caller.organizationId, input, model: request.driver_configuration.model ?? null, created_by: caller.actor,
+  }, now);
   await insertAndStart(deps.ds, deps.temporal, {
     taskQueue: deps.config.temporal.taskQueue,
     resource: { kind: 'chat-run', id: runId, organizationId: caller.organizationId, summary: `Chat message${stream ? ' (streamed)' : ''}` },

@@ -1,11 +1,12 @@
 // Tool runs: rows of `runs` (kind 'tool', workflow tool-run-<uuid>) driven by the same workflow as function
 // runs; the tool shim (run-execution.ts) either describes the tool (input `{describe: true}`) or runs one
 // activity (input `{activity, params}`), and its artifact dict becomes the run's output.
-import type { Caller } from '../api/http/auth';
-import { notFound } from '../api/http/errors';
-import { Run } from '../persistence/entities';
-import { findResourceOfKind, startAndWait } from './function-runs';
-import type { RunsDeps } from './runs';
+import type { Caller } from '../caller';
+import { notFound } from '../../errors';
+import { Run } from '../../persistence/entities';
+import { findResourceOfKind } from './code-runs';
+import { startAndWait } from './function-runs';
+import type { RunsDeps } from './structure-runs';
 
 export interface ToolDescription {
   name: string;

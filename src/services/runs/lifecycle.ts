@@ -1,10 +1,10 @@
 // The status changes of a structure run, each with its SYSTEM event in the same transaction (through
 // run-state.ts, the only writer). Called by the run workflow's activities; every one is idempotent.
 import type { DataSource, EntityManager } from 'typeorm';
-import { iso } from '../persistence/scoped';
-import { Run, RUN_TERMINAL, RunStatus } from '../persistence/entities/run';
-import { appendEvents, transitionRun } from './run-state';
-import { waitFor } from '../temporal/workflow-records';
+import { iso } from '../../persistence/scoped';
+import { Run, RUN_TERMINAL, RunStatus } from '../../persistence/entities/run';
+import { appendEvents, transitionRun } from './state';
+import { waitFor } from '../../temporal/workflow-records';
 
 /** How a run ended, as decided by the activity (process outcome) or the workflow (cancel, time limit). */
 export type RunEnding =

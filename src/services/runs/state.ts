@@ -5,8 +5,8 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
-import { DeploymentStatus } from '../persistence/entities/deployment';
-import { Run, RunEvent, RunStatus } from '../persistence/entities/run';
+import { DeploymentStatus } from '../../persistence/entities/deployment';
+import { Run, RunEvent, RunStatus } from '../../persistence/entities/run';
 
 /** NOTIFY channel; payload is the run id. Sent on every event, log batch and status change of a run. */
 export const RUN_CHANNEL = 'run_updates';

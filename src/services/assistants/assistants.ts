@@ -4,12 +4,12 @@
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import type { DataSource } from 'typeorm';
-import type { Caller } from '../api/http/auth';
-import { missingReferences } from '../api/http/errors';
-import type { PageRequest } from '../api/http/pagination';
-import { Assistant, ASSISTANT_ID_LISTS, AssistantResourceIds } from '../persistence/entities/assistant';
-import { assertIdsInOrg, findInOrg, pageInOrg } from '../persistence/scoped';
-import { OPEN_RUN_STATUSES, stopOpenRuns } from './run-cancellation';
+import type { Caller } from '../caller';
+import { missingReferences } from '../../errors';
+import type { PageRequest } from '../../persistence/pagination';
+import { Assistant, ASSISTANT_ID_LISTS, AssistantResourceIds } from '../../persistence/entities/assistant';
+import { assertIdsInOrg, findInOrg, pageInOrg } from '../../persistence/scoped';
+import { OPEN_RUN_STATUSES, stopOpenRuns } from '../runs/cancellation';
 
 export interface AssistantFields extends Partial<AssistantResourceIds> {
   name?: string;

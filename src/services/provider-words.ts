@@ -3,7 +3,7 @@
 // (github, slack, google_drive, confluence, s3). Requests may use either: handlers pass what they receive
 // through `neutralMember` / `neutralWord` and store the interface's word. Answers carry the interface's word;
 // where the generated client's model requires the provider's word to parse an answer, `withProviderWords`
-// adds it beside, with the same value. The table is the one place these words are listed (README: "Provider
+// adds it beside, with the same value. The table is the one place these words are listed (docs/api-conventions.md: "Provider
 // words"); routes for integrations, connections and data connectors use it when they are served.
 
 /** Provider word → the interface's word: member names (object keys) and `type` values. */

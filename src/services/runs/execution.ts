@@ -5,14 +5,15 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { DataSource } from 'typeorm';
-import type { Config } from '../config';
-import { CodeResource, Deployment, Organization, Run } from '../persistence/entities';
-import type { EnvVar } from '../persistence/entities/code-resource';
-import { BuildManifest, functionCommand, mainCommand, readManifest, toolCommand } from '../runtime/manifest';
-import { hasVar, NamedValue, processEnvironment } from '../runtime/process/process-env';
-import { functionShim, Shim, toolShim } from '../runtime/shims';
-import type { SecretBox } from '../security/secret-box';
-import { createApiKey } from './accounts';
+import type { Config } from '../../config';
+import { CodeResource, Deployment, Organization, Run } from '../../persistence/entities';
+import type { EnvVar } from '../../persistence/entities/code-resource';
+import { BuildManifest, functionCommand, mainCommand, readManifest, toolCommand } from '../../runtime/manifest';
+import { hasVar, NamedValue, processEnvironment } from '../../runtime/process/process-env';
+import { functionShim, Shim, toolShim } from '../../runtime/shims';
+import type { SecretBox } from '../../security/secret-box';
+import { createApiKey } from '../accounts';
+import { isUuid } from '../../ids';
 
 export class RunSetupError extends Error {
   constructor(
@@ -26,12 +27,11 @@ export class RunSetupError extends Error {
 /** Directory name prefix of a run's private HOME under the OS temp directory. */
 export const RUN_HOME_PREFIX = 'tarmac-run-';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Values of `secret_ref` variables (secret ids of the run's organization) replaced by the secrets' values. */
 export async function resolveEnvVars(ds: DataSource, box: SecretBox, organizationId: string, vars: EnvVar[]): Promise<NamedValue[]> {
   const refs = vars.filter((v) => (v.source ?? 'manual').toLowerCase() === 'secret_ref');
-  const bad = refs.find((v) => !UUID.test(v.value));
+  const bad = refs.find((v) => !isUuid(v.value));
   if (bad) throw new RunSetupError('SecretNotFound', `Env var ${bad.name} refers to ${JSON.stringify(bad.value)}, which is not a secret id`);
   const ids = [...new Set(refs.map((v) => v.value.toLowerCase()))];
   const secrets = new Map<string, string>();

@@ -1,13 +1,13 @@
 // Events of structure runs: USER events posted by the run's code (or anyone of its organization), the
 // SYSTEM events of its lifecycle, read as offset lists, singly, or live (SSE, src/api/sse).
 import type { DataSource } from 'typeorm';
-import type { Caller } from '../api/http/auth';
-import { conflict, notFound } from '../api/http/errors';
-import { RunEvent } from '../persistence/entities';
-import { RunStatus } from '../persistence/entities/run';
-import { isTerminal } from './run-lifecycle';
-import { appendEvents } from './run-state';
-import { assertRunAccess } from './runs';
+import type { Caller } from '../caller';
+import { conflict, notFound } from '../../errors';
+import { RunEvent } from '../../persistence/entities';
+import { RunStatus } from '../../persistence/entities/run';
+import { isTerminal } from './lifecycle';
+import { appendEvents } from './state';
+import { assertRunAccess } from './code-runs';
 
 export const MAX_EVENTS_PER_REQUEST = 1000;
 /** The event whose payload carries the run's output (`payload.output_task_output`). */

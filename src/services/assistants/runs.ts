@@ -2,19 +2,20 @@
 // The workflow (workflows/assistant-run.ts) and its activities do the rest.
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
-import type { Caller } from '../api/http/auth';
-import { conflict, notFound } from '../api/http/errors';
-import type { PageRequest, Pagination } from '../api/http/pagination';
-import { ASSISTANT_ID_LISTS, AssistantResourceIds, AssistantRun } from '../persistence/entities/assistant';
-import { Run, RunStatus } from '../persistence/entities/run';
-import { assertIdsInOrg } from '../persistence/scoped';
-import { userMessageOf } from './assistant-prompt';
+import type { Caller } from '../caller';
+import { conflict, notFound } from '../../errors';
+import type { PageRequest, Pagination } from '../../persistence/pagination';
+import { ASSISTANT_ID_LISTS, AssistantResourceIds, AssistantRun } from '../../persistence/entities/assistant';
+import { newRunRow, Run, RunStatus } from '../../persistence/entities/run';
+import { assertIdsInOrg } from '../../persistence/scoped';
+import { userMessageOf } from './prompt';
 import { assertAssistantIds, findAssistant } from './assistants';
-import { cancelRunAndWait } from './run-cancellation';
-import { pageRuns, type RunsDeps } from './runs';
-import { createThread, findThread } from './threads';
-import { workflowStart } from '../temporal/contracts';
-import { insertAndStart } from '../temporal/workflow-records';
+import { cancelRunAndWait } from '../runs/cancellation';
+import { type RunsDeps } from '../runs/structure-runs';
+import { pageRuns } from '../runs/code-runs';
+import { createThread } from '../threads';
+import { workflowStart } from '../../temporal/contracts';
+import { insertAndStart } from '../../temporal/workflow-records';
 
 type IdLists = { [K in keyof AssistantResourceIds]?: string[] | null } & {
   [K in keyof AssistantResourceIds as `additional_${K}`]?: string[] | null;
@@ -24,7 +25,7 @@ export interface CreateAssistantRunRequest extends IdLists {
   args?: string[];
   input?: string | null;
   stream?: boolean;
-  /** `provider/model` (see README, Model providers); the configured default when absent. */
+  /** `provider/model` (see docs/assistants.md, Model providers); the configured default when absent. */
   model?: string | null;
   new_thread?: boolean;
   thread_id?: string | null;
@@ -70,11 +71,10 @@ export async function createAssistantRun(deps: RunsDeps, caller: Caller, assista
   } else if (body.new_thread) threadId = (await createThread(deps.ds, caller, { name: `Assistant run ${runId}` })).thread_id;
 
   const now = new Date();
-  const run: Run = {
-    run_id: runId, kind: 'assistant', organization_id: caller.organizationId, resource_id: null, assistant_id: assistant.assistant_id,
-    deployment_id: null, status: 'QUEUED', status_detail: null, args, env_vars: [], input, output: null, output_timestamp: null,
-    started_at: null, completed_at: null, model: body.model ?? null, usage: null, created_by: caller.actor, created_at: now, updated_at: now,
-  };
+  const run = newRunRow({
+    run_id: runId, kind: 'assistant', organization_id: caller.organizationId, assistant_id: assistant.assistant_id, args, input,
+    model: body.model ?? null, created_by: caller.actor,
+  }, now);
   const details: AssistantRun = {
     run_id: runId, thread_id: threadId, stream: body.stream ?? false, ...ids, transcript: [], tool_definitions: null,
   };

@@ -1,0 +1,23 @@
+// What every activity is given (activityDepsFor in src/worker/create-worker.ts builds it, once per worker).
+import type { Client } from '@temporalio/client';
+import type { DataSource } from 'typeorm';
+import type { BlobStore } from '../src/blobs/blob-store';
+import type { Config } from '../src/config';
+import type { ModelDriver } from '../src/drivers/model/types';
+import type { Logger } from '../src/logger';
+import type { Sandbox } from '../src/runtime/sandbox/sandbox';
+import type { SecretBox } from '../src/security/secret-box';
+
+export interface ActivityDeps {
+  ds: DataSource;
+  config: Config;
+  blobs: BlobStore;
+  box: SecretBox;
+  log: Logger;
+  /** For activities that look at other workflows (the reconciler). */
+  temporal: Client;
+  /** Model calls of assistant runs and chat messages (createModelDriver(config.models)). */
+  models: ModelDriver;
+  /** The one path by which user code runs (Sandbox.open at worker start). */
+  sandbox: Sandbox;
+}

@@ -1,0 +1,13 @@
+// Who a service acts for: the authenticated caller (src/api/http/auth.ts makes it from an API key).
+
+/** Who is calling: every query is scoped to `organizationId`. */
+export interface Caller {
+  organizationId: string;
+  /** The user the key acts as; null for organization keys. */
+  userId: string | null;
+  apiKeyId: string;
+  /** Written to `created_by` of records this caller creates: the user id, else the API key id. */
+  actor: string;
+  /** Set for a run's own credential (GT_CLOUD_API_KEY in user code): only that run may be touched. */
+  runId: string | null;
+}
