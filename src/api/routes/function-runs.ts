@@ -3,14 +3,12 @@
 import type { DataSource } from 'typeorm';
 import { RUN_STATUSES, Run } from '../../persistence/entities/run';
 import { iso } from '../../persistence/scoped';
-import {
-  executeFunction, findFunctionRun, functionRunLogs, listFunctionRuns, queryParamsOf, runtimePathsOf,
-} from '../../services/runs/function-runs';
+import { executeFunction, queryParamsOf, runtimePathsOf } from '../../services/runs/function-runs';
 import { functionExecutionError } from '../../errors';
 import { route } from '../http/route';
 import { EnvVarSchema } from './code-resources';
-import { defineSchema, nullableTimestamp, pageOf, timestamp, uuid } from '../schemas/registry';
-import { RunLogsSchema } from './runs';
+import { defineSchema, nullableTimestamp, timestamp, uuid } from '../schemas/registry';
+import { codeRunRecordRoutes } from './code-run-records';
 
 const TAG = 'Function runs';
 
@@ -55,8 +53,6 @@ async function presentAll(ds: DataSource, runs: Run[]) {
 }
 export const presentFunctionRun = async (ds: DataSource, run: Run) => (await presentAll(ds, [run]))[0];
 
-const runPath = { function_run_id: uuid };
-
 for (const method of ['get', 'post'] as const) {
   route({
     operationId: method === 'get' ? 'CreateFunctionExecutionGet' : 'CreateFunctionExecutionPost',
@@ -88,38 +84,10 @@ for (const method of ['get', 'post'] as const) {
   });
 }
 
-route({
-  operationId: 'ListFunctionRuns', method: 'get', path: '/functions/{function_id}/runs', tag: TAG, paged: true,
-  summary: 'Runs of a function, newest first; `status` filters (`status=A,B` or repeated).',
-  params: { function_id: uuid },
-  query: { status: { type: 'array', items: { type: 'string', enum: [...RUN_STATUSES] } } },
-  responses: { 200: { description: 'Runs', schema: pageOf('FunctionRunList', 'function_runs', FunctionRunSchema) } },
-  handler: async ({ deps, caller, params, page, query }) => {
-    const { items, pagination } = await listFunctionRuns(deps.ds, caller, params.function_id, page, query.status);
-    return { status: 200, body: { function_runs: await presentAll(deps.ds, items), pagination } };
+codeRunRecordRoutes({
+  kind: 'function', tag: TAG, schema: FunctionRunSchema, present: presentAll,
+  summaries: {
+    get: 'A function run.',
+    logs: 'The run\'s stdout and stderr lines (a handler\'s prints and tracebacks), in the order they were read.',
   },
-});
-
-route({
-  operationId: 'GetFunctionRun', method: 'get', path: '/function-runs/{function_run_id}', tag: TAG, runScoped: true,
-  summary: 'A function run.', params: runPath,
-  responses: { 200: { description: 'Run', schema: FunctionRunSchema } },
-  handler: async ({ deps, caller, params }) => ({
-    status: 200, body: await presentFunctionRun(deps.ds, await findFunctionRun(deps.ds, caller, params.function_run_id)),
-  }),
-});
-
-route({
-  operationId: 'ListFunctionRunLogs', method: 'get', path: '/function-runs/{function_run_id}/logs', tag: TAG,
-  summary: 'The run\'s stdout and stderr lines (a handler\'s prints and tracebacks), in the order they were read.',
-  params: runPath,
-  responses: {
-    200: {
-      description: 'Log lines',
-      schema: RunLogsSchema,
-    },
-  },
-  handler: async ({ deps, caller, params }) => ({
-    status: 200, body: { logs: await functionRunLogs(deps.ds, caller, params.function_run_id) },
-  }),
 });

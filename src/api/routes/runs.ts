@@ -3,19 +3,13 @@
 import getRawBody from 'raw-body';
 import { RUN_STATUSES, Run } from '../../persistence/entities/run';
 import { iso } from '../../persistence/scoped';
-import {
-  cancelStructureRun, createStructureRun, findStructure, findStructureRun, listStructureRuns, MAX_ARG_BYTES, structureRunLogs,
-} from '../../services/runs/structure-runs';
+import { cancelStructureRun, createStructureRun, findStructure, MAX_ARG_BYTES } from '../../services/runs/structure-runs';
 import { badRequest, conflict, payloadTooLarge } from '../../errors';
 import { route } from '../http/route';
+import { codeRunRecordRoutes } from './code-run-records';
 import { EnvVarSchema, presentCodeResource } from './code-resources';
-import { defineSchema, nullableTimestamp, pageOf, ref, timestamp, uuid } from '../schemas/registry';
+import { defineSchema, nullableTimestamp, ref, timestamp, uuid } from '../schemas/registry';
 
-
-/** `{logs: string[]}` of structure, function and tool runs. */
-export const RunLogsSchema = defineSchema('RunLogs', {
-  type: 'object', required: ['logs'], properties: { logs: { type: 'array', items: { type: 'string' } } },
-});
 const TAG = 'Structure runs';
 
 export const StructureRunSchema = defineSchema('StructureRun', {
@@ -76,27 +70,6 @@ route({
 });
 
 route({
-  operationId: 'ListStructureRuns', method: 'get', path: '/structures/{structure_id}/runs', tag: TAG, paged: true,
-  summary: 'Runs of a structure, newest first; `status` filters (`status=A,B` or repeated).',
-  params: { structure_id: uuid },
-  query: { status: { type: 'array', items: { type: 'string', enum: [...RUN_STATUSES] } } },
-  responses: { 200: { description: 'Runs', schema: pageOf('StructureRunList', 'structure_runs', StructureRunSchema) } },
-  handler: async ({ deps, caller, params, page, query }) => {
-    const { items, pagination } = await listStructureRuns(deps.ds, caller, params.structure_id, page, query.status);
-    return { status: 200, body: { structure_runs: items.map(presentStructureRun), pagination } };
-  },
-});
-
-route({
-  operationId: 'GetStructureRun', method: 'get', path: '/structure-runs/{structure_run_id}', tag: TAG, runScoped: true,
-  summary: 'A structure run. A run\'s own credential (GT_CLOUD_API_KEY) may read it.', params: runPath,
-  responses: { 200: { description: 'Run', schema: StructureRunSchema } },
-  handler: async ({ deps, caller, params }) => ({
-    status: 200, body: presentStructureRun(await findStructureRun(deps.ds, caller, params.structure_run_id)),
-  }),
-});
-
-route({
   operationId: 'CancelStructureRun', method: 'post', path: '/structure-runs/{structure_run_id}/cancel', tag: TAG,
   summary: 'Stops the run\'s process group and ends it CANCELLED; answers once that is recorded (waits up to 10 s, then '
     + 'answers with the current record). 200 again for a CANCELLED run; 409 for a run that ended otherwise.',
@@ -104,22 +77,6 @@ route({
   responses: { 200: { description: 'Run', schema: StructureRunSchema } },
   handler: async ({ deps, caller, params }) => ({
     status: 200, body: presentStructureRun(await cancelStructureRun(deps, caller, params.structure_run_id)),
-  }),
-});
-
-route({
-  operationId: 'ListStructureRunLogs', method: 'get', path: '/structure-runs/{structure_run_id}/logs', tag: TAG,
-  summary: 'The run\'s stdout and stderr lines, in the order they were read (interleaved; lines over 16 384 characters '
-    + 'are split). At most RUN_LOG_LIMIT_BYTES per run.',
-  params: runPath,
-  responses: {
-    200: {
-      description: 'Log lines',
-      schema: RunLogsSchema,
-    },
-  },
-  handler: async ({ deps, caller, params }) => ({
-    status: 200, body: { logs: await structureRunLogs(deps.ds, caller, params.structure_run_id) },
   }),
 });
 
@@ -163,3 +120,12 @@ for (const method of ['get', 'post'] as const) {
     },
   });
 }
+
+codeRunRecordRoutes({
+  kind: 'structure', tag: TAG, schema: StructureRunSchema, present: (_ds, runs) => runs.map(presentStructureRun),
+  summaries: {
+    get: 'A structure run. A run\'s own credential (GT_CLOUD_API_KEY) may read it.',
+    logs: 'The run\'s stdout and stderr lines, in the order they were read (interleaved; lines over 16 384 characters '
+    + 'are split). At most RUN_LOG_LIMIT_BYTES per run.',
+  },
+});

@@ -6,11 +6,10 @@ import { RUN_STATUSES, Run } from '../../persistence/entities/run';
 import { iso } from '../../persistence/scoped';
 import type { DataSource } from 'typeorm';
 import { runtimePathsOf } from '../../services/runs/function-runs';
-import { findRunOfKind, listRunsOfKind, runLogsOfKind } from '../../services/runs/code-runs';
 import { describeTool, runToolActivity, ToolCallResult, ToolDescription, toolOpenApi } from '../../services/runs/tool-runs';
 import { route } from '../http/route';
-import { defineSchema, nullableTimestamp, pageOf, timestamp, uuid } from '../schemas/registry';
-import { RunLogsSchema } from './runs';
+import { defineSchema, nullableTimestamp, timestamp, uuid } from '../schemas/registry';
+import { codeRunRecordRoutes } from './code-run-records';
 
 const TAG = 'Tool runs';
 
@@ -85,40 +84,10 @@ route({
   },
 });
 
-route({
-  operationId: 'ListToolRuns', method: 'get', path: '/tools/{tool_id}/runs', tag: TAG, paged: true,
-  summary: 'Runs of a tool, newest first; `status` filters (`status=A,B` or repeated).',
-  params: { tool_id: uuid },
-  query: { status: { type: 'array', items: { type: 'string', enum: [...RUN_STATUSES] } } },
-  responses: { 200: { description: 'Runs', schema: pageOf('ToolRunList', 'tool_runs', ToolRunSchema) } },
-  handler: async ({ deps, caller, params, page, query }) => {
-    const { items, pagination } = await listRunsOfKind(deps.ds, caller, 'tool', params.tool_id, page, query.status);
-    return { status: 200, body: { tool_runs: await presentAll(deps.ds, items), pagination } };
+codeRunRecordRoutes({
+  kind: 'tool', tag: TAG, schema: ToolRunSchema, present: presentAll,
+  summaries: {
+    get: 'A tool run.',
+    logs: 'The run\'s stdout and stderr lines (an activity\'s prints and tracebacks), in the order they were read.',
   },
-});
-
-const runPath = { tool_run_id: uuid };
-
-route({
-  operationId: 'GetToolRun', method: 'get', path: '/tool-runs/{tool_run_id}', tag: TAG, runScoped: true,
-  summary: 'A tool run.', params: runPath,
-  responses: { 200: { description: 'Run', schema: ToolRunSchema } },
-  handler: async ({ deps, caller, params }) => ({
-    status: 200, body: (await presentAll(deps.ds, [await findRunOfKind(deps.ds, caller, 'tool', params.tool_run_id)]))[0],
-  }),
-});
-
-route({
-  operationId: 'ListToolRunLogs', method: 'get', path: '/tool-runs/{tool_run_id}/logs', tag: TAG,
-  summary: 'The run\'s stdout and stderr lines (an activity\'s prints and tracebacks), in the order they were read.',
-  params: runPath,
-  responses: {
-    200: {
-      description: 'Log lines',
-      schema: RunLogsSchema,
-    },
-  },
-  handler: async ({ deps, caller, params }) => ({
-    status: 200, body: { logs: await runLogsOfKind(deps.ds, caller, 'tool', params.tool_run_id) },
-  }),
 });

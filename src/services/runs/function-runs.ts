@@ -4,12 +4,10 @@
 import path from 'node:path';
 import type { DataSource } from 'typeorm';
 import type { Caller } from '../caller';
-import type { PageRequest } from '../../persistence/pagination';
 import { CodeResource, Run } from '../../persistence/entities';
-import { RunStatus } from '../../persistence/entities/run';
 import { readManifest } from '../../runtime/manifest';
 import { isTerminal } from './lifecycle';
-import { findResourceOfKind, findRunOfKind, listRunsOfKind, runLogsOfKind } from './code-runs';
+import { findResourceOfKind } from './code-runs';
 import { RunsDeps, startRun } from './structure-runs';
 import { waitFor } from '../../temporal/workflow-records';
 
@@ -20,7 +18,6 @@ export interface FunctionInput {
 }
 
 export const findFunction = (ds: DataSource, caller: Caller, functionId: string) => findResourceOfKind(ds, caller, 'function', functionId);
-export const findFunctionRun = (ds: DataSource, caller: Caller, runId: string) => findRunOfKind(ds, caller, 'function', runId);
 
 /** Query parameters as handlers see them: strings; a repeated key keeps its last value. */
 export function queryParamsOf(query: Record<string, string | string[] | undefined>): Record<string, string> {
@@ -53,10 +50,6 @@ export async function startAndWait(deps: RunsDeps, caller: Caller, resource: Cod
   );
 }
 
-export const listFunctionRuns = (ds: DataSource, caller: Caller, functionId: string, page: PageRequest, statuses: RunStatus[] | undefined) =>
-  listRunsOfKind(ds, caller, 'function', functionId, page, statuses);
-
-export const functionRunLogs = (ds: DataSource, caller: Caller, runId: string) => runLogsOfKind(ds, caller, 'function', runId);
 
 /** Build directories are immutable, so a deployment's runtime path never changes once read. */
 const runtimePathCache = new Map<string, string>();

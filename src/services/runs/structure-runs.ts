@@ -5,15 +5,14 @@ import type { Client } from '@temporalio/client';
 import { DataSource } from 'typeorm';
 import type { Caller } from '../caller';
 import { badRequest, conflict } from '../../errors';
-import type { PageRequest } from '../../persistence/pagination';
 import { assertSecretRefs } from '../../persistence/scoped';
 import type { Config } from '../../config';
 import { CodeResource, Run } from '../../persistence/entities';
 import type { EnvVar } from '../../persistence/entities/code-resource';
-import { newRunRow, RunStatus } from '../../persistence/entities/run';
+import { newRunRow } from '../../persistence/entities/run';
 import { latestSuccessfulDeployment } from '../deployments';
 import { cancelRunAndWait } from './cancellation';
-import { findResourceOfKind, findRunOfKind, listRunsOfKind, runLogsOfKind } from './code-runs';
+import { findResourceOfKind, findRunOfKind } from './code-runs';
 import { workflowStart } from '../../temporal/contracts';
 import { insertAndStart } from '../../temporal/workflow-records';
 
@@ -102,12 +101,9 @@ export async function startRun(
   });
 }
 
-export const listStructureRuns = (ds: DataSource, caller: Caller, structureId: string, page: PageRequest, statuses: RunStatus[] | undefined) =>
-  listRunsOfKind(ds, caller, 'structure', structureId, page, statuses);
-
 /** Cancels a structure run: see cancelRunAndWait. */
 export async function cancelStructureRun(deps: RunsDeps, caller: Caller, runId: string): Promise<Run> {
   return cancelRunAndWait(deps, caller, await findStructureRun(deps.ds, caller, runId));
 }
 
-export const structureRunLogs = (ds: DataSource, caller: Caller, runId: string) => runLogsOfKind(ds, caller, 'structure', runId);
+
