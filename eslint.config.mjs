@@ -14,22 +14,36 @@ export default tseslint.config(
   },
   {
     // The domain never depends on the HTTP layer: services throw errors the api renders.
-    files: ['src/services/**/*.ts', 'src/persistence/**/*.ts', 'src/temporal/**/*.ts', 'src/runtime/**/*.ts', 'activities/**/*.ts'],
+    files: [
+      'src/services/**/*.ts',
+      'src/persistence/**/*.ts',
+      'src/temporal/**/*.ts',
+      'src/runtime/**/*.ts',
+      'activities/**/*.ts',
+    ],
     rules: {
-      'no-restricted-imports': ['error', { patterns: [{ group: ['**/api', '**/api/**'], message: 'only src/api imports the HTTP layer' }] }],
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['**/api', '**/api/**'], message: 'only src/api imports the HTTP layer' }] },
+      ],
     },
   },
   {
     // Workflow code is deterministic and bundled alone: values only from the SDK, its own folder and the contracts.
     files: ['workflows/**/*.ts'],
     rules: {
-      '@typescript-eslint/no-restricted-imports': ['error', {
-        patterns: [{
-          regex: '^(?!@temporalio/workflow$|\\./[\\w-]+$|\\.\\./src/temporal/contracts$)',
-          allowTypeImports: true,
-          message: 'workflows import values only from @temporalio/workflow, workflows/ and src/temporal/contracts',
-        }],
-      }],
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^(?!@temporalio/workflow$|\\./[\\w-]+$|\\.\\./src/temporal/contracts$)',
+              allowTypeImports: true,
+              message: 'workflows import values only from @temporalio/workflow, workflows/ and src/temporal/contracts',
+            },
+          ],
+        },
+      ],
     },
   },
 );

@@ -10,7 +10,13 @@ import { CodeResource } from '../src/persistence/entities/code-resource';
 import { ModelUsage, Run, RunStatus } from '../src/persistence/entities/run';
 import { iso } from '../src/persistence/scoped';
 import {
-  assistantToolDefinitions, DescribedTool, offeredTools, promptTurns, resultText, textArtifact, userMessageOf,
+  assistantToolDefinitions,
+  DescribedTool,
+  offeredTools,
+  promptTurns,
+  resultText,
+  textArtifact,
+  userMessageOf,
 } from '../src/services/assistants/prompt';
 import { latestSuccessfulDeployment } from '../src/services/deployments';
 import { queuedCodeRun } from '../src/services/runs/structure-runs';
@@ -65,23 +71,40 @@ async function cachedDescription(ds: DataSource, tool: CodeResource): Promise<De
 }
 
 function chunkEvent(delta: CompletionDelta): NewEvent {
-  const payload = delta.kind === 'text'
-    ? { type: 'TextChunkEvent', id: griptapeId(), timestamp: now(), meta: {}, index: 0, token: delta.text }
-    : {
-      type: 'ActionChunkEvent', id: griptapeId(), timestamp: now(), meta: {}, index: delta.index,
-      partial_input: delta.argumentsPart, tag: delta.id ?? null, name: delta.name ?? null, path: null,
-    };
+  const payload =
+    delta.kind === 'text'
+      ? { type: 'TextChunkEvent', id: griptapeId(), timestamp: now(), meta: {}, index: 0, token: delta.text }
+      : {
+          type: 'ActionChunkEvent',
+          id: griptapeId(),
+          timestamp: now(),
+          meta: {},
+          index: delta.index,
+          partial_input: delta.argumentsPart,
+          tag: delta.id ?? null,
+          name: delta.name ?? null,
+          path: null,
+        };
   return { type: payload.type, origin: 'ASSISTANT', payload };
 }
 
 /** Adds an entry to the transcript unless one for the same step and role (and tool call) is there already. */
 async function appendTranscript(em: EntityManager, runId: string, entry: TranscriptEntry): Promise<boolean> {
   const [row]: Array<{ transcript: TranscriptEntry[] }> = await em.query(
-    `SELECT transcript FROM assistant_runs WHERE run_id = $1 FOR UPDATE`, [runId]);
-  const exists = row.transcript.some((t) => t.step === entry.step && t.role === entry.role
-    && (entry.role !== 'tool' || (t.role === 'tool' && t.toolCallId === entry.toolCallId)));
+    `SELECT transcript FROM assistant_runs WHERE run_id = $1 FOR UPDATE`,
+    [runId],
+  );
+  const exists = row.transcript.some(
+    (t) =>
+      t.step === entry.step &&
+      t.role === entry.role &&
+      (entry.role !== 'tool' || (t.role === 'tool' && t.toolCallId === entry.toolCallId)),
+  );
   if (exists) return false;
-  await em.query(`UPDATE assistant_runs SET transcript = transcript || $2::jsonb WHERE run_id = $1`, [runId, JSON.stringify([entry])]);
+  await em.query(`UPDATE assistant_runs SET transcript = transcript || $2::jsonb WHERE run_id = $1`, [
+    runId,
+    JSON.stringify([entry]),
+  ]);
   return true;
 }
 
@@ -145,25 +168,48 @@ export function createAssistantRunActivities(deps: ActivityDeps) {
         target = definition.target;
         if (target.kind === 'structure') {
           const given = (parsed as { args?: unknown } | null)?.args ?? [];
-          if (!Array.isArray(given) || !given.every((a) => typeof a === 'string')) return { error: '`args` must be an array of strings' };
+          if (!Array.isArray(given) || !given.every((a) => typeof a === 'string'))
+            return { error: '`args` must be an array of strings' };
           args = given;
         } else {
           childInput = { activity: target.activity, params: parsed ?? {} };
         }
       }
-      const resource = await ds.getRepository(CodeResource).findOneBy({ resource_id: target.id, organization_id: run.organization_id });
+      const resource = await ds
+        .getRepository(CodeResource)
+        .findOneBy({ resource_id: target.id, organization_id: run.organization_id });
       if (!resource) return { error: `The ${target.kind} ${target.id} no longer exists` };
       const row = await queuedCodeRun(ds, resource, {
-        runId: input.childRunId, organizationId: run.organization_id, createdBy: run.created_by, args, envVars: [], input: childInput,
+        runId: input.childRunId,
+        organizationId: run.organization_id,
+        createdBy: run.created_by,
+        args,
+        envVars: [],
+        input: childInput,
       });
       if (!row) return { error: `The ${resource.kind} "${resource.name}" has no successful deployment` };
       await ds.transaction(async (em) => {
-        const inserted = await em.createQueryBuilder().insert().into(Run).values(row as QueryDeepPartialEntity<Run>).orIgnore().execute();
+        const inserted = await em
+          .createQueryBuilder()
+          .insert()
+          .into(Run)
+          .values(row as QueryDeepPartialEntity<Run>)
+          .orIgnore()
+          .execute();
         if (call && inserted.identifiers.length) {
-          await appendEvents(em, run.run_id, [{
-            type: 'AssistantToolCallStarted', origin: 'SYSTEM',
-            payload: { tool_call_id: call.id, name: call.name, kind: resource.kind, [`${resource.kind}_id`]: resource.resource_id, run_id: input.childRunId },
-          }]);
+          await appendEvents(em, run.run_id, [
+            {
+              type: 'AssistantToolCallStarted',
+              origin: 'SYSTEM',
+              payload: {
+                tool_call_id: call.id,
+                name: call.name,
+                kind: resource.kind,
+                [`${resource.kind}_id`]: resource.resource_id,
+                run_id: input.childRunId,
+              },
+            },
+          ]);
         }
       });
       return {
@@ -178,12 +224,19 @@ export function createAssistantRunActivities(deps: ActivityDeps) {
      * The functions offered to the model (stored on the run), then → RUNNING with the assistant's
      * StartStructureRunEvent. An ending when a tool could not be described.
      */
-    async resolveAssistantTools(input: { runId: string; failures: Array<{ toolId: string; error: string }> }): Promise<RunEnding | undefined> {
+    async resolveAssistantTools(input: {
+      runId: string;
+      failures: Array<{ toolId: string; error: string }>;
+    }): Promise<RunEnding | undefined> {
       const loaded = await loadRun(ds, input.runId);
       if (!loaded) return { status: 'ERROR', reason: 'AlreadyEnded', error: 'The run no longer exists' };
       const { run, details } = loaded;
       const resources = await ds.getRepository(CodeResource).findBy(
-        [...details.structure_ids, ...details.tool_ids].map((id) => ({ resource_id: id, organization_id: run.organization_id })));
+        [...details.structure_ids, ...details.tool_ids].map((id) => ({
+          resource_id: id,
+          organization_id: run.organization_id,
+        })),
+      );
       const byId = new Map(resources.map((r) => [r.resource_id, r]));
       const described: DescribedTool[] = [];
       for (const toolId of details.tool_ids) {
@@ -192,7 +245,8 @@ export function createAssistantRunActivities(deps: ActivityDeps) {
         if (!description) {
           const failure = input.failures.find((f) => f.toolId === toolId)?.error;
           return {
-            status: 'FAILED', reason: 'ToolUnavailable',
+            status: 'FAILED',
+            reason: 'ToolUnavailable',
             error: `Tool ${tool ? `"${tool.name}" ` : ''}${toolId} could not be described${failure ? `: ${failure}` : ' (see its tool runs)'}`,
           };
         }
@@ -204,17 +258,26 @@ export function createAssistantRunActivities(deps: ActivityDeps) {
       });
       const definitions = assistantToolDefinitions(structures, described);
       await ds.transaction(async (em) => {
-        await em.query(`UPDATE assistant_runs SET tool_definitions = $2::jsonb WHERE run_id = $1`, [run.run_id, JSON.stringify(definitions)]);
+        await em.query(`UPDATE assistant_runs SET tool_definitions = $2::jsonb WHERE run_id = $1`, [
+          run.run_id,
+          JSON.stringify(definitions),
+        ]);
         const startedAt = new Date();
         const moved = await transitionRun(em, run.run_id, 'RUNNING', { started_at: startedAt });
         if (!moved) return;
         await appendEvents(em, run.run_id, [
           { type: 'StructureRunRunning', origin: 'SYSTEM', payload: { status: 'RUNNING', started_at: iso(startedAt) } },
           {
-            type: 'StartStructureRunEvent', origin: 'ASSISTANT',
+            type: 'StartStructureRunEvent',
+            origin: 'ASSISTANT',
             payload: {
-              type: 'StartStructureRunEvent', id: griptapeId(), timestamp: now(), meta: {}, structure_id: run.assistant_id,
-              input_task_input: textArtifact(userMessageOfRun(run), griptapeId()), input_task_output: null,
+              type: 'StartStructureRunEvent',
+              id: griptapeId(),
+              timestamp: now(),
+              meta: {},
+              structure_id: run.assistant_id,
+              input_task_input: textArtifact(userMessageOfRun(run), griptapeId()),
+              input_task_output: null,
             },
           },
         ]);
@@ -230,10 +293,13 @@ export function createAssistantRunActivities(deps: ActivityDeps) {
      */
     async assistantModelStep(input: { runId: string; step: number }): Promise<ModelStepResult> {
       const loaded = await loadRun(ds, input.runId);
-      if (!loaded || isTerminal(loaded.run.status)) throw ApplicationFailure.nonRetryable('The run already ended', 'AlreadyEnded');
+      if (!loaded || isTerminal(loaded.run.status))
+        throw ApplicationFailure.nonRetryable('The run already ended', 'AlreadyEnded');
       const { run, details } = loaded;
       const resultOf = (turn: TranscriptEntry): ModelStepResult =>
-        turn.role === 'assistant' && turn.toolCalls?.length ? { kind: 'tool-calls', toolCallIds: turn.toolCalls.map((c) => c.id) } : { kind: 'answer' };
+        turn.role === 'assistant' && turn.toolCalls?.length
+          ? { kind: 'tool-calls', toolCallIds: turn.toolCalls.map((c) => c.id) }
+          : { kind: 'answer' };
       const recorded = details.transcript.find((t) => t.step === input.step && t.role === 'assistant');
       if (recorded) return resultOf(recorded);
 
@@ -244,8 +310,14 @@ export function createAssistantRunActivities(deps: ActivityDeps) {
         transcript: details.transcript,
       });
       const completion = await callModel(
-        deps, run.run_id,
-        { model: run.model ?? undefined, turns, tools: offeredTools(details.tool_definitions ?? []), stream: details.stream },
+        deps,
+        run.run_id,
+        {
+          model: run.model ?? undefined,
+          turns,
+          tools: offeredTools(details.tool_definitions ?? []),
+          stream: details.stream,
+        },
         (delta) => [chunkEvent(delta)],
       );
       const turn: TranscriptEntry = completion.toolCalls.length
@@ -257,29 +329,49 @@ export function createAssistantRunActivities(deps: ActivityDeps) {
           input_tokens: (run.usage?.input_tokens ?? 0) + completion.usage.input_tokens,
           output_tokens: (run.usage?.output_tokens ?? 0) + completion.usage.output_tokens,
         };
-        const output = completion.toolCalls.length ? {} : { output: textArtifact(completion.text, griptapeId()), output_timestamp: now() };
+        const output = completion.toolCalls.length
+          ? {}
+          : { output: textArtifact(completion.text, griptapeId()), output_timestamp: now() };
         // Not status changes: data the run reports about itself (usage, the model that answered, the answer).
-        await em.createQueryBuilder().update(Run).set({ usage, model: completion.model, updated_at: new Date(), ...output } as object)
-          .where({ run_id: run.run_id }).execute();
+        await em
+          .createQueryBuilder()
+          .update(Run)
+          .set({ usage, model: completion.model, updated_at: new Date(), ...output } as object)
+          .where({ run_id: run.run_id })
+          .execute();
       });
       return resultOf(turn);
     },
 
     /** The result of one function call (a child run, or why there was none) joins the transcript. Idempotent. */
-    async recordToolCallResult(input: { runId: string; step: number; toolCallId: string; childRunId: string; error?: string }): Promise<void> {
+    async recordToolCallResult(input: {
+      runId: string;
+      step: number;
+      toolCallId: string;
+      childRunId: string;
+      error?: string;
+    }): Promise<void> {
       const child = input.error ? null : await ds.getRepository(Run).findOneBy({ run_id: input.childRunId });
       const content = input.error ? `Error: ${input.error}` : childResult(child);
       await ds.transaction(async (em) => {
-        const added = await appendTranscript(em, input.runId, { role: 'tool', toolCallId: input.toolCallId, content, step: input.step });
+        const added = await appendTranscript(em, input.runId, {
+          role: 'tool',
+          toolCallId: input.toolCallId,
+          content,
+          step: input.step,
+        });
         if (!added) return;
-        await appendEvents(em, input.runId, [{
-          type: 'AssistantToolCallCompleted', origin: 'SYSTEM',
-          payload: {
-            tool_call_id: input.toolCallId,
-            ...(child ? { run_id: child.run_id, status: child.status } : {}),
-            ...(input.error || child?.status !== 'SUCCEEDED' ? { error: content } : {}),
+        await appendEvents(em, input.runId, [
+          {
+            type: 'AssistantToolCallCompleted',
+            origin: 'SYSTEM',
+            payload: {
+              tool_call_id: input.toolCallId,
+              ...(child ? { run_id: child.run_id, status: child.status } : {}),
+              ...(input.error || child?.status !== 'SUCCEEDED' ? { error: content } : {}),
+            },
           },
-        }]);
+        ]);
       });
     },
 
@@ -292,16 +384,27 @@ export function createAssistantRunActivities(deps: ActivityDeps) {
         if (run.status !== 'SUCCEEDED') return;
         const details = await em.getRepository(AssistantRun).findOneByOrFail({ run_id: run.run_id });
         const userMessage = userMessageOfRun(run);
-        await appendEvents(em, run.run_id, [{
-          type: 'FinishStructureRunEvent', origin: 'ASSISTANT',
-          payload: {
-            type: 'FinishStructureRunEvent', id: griptapeId(), timestamp: now(), meta: {}, structure_id: run.assistant_id,
-            output_task_input: textArtifact(userMessage, griptapeId()), output_task_output: run.output,
+        await appendEvents(em, run.run_id, [
+          {
+            type: 'FinishStructureRunEvent',
+            origin: 'ASSISTANT',
+            payload: {
+              type: 'FinishStructureRunEvent',
+              id: griptapeId(),
+              timestamp: now(),
+              meta: {},
+              structure_id: run.assistant_id,
+              output_task_input: textArtifact(userMessage, griptapeId()),
+              output_task_output: run.output,
+            },
           },
-        }]);
+        ]);
         if (details.thread_id) {
           await appendThreadMessage(em, run.organization_id, details.thread_id, {
-            input: userMessage, output: resultText(run.output), metadata: { assistant_run_id: run.run_id }, createdBy: run.created_by,
+            input: userMessage,
+            output: resultText(run.output),
+            metadata: { assistant_run_id: run.run_id },
+            createdBy: run.created_by,
           });
         }
       });

@@ -3,7 +3,6 @@ import path from 'node:path';
 import type { ActivityDeps } from './deps';
 import { isUuid } from '../src/ids';
 
-
 /** Bytes under `dir` (files and symlinks themselves, not what links point at). */
 async function sizeOf(dir: string): Promise<number> {
   let total = 0;
@@ -70,7 +69,10 @@ export function createBuildCleanupActivities(deps: ActivityDeps) {
           // No row: its resource was deleted (rows cascade) -- or a row is being inserted right now, so wait
           // out the grace period on the directory itself.
           const stat = await fs.stat(dir).catch(() => null);
-          if (!stat || stat.mtimeMs >= cutoff) { result.kept++; continue; }
+          if (!stat || stat.mtimeMs >= cutoff) {
+            result.kept++;
+            continue;
+          }
           orphan = true;
         } else if (!byId.get(id)) {
           result.kept++;
@@ -90,7 +92,10 @@ export function createBuildCleanupActivities(deps: ActivityDeps) {
             [id],
           );
           const affected = Array.isArray(released[0]) ? (released[0] as unknown[]).length : released.length;
-          if (!affected) { result.kept++; continue; }
+          if (!affected) {
+            result.kept++;
+            continue;
+          }
         }
         const bytes = await sizeOf(dir);
         await fs.rm(dir, { recursive: true, force: true });

@@ -6,7 +6,14 @@ import { ApplicationFailure } from '@temporalio/activity';
 import type { ActivityDeps } from './deps';
 import { Run, RunStatus, RUN_TERMINAL } from '../src/persistence/entities/run';
 import {
-  answerMessage, CHAT_DELTA_EVENT, ChatRequestError, deltaMessage, ModelAnswerError, toCompletionRequest, usageDeltaMessage, withoutNul,
+  answerMessage,
+  CHAT_DELTA_EVENT,
+  ChatRequestError,
+  deltaMessage,
+  ModelAnswerError,
+  toCompletionRequest,
+  usageDeltaMessage,
+  withoutNul,
 } from '../src/services/chat/mapping';
 import type { ChatRunInput } from '../src/services/chat/messages';
 import { finishRun, isTerminal, markRunning, markStarting, RunEnding } from '../src/services/runs/lifecycle';
@@ -31,7 +38,8 @@ export function createChatMessageActivities(deps: ActivityDeps) {
      */
     async chatModelCall(input: { runId: string }): Promise<void> {
       const run = await ds.getRepository(Run).findOneBy({ run_id: input.runId, kind: 'chat' });
-      if (!run || isTerminal(run.status)) throw ApplicationFailure.nonRetryable('The exchange already ended', 'AlreadyEnded');
+      if (!run || isTerminal(run.status))
+        throw ApplicationFailure.nonRetryable('The exchange already ended', 'AlreadyEnded');
       if (run.output != null) return;
       const { stream, request } = run.input as ChatRunInput;
       let mapped: ReturnType<typeof toCompletionRequest>;
@@ -55,12 +63,22 @@ export function createChatMessageActivities(deps: ActivityDeps) {
       }
       await ds.transaction(async (em) => {
         // Not a status change: the answer the exchange reports (the workflow's terminal write follows).
-        const updated = await em.createQueryBuilder().update(Run)
-          .set({ output: message, output_timestamp: Date.now() / 1000, usage: completion.usage, model: completion.model, updated_at: new Date() } as object)
+        const updated = await em
+          .createQueryBuilder()
+          .update(Run)
+          .set({
+            output: message,
+            output_timestamp: Date.now() / 1000,
+            usage: completion.usage,
+            model: completion.model,
+            updated_at: new Date(),
+          } as object)
           .where('run_id = :id AND status NOT IN (:...terminal)', { id: run.run_id, terminal: RUN_TERMINAL })
           .execute();
         if (stream && updated.affected) {
-          await appendEvents(em, run.run_id, [{ type: CHAT_DELTA_EVENT, origin: 'ASSISTANT', payload: usageDeltaMessage(completion.usage) }]);
+          await appendEvents(em, run.run_id, [
+            { type: CHAT_DELTA_EVENT, origin: 'ASSISTANT', payload: usageDeltaMessage(completion.usage) },
+          ]);
         }
       });
     },

@@ -34,25 +34,47 @@ function cleanUpLeftover(marker: ProcessMarker | undefined, runId: string): void
   } catch {
     // gone already, or not ours to read
   }
-  if (typeof marker.home === 'string' && path.basename(marker.home).startsWith(RUN_HOME_PREFIX) && path.dirname(marker.home) === os.tmpdir()) {
+  if (
+    typeof marker.home === 'string' &&
+    path.basename(marker.home).startsWith(RUN_HOME_PREFIX) &&
+    path.dirname(marker.home) === os.tmpdir()
+  ) {
     fs.rmSync(marker.home, { recursive: true, force: true });
   }
 }
 
-function endingOf(outcome: SupervisedOutcome, logLimitBytes: number, { cpuSeconds, fileBytes }: { cpuSeconds: number; fileBytes: number }): RunEnding {
+function endingOf(
+  outcome: SupervisedOutcome,
+  logLimitBytes: number,
+  { cpuSeconds, fileBytes }: { cpuSeconds: number; fileBytes: number },
+): RunEnding {
   switch (outcome.kind) {
     case 'start-failed':
       return { status: 'ERROR', reason: 'StartFailed', error: `The process could not be started: ${outcome.message}` };
     case 'log-limit':
-      return { status: 'ERROR', reason: 'LogLimitExceeded', error: `Log limit exceeded: the run wrote more than ${logLimitBytes} bytes to stdout and stderr` };
+      return {
+        status: 'ERROR',
+        reason: 'LogLimitExceeded',
+        error: `Log limit exceeded: the run wrote more than ${logLimitBytes} bytes to stdout and stderr`,
+      };
     case 'not-wanted':
       return { status: 'ERROR', reason: 'AlreadyEnded', error: 'The run ended before its process started' };
     case 'exited': {
       const { code, signal } = outcome.status;
       if (code === 0) return { status: 'SUCCEEDED', exitCode: 0, message: null };
       if (code !== null) return { status: 'FAILED', exitCode: code, message: `The process exited with code ${code}` };
-      if (signal === 'SIGXCPU') return { status: 'ERROR', reason: 'CpuLimitExceeded', error: `The process used more than its CPU time limit of ${cpuSeconds} s` };
-      if (signal === 'SIGXFSZ') return { status: 'ERROR', reason: 'FileSizeLimitExceeded', error: `The process wrote a file larger than its limit of ${fileBytes} bytes` };
+      if (signal === 'SIGXCPU')
+        return {
+          status: 'ERROR',
+          reason: 'CpuLimitExceeded',
+          error: `The process used more than its CPU time limit of ${cpuSeconds} s`,
+        };
+      if (signal === 'SIGXFSZ')
+        return {
+          status: 'ERROR',
+          reason: 'FileSizeLimitExceeded',
+          error: `The process wrote a file larger than its limit of ${fileBytes} bytes`,
+        };
       // Shell convention for a death by signal (e.g. 137 for SIGKILL, which is also what an OOM kill looks like).
       const number = os.constants.signals[signal as NodeJS.Signals] ?? 0;
       return { status: 'FAILED', exitCode: 128 + number, message: `The process was killed by ${signal}` };
@@ -82,10 +104,15 @@ export function createCodeRunActivities(deps: ActivityDeps) {
     async executeCodeRun(input: { runId: string }): Promise<RunEnding> {
       const ctx = Context.current();
       const run = await ds.getRepository(Run).findOneBy({ run_id: input.runId });
-      if (!run || isTerminal(run.status)) return { status: 'ERROR', reason: 'AlreadyEnded', error: 'The run already ended' };
+      if (!run || isTerminal(run.status))
+        return { status: 'ERROR', reason: 'AlreadyEnded', error: 'The run already ended' };
       if (run.status === 'RUNNING') {
         cleanUpLeftover(ctx.info.heartbeatDetails as ProcessMarker | undefined, run.run_id);
-        return { status: 'ERROR', reason: 'WorkerLost', error: 'The worker running this run stopped; the run was not restarted' };
+        return {
+          status: 'ERROR',
+          reason: 'WorkerLost',
+          error: 'The worker running this run stopped; the run was not restarted',
+        };
       }
 
       let prepared;
@@ -102,10 +129,15 @@ export function createCodeRunActivities(deps: ActivityDeps) {
         const outcome = await superviseUserProcess({
           command: prepared.command,
           env: prepared.env,
-          isolate: (command) => sandbox.wrap({
-            ...command, home: prepared.home, identity, memoryBytes: config.runLimits.memoryMb * 1024 * 1024,
-            readOnly: [prepared.buildPath, ...prepared.inputFiles], writable: prepared.resultFile ? [prepared.resultFile] : [],
-          }),
+          isolate: (command) =>
+            sandbox.wrap({
+              ...command,
+              home: prepared.home,
+              identity,
+              memoryBytes: config.runLimits.memoryMb * 1024 * 1024,
+              readOnly: [prepared.buildPath, ...prepared.inputFiles],
+              writable: prepared.resultFile ? [prepared.resultFile] : [],
+            }),
           logLimitBytes: config.runLimits.logBytes,
           killGraceMs: config.runProcess.killGraceMs,
           // A database outage is waited out rather than losing log lines, or stopping a started process

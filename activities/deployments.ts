@@ -20,8 +20,18 @@ import { waitFor } from '../src/temporal/workflow-records';
 import type { DeploymentInput } from '../src/temporal/contracts';
 
 export type DeploymentOutcome =
-  | { status: 'SUCCEEDED'; buildPath: string; codeSource: Record<string, unknown>; fingerprint: string | null; detail: Record<string, unknown> }
-  | { status: 'FAILED' | 'ERROR'; detail: { reason: string; message: string; build_output_tail?: string }; codeSource?: Record<string, unknown> };
+  | {
+      status: 'SUCCEEDED';
+      buildPath: string;
+      codeSource: Record<string, unknown>;
+      fingerprint: string | null;
+      detail: Record<string, unknown>;
+    }
+  | {
+      status: 'FAILED' | 'ERROR';
+      detail: { reason: string; message: string; build_output_tail?: string };
+      codeSource?: Record<string, unknown>;
+    };
 
 /** Bytes of build output kept in status_detail.build_output_tail. */
 const OUTPUT_TAIL_BYTES = 4096;
@@ -43,12 +53,15 @@ export function createDeploymentActivities({ ds, config, blobs, box, log, sandbo
     async beginDeployment(input: { deploymentId: string }): Promise<boolean> {
       // Locked and read first, waiting for a row committed just after the workflow started (as runs do).
       const status = await waitFor(
-        () => ds.transaction(async (em) => {
-          const [row]: Array<{ status: DeploymentStatus }> = await em.query(
-            `SELECT status FROM deployments WHERE deployment_id = $1 FOR UPDATE`, [input.deploymentId]);
-          if (row?.status === 'QUEUED') await transitionDeployment(em, input.deploymentId, 'DEPLOYING');
-          return row?.status;
-        }),
+        () =>
+          ds.transaction(async (em) => {
+            const [row]: Array<{ status: DeploymentStatus }> = await em.query(
+              `SELECT status FROM deployments WHERE deployment_id = $1 FOR UPDATE`,
+              [input.deploymentId],
+            );
+            if (row?.status === 'QUEUED') await transitionDeployment(em, input.deploymentId, 'DEPLOYING');
+            return row?.status;
+          }),
         (s) => s !== undefined,
         ROW_VISIBLE_WAIT_MS,
       );
@@ -68,7 +81,9 @@ export function createDeploymentActivities({ ds, config, blobs, box, log, sandbo
       await fs.mkdir(buildPath, { recursive: true });
       // Sandboxed code may pass through the builds root to its own build, never list it.
       if (sandbox.enabled) await fs.chmod(config.buildDir, 0o711);
-      const token = input.sealedAccessToken ? openAccessToken(box, input.deploymentId, input.sealedAccessToken) : undefined;
+      const token = input.sealedAccessToken
+        ? openAccessToken(box, input.deploymentId, input.sealedAccessToken)
+        : undefined;
       const output = new OutputTail(OUTPUT_TAIL_BYTES, token ? [token] : []);
       const beatEveryMs = Math.max(200, Math.min(1_000, (ctx.info.heartbeatTimeoutMs ?? 10_000) / 4));
       const beat = setInterval(() => ctx.heartbeat(), beatEveryMs);
@@ -76,7 +91,9 @@ export function createDeploymentActivities({ ds, config, blobs, box, log, sandbo
       const home = path.join(buildPath, 'home');
       const identity = await sandboxIdentityFor(ds, sandbox, row.organization_id);
       // pip and npm download caches: one per organization when sandboxed (a shared one could be poisoned).
-      const cacheDir = identity ? await organizationCache(config.buildDir, identity.gid) : path.join(config.buildDir, '.cache');
+      const cacheDir = identity
+        ? await organizationCache(config.buildDir, identity.gid)
+        : path.join(config.buildDir, '.cache');
       await fs.mkdir(home, { recursive: true });
       let fetched: Fetched | undefined;
       try {
@@ -84,26 +101,45 @@ export function createDeploymentActivities({ ds, config, blobs, box, log, sandbo
         const sourceRoot = path.join(buildPath, 'src');
         fetched = await fetchSource(
           {
-            ds, blobs, codehostBaseUrl: config.codehostBaseUrl, organizationId: row.organization_id,
-            scratchDir: path.join(buildPath, 'download'), env: buildEnvironment(config.buildEnv, home, cacheDir), ...common,
+            ds,
+            blobs,
+            codehostBaseUrl: config.codehostBaseUrl,
+            organizationId: row.organization_id,
+            scratchDir: path.join(buildPath, 'download'),
+            env: buildEnvironment(config.buildEnv, home, cacheDir),
+            ...common,
           },
-          input.kind, input.code, sourceRoot, { commitSha: input.commitSha, accessToken: token },
+          input.kind,
+          input.code,
+          sourceRoot,
+          { commitSha: input.commitSha, accessToken: token },
         );
         const deployConfig = await readDeployConfig(sourceRoot, input.configFile, input.kind);
         // The build's steps are user code: they run as the build's own uid, writing only the build and the cache.
         if (identity) await sandbox.chownTree(buildPath, identity);
-        const isolate: BuildContext['isolate'] = (command) => sandbox.wrap({
-          ...command, home, identity, memoryBytes: config.runLimits.memoryMb * 1024 * 1024, writable: [buildPath, cacheDir],
-        });
-        const manifest = await buildProject({ buildPath, home, cacheDir, passthroughEnv: config.buildEnv, isolate, ...common }, deployConfig);
+        const isolate: BuildContext['isolate'] = (command) =>
+          sandbox.wrap({
+            ...command,
+            home,
+            identity,
+            memoryBytes: config.runLimits.memoryMb * 1024 * 1024,
+            writable: [buildPath, cacheDir],
+          });
+        const manifest = await buildProject(
+          { buildPath, home, cacheDir, passthroughEnv: config.buildEnv, isolate, ...common },
+          deployConfig,
+        );
         await identity?.release();
         // Then the build belongs to the platform, readable by the organization's group only.
         if (identity) await sandbox.chownTree(buildPath, { platformFor: identity.gid });
         return {
-          status: 'SUCCEEDED', buildPath, codeSource: fetched.codeSource,
+          status: 'SUCCEEDED',
+          buildPath,
+          codeSource: fetched.codeSource,
           fingerprint: fingerprintOf(input.kind, input.code, input.configFile, fetched),
           detail: {
-            reason: 'Deployed', runtime: manifest.runtime,
+            reason: 'Deployed',
+            runtime: manifest.runtime,
             ...(deployConfig.runtimeVersion ? { runtime_version: deployConfig.runtimeVersion } : {}),
             interpreter_version: await interpreterVersion(manifest, buildPath),
           },
@@ -111,13 +147,18 @@ export function createDeploymentActivities({ ds, config, blobs, box, log, sandbo
       } catch (err) {
         await fs.rm(buildPath, { recursive: true, force: true }).catch(() => undefined);
         if (err instanceof DeploymentFailure) {
-          return { status: 'FAILED', detail: { reason: err.reason, message: err.message, build_output_tail: output.text() }, codeSource: fetched?.codeSource };
+          return {
+            status: 'FAILED',
+            detail: { reason: err.reason, message: err.message, build_output_tail: output.text() },
+            codeSource: fetched?.codeSource,
+          };
         }
         // A worker shutting down is not the deployment's end: fail this attempt so a retry (elsewhere) builds it.
         if (err instanceof CancelledFailure && err.message === 'WORKER_SHUTDOWN') {
           throw ApplicationFailure.retryable('The worker building this deployment shut down', 'WorkerShutdown');
         }
-        if (!(err instanceof CancelledFailure)) log.warn({ err, deploymentId: input.deploymentId, output: output.text() }, 'deployment build fault');
+        if (!(err instanceof CancelledFailure))
+          log.warn({ err, deploymentId: input.deploymentId, output: output.text() }, 'deployment build fault');
         throw err;
       } finally {
         clearInterval(beat);
@@ -126,7 +167,10 @@ export function createDeploymentActivities({ ds, config, blobs, box, log, sandbo
     },
 
     /** The terminal write (idempotent). A deployment deleted meanwhile (with its resource) leaves no build behind. */
-    async finishDeployment(input: { deploymentId: string; outcome: DeploymentOutcome }): Promise<DeploymentStatus | 'MISSING'> {
+    async finishDeployment(input: {
+      deploymentId: string;
+      outcome: DeploymentOutcome;
+    }): Promise<DeploymentStatus | 'MISSING'> {
       const { outcome } = input;
       await ds.transaction(async (em) => {
         const done = await transitionDeployment(em, input.deploymentId, outcome.status, {
@@ -136,7 +180,10 @@ export function createDeploymentActivities({ ds, config, blobs, box, log, sandbo
           ...(outcome.status === 'SUCCEEDED' ? { build_path: outcome.buildPath } : {}),
         });
         if (done && outcome.status === 'SUCCEEDED') {
-          await em.query(`UPDATE deployments SET source_fingerprint = $2 WHERE deployment_id = $1`, [input.deploymentId, outcome.fingerprint]);
+          await em.query(`UPDATE deployments SET source_fingerprint = $2 WHERE deployment_id = $1`, [
+            input.deploymentId,
+            outcome.fingerprint,
+          ]);
         }
       });
       const row = await ds.getRepository(Deployment).findOneBy({ deployment_id: input.deploymentId });

@@ -3,7 +3,6 @@ import type { InviteOutcome } from '../src/temporal/contracts';
 import { addMember, upsertUserByEmail } from '../src/services/accounts';
 import { Invite } from '../src/persistence/entities';
 
-
 export function createInviteActivities({ ds }: ActivityDeps) {
   return {
     /**
@@ -13,12 +12,14 @@ export function createInviteActivities({ ds }: ActivityDeps) {
      */
     async applyInviteResponse(input: { inviteId: string; response: 'ACCEPTED' | 'REJECTED' }): Promise<InviteOutcome> {
       return ds.transaction(async (em) => {
-        const moved: Invite[] = await em.query(
-          `UPDATE invites SET status = $2, responded_at = now(), updated_at = now()
+        const moved: Invite[] = await em
+          .query(
+            `UPDATE invites SET status = $2, responded_at = now(), updated_at = now()
             WHERE invite_id = $1 AND status = 'PENDING' AND expires_at > now()
             RETURNING organization_id, email`,
-          [input.inviteId, input.response],
-        ).then((r: [Invite[], number]) => r[0]);
+            [input.inviteId, input.response],
+          )
+          .then((r: [Invite[], number]) => r[0]);
         if (moved.length && input.response === 'ACCEPTED') {
           const user = await upsertUserByEmail(em, moved[0].email);
           await addMember(em, moved[0].organization_id, user.user_id);

@@ -33,7 +33,8 @@ export async function callModel(
   if ((ctx.info.heartbeatDetails as { streamed?: boolean } | undefined)?.streamed) {
     throw ApplicationFailure.nonRetryable(
       'The model stream was interrupted after part of the answer had been sent (its worker stopped); the run was not restarted',
-      'ModelStreamInterrupted');
+      'ModelStreamInterrupted',
+    );
   }
   let streamed = false;
   const beat = () => ctx.heartbeat({ streamed });
@@ -61,7 +62,12 @@ export async function callModel(
     }
     if (err instanceof ModelError) {
       // Benign: an expected outcome the run records, not a worker problem to log as one.
-      throw ApplicationFailure.create({ message: err.message, type: MODEL_FAILURE_TYPE[err.kind], nonRetryable: true, category: ApplicationFailureCategory.BENIGN });
+      throw ApplicationFailure.create({
+        message: err.message,
+        type: MODEL_FAILURE_TYPE[err.kind],
+        nonRetryable: true,
+        category: ApplicationFailureCategory.BENIGN,
+      });
     }
     deps.log.warn({ err, runId }, 'model call failed');
     throw err;

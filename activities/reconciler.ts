@@ -27,7 +27,10 @@ const reasonFor = (state: string) =>
  */
 export function createReconcilerActivities(deps: ActivityDeps) {
   return {
-    async settleOrphans(input: { olderThanSeconds: number; limit: number }): Promise<{ runs: number; deployments: number }> {
+    async settleOrphans(input: {
+      olderThanSeconds: number;
+      limit: number;
+    }): Promise<{ runs: number; deployments: number }> {
       const runs: Array<{ run_id: string; kind: RunKind }> = await deps.ds.query(
         `SELECT run_id, kind FROM runs WHERE status IN ('QUEUED', 'STARTING', 'RUNNING')
            AND updated_at < now() - make_interval(secs => $1) ORDER BY updated_at LIMIT $2`,
@@ -41,12 +44,18 @@ export function createReconcilerActivities(deps: ActivityDeps) {
         const reason = reasonFor(state);
         await deps.ds.transaction(async (em) => {
           const moved = await transitionRun(em, run.run_id, cancelled ? 'CANCELLED' : 'ERROR', {
-            status_detail: cancelled ? { reason: 'Cancelled', message: reason } : { error: reason, reason: 'WorkflowClosed' },
+            status_detail: cancelled
+              ? { reason: 'Cancelled', message: reason }
+              : { error: reason, reason: 'WorkflowClosed' },
             completed_at: new Date(),
           });
           if (moved && run.kind === 'structure' && !cancelled) {
             await appendEvents(em, run.run_id, [
-              { type: 'StructureRunError', origin: 'SYSTEM', payload: { status: 'ERROR', status_detail: { error: reason } } },
+              {
+                type: 'StructureRunError',
+                origin: 'SYSTEM',
+                payload: { status: 'ERROR', status_detail: { error: reason } },
+              },
             ]);
           }
           if (moved) settledRuns++;
@@ -70,7 +79,8 @@ export function createReconcilerActivities(deps: ActivityDeps) {
         );
         if (moved) settledDeployments++;
       }
-      if (settledRuns || settledDeployments) deps.log.warn({ settledRuns, settledDeployments }, 'reconciler settled orphaned records');
+      if (settledRuns || settledDeployments)
+        deps.log.warn({ settledRuns, settledDeployments }, 'reconciler settled orphaned records');
       return { runs: settledRuns, deployments: settledDeployments };
     },
   };

@@ -37,8 +37,12 @@ async function load(url: string, headers: Record<string, string>, duration: numb
   const r = await autocannon({ url, headers, connections: CONNECTIONS, duration, workers: 1 });
   if (r['2xx'] === 0) throw new Error(`no successful response from ${url}: ${JSON.stringify(r.statusCodeStats)}`);
   return {
-    rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, max: r.latency.max,
-    requests: r['2xx'], failed: r.errors + r.timeouts + r.non2xx,
+    rps: r.requests.average,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    max: r.latency.max,
+    requests: r['2xx'],
+    failed: r.errors + r.timeouts + r.non2xx,
   };
 }
 
@@ -53,7 +57,15 @@ export async function apiRead(ctx: BenchContext): Promise<BenchReport> {
     const ours = await load(oursUrl, auth, ctx.options.duration);
     const baseline = await load(bareUrl, {}, ctx.options.duration);
 
-    const row = (name: string, m: typeof ours) => [name, m.rps, m.p50, m.p99, m.max, String(m.requests), String(m.failed)];
+    const row = (name: string, m: typeof ours) => [
+      name,
+      m.rps,
+      m.p50,
+      m.p99,
+      m.max,
+      String(m.requests),
+      String(m.failed),
+    ];
     const ratios: Ratio[] = [
       { bench: 'api-read', metric: 'throughput', ours: ours.rps, bare: baseline.rps, unit: 'req/s' },
       { bench: 'api-read', metric: 'p50 latency', ours: ours.p50, bare: baseline.p50, unit: 'ms' },
@@ -61,11 +73,13 @@ export async function apiRead(ctx: BenchContext): Promise<BenchReport> {
     ];
     return {
       name: 'api-read',
-      tables: [table(
-        `api-read: GET a structure by id, ${CONNECTIONS} connections, ${ctx.options.duration} s each (autocannon)`,
-        ['path', 'req/s', 'p50 ms', 'p99 ms', 'max ms', 'requests', 'failed'],
-        [row('ours: GET /api/structures/{id}', ours), row('bare: Koa + pg SELECT by key', baseline)],
-      )],
+      tables: [
+        table(
+          `api-read: GET a structure by id, ${CONNECTIONS} connections, ${ctx.options.duration} s each (autocannon)`,
+          ['path', 'req/s', 'p50 ms', 'p99 ms', 'max ms', 'requests', 'failed'],
+          [row('ours: GET /api/structures/{id}', ours), row('bare: Koa + pg SELECT by key', baseline)],
+        ),
+      ],
       ratios,
       notes: ['autocannon records latency in whole milliseconds'],
       data: { ours, bare: baseline, connections: CONNECTIONS, duration: ctx.options.duration },

@@ -45,7 +45,8 @@ async function fanOut(input: SseClientsInput, send: (i: number) => Promise<void>
       });
     });
   try {
-    if (!(await next('ready', 60_000))) throw new Error(`${input.n} SSE clients did not all connect: ${errors.slice(0, 3).join('; ')}`);
+    if (!(await next('ready', 60_000)))
+      throw new Error(`${input.n} SSE clients did not all connect: ${errors.slice(0, 3).join('; ')}`);
     const delivery: number[] = [];
     const all: number[] = [];
     let missing = 0;
@@ -149,27 +150,75 @@ export async function eventStream(ctx: BenchContext): Promise<BenchReport> {
       const ours = await fanOut(
         {
           url: `${ctx.stack.baseUrl}/api/structure-runs/${runId}/events/stream`,
-          headers: { authorization: `Bearer ${ctx.key}`, 'last-event-id': String(event_seq) }, n,
+          headers: { authorization: `Bearer ${ctx.key}`, 'last-event-id': String(event_seq) },
+          n,
         },
         async (i) => {
-          const res = await ctx.http('POST', `/api/structure-runs/${runId}/events`, { type: 'BenchTick', payload: { bench_i: i }, timestamp: Date.now() / 1000 });
+          const res = await ctx.http('POST', `/api/structure-runs/${runId}/events`, {
+            type: 'BenchTick',
+            payload: { bench_i: i },
+            timestamp: Date.now() / 1000,
+          });
           if (res.status !== 202) throw new Error(`CreateEvents: ${res.status} ${JSON.stringify(res.body)}`);
         },
       );
       // The bare frame is shaped like ours (the same members), so both write about the same bytes.
       const bareRun = await fanOut({ url: bare.url, headers: {}, n }, async (i) => {
-        const frame = { event_id: randomUUID(), structure_run_id: runId, type: 'BenchTick', origin: 'USER', payload: { bench_i: i }, timestamp: Date.now() / 1000, created_at: new Date().toISOString() };
+        const frame = {
+          event_id: randomUUID(),
+          structure_run_id: runId,
+          type: 'BenchTick',
+          origin: 'USER',
+          payload: { bench_i: i },
+          timestamp: Date.now() / 1000,
+          created_at: new Date().toISOString(),
+        };
         await notifier.query(`SELECT pg_notify('bench_fanout', $1)`, [JSON.stringify(frame)]);
       });
       rows.push(
-        [`ours: CreateEvents → SSE`, String(n), ours.delivery.p50, ours.delivery.p99, ours.all.p50, ours.all.p99, `${ours.delivery.n} (${ours.missing} missing)`],
-        [`bare: NOTIFY → SSE`, String(n), bareRun.delivery.p50, bareRun.delivery.p99, bareRun.all.p50, bareRun.all.p99, `${bareRun.delivery.n} (${bareRun.missing} missing)`],
+        [
+          `ours: CreateEvents → SSE`,
+          String(n),
+          ours.delivery.p50,
+          ours.delivery.p99,
+          ours.all.p50,
+          ours.all.p99,
+          `${ours.delivery.n} (${ours.missing} missing)`,
+        ],
+        [
+          `bare: NOTIFY → SSE`,
+          String(n),
+          bareRun.delivery.p50,
+          bareRun.delivery.p99,
+          bareRun.all.p50,
+          bareRun.all.p99,
+          `${bareRun.delivery.n} (${bareRun.missing} missing)`,
+        ],
       );
       ratios.push(
-        { bench: 'events', metric: `delivery p50, ${n} client${n === 1 ? '' : 's'}`, ours: ours.delivery.p50, bare: bareRun.delivery.p50, unit: 'ms' },
-        { bench: 'events', metric: `delivery p99, ${n} client${n === 1 ? '' : 's'}`, ours: ours.delivery.p99, bare: bareRun.delivery.p99, unit: 'ms' },
+        {
+          bench: 'events',
+          metric: `delivery p50, ${n} client${n === 1 ? '' : 's'}`,
+          ours: ours.delivery.p50,
+          bare: bareRun.delivery.p50,
+          unit: 'ms',
+        },
+        {
+          bench: 'events',
+          metric: `delivery p99, ${n} client${n === 1 ? '' : 's'}`,
+          ours: ours.delivery.p99,
+          bare: bareRun.delivery.p99,
+          unit: 'ms',
+        },
       );
-      if (n === 1) ratios.push({ bench: 'events', metric: 'delivery p50, 1 client vs a NOTIFY round trip', ours: ours.delivery.p50, bare: rt.p50, unit: 'ms' });
+      if (n === 1)
+        ratios.push({
+          bench: 'events',
+          metric: 'delivery p50, 1 client vs a NOTIFY round trip',
+          ours: ours.delivery.p50,
+          bare: rt.p50,
+          unit: 'ms',
+        });
       data[`clients_${n}`] = { ours, bare: bareRun };
     }
   } finally {
@@ -179,13 +228,18 @@ export async function eventStream(ctx: BenchContext): Promise<BenchReport> {
   }
   return {
     name: 'events',
-    tables: [table(
-      `events: post → arrival at every SSE client, ${EVENTS} events per client count (ms)`,
-      ['path', 'clients', 'p50', 'p99', 'all N p50', 'all N p99', 'deliveries'],
-      rows,
-    )],
+    tables: [
+      table(
+        `events: post → arrival at every SSE client, ${EVENTS} events per client count (ms)`,
+        ['path', 'clients', 'p50', 'p99', 'all N p50', 'all N p99', 'deliveries'],
+        rows,
+      ),
+    ],
     ratios,
-    notes: ['"all N": until the last of the N clients has the event', 'ours includes the POST itself (auth, insert, commit); the SSE clients run in a worker thread'],
+    notes: [
+      '"all N": until the last of the N clients has the event',
+      'ours includes the POST itself (auth, insert, commit); the SSE clients run in a worker thread',
+    ],
     data,
   };
 }

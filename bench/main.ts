@@ -35,7 +35,11 @@ function parseArgs(argv: string[]): { names: string[]; options: BenchOptions; js
   const names: string[] = [];
   let json: string | undefined;
   let maxMinutes = DEFAULT_MAX_MINUTES;
-  const list = (v: string) => v.split(',').map(Number).filter((n) => Number.isInteger(n) && n > 0);
+  const list = (v: string) =>
+    v
+      .split(',')
+      .map(Number)
+      .filter((n) => Number.isInteger(n) && n > 0);
   for (const arg of argv) {
     const m = /^--([a-z-]+)=(.+)$/.exec(arg);
     if (!m) {
@@ -64,13 +68,20 @@ async function main(): Promise<void> {
     // Calls still in flight fail once their connections close; that is expected now, not a crash.
     process.on('uncaughtException', () => undefined);
     process.on('unhandledRejection', () => undefined);
-    stopAll().catch((err) => console.error(err)).finally(() => process.exit(code));
+    stopAll()
+      .catch((err) => console.error(err))
+      .finally(() => process.exit(code));
   };
   process.once('SIGINT', () => abort('SIGINT', 130));
   process.once('SIGTERM', () => abort('SIGTERM', 143));
   setTimeout(() => abort(`still running after --max-minutes=${maxMinutes}`, 1), maxMinutes * 60_000).unref();
   console.log(`tarmac benchmarks: ${names.join(', ')}`);
-  console.log(`machine: ${os.cpus()[0]?.model} x${os.cpus().length}, ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB, node ${process.version}, load ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  console.log(
+    `machine: ${os.cpus()[0]?.model} x${os.cpus().length}, ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB, node ${process.version}, load ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  );
   console.log('starting the stack (embedded PostgreSQL, Temporal dev server, worker, api)...');
   const { ctx, stop } = await startContext(options);
   stopAll = stop;
@@ -82,7 +93,12 @@ async function main(): Promise<void> {
       const report = await BENCHMARKS[name](ctx);
       printReport(report);
       // The load average says how much else ran meanwhile (other processes share the machine).
-      console.log(`(${name}: ${((Date.now() - t0) / 1000).toFixed(0)} s, load ${os.loadavg().map((l) => l.toFixed(2)).join(' ')})`);
+      console.log(
+        `(${name}: ${((Date.now() - t0) / 1000).toFixed(0)} s, load ${os
+          .loadavg()
+          .map((l) => l.toFixed(2))
+          .join(' ')})`,
+      );
       reports.push(report);
     }
   } finally {
@@ -93,16 +109,24 @@ async function main(): Promise<void> {
   }
   console.log('\n# summary');
   for (const r of reports.flatMap((x) => x.ratios)) console.log(ratioLine(r));
-  console.log(`total ${((Date.now() - started) / 1000).toFixed(0)} s, load ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  console.log(
+    `total ${((Date.now() - started) / 1000).toFixed(0)} s, load ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  );
   if (json) {
-    fs.writeFileSync(json, JSON.stringify({ at: new Date().toISOString(), options, reports: reports.map(({ tables, ...r }) => r) }, null, 2));
+    fs.writeFileSync(
+      json,
+      JSON.stringify({ at: new Date().toISOString(), options, reports: reports.map(({ tables, ...r }) => r) }, null, 2),
+    );
   }
 }
 
 main().then(
   () => process.exit(0),
   (err) => {
-    console.error(err instanceof Error ? err.stack ?? err.message : err);
+    console.error(err instanceof Error ? (err.stack ?? err.message) : err);
     process.exit(1);
   },
 );

@@ -34,7 +34,9 @@ function areaOf(f: CallFrame): string {
 }
 
 function frameName(f: CallFrame): string {
-  const where = f.url ? `${f.url.replace(/^.*\/(node_modules|dist)\//, '$1/').replace(/^file:\/\//, '')}:${f.lineNumber + 1}` : '';
+  const where = f.url
+    ? `${f.url.replace(/^.*\/(node_modules|dist)\//, '$1/').replace(/^file:\/\//, '')}:${f.lineNumber + 1}`
+    : '';
   return `${f.functionName || '(anonymous)'} ${where}`.trim();
 }
 
@@ -77,12 +79,18 @@ function summarizeProfile(file: string, top: number): string | undefined {
   const ms = (us: number) => (us / 1000).toFixed(0).padStart(7);
   const pct = (us: number) => `${((us / busy) * 100).toFixed(1).padStart(5)}%`;
   const rows = (m: Map<string, number>, n: number) =>
-    [...m.entries()].sort((a, b) => b[1] - a[1]).slice(0, n).map(([k, v]) => `${ms(v)} ms ${pct(v)}  ${k}`);
+    [...m.entries()]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, n)
+      .map(([k, v]) => `${ms(v)} ms ${pct(v)}  ${k}`);
   return [
     `\n=== ${path.basename(file)}: ${(total / 1e6).toFixed(1)} s sampled, ${(busy / 1e6).toFixed(1)} s busy`,
-    `-- self time by area`, ...rows(areas, 12),
-    `-- top ${top} functions by self time`, ...rows(self, top),
-    `-- our functions by inclusive time (the CPU spent in them and what they call)`, ...rows(inclusive, top),
+    `-- self time by area`,
+    ...rows(areas, 12),
+    `-- top ${top} functions by self time`,
+    ...rows(self, top),
+    `-- our functions by inclusive time (the CPU spent in them and what they call)`,
+    ...rows(inclusive, top),
   ].join('\n');
 }
 
@@ -93,7 +101,11 @@ function main(): void {
     process.exit(2);
   }
   const files = fs.statSync(target).isDirectory()
-    ? fs.readdirSync(target).filter((f) => f.endsWith('.cpuprofile')).sort().map((f) => path.join(target, f))
+    ? fs
+        .readdirSync(target)
+        .filter((f) => f.endsWith('.cpuprofile'))
+        .sort()
+        .map((f) => path.join(target, f))
     : [target];
   for (const f of files) {
     const out = summarizeProfile(f, Number(topArg) || 25);

@@ -15,18 +15,22 @@ const RUN_TIMEOUT_MS = 60_000;
 
 /** Where the time of our runs goes, from the run row and its SYSTEM events (server clock = our clock). */
 async function stepsOf(ctx: BenchContext, runs: RunTiming[]): Promise<Array<[string, number[]]>> {
-  const rows: Array<{ run_id: string; created_at: Date; starting_at: Date; started_at: Date; completed_at: Date }> = await ctx.stack.ds.query(
-    `SELECT r.run_id, r.created_at, r.started_at, r.completed_at,
+  const rows: Array<{ run_id: string; created_at: Date; starting_at: Date; started_at: Date; completed_at: Date }> =
+    await ctx.stack.ds.query(
+      `SELECT r.run_id, r.created_at, r.started_at, r.completed_at,
             (SELECT e.created_at FROM run_events e WHERE e.run_id = r.run_id AND e.type = 'StructureRunStarting') AS starting_at
        FROM runs r WHERE r.run_id = ANY($1::uuid[])`,
-    [runs.map((r) => r.runId)],
-  );
+      [runs.map((r) => r.runId)],
+    );
   const byId = new Map(rows.map((r) => [r.run_id, r]));
   const steps: Array<[string, (t: RunTiming, r: (typeof rows)[0]) => number]> = [
     ['POST answered 201 (row inserted, workflow started)', (t) => t.created],
     ['201 → STARTING recorded (workflow task, first activity)', (t, r) => r.starting_at.getTime() - t.t0 - t.created],
     ['STARTING → process spawned (activity, setup, spawn)', (_, r) => r.started_at.getTime() - r.starting_at.getTime()],
-    ['spawned → SUCCEEDED recorded (program, logs, finish)', (_, r) => r.completed_at.getTime() - r.started_at.getTime()],
+    [
+      'spawned → SUCCEEDED recorded (program, logs, finish)',
+      (_, r) => r.completed_at.getTime() - r.started_at.getTime(),
+    ],
     ['recorded → seen by a client (NOTIFY, read)', (t, r) => t.succeeded - (r.completed_at.getTime() - t.t0)],
   ];
   return steps.map(([name, f]) => [name, runs.filter((t) => byId.has(t.runId!)).map((t) => f(t, byId.get(t.runId!)!))]);
@@ -51,13 +55,19 @@ async function sustainedRuns(ctx: BenchContext) {
   const since = new Date();
   const t0 = Date.now();
   const r = await autocannon({
-    url: `${ctx.stack.baseUrl}/api/structures/${ctx.structureId}/runs`, method: 'POST', body: '{"args":[]}',
+    url: `${ctx.stack.baseUrl}/api/structures/${ctx.structureId}/runs`,
+    method: 'POST',
+    body: '{"args":[]}',
     headers: { authorization: `Bearer ${ctx.key}`, 'content-type': 'application/json' },
-    connections: CONCURRENCY, amount: n, workers: 1, timeout: 60,
+    connections: CONCURRENCY,
+    amount: n,
+    workers: 1,
+    timeout: 60,
   });
   const createdOurs = Date.now() - t0;
   const ids: Array<{ run_id: string }> = await ctx.stack.ds.query(
-    `SELECT run_id FROM runs WHERE resource_id = $1 AND created_at >= $2`, [ctx.structureId, since],
+    `SELECT run_id FROM runs WHERE resource_id = $1 AND created_at >= $2`,
+    [ctx.structureId, since],
   );
   const endsOurs = await Promise.all(ids.map((x) => ctx.watcher.ended(x.run_id, RUN_TIMEOUT_MS + n * 500)));
   const doneOurs = Math.max(...endsOurs.filter((e) => !e.timedOut && !e.lost).map((e) => e.seenAt)) - t0;
@@ -70,13 +80,20 @@ async function sustainedRuns(ctx: BenchContext) {
   const doneBare = Math.max(...endsBare.filter((e) => e.ok).map((e) => e.t0 + e.succeeded)) - b0;
   return {
     ours: {
-      created: r['2xx'], failed: r.non2xx + r.errors, createdPerS: (r['2xx'] / createdOurs) * 1000,
-      completedPerS: (endsOurs.filter((e) => !e.timedOut && !e.lost).length / doneOurs) * 1000, ok: endsOurs.filter((e) => e.status === 'SUCCEEDED').length,
+      created: r['2xx'],
+      failed: r.non2xx + r.errors,
+      createdPerS: (r['2xx'] / createdOurs) * 1000,
+      completedPerS: (endsOurs.filter((e) => !e.timedOut && !e.lost).length / doneOurs) * 1000,
+      ok: endsOurs.filter((e) => e.status === 'SUCCEEDED').length,
       stuck: endsOurs.filter((e) => e.timedOut || e.lost).map((e) => `${e.lost ? 'lost' : 'stuck'} ${e.status}`),
     },
     bare: {
-      created: n, failed: 0, createdPerS: (n / createdBare) * 1000, completedPerS: (endsBare.filter((e) => e.ok).length / doneBare) * 1000,
-      ok: endsBare.filter((e) => e.ok).length, stuck: endsBare.filter((e) => !e.ok).map((e) => e.outcome),
+      created: n,
+      failed: 0,
+      createdPerS: (n / createdBare) * 1000,
+      completedPerS: (endsBare.filter((e) => e.ok).length / doneBare) * 1000,
+      ok: endsBare.filter((e) => e.ok).length,
+      stuck: endsBare.filter((e) => !e.ok).map((e) => e.outcome),
     },
   };
 }
@@ -94,10 +111,16 @@ interface Execute {
 
 async function bareExecute(ctx: BenchContext, body: unknown): Promise<Execute> {
   const t0 = Date.now();
-  const done = ctx.stack.env.client.workflow.execute('bareFunctionWorkflow', {
-    taskQueue: BARE_TASK_QUEUE, workflowId: `bench-bare-fn-${randomUUID()}`,
-    args: [{ ...ctx.functionCall, input: { body, query_params: {} } }],
-  }).then(() => 'ok', (err: Error) => `failed: ${err.message}`);
+  const done = ctx.stack.env.client.workflow
+    .execute('bareFunctionWorkflow', {
+      taskQueue: BARE_TASK_QUEUE,
+      workflowId: `bench-bare-fn-${randomUUID()}`,
+      args: [{ ...ctx.functionCall, input: { body, query_params: {} } }],
+    })
+    .then(
+      () => 'ok',
+      (err: Error) => `failed: ${err.message}`,
+    );
   const outcome = await Promise.race([done, sleep(RUN_TIMEOUT_MS).then(() => 'stuck')]);
   return { ms: Date.now() - t0, ok: outcome === 'ok', outcome, at: Date.now() };
 }
@@ -106,7 +129,8 @@ async function oursExecute(ctx: BenchContext, body: unknown): Promise<Execute> {
   const t0 = Date.now();
   const res = await ctx.http('POST', `/api/functions/${ctx.functionId}/execute`, body);
   if (res.status === 200) return { ms: Date.now() - t0, ok: true, outcome: '200', at: Date.now() };
-  if (res.status !== 202) return { ms: Date.now() - t0, ok: false, outcome: `${res.status} ${res.body?.type}`, at: Date.now() };
+  if (res.status !== 202)
+    return { ms: Date.now() - t0, ok: false, outcome: `${res.status} ${res.body?.type}`, at: Date.now() };
   // Not ended within FUNCTION_EXECUTE_TIMEOUT_SECONDS: followed a while longer, to say how it ended.
   const end = await ctx.watcher.ended(res.body.function_run_id, RUN_TIMEOUT_MS);
   const how = end.lost ? 'lost, workflow ended, row ' : end.timedOut ? 'stuck ' : 'then ';
@@ -125,7 +149,12 @@ async function loaded(n: number, run: () => Promise<Execute>) {
   const all = await pool(Array.from({ length: n }), CONCURRENCY, run);
   const ok = all.filter((e) => e.ok);
   const last = ok.length ? Math.max(...ok.map((e) => e.at)) : Date.now();
-  return { perS: (ok.length / (last - t0)) * 1000, ...summarize(ok.map((e) => e.ms)), ok: ok.length, other: outcomes(all) };
+  return {
+    perS: (ok.length / (last - t0)) * 1000,
+    ...summarize(ok.map((e) => e.ms)),
+    ok: ok.length,
+    other: outcomes(all),
+  };
 }
 
 async function functions(ctx: BenchContext) {
@@ -149,8 +178,16 @@ export async function runLatency(ctx: BenchContext): Promise<BenchReport> {
   // Latencies are of the runs that succeeded; the others are counted in the table.
   const okOurs = seq.ours.filter((t) => t.ok);
   const okBare = seq.bare.filter((t) => t.ok);
-  const o = { running: summarize(okOurs.map((t) => t.running)), succeeded: summarize(okOurs.map((t) => t.succeeded)), created: summarize(okOurs.map((t) => t.created)) };
-  const b = { running: summarize(okBare.map((t) => t.running)), succeeded: summarize(okBare.map((t) => t.succeeded)), created: summarize(okBare.map((t) => t.created)) };
+  const o = {
+    running: summarize(okOurs.map((t) => t.running)),
+    succeeded: summarize(okOurs.map((t) => t.succeeded)),
+    created: summarize(okOurs.map((t) => t.created)),
+  };
+  const b = {
+    running: summarize(okBare.map((t) => t.running)),
+    succeeded: summarize(okBare.map((t) => t.succeeded)),
+    created: summarize(okBare.map((t) => t.created)),
+  };
   const steps = await stepsOf(ctx, okOurs);
   const sus = await sustainedRuns(ctx);
   const fn = await functions(ctx);
@@ -161,7 +198,13 @@ export async function runLatency(ctx: BenchContext): Promise<BenchReport> {
     { bench: 'runs', metric: 'create→SUCCEEDED p50', ours: o.succeeded.p50, bare: b.succeeded.p50, unit: 'ms' },
     { bench: 'runs', metric: 'create→SUCCEEDED p99', ours: o.succeeded.p99, bare: b.succeeded.p99, unit: 'ms' },
     { bench: 'runs', metric: 'runs created/s', ours: sus.ours.createdPerS, bare: sus.bare.createdPerS, unit: '/s' },
-    { bench: 'runs', metric: 'runs completed/s', ours: sus.ours.completedPerS, bare: sus.bare.completedPerS, unit: '/s' },
+    {
+      bench: 'runs',
+      metric: 'runs completed/s',
+      ours: sus.ours.completedPerS,
+      bare: sus.bare.completedPerS,
+      unit: '/s',
+    },
     { bench: 'runs', metric: 'function execute p50', ours: fn.seqOurs.p50, bare: fn.seqBare.p50, unit: 'ms' },
     { bench: 'runs', metric: 'function execute p99', ours: fn.seqOurs.p99, bare: fn.seqBare.p99, unit: 'ms' },
     { bench: 'runs', metric: 'function executes/s', ours: fn.loadOurs.perS, bare: fn.loadBare.perS, unit: '/s' },
@@ -169,34 +212,110 @@ export async function runLatency(ctx: BenchContext): Promise<BenchReport> {
   return {
     name: 'runs',
     tables: [
-      table(`runs: one at a time, ${n} each, interleaved (ms from the create call)`,
-        ['path', 'create p50', 'RUNNING p50', 'RUNNING p99', 'SUCCEEDED p50', 'SUCCEEDED p99', 'SUCCEEDED max', 'not succeeded'],
+      table(
+        `runs: one at a time, ${n} each, interleaved (ms from the create call)`,
         [
-          ['ours: POST /api/structures/{id}/runs', o.created.p50, o.running.p50, o.running.p99, o.succeeded.p50, o.succeeded.p99, o.succeeded.max, outcomesOtherThanSuccess(seq.ours)],
-          ['bare: workflow + spawn activity', b.created.p50, b.running.p50, b.running.p99, b.succeeded.p50, b.succeeded.p99, b.succeeded.max, outcomesOtherThanSuccess(seq.bare)],
-        ]),
-      table('runs: where the time of ours goes (per run, ms)', ['step', 'p50', 'p99'],
-        steps.map(([name, v]) => { const s = summarize(v); return [name, s.p50, s.p99]; })),
-      table(`runs: ${ctx.options.sustained} created back to back, ${CONCURRENCY} create calls in flight`,
+          'path',
+          'create p50',
+          'RUNNING p50',
+          'RUNNING p99',
+          'SUCCEEDED p50',
+          'SUCCEEDED p99',
+          'SUCCEEDED max',
+          'not succeeded',
+        ],
+        [
+          [
+            'ours: POST /api/structures/{id}/runs',
+            o.created.p50,
+            o.running.p50,
+            o.running.p99,
+            o.succeeded.p50,
+            o.succeeded.p99,
+            o.succeeded.max,
+            outcomesOtherThanSuccess(seq.ours),
+          ],
+          [
+            'bare: workflow + spawn activity',
+            b.created.p50,
+            b.running.p50,
+            b.running.p99,
+            b.succeeded.p50,
+            b.succeeded.p99,
+            b.succeeded.max,
+            outcomesOtherThanSuccess(seq.bare),
+          ],
+        ],
+      ),
+      table(
+        'runs: where the time of ours goes (per run, ms)',
+        ['step', 'p50', 'p99'],
+        steps.map(([name, v]) => {
+          const s = summarize(v);
+          return [name, s.p50, s.p99];
+        }),
+      ),
+      table(
+        `runs: ${ctx.options.sustained} created back to back, ${CONCURRENCY} create calls in flight`,
         ['path', 'created/s', 'completed/s', 'succeeded', 'create failed'],
         [
-          ['ours (autocannon POST)', sus.ours.createdPerS, sus.ours.completedPerS, `${sus.ours.ok}/${sus.ours.created}`, String(sus.ours.failed)],
-          ['bare (client.workflow.start)', sus.bare.createdPerS, sus.bare.completedPerS, `${sus.bare.ok}/${sus.bare.created}`, String(sus.bare.failed)],
-        ]),
-      table(`function execute: ${n} one at a time, then ${fn.n} at ${CONCURRENCY} in flight (ms)`,
+          [
+            'ours (autocannon POST)',
+            sus.ours.createdPerS,
+            sus.ours.completedPerS,
+            `${sus.ours.ok}/${sus.ours.created}`,
+            String(sus.ours.failed),
+          ],
+          [
+            'bare (client.workflow.start)',
+            sus.bare.createdPerS,
+            sus.bare.completedPerS,
+            `${sus.bare.ok}/${sus.bare.created}`,
+            String(sus.bare.failed),
+          ],
+        ],
+      ),
+      table(
+        `function execute: ${n} one at a time, then ${fn.n} at ${CONCURRENCY} in flight (ms)`,
         ['path', 'seq p50', 'seq p99', 'loaded p50', 'loaded p99', 'executes/s', 'not ok (seq; loaded)'],
         [
-          ['ours: POST /api/functions/{id}/execute', fn.seqOurs.p50, fn.seqOurs.p99, fn.loadOurs.p50, fn.loadOurs.p99, fn.loadOurs.perS, `${fn.seqOurs.other}; ${fn.loadOurs.other}`],
-          ['bare: workflow + shim activity', fn.seqBare.p50, fn.seqBare.p99, fn.loadBare.p50, fn.loadBare.p99, fn.loadBare.perS, `${fn.seqBare.other}; ${fn.loadBare.other}`],
-        ]),
+          [
+            'ours: POST /api/functions/{id}/execute',
+            fn.seqOurs.p50,
+            fn.seqOurs.p99,
+            fn.loadOurs.p50,
+            fn.loadOurs.p99,
+            fn.loadOurs.perS,
+            `${fn.seqOurs.other}; ${fn.loadOurs.other}`,
+          ],
+          [
+            'bare: workflow + shim activity',
+            fn.seqBare.p50,
+            fn.seqBare.p99,
+            fn.loadBare.p50,
+            fn.loadBare.p99,
+            fn.loadBare.perS,
+            `${fn.seqBare.other}; ${fn.loadBare.other}`,
+          ],
+        ],
+      ),
     ],
     ratios,
     notes: [
       'executes/s: successful answers per second until the last one; a 202 means not ended within FUNCTION_EXECUTE_TIMEOUT_SECONDS (then followed up to a minute)',
-      ...(sus.ours.stuck.length || sus.bare.stuck.length ? [`sustained runs not ended in time: ours ${sus.ours.stuck.join(', ') || 'none'}; bare ${sus.bare.stuck.join(', ') || 'none'}`] : []),
+      ...(sus.ours.stuck.length || sus.bare.stuck.length
+        ? [
+            `sustained runs not ended in time: ours ${sus.ours.stuck.join(', ') || 'none'}; bare ${sus.bare.stuck.join(', ') || 'none'}`,
+          ]
+        : []),
       'a "lost" run is QUEUED while its workflow has ended: the workflow found no row (see RESULTS.md: the start races the insert\'s commit)',
       `with ${n} samples p99 is the ${n >= 100 ? '99th percentile' : 'largest value'}; the program itself (bare: spawn → exit, output read) p50 ${fmt(summarize(seq.bare.map((t) => t.programMs ?? NaN)).p50)} ms`,
     ],
-    data: { sequential: { ours: o, bare: b }, steps: steps.map(([name, v]) => ({ name, ...summarize(v) })), sustained: sus, functions: fn },
+    data: {
+      sequential: { ours: o, bare: b },
+      steps: steps.map(([name, v]) => ({ name, ...summarize(v) })),
+      sustained: sus,
+      functions: fn,
+    },
   };
 }

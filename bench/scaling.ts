@@ -39,29 +39,49 @@ async function level(ctx: BenchContext, which: 'ours' | 'bare', runs: number): P
   const deadline = t0 + 60_000 + runs * LEVEL_MS_PER_RUN;
   const start = () => (which === 'ours' ? startOurs : startBare)(ctx, Math.max(1, deadline - Date.now()));
   const createErrors: string[] = [];
-  const started = (await pool(Array.from({ length: runs }), CREATE_CONCURRENCY, async (): Promise<Started | undefined> => {
-    try {
-      return await start();
-    } catch (err) {
-      createErrors.push((err as Error).message);
-      return undefined;
-    }
-  })).filter((s): s is Started => s !== undefined);
+  const started = (
+    await pool(Array.from({ length: runs }), CREATE_CONCURRENCY, async (): Promise<Started | undefined> => {
+      try {
+        return await start();
+      } catch (err) {
+        createErrors.push((err as Error).message);
+        return undefined;
+      }
+    })
+  ).filter((s): s is Started => s !== undefined);
   const createMs = Date.now() - t0;
   const all: RunTiming[] = [];
   let lastEnd = Date.now();
-  for (const s of started) void s.done.then((t) => { all.push(t); lastEnd = Date.now(); });
+  for (const s of started)
+    void s.done.then((t) => {
+      all.push(t);
+      lastEnd = Date.now();
+    });
   while (all.length < started.length && Date.now() - lastEnd < LEVEL_QUIET_MS) await sleep(250);
   const peak = sampler.stop();
   // Ended with a terminal status (lost and stuck runs are counted in `outcomes`, not timed).
   const done = all.filter((t) => !t.outcome.startsWith('stuck') && !t.outcome.startsWith('lost'));
   const ok = all.filter((t) => t.ok);
   return {
-    which, runs, finished: done.length, succeeded: ok.length, createErrors,
-    outcomes: [outcomesOtherThanSuccess(all), started.length > all.length ? `${started.length - all.length} not ended ${LEVEL_QUIET_MS / 1000} s after the last one that did` : '']
-      .filter((x) => x && x !== 'none').join(', ') || 'none',
-    wallMs: (done.length ? Math.max(...done.map((t) => t.t0 + t.succeeded)) : Date.now()) - t0, createMs,
-    latency: summarize(ok.map((t) => t.succeeded)), before, peak,
+    which,
+    runs,
+    finished: done.length,
+    succeeded: ok.length,
+    createErrors,
+    outcomes:
+      [
+        outcomesOtherThanSuccess(all),
+        started.length > all.length
+          ? `${started.length - all.length} not ended ${LEVEL_QUIET_MS / 1000} s after the last one that did`
+          : '',
+      ]
+        .filter((x) => x && x !== 'none')
+        .join(', ') || 'none',
+    wallMs: (done.length ? Math.max(...done.map((t) => t.t0 + t.succeeded)) : Date.now()) - t0,
+    createMs,
+    latency: summarize(ok.map((t) => t.succeeded)),
+    before,
+    peak,
   };
 }
 
@@ -76,32 +96,76 @@ export async function scaling(ctx: BenchContext): Promise<BenchReport> {
   const rows = levels.map((l) => {
     const grown = (Object.keys(l.peak) as Group[]).reduce((s, g) => s + Math.max(0, l.peak[g] - l.before[g]), 0);
     return [
-      l.which, String(l.runs), `${l.succeeded}/${l.runs}${unfinishedOf(l) ? ` (${unfinishedOf(l)} unfinished)` : ''}${l.createErrors.length ? ` (${l.createErrors.length} not created)` : ''}`,
-      l.wallMs / 1000, (l.runs / l.wallMs) * 1000, l.wallMs / l.runs, l.latency.p50, l.latency.p99,
-      mb(l.peak.node), mb(l.peak.postgres), mb(l.peak.temporal), mb(l.peak.programs), (grown / l.runs) / 1024,
+      l.which,
+      String(l.runs),
+      `${l.succeeded}/${l.runs}${unfinishedOf(l) ? ` (${unfinishedOf(l)} unfinished)` : ''}${l.createErrors.length ? ` (${l.createErrors.length} not created)` : ''}`,
+      l.wallMs / 1000,
+      (l.runs / l.wallMs) * 1000,
+      l.wallMs / l.runs,
+      l.latency.p50,
+      l.latency.p99,
+      mb(l.peak.node),
+      mb(l.peak.postgres),
+      mb(l.peak.temporal),
+      mb(l.peak.programs),
+      grown / l.runs / 1024,
     ];
   });
   const ratios: Ratio[] = [];
   for (const runs of ctx.options.levels) {
     const o = levels.find((l) => l.which === 'ours' && l.runs === runs)!;
     const b = levels.find((l) => l.which === 'bare' && l.runs === runs)!;
-    ratios.push({ bench: 'scaling', metric: `time per run at ${runs} in flight`, ours: o.wallMs / o.runs, bare: b.wallMs / b.runs, unit: 'ms' });
+    ratios.push({
+      bench: 'scaling',
+      metric: `time per run at ${runs} in flight`,
+      ours: o.wallMs / o.runs,
+      bare: b.wallMs / b.runs,
+      unit: 'ms',
+    });
   }
   return {
     name: 'scaling',
-    tables: [table(
-      `scaling: N runs of the trivial program created in a burst (${CREATE_CONCURRENCY} create calls in flight), memory = peak PSS`,
-      ['path', 'N', 'succeeded', 'wall s', 'runs/s', 'ms/run', 'p50 ms', 'p99 ms', 'node MB', 'pg MB', 'temporal MB', 'programs MB', 'grown KB/run'],
-      rows,
-    )],
+    tables: [
+      table(
+        `scaling: N runs of the trivial program created in a burst (${CREATE_CONCURRENCY} create calls in flight), memory = peak PSS`,
+        [
+          'path',
+          'N',
+          'succeeded',
+          'wall s',
+          'runs/s',
+          'ms/run',
+          'p50 ms',
+          'p99 ms',
+          'node MB',
+          'pg MB',
+          'temporal MB',
+          'programs MB',
+          'grown KB/run',
+        ],
+        rows,
+      ),
+    ],
     ratios,
     notes: [
       '"node" is this process: api, worker, bare worker and the load generator (as in the test stack); "programs" the python processes alive at the peak',
       '"grown KB/run": growth of all groups over the level (peak minus before), divided by N; small N is noise',
       'the worker runs at most 100 activities at once (Temporal SDK default), so beyond 100 runs wait in the task queue',
-      ...levels.filter((l) => l.outcomes !== 'none').map((l) => `${l.which} at ${l.runs}: not succeeded: ${l.outcomes}`),
-      ...levels.filter((l) => l.createErrors.length).map((l) => `${l.which} at ${l.runs}: ${l.createErrors.length} create calls failed, e.g. ${l.createErrors[0]}`),
+      ...levels
+        .filter((l) => l.outcomes !== 'none')
+        .map((l) => `${l.which} at ${l.runs}: not succeeded: ${l.outcomes}`),
+      ...levels
+        .filter((l) => l.createErrors.length)
+        .map((l) => `${l.which} at ${l.runs}: ${l.createErrors.length} create calls failed, e.g. ${l.createErrors[0]}`),
     ],
-    data: { levels: levels.map((l) => ({ ...l, createErrors: l.createErrors.length, latency: l.latency, perRunMs: l.wallMs / l.runs, createPerS: (l.runs / l.createMs) * 1000 })) },
+    data: {
+      levels: levels.map((l) => ({
+        ...l,
+        createErrors: l.createErrors.length,
+        latency: l.latency,
+        perRunMs: l.wallMs / l.runs,
+        createPerS: (l.runs / l.createMs) * 1000,
+      })),
+    },
   };
 }

@@ -96,6 +96,8 @@ export class CodePlatform1763900000000 implements MigrationInterface {
   }
 
   async down(q: QueryRunner): Promise<void> {
-    await q.query(`ALTER TABLE api_keys DROP COLUMN run_id; DROP TABLE run_logs, run_events, runs, deployments, code_resources`);
+    await q.query(
+      `ALTER TABLE api_keys DROP COLUMN run_id; DROP TABLE run_logs, run_events, runs, deployments, code_resources`,
+    );
   }
 }

@@ -27,7 +27,9 @@ export class Vector1764600000000 implements MigrationInterface {
       // pgvector is not a trusted extension: only a superuser (or a managed service's admin role) may create it.
       if ((err as { code?: string }).code !== '42501') throw err;
       const [{ db }] = await q.query(`SELECT current_database() AS db`);
-      throw new Error(`the database role may not create the extension "vector": have a superuser run \`CREATE EXTENSION vector;\` in database ${db} once, then migrate again (${(err as Error).message})`);
+      throw new Error(
+        `the database role may not create the extension "vector": have a superuser run \`CREATE EXTENSION vector;\` in database ${db} once, then migrate again (${(err as Error).message})`,
+      );
     }
   }
 

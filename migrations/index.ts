@@ -9,5 +9,14 @@ import { SandboxGroups1764500000000 } from './1764500000000-sandbox-groups';
 import { Vector1764600000000 } from './1764600000000-vector';
 
 /** Every migration, in order; the data source runs these (never `synchronize`). */
-export const migrations = [Foundation1763800000000, CodePlatform1763900000000, DeploymentSource1764000000000, RunCredentialsIndex1764100000000, Assistants1764200000000,
-  RunSpans1764300000000, DefaultBuckets1764400000000, SandboxGroups1764500000000, Vector1764600000000];
+export const migrations = [
+  Foundation1763800000000,
+  CodePlatform1763900000000,
+  DeploymentSource1764000000000,
+  RunCredentialsIndex1764100000000,
+  Assistants1764200000000,
+  RunSpans1764300000000,
+  DefaultBuckets1764400000000,
+  SandboxGroups1764500000000,
+  Vector1764600000000,
+];

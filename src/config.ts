@@ -165,7 +165,8 @@ export function loadConfig(env: Env = process.env): Config {
   const rawKey = opt('SECRETS_KEY');
   if (rawKey !== undefined) {
     secretsKey = Buffer.from(rawKey, 'base64');
-    if (secretsKey.length !== 32) problems.push('SECRETS_KEY must be 32 bytes, base64-encoded (e.g. `openssl rand -base64 32`)');
+    if (secretsKey.length !== 32)
+      problems.push('SECRETS_KEY must be 32 bytes, base64-encoded (e.g. `openssl rand -base64 32`)');
   }
 
   const databaseUrl = opt('DATABASE_URL');
@@ -260,9 +261,13 @@ function sandboxConfig(
 ): SandboxConfig {
   const mode = (env.SANDBOX ?? '').trim().toLowerCase() || 'on';
   if (mode !== 'on' && mode !== 'off') problems.push(`SANDBOX must be on or off, got ${JSON.stringify(env.SANDBOX)}`);
-  const allowCidrs = (env.SANDBOX_ALLOW_CIDRS ?? '').split(',').map((c) => c.trim()).filter(Boolean);
+  const allowCidrs = (env.SANDBOX_ALLOW_CIDRS ?? '')
+    .split(',')
+    .map((c) => c.trim())
+    .filter(Boolean);
   for (const c of allowCidrs) {
-    if (!/^[0-9a-fA-F:.]+\/\d{1,3}$/.test(c)) problems.push(`SANDBOX_ALLOW_CIDRS entries must be CIDRs (10.1.0.0/16), got ${JSON.stringify(c)}`);
+    if (!/^[0-9a-fA-F:.]+\/\d{1,3}$/.test(c))
+      problems.push(`SANDBOX_ALLOW_CIDRS entries must be CIDRs (10.1.0.0/16), got ${JSON.stringify(c)}`);
   }
   const root = process.getuid?.() === 0;
   return {
@@ -302,12 +307,17 @@ function modelProviders(env: Env, problems: string[]): Pick<ModelsConfig, 'provi
     return true;
   };
   const providers: ModelsConfig['providers'] = {};
-  for (const entry of (opt('MODEL_PROVIDERS') ?? '').split(',').map((e) => e.trim()).filter(Boolean)) {
+  for (const entry of (opt('MODEL_PROVIDERS') ?? '')
+    .split(',')
+    .map((e) => e.trim())
+    .filter(Boolean)) {
     const eq = entry.indexOf('=');
     const name = eq < 0 ? entry : entry.slice(0, eq).trim();
     const baseUrl = eq < 0 ? '' : entry.slice(eq + 1).trim();
     if (!/^[a-z0-9_-]+$/.test(name) || name === '__proto__' || !baseUrl) {
-      problems.push(`MODEL_PROVIDERS entries must be name=baseURL with a name of [a-z0-9_-], got ${JSON.stringify(entry)}`);
+      problems.push(
+        `MODEL_PROVIDERS entries must be name=baseURL with a name of [a-z0-9_-], got ${JSON.stringify(entry)}`,
+      );
       continue;
     }
     if (Object.hasOwn(providers, name)) problems.push(`MODEL_PROVIDERS names provider "${name}" twice`);
@@ -318,7 +328,8 @@ function modelProviders(env: Env, problems: string[]): Pick<ModelsConfig, 'provi
   if (openaiKey !== undefined) {
     if (!Object.hasOwn(providers, 'openai')) {
       const baseUrl = opt('OPENAI_BASE_URL') ?? OPENAI_BASE_URL;
-      if (validUrl('OPENAI_BASE_URL', baseUrl)) providers.openai = { baseUrl: baseUrl.replace(/\/+$/, ''), apiKey: openaiKey };
+      if (validUrl('OPENAI_BASE_URL', baseUrl))
+        providers.openai = { baseUrl: baseUrl.replace(/\/+$/, ''), apiKey: openaiKey };
     } else {
       providers.openai.apiKey ??= openaiKey;
     }
@@ -331,7 +342,9 @@ function modelProviders(env: Env, problems: string[]): Pick<ModelsConfig, 'provi
     const provider = defaultModel.slice(0, Math.max(slash, 0));
     const configured = Object.keys(providers);
     if (slash <= 0 || slash === defaultModel.length - 1) {
-      problems.push(`DEFAULT_MODEL must be provider/model (e.g. openai/gpt-4.1-mini), got ${JSON.stringify(defaultModel)}`);
+      problems.push(
+        `DEFAULT_MODEL must be provider/model (e.g. openai/gpt-4.1-mini), got ${JSON.stringify(defaultModel)}`,
+      );
     } else if (!Object.hasOwn(providers, provider)) {
       problems.push(
         `DEFAULT_MODEL names provider "${provider}", which is not configured (configured: ${configured.join(', ') || 'none'}); ` +
@@ -343,8 +356,17 @@ function modelProviders(env: Env, problems: string[]): Pick<ModelsConfig, 'provi
 }
 
 const BUILD_ENV_NAMES = new Set([
-  'HTTP_PROXY', 'HTTPS_PROXY', 'NO_PROXY', 'http_proxy', 'https_proxy', 'no_proxy',
-  'SSL_CERT_FILE', 'SSL_CERT_DIR', 'REQUESTS_CA_BUNDLE', 'NODE_EXTRA_CA_CERTS', 'GIT_SSL_CAINFO',
+  'HTTP_PROXY',
+  'HTTPS_PROXY',
+  'NO_PROXY',
+  'http_proxy',
+  'https_proxy',
+  'no_proxy',
+  'SSL_CERT_FILE',
+  'SSL_CERT_DIR',
+  'REQUESTS_CA_BUNDLE',
+  'NODE_EXTRA_CA_CERTS',
+  'GIT_SSL_CAINFO',
 ]);
 
 /** Lowercase npm_config_* are left out on purpose: `npm run` sets them (prefix, cache) for the worker itself. */

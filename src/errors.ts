@@ -38,7 +38,9 @@ export const unauthorized = (message = 'A valid API key is required: Authorizati
 export const forbidden = (message: string) => new HttpError(403, 'ForbiddenError', [{ message }]);
 export const notFound = (what: string) => new HttpError(404, 'NotFoundError', [{ message: `${what} not found` }]);
 export const methodNotAllowed = (method: string, allowed: string[]) =>
-  new HttpError(405, 'MethodNotAllowedError', [{ message: `${method} is not allowed here; allowed: ${allowed.join(', ')}` }]);
+  new HttpError(405, 'MethodNotAllowedError', [
+    { message: `${method} is not allowed here; allowed: ${allowed.join(', ')}` },
+  ]);
 export const conflict = (message: string) => new HttpError(409, 'ConflictError', [{ message }]);
 /**
  * 409: the body names records (by id) that the organization does not have. Like a foreign key violation it
@@ -47,6 +49,5 @@ export const conflict = (message: string) => new HttpError(409, 'ConflictError',
 export const missingReferences = (errors: ErrorDetail[]) => new HttpError(409, 'ConflictError', errors);
 export const payloadTooLarge = (limitBytes: number) =>
   new HttpError(413, 'PayloadTooLargeError', [{ message: `Request body exceeds the limit of ${limitBytes} bytes` }]);
-export const serviceUnavailable = (message: string) =>
-  new HttpError(503, 'ServiceUnavailableError', [{ message }]);
+export const serviceUnavailable = (message: string) => new HttpError(503, 'ServiceUnavailableError', [{ message }]);
 export const functionExecutionError = (message: string) => new HttpError(502, 'FunctionExecutionError', [{ message }]);

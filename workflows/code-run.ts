@@ -38,5 +38,9 @@ export async function codeRunWorkflow(input: CodeRunInput): Promise<RunStatus | 
 export async function structureRunWorkflow(input: CodeRunInput): Promise<RunStatus | 'MISSING'> {
   const { startStructureRun, finishStructureRun } = proxyActivities<Activities>(STATUS_WRITES);
   const { executeStructureRun } = proxyActivities<Activities>(longActivity(input, EXECUTE_RETRY));
-  return codeRun(input, { startCodeRun: startStructureRun, executeCodeRun: executeStructureRun, finishCodeRun: finishStructureRun });
+  return codeRun(input, {
+    startCodeRun: startStructureRun,
+    executeCodeRun: executeStructureRun,
+    finishCodeRun: finishStructureRun,
+  });
 }

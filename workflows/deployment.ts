@@ -33,9 +33,21 @@ export async function deploymentWorkflow(input: DeploymentInput): Promise<Deploy
       timeLimitSeconds: input.timeLimitSeconds,
       cancelSignal: false,
       endings: {
-        timedOut: () => ({ status: 'ERROR', detail: { reason: 'TimeLimitExceeded', message: `Deployment exceeded its time limit of ${input.timeLimitSeconds} s` } }),
-        cancelled: () => ({ status: 'ERROR', detail: { reason: 'Cancelled', message: 'The deployment workflow was cancelled' } }),
-        failed: (err) => ({ status: 'ERROR', detail: { reason: 'InfrastructureError', message: `The deployment could not be built: ${causeOf(err)}` } }),
+        timedOut: () => ({
+          status: 'ERROR',
+          detail: {
+            reason: 'TimeLimitExceeded',
+            message: `Deployment exceeded its time limit of ${input.timeLimitSeconds} s`,
+          },
+        }),
+        cancelled: () => ({
+          status: 'ERROR',
+          detail: { reason: 'Cancelled', message: 'The deployment workflow was cancelled' },
+        }),
+        failed: (err) => ({
+          status: 'ERROR',
+          detail: { reason: 'InfrastructureError', message: `The deployment could not be built: ${causeOf(err)}` },
+        }),
       },
     },
     async (startTimer) => {

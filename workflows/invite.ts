@@ -1,7 +1,11 @@
 import { condition, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import {
-  type InviteInput, type InviteOutcome, type InviteResponseSignal, respondSignal, withdrawSignal,
+  type InviteInput,
+  type InviteOutcome,
+  type InviteResponseSignal,
+  respondSignal,
+  withdrawSignal,
 } from '../src/temporal/contracts';
 import { STATUS_WRITES } from './run-scope';
 

@@ -1,7 +1,10 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 
-const { settleOrphans } = proxyActivities<Activities>({ startToCloseTimeout: '5 minutes', retry: { maximumAttempts: 3 } });
+const { settleOrphans } = proxyActivities<Activities>({
+  startToCloseTimeout: '5 minutes',
+  retry: { maximumAttempts: 3 },
+});
 
 /** Started every minute by the `tarmac-reconciler` schedule (src/temporal/schedules.ts). */
 export async function reconcilerWorkflow(input: { olderThanSeconds?: number; limit?: number } = {}) {

@@ -4,8 +4,15 @@
 // the model stream of a heartbeating activity; a failed activity becomes an ending; the terminal write runs
 // whatever happened, in a non-cancellable scope. Also the activity option presets every workflow uses.
 import {
-  ActivityCancellationType, ActivityFailure, ActivityOptions, ApplicationFailure, CancellationScope, isCancellation, RetryPolicy,
-  setHandler, sleep,
+  ActivityCancellationType,
+  ActivityFailure,
+  ActivityOptions,
+  ApplicationFailure,
+  CancellationScope,
+  isCancellation,
+  RetryPolicy,
+  setHandler,
+  sleep,
 } from '@temporalio/workflow';
 import type { RunStatus } from '../src/persistence/entities/run';
 import type { RunEnding } from '../src/services/runs/lifecycle';
@@ -23,7 +30,10 @@ export const STATUS_WRITES: ActivityOptions = {
  * presumed lost after the heartbeat timeout; the workflow waits until the activity has stopped its
  * process or stream before it records the end.
  */
-export function longActivity(limits: { timeLimitSeconds: number; heartbeatTimeoutSeconds: number }, retry: RetryPolicy): ActivityOptions {
+export function longActivity(
+  limits: { timeLimitSeconds: number; heartbeatTimeoutSeconds: number },
+  retry: RetryPolicy,
+): ActivityOptions {
   return {
     startToCloseTimeout: `${limits.timeLimitSeconds + 300} seconds`,
     heartbeatTimeout: `${limits.heartbeatTimeoutSeconds} seconds`,
@@ -41,7 +51,11 @@ export function endingOfFailure(err: unknown, failedTypes: readonly string[]): R
   if (cause instanceof ApplicationFailure && cause.type) {
     return { status: failedTypes.includes(cause.type) ? 'FAILED' : 'ERROR', reason: cause.type, error: cause.message };
   }
-  return { status: 'ERROR', reason: 'ExecutionFailed', error: `The run could not be executed: ${(cause as Error)?.message ?? String(err)}` };
+  return {
+    status: 'ERROR',
+    reason: 'ExecutionFailed',
+    error: `The run could not be executed: ${(cause as Error)?.message ?? String(err)}`,
+  };
 }
 
 /** How a piece of work ended when it did not end by itself. */
@@ -77,10 +91,13 @@ export async function withinLimit<E, R>(
   const startTimer = () => {
     void timer
       .run(() => sleep(opts.timeLimitSeconds * 1000))
-      .then(() => {
-        timedOut = true;
-        scope.cancel();
-      }, () => undefined);
+      .then(
+        () => {
+          timedOut = true;
+          scope.cancel();
+        },
+        () => undefined,
+      );
   };
 
   let ending: E | undefined;
@@ -122,7 +139,11 @@ export function runToEnding(
       timeLimitSeconds: opts.timeLimitSeconds,
       cancelSignal: true,
       endings: {
-        timedOut: () => ({ status: 'ERROR', reason: 'TimeLimitExceeded', error: `Run exceeded its time limit of ${opts.timeLimitSeconds} s` }),
+        timedOut: () => ({
+          status: 'ERROR',
+          reason: 'TimeLimitExceeded',
+          error: `Run exceeded its time limit of ${opts.timeLimitSeconds} s`,
+        }),
         cancelled: (requestedBy) => ({ status: 'CANCELLED', requestedBy }),
         failed: (err) => endingOfFailure(err, opts.failedTypes),
       },

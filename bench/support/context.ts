@@ -23,7 +23,13 @@ export interface BenchOptions {
   clients: number[];
 }
 
-export const DEFAULT_OPTIONS: BenchOptions = { duration: 10, samples: 30, sustained: 100, levels: [1, 10, 100, 1000], clients: [1, 100, 500] };
+export const DEFAULT_OPTIONS: BenchOptions = {
+  duration: 10,
+  samples: 30,
+  sustained: 100,
+  levels: [1, 10, 100, 1000],
+  clients: [1, 100, 500],
+};
 
 /** The program of the run benchmarks: as small as a python program gets. */
 export const TRIVIAL_PROGRAM = 'print("hello from a benchmark run")\n';
@@ -56,34 +62,63 @@ export async function startContext(options: BenchOptions): Promise<{ ctx: BenchC
   // Production keep-alives (the tests use 300 ms so that they see one without waiting).
   const stack = await startStack({ env: { SSE_KEEPALIVE_MS: '15000' } });
   const tenant = await newTenant('bench');
-  const trivial = await structureWithBuild(tenant.organizationId, { files: { 'structure.py': TRIVIAL_PROGRAM }, name: 'trivial' });
-  const fn = await structureWithBuild(tenant.organizationId, { files: { 'main.py': TRIVIAL_HANDLER }, mainFile: 'main.py', kind: 'function', name: 'echo' });
-  const sleeper = await structureWithBuild(tenant.organizationId, { files: { 'structure.py': SLEEP_PROGRAM }, name: 'sleeper' });
+  const trivial = await structureWithBuild(tenant.organizationId, {
+    files: { 'structure.py': TRIVIAL_PROGRAM },
+    name: 'trivial',
+  });
+  const fn = await structureWithBuild(tenant.organizationId, {
+    files: { 'main.py': TRIVIAL_HANDLER },
+    mainFile: 'main.py',
+    kind: 'function',
+    name: 'echo',
+  });
+  const sleeper = await structureWithBuild(tenant.organizationId, {
+    files: { 'structure.py': SLEEP_PROGRAM },
+    name: 'sleeper',
+  });
 
   const databaseUrl = (stack.ds.options as { url: string }).url;
   const watcher = new RunWatcher(databaseUrl, stack.env.client);
   await watcher.start();
 
-  const workflowBundle = await bundleWorkflowCode({ workflowsPath: require.resolve('../baseline/workflows'), logger: quietLogger });
+  const workflowBundle = await bundleWorkflowCode({
+    workflowsPath: require.resolve('../baseline/workflows'),
+    logger: quietLogger,
+  });
   const bareWorker = await Worker.create({
-    connection: stack.env.nativeConnection, namespace: stack.env.namespace ?? 'default', taskQueue: BARE_TASK_QUEUE,
-    workflowBundle, activities: createBareActivities(), shutdownGraceTime: '1 second',
+    connection: stack.env.nativeConnection,
+    namespace: stack.env.namespace ?? 'default',
+    taskQueue: BARE_TASK_QUEUE,
+    workflowBundle,
+    activities: createBareActivities(),
+    shutdownGraceTime: '1 second',
   });
   const bareRunning = bareWorker.run();
 
   const ctx: BenchContext = {
-    stack, options, databaseUrl, key: tenant.key,
-    structureId: trivial.structureId, functionId: fn.structureId, sleeperId: sleeper.structureId,
+    stack,
+    options,
+    databaseUrl,
+    key: tenant.key,
+    structureId: trivial.structureId,
+    functionId: fn.structureId,
+    sleeperId: sleeper.structureId,
     program: { file: python3(), argv: ['structure.py'], cwd: path.join(trivial.buildPath, 'src') },
     functionCall: {
-      interpreter: python3(), shim: functionShim('python3'), mainFile: 'main.py', handler: 'handler',
+      interpreter: python3(),
+      shim: functionShim('python3'),
+      mainFile: 'main.py',
+      handler: 'handler',
       cwd: path.join(fn.buildPath, 'src'),
     },
     watcher,
     async http(method, urlPath, body) {
       const res = await fetch(stack.baseUrl + urlPath, {
         method,
-        headers: { authorization: `Bearer ${tenant.key}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+        headers: {
+          authorization: `Bearer ${tenant.key}`,
+          ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+        },
         body: body !== undefined ? JSON.stringify(body) : undefined,
       });
       const text = await res.text();
@@ -95,20 +130,25 @@ export async function startContext(options: BenchOptions): Promise<{ ctx: BenchC
     ctx,
     // Once, however many times it is called (the end of main, a signal, the time limit).
     // PostgreSQL and Temporal are stopped (and the temporary directory removed) whatever failed before.
-    stop: () => (stopped ??= (async () => {
-      try {
-        bareWorker.shutdown(); // throws when a signal has already stopped it
-      } catch {
-        // stopped already
-      }
-      await bareRunning.catch(() => undefined);
-      await watcher.stop().catch(() => undefined);
-      await stopStack();
-    })()),
+    stop: () =>
+      (stopped ??= (async () => {
+        try {
+          bareWorker.shutdown(); // throws when a signal has already stopped it
+        } catch {
+          // stopped already
+        }
+        await bareRunning.catch(() => undefined);
+        await watcher.stop().catch(() => undefined);
+        await stopStack();
+      })()),
   };
 }
 
 const quietLogger = {
-  trace: () => undefined, debug: () => undefined, info: () => undefined, log: () => undefined,
-  warn: (m: string) => console.warn(m), error: (m: string) => console.error(m),
+  trace: () => undefined,
+  debug: () => undefined,
+  info: () => undefined,
+  log: () => undefined,
+  warn: (m: string) => console.warn(m),
+  error: (m: string) => console.error(m),
 };

@@ -96,12 +96,19 @@ export class RunWatcher {
   }
 
   private endOf(
-    status: RunStatus, how: { timedOut?: boolean; lost?: boolean },
+    status: RunStatus,
+    how: { timedOut?: boolean; lost?: boolean },
     row?: { created_at: Date; started_at: Date | null; completed_at: Date | null; reason?: string | null },
   ): RunEnd {
     return {
-      status, timedOut: how.timedOut ?? false, lost: how.lost ?? false, reason: row?.reason ?? null, seenAt: Date.now(),
-      createdAt: row?.created_at.getTime() ?? NaN, startedAt: row?.started_at?.getTime() ?? null, completedAt: row?.completed_at?.getTime() ?? null,
+      status,
+      timedOut: how.timedOut ?? false,
+      lost: how.lost ?? false,
+      reason: row?.reason ?? null,
+      seenAt: Date.now(),
+      createdAt: row?.created_at.getTime() ?? NaN,
+      startedAt: row?.started_at?.getTime() ?? null,
+      completedAt: row?.completed_at?.getTime() ?? null,
     };
   }
 
@@ -119,7 +126,8 @@ export class RunWatcher {
         this.dirty.clear();
         const { rows } = await this.client.query(
           `SELECT run_id, kind, status, created_at, started_at, completed_at, status_detail->>'reason' AS reason
-             FROM runs WHERE run_id = ANY($1::uuid[])`, [ids],
+             FROM runs WHERE run_id = ANY($1::uuid[])`,
+          [ids],
         );
         for (const r of rows) {
           const w = this.waiting.get(r.run_id);
@@ -141,13 +149,24 @@ export class RunWatcher {
     if (this.checking) return;
     this.checking = true;
     try {
-      const candidates = [...this.waiting.entries()].filter(([, w]) => w.kind && w.status && !isTerminal(w.status)).slice(0, DESCRIBE_BATCH);
+      const candidates = [...this.waiting.entries()]
+        .filter(([, w]) => w.kind && w.status && !isTerminal(w.status))
+        .slice(0, DESCRIBE_BATCH);
       for (const [runId, w] of candidates) {
-        const state = await this.temporal.workflow.getHandle(workflowIdOf(`${w.kind}-run` as Parameters<typeof workflowIdOf>[0], runId)).describe()
-          .then((d) => d.status.name, () => 'NOT_FOUND');
+        const state = await this.temporal.workflow
+          .getHandle(workflowIdOf(`${w.kind}-run` as Parameters<typeof workflowIdOf>[0], runId))
+          .describe()
+          .then(
+            (d) => d.status.name,
+            () => 'NOT_FOUND',
+          );
         if (state === 'RUNNING' || !this.waiting.has(runId)) continue;
         // Read once more: the row may have ended between our last read and the workflow's close.
-        const { rows: [r] } = await this.client.query(`SELECT status, created_at, started_at, completed_at FROM runs WHERE run_id = $1`, [runId]);
+        const {
+          rows: [r],
+        } = await this.client.query(`SELECT status, created_at, started_at, completed_at FROM runs WHERE run_id = $1`, [
+          runId,
+        ]);
         this.waiting.delete(runId);
         w.resolve(this.endOf(r.status, { lost: !isTerminal(r.status) }, r));
       }

@@ -39,11 +39,18 @@ export async function startOurs(ctx: BenchContext, timeoutMs: number): Promise<S
   const runId: string = res.body.structure_run_id;
   return {
     done: ctx.watcher.ended(runId, timeoutMs).then((end) => ({
-      t0, created, runId,
+      t0,
+      created,
+      runId,
       running: end.startedAt !== null ? end.startedAt - t0 : NaN,
       succeeded: end.seenAt - t0,
-      outcome: end.lost ? `lost (${end.status}, workflow ended)` : end.timedOut ? `stuck ${end.status}`
-        : end.status === 'SUCCEEDED' || !end.reason ? end.status : `${end.status} (${end.reason})`,
+      outcome: end.lost
+        ? `lost (${end.status}, workflow ended)`
+        : end.timedOut
+          ? `stuck ${end.status}`
+          : end.status === 'SUCCEEDED' || !end.reason
+            ? end.status
+            : `${end.status} (${end.reason})`,
       ok: end.status === 'SUCCEEDED',
     })),
   };
@@ -53,14 +60,28 @@ export async function startOurs(ctx: BenchContext, timeoutMs: number): Promise<S
 export async function startBare(ctx: BenchContext, timeoutMs: number): Promise<Started> {
   const t0 = Date.now();
   const handle = await ctx.stack.env.client.workflow.start('bareRunWorkflow', {
-    taskQueue: BARE_TASK_QUEUE, workflowId: `bench-bare-${randomUUID()}`, args: [ctx.program],
+    taskQueue: BARE_TASK_QUEUE,
+    workflowId: `bench-bare-${randomUUID()}`,
+    args: [ctx.program],
   });
   const created = Date.now() - t0;
   const result = (handle.result() as Promise<BareRunResult>).then((r): RunTiming => ({
-    t0, created, running: r.spawnedAt - t0, succeeded: Date.now() - t0, ok: r.exitCode === 0,
-    outcome: r.exitCode === 0 ? 'SUCCEEDED' : 'FAILED', programMs: r.exitedAt - r.spawnedAt,
+    t0,
+    created,
+    running: r.spawnedAt - t0,
+    succeeded: Date.now() - t0,
+    ok: r.exitCode === 0,
+    outcome: r.exitCode === 0 ? 'SUCCEEDED' : 'FAILED',
+    programMs: r.exitedAt - r.spawnedAt,
   }));
-  const timeout = sleep(timeoutMs).then((): RunTiming => ({ t0, created, running: NaN, succeeded: Date.now() - t0, ok: false, outcome: 'stuck' }));
+  const timeout = sleep(timeoutMs).then((): RunTiming => ({
+    t0,
+    created,
+    running: NaN,
+    succeeded: Date.now() - t0,
+    ok: false,
+    outcome: 'stuck',
+  }));
   return { done: Promise.race([result, timeout]) };
 }
 

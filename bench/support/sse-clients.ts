@@ -59,7 +59,11 @@ function main(): void {
         while ((cut = buffered.indexOf('\n\n')) >= 0) {
           const block = buffered.slice(0, cut);
           buffered = buffered.slice(cut + 2);
-          const data = block.split('\n').filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).join('\n');
+          const data = block
+            .split('\n')
+            .filter((l) => l.startsWith('data: '))
+            .map((l) => l.slice(6))
+            .join('\n');
           if (!data) continue;
           const i = (JSON.parse(data) as { payload?: { bench_i?: unknown } }).payload?.bench_i;
           if (typeof i === 'number') arrived(i);

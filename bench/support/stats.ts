@@ -19,7 +19,13 @@ export function percentile(sorted: number[], p: number): number {
 export function summarize(values: number[]): Summary {
   const sorted = [...values].sort((a, b) => a - b);
   const mean = sorted.reduce((s, v) => s + v, 0) / (sorted.length || 1);
-  return { n: sorted.length, p50: percentile(sorted, 50), p99: percentile(sorted, 99), mean, max: sorted[sorted.length - 1] ?? NaN };
+  return {
+    n: sorted.length,
+    p50: percentile(sorted, 50),
+    p99: percentile(sorted, 99),
+    mean,
+    max: sorted[sorted.length - 1] ?? NaN,
+  };
 }
 
 /** A number for a table cell: few significant digits, no exponent. */
@@ -33,7 +39,12 @@ export function table(title: string, header: string[], rows: Array<Array<string 
   const cells = [header, ...rows.map((r) => r.map((c) => (typeof c === 'number' ? fmt(c) : c)))];
   const widths = header.map((_, i) => Math.max(...cells.map((r) => (r[i] ?? '').length)));
   const line = (r: string[]) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
-  return [`\n## ${title}`, line(cells[0]), widths.map((w) => '-'.repeat(w)).join('  '), ...cells.slice(1).map(line)].join('\n');
+  return [
+    `\n## ${title}`,
+    line(cells[0]),
+    widths.map((w) => '-'.repeat(w)).join('  '),
+    ...cells.slice(1).map(line),
+  ].join('\n');
 }
 
 export interface Ratio {

@@ -10,9 +10,13 @@ import './routes';
 function toHttpError(err: unknown): HttpError | undefined {
   if (err instanceof HttpError) return err;
   const e = err as { code?: string; status?: number; expose?: boolean; message?: string };
-  if (e?.code === '23505') return new HttpError(409, 'ConflictError', [{ message: 'A record with the same unique value already exists' }]);
+  if (e?.code === '23505')
+    return new HttpError(409, 'ConflictError', [{ message: 'A record with the same unique value already exists' }]);
   // An unreachable PostgreSQL or Temporal: 503, so clients retry.
-  if (isUnavailable(err)) return new HttpError(503, 'ServiceUnavailableError', [{ message: 'A backing service is unavailable; retry shortly' }]);
+  if (isUnavailable(err))
+    return new HttpError(503, 'ServiceUnavailableError', [
+      { message: 'A backing service is unavailable; retry shortly' },
+    ]);
   return undefined;
 }
 
@@ -40,8 +44,10 @@ export function createApp(deps: Deps): Koa {
       }
     } catch (err) {
       const known = toHttpError(err);
-      const httpErr = known ?? new HttpError(500, 'InternalError', [{ message: `Internal error (request id ${requestId})` }]);
-      if (!known || httpErr.status >= 500) deps.log.error({ err, requestId, method: ctx.method, path: ctx.path }, 'request failed');
+      const httpErr =
+        known ?? new HttpError(500, 'InternalError', [{ message: `Internal error (request id ${requestId})` }]);
+      if (!known || httpErr.status >= 500)
+        deps.log.error({ err, requestId, method: ctx.method, path: ctx.path }, 'request failed');
       ctx.status = httpErr.status;
       ctx.body = { type: httpErr.type, errors: httpErr.errors };
     }
@@ -56,12 +62,25 @@ export function createApp(deps: Deps): Koa {
   root.get('/ready', async (ctx) => {
     const checks: Record<string, string> = {};
     await Promise.all([
-      deps.ds.query('SELECT 1').then(() => (checks.database = 'ok'), (e) => (checks.database = String(e?.message ?? e))),
-      deps.temporal.workflowService.getSystemInfo({}).then(() => (checks.temporal = 'ok'), (e: Error) => (checks.temporal = String(e?.message ?? e))),
+      deps.ds.query('SELECT 1').then(
+        () => (checks.database = 'ok'),
+        (e) => (checks.database = String(e?.message ?? e)),
+      ),
+      deps.temporal.workflowService.getSystemInfo({}).then(
+        () => (checks.temporal = 'ok'),
+        (e: Error) => (checks.temporal = String(e?.message ?? e)),
+      ),
     ]);
     const ready = Object.values(checks).every((v) => v === 'ok');
     ctx.status = ready ? 200 : 503;
-    ctx.body = ready ? { status: 'ready', checks } : { type: 'ServiceUnavailableError', errors: Object.entries(checks).filter(([, v]) => v !== 'ok').map(([k, v]) => ({ message: `${k}: ${v}` })) };
+    ctx.body = ready
+      ? { status: 'ready', checks }
+      : {
+          type: 'ServiceUnavailableError',
+          errors: Object.entries(checks)
+            .filter(([, v]) => v !== 'ok')
+            .map(([k, v]) => ({ message: `${k}: ${v}` })),
+        };
   });
   app.use(root.routes());
 
@@ -72,7 +91,8 @@ export function createApp(deps: Deps): Koa {
   // once it has read Content-Length bytes (python-requests does) can beat the stream's own end: nothing was lost.
   app.on('error', (err: Error & { code?: string }, ctx?: Koa.Context) => {
     const where = { method: ctx?.method, path: ctx?.path };
-    if (err.code === 'ERR_STREAM_PREMATURE_CLOSE') deps.log.debug(where, 'client closed the connection before the response ended');
+    if (err.code === 'ERR_STREAM_PREMATURE_CLOSE')
+      deps.log.debug(where, 'client closed the connection before the response ended');
     else deps.log.error({ err, ...where }, 'response failed');
   });
   return app;

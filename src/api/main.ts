@@ -14,11 +14,22 @@ async function main() {
   const config = loadConfig();
   requireRuntime(config);
   const log = createLogger(config.logLevel, 'api');
-  const ds = await createDataSource(config.databaseUrl, { applicationName: 'tarmac-api', poolSize: config.databasePoolSize }).initialize();
+  const ds = await createDataSource(config.databaseUrl, {
+    applicationName: 'tarmac-api',
+    poolSize: config.databasePoolSize,
+  }).initialize();
   const temporal = await connectClient(config);
   const runUpdates = new RunUpdatesHub(config.databaseUrl, log);
   await runUpdates.start();
-  const app = createApp({ config, ds, temporal, blobs: new FsBlobStore(config.blobDir), box: new SecretBox(config.secretsKey), log, runUpdates });
+  const app = createApp({
+    config,
+    ds,
+    temporal,
+    blobs: new FsBlobStore(config.blobDir),
+    box: new SecretBox(config.secretsKey),
+    log,
+    runUpdates,
+  });
   const server = http.createServer(app.callback());
   server.requestTimeout = 0; // uploads and SSE streams may be long; sockets still time out when idle
   await new Promise<void>((resolve) => server.listen(config.port, config.host, resolve));
@@ -31,7 +42,10 @@ async function main() {
       server.close(() => resolve());
       void runUpdates.close();
       server.closeIdleConnections();
-      setTimeout(() => { server.closeAllConnections(); resolve(); }, config.shutdownGraceMs).unref();
+      setTimeout(() => {
+        server.closeAllConnections();
+        resolve();
+      }, config.shutdownGraceMs).unref();
     });
     await temporal.connection.close();
     await ds.destroy();

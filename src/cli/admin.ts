@@ -20,7 +20,10 @@ The database is DATABASE_URL, or the embedded one while \`npm start\` runs.
 Key values are printed once and stored only as hashes.`;
 
 class UsageError extends Error {
-  constructor(message: string, readonly showUsage = true) {
+  constructor(
+    message: string,
+    readonly showUsage = true,
+  ) {
     super(message);
   }
 }
@@ -30,7 +33,12 @@ const EMAIL = /^[^\s@]+@[^\s@]+$/;
 function parse(args: string[], options: Record<string, { type: 'string' }>, required: string[]) {
   let values: Record<string, string | undefined>;
   try {
-    ({ values } = parseArgs({ args, options: { ...options, help: { type: 'boolean', short: 'h' } }, strict: true, allowPositionals: false }) as unknown as {
+    ({ values } = parseArgs({
+      args,
+      options: { ...options, help: { type: 'boolean', short: 'h' } },
+      strict: true,
+      allowPositionals: false,
+    }) as unknown as {
       values: Record<string, string | undefined>;
     });
   } catch (err) {
@@ -39,9 +47,11 @@ function parse(args: string[], options: Record<string, { type: 'string' }>, requ
   for (const name of required) {
     if (!values[name]?.trim()) throw new UsageError(`--${name} is required`);
   }
-  if (values.email !== undefined && !EMAIL.test(values.email.trim())) throw new UsageError(`--email must be an email address`);
+  if (values.email !== undefined && !EMAIL.test(values.email.trim()))
+    throw new UsageError(`--email must be an email address`);
   if (values.org !== undefined && !isUuid(values.org)) throw new UsageError(`--org must be an organization id (uuid)`);
-  if (values.name !== undefined && values.name.trim().length > 200) throw new UsageError('--name must be at most 200 characters');
+  if (values.name !== undefined && values.name.trim().length > 200)
+    throw new UsageError('--name must be at most 200 characters');
   return values;
 }
 
@@ -68,10 +78,19 @@ async function createApiKeyCommand(ds: DataSource, args: string[]): Promise<void
     if (!organization) throw new Error(`No organization ${v.org}`);
   } else {
     const all = await ds.getRepository(Organization).find({ order: { created_at: 'ASC' }, take: 21 });
-    if (all.length === 0) throw new Error('The database has no organization yet: create one with `create-organization` (or run `npm start` once).');
+    if (all.length === 0)
+      throw new Error(
+        'The database has no organization yet: create one with `create-organization` (or run `npm start` once).',
+      );
     if (all.length > 1) {
-      const list = all.slice(0, 20).map((o) => `  ${o.organization_id}  ${o.name}`).join('\n');
-      throw new UsageError(`Several organizations exist; choose one with --org:\n${list}${all.length > 20 ? '\n  ...' : ''}`, false);
+      const list = all
+        .slice(0, 20)
+        .map((o) => `  ${o.organization_id}  ${o.name}`)
+        .join('\n');
+      throw new UsageError(
+        `Several organizations exist; choose one with --org:\n${list}${all.length > 20 ? '\n  ...' : ''}`,
+        false,
+      );
     }
     organization = all[0];
   }
@@ -79,7 +98,9 @@ async function createApiKeyCommand(ds: DataSource, args: string[]): Promise<void
   if (v.email) {
     user = await ds.getRepository(User).findOneBy({ email: v.email.trim().toLowerCase() });
     if (!user || !(await isMember(ds, organization.organization_id, user.user_id))) {
-      throw new Error(`${v.email} is not a member of organization ${organization.organization_id} ("${organization.name}")`);
+      throw new Error(
+        `${v.email} is not a member of organization ${organization.organization_id} ("${organization.name}")`,
+      );
     }
   }
   const { key, value } = await createApiKey(ds, {
@@ -89,7 +110,9 @@ async function createApiKeyCommand(ds: DataSource, args: string[]): Promise<void
     createdBy: user?.user_id ?? 'admin-cli',
   });
   console.log(`organization  ${organization.organization_id}  "${organization.name}"`);
-  console.log(`api key       ${key.api_key_id}  "${key.name}"  (${user ? `user key for ${user.email}` : 'organization key'})`);
+  console.log(
+    `api key       ${key.api_key_id}  "${key.name}"  (${user ? `user key for ${user.email}` : 'organization key'})`,
+  );
   console.log('');
   console.log('API key value (shown only now):');
   console.log(`  ${value}`);
@@ -139,7 +162,8 @@ async function main(argv: string[]): Promise<number> {
 }
 
 function dryParse(command: string, args: string[]): void {
-  if (command === 'create-organization') parse(args, { name: { type: 'string' }, email: { type: 'string' } }, ['name', 'email']);
+  if (command === 'create-organization')
+    parse(args, { name: { type: 'string' }, email: { type: 'string' } }, ['name', 'email']);
   else parse(args, { name: { type: 'string' }, org: { type: 'string' }, email: { type: 'string' } }, ['name']);
 }
 

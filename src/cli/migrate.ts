@@ -7,7 +7,9 @@ import { cliDatabase, connectCli, describeDatabase } from './database';
 async function main(): Promise<number> {
   const config = loadConfig();
   const { url, embedded } = cliDatabase(config);
-  console.log(`migrate: ${describeDatabase(url)}${embedded ? ' (DATABASE_URL unset: the embedded database of npm start)' : ''}`);
+  console.log(
+    `migrate: ${describeDatabase(url)}${embedded ? ' (DATABASE_URL unset: the embedded database of npm start)' : ''}`,
+  );
   const ds = await connectCli(config, 'tarmac-migrate');
   try {
     const ran = await migrate(ds);

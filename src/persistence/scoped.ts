@@ -12,7 +12,9 @@ export async function findInOrg<T extends OrgOwned>(
   where: FindOptionsWhere<T>,
   what: string,
 ): Promise<T> {
-  const row = await ds.getRepository(entity).findOneBy({ ...where, organization_id: organizationId } as FindOptionsWhere<T>);
+  const row = await ds
+    .getRepository(entity)
+    .findOneBy({ ...where, organization_id: organizationId } as FindOptionsWhere<T>);
   if (!row) throw notFound(what);
   return row;
 }
@@ -50,7 +52,11 @@ const REFERENCEABLE = {
  * naming the missing ids, with `path` pointing at the list in the request.
  */
 export async function assertIdsInOrg(
-  ds: DataSource, what: keyof typeof REFERENCEABLE, organizationId: string, ids: string[], path: string,
+  ds: DataSource,
+  what: keyof typeof REFERENCEABLE,
+  organizationId: string,
+  ids: string[],
+  path: string,
 ): Promise<void> {
   if (!ids.length) return;
   const t = REFERENCEABLE[what];
@@ -61,16 +67,22 @@ export async function assertIdsInOrg(
   const found = new Set(rows.map((r) => r.id));
   const missing = [...new Set(ids)].filter((id) => !found.has(id));
   if (missing.length) {
-    throw missingReferences([{ message: `${t.label}${missing.length > 1 ? 's' : ''} not found: ${missing.join(', ')}`, path }]);
+    throw missingReferences([
+      { message: `${t.label}${missing.length > 1 ? 's' : ''} not found: ${missing.join(', ')}`, path },
+    ]);
   }
 }
 
 /** Every `secret_ref` env var (the schema makes its value a uuid) must name a secret of the organization. */
 export async function assertSecretRefs(
-  ds: DataSource, organizationId: string, envVars: Array<{ value: string; source?: string }>, path: string,
+  ds: DataSource,
+  organizationId: string,
+  envVars: Array<{ value: string; source?: string }>,
+  path: string,
 ): Promise<void> {
   for (const [i, v] of envVars.entries()) {
-    if (v.source?.toLowerCase() === 'secret_ref') await assertIdsInOrg(ds, 'secret', organizationId, [v.value], `${path}/${i}/value`);
+    if (v.source?.toLowerCase() === 'secret_ref')
+      await assertIdsInOrg(ds, 'secret', organizationId, [v.value], `${path}/${i}/value`);
   }
 }
 

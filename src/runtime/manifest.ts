@@ -52,7 +52,11 @@ export function functionCommand(
   m: BuildManifest,
   files: { shim: string; input: string; result: string },
 ): { file: string; argv: string[]; cwd: string } {
-  return { file: m.interpreter, argv: [files.shim, m.mainFile, m.handler ?? 'handler', files.input, files.result], cwd: m.workDir };
+  return {
+    file: m.interpreter,
+    argv: [files.shim, m.mainFile, m.handler ?? 'handler', files.input, files.result],
+    cwd: m.workDir,
+  };
 }
 
 /**
@@ -66,5 +70,9 @@ export function toolCommand(
 ): { file: string; argv: string[]; cwd: string } {
   const init = m.tool ?? { initToolFile: m.mainFile, initToolFunction: 'init_tool' };
   const mode = 'activity' in call ? ['run', call.activity, files.params] : ['describe'];
-  return { file: m.interpreter, argv: [files.shim, init.initToolFile, init.initToolFunction, files.result, ...mode], cwd: m.workDir };
+  return {
+    file: m.interpreter,
+    argv: [files.shim, init.initToolFile, init.initToolFunction, files.result, ...mode],
+    cwd: m.workDir,
+  };
 }

@@ -20,8 +20,12 @@ export async function createOrganization(
     updated_at: now,
   });
   await em.getRepository(Bucket).insert({
-    bucket_id: organization.default_bucket_id, organization_id: organization.organization_id, name: 'default',
-    created_by: input.createdBy, created_at: now, updated_at: now,
+    bucket_id: organization.default_bucket_id,
+    organization_id: organization.organization_id,
+    name: 'default',
+    created_by: input.createdBy,
+    created_at: now,
+    updated_at: now,
   });
   return organization;
 }
@@ -45,7 +49,11 @@ export async function addMember(em: EntityManager, organizationId: string, userI
   );
 }
 
-export async function isMember(ds: DataSource | EntityManager, organizationId: string, userId: string): Promise<boolean> {
+export async function isMember(
+  ds: DataSource | EntityManager,
+  organizationId: string,
+  userId: string,
+): Promise<boolean> {
   return (await ds.getRepository(Membership).countBy({ organization_id: organizationId, user_id: userId })) > 0;
 }
 
@@ -96,7 +104,9 @@ export async function bootstrapOrganization(
 export async function organizationsOfUsers(ds: DataSource, userIds: string[]): Promise<Map<string, string[]>> {
   const map = new Map<string, string[]>(userIds.map((id) => [id, []]));
   if (!userIds.length) return map;
-  const rows = await ds.getRepository(Membership).find({ where: userIds.map((user_id) => ({ user_id })), order: { created_at: 'ASC' } });
+  const rows = await ds
+    .getRepository(Membership)
+    .find({ where: userIds.map((user_id) => ({ user_id })), order: { created_at: 'ASC' } });
   for (const r of rows) map.get(r.user_id)?.push(r.organization_id);
   return map;
 }

@@ -34,8 +34,12 @@ export const listBuckets = (ds: DataSource, caller: Caller, page: PageRequest) =
 export async function createBucket(ds: DataSource, caller: Caller, name: string): Promise<Bucket> {
   const now = new Date();
   return ds.getRepository(Bucket).save({
-    bucket_id: randomUUID(), organization_id: caller.organizationId, name,
-    created_by: caller.actor, created_at: now, updated_at: now,
+    bucket_id: randomUUID(),
+    organization_id: caller.organizationId,
+    name,
+    created_by: caller.actor,
+    created_at: now,
+    updated_at: now,
   });
 }
 
@@ -52,7 +56,9 @@ export async function updateBucket(ds: DataSource, bucket: Bucket, changes: { na
 export async function deleteBucket({ ds, blobs }: Stores, bucket: Bucket): Promise<void> {
   await ds.transaction(async (em) => {
     if ((await em.query(`SELECT 1 FROM organizations WHERE default_bucket_id = $1`, [bucket.bucket_id])).length) {
-      throw conflict(`Bucket ${bucket.bucket_id} is the organization's default bucket (default_bucket_id) and cannot be deleted`);
+      throw conflict(
+        `Bucket ${bucket.bucket_id} is the organization's default bucket (default_bucket_id) and cannot be deleted`,
+      );
     }
     await em.getRepository(Asset).delete({ bucket_id: bucket.bucket_id });
     await em.getRepository(Bucket).delete({ bucket_id: bucket.bucket_id });
@@ -76,7 +82,6 @@ export const ASSET_NAME_PATTERN = `^${SEGMENT}(?:/${SEGMENT})*$`;
 
 // ---- Asset records ----
 
-
 export async function listAssets(
   ds: DataSource,
   bucket: Bucket,
@@ -84,7 +89,10 @@ export async function listAssets(
   filter: { prefix?: string; postfix?: string },
 ): Promise<{ items: Asset[]; pagination: Pagination }> {
   const { skip, take } = skipTake(page);
-  const q = ds.getRepository(Asset).createQueryBuilder('a').where('a.bucket_id = :bucketId', { bucketId: bucket.bucket_id });
+  const q = ds
+    .getRepository(Asset)
+    .createQueryBuilder('a')
+    .where('a.bucket_id = :bucketId', { bucketId: bucket.bucket_id });
   // The user's text is matched literally: `%`, `_` and `\` are escaped.
   if (filter.prefix) q.andWhere(`a.name LIKE :prefix ESCAPE '\\'`, { prefix: `${likeEscape(filter.prefix)}%` });
   if (filter.postfix) q.andWhere(`a.name LIKE :postfix ESCAPE '\\'`, { postfix: `%${likeEscape(filter.postfix)}` });
@@ -151,8 +159,10 @@ export interface AssetGrant {
 }
 
 /** Every signed field, unambiguously delimited (JSON), with a version tag for future formats. */
-const signatureOf = (box: SecretBox, g: { operation: string; bucketId: string; name: string; expires: string; actor: string }) =>
-  box.sign(JSON.stringify(['asset-url-v1', g.operation, g.bucketId, g.name, g.expires, g.actor]));
+const signatureOf = (
+  box: SecretBox,
+  g: { operation: string; bucketId: string; name: string; expires: string; actor: string },
+) => box.sign(JSON.stringify(['asset-url-v1', g.operation, g.bucketId, g.name, g.expires, g.actor]));
 
 const encodeAssetName = (name: string) => name.split('/').map(encodeURIComponent).join('/');
 
@@ -160,7 +170,10 @@ export function presignAssetUrl(box: SecretBox, publicBaseUrl: string, grant: As
   const expires = String(grant.expires);
   const operation = grant.operations.join(',');
   const query = new URLSearchParams({
-    operation, expires, by: grant.actor, signature: signatureOf(box, { ...grant, operation, expires }),
+    operation,
+    expires,
+    by: grant.actor,
+    signature: signatureOf(box, { ...grant, operation, expires }),
   });
   return `${publicBaseUrl}/api/asset-data/${grant.bucketId}/${encodeAssetName(grant.name)}?${query}`;
 }
@@ -176,15 +189,18 @@ export function verifyAssetUrl(
   if (!operation || !expires || !actor || !signature) {
     throw forbidden('This URL is not presigned; create one with POST /api/buckets/{bucket_id}/asset-urls/{name}');
   }
-  const expected = Buffer.from(signatureOf(box, { operation, bucketId: target.bucketId, name: target.name, expires, actor }));
+  const expected = Buffer.from(
+    signatureOf(box, { operation, bucketId: target.bucketId, name: target.name, expires, actor }),
+  );
   const given = Buffer.from(signature);
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
     throw forbidden('The URL signature is invalid: the URL was altered or not issued by this installation');
   }
   const operations = operation.split(',') as AssetOperation[];
-  if (!operations.includes(target.method as AssetOperation)) throw forbidden(`This URL was signed for ${operation}, not ${target.method}`);
+  if (!operations.includes(target.method as AssetOperation))
+    throw forbidden(`This URL was signed for ${operation}, not ${target.method}`);
   // Unix seconds as issued (the signature covers the text): `NaN`, `Infinity`, `1e309` or 40 digits are no expiry.
-  if (!/^\d{1,12}$/.test(expires)) throw forbidden('The URL\'s expiry is malformed');
+  if (!/^\d{1,12}$/.test(expires)) throw forbidden("The URL's expiry is malformed");
   const expiresAt = Number(expires);
   if (expiresAt < nowSeconds) throw forbidden(`This URL expired at ${new Date(expiresAt * 1000).toISOString()}`);
   return { operations, bucketId: target.bucketId, name: target.name, expires: expiresAt, actor };

@@ -12,7 +12,11 @@ import { assertIdsInOrg, assertSecretRefs, pageInOrg } from '../persistence/scop
 import { DeploymentsDeps, planDeployment, startPlannedDeployment } from './deployments';
 import { OPEN_RUN_STATUSES, stopOpenRuns } from './runs/cancellation';
 
-export const KIND_LABEL: Record<CodeResourceKind, string> = { structure: 'Structure', function: 'Function', tool: 'Tool' };
+export const KIND_LABEL: Record<CodeResourceKind, string> = {
+  structure: 'Structure',
+  function: 'Function',
+  tool: 'Tool',
+};
 
 /** The request members shared by create and update (the config file under its kind's name, mapped by the route). */
 export interface CodeResourceFields {
@@ -24,8 +28,15 @@ export interface CodeResourceFields {
   webhook_enabled?: boolean;
 }
 
-export async function findCodeResource(ds: DataSource, caller: Caller, kind: CodeResourceKind, id: string): Promise<CodeResource> {
-  const row = await ds.getRepository(CodeResource).findOneBy({ resource_id: id, kind, organization_id: caller.organizationId });
+export async function findCodeResource(
+  ds: DataSource,
+  caller: Caller,
+  kind: CodeResourceKind,
+  id: string,
+): Promise<CodeResource> {
+  const row = await ds
+    .getRepository(CodeResource)
+    .findOneBy({ resource_id: id, kind, organization_id: caller.organizationId });
   if (!row) throw notFound(KIND_LABEL[kind]);
   return row;
 }
@@ -41,20 +52,40 @@ const normalizeEnvVars = (vars: EnvVar[]) =>
 async function checkReferences(ds: DataSource, caller: Caller, fields: CodeResourceFields): Promise<void> {
   await assertSecretRefs(ds, caller.organizationId, fields.env_vars ?? [], '/body/env_vars');
   if (fields.code && 'data_lake' in fields.code) {
-    await assertIdsInOrg(ds, 'bucket', caller.organizationId, [fields.code.data_lake.bucket_id], '/body/code/data_lake/bucket_id');
+    await assertIdsInOrg(
+      ds,
+      'bucket',
+      caller.organizationId,
+      [fields.code.data_lake.bucket_id],
+      '/body/code/data_lake/bucket_id',
+    );
   }
 }
 
 /** Creates the resource and its first deployment (of `{default: {}}` when no code is given). */
-export async function createCodeResource(deps: DeploymentsDeps, caller: Caller, kind: CodeResourceKind, fields: CodeResourceFields & { name: string }) {
+export async function createCodeResource(
+  deps: DeploymentsDeps,
+  caller: Caller,
+  kind: CodeResourceKind,
+  fields: CodeResourceFields & { name: string },
+) {
   const envVars = normalizeEnvVars(fields.env_vars ?? []);
   await checkReferences(deps.ds, caller, { ...fields, env_vars: envVars });
   const now = new Date();
   const resource: CodeResource = {
-    resource_id: randomUUID(), kind, organization_id: caller.organizationId, name: fields.name,
-    description: fields.description ?? '', code: fields.code ?? { default: {} }, config_file: fields.config_file ?? null,
-    env_vars: envVars, webhook_enabled: fields.webhook_enabled ?? false, latest_deployment_id: null,
-    created_by: caller.actor, created_at: now, updated_at: now,
+    resource_id: randomUUID(),
+    kind,
+    organization_id: caller.organizationId,
+    name: fields.name,
+    description: fields.description ?? '',
+    code: fields.code ?? { default: {} },
+    config_file: fields.config_file ?? null,
+    env_vars: envVars,
+    webhook_enabled: fields.webhook_enabled ?? false,
+    latest_deployment_id: null,
+    created_by: caller.actor,
+    created_at: now,
+    updated_at: now,
   };
   const plan = await planDeployment(deps, resource, caller.actor);
   await startPlannedDeployment(deps, resource, plan, (em) => em.getRepository(CodeResource).insert({ ...resource }));
@@ -62,7 +93,12 @@ export async function createCodeResource(deps: DeploymentsDeps, caller: Caller, 
 }
 
 /** Applies the given members; a `code` or config file member (even unchanged) starts a new deployment. */
-export async function updateCodeResource(deps: DeploymentsDeps, caller: Caller, resource: CodeResource, fields: CodeResourceFields) {
+export async function updateCodeResource(
+  deps: DeploymentsDeps,
+  caller: Caller,
+  resource: CodeResource,
+  fields: CodeResourceFields,
+) {
   const envVars = fields.env_vars && normalizeEnvVars(fields.env_vars);
   await checkReferences(deps.ds, caller, { ...fields, env_vars: envVars });
   if (fields.name !== undefined) resource.name = fields.name;
@@ -74,7 +110,8 @@ export async function updateCodeResource(deps: DeploymentsDeps, caller: Caller, 
   resource.updated_at = new Date();
   // latest_deployment_id is written only with a new deployment (a concurrent deploy must not be undone).
   const { latest_deployment_id: _kept, resource_id: _id, ...changes } = resource;
-  const save = (em: EntityManager) => em.getRepository(CodeResource).update({ resource_id: resource.resource_id }, changes);
+  const save = (em: EntityManager) =>
+    em.getRepository(CodeResource).update({ resource_id: resource.resource_id }, changes);
   if (fields.code === undefined && fields.config_file === undefined) {
     await save(deps.ds.manager);
     return resource;
@@ -90,10 +127,14 @@ export async function updateCodeResource(deps: DeploymentsDeps, caller: Caller, 
  * stopOpenRuns); the rows are deleted either way.
  */
 export async function deleteCodeResource(
-  deps: { ds: DataSource; temporal: Client }, caller: Caller, resource: CodeResource,
+  deps: { ds: DataSource; temporal: Client },
+  caller: Caller,
+  resource: CodeResource,
 ): Promise<void> {
   const open: Array<{ run_id: string; kind: CodeResourceKind }> = await deps.ds.query(
-    `SELECT run_id, kind FROM runs WHERE resource_id = $1 AND status = ANY($2)`, [resource.resource_id, OPEN_RUN_STATUSES]);
+    `SELECT run_id, kind FROM runs WHERE resource_id = $1 AND status = ANY($2)`,
+    [resource.resource_id, OPEN_RUN_STATUSES],
+  );
   await stopOpenRuns(deps, caller, open);
   await deps.ds.getRepository(CodeResource).delete({ resource_id: resource.resource_id });
 }

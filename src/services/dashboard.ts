@@ -46,7 +46,8 @@ const SECONDS = (a: string, b: string) => `EXTRACT(EPOCH FROM (${a} - ${b}))::fl
 export async function structuresDashboard(ds: DataSource, q: DashboardQuery) {
   const params = [q.organizationId, q.start, q.end, q.structureIds ?? null];
   const [[runs], errorTypes, series, [deployments], tokens] = await Promise.all([
-    ds.query(`
+    ds.query(
+      `
       WITH w AS (${RUNS}),
            d AS (SELECT ${SECONDS('completed_at', 'started_at')} AS s, ${SECONDS('started_at', 'created_at')} AS startup
                    FROM w WHERE completed_at IS NOT NULL AND started_at IS NOT NULL)
@@ -58,29 +59,41 @@ export async function structuresDashboard(ds: DataSource, q: DashboardQuery) {
              (SELECT coalesce(sum(startup), 0) FROM d) AS startup_seconds,
              (SELECT coalesce(avg(s), 0) FROM d) AS seconds_avg,
              (SELECT coalesce(max(s), 0) FROM d) AS seconds_p100,
-             (SELECT coalesce(percentile_cont(0.5) WITHIN GROUP (ORDER BY s), 0) FROM d) AS seconds_p50`, params),
-    ds.query(`
+             (SELECT coalesce(percentile_cont(0.5) WITHIN GROUP (ORDER BY s), 0) FROM d) AS seconds_p50`,
+      params,
+    ),
+    ds.query(
+      `
       WITH w AS (${RUNS})
       SELECT coalesce(status_detail->>'reason', status) AS error_type, count(*)::int AS count
         FROM w WHERE status IN ${FAILED}
-       GROUP BY 1 ORDER BY count DESC, error_type`, params),
-    ds.query(`
+       GROUP BY 1 ORDER BY count DESC, error_type`,
+      params,
+    ),
+    ds.query(
+      `
       WITH w AS (${RUNS})
       SELECT date_trunc($5::text, created_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS time,
              min(${SECONDS('completed_at', 'started_at')}) AS seconds_p0,
              percentile_cont(0.5) WITHIN GROUP (ORDER BY ${SECONDS('completed_at', 'started_at')}) AS seconds_p50,
              max(${SECONDS('completed_at', 'started_at')}) AS seconds_p100
         FROM w WHERE completed_at IS NOT NULL AND started_at IS NOT NULL
-       GROUP BY 1 ORDER BY 1`, [...params, q.period]),
-    ds.query(`
+       GROUP BY 1 ORDER BY 1`,
+      [...params, q.period],
+    ),
+    ds.query(
+      `
       WITH w AS (${DEPLOYMENTS})
       SELECT count(*)::int AS total_count,
              count(*) FILTER (WHERE status IN ('QUEUED', 'DEPLOYING'))::int AS active_count,
              count(*) FILTER (WHERE status IN ('SUCCEEDED', 'FAILED', 'ERROR'))::int AS ended_count,
              count(*) FILTER (WHERE status IN ${FAILED})::int AS failed_count,
              coalesce(sum(${SECONDS('completed_at', 'created_at')}) FILTER (WHERE completed_at IS NOT NULL), 0) AS total_seconds
-        FROM w`, params),
-    ds.query(`
+        FROM w`,
+      params,
+    ),
+    ds.query(
+      `
       WITH w AS (${RUNS}),
            u AS (SELECT coalesce(e.payload->>'model', e.payload->'usage'->>'model', 'unknown') AS model,
                         CASE WHEN jsonb_typeof(e.payload->'usage'->'input_tokens') = 'number'
@@ -89,7 +102,9 @@ export async function structuresDashboard(ds: DataSource, q: DashboardQuery) {
                              THEN (e.payload->'usage'->>'output_tokens')::float8 ELSE 0 END AS output
                    FROM run_events e JOIN w ON w.run_id = e.run_id
                   WHERE jsonb_typeof(e.payload) = 'object' AND jsonb_typeof(e.payload->'usage') = 'object')
-      SELECT model, sum(input)::float8 AS input, sum(output)::float8 AS output FROM u GROUP BY model ORDER BY model`, params),
+      SELECT model, sum(input)::float8 AS input, sum(output)::float8 AS output FROM u GROUP BY model ORDER BY model`,
+      params,
+    ),
   ]);
 
   const num = (v: unknown) => Number(v ?? 0);
@@ -110,12 +125,20 @@ export async function structuresDashboard(ds: DataSource, q: DashboardQuery) {
       seconds_avg: num(runs.seconds_avg),
       seconds_p100: num(runs.seconds_p100),
       seconds_p50: num(runs.seconds_p50),
-      timeseries: (series as Array<{ time: Date; seconds_p0: number; seconds_p50: number; seconds_p100: number }>).map((s) => ({
-        seconds_p0: num(s.seconds_p0), seconds_p100: num(s.seconds_p100), seconds_p50: num(s.seconds_p50), time: new Date(s.time).toISOString(),
-      })),
+      timeseries: (series as Array<{ time: Date; seconds_p0: number; seconds_p50: number; seconds_p100: number }>).map(
+        (s) => ({
+          seconds_p0: num(s.seconds_p0),
+          seconds_p100: num(s.seconds_p100),
+          seconds_p50: num(s.seconds_p50),
+          time: new Date(s.time).toISOString(),
+        }),
+      ),
     },
     error_rate_gauge: {
-      error_type_counts: (errorTypes as Array<{ error_type: string; count: number }>).map((e) => ({ count: e.count, error_type: e.error_type })),
+      error_type_counts: (errorTypes as Array<{ error_type: string; count: number }>).map((e) => ({
+        count: e.count,
+        error_type: e.error_type,
+      })),
       rate: rate(runs.failed_count, runs.ended_count),
     },
     run_count_gauge: { active_count: runs.active_count, total_count: runs.total_count },

@@ -41,9 +41,18 @@ export const presentDeployment = (d: Deployment) => ({
 export const findDeployment = (ds: DataSource, caller: Caller, deploymentId: string) =>
   findInOrg(ds, Deployment, caller.organizationId, { deployment_id: deploymentId }, 'Deployment');
 
-export const listDeployments = (ds: DataSource, caller: Caller, resource: CodeResource, page: PageRequest, statuses?: DeploymentStatus[]) =>
+export const listDeployments = (
+  ds: DataSource,
+  caller: Caller,
+  resource: CodeResource,
+  page: PageRequest,
+  statuses?: DeploymentStatus[],
+) =>
   pageInOrg(
-    ds, Deployment, caller.organizationId, page,
+    ds,
+    Deployment,
+    caller.organizationId,
+    page,
     { resource_id: resource.resource_id, ...(statuses?.length ? { status: In(statuses) } : {}) },
     { created_at: 'DESC', deployment_id: 'DESC' },
   );
@@ -70,23 +79,42 @@ export interface SourceEvidence {
  * One string that is equal for two deployments of the same source, or null when the source is not known
  * before fetching it (a branch head). The default project is hashed, so a platform upgrade redeploys.
  */
-export function fingerprintOf(kind: CodeResourceKind, code: CodeLocation, configFile: string, evidence: SourceEvidence): string | null {
+export function fingerprintOf(
+  kind: CodeResourceKind,
+  code: CodeLocation,
+  configFile: string,
+  evidence: SourceEvidence,
+): string | null {
   let what: unknown;
-  if ('default' in code) what = { default: createHash('sha256').update(JSON.stringify(DEFAULT_PROJECTS[kind])).digest('hex') };
+  if ('default' in code)
+    what = { default: createHash('sha256').update(JSON.stringify(DEFAULT_PROJECTS[kind])).digest('hex') };
   else if ('data_lake' in code) {
     if (!evidence.asset || evidence.asset.size === null) return null;
-    what = { data_lake: code.data_lake, size: evidence.asset.size, updated_at: evidence.asset.updated_at.toISOString() };
+    what = {
+      data_lake: code.data_lake,
+      size: evidence.asset.size,
+      updated_at: evidence.asset.updated_at.toISOString(),
+    };
   } else {
     if (!evidence.commitSha) return null;
-    what = { codehost: { owner: code.codehost.owner, name: code.codehost.name }, commit: evidence.commitSha.toLowerCase() };
+    what = {
+      codehost: { owner: code.codehost.owner, name: code.codehost.name },
+      commit: evidence.commitSha.toLowerCase(),
+    };
   }
   return JSON.stringify({ kind, what, configFile });
 }
 
-export async function assetEvidence(ds: DataSource | EntityManager, organizationId: string, code: CodeLocation): Promise<SourceEvidence> {
+export async function assetEvidence(
+  ds: DataSource | EntityManager,
+  organizationId: string,
+  code: CodeLocation,
+): Promise<SourceEvidence> {
   if (!('data_lake' in code)) return {};
   const asset = await ds.getRepository(Asset).findOneBy({
-    bucket_id: code.data_lake.bucket_id, name: code.data_lake.asset_path, organization_id: organizationId,
+    bucket_id: code.data_lake.bucket_id,
+    name: code.data_lake.asset_path,
+    organization_id: organizationId,
   });
   return asset ? { asset: { size: asset.size, updated_at: asset.updated_at } } : {};
 }
@@ -97,19 +125,40 @@ export interface DeploymentRequest {
 }
 
 /** A new QUEUED deployment row and its workflow input; nothing is written yet. */
-export async function planDeployment(deps: DeploymentsDeps, resource: CodeResource, actor: string, req: DeploymentRequest = {}) {
+export async function planDeployment(
+  deps: DeploymentsDeps,
+  resource: CodeResource,
+  actor: string,
+  req: DeploymentRequest = {},
+) {
   const deploymentId = randomUUID();
   const configFile = configFileOf(resource);
-  const evidence = { ...(await assetEvidence(deps.ds, resource.organization_id, resource.code)), commitSha: req.commitSha };
+  const evidence = {
+    ...(await assetEvidence(deps.ds, resource.organization_id, resource.code)),
+    commitSha: req.commitSha,
+  };
   const now = new Date();
   const row: Deployment = {
-    deployment_id: deploymentId, organization_id: resource.organization_id, resource_id: resource.resource_id,
-    resource_kind: resource.kind, status: 'QUEUED', status_detail: null, code_source: requestedCodeSource(resource.code, req),
-    build_path: null, source_fingerprint: fingerprintOf(resource.kind, resource.code, configFile, evidence),
-    created_by: actor, created_at: now, updated_at: now, completed_at: null,
+    deployment_id: deploymentId,
+    organization_id: resource.organization_id,
+    resource_id: resource.resource_id,
+    resource_kind: resource.kind,
+    status: 'QUEUED',
+    status_detail: null,
+    code_source: requestedCodeSource(resource.code, req),
+    build_path: null,
+    source_fingerprint: fingerprintOf(resource.kind, resource.code, configFile, evidence),
+    created_by: actor,
+    created_at: now,
+    updated_at: now,
+    completed_at: null,
   };
   const input: DeploymentInput = {
-    deploymentId, kind: resource.kind, code: resource.code, configFile, commitSha: req.commitSha,
+    deploymentId,
+    kind: resource.kind,
+    code: resource.code,
+    configFile,
+    commitSha: req.commitSha,
     // Workflow inputs are kept in Temporal's history: the token travels sealed, bound to this deployment.
     sealedAccessToken: req.accessToken ? sealAccessToken(deps.box, deploymentId, req.accessToken) : undefined,
     timeLimitSeconds: deps.config.deploymentTimeLimitSeconds,
@@ -119,12 +168,15 @@ export async function planDeployment(deps: DeploymentsDeps, resource: CodeResour
 }
 
 const tokenBinding = (deploymentId: string) => `deployment-access-token:${deploymentId}`;
-export const sealAccessToken = (box: SecretBox, deploymentId: string, token: string) => box.seal(token, tokenBinding(deploymentId)).toString('base64');
-export const openAccessToken = (box: SecretBox, deploymentId: string, sealed: string) => box.open(Buffer.from(sealed, 'base64'), tokenBinding(deploymentId));
+export const sealAccessToken = (box: SecretBox, deploymentId: string, token: string) =>
+  box.seal(token, tokenBinding(deploymentId)).toString('base64');
+export const openAccessToken = (box: SecretBox, deploymentId: string, sealed: string) =>
+  box.open(Buffer.from(sealed, 'base64'), tokenBinding(deploymentId));
 
 /** code_source until the build records what it fetched (the resolved commit, for codehost). */
 function requestedCodeSource(code: CodeLocation, req: DeploymentRequest): Record<string, unknown> {
-  if ('data_lake' in code) return { data_lake: { bucket_id: code.data_lake.bucket_id, asset_path: code.data_lake.asset_path } };
+  if ('data_lake' in code)
+    return { data_lake: { bucket_id: code.data_lake.bucket_id, asset_path: code.data_lake.asset_path } };
   if ('codehost' in code) return { codehost: req.commitSha ? { commit_sha: req.commitSha } : {} };
   return { default: {} };
 }
@@ -141,11 +193,18 @@ export async function startPlannedDeployment(
 ): Promise<Deployment> {
   return insertAndStart(deps.ds, deps.temporal, {
     taskQueue: deps.config.temporal.taskQueue,
-    resource: { kind: 'deployment', id: plan.row.deployment_id, organizationId: resource.organization_id, summary: `Deployment of ${resource.kind} ${resource.name}` },
+    resource: {
+      kind: 'deployment',
+      id: plan.row.deployment_id,
+      organizationId: resource.organization_id,
+      summary: `Deployment of ${resource.kind} ${resource.name}`,
+    },
     insert: async (em) => {
       await before(em);
       await em.getRepository(Deployment).insert(plan.row as QueryDeepPartialEntity<Deployment>);
-      await em.getRepository(CodeResource).update({ resource_id: resource.resource_id }, { latest_deployment_id: plan.row.deployment_id });
+      await em
+        .getRepository(CodeResource)
+        .update({ resource_id: resource.resource_id }, { latest_deployment_id: plan.row.deployment_id });
       resource.latest_deployment_id = plan.row.deployment_id;
       return plan.row;
     },
@@ -170,13 +229,17 @@ export async function requestDeployment(
     // The request is well formed; the resource's code location makes it inapplicable.
     throw conflict(`code_source.codehost applies only to a ${resource.kind} whose code is a codehost repository`);
   }
-  const plan = await planDeployment(deps, resource, caller.actor, { commitSha: codehost?.commit_sha, accessToken: codehost?.access_token });
+  const plan = await planDeployment(deps, resource, caller.actor, {
+    commitSha: codehost?.commit_sha,
+    accessToken: codehost?.access_token,
+  });
   if (!body.force && plan.row.source_fingerprint !== null) {
     const newest = await deps.ds.getRepository(Deployment).findOne({
       where: { resource_id: resource.resource_id, status: In(['QUEUED', 'DEPLOYING', 'SUCCEEDED']) },
       order: { created_at: 'DESC', deployment_id: 'DESC' },
     });
-    if (newest && newest.source_fingerprint === plan.row.source_fingerprint) return { deployment: newest, reused: true };
+    if (newest && newest.source_fingerprint === plan.row.source_fingerprint)
+      return { deployment: newest, reused: true };
   }
   return { deployment: await startPlannedDeployment(deps, resource, plan), reused: false };
 }

@@ -23,7 +23,10 @@ export async function createInvite(
     throw conflict(`${normalized} is already a member of this organization`);
   }
   const pending = await deps.ds.getRepository(Invite).findOneBy({
-    organization_id: caller.organizationId, email: normalized, status: 'PENDING', expires_at: MoreThan(new Date()),
+    organization_id: caller.organizationId,
+    email: normalized,
+    status: 'PENDING',
+    expires_at: MoreThan(new Date()),
   });
   if (pending) throw conflict(`A pending invite for ${normalized} already exists (${pending.invite_id})`);
 
@@ -41,9 +44,18 @@ export async function createInvite(
   };
   return insertAndStart(deps.ds, deps.temporal, {
     taskQueue: deps.taskQueue,
-    resource: { kind: 'invite', id: invite.invite_id, organizationId: invite.organization_id, summary: `Invite ${normalized}` },
+    resource: {
+      kind: 'invite',
+      id: invite.invite_id,
+      organizationId: invite.organization_id,
+      summary: `Invite ${normalized}`,
+    },
     insert: (em) => em.getRepository(Invite).save(invite),
-    start: workflowStart.invite({ inviteId: invite.invite_id, organizationId: invite.organization_id, expiresAt: invite.expires_at.toISOString() }),
+    start: workflowStart.invite({
+      inviteId: invite.invite_id,
+      organizationId: invite.organization_id,
+      expiresAt: invite.expires_at.toISOString(),
+    }),
   });
 }
 
@@ -70,7 +82,9 @@ export async function respondToInvite(
   const { invite, isInvitee } = await findVisibleInvite(deps.ds, caller, inviteId);
   if (!isInvitee) throw forbidden('Only the invited user can respond to an invite');
   assertAnswerable(invite);
-  await deps.temporal.workflow.getHandle(workflowIdOf('invite', invite.invite_id)).signal(respondSignal, { response, respondedBy: caller.actor });
+  await deps.temporal.workflow
+    .getHandle(workflowIdOf('invite', invite.invite_id))
+    .signal(respondSignal, { response, respondedBy: caller.actor });
   const settled = await waitFor(
     () => deps.ds.getRepository(Invite).findOneBy({ invite_id: inviteId }),
     (row) => !row || row.status !== 'PENDING',
@@ -92,7 +106,9 @@ function assertAnswerable(invite: Invite) {
 
 /** Deletes the invite and tells its workflow to stop waiting. */
 export async function deleteInvite(deps: { ds: DataSource; temporal: Client }, caller: Caller, inviteId: string) {
-  const invite = await deps.ds.getRepository(Invite).findOneBy({ invite_id: inviteId, organization_id: caller.organizationId });
+  const invite = await deps.ds
+    .getRepository(Invite)
+    .findOneBy({ invite_id: inviteId, organization_id: caller.organizationId });
   if (!invite) throw notFound('Invite');
   await deps.ds.getRepository(Invite).delete({ invite_id: inviteId });
   if (invite.status === 'PENDING') {

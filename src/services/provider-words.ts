@@ -28,7 +28,9 @@ export const PROVIDER_ALIASES: Readonly<Record<string, string>> = {
   google_drive_data_connector_client_id: 'drive_data_connector_client_id',
 };
 
-const PROVIDER_WORD: Readonly<Record<string, string>> = Object.fromEntries(Object.entries(PROVIDER_ALIASES).map(([p, n]) => [n, p]));
+const PROVIDER_WORD: Readonly<Record<string, string>> = Object.fromEntries(
+  Object.entries(PROVIDER_ALIASES).map(([p, n]) => [n, p]),
+);
 
 /** A `type` value in the interface's word (`slack` → `chatapp`); other words unchanged. */
 export const neutralWord = (word: string): string => PROVIDER_ALIASES[word] ?? word;
@@ -45,7 +47,9 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
  */
 export function neutralMember<T>(union: T): T {
   if (!isObject(union)) return union;
-  return Object.fromEntries(Object.entries(union).map(([k, v]) => [neutralWord(k), isObject(v) ? renameKeys(v) : v])) as T;
+  return Object.fromEntries(
+    Object.entries(union).map(([k, v]) => [neutralWord(k), isObject(v) ? renameKeys(v) : v]),
+  ) as T;
 }
 
 /** An answer's object with the provider's word added beside each of the interface's words it has (same value). */

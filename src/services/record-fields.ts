@@ -9,7 +9,8 @@ export const MAX_METADATA_BYTES = 65_536;
 /** Refuses metadata larger than MAX_METADATA_BYTES as JSON. */
 export function checkMetadata(value: Record<string, unknown> | undefined, path: string): void {
   if (value === undefined) return;
-  if (Buffer.byteLength(JSON.stringify(value)) > MAX_METADATA_BYTES) throw badRequest(`${path} must be at most ${MAX_METADATA_BYTES} bytes as JSON`, path);
+  if (Buffer.byteLength(JSON.stringify(value)) > MAX_METADATA_BYTES)
+    throw badRequest(`${path} must be at most ${MAX_METADATA_BYTES} bytes as JSON`, path);
 }
 
 /** The unique index a failed INSERT/UPDATE violated, or undefined for any other error. */
@@ -22,12 +23,18 @@ export function violatedUniqueIndex(err: unknown): string | undefined {
 
 /** Rows of a raw `UPDATE/DELETE ... RETURNING` (TypeORM's PostgreSQL driver answers `[rows, affected]` for those). */
 export function returnedRows<T>(result: unknown): T[] {
-  if (Array.isArray(result) && result.length === 2 && Array.isArray(result[0]) && typeof result[1] === 'number') return result[0] as T[];
+  if (Array.isArray(result) && result.length === 2 && Array.isArray(result[0]) && typeof result[1] === 'number')
+    return result[0] as T[];
   return result as T[];
 }
 
 /** Runs `work`; a taken alias (the unique index `index` violated) becomes a 409 that names it and the kind of record. */
-export async function aliasGuard<T>(index: string, what: string, alias: string | null | undefined, work: () => Promise<T>): Promise<T> {
+export async function aliasGuard<T>(
+  index: string,
+  what: string,
+  alias: string | null | undefined,
+  work: () => Promise<T>,
+): Promise<T> {
   try {
     return await work();
   } catch (err) {

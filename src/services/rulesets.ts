@@ -20,7 +20,9 @@ type Metadata = Record<string, unknown>;
 
 /** 409 (missingReferences) naming each id of `ids` that is not a record of the organization, with its position in the request. */
 function missingIds(what: string, ids: string[], found: Set<string>, path: string): HttpError | undefined {
-  const errors = ids.flatMap((id, i) => (found.has(id) ? [] : [{ message: `${what} ${id} not found`, path: `${path}/${i}` }]));
+  const errors = ids.flatMap((id, i) =>
+    found.has(id) ? [] : [{ message: `${what} ${id} not found`, path: `${path}/${i}` }],
+  );
   return errors.length ? missingReferences(errors) : undefined;
 }
 
@@ -41,14 +43,28 @@ export const findRule = (ds: DataSource, caller: Caller, ruleId: string) =>
 
 /** Newest first; with `rulesetId`, that ruleset's rules in its order (404 for a ruleset not of the organization). */
 export async function listRules(
-  ds: DataSource, caller: Caller, page: PageRequest, filter: { rulesetId?: string },
+  ds: DataSource,
+  caller: Caller,
+  page: PageRequest,
+  filter: { rulesetId?: string },
 ): Promise<{ items: Rule[]; pagination: Pagination }> {
   const { skip, take } = skipTake(page);
-  const q = ds.getRepository(Rule).createQueryBuilder('r').where('r.organization_id = :org', { org: caller.organizationId });
+  const q = ds
+    .getRepository(Rule)
+    .createQueryBuilder('r')
+    .where('r.organization_id = :org', { org: caller.organizationId });
   if (filter.rulesetId !== undefined) {
-    const ruleset = await ds.getRepository(Ruleset).findOneBy({ ruleset_id: filter.rulesetId, organization_id: caller.organizationId });
-    if (!ruleset) throw new HttpError(404, 'NotFoundError', [{ message: `Ruleset ${filter.rulesetId} not found`, path: '/query/ruleset_id' }]);
-    q.innerJoin(RulesetRule, 'rr', 'rr.rule_id = r.rule_id AND rr.ruleset_id = :rs', { rs: filter.rulesetId }).orderBy('rr.position', 'ASC');
+    const ruleset = await ds
+      .getRepository(Ruleset)
+      .findOneBy({ ruleset_id: filter.rulesetId, organization_id: caller.organizationId });
+    if (!ruleset)
+      throw new HttpError(404, 'NotFoundError', [
+        { message: `Ruleset ${filter.rulesetId} not found`, path: '/query/ruleset_id' },
+      ]);
+    q.innerJoin(RulesetRule, 'rr', 'rr.rule_id = r.rule_id AND rr.ruleset_id = :rs', { rs: filter.rulesetId }).orderBy(
+      'rr.position',
+      'ASC',
+    );
   } else {
     // rule_id breaks ties between rules created in the same millisecond, so pages never overlap.
     q.orderBy('r.created_at', 'DESC').addOrderBy('r.rule_id', 'DESC');
@@ -57,12 +73,22 @@ export async function listRules(
   return { items, pagination: paginate(page, total) };
 }
 
-export async function createRule(ds: DataSource, caller: Caller, f: Required<Pick<RuleFields, 'name' | 'rule'>> & RuleFields): Promise<Rule> {
+export async function createRule(
+  ds: DataSource,
+  caller: Caller,
+  f: Required<Pick<RuleFields, 'name' | 'rule'>> & RuleFields,
+): Promise<Rule> {
   checkRuleFields(f);
   const now = new Date();
   return ds.getRepository(Rule).save({
-    rule_id: randomUUID(), organization_id: caller.organizationId, name: f.name, rule: f.rule, metadata: f.metadata ?? {},
-    created_by: caller.actor, created_at: now, updated_at: now,
+    rule_id: randomUUID(),
+    organization_id: caller.organizationId,
+    name: f.name,
+    rule: f.rule,
+    metadata: f.metadata ?? {},
+    created_by: caller.actor,
+    created_at: now,
+    updated_at: now,
   });
 }
 
@@ -99,14 +125,21 @@ function checkRulesetFields(f: RulesetFields): void {
 async function ruleIdsOf(ds: DataSource | EntityManager, rulesetIds: string[]): Promise<Map<string, string[]>> {
   const out = new Map<string, string[]>(rulesetIds.map((id) => [id, []]));
   if (!rulesetIds.length) return out;
-  const rows = await ds.getRepository(RulesetRule).createQueryBuilder('rr')
-    .where('rr.ruleset_id IN (:...ids)', { ids: rulesetIds }).orderBy('rr.position', 'ASC').getMany();
+  const rows = await ds
+    .getRepository(RulesetRule)
+    .createQueryBuilder('rr')
+    .where('rr.ruleset_id IN (:...ids)', { ids: rulesetIds })
+    .orderBy('rr.position', 'ASC')
+    .getMany();
   for (const r of rows) out.get(r.ruleset_id)!.push(r.rule_id);
   return out;
 }
 
 async function withRuleIds(ds: DataSource | EntityManager, rulesets: Ruleset[]): Promise<RulesetView[]> {
-  const ids = await ruleIdsOf(ds, rulesets.map((r) => r.ruleset_id));
+  const ids = await ruleIdsOf(
+    ds,
+    rulesets.map((r) => r.ruleset_id),
+  );
   return rulesets.map((r) => Object.assign(r, { rule_ids: ids.get(r.ruleset_id) ?? [] }));
 }
 
@@ -117,7 +150,10 @@ export async function findRuleset(ds: DataSource, caller: Caller, rulesetId: str
 
 /** Newest first; `alias` matches exactly. */
 export async function listRulesets(
-  ds: DataSource, caller: Caller, page: PageRequest, filter: { alias?: string },
+  ds: DataSource,
+  caller: Caller,
+  page: PageRequest,
+  filter: { alias?: string },
 ): Promise<{ items: RulesetView[]; pagination: Pagination }> {
   const [rows, total] = await ds.getRepository(Ruleset).findAndCount({
     where: { organization_id: caller.organizationId, ...(filter.alias !== undefined ? { alias: filter.alias } : {}) },
@@ -131,7 +167,12 @@ export async function listRulesets(
  * Replaces the ruleset's rules by `ruleIds`, in that order. Every id must be a rule of the organization;
  * the rules are locked (FOR SHARE) so a concurrent delete cannot slip in between the check and the insert.
  */
-async function setRuleIds(em: EntityManager, organizationId: string, rulesetId: string, ruleIds: string[]): Promise<void> {
+async function setRuleIds(
+  em: EntityManager,
+  organizationId: string,
+  rulesetId: string,
+  ruleIds: string[],
+): Promise<void> {
   if (ruleIds.length) {
     const rows: Array<{ rule_id: string }> = await em.query(
       `SELECT rule_id FROM rules WHERE organization_id = $1 AND rule_id = ANY($2::uuid[]) FOR SHARE`,
@@ -150,38 +191,61 @@ async function setRuleIds(em: EntityManager, organizationId: string, rulesetId: 
   }
 }
 
-export async function createRuleset(ds: DataSource, caller: Caller, f: RulesetFields & { name: string }): Promise<RulesetView> {
+export async function createRuleset(
+  ds: DataSource,
+  caller: Caller,
+  f: RulesetFields & { name: string },
+): Promise<RulesetView> {
   checkRulesetFields(f);
   const now = new Date();
   const ruleset: Ruleset = {
-    ruleset_id: randomUUID(), organization_id: caller.organizationId, name: f.name, description: f.description ?? '',
-    alias: f.alias ?? null, metadata: f.metadata ?? {}, created_by: caller.actor, created_at: now, updated_at: now,
+    ruleset_id: randomUUID(),
+    organization_id: caller.organizationId,
+    name: f.name,
+    description: f.description ?? '',
+    alias: f.alias ?? null,
+    metadata: f.metadata ?? {},
+    created_by: caller.actor,
+    created_at: now,
+    updated_at: now,
   };
-  await aliasGuard('rulesets_alias_idx', 'ruleset', f.alias, () => ds.transaction(async (em) => {
-    await em.getRepository(Ruleset).save(ruleset);
-    await setRuleIds(em, caller.organizationId, ruleset.ruleset_id, f.rule_ids ?? []);
-  }));
+  await aliasGuard('rulesets_alias_idx', 'ruleset', f.alias, () =>
+    ds.transaction(async (em) => {
+      await em.getRepository(Ruleset).save(ruleset);
+      await setRuleIds(em, caller.organizationId, ruleset.ruleset_id, f.rule_ids ?? []);
+    }),
+  );
   return { ...ruleset, rule_ids: f.rule_ids ?? [] };
 }
 
 /** Given fields replace the old ones: `rule_ids` the whole list, `metadata` the whole object; `alias: null` clears it. */
-export async function updateRuleset(ds: DataSource, caller: Caller, rulesetId: string, f: RulesetFields): Promise<RulesetView> {
+export async function updateRuleset(
+  ds: DataSource,
+  caller: Caller,
+  rulesetId: string,
+  f: RulesetFields,
+): Promise<RulesetView> {
   checkRulesetFields(f);
-  return aliasGuard('rulesets_alias_idx', 'ruleset', f.alias, () => ds.transaction(async (em) => {
-    const rows: Ruleset[] = await em.getRepository(Ruleset).createQueryBuilder('r')
-      .where('r.ruleset_id = :id AND r.organization_id = :org', { id: rulesetId, org: caller.organizationId })
-      .setLock('pessimistic_write').getMany();
-    if (!rows.length) throw notFound('Ruleset');
-    const ruleset = rows[0];
-    if (f.name !== undefined) ruleset.name = f.name;
-    if (f.description !== undefined) ruleset.description = f.description;
-    if (f.alias !== undefined) ruleset.alias = f.alias;
-    if (f.metadata !== undefined) ruleset.metadata = f.metadata;
-    ruleset.updated_at = new Date();
-    await em.getRepository(Ruleset).save(ruleset);
-    if (f.rule_ids !== undefined) await setRuleIds(em, caller.organizationId, rulesetId, f.rule_ids);
-    return (await withRuleIds(em, [ruleset]))[0];
-  }));
+  return aliasGuard('rulesets_alias_idx', 'ruleset', f.alias, () =>
+    ds.transaction(async (em) => {
+      const rows: Ruleset[] = await em
+        .getRepository(Ruleset)
+        .createQueryBuilder('r')
+        .where('r.ruleset_id = :id AND r.organization_id = :org', { id: rulesetId, org: caller.organizationId })
+        .setLock('pessimistic_write')
+        .getMany();
+      if (!rows.length) throw notFound('Ruleset');
+      const ruleset = rows[0];
+      if (f.name !== undefined) ruleset.name = f.name;
+      if (f.description !== undefined) ruleset.description = f.description;
+      if (f.alias !== undefined) ruleset.alias = f.alias;
+      if (f.metadata !== undefined) ruleset.metadata = f.metadata;
+      ruleset.updated_at = new Date();
+      await em.getRepository(Ruleset).save(ruleset);
+      if (f.rule_ids !== undefined) await setRuleIds(em, caller.organizationId, rulesetId, f.rule_ids);
+      return (await withRuleIds(em, [ruleset]))[0];
+    }),
+  );
 }
 
 export async function deleteRuleset(ds: DataSource, ruleset: Ruleset): Promise<void> {
@@ -194,7 +258,12 @@ export async function deleteRuleset(ds: DataSource, ruleset: Ruleset): Promise<v
  * 409 naming every id of `ids` that is not a ruleset of the caller's organization, each with its
  * position under `path` (`/body/ruleset_ids/2`).
  */
-export async function assertRulesetsExist(ds: DataSource, caller: Caller, ids: string[], path = '/body/ruleset_ids'): Promise<void> {
+export async function assertRulesetsExist(
+  ds: DataSource,
+  caller: Caller,
+  ids: string[],
+  path = '/body/ruleset_ids',
+): Promise<void> {
   if (!ids.length) return;
   const rows: Array<{ ruleset_id: string }> = await ds.query(
     `SELECT ruleset_id FROM rulesets WHERE organization_id = $1 AND ruleset_id = ANY($2::uuid[])`,
@@ -209,7 +278,9 @@ export async function assertRulesetsExist(ds: DataSource, caller: Caller, ids: s
  * Ids that are not rulesets of the organization (deleted since) are skipped; a repeated id counts once.
  */
 export async function rulesetInstructions(
-  ds: DataSource, organizationId: string, rulesetIds: string[],
+  ds: DataSource,
+  organizationId: string,
+  rulesetIds: string[],
 ): Promise<Array<{ ruleset_id: string; name: string; rules: string[] }>> {
   const wanted = [...new Set(rulesetIds)];
   if (!wanted.length) return [];

@@ -19,4 +19,7 @@ export const temporalCli = (config: Config): Executable =>
   pick(config.temporal.cliPath, path.join(config.cacheDir, `temporal-cli-${CLI_VERSION}`, 'temporal'));
 
 export const temporalTestServer = (config: Config): Executable =>
-  pick(config.temporal.testServerPath, path.join(config.cacheDir, `temporal-test-server-${TEST_SERVER_VERSION}`, 'temporal-test-server'));
+  pick(
+    config.temporal.testServerPath,
+    path.join(config.cacheDir, `temporal-test-server-${TEST_SERVER_VERSION}`, 'temporal-test-server'),
+  );

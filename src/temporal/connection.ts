@@ -25,7 +25,10 @@ export async function ensureSearchAttributes(client: Client, log: Logger): Promi
     });
     log.info({ added: missing.map((k) => k.name) }, 'registered Temporal search attributes');
   } catch (err) {
-    log.warn({ err }, 'could not register Temporal search attributes; add them on the server: ' +
-      SEARCH_ATTRIBUTES.map((k) => `${k.name}=Keyword`).join(', '));
+    log.warn(
+      { err },
+      'could not register Temporal search attributes; add them on the server: ' +
+        SEARCH_ATTRIBUTES.map((k) => `${k.name}=Keyword`).join(', '),
+    );
   }
 }

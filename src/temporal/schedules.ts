@@ -15,11 +15,21 @@ export const SCHEDULES: PlatformSchedule[] = [
   // Settles rows whose workflow closed without a terminal state (activities/reconciler.ts).
   { id: 'tarmac-reconciler', what: 'the reconciler', every: '1 minute', workflowType: WORKFLOW_TYPES.reconciler },
   // Removes unused build directories (activities/build-cleanup.ts).
-  { id: 'tarmac-build-cleanup', what: 'the build cleanup', every: '10 minutes', workflowType: WORKFLOW_TYPES.buildCleanup },
+  {
+    id: 'tarmac-build-cleanup',
+    what: 'the build cleanup',
+    every: '10 minutes',
+    workflowType: WORKFLOW_TYPES.buildCleanup,
+  },
 ];
 
 /** Creates `schedule` unless it exists; a run still going when the next is due is not doubled (SKIP). */
-export async function ensureSchedule(client: Client, schedule: PlatformSchedule, taskQueue: string, log: Logger): Promise<void> {
+export async function ensureSchedule(
+  client: Client,
+  schedule: PlatformSchedule,
+  taskQueue: string,
+  log: Logger,
+): Promise<void> {
   try {
     await client.schedule.create({
       scheduleId: schedule.id,

@@ -25,7 +25,10 @@ export async function insertAndStart<T>(
   return ds.transaction(async (em) => {
     const row = await opts.insert(em);
     await temporal.connection.withDeadline(Date.now() + START_DEADLINE_MS, () =>
-      temporal.workflow.start(opts.start.type, { ...startOptionsFor(opts.resource, opts.taskQueue), args: opts.start.args }),
+      temporal.workflow.start(opts.start.type, {
+        ...startOptionsFor(opts.resource, opts.taskQueue),
+        args: opts.start.args,
+      }),
     );
     return row;
   });

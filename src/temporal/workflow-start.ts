@@ -2,7 +2,8 @@ import type { WorkflowStartOptions } from '@temporalio/client';
 import { ORGANIZATION_ID, RESOURCE_ID, RESOURCE_KIND } from './search-attributes';
 
 /** The kinds of resource that run as workflows; each has one workflow type and an id prefix. */
-export type ResourceKind = 'invite' | 'deployment' | 'structure-run' | 'function-run' | 'tool-run' | 'assistant-run' | 'chat-run';
+export type ResourceKind =
+  'invite' | 'deployment' | 'structure-run' | 'function-run' | 'tool-run' | 'assistant-run' | 'chat-run';
 
 export interface WorkflowResource {
   kind: ResourceKind;

@@ -13,7 +13,10 @@ import { SecretBox } from '../security/secret-box';
 export const WORKFLOWS_PATH = require.resolve('../../workflows');
 
 /** What activities are given, from the configuration and the process's connections (one way, for every worker). */
-export function activityDepsFor(config: Config, connections: { ds: DataSource; temporal: Client; log: Logger; sandbox: Sandbox }): ActivityDeps {
+export function activityDepsFor(
+  config: Config,
+  connections: { ds: DataSource; temporal: Client; log: Logger; sandbox: Sandbox },
+): ActivityDeps {
   if (!config.secretsKey) throw new Error('SECRETS_KEY is required by the worker');
   return {
     ...connections,

@@ -13,12 +13,18 @@ async function main() {
   requireRuntime(config);
   const log = createLogger(config.logLevel, 'worker');
   // The SDK's own logger would print webpack bundle stats at INFO on every start.
-  Runtime.install({ logger: new DefaultLogger('WARN'), telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'WARN' }) } } });
+  Runtime.install({
+    logger: new DefaultLogger('WARN'),
+    telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'WARN' }) } },
+  });
 
   const client = await connectClient(config);
   if (config.temporal.address) await ensureSearchAttributes(client, log);
   for (const schedule of SCHEDULES) await ensureSchedule(client, schedule, config.temporal.taskQueue, log);
-  const ds = await createDataSource(config.databaseUrl, { applicationName: 'tarmac-worker', poolSize: config.databasePoolSize }).initialize();
+  const ds = await createDataSource(config.databaseUrl, {
+    applicationName: 'tarmac-worker',
+    poolSize: config.databasePoolSize,
+  }).initialize();
   // Before polling: a worker that cannot isolate user code must not take any (SANDBOX, docs/security.md).
   const sandbox = await Sandbox.open(config.sandbox, { log, apiBaseUrl: config.runProcess.apiBaseUrl });
   const connection = await NativeConnection.connect({ address: temporalAddress(config) });
@@ -31,7 +37,10 @@ async function main() {
   });
   // Names and URLs only: keys never reach the log.
   const providers = Object.entries(config.models.providers).map(([name, p]) => `${name}=${p.baseUrl}`);
-  log.info({ providers, defaultModel: config.models.defaultModel ?? null }, providers.length ? 'model providers' : 'no model provider configured (MODEL_PROVIDERS, DEFAULT_MODEL)');
+  log.info(
+    { providers, defaultModel: config.models.defaultModel ?? null },
+    providers.length ? 'model providers' : 'no model provider configured (MODEL_PROVIDERS, DEFAULT_MODEL)',
+  );
   log.info({ taskQueue: config.temporal.taskQueue, address: temporalAddress(config) }, 'worker polling');
   // Worker.run() installs its own SIGINT/SIGTERM handling: it stops polling and drains in-flight tasks.
   await worker.run();

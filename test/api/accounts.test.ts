@@ -41,7 +41,13 @@ describe('users, API keys and organizations', () => {
     expect(fetched.body).to.not.have.property('value');
 
     const listed = await api.get(`/api/users/${t.userId}/api-keys?page=1&page_size=1`);
-    expect(listed.body.pagination).to.include({ page_number: 1, page_size: 1, total_count: 2, total_pages: 2, next_page: 2 });
+    expect(listed.body.pagination).to.include({
+      page_number: 1,
+      page_size: 1,
+      total_count: 2,
+      total_pages: 2,
+      next_page: 2,
+    });
     expect(listed.body.api_keys[0]).to.not.have.property('value');
 
     const renamed = await api.patch(`/api/api-keys/${created.body.api_key_id}`, { name: 'renamed' });
@@ -65,12 +71,19 @@ describe('users, API keys and organizations', () => {
     const runId = randomUUID();
     await ds.query(
       `INSERT INTO code_resources (resource_id, kind, organization_id, name, description, code, env_vars, created_by)
-       VALUES ($1, 'structure', $2, 's', '', '{"default":{}}', '[]', 'test')`, [resourceId, t.organizationId]);
+       VALUES ($1, 'structure', $2, 's', '', '{"default":{}}', '[]', 'test')`,
+      [resourceId, t.organizationId],
+    );
     await ds.query(
       `INSERT INTO runs (run_id, kind, organization_id, resource_id, status, created_by) VALUES ($1, 'structure', $2, $3, 'RUNNING', 'test')`,
-      [runId, t.organizationId, resourceId]);
+      [runId, t.organizationId, resourceId],
+    );
     const { key: runKey } = await createApiKey(ds, {
-      organizationId: t.organizationId, userId: t.userId, name: `run ${runId}`, createdBy: 'test', runId,
+      organizationId: t.organizationId,
+      userId: t.userId,
+      name: `run ${runId}`,
+      createdBy: 'test',
+      runId,
     });
 
     const byUser = await api.get(`/api/users/${t.userId}/api-keys`);
@@ -89,7 +102,9 @@ describe('users, API keys and organizations', () => {
       expect(res.status).to.equal(404);
       expect(res.body.type).to.equal('NotFoundError');
     }
-    const stored: Array<{ active: boolean }> = await ds.query(`SELECT active FROM api_keys WHERE api_key_id = $1`, [runKey.api_key_id]);
+    const stored: Array<{ active: boolean }> = await ds.query(`SELECT active FROM api_keys WHERE api_key_id = $1`, [
+      runKey.api_key_id,
+    ]);
     expect(stored).to.deep.equal([{ active: true }]);
   });
 
@@ -107,7 +122,9 @@ describe('users, API keys and organizations', () => {
     const t = await newTenant();
     const api = as(t.key);
     const orgs = await api.get('/api/organizations');
-    expect(orgs.body.organizations.map((o: { organization_id: string }) => o.organization_id)).to.deep.equal([t.organizationId]);
+    expect(orgs.body.organizations.map((o: { organization_id: string }) => o.organization_id)).to.deep.equal([
+      t.organizationId,
+    ]);
     const org = await api.get(`/api/organizations/${t.organizationId}`);
     expect(org.body).to.include({ organization_id: t.organizationId, entitlement: 'FREE', description: '' });
     // Every organization has a default bucket, created with it, which cannot be deleted.
@@ -134,10 +151,16 @@ describe('users, API keys and organizations', () => {
     expect((await api.post(`/api/users/${t.userId}/api-keys`, { name: '' })).status).to.equal(400);
     expect((await api.post(`/api/users/${t.userId}/api-keys`, { name: 5 })).status).to.equal(400);
     expect((await api.post(`/api/users/${t.userId}/api-keys`)).status).to.equal(400);
-    const malformed = await api.post(`/api/users/${t.userId}/api-keys`, undefined, { raw: '{"name":', headers: { 'content-type': 'application/json' } });
+    const malformed = await api.post(`/api/users/${t.userId}/api-keys`, undefined, {
+      raw: '{"name":',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(malformed.status).to.equal(400);
     expect(malformed.body.errors[0].message).to.match(/not valid JSON/);
-    const wrongType = await api.post(`/api/users/${t.userId}/api-keys`, undefined, { raw: 'name=x', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    const wrongType = await api.post(`/api/users/${t.userId}/api-keys`, undefined, {
+      raw: 'name=x',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
     expect(wrongType.status).to.equal(415);
     expect((await api.get('/api/secrets?page=0')).status).to.equal(400);
     expect((await api.get('/api/secrets?page_size=101')).status).to.equal(400);

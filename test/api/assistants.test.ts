@@ -28,7 +28,12 @@ out = {"type": "TextArtifact", "value": " ".join(sys.argv[1:]).upper()}
 assert call("POST", "api/structure-runs/" + RUN_ID + "/events", {"type": "FinishStructureRunEvent", "timestamp": time.time(), "payload": {"output_task_output": out}}) == 202
 `;
 
-async function waitForAssistantRun(key: string, runId: string, done = (r: any) => TERMINAL.includes(r.status), timeoutMs = 30_000) {
+async function waitForAssistantRun(
+  key: string,
+  runId: string,
+  done = (r: any) => TERMINAL.includes(r.status),
+  timeoutMs = 30_000,
+) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const res = await as(key).get(`/api/assistant-runs/${runId}`);
@@ -55,9 +60,19 @@ describe('assistants', function () {
     const ruleset = await api.post('/api/rulesets', { name: 'French', rule_ids: [rule.body.rule_id] });
     expect(ruleset.status, ruleset.text).to.equal(201);
 
-    const created = await api.post('/api/assistants', { name: 'Helper', description: 'helps', input: 'Hi', ruleset_ids: [ruleset.body.ruleset_id] });
+    const created = await api.post('/api/assistants', {
+      name: 'Helper',
+      description: 'helps',
+      input: 'Hi',
+      ruleset_ids: [ruleset.body.ruleset_id],
+    });
     expect(created.status, created.text).to.equal(201);
-    expect(created.body).to.include({ name: 'Helper', description: 'helps', input: 'Hi', organization_id: t.organizationId });
+    expect(created.body).to.include({
+      name: 'Helper',
+      description: 'helps',
+      input: 'Hi',
+      organization_id: t.organizationId,
+    });
     expect(created.body.ruleset_ids).to.deep.equal([ruleset.body.ruleset_id]);
     expect(created.body.tool_ids).to.deep.equal([]);
     const id = created.body.assistant_id;
@@ -98,7 +113,11 @@ describe('assistants', function () {
       { model, text: 'Je vais bien.', usage: { prompt_tokens: 30, completion_tokens: 4 } },
     );
 
-    const created = await api.post(`/api/assistants/${assistant.body.assistant_id}/runs`, { input: 'Hello', new_thread: true, model: `local/${model}` });
+    const created = await api.post(`/api/assistants/${assistant.body.assistant_id}/runs`, {
+      input: 'Hello',
+      new_thread: true,
+      model: `local/${model}`,
+    });
     expect(created.status, created.text).to.equal(201);
     expect(created.body).to.include({ status: 'QUEUED', stream: false, input: 'Hello' });
     expect(created.body.ruleset_ids).to.deep.equal([ruleset.body.ruleset_id]);
@@ -120,21 +139,30 @@ describe('assistants', function () {
 
     // A second run on the thread (args after the input) sees the first exchange.
     const second = await api.post(`/api/assistants/${assistant.body.assistant_id}/runs`, {
-      input: 'How are you?', args: ['Be brief.'], thread_id: threadId, new_thread: true, model: `local/${model}`,
+      input: 'How are you?',
+      args: ['Be brief.'],
+      thread_id: threadId,
+      new_thread: true,
+      model: `local/${model}`,
     });
     expect(second.body.thread_id).to.equal(threadId);
     expect((await waitForAssistantRun(t.key, second.body.assistant_run_id)).status).to.equal('SUCCEEDED');
     const again = await provider.waitForRequest(model, 2);
     expect(again.body.messages.slice(1).map((m: any) => [m.role, m.content])).to.deep.equal([
-      ['user', 'Hello'], ['assistant', 'Bonjour !'], ['user', 'How are you?\n\nBe brief.'],
+      ['user', 'Hello'],
+      ['assistant', 'Bonjour !'],
+      ['user', 'How are you?\n\nBe brief.'],
     ]);
     const after = await api.get(`/api/threads/${threadId}/messages`);
     expect(after.body.messages.map((m: any) => m.output)).to.deep.equal(['Bonjour !', 'Je vais bien.']);
 
     const events = await allEvents(t.key, created.body.assistant_run_id);
     expect(events.map((e) => `${e.origin} ${e.type}`)).to.deep.equal([
-      'SYSTEM StructureRunStarting', 'SYSTEM StructureRunRunning', 'ASSISTANT StartStructureRunEvent',
-      'ASSISTANT FinishStructureRunEvent', 'SYSTEM StructureRunCompleted',
+      'SYSTEM StructureRunStarting',
+      'SYSTEM StructureRunRunning',
+      'ASSISTANT StartStructureRunEvent',
+      'ASSISTANT FinishStructureRunEvent',
+      'SYSTEM StructureRunCompleted',
     ]);
     expect(events[3].payload.output_task_output).to.include({ type: 'TextArtifact', value: 'Bonjour !' });
     expect(events[3]).to.have.property('assistant_run_id', created.body.assistant_run_id);
@@ -152,7 +180,11 @@ describe('assistants', function () {
     const chunks = ['The ', 'quick ', 'brown ', 'fox ', 'jumps.'];
     provider.script({ model, chunks, chunkDelayMs: 20 });
 
-    const created = await api.post(`/api/assistants/${assistant.body.assistant_id}/runs`, { input: 'Tell me', stream: true, model: `local/${model}` });
+    const created = await api.post(`/api/assistants/${assistant.body.assistant_id}/runs`, {
+      input: 'Tell me',
+      stream: true,
+      model: `local/${model}`,
+    });
     expect(created.status, created.text).to.equal(201);
     const sse = await readSse(`${baseUrl}/api/assistant-runs/${created.body.assistant_run_id}/events/stream`, t.key);
     expect(sse.status).to.equal(200);
@@ -167,19 +199,27 @@ describe('assistants', function () {
     expect((await api.get(`/api/assistant-runs/${created.body.assistant_run_id}`)).body.status).to.equal('SUCCEEDED');
   });
 
-  it('calls a tool: the model\'s function call runs the tool\'s activity and the result goes back to the model', async () => {
+  it("calls a tool: the model's function call runs the tool's activity and the result goes back to the model", async () => {
     const { modelProvider: provider } = getStack();
     const t = await newTenant();
     const api = as(t.key);
     const model = provider.uniqueModel();
-    const tool = await structureWithBuild(t.organizationId, { kind: 'tool', files: { 'tool.py': CALCULATOR_TOOL }, mainFile: 'tool.py', name: 'calc' });
+    const tool = await structureWithBuild(t.organizationId, {
+      kind: 'tool',
+      files: { 'tool.py': CALCULATOR_TOOL },
+      mainFile: 'tool.py',
+      name: 'calc',
+    });
     const assistant = await api.post('/api/assistants', { name: 'Mathy', tool_ids: [tool.structureId] });
     provider.script(
       { model, toolCalls: [{ id: 'call_1', name: 'Calculator_divide', arguments: '{"a": 10, "b": 4}' }] },
       { model, respond: (body) => ({ text: `The answer is ${body.messages.at(-1)!.content}` }) },
     );
 
-    const created = await api.post(`/api/assistants/${assistant.body.assistant_id}/runs`, { input: 'What is 10/4?', model: `local/${model}` });
+    const created = await api.post(`/api/assistants/${assistant.body.assistant_id}/runs`, {
+      input: 'What is 10/4?',
+      model: `local/${model}`,
+    });
     expect(created.status, created.text).to.equal(201);
     const run = await waitForAssistantRun(t.key, created.body.assistant_run_id, undefined, 60_000);
     expect(run.status, JSON.stringify(run.status_detail)).to.equal('SUCCEEDED');
@@ -195,18 +235,31 @@ describe('assistants', function () {
 
     const events = await allEvents(t.key, created.body.assistant_run_id);
     const started = events.find((e) => e.type === 'AssistantToolCallStarted');
-    expect(started.payload).to.include({ tool_call_id: 'call_1', name: 'Calculator_divide', tool_id: tool.structureId });
+    expect(started.payload).to.include({
+      tool_call_id: 'call_1',
+      name: 'Calculator_divide',
+      tool_id: tool.structureId,
+    });
     const toolRun = await api.get(`/api/tool-runs/${started.payload.run_id}`);
-    expect(toolRun.body).to.deep.include({ status: 'SUCCEEDED', input: { activity: 'divide', params: { a: 10, b: 4 } } });
-    expect(events.find((e) => e.type === 'AssistantToolCallCompleted').payload).to.include({ tool_call_id: 'call_1', status: 'SUCCEEDED' });
+    expect(toolRun.body).to.deep.include({
+      status: 'SUCCEEDED',
+      input: { activity: 'divide', params: { a: 10, b: 4 } },
+    });
+    expect(events.find((e) => e.type === 'AssistantToolCallCompleted').payload).to.include({
+      tool_call_id: 'call_1',
+      status: 'SUCCEEDED',
+    });
   });
 
-  it('calls a structure: the run gets the model\'s args and its output goes back to the model', async () => {
+  it("calls a structure: the run gets the model's args and its output goes back to the model", async () => {
     const { modelProvider: provider } = getStack();
     const t = await newTenant();
     const api = as(t.key);
     const model = provider.uniqueModel();
-    const structure = await structureWithBuild(t.organizationId, { files: { 'structure.py': SHOUT_STRUCTURE }, name: 'Shout it' });
+    const structure = await structureWithBuild(t.organizationId, {
+      files: { 'structure.py': SHOUT_STRUCTURE },
+      name: 'Shout it',
+    });
     const assistant = await api.post('/api/assistants', { name: 'Loud' });
     provider.script(
       { model, toolCalls: [{ id: 'call_s', name: 'structure_Shout_it', arguments: '{"args": ["hello", "world"]}' }] },
@@ -214,7 +267,9 @@ describe('assistants', function () {
     );
     // The structure comes from `additional_structure_ids`, on top of the assistant's (none).
     const created = await api.post(`/api/assistants/${assistant.body.assistant_id}/runs`, {
-      input: 'Shout hello world', additional_structure_ids: [structure.structureId], model: `local/${model}`,
+      input: 'Shout hello world',
+      additional_structure_ids: [structure.structureId],
+      model: `local/${model}`,
     });
     expect(created.body.structure_ids).to.deep.equal([structure.structureId]);
     const run = await waitForAssistantRun(t.key, created.body.assistant_run_id, undefined, 60_000);
@@ -225,7 +280,11 @@ describe('assistants', function () {
     const events = await allEvents(t.key, created.body.assistant_run_id);
     const started = events.find((e) => e.type === 'AssistantToolCallStarted');
     const structureRun = await api.get(`/api/structure-runs/${started.payload.run_id}`);
-    expect(structureRun.body).to.deep.include({ status: 'SUCCEEDED', args: ['hello', 'world'], structure_id: structure.structureId });
+    expect(structureRun.body).to.deep.include({
+      status: 'SUCCEEDED',
+      args: ['hello', 'world'],
+      structure_id: structure.structureId,
+    });
   });
 
   it('cancel stops the provider stream at once and ends the run CANCELLED', async () => {
@@ -236,7 +295,11 @@ describe('assistants', function () {
     const assistant = await api.post('/api/assistants', { name: 'Talker' });
     provider.script({ model, text: 'one two three four five six seven', stallAfterChunks: 3 });
 
-    const created = await api.post(`/api/assistants/${assistant.body.assistant_id}/runs`, { input: 'Talk', stream: true, model: `local/${model}` });
+    const created = await api.post(`/api/assistants/${assistant.body.assistant_id}/runs`, {
+      input: 'Talk',
+      stream: true,
+      model: `local/${model}`,
+    });
     const req = await provider.waitForRequest(model);
     await req.stalled;
     const cancelled = await api.post(`/api/assistant-runs/${created.body.assistant_run_id}/cancel`);
@@ -244,7 +307,9 @@ describe('assistants', function () {
     expect(cancelled.body.status).to.equal('CANCELLED');
     expect(cancelled.body.status_detail).to.include({ reason: 'Cancelled', requested_by: t.userId });
     expect(await req.ended).to.equal('disconnected');
-    expect((await api.post(`/api/assistant-runs/${created.body.assistant_run_id}/cancel`)).body.status).to.equal('CANCELLED');
+    expect((await api.post(`/api/assistant-runs/${created.body.assistant_run_id}/cancel`)).body.status).to.equal(
+      'CANCELLED',
+    );
     const events = await allEvents(t.key, created.body.assistant_run_id);
     expect(events.filter((e) => e.type === 'FinishStructureRunEvent')).to.have.length(0);
     expect(events.at(-1).type).to.equal('StructureRunCancelled');
@@ -256,7 +321,8 @@ describe('assistants', function () {
     const api = as(t.key);
     const assistant = await api.post('/api/assistants', { name: 'Fragile', input: 'Hi' });
     const start = async (model: string) =>
-      (await api.post(`/api/assistants/${assistant.body.assistant_id}/runs`, { model: `local/${model}` })).body.assistant_run_id;
+      (await api.post(`/api/assistants/${assistant.body.assistant_id}/runs`, { model: `local/${model}` })).body
+        .assistant_run_id;
 
     const rejected = provider.uniqueModel();
     provider.script({ model: rejected, error: { status: 400, message: 'max_tokens is too large for this model' } });
@@ -266,14 +332,21 @@ describe('assistants', function () {
     expect(failed.status_detail.error).to.contain('max_tokens is too large for this model');
 
     const down = provider.uniqueModel();
-    provider.script({ model: down, error: { status: 503, message: 'overloaded' }, times: config.models.maxRetries + 1 });
+    provider.script({
+      model: down,
+      error: { status: 503, message: 'overloaded' },
+      times: config.models.maxRetries + 1,
+    });
     const errored = await waitForAssistantRun(t.key, await start(down));
     expect(errored.status).to.equal('ERROR');
     expect(errored.status_detail).to.include({ reason: 'ModelUnreachable' });
     expect(errored.status_detail.error).to.contain('overloaded');
     expect(provider.requestsFor(down)).to.have.length(config.models.maxRetries + 1);
 
-    const empty = await as(t.key).post(`/api/assistants/${(await api.post('/api/assistants', { name: 'Mute' })).body.assistant_id}/runs`, {});
+    const empty = await as(t.key).post(
+      `/api/assistants/${(await api.post('/api/assistants', { name: 'Mute' })).body.assistant_id}/runs`,
+      {},
+    );
     expect(empty.status).to.equal(409);
   });
 });

@@ -49,14 +49,22 @@ function rawPut(url: string, headers: Record<string, string>, body?: Buffer): Pr
 async function apiWithAssetLimit(maxAssetBytes: number) {
   const s = getStack();
   const app = createApp({
-    config: { ...s.config, maxAssetBytes }, ds: s.ds, temporal: s.env.client,
-    blobs: new FsBlobStore(s.config.blobDir), box: s.box, log: createLogger('silent', 'test-small-api'),
+    config: { ...s.config, maxAssetBytes },
+    ds: s.ds,
+    temporal: s.env.client,
+    blobs: new FsBlobStore(s.config.blobDir),
+    box: s.box,
+    log: createLogger('silent', 'test-small-api'),
   });
   const server = http.createServer(app.callback());
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 
@@ -76,7 +84,13 @@ describe('buckets and assets', () => {
     // The organization's default bucket, created with it, is the oldest.
     const defaultBucket = (await api.get(`/api/organizations/${t.organizationId}`)).body.default_bucket_id;
     const first = await api.get('/api/buckets?page=1&page_size=2');
-    expect(first.body.pagination).to.include({ page_number: 1, page_size: 2, total_count: 4, total_pages: 2, next_page: 2 });
+    expect(first.body.pagination).to.include({
+      page_number: 1,
+      page_size: 2,
+      total_count: 4,
+      total_pages: 2,
+      next_page: 2,
+    });
     const second = await api.get('/api/buckets?page=2&page_size=2');
     expect(second.body.pagination).to.include({ page_number: 2, previous_page: 1 });
     const listed = [...first.body.buckets, ...second.body.buckets].map((b: { bucket_id: string }) => b.bucket_id);
@@ -119,7 +133,12 @@ describe('buckets and assets', () => {
     const { t, api, bucketId } = await tenantWithBucket();
     const first = await api.put(`/api/buckets/${bucketId}/assets`, { name: 'notes.txt' });
     expect(first.status).to.equal(201);
-    expect(first.body).to.include({ name: 'notes.txt', bucket_id: bucketId, organization_id: t.organizationId, created_by: t.userId });
+    expect(first.body).to.include({
+      name: 'notes.txt',
+      bucket_id: bucketId,
+      organization_id: t.organizationId,
+      created_by: t.userId,
+    });
     expect(first.body).to.not.have.property('size');
     await new Promise((r) => setTimeout(r, 5));
     const again = await api.put(`/api/buckets/${bucketId}/assets`, { name: 'notes.txt' });
@@ -171,12 +190,25 @@ describe('buckets and assets', () => {
 
     // No CreateAsset first: the upload creates the record.
     const put = await api.post(`/api/buckets/${bucketId}/asset-urls/data/blob.bin`, { operation: 'PUT' });
-    expect(put.body.url.startsWith(`${getStack().config.publicBaseUrl}/api/asset-data/${bucketId}/data/blob.bin?`)).to.equal(true);
+    expect(
+      put.body.url.startsWith(`${getStack().config.publicBaseUrl}/api/asset-data/${bucketId}/data/blob.bin?`),
+    ).to.equal(true);
     const expires = Number(new URL(put.body.url).searchParams.get('expires'));
-    expect(expires - Date.now() / 1000).to.be.within(getStack().config.assetUrlTtlSeconds - 5, getStack().config.assetUrlTtlSeconds + 1);
-    const uploaded = await request('PUT', put.body.url, undefined, { raw: payload, headers: { 'content-type': 'application/octet-stream' } });
+    expect(expires - Date.now() / 1000).to.be.within(
+      getStack().config.assetUrlTtlSeconds - 5,
+      getStack().config.assetUrlTtlSeconds + 1,
+    );
+    const uploaded = await request('PUT', put.body.url, undefined, {
+      raw: payload,
+      headers: { 'content-type': 'application/octet-stream' },
+    });
     expect(uploaded.status).to.equal(200);
-    expect(uploaded.body).to.include({ name: 'data/blob.bin', size: payload.length, created_by: t.userId, organization_id: t.organizationId });
+    expect(uploaded.body).to.include({
+      name: 'data/blob.bin',
+      size: payload.length,
+      created_by: t.userId,
+      organization_id: t.organizationId,
+    });
     expect((await api.get(`/api/buckets/${bucketId}/assets/data/blob.bin`)).body.size).to.equal(payload.length);
 
     const get = await api.post(`/api/buckets/${bucketId}/asset-urls/data/blob.bin`, { operation: 'GET' });
@@ -259,14 +291,33 @@ describe('buckets and assets', () => {
 
     const { box, config } = getStack();
     const expired = presignAssetUrl(box, config.publicBaseUrl, {
-      operations: ['GET'], bucketId, name: 'a.txt', actor: t.userId, expires: Math.floor(Date.now() / 1000) - 60,
+      operations: ['GET'],
+      bucketId,
+      name: 'a.txt',
+      actor: t.userId,
+      expires: Math.floor(Date.now() / 1000) - 60,
     });
     await expectForbidden(await request('GET', expired), /expired/);
   });
 
   it('refuses names that look like path traversal with 400', async () => {
     const { api, bucketId } = await tenantWithBucket();
-    const bad = ['../x', 'a/../b', '..', '.', './a', 'a/./b', '/abs', 'a//b', 'a/', 'a\\b', '..\\x', 'a\u0000b', 'a\nb', 'a\u007fb'];
+    const bad = [
+      '../x',
+      'a/../b',
+      '..',
+      '.',
+      './a',
+      'a/./b',
+      '/abs',
+      'a//b',
+      'a/',
+      'a\\b',
+      '..\\x',
+      'a\u0000b',
+      'a\nb',
+      'a\u007fb',
+    ];
     for (const name of bad) {
       const res = await api.put(`/api/buckets/${bucketId}/assets`, { name });
       expect(res.status, JSON.stringify(name)).to.equal(400);
@@ -278,14 +329,17 @@ describe('buckets and assets', () => {
       const get = await api.get(`/api/buckets/${bucketId}/assets/${encoded}`);
       expect(get.status, encoded).to.equal(400);
       expect(get.body.errors[0].path).to.equal('/path/name');
-      expect((await api.post(`/api/buckets/${bucketId}/asset-urls/${encoded}`, { operation: 'PUT' })).status).to.equal(400);
+      expect((await api.post(`/api/buckets/${bucketId}/asset-urls/${encoded}`, { operation: 'PUT' })).status).to.equal(
+        400,
+      );
     }
     expect((await api.get(`/api/buckets/${bucketId}/assets`)).body.assets).to.have.length(0);
   });
 
   it('refuses uploads beyond the size limit with 413, early or while streaming', async () => {
     const { api, bucketId } = await tenantWithBucket();
-    const url = (await api.post(`/api/buckets/${bucketId}/asset-urls/big.bin`, { operation: 'PUT' })).body.url as string;
+    const url = (await api.post(`/api/buckets/${bucketId}/asset-urls/big.bin`, { operation: 'PUT' })).body
+      .url as string;
     // Declared too large: refused before any byte is read.
     const declared = await rawPut(url, { 'content-length': String(getStack().config.maxAssetBytes + 1) });
     expect(declared.status).to.equal(413);
@@ -339,14 +393,17 @@ describe('buckets and assets', () => {
 
   it('deleting a bucket deletes its assets and their bytes', async () => {
     const { api, bucketId } = await tenantWithBucket();
-    const put = (await api.post(`/api/buckets/${bucketId}/asset-urls/dir/keep.bin`, { operation: 'PUT' })).body.url as string;
+    const put = (await api.post(`/api/buckets/${bucketId}/asset-urls/dir/keep.bin`, { operation: 'PUT' })).body
+      .url as string;
     expect((await request('PUT', put, undefined, { raw: 'bytes' })).status).to.equal(200);
     const get = (await api.post(`/api/buckets/${bucketId}/asset-urls/dir/keep.bin`)).body.url as string;
     expect(fs.existsSync(blobFile(bucketId, 'dir/keep.bin'))).to.equal(true);
 
     expect((await api.delete(`/api/buckets/${bucketId}`)).status).to.equal(204);
     expect(fs.existsSync(blobFile(bucketId, 'dir/keep.bin'))).to.equal(false);
-    const [{ count }] = await getStack().ds.query('SELECT count(*)::int AS count FROM assets WHERE bucket_id = $1', [bucketId]);
+    const [{ count }] = await getStack().ds.query('SELECT count(*)::int AS count FROM assets WHERE bucket_id = $1', [
+      bucketId,
+    ]);
     expect(count).to.equal(0);
     const after = await download(get);
     expect(after.status).to.equal(404);
@@ -378,6 +435,8 @@ describe('buckets and assets', () => {
     expect((await other.get('/api/buckets')).body.buckets.map((b: any) => b.name)).to.deep.equal(['default']);
     expect((await api.get(`${base}/assets/dir/secret.txt`)).status).to.equal(200);
     expect((await api.get(base)).body.name).to.equal('files');
-    expect((await api.get(`${base}/assets`)).body.assets.map((a: { name: string }) => a.name)).to.deep.equal(['dir/secret.txt']);
+    expect((await api.get(`${base}/assets`)).body.assets.map((a: { name: string }) => a.name)).to.deep.equal([
+      'dir/secret.txt',
+    ]);
   });
 });

@@ -6,7 +6,14 @@ import { expect } from 'chai';
 import { assetBlobKey } from '../../src/blobs/keys';
 import { as } from '../support/client';
 import { getStack, newTenant } from '../support/stack';
-import { ArchiveEntry, config, entriesOf, makeArchive, uploadToNewBucket, waitForDeployment } from '../fixtures/projects';
+import {
+  ArchiveEntry,
+  config,
+  entriesOf,
+  makeArchive,
+  uploadToNewBucket,
+  waitForDeployment,
+} from '../fixtures/projects';
 
 const nodeMain = { 'main.js': 'console.log("hi")\n' };
 
@@ -15,7 +22,9 @@ async function deploy(label: string, assetName: string, bytes: Buffer, configFil
   const t = await newTenant(label);
   const bucketId = await uploadToNewBucket(t.key, assetName, bytes);
   const created = await as(t.key).post('/api/structures', {
-    name: label, code: { data_lake: { bucket_id: bucketId, asset_path: assetName } }, ...(configFile ? { structure_config_file: configFile } : {}),
+    name: label,
+    code: { data_lake: { bucket_id: bucketId, asset_path: assetName } },
+    ...(configFile ? { structure_config_file: configFile } : {}),
   });
   expect(created.status, created.text).to.equal(201);
   const done = await waitForDeployment(t.key, created.body.latest_deployment_id);
@@ -29,17 +38,63 @@ describe('deployment failures', function () {
 
   const failures: Array<[string, Record<string, string>, string, RegExp]> = [
     ['invalid YAML', { 'structure_config.yaml': 'version: [1.0\n', ...nodeMain }, 'InvalidConfig', /not valid YAML/],
-    ['an unsupported version', { 'structure_config.yaml': config('nodejs', '  main_file: main.js\n').replace('1.0', '2.0'), ...nodeMain }, 'InvalidConfig', /version 2 is not supported/],
-    ['an unknown runtime', { 'structure_config.yaml': config('nodejs', '  main_file: main.js\n').replace('runtime: nodejs', 'runtime: ruby'), ...nodeMain }, 'InvalidConfig', /runtime/],
-    ['no main_file', { 'structure_config.yaml': config('nodejs', '  run_as_module: false\n'), ...nodeMain }, 'InvalidConfig', /run\.main_file` is required/],
-    ['a main file outside the source', { 'structure_config.yaml': config('nodejs', '  main_file: ../../main.js\n'), ...nodeMain }, 'InvalidConfig', /outside the source/],
-    ['a missing main file', { 'structure_config.yaml': config('nodejs', '  main_file: missing.js\n'), ...nodeMain }, 'FileNotFound', /run\.main_file "missing\.js" was not found/],
-    ['a missing requirements file', { 'structure_config.yaml': config('python3', '  main_file: main.py\n', '  requirements_file: nope.txt\n'), 'main.py': '' }, 'FileNotFound', /requirements_file/],
+    [
+      'an unsupported version',
+      { 'structure_config.yaml': config('nodejs', '  main_file: main.js\n').replace('1.0', '2.0'), ...nodeMain },
+      'InvalidConfig',
+      /version 2 is not supported/,
+    ],
+    [
+      'an unknown runtime',
+      {
+        'structure_config.yaml': config('nodejs', '  main_file: main.js\n').replace('runtime: nodejs', 'runtime: ruby'),
+        ...nodeMain,
+      },
+      'InvalidConfig',
+      /runtime/,
+    ],
+    [
+      'no main_file',
+      { 'structure_config.yaml': config('nodejs', '  run_as_module: false\n'), ...nodeMain },
+      'InvalidConfig',
+      /run\.main_file` is required/,
+    ],
+    [
+      'a main file outside the source',
+      { 'structure_config.yaml': config('nodejs', '  main_file: ../../main.js\n'), ...nodeMain },
+      'InvalidConfig',
+      /outside the source/,
+    ],
+    [
+      'a missing main file',
+      { 'structure_config.yaml': config('nodejs', '  main_file: missing.js\n'), ...nodeMain },
+      'FileNotFound',
+      /run\.main_file "missing\.js" was not found/,
+    ],
+    [
+      'a missing requirements file',
+      {
+        'structure_config.yaml': config('python3', '  main_file: main.py\n', '  requirements_file: nope.txt\n'),
+        'main.py': '',
+      },
+      'FileNotFound',
+      /requirements_file/,
+    ],
     ['no config file', nodeMain, 'ConfigNotFound', /structure_config\.yaml/],
-    ['a failing build script', {
-      'structure_config.yaml': config('nodejs', '  main_file: main.js\n', '  pre_build_install_script: /scripts/pre.sh\n'),
-      'scripts/pre.sh': 'echo "compiling the frobnicator"\necho "frobnicator broke" >&2\nexit 3\n', ...nodeMain,
-    }, 'ScriptFailed', /pre-build script pre\.sh exited with code 3/],
+    [
+      'a failing build script',
+      {
+        'structure_config.yaml': config(
+          'nodejs',
+          '  main_file: main.js\n',
+          '  pre_build_install_script: /scripts/pre.sh\n',
+        ),
+        'scripts/pre.sh': 'echo "compiling the frobnicator"\necho "frobnicator broke" >&2\nexit 3\n',
+        ...nodeMain,
+      },
+      'ScriptFailed',
+      /pre-build script pre\.sh exited with code 3/,
+    ],
   ];
   for (const [what, files, reason, message] of failures) {
     it(`ends FAILED (${reason}) for ${what}`, async () => {
@@ -49,16 +104,26 @@ describe('deployment failures', function () {
       expect(done.status_detail.message).to.match(message);
       expect(done.status_detail.build_output_tail).to.be.a('string');
       expect(done.completed_at).to.be.a('string');
-      if (reason === 'ScriptFailed') expect(done.status_detail.build_output_tail).to.include('compiling the frobnicator').and.include('frobnicator broke');
+      if (reason === 'ScriptFailed')
+        expect(done.status_detail.build_output_tail)
+          .to.include('compiling the frobnicator')
+          .and.include('frobnicator broke');
     });
   }
 
   it('ends FAILED (InstallFailed) when npm install fails, with npm output in the tail', async () => {
-    const done = await deploy('fail-npm', 'p.tgz', makeArchive('tar.gz', entriesOf({
-      'structure_config.yaml': config('nodejs', '  main_file: main.js\n'),
-      'package.json': '{"name": "x", "version": "1.0.0", "dependencies": {"dep": "file:./missing.tgz"}}',
-      ...nodeMain,
-    })));
+    const done = await deploy(
+      'fail-npm',
+      'p.tgz',
+      makeArchive(
+        'tar.gz',
+        entriesOf({
+          'structure_config.yaml': config('nodejs', '  main_file: main.js\n'),
+          'package.json': '{"name": "x", "version": "1.0.0", "dependencies": {"dep": "file:./missing.tgz"}}',
+          ...nodeMain,
+        }),
+      ),
+    );
     expect(done.status_detail).to.include({ reason: 'InstallFailed' });
     expect(done.status_detail.message).to.match(/^npm install exited with code/);
     expect(done.status_detail.build_output_tail).to.match(/npm/i);
@@ -67,7 +132,10 @@ describe('deployment failures', function () {
   it('ends FAILED (SourceUnavailable) when the asset does not exist', async () => {
     const t = await newTenant('fail-missing-asset');
     const bucket = await as(t.key).post('/api/buckets', { name: 'empty' });
-    const created = await as(t.key).post('/api/structures', { name: 'n', code: { data_lake: { bucket_id: bucket.body.bucket_id, asset_path: 'nothing.zip' } } });
+    const created = await as(t.key).post('/api/structures', {
+      name: 'n',
+      code: { data_lake: { bucket_id: bucket.body.bucket_id, asset_path: 'nothing.zip' } },
+    });
     const done = await waitForDeployment(t.key, created.body.latest_deployment_id);
     expect(done.status_detail).to.include({ reason: 'SourceUnavailable' });
     expect(done.status_detail.message).to.include('nothing.zip');
@@ -80,7 +148,10 @@ describe('deployment failures', function () {
     const blob = path.join(getStack().config.blobDir, assetBlobKey(bucketId, 'p.zip'));
     fs.rmSync(blob);
     fs.mkdirSync(blob);
-    const created = await as(t.key).post('/api/structures', { name: 'n', code: { data_lake: { bucket_id: bucketId, asset_path: 'p.zip' } } });
+    const created = await as(t.key).post('/api/structures', {
+      name: 'n',
+      code: { data_lake: { bucket_id: bucketId, asset_path: 'p.zip' } },
+    });
     const done = await waitForDeployment(t.key, created.body.latest_deployment_id);
     expect(done.status, JSON.stringify(done)).to.equal('ERROR');
     expect(done.status_detail.reason).to.equal('InfrastructureError');
@@ -88,24 +159,58 @@ describe('deployment failures', function () {
   });
 
   it('places a file that is not an archive as a single file', async () => {
-    const done = await deploy('single-file', 'dir/structure_config.yaml', Buffer.from(config('nodejs', '  main_file: structure_config.yaml\n')));
+    const done = await deploy(
+      'single-file',
+      'dir/structure_config.yaml',
+      Buffer.from(config('nodejs', '  main_file: structure_config.yaml\n')),
+    );
     expect(done.status, JSON.stringify(done.status_detail)).to.equal('SUCCEEDED');
   });
 
   const escapes: Array<[string, 'zip' | 'tar.gz', ArchiveEntry[], RegExp]> = [
     ['a ../ entry in a zip', 'zip', [{ name: '../evil', content: 'x' }], /relative path|contains `\.\.`/],
-    ['a ../ entry in a tar.gz', 'tar.gz', [{ name: 'ok.txt', content: 'x' }, { name: 'a/../../evil', content: 'x' }], /contains `\.\.`/],
+    [
+      'a ../ entry in a tar.gz',
+      'tar.gz',
+      [
+        { name: 'ok.txt', content: 'x' },
+        { name: 'a/../../evil', content: 'x' },
+      ],
+      /contains `\.\.`/,
+    ],
     ['an absolute entry in a tar.gz', 'tar.gz', [{ name: '/tmp/evil', content: 'x' }], /absolute path/],
-    ['a symlink out of a tar.gz', 'tar.gz', [{ name: 'link', symlink: '../../..' }, { name: 'link/evil', content: 'x' }], /link pointing outside/],
+    [
+      'a symlink out of a tar.gz',
+      'tar.gz',
+      [
+        { name: 'link', symlink: '../../..' },
+        { name: 'link/evil', content: 'x' },
+      ],
+      /link pointing outside/,
+    ],
     ['an absolute symlink in a zip', 'zip', [{ name: 'link', symlink: '/etc' }], /absolute path "\/etc"/],
-    ['a symlink chain out of a tar.gz', 'tar.gz', [
-      { name: 'sub', dir: true }, { name: 'sub/up', symlink: '..' }, { name: 'sub/out', symlink: 'up/..' },
-    ], /link pointing outside/],
+    [
+      'a symlink chain out of a tar.gz',
+      'tar.gz',
+      [
+        { name: 'sub', dir: true },
+        { name: 'sub/up', symlink: '..' },
+        { name: 'sub/out', symlink: 'up/..' },
+      ],
+      /link pointing outside/,
+    ],
   ];
   for (const [what, kind, entries, message] of escapes) {
     it(`refuses ${what} (UnsafeArchive) and writes nothing outside`, async () => {
       const { buildDir } = getStack().config;
-      const done = await deploy('unsafe', `project.${kind}`, makeArchive(kind, [...entries, ...entriesOf({ 'structure_config.yaml': config('nodejs', '  main_file: main.js\n'), ...nodeMain })]));
+      const done = await deploy(
+        'unsafe',
+        `project.${kind}`,
+        makeArchive(kind, [
+          ...entries,
+          ...entriesOf({ 'structure_config.yaml': config('nodejs', '  main_file: main.js\n'), ...nodeMain }),
+        ]),
+      );
       expect(done.status, JSON.stringify(done)).to.equal('FAILED');
       expect(done.status_detail.reason).to.equal('UnsafeArchive');
       expect(done.status_detail.message).to.match(message);

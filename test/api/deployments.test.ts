@@ -7,7 +7,15 @@ import { expect } from 'chai';
 import { readManifest } from '../../src/runtime/manifest';
 import { as } from '../support/client';
 import { getStack, newTenant } from '../support/stack';
-import { config, entriesOf, gitRepository, makeArchive, upload, uploadToNewBucket, waitForDeployment } from '../fixtures/projects';
+import {
+  config,
+  entriesOf,
+  gitRepository,
+  makeArchive,
+  upload,
+  uploadToNewBucket,
+  waitForDeployment,
+} from '../fixtures/projects';
 
 async function buildOf(deploymentId: string) {
   const row = await getStack().ds.query(`SELECT build_path FROM deployments WHERE deployment_id = $1`, [deploymentId]);
@@ -24,15 +32,24 @@ describe('deployments', function () {
     expect(created.status, created.text).to.equal(201);
     expect(created.body.code).to.deep.equal({ default: {} });
     const deployment = await waitForDeployment(t.key, created.body.latest_deployment_id);
-    expect(deployment, JSON.stringify(deployment)).to.include({ status: 'SUCCEEDED', structure_id: created.body.structure_id });
+    expect(deployment, JSON.stringify(deployment)).to.include({
+      status: 'SUCCEEDED',
+      structure_id: created.body.structure_id,
+    });
     expect(deployment.code_source).to.deep.equal({ default: {} });
     expect(deployment.completed_at).to.be.a('string');
     expect(deployment.status_detail).to.include({ reason: 'Deployed', runtime: 'python3' });
 
     const manifest = await buildOf(deployment.deployment_id);
-    expect(manifest.interpreter).to.equal(path.join(getStack().config.buildDir, deployment.deployment_id, 'venv', 'bin', 'python'));
+    expect(manifest.interpreter).to.equal(
+      path.join(getStack().config.buildDir, deployment.deployment_id, 'venv', 'bin', 'python'),
+    );
     expect(manifest.mainFile).to.equal('structure.py');
-    const out = execFileSync(manifest.interpreter, [manifest.mainFile, 'a', 'b c'], { cwd: manifest.workDir, encoding: 'utf8', env: {} });
+    const out = execFileSync(manifest.interpreter, [manifest.mainFile, 'a', 'b c'], {
+      cwd: manifest.workDir,
+      encoding: 'utf8',
+      env: {},
+    });
     expect(out).to.include("Arguments: ['a', 'b c']");
   });
 
@@ -48,7 +65,10 @@ describe('deployments', function () {
       if (i) await new Promise((r) => setTimeout(r, 100));
       done = (await api.get(`/api/structure-runs/${run.body.structure_run_id}`)).body;
     }
-    expect(done, JSON.stringify(done)).to.include({ status: 'SUCCEEDED', deployment_id: created.body.latest_deployment_id });
+    expect(done, JSON.stringify(done)).to.include({
+      status: 'SUCCEEDED',
+      deployment_id: created.body.latest_deployment_id,
+    });
     expect(done.output).to.deep.equal({ type: 'TextArtifact', value: 'hello world' });
     const logs = await api.get(`/api/structure-runs/${run.body.structure_run_id}/logs`);
     expect(logs.body.logs).to.deep.equal(["Hello from the default structure. Arguments: ['hello', 'world']"]);
@@ -56,15 +76,24 @@ describe('deployments', function () {
 
   it('deploys a python3 structure from a zip in a bucket, installing its requirements from PyPI', async () => {
     const t = await newTenant('deploy-python');
-    const zip = makeArchive('zip', entriesOf({
-      'app/structure_config.yaml': config('python3', '  main_file: main.py\n', '  requirements_file: requirements.txt\n'),
-      'app/requirements.txt': 'six==1.17.0\n',
-      'app/main.py': 'import sys, six\nprint("six", six.__version__, sys.argv[1:])\n',
-    }));
+    const zip = makeArchive(
+      'zip',
+      entriesOf({
+        'app/structure_config.yaml': config(
+          'python3',
+          '  main_file: main.py\n',
+          '  requirements_file: requirements.txt\n',
+        ),
+        'app/requirements.txt': 'six==1.17.0\n',
+        'app/main.py': 'import sys, six\nprint("six", six.__version__, sys.argv[1:])\n',
+      }),
+    );
     const bucketId = await uploadToNewBucket(t.key, 'src/project.zip', zip);
     const started = Date.now();
     const created = await as(t.key).post('/api/structures', {
-      name: 'py', code: { data_lake: { bucket_id: bucketId, asset_path: 'src/project.zip' } }, structure_config_file: 'app/structure_config.yaml',
+      name: 'py',
+      code: { data_lake: { bucket_id: bucketId, asset_path: 'src/project.zip' } },
+      structure_config_file: 'app/structure_config.yaml',
     });
     expect(created.status, created.text).to.equal(201);
     const deployment = await waitForDeployment(t.key, created.body.latest_deployment_id);
@@ -76,27 +105,43 @@ describe('deployments', function () {
     const manifest = await buildOf(deployment.deployment_id);
     expect(manifest).to.include({ runtime: 'python3', mainFile: 'main.py' });
     expect(manifest.workDir).to.match(/\/src\/app$/);
-    const out = execFileSync(manifest.interpreter, [manifest.mainFile, 'x'], { cwd: manifest.workDir, encoding: 'utf8', env: {} });
+    const out = execFileSync(manifest.interpreter, [manifest.mainFile, 'x'], {
+      cwd: manifest.workDir,
+      encoding: 'utf8',
+      env: {},
+    });
     expect(out.trim()).to.equal("six 1.17.0 ['x']");
   });
 
   it('deploys a nodejs structure from a .tar.gz; reuses it for the same asset, builds again with force or new bytes', async () => {
     const t = await newTenant('deploy-node');
     const api = as(t.key);
-    const project = (greeting: string) => makeArchive('tar.gz', entriesOf({
-      'structure_config.yaml': config('nodejs', '  main_file: main.js\n', '  post_build_install_script: post.sh\n'),
-      'package.json': JSON.stringify({ name: 'demo', version: '1.0.0', private: true }),
-      'post.sh': 'echo built > built.txt\n',
-      'main.js': `console.log(${JSON.stringify(greeting)}, process.argv.slice(2).join(' '));\n`,
-    }));
+    const project = (greeting: string) =>
+      makeArchive(
+        'tar.gz',
+        entriesOf({
+          'structure_config.yaml': config('nodejs', '  main_file: main.js\n', '  post_build_install_script: post.sh\n'),
+          'package.json': JSON.stringify({ name: 'demo', version: '1.0.0', private: true }),
+          'post.sh': 'echo built > built.txt\n',
+          'main.js': `console.log(${JSON.stringify(greeting)}, process.argv.slice(2).join(' '));\n`,
+        }),
+      );
     const bucketId = await uploadToNewBucket(t.key, 'node.tgz', project('hello'));
-    const created = await api.post('/api/structures', { name: 'node', code: { data_lake: { bucket_id: bucketId, asset_path: 'node.tgz' } } });
+    const created = await api.post('/api/structures', {
+      name: 'node',
+      code: { data_lake: { bucket_id: bucketId, asset_path: 'node.tgz' } },
+    });
     const first = await waitForDeployment(t.key, created.body.latest_deployment_id);
     expect(first.status, JSON.stringify(first.status_detail)).to.equal('SUCCEEDED');
     const manifest = await buildOf(first.deployment_id);
     expect(manifest).to.include({ runtime: 'nodejs', interpreter: process.execPath, mainFile: 'main.js' });
     expect(fs.readFileSync(path.join(manifest.workDir, 'built.txt'), 'utf8').trim()).to.equal('built');
-    expect(execFileSync(manifest.interpreter, [manifest.mainFile, 'world'], { cwd: manifest.workDir, encoding: 'utf8' }).trim()).to.equal('hello world');
+    expect(
+      execFileSync(manifest.interpreter, [manifest.mainFile, 'world'], {
+        cwd: manifest.workDir,
+        encoding: 'utf8',
+      }).trim(),
+    ).to.equal('hello world');
 
     const path_ = `/api/structures/${created.body.structure_id}/deployments`;
     const again = await api.post(path_, {});
@@ -114,14 +159,22 @@ describe('deployments', function () {
     expect(changed.body.deployment_id).to.not.be.oneOf([first.deployment_id, forced.body.deployment_id]);
     const third = await waitForDeployment(t.key, changed.body.deployment_id);
     const m3 = await buildOf(third.deployment_id);
-    expect(execFileSync(m3.interpreter, [m3.mainFile, 'monde'], { cwd: m3.workDir, encoding: 'utf8' }).trim()).to.equal('bonjour monde');
+    expect(execFileSync(m3.interpreter, [m3.mainFile, 'monde'], { cwd: m3.workDir, encoding: 'utf8' }).trim()).to.equal(
+      'bonjour monde',
+    );
     // The first build is untouched by later ones (immutable build directories).
-    expect(execFileSync(manifest.interpreter, [manifest.mainFile], { cwd: manifest.workDir, encoding: 'utf8' }).trim()).to.equal('hello');
+    expect(
+      execFileSync(manifest.interpreter, [manifest.mainFile], { cwd: manifest.workDir, encoding: 'utf8' }).trim(),
+    ).to.equal('hello');
 
     const structure = await api.get(`/api/structures/${created.body.structure_id}`);
     expect(structure.body.latest_deployment_id).to.equal(changed.body.deployment_id);
     const succeeded = await api.get(`${path_}?status=SUCCEEDED`);
-    expect(succeeded.body.deployments.map((d: any) => d.deployment_id)).to.deep.equal([changed.body.deployment_id, forced.body.deployment_id, first.deployment_id]);
+    expect(succeeded.body.deployments.map((d: any) => d.deployment_id)).to.deep.equal([
+      changed.body.deployment_id,
+      forced.body.deployment_id,
+      first.deployment_id,
+    ]);
   });
 
   it('deploys from a git repository: branch head, a tag, a given commit; reuses a deployed commit unless forced', async () => {
@@ -135,7 +188,10 @@ describe('deployments', function () {
     const [first, second] = gitRepository(owner, 'repo', [version(1), version(2)], 'v1');
     // Answered in the interface's word and, beside it, the provider's (the generated client parses `github`).
     const hosted = (sha: string) => ({ codehost: { commit_sha: sha }, github: { commit_sha: sha } });
-    const created = await api.post('/api/structures', { name: 'git', code: { codehost: { owner, name: 'repo', push: { branch: 'main' } } } });
+    const created = await api.post('/api/structures', {
+      name: 'git',
+      code: { codehost: { owner, name: 'repo', push: { branch: 'main' } } },
+    });
     const head = await waitForDeployment(t.key, created.body.latest_deployment_id);
     expect(head.status, JSON.stringify(head.status_detail)).to.equal('SUCCEEDED');
     expect(head.code_source).to.deep.equal(hosted(second));
@@ -157,14 +213,23 @@ describe('deployments', function () {
     expect(await run(pinned.body.deployment_id)).to.equal('version 1');
 
     // The token is nowhere at rest: not in the row, not in plain text in the workflow history.
-    const rows = await getStack().ds.query(`SELECT to_jsonb(d)::text AS row FROM deployments d WHERE resource_id = $1`, [created.body.structure_id]);
+    const rows = await getStack().ds.query(
+      `SELECT to_jsonb(d)::text AS row FROM deployments d WHERE resource_id = $1`,
+      [created.body.structure_id],
+    );
     for (const r of rows) expect(r.row).to.not.include(token);
-    const history = await getStack().env.client.workflow.getHandle(`deployment-${pinned.body.deployment_id}`).fetchHistory();
-    const input = Buffer.from(history.events![0].workflowExecutionStartedEventAttributes!.input!.payloads![0].data!).toString('utf8');
+    const history = await getStack()
+      .env.client.workflow.getHandle(`deployment-${pinned.body.deployment_id}`)
+      .fetchHistory();
+    const input = Buffer.from(
+      history.events![0].workflowExecutionStartedEventAttributes!.input!.payloads![0].data!,
+    ).toString('utf8');
     expect(input).to.include('sealedAccessToken').and.not.include(token);
 
     const same = await api.post(deployments, { code_source: { codehost: { commit_sha: second } } });
-    expect(same.body.deployment_id, 'the newest non-failed deployment is of another commit: build').to.not.equal(head.deployment_id);
+    expect(same.body.deployment_id, 'the newest non-failed deployment is of another commit: build').to.not.equal(
+      head.deployment_id,
+    );
     await waitForDeployment(t.key, same.body.deployment_id);
     const reused = await api.post(deployments, { code_source: { codehost: { commit_sha: second } } });
     expect(reused.status).to.equal(202);
@@ -198,17 +263,25 @@ describe('deployments', function () {
     for (const kind of ['function', 'tool']) {
       const created = await api.post(`/api/${kind}s`, { name: kind });
       const done = await waitForDeployment(t.key, created.body.latest_deployment_id);
-      expect(done, JSON.stringify(done)).to.include({ status: 'SUCCEEDED', [`${kind}_id`]: created.body[`${kind}_id`] });
+      expect(done, JSON.stringify(done)).to.include({
+        status: 'SUCCEEDED',
+        [`${kind}_id`]: created.body[`${kind}_id`],
+      });
       expect(done).to.not.have.property('structure_id');
       const manifest = await buildOf(done.deployment_id);
       expect(manifest.mainFile).to.equal(`${kind}.py`);
-      if (kind === 'tool') expect(manifest.tool).to.deep.equal({ initToolFile: 'tool.py', initToolFunction: 'init_tool' });
+      if (kind === 'tool')
+        expect(manifest.tool).to.deep.equal({ initToolFile: 'tool.py', initToolFunction: 'init_tool' });
       const list = await api.get(`/api/${kind}s/${created.body[`${kind}_id`]}/deployments?status=SUCCEEDED`);
       expect(list.body.deployments.map((d: any) => d.deployment_id)).to.deep.equal([done.deployment_id]);
-      const refused = await api.post(`/api/${kind}s/${created.body[`${kind}_id`]}/deployments`, { code_source: { codehost: { commit_sha: 'abc1234' } } });
+      const refused = await api.post(`/api/${kind}s/${created.body[`${kind}_id`]}/deployments`, {
+        code_source: { codehost: { commit_sha: 'abc1234' } },
+      });
       expect(refused.status).to.equal(409);
       expect(refused.body.errors[0].message).to.match(/code_source.codehost applies only to/);
-      const tooLong = await api.post(`/api/${kind}s/${created.body[`${kind}_id`]}/deployments`, { code_source: { codehost: { access_token: 'x'.repeat(1001) } } });
+      const tooLong = await api.post(`/api/${kind}s/${created.body[`${kind}_id`]}/deployments`, {
+        code_source: { codehost: { access_token: 'x'.repeat(1001) } },
+      });
       expect(tooLong.status).to.equal(400);
     }
   });

@@ -8,7 +8,13 @@ import { EVENTS_PROGRAM, SLEEP_PROGRAM, waitForRun } from '../support/runs';
 import { readSse } from '../support/sse';
 import { getStack, newTenant, startApi } from '../support/stack';
 
-async function startRun(key: string, organizationId: string, program: string, args: string[], opts: { untilRunning?: boolean } = {}) {
+async function startRun(
+  key: string,
+  organizationId: string,
+  program: string,
+  args: string[],
+  opts: { untilRunning?: boolean } = {},
+) {
   const s = await structureWithBuild(organizationId, { files: { 'structure.py': program } });
   const created = await as(key).post(`/api/structures/${s.structureId}/runs`, { args });
   expect(created.status, created.text).to.equal(201);
@@ -33,11 +39,28 @@ describe('structure run events', function () {
     const single = await api.post(path, { type: 'UserEvent', payload: { n: 1 }, timestamp: 1.25 });
     expect(single.status, single.text).to.equal(202);
     expect(single.text).to.equal('');
-    expect((await api.post(path, [{ type: 'A', payload: 'two', timestamp: 2 }, { type: 'B', timestamp: 3 }])).status).to.equal(202);
+    expect(
+      (
+        await api.post(path, [
+          { type: 'A', payload: 'two', timestamp: 2 },
+          { type: 'B', timestamp: 3 },
+        ])
+      ).status,
+    ).to.equal(202);
     expect((await api.post(path, { events: [{ type: 'C', payload: [4], timestamp: 4 }] })).status).to.equal(202);
 
-    for (const bad of [{}, { payload: { n: 1 }, timestamp: 1 }, { type: '', timestamp: 1 }, { type: 'x'.repeat(201), timestamp: 1 }, { timestamp: 'now' }, [], { events: [] },
-      Array.from({ length: 1001 }, () => ({ type: 'A', timestamp: 1 })), 'text', { events: [{ type: 'A', timestamp: 1 }], type: 'A', timestamp: 1 }]) {
+    for (const bad of [
+      {},
+      { payload: { n: 1 }, timestamp: 1 },
+      { type: '', timestamp: 1 },
+      { type: 'x'.repeat(201), timestamp: 1 },
+      { timestamp: 'now' },
+      [],
+      { events: [] },
+      Array.from({ length: 1001 }, () => ({ type: 'A', timestamp: 1 })),
+      'text',
+      { events: [{ type: 'A', timestamp: 1 }], type: 'A', timestamp: 1 },
+    ]) {
       const res = await api.post(path, bad);
       expect(res.status, JSON.stringify(bad).slice(0, 80)).to.equal(400);
       expect(res.body.type).to.equal('ValidationError');
@@ -45,16 +68,33 @@ describe('structure run events', function () {
 
     const user = (await allEvents(t.key, runId)).filter((e) => e.origin === 'USER');
     expect(user.map((e) => [e.type, e.payload, e.timestamp])).to.deep.equal([
-      ['UserEvent', { n: 1 }, 1.25], ['A', 'two', 2], ['B', null, 3], ['C', [4], 4],
+      ['UserEvent', { n: 1 }, 1.25],
+      ['A', 'two', 2],
+      ['B', null, 3],
+      ['C', [4], 4],
     ]);
-    expect(user[0]).to.have.keys('event_id', 'structure_run_id', 'type', 'origin', 'payload', 'timestamp', 'created_at');
+    expect(user[0]).to.have.keys(
+      'event_id',
+      'structure_run_id',
+      'type',
+      'origin',
+      'payload',
+      'timestamp',
+      'created_at',
+    );
 
     // Paging with next_offset visits every event once.
     const total = (await allEvents(t.key, runId)).length;
     const seen: string[] = [];
     for (let offset = 0; ;) {
       const page = await api.get(`${path}?limit=2&offset=${offset}`);
-      expect(page.body).to.include({ limit: 2, offset, total_count: total, count: page.body.events.length, next_offset: offset + page.body.events.length });
+      expect(page.body).to.include({
+        limit: 2,
+        offset,
+        total_count: total,
+        count: page.body.events.length,
+        next_offset: offset + page.body.events.length,
+      });
       if (!page.body.count) break;
       seen.push(...page.body.events.map((e: any) => e.event_id));
       offset = page.body.next_offset;
@@ -77,19 +117,30 @@ describe('structure run events', function () {
     const api = as(t.key);
     const runId = await startRun(t.key, t.organizationId, SLEEP_PROGRAM, ['600'], { untilRunning: true });
     const otherRun = await startRun(t.key, t.organizationId, SLEEP_PROGRAM, ['600'], { untilRunning: true });
-    const { value } = await createApiKey(getStack().ds, { organizationId: t.organizationId, userId: null, name: 'run key', createdBy: 'test', runId });
+    const { value } = await createApiKey(getStack().ds, {
+      organizationId: t.organizationId,
+      userId: null,
+      name: 'run key',
+      createdBy: 'test',
+      runId,
+    });
     const runKey = as(value);
     expect((await runKey.get(`/api/structure-runs/${runId}`)).status).to.equal(200);
-    expect((await runKey.post(`/api/structure-runs/${runId}/events`, { type: 'A', timestamp: 1 })).status).to.equal(202);
+    expect((await runKey.post(`/api/structure-runs/${runId}/events`, { type: 'A', timestamp: 1 })).status).to.equal(
+      202,
+    );
     const events = await runKey.get(`/api/structure-runs/${runId}/events`);
     expect(events.status).to.equal(200);
     expect((await runKey.get(`/api/events/${events.body.events[0].event_id}`)).status).to.equal(200);
     for (const res of [
-      await runKey.get(`/api/structure-runs/${otherRun}`), await runKey.get(`/api/structure-runs/${otherRun}/events`),
+      await runKey.get(`/api/structure-runs/${otherRun}`),
+      await runKey.get(`/api/structure-runs/${otherRun}/events`),
       await runKey.post(`/api/structure-runs/${otherRun}/events`, { type: 'A', timestamp: 1 }),
       await runKey.get(`/api/events/${(await allEvents(t.key, otherRun))[0].event_id}`),
-      await runKey.post(`/api/structure-runs/${runId}/cancel`), await runKey.get(`/api/structure-runs/${runId}/logs`),
-      await runKey.get('/api/secrets'), await runKey.get(`/api/organizations/${t.organizationId}/api-keys`),
+      await runKey.post(`/api/structure-runs/${runId}/cancel`),
+      await runKey.get(`/api/structure-runs/${runId}/logs`),
+      await runKey.get('/api/secrets'),
+      await runKey.get(`/api/organizations/${t.organizationId}/api-keys`),
     ]) {
       expect(res.status, res.text).to.equal(403);
       expect(res.body.type).to.equal('ForbiddenError');
@@ -110,7 +161,14 @@ describe('structure run events', function () {
     expect(stream.frames.map((f) => f.data)).to.deep.equal(listed);
     expect(stream.frames.map((f) => f.id)).to.deep.equal(listed.map((_, i) => i + 1));
     expect(listed.map((e) => e.type)).to.deep.equal([
-      'StructureRunStarting', 'StructureRunRunning', 'Tick', 'Tick', 'Tick', 'Tick', 'Tick', 'StructureRunCompleted',
+      'StructureRunStarting',
+      'StructureRunRunning',
+      'Tick',
+      'Tick',
+      'Tick',
+      'Tick',
+      'Tick',
+      'StructureRunCompleted',
     ]);
     // Delivered by NOTIFY, not by the 5 s re-check: each frame arrives shortly after its event was stored.
     const delays = stream.frames.map((f) => f.at - Date.parse(f.data.created_at));

@@ -66,7 +66,11 @@ describe('function runs', function () {
   it('a handler that raises: 502 FunctionExecutionError naming the run, which is FAILED with the traceback in its logs', async () => {
     const t = await newTenant();
     const api = as(t.key);
-    const fn = await structureWithBuild(t.organizationId, { kind: 'function', files: { 'main.py': RAISES_PY }, mainFile: 'main.py' });
+    const fn = await structureWithBuild(t.organizationId, {
+      kind: 'function',
+      files: { 'main.py': RAISES_PY },
+      mainFile: 'main.py',
+    });
     const res = await api.post(`/api/functions/${fn.structureId}/execute`, {});
     expect(res.status, res.text).to.equal(502);
     expect(res.body.type).to.equal('FunctionExecutionError');
@@ -75,7 +79,11 @@ describe('function runs', function () {
 
     const run = (await api.get(`/api/function-runs/${runId}`)).body;
     expect(run).to.include({ status: 'FAILED', function_id: fn.structureId });
-    expect(run.status_detail).to.deep.equal({ reason: 'Completed', message: 'ZeroDivisionError: division by zero', exit_code: 1 });
+    expect(run.status_detail).to.deep.equal({
+      reason: 'Completed',
+      message: 'ZeroDivisionError: division by zero',
+      exit_code: 1,
+    });
     expect(run).to.not.have.property('output');
     const logs: string[] = (await api.get(`/api/function-runs/${runId}/logs`)).body.logs;
     expect(logs[0]).to.equal('about to divide');
@@ -86,7 +94,9 @@ describe('function runs', function () {
   it('a handler that cannot be loaded: 502 with a LoadError', async () => {
     const t = await newTenant();
     const fn = await structureWithBuild(t.organizationId, {
-      kind: 'function', files: { 'main.py': 'def other(event):\n    return 1\n' }, mainFile: 'main.py',
+      kind: 'function',
+      files: { 'main.py': 'def other(event):\n    return 1\n' },
+      mainFile: 'main.py',
     });
     const res = await as(t.key).post(`/api/functions/${fn.structureId}/execute`, {});
     expect(res.status, res.text).to.equal(502);
@@ -95,9 +105,14 @@ describe('function runs', function () {
 
   it('loads the main file as a module registered in sys.modules (classes whose module inspect or attrs look up)', async () => {
     const t = await newTenant();
-    const source = 'import inspect, os\n\nclass Greeter:\n    pass\n\n'
-      + 'def handler(event):\n    return {"module": Greeter.__module__, "file": os.path.basename(inspect.getfile(Greeter))}\n';
-    const fn = await structureWithBuild(t.organizationId, { kind: 'function', files: { 'greeter.py': source }, mainFile: 'greeter.py' });
+    const source =
+      'import inspect, os\n\nclass Greeter:\n    pass\n\n' +
+      'def handler(event):\n    return {"module": Greeter.__module__, "file": os.path.basename(inspect.getfile(Greeter))}\n';
+    const fn = await structureWithBuild(t.organizationId, {
+      kind: 'function',
+      files: { 'greeter.py': source },
+      mainFile: 'greeter.py',
+    });
     const res = await as(t.key).post(`/api/functions/${fn.structureId}/execute`, {});
     expect(res.status, res.text).to.equal(200);
     expect(res.body).to.deep.equal({ module: 'greeter', file: 'greeter.py' });
@@ -106,26 +121,38 @@ describe('function runs', function () {
   it('runs an async nodejs handler named by the config', async () => {
     const t = await newTenant();
     const fn = await structureWithBuild(t.organizationId, {
-      kind: 'function', runtime: 'nodejs', files: { 'index.mjs': ASYNC_MJS }, mainFile: 'index.mjs', handler: 'greet',
+      kind: 'function',
+      runtime: 'nodejs',
+      files: { 'index.mjs': ASYNC_MJS },
+      mainFile: 'index.mjs',
+      handler: 'greet',
     });
     const res = await as(t.key).post(`/api/functions/${fn.structureId}/execute?name=ada`, [1, 'two']);
     expect(res.status, res.text).to.equal(200);
     expect(res.body).to.deep.equal({ hello: 'ada', body: [1, 'two'] });
     const [run] = (await as(t.key).get(`/api/functions/${fn.structureId}/runs`)).body.function_runs;
-    expect((await as(t.key).get(`/api/function-runs/${run.function_run_id}/logs`)).body.logs).to.deep.equal(['greeting ada']);
+    expect((await as(t.key).get(`/api/function-runs/${run.function_run_id}/logs`)).body.logs).to.deep.equal([
+      'greeting ada',
+    ]);
   });
 
-  it('deploys a nodejs function from a bucket archive; the config\'s run.handler names the exported function', async () => {
+  it("deploys a nodejs function from a bucket archive; the config's run.handler names the exported function", async () => {
     const t = await newTenant();
     const api = as(t.key);
-    const archive = makeArchive('tar.gz', entriesOf({
-      'function_config.yaml': config('nodejs', '  main_file: index.js\n  handler: shout\n'),
-      'package.json': JSON.stringify({ name: 'fn', version: '1.0.0', private: true }),
-      // CommonJS: the shim finds the export through the module's default (module.exports).
-      'index.js': 'exports.shout = async (event) => ({ shouted: String(event.body.text).toUpperCase() });\n',
-    }));
+    const archive = makeArchive(
+      'tar.gz',
+      entriesOf({
+        'function_config.yaml': config('nodejs', '  main_file: index.js\n  handler: shout\n'),
+        'package.json': JSON.stringify({ name: 'fn', version: '1.0.0', private: true }),
+        // CommonJS: the shim finds the export through the module's default (module.exports).
+        'index.js': 'exports.shout = async (event) => ({ shouted: String(event.body.text).toUpperCase() });\n',
+      }),
+    );
     const bucketId = await uploadToNewBucket(t.key, 'fn.tgz', archive);
-    const fn = await api.post('/api/functions', { name: 'node fn', code: { data_lake: { bucket_id: bucketId, asset_path: 'fn.tgz' } } });
+    const fn = await api.post('/api/functions', {
+      name: 'node fn',
+      code: { data_lake: { bucket_id: bucketId, asset_path: 'fn.tgz' } },
+    });
     expect(fn.status, fn.text).to.equal(201);
     const deployment = await waitForDeployment(t.key, fn.body.latest_deployment_id);
     expect(deployment.status, JSON.stringify(deployment.status_detail)).to.equal('SUCCEEDED');
@@ -138,7 +165,9 @@ describe('function runs', function () {
     const t = await newTenant();
     const api = as(t.key);
     const fn = await structureWithBuild(t.organizationId, {
-      kind: 'function', files: { 'slow.py': 'import time\ndef handler(event):\n    time.sleep(2)\n    return "late"\n' }, mainFile: 'slow.py',
+      kind: 'function',
+      files: { 'slow.py': 'import time\ndef handler(event):\n    time.sleep(2)\n    return "late"\n' },
+      mainFile: 'slow.py',
     });
     const { config } = getStack();
     const saved = config.functionExecuteTimeoutSeconds;

@@ -17,7 +17,8 @@ import { readSse, SseFrame } from '../support/sse';
 import { getStack, newTenant } from '../support/stack';
 
 /** A path of the route with every parameter a fresh uuid (or a plain asset name). */
-const pathOf = (path: string) => `/api${path.replace(/\{(\w+)\}/g, (_, name) => (name === 'name' || name === 'activity_name' ? 'a.txt' : randomUUID()))}`;
+const pathOf = (path: string) =>
+  `/api${path.replace(/\{(\w+)\}/g, (_, name) => (name === 'name' || name === 'activity_name' ? 'a.txt' : randomUUID()))}`;
 
 /** `depth` nested objects: `{a: {a: ... {} }}`. */
 function nested(depth: number): unknown {
@@ -29,11 +30,17 @@ function nested(depth: number): unknown {
 /** A request with any method (fetch refuses TRACE). */
 function send(method: string, path: string, key?: string): Promise<{ status: number; allow?: string; body: any }> {
   return new Promise((resolve, reject) => {
-    const req = http.request(`${getStack().baseUrl}${path}`, { method, headers: key ? { authorization: `Bearer ${key}` } : {} }, (res) => {
-      let text = '';
-      res.on('data', (c) => (text += c));
-      res.on('end', () => resolve({ status: res.statusCode!, allow: res.headers.allow, body: text ? JSON.parse(text) : undefined }));
-    });
+    const req = http.request(
+      `${getStack().baseUrl}${path}`,
+      { method, headers: key ? { authorization: `Bearer ${key}` } : {} },
+      (res) => {
+        let text = '';
+        res.on('data', (c) => (text += c));
+        res.on('end', () =>
+          resolve({ status: res.statusCode!, allow: res.headers.allow, body: text ? JSON.parse(text) : undefined }),
+        );
+      },
+    );
     req.on('error', reject);
     req.end();
   });
@@ -44,12 +51,19 @@ async function documentAjv() {
   const ajv = new Ajv({ strict: false, allErrors: true });
   addFormats(ajv);
   ajv.addSchema({ $id: 'openapi', components: doc.components });
-  const compile = (schema: unknown) => ajv.compile(JSON.parse(JSON.stringify(schema).replace(/"#\/components\//g, '"openapi#/components/')));
+  const compile = (schema: unknown) =>
+    ajv.compile(JSON.parse(JSON.stringify(schema).replace(/"#\/components\//g, '"openapi#/components/')));
   return { doc, compile };
 }
 
 /** Checks each frame against the declared event schema of `text/event-stream`, and its `data` against `contentSchema`. */
-async function expectFramesMatchDocument(path: string, method: string, status: string, frames: SseFrame[], withId: boolean) {
+async function expectFramesMatchDocument(
+  path: string,
+  method: string,
+  status: string,
+  frames: SseFrame[],
+  withId: boolean,
+) {
   const { doc, compile } = await documentAjv();
   const eventSchema = doc.paths[path][method].responses[status].content['text/event-stream'].schema;
   const validateEvent = compile(eventSchema);
@@ -58,7 +72,9 @@ async function expectFramesMatchDocument(path: string, method: string, status: s
   for (const frame of frames) {
     const event = { data: JSON.stringify(frame.data), event: 'message', ...(withId ? { id: String(frame.id) } : {}) };
     expect(validateEvent(event), `${JSON.stringify(event)}: ${JSON.stringify(validateEvent.errors)}`).to.equal(true);
-    expect(validateData(frame.data), `${JSON.stringify(frame.data)}: ${JSON.stringify(validateData.errors)}`).to.equal(true);
+    expect(validateData(frame.data), `${JSON.stringify(frame.data)}: ${JSON.stringify(validateData.errors)}`).to.equal(
+      true,
+    );
   }
 }
 
@@ -69,7 +85,9 @@ describe('hardening: the document is true for careless and hostile input', funct
     const { doc } = await documentAjv();
     for (const [path, methods] of Object.entries<any>(doc.paths)) {
       for (const [method, op] of Object.entries<any>(methods)) {
-        for (const p of op.parameters.filter((x: any) => x.in === 'query' && ['integer', 'number'].includes(x.schema.type))) {
+        for (const p of op.parameters.filter(
+          (x: any) => x.in === 'query' && ['integer', 'number'].includes(x.schema.type),
+        )) {
           expect(p.schema, `${method} ${path} ?${p.name}`).to.include.keys('minimum', 'maximum');
         }
       }
@@ -85,15 +103,23 @@ describe('hardening: the document is true for careless and hostile input', funct
         expect(res.status, `${r.operationId} page=${page}: ${res.text}`).to.equal(400);
         expect(res.body.errors[0].path).to.equal('/query/page');
       }
-      const last = await api.get(`${path}?page=${MAX_PAGE}&page_size=${r.pageSize?.max ?? getStack().config.pageSizeMax}`);
+      const last = await api.get(
+        `${path}?page=${MAX_PAGE}&page_size=${r.pageSize?.max ?? getStack().config.pageSizeMax}`,
+      );
       expect(last.status, `${r.operationId} ${koaPath(r)}: ${last.text}`).to.be.oneOf([200, 404]);
     }
     // A new organization has one bucket (its default bucket): page MAX_PAGE is empty, and no SQL error.
     const list = await api.get(`/api/buckets?page=${MAX_PAGE}`);
     expect(list.body).to.deep.include({ buckets: [] });
-    expect(list.body.pagination).to.deep.include({ page_number: MAX_PAGE, total_count: 1, previous_page: MAX_PAGE - 1 });
+    expect(list.body.pagination).to.deep.include({
+      page_number: MAX_PAGE,
+      total_count: 1,
+      previous_page: MAX_PAGE - 1,
+    });
     expect((await api.get(`/api/structure-runs/${randomUUID()}/events?offset=1000000001`)).status).to.equal(400);
-    expect((await api.get(`/api/structure-runs/${randomUUID()}/events/stream?last_event_id=1000000000000000`)).status).to.equal(400);
+    expect(
+      (await api.get(`/api/structure-runs/${randomUUID()}/events/stream?last_event_id=1000000000000000`)).status,
+    ).to.equal(400);
   });
 
   it(`refuses JSON nested deeper than ${MAX_JSON_DEPTH} levels with a 400 naming the place, before anything walks it`, async () => {
@@ -114,7 +140,10 @@ describe('hardening: the document is true for careless and hostile input', funct
       expect(res.body.errors[0].message).to.contain(`nested deeper than ${MAX_JSON_DEPTH}`);
     }
     // Arrays count as levels too, also in members the schema does not know (they are ignored, not stored).
-    const arrays = await api.post('/api/buckets', { name: 'b', extra: JSON.parse(`${'['.repeat(MAX_JSON_DEPTH)}${']'.repeat(MAX_JSON_DEPTH)}`) });
+    const arrays = await api.post('/api/buckets', {
+      name: 'b',
+      extra: JSON.parse(`${'['.repeat(MAX_JSON_DEPTH)}${']'.repeat(MAX_JSON_DEPTH)}`),
+    });
     expect(arrays.status).to.equal(400);
     expect(arrays.body.errors[0].path).to.match(/^\/body\/extra(\/0)+$/);
   });
@@ -128,11 +157,26 @@ describe('hardening: the document is true for careless and hostile input', funct
       ['post', '/api/assistants', { name: 'a', description: 'x\u0000' }, '/body/description'],
       ['post', '/api/rules', { name: 'r', rule: 'r', metadata: { k: ['ok', 'n\u0000'] } }, '/body/metadata/k/1'],
       ['post', '/api/rules', { name: 'r', rule: 'r', metadata: { 'k\u0000': 1 } }, '/body/metadata'],
-      ['post', '/api/threads', { name: 't', messages: [{ input: 'i', output: 'o', unknown: '\u0000' }] }, '/body/messages/0/unknown'],
+      [
+        'post',
+        '/api/threads',
+        { name: 't', messages: [{ input: 'i', output: 'o', unknown: '\u0000' }] },
+        '/body/messages/0/unknown',
+      ],
       ['post', `/api/threads/${thread}/messages`, { input: 'half \ud800 a pair', output: 'o' }, '/body/input'],
       ['post', `/api/threads/${thread}/messages`, { input: 'i', output: '\udfff' }, '/body/output'],
-      ['post', '/api/tools', { name: 't', code: { codehost: { owner: 'o', name: 'n', push: { branch: 'b\u0000' } } } }, '/body/code/codehost/push/branch'],
-      ['post', `/api/structure-runs/${randomUUID()}/events`, { timestamp: 1, payload: { a: '\u0000' } }, '/body/payload/a'],
+      [
+        'post',
+        '/api/tools',
+        { name: 't', code: { codehost: { owner: 'o', name: 'n', push: { branch: 'b\u0000' } } } },
+        '/body/code/codehost/push/branch',
+      ],
+      [
+        'post',
+        `/api/structure-runs/${randomUUID()}/events`,
+        { timestamp: 1, payload: { a: '\u0000' } },
+        '/body/payload/a',
+      ],
       ['get', '/api/rulesets?alias=%00', undefined, '/query/alias'],
       ['get', `/api/buckets/${randomUUID()}/assets/a%00b`, undefined, '/path/name'],
     ];
@@ -144,14 +188,22 @@ describe('hardening: the document is true for careless and hostile input', funct
       expect(res.body.errors[0].message).to.match(/NUL character|unpaired UTF-16 surrogate/);
     }
     // A pair is a character like any other.
-    const emoji = await api.post(`/api/threads/${thread}/messages`, { input: 'ok \ud83d\ude00', output: 'o', metadata: { '\ud83d\ude00': '\ud83d\ude00' } });
+    const emoji = await api.post(`/api/threads/${thread}/messages`, {
+      input: 'ok \ud83d\ude00',
+      output: 'o',
+      metadata: { '\ud83d\ude00': '\ud83d\ude00' },
+    });
     expect(emoji.status, emoji.text).to.equal(201);
 
     // The document says so: strings, member names and open values refuse NUL.
     const { doc, compile } = await documentAjv();
     const createRule = compile(doc.components.schemas.CreateRuleRequest);
     expect(createRule({ name: 'r', rule: 'r', metadata: { deep: [{ x: 'fine' }] } })).to.equal(true);
-    for (const bad of [{ name: 'r\u0000', rule: 'r' }, { name: 'r', rule: 'r', metadata: { deep: [{ x: '\u0000' }] } }, { name: 'r', rule: 'r', metadata: { 'k\u0000': 1 } }]) {
+    for (const bad of [
+      { name: 'r\u0000', rule: 'r' },
+      { name: 'r', rule: 'r', metadata: { deep: [{ x: '\u0000' }] } },
+      { name: 'r', rule: 'r', metadata: { 'k\u0000': 1 } },
+    ]) {
       expect(createRule(bad), JSON.stringify(bad)).to.equal(false);
     }
     expect(doc.components.schemas.JsonValue.description).to.contain('unpaired surrogate');
@@ -177,21 +229,41 @@ describe('hardening: the document is true for careless and hostile input', funct
     const { modelProvider: provider, baseUrl } = getStack();
     const t = await newTenant();
     const s = await structureWithBuild(t.organizationId, { files: { 'structure.py': ECHO_PROGRAM } });
-    const runId = (await as(t.key).post(`/api/structures/${s.structureId}/runs`, { args: ['x'] })).body.structure_run_id;
+    const runId = (await as(t.key).post(`/api/structures/${s.structureId}/runs`, { args: ['x'] })).body
+      .structure_run_id;
     await waitForRun(t.key, runId);
     const run = await readSse(`${baseUrl}/api/structure-runs/${runId}/events/stream`, t.key);
-    await expectFramesMatchDocument('/api/structure-runs/{structure_run_id}/events/stream', 'get', '200', run.frames, true);
+    await expectFramesMatchDocument(
+      '/api/structure-runs/{structure_run_id}/events/stream',
+      'get',
+      '200',
+      run.frames,
+      true,
+    );
 
     const model = provider.uniqueModel();
     provider.script({ model, text: 'one two', toolCalls: [{ name: 'T_go', arguments: '{}' }] });
     const usage = { type: 'Usage', input_tokens: null, output_tokens: null };
-    const message = { type: 'Message', role: 'user', usage, content: [{ type: 'TextMessageContent', artifact: { type: 'TextArtifact', value: 'hi' } }] };
+    const message = {
+      type: 'Message',
+      role: 'user',
+      usage,
+      content: [{ type: 'TextMessageContent', artifact: { type: 'TextArtifact', value: 'hi' } }],
+    };
     const chat = await readSse(`${baseUrl}/api/chat/messages/stream`, t.key, {
-      body: { messages: [message], tools: [{ name: 'T', activities: [{ name: 'go', description: '', json_schema: { type: 'object' } }] }], driver_configuration: { model: `local/${model}` } },
+      body: {
+        messages: [message],
+        tools: [{ name: 'T', activities: [{ name: 'go', description: '', json_schema: { type: 'object' } }] }],
+        driver_configuration: { model: `local/${model}` },
+      },
     });
     expect(chat.status).to.equal(201);
     await expectFramesMatchDocument('/api/chat/messages/stream', 'post', '201', chat.frames, false);
-    expect(chat.frames.map((f) => f.data.content?.type)).to.include.members(['TextDeltaMessageContent', 'ActionCallDeltaMessageContent', undefined]);
+    expect(chat.frames.map((f) => f.data.content?.type)).to.include.members([
+      'TextDeltaMessageContent',
+      'ActionCallDeltaMessageContent',
+      undefined,
+    ]);
     const failed = await readSse(`${baseUrl}/api/chat/messages/stream`, t.key, {
       body: { messages: [message], tools: [], driver_configuration: { model: `local/${provider.uniqueModel()}` } },
     });

@@ -9,7 +9,9 @@ import { getStack, newTenant, startApi } from '../support/stack';
 async function inviterAndInvitee() {
   const org = await newTenant('org');
   const person = await newTenant('person');
-  const created = await as(org.key).post(`/api/organizations/${org.organizationId}/invites`, { email: person.email.toUpperCase() });
+  const created = await as(org.key).post(`/api/organizations/${org.organizationId}/invites`, {
+    email: person.email.toUpperCase(),
+  });
   expect(created.status).to.equal(201);
   return { org, person, invite: created.body };
 }
@@ -60,9 +62,13 @@ describe('invites', () => {
     expect(after.body.status).to.equal('ACCEPTED');
     expect(after.body.responded_at).to.be.a('string');
     const members = await as(org.key).get(`/api/organizations/${org.organizationId}/users`);
-    expect(members.body.users.map((u: { email: string }) => u.email).sort()).to.deep.equal([org.email, person.email].sort());
+    expect(members.body.users.map((u: { email: string }) => u.email).sort()).to.deep.equal(
+      [org.email, person.email].sort(),
+    );
     const personOrgs = await as(person.key).get('/api/organizations');
-    expect(personOrgs.body.organizations.map((o: { organization_id: string }) => o.organization_id)).to.include(org.organizationId);
+    expect(personOrgs.body.organizations.map((o: { organization_id: string }) => o.organization_id)).to.include(
+      org.organizationId,
+    );
     expect(await workflowOf(invite.invite_id).result()).to.equal('ACCEPTED');
 
     const again = await as(person.key).post(`/api/invites/${invite.invite_id}/response`, { response: 'REJECTED' });
@@ -73,7 +79,9 @@ describe('invites', () => {
 
   it('lets the invited user reject: nothing is joined', async () => {
     const { org, person, invite } = await inviterAndInvitee();
-    expect((await as(person.key).post(`/api/invites/${invite.invite_id}/response`, { response: 'REJECTED' })).status).to.equal(204);
+    expect(
+      (await as(person.key).post(`/api/invites/${invite.invite_id}/response`, { response: 'REJECTED' })).status,
+    ).to.equal(204);
     expect((await as(org.key).get(`/api/invites/${invite.invite_id}`)).body.status).to.equal('REJECTED');
     const members = await as(org.key).get(`/api/organizations/${org.organizationId}/users`);
     expect(members.body.users).to.have.length(1);
@@ -86,7 +94,9 @@ describe('invites', () => {
     const fromOrg = await as(org.key).post(`/api/invites/${invite.invite_id}/response`, { response: 'ACCEPTED' });
     expect(fromOrg.status).to.equal(403);
     expect(fromOrg.body.type).to.equal('ForbiddenError');
-    expect((await as(stranger.key).post(`/api/invites/${invite.invite_id}/response`, { response: 'ACCEPTED' })).status).to.equal(404);
+    expect(
+      (await as(stranger.key).post(`/api/invites/${invite.invite_id}/response`, { response: 'ACCEPTED' })).status,
+    ).to.equal(404);
     expect((await as(stranger.key).get(`/api/invites/${invite.invite_id}`)).status).to.equal(404);
     const bad = await as(org.key).post(`/api/invites/${invite.invite_id}/response`, { response: 'MAYBE' });
     expect(bad.status).to.equal(400);
@@ -98,8 +108,13 @@ describe('invites', () => {
     expect(dup.status).to.equal(409);
     const self = await as(org.key).post(`/api/organizations/${org.organizationId}/invites`, { email: org.email });
     expect(self.status).to.equal(409);
-    expect((await as(org.key).post(`/api/organizations/${org.organizationId}/invites`, { email: 'not an email' })).status).to.equal(400);
-    expect((await as(org.key).post(`/api/organizations/${org.organizationId}/invites`, { email: `${'a'.repeat(250)}@x.io` })).status).to.equal(400);
+    expect(
+      (await as(org.key).post(`/api/organizations/${org.organizationId}/invites`, { email: 'not an email' })).status,
+    ).to.equal(400);
+    expect(
+      (await as(org.key).post(`/api/organizations/${org.organizationId}/invites`, { email: `${'a'.repeat(250)}@x.io` }))
+        .status,
+    ).to.equal(400);
   });
 
   it('deletes a pending invite and stops its workflow', async () => {
@@ -110,17 +125,23 @@ describe('invites', () => {
     expect((await as(org.key).delete(`/api/invites/${invite.invite_id}`)).status).to.equal(204);
     expect((await as(org.key).get(`/api/invites/${invite.invite_id}`)).status).to.equal(404);
     expect(await workflowOf(invite.invite_id).result()).to.equal('WITHDRAWN');
-    expect((await as(person.key).post(`/api/invites/${invite.invite_id}/response`, { response: 'ACCEPTED' })).status).to.equal(404);
+    expect(
+      (await as(person.key).post(`/api/invites/${invite.invite_id}/response`, { response: 'ACCEPTED' })).status,
+    ).to.equal(404);
   });
 
   it('does not leave a row behind when the workflow cannot be started', async () => {
     const org = await newTenant('org');
     // A client of a Temporal server that is not there: the start fails, the insert must roll back.
-    const deadConnection = await Connection.connect({ address: '127.0.0.1:1', connectTimeout: 200 }).catch(() => undefined);
+    const deadConnection = await Connection.connect({ address: '127.0.0.1:1', connectTimeout: 200 }).catch(
+      () => undefined,
+    );
     const lazy = deadConnection ?? Connection.lazy({ address: '127.0.0.1:1', connectTimeout: 200 });
     const api = await startApi(new Client({ connection: lazy }));
     try {
-      const res = await as(org.key, api.baseUrl).post(`/api/organizations/${org.organizationId}/invites`, { email: 'zombie@example.test' });
+      const res = await as(org.key, api.baseUrl).post(`/api/organizations/${org.organizationId}/invites`, {
+        email: 'zombie@example.test',
+      });
       expect(res.status).to.equal(503);
       expect(res.body.type).to.equal('ServiceUnavailableError');
       const listed = await as(org.key).get(`/api/organizations/${org.organizationId}/invites`);

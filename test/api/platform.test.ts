@@ -12,17 +12,25 @@ describe('platform endpoints', () => {
     expect(ready.body.checks).to.deep.equal({ database: 'ok', temporal: 'ok' });
   });
 
-  it('serves GET /api/config from configuration, under the interface\'s keys and the client\'s provider-named keys', async () => {
+  it("serves GET /api/config from configuration, under the interface's keys and the client's provider-named keys", async () => {
     const t = await newTenant();
     const { config } = getStack();
     const saved = config.publicConfig;
-    config.publicConfig = { data_lake_objstore_bucket: 'lake', data_lake_objstore_region: 'eu-1', data_lake_objstore_url: 'https://lake.example', drive_data_connector_client_id: 'client' };
+    config.publicConfig = {
+      data_lake_objstore_bucket: 'lake',
+      data_lake_objstore_region: 'eu-1',
+      data_lake_objstore_url: 'https://lake.example',
+      drive_data_connector_client_id: 'client',
+    };
     try {
       const res = await as(t.key).get('/api/config');
       expect(res.status).to.equal(200);
       expect(res.body).to.deep.equal({
         ...config.publicConfig,
-        data_lake_s3_bucket: 'lake', data_lake_s3_region: 'eu-1', data_lake_s3_url: 'https://lake.example', google_drive_data_connector_client_id: 'client',
+        data_lake_s3_bucket: 'lake',
+        data_lake_s3_region: 'eu-1',
+        data_lake_s3_url: 'https://lake.example',
+        google_drive_data_connector_client_id: 'client',
       });
     } finally {
       config.publicConfig = saved;
@@ -35,14 +43,40 @@ describe('platform endpoints', () => {
     const doc = res.body;
     expect(doc.openapi).to.equal('3.1.0');
     const ops: string[] = [];
-    for (const methods of Object.values<any>(doc.paths)) for (const op of Object.values<any>(methods)) ops.push(op.operationId);
+    for (const methods of Object.values<any>(doc.paths))
+      for (const op of Object.values<any>(methods)) ops.push(op.operationId);
     expect(new Set(ops).size).to.equal(ops.length);
-    expect(ops.sort()).to.deep.equal(allRoutes().map((r) => r.operationId).sort());
+    expect(ops.sort()).to.deep.equal(
+      allRoutes()
+        .map((r) => r.operationId)
+        .sort(),
+    );
     const foundation = [
-      'ListUsers', 'DeleteApiKey', 'GetApiKey', 'UpdateApiKey', 'ListOrganizationApiKeys', 'CreateOrganizationApiKey',
-      'ListApiKeys', 'CreateApiKey', 'ListUserInvites', 'GetInvite', 'DeleteInvite', 'RespondToInvite', 'ListInvites',
-      'CreateInvite', 'GetConfig', 'ListBuckets', 'CreateBucket', 'GetBucket', 'UpdateBucket', 'DeleteBucket',
-      'CreateAssetUrl', 'ListAssets', 'CreateAsset', 'GetAsset', 'DeleteAsset',
+      'ListUsers',
+      'DeleteApiKey',
+      'GetApiKey',
+      'UpdateApiKey',
+      'ListOrganizationApiKeys',
+      'CreateOrganizationApiKey',
+      'ListApiKeys',
+      'CreateApiKey',
+      'ListUserInvites',
+      'GetInvite',
+      'DeleteInvite',
+      'RespondToInvite',
+      'ListInvites',
+      'CreateInvite',
+      'GetConfig',
+      'ListBuckets',
+      'CreateBucket',
+      'GetBucket',
+      'UpdateBucket',
+      'DeleteBucket',
+      'CreateAssetUrl',
+      'ListAssets',
+      'CreateAsset',
+      'GetAsset',
+      'DeleteAsset',
     ];
     expect(ops).to.include.members(foundation);
     const refs = JSON.stringify(doc).match(/"#\/components\/schemas\/[^"]+"/g) ?? [];

@@ -10,7 +10,12 @@ describe('rules and rulesets', () => {
     const api = as(t.key);
     const created = await api.post('/api/rules', { name: 'tone', rule: 'Be concise.', metadata: { team: 'docs' } });
     expect(created.status, created.text).to.equal(201);
-    expect(created.body).to.include({ name: 'tone', rule: 'Be concise.', organization_id: t.organizationId, created_by: t.userId });
+    expect(created.body).to.include({
+      name: 'tone',
+      rule: 'Be concise.',
+      organization_id: t.organizationId,
+      created_by: t.userId,
+    });
     expect(created.body.metadata).to.deep.equal({ team: 'docs' });
     const id = created.body.rule_id;
 
@@ -55,15 +60,26 @@ describe('rules and rulesets', () => {
     expect((await api.get(`/api/rules/${randomUUID()}`)).status).to.equal(404);
   });
 
-  it('keeps a ruleset\'s rules in order, replaces them on PATCH, and loses deleted rules', async () => {
+  it("keeps a ruleset's rules in order, replaces them on PATCH, and loses deleted rules", async () => {
     const t = await newTenant();
     const api = as(t.key);
-    const rule = async (text: string) => (await api.post('/api/rules', { name: text, rule: text })).body.rule_id as string;
+    const rule = async (text: string) =>
+      (await api.post('/api/rules', { name: text, rule: text })).body.rule_id as string;
     const [r1, r2, r3] = [await rule('one'), await rule('two'), await rule('three')];
 
-    const created = await api.post('/api/rulesets', { name: 'Style', alias: 'style', rule_ids: [r3, r1, r2], metadata: { k: 1 } });
+    const created = await api.post('/api/rulesets', {
+      name: 'Style',
+      alias: 'style',
+      rule_ids: [r3, r1, r2],
+      metadata: { k: 1 },
+    });
     expect(created.status, created.text).to.equal(201);
-    expect(created.body).to.include({ name: 'Style', alias: 'style', description: '', organization_id: t.organizationId });
+    expect(created.body).to.include({
+      name: 'Style',
+      alias: 'style',
+      description: '',
+      organization_id: t.organizationId,
+    });
     expect(created.body.rule_ids).to.deep.equal([r3, r1, r2]);
     const id = created.body.ruleset_id;
     expect((await api.get(`/api/rulesets/${id}`)).body.rule_ids).to.deep.equal([r3, r1, r2]);
@@ -123,7 +139,9 @@ describe('rules and rulesets', () => {
     // Clearing an alias frees it; another organization may use it.
     expect((await api.patch(`/api/rulesets/${a.body.ruleset_id}`, { alias: null })).body.alias).to.equal(null);
     expect((await api.patch(`/api/rulesets/${b.ruleset_id}`, { alias: 'support bot' })).status).to.equal(200);
-    expect((await as((await newTenant()).key).post('/api/rulesets', { name: 'A', alias: 'support bot' })).status).to.equal(201);
+    expect(
+      (await as((await newTenant()).key).post('/api/rulesets', { name: 'A', alias: 'support bot' })).status,
+    ).to.equal(201);
 
     const mine = (await api.post('/api/rules', { name: 'r', rule: 'r' })).body.rule_id;
     const foreign = (await as((await newTenant()).key).post('/api/rules', { name: 'r', rule: 'r' })).body.rule_id;
@@ -139,13 +157,22 @@ describe('rules and rulesets', () => {
     expect((await api.patch(`/api/rulesets/${b.ruleset_id}`, { rule_ids: [foreign] })).status).to.equal(409);
     expect((await api.get(`/api/rules?ruleset_id=${randomUUID()}`)).status).to.equal(404);
 
-    for (const body of [{}, { name: 'x', rule_ids: [mine, mine] }, { name: 'x', rule_ids: ['nope'] }, { name: 'x', alias: '' }, { name: 'x', description: 5 }]) {
+    for (const body of [
+      {},
+      { name: 'x', rule_ids: [mine, mine] },
+      { name: 'x', rule_ids: ['nope'] },
+      { name: 'x', alias: '' },
+      { name: 'x', description: 5 },
+    ]) {
       const res = await api.post('/api/rulesets', body);
       expect(res.status, JSON.stringify(body)).to.equal(400);
     }
 
     let err: any;
-    await assertRulesetsExist(getStack().ds, { organizationId: t.organizationId } as any, [a.body.ruleset_id, missing]).catch((e) => (err = e));
+    await assertRulesetsExist(getStack().ds, { organizationId: t.organizationId } as any, [
+      a.body.ruleset_id,
+      missing,
+    ]).catch((e) => (err = e));
     expect(err?.status).to.equal(409);
     expect(err.errors).to.deep.equal([{ message: `Ruleset ${missing} not found`, path: '/body/ruleset_ids/1' }]);
   });

@@ -7,8 +7,10 @@ import { as, request } from '../support/client';
 import { ECHO_PROGRAM, runAlive, SLEEP_PROGRAM, waitForRun } from '../support/runs';
 import { getStack, newTenant } from '../support/stack';
 
-const lines = async (key: string, runId: string) => (await as(key).get(`/api/structure-runs/${runId}/logs`)).body.logs as string[];
-const eventsOf = async (key: string, runId: string) => (await as(key).get(`/api/structure-runs/${runId}/events?limit=1000`)).body.events;
+const lines = async (key: string, runId: string) =>
+  (await as(key).get(`/api/structure-runs/${runId}/logs`)).body.logs as string[];
+const eventsOf = async (key: string, runId: string) =>
+  (await as(key).get(`/api/structure-runs/${runId}/events?limit=1000`)).body.events;
 
 describe('structure runs', function () {
   this.timeout(60_000);
@@ -19,7 +21,10 @@ describe('structure runs', function () {
     const secret = await api.post('/api/secrets', { name: 'token', value: 's3cr3t value' });
     const s = await structureWithBuild(t.organizationId, {
       files: { 'structure.py': ECHO_PROGRAM },
-      envVars: [{ name: 'FROM_STRUCTURE', value: 'structure' }, { name: 'FROM_SECRET', value: secret.body.secret_id, source: 'secret_ref' }],
+      envVars: [
+        { name: 'FROM_STRUCTURE', value: 'structure' },
+        { name: 'FROM_SECRET', value: secret.body.secret_id, source: 'secret_ref' },
+      ],
     });
     const earlier = await api.post(`/api/structures/${s.structureId}/runs`, { args: ['earlier'] });
     await waitForRun(t.key, earlier.body.structure_run_id);
@@ -27,16 +32,27 @@ describe('structure runs', function () {
     const started = Date.now();
     const created = await api.post(`/api/structures/${s.structureId}/runs`, {
       args: ['two words', '--flag', '$HOME;rm -rf /'],
-      env_vars: [{ name: 'FROM_RUN', value: 'run', source: 'manual' }, { name: 'FROM_STRUCTURE', value: 'overridden by the run' },
-        { name: 'OTHER_RUN', value: earlier.body.structure_run_id }],
+      env_vars: [
+        { name: 'FROM_RUN', value: 'run', source: 'manual' },
+        { name: 'FROM_STRUCTURE', value: 'overridden by the run' },
+        { name: 'OTHER_RUN', value: earlier.body.structure_run_id },
+      ],
     });
     expect(created.status, created.text).to.equal(201);
-    expect(created.body).to.include({ structure_id: s.structureId, deployment_id: s.deploymentId, status: 'QUEUED', started_at: null, completed_at: null });
+    expect(created.body).to.include({
+      structure_id: s.structureId,
+      deployment_id: s.deploymentId,
+      status: 'QUEUED',
+      started_at: null,
+      completed_at: null,
+    });
     const runId = created.body.structure_run_id;
     const running = await waitForRun(t.key, runId, (r) => r.status !== 'QUEUED' && r.status !== 'STARTING');
     const toRunningMs = Date.now() - started;
     const run = await waitForRun(t.key, runId);
-    console.log(`      create → ${running.status}: ${toRunningMs} ms; create → ${run.status}: ${Date.now() - started} ms`);
+    console.log(
+      `      create → ${running.status}: ${toRunningMs} ms; create → ${run.status}: ${Date.now() - started} ms`,
+    );
 
     expect(run.status, JSON.stringify(run.status_detail)).to.equal('SUCCEEDED');
     expect(run.status_detail).to.deep.equal({ reason: 'Completed', message: null, exit_code: 0 });
@@ -52,24 +68,41 @@ describe('structure runs', function () {
     expect(env).to.include({ FROM_STRUCTURE: 'overridden by the run', FROM_SECRET: 's3cr3t value', FROM_RUN: 'run' });
     expect(env.HOME).to.match(/tarmac-run-/);
     // The organization's default bucket, for griptape's file manager driver.
-    expect(env.GT_CLOUD_BUCKET_ID).to.equal((await api.get(`/api/organizations/${t.organizationId}`)).body.default_bucket_id);
+    expect(env.GT_CLOUD_BUCKET_ID).to.equal(
+      (await api.get(`/api/organizations/${t.organizationId}`)).body.default_bucket_id,
+    );
     const names: string[] = JSON.parse(logs.find((l) => l.startsWith('env names '))!.slice('env names '.length));
     expect(names).to.include.members(['GT_CLOUD_API_KEY', 'GT_CLOUD_BASE_URL', 'GT_CLOUD_STRUCTURE_RUN_ID', 'PATH']);
-    expect(names.filter((n) => !['FROM_STRUCTURE', 'FROM_SECRET', 'FROM_RUN', 'OTHER_RUN'].includes(n)).sort()).to.deep.equal(
-      ['GT_CLOUD_API_KEY', 'GT_CLOUD_BASE_URL', 'GT_CLOUD_BUCKET_ID', 'GT_CLOUD_STRUCTURE_RUN_ID', 'HOME', 'LANG', 'PATH', 'PYTHONUNBUFFERED', 'TMPDIR'],
-    );
+    expect(
+      names.filter((n) => !['FROM_STRUCTURE', 'FROM_SECRET', 'FROM_RUN', 'OTHER_RUN'].includes(n)).sort(),
+    ).to.deep.equal([
+      'GT_CLOUD_API_KEY',
+      'GT_CLOUD_BASE_URL',
+      'GT_CLOUD_BUCKET_ID',
+      'GT_CLOUD_STRUCTURE_RUN_ID',
+      'HOME',
+      'LANG',
+      'PATH',
+      'PYTHONUNBUFFERED',
+      'TMPDIR',
+    ]);
     // The run's credential: its own run and events yes, anything else no.
     expect(logs).to.include.members(['posted 202', 'own run 200', 'secrets 403', 'structures 403', 'other run 403']);
     expect((await api.get(`/api/secrets/${secret.body.secret_id}`)).body.last_used).to.be.a('string');
 
     const events = await eventsOf(t.key, runId);
     expect(events.map((e: any) => `${e.origin} ${e.type}`)).to.deep.equal([
-      'SYSTEM StructureRunStarting', 'SYSTEM StructureRunRunning', 'USER FinishStructureRunEvent', 'SYSTEM StructureRunCompleted',
+      'SYSTEM StructureRunStarting',
+      'SYSTEM StructureRunRunning',
+      'USER FinishStructureRunEvent',
+      'SYSTEM StructureRunCompleted',
     ]);
     expect(events[0].payload).to.deep.equal({ status: 'STARTING' });
     expect(events[1].payload).to.deep.equal({ status: 'RUNNING', started_at: run.started_at });
     expect(events[3].payload).to.deep.equal({
-      status: 'SUCCEEDED', started_at: run.started_at, completed_at: run.completed_at,
+      status: 'SUCCEEDED',
+      started_at: run.started_at,
+      completed_at: run.completed_at,
       status_detail: { reason: 'Completed', message: null, exit_code: 0 },
     });
     // The run credential is gone with the run.
@@ -79,11 +112,17 @@ describe('structure runs', function () {
 
   it('ends FAILED with the exit code when the program exits non-zero', async () => {
     const t = await newTenant();
-    const s = await structureWithBuild(t.organizationId, { files: { 'structure.py': 'import sys\nprint("bad input", file=sys.stderr)\nsys.exit(3)\n' } });
+    const s = await structureWithBuild(t.organizationId, {
+      files: { 'structure.py': 'import sys\nprint("bad input", file=sys.stderr)\nsys.exit(3)\n' },
+    });
     const created = await as(t.key).post(`/api/structures/${s.structureId}/runs`, { args: [] });
     const run = await waitForRun(t.key, created.body.structure_run_id);
     expect(run.status).to.equal('FAILED');
-    expect(run.status_detail).to.deep.equal({ reason: 'Completed', message: 'The process exited with code 3', exit_code: 3 });
+    expect(run.status_detail).to.deep.equal({
+      reason: 'Completed',
+      message: 'The process exited with code 3',
+      exit_code: 3,
+    });
     expect(await lines(t.key, run.structure_run_id)).to.deep.equal(['bad input']);
     const last = (await eventsOf(t.key, run.structure_run_id)).pop();
     expect(last).to.include({ type: 'StructureRunCompleted', origin: 'SYSTEM' });
@@ -94,40 +133,65 @@ describe('structure runs', function () {
     const t = await newTenant();
     const s = await structureWithBuild(t.organizationId, {
       runtime: 'nodejs',
-      files: { 'structure.mjs': 'console.log(JSON.stringify(process.argv.slice(2)));\nconsole.error(Object.keys(process.env).sort().join(","));\n' },
+      files: {
+        'structure.mjs':
+          'console.log(JSON.stringify(process.argv.slice(2)));\nconsole.error(Object.keys(process.env).sort().join(","));\n',
+      },
     });
     const created = await as(t.key).post(`/api/structures/${s.structureId}/runs`, { args: ['a b', 'c'] });
     const run = await waitForRun(t.key, created.body.structure_run_id);
     expect(run.status, JSON.stringify(run.status_detail)).to.equal('SUCCEEDED');
     // One line on each stream, written at the same instant: their relative order is not defined.
     expect(await lines(t.key, run.structure_run_id)).to.have.members([
-      '["a b","c"]', 'GT_CLOUD_API_KEY,GT_CLOUD_BASE_URL,GT_CLOUD_BUCKET_ID,GT_CLOUD_STRUCTURE_RUN_ID,HOME,LANG,PATH,TMPDIR',
+      '["a b","c"]',
+      'GT_CLOUD_API_KEY,GT_CLOUD_BASE_URL,GT_CLOUD_BUCKET_ID,GT_CLOUD_STRUCTURE_RUN_ID,HOME,LANG,PATH,TMPDIR',
     ]);
   });
 
   it('ends ERROR with the reason when the build cannot run, and refuses runs that cannot start', async () => {
     const t = await newTenant();
     const api = as(t.key);
-    const s = await structureWithBuild(t.organizationId, { files: { 'structure.py': 'print(1)\n' }, envVars: [{ name: 'GONE', value: '7c8e6a52-1a7e-4c55-9d0e-5f1c8d9a2b31', source: 'secret_ref' }] });
+    const s = await structureWithBuild(t.organizationId, {
+      files: { 'structure.py': 'print(1)\n' },
+      envVars: [{ name: 'GONE', value: '7c8e6a52-1a7e-4c55-9d0e-5f1c8d9a2b31', source: 'secret_ref' }],
+    });
     const created = await api.post(`/api/structures/${s.structureId}/runs`, { args: [] });
     expect(created.body.args).to.deep.equal([]);
     const run = await waitForRun(t.key, created.body.structure_run_id);
     expect(run.status).to.equal('ERROR');
     expect(run.status_detail.reason).to.equal('SecretNotFound');
     const last = (await eventsOf(t.key, run.structure_run_id)).pop();
-    expect(last).to.deep.include({ type: 'StructureRunError', payload: { status: 'ERROR', status_detail: { error: run.status_detail.error } } });
+    expect(last).to.deep.include({
+      type: 'StructureRunError',
+      payload: { status: 'ERROR', status_detail: { error: run.status_detail.error } },
+    });
 
-    const undeployed = await api.post(`/api/structures/${await structureWithoutBuild(t.organizationId)}/runs`, { args: [] });
+    const undeployed = await api.post(`/api/structures/${await structureWithoutBuild(t.organizationId)}/runs`, {
+      args: [],
+    });
     expect(undeployed.status, undeployed.text).to.equal(409);
     expect(undeployed.body.errors[0].message).to.match(/no successful deployment/);
-    const badRef = await api.post(`/api/structures/${s.structureId}/runs`, { args: [], env_vars: [{ name: 'X', value: 'nope', source: 'secret_ref' }] });
+    const badRef = await api.post(`/api/structures/${s.structureId}/runs`, {
+      args: [],
+      env_vars: [{ name: 'X', value: 'nope', source: 'secret_ref' }],
+    });
     expect(badRef.status).to.equal(400);
     expect(badRef.body.errors[0].path).to.equal('/body/env_vars/0/value');
-    const unknownRef = await api.post(`/api/structures/${s.structureId}/runs`, { args: [], env_vars: [{ name: 'X', value: randomUUID(), source: 'secret_ref' }] });
+    const unknownRef = await api.post(`/api/structures/${s.structureId}/runs`, {
+      args: [],
+      env_vars: [{ name: 'X', value: randomUUID(), source: 'secret_ref' }],
+    });
     expect(unknownRef.status).to.equal(409);
     expect(unknownRef.body.errors[0].path).to.equal('/body/env_vars/0/value');
     expect((await api.post(`/api/structures/${s.structureId}/runs`, { args: ['a\u0000b'] })).status).to.equal(400);
-    expect((await api.post(`/api/structures/${s.structureId}/runs`, { args: [], env_vars: [{ name: 'BAD-NAME', value: 'x' }] })).status).to.equal(400);
+    expect(
+      (
+        await api.post(`/api/structures/${s.structureId}/runs`, {
+          args: [],
+          env_vars: [{ name: 'BAD-NAME', value: 'x' }],
+        })
+      ).status,
+    ).to.equal(400);
     // `args` is required (it may be empty); unknown members are ignored.
     for (const body of [{}, { env_vars: [] }, undefined]) {
       const missing = await api.post(`/api/structures/${s.structureId}/runs`, body);
@@ -142,7 +206,9 @@ describe('structure runs', function () {
   it('lists runs newest first with status filters given as A,B or repeated', async () => {
     const t = await newTenant();
     const api = as(t.key);
-    const s = await structureWithBuild(t.organizationId, { files: { 'structure.py': 'import sys\nsys.exit(int(sys.argv[1]))\n' } });
+    const s = await structureWithBuild(t.organizationId, {
+      files: { 'structure.py': 'import sys\nsys.exit(int(sys.argv[1]))\n' },
+    });
     const ids: string[] = [];
     for (const code of ['0', '1', '0']) {
       const r = await api.post(`/api/structures/${s.structureId}/runs`, { args: [code] });
@@ -200,16 +266,21 @@ describe('structure runs', function () {
 
   it('starts runs from the webhook: POST body as the first argument, ?api_key= accepted, refused when disabled', async () => {
     const t = await newTenant();
-    const enabled = await structureWithBuild(t.organizationId, { files: { 'structure.py': 'import sys, json\nprint(json.dumps(sys.argv[1:]))\n' }, webhookEnabled: true });
+    const enabled = await structureWithBuild(t.organizationId, {
+      files: { 'structure.py': 'import sys, json\nprint(json.dumps(sys.argv[1:]))\n' },
+      webhookEnabled: true,
+    });
     const body = '{"event": "push", "text": "héllo\\nworld"}';
     const posted = await request('POST', `/api/structures/${enabled.structureId}/webhook?api_key=${t.key}`, undefined, {
-      raw: body, headers: { 'content-type': 'text/plain' },
+      raw: body,
+      headers: { 'content-type': 'text/plain' },
     });
     expect(posted.status, posted.text).to.equal(200);
     // The Structure (what the interface documents) plus the run that was started.
     const structure = (await as(t.key).get(`/api/structures/${enabled.structureId}`)).body;
     expect(posted.body).to.deep.equal({ ...structure, structure_run_id: posted.body.structure_run_id });
-    const argsOf = async (answer: any) => (await as(t.key).get(`/api/structure-runs/${answer.structure_run_id}`)).body.args;
+    const argsOf = async (answer: any) =>
+      (await as(t.key).get(`/api/structure-runs/${answer.structure_run_id}`)).body.args;
     expect(await argsOf(posted.body)).to.deep.equal([body]);
     const run = await waitForRun(t.key, posted.body.structure_run_id);
     expect(run.status).to.equal('SUCCEEDED');
@@ -219,13 +290,25 @@ describe('structure runs', function () {
     expect(await argsOf(viaGet.body)).to.deep.equal([]);
     const byHeader = await as(t.key).post(`/api/structures/${enabled.structureId}/webhook`, { any: 'json' });
     expect(await argsOf(byHeader.body)).to.deep.equal(['{"any":"json"}']);
-    expect((await request('POST', `/api/structures/${enabled.structureId}/webhook?api_key=wrong`, undefined, { raw: 'x' })).status).to.equal(401);
-    expect((await request('POST', `/api/structures/${enabled.structureId}/runs?api_key=${t.key}`, { args: [] })).status).to.equal(401);
-    const tooBig = await request('POST', `/api/structures/${enabled.structureId}/webhook?api_key=${t.key}`, undefined, { raw: 'x'.repeat(131_072) });
+    expect(
+      (await request('POST', `/api/structures/${enabled.structureId}/webhook?api_key=wrong`, undefined, { raw: 'x' }))
+        .status,
+    ).to.equal(401);
+    expect(
+      (await request('POST', `/api/structures/${enabled.structureId}/runs?api_key=${t.key}`, { args: [] })).status,
+    ).to.equal(401);
+    const tooBig = await request('POST', `/api/structures/${enabled.structureId}/webhook?api_key=${t.key}`, undefined, {
+      raw: 'x'.repeat(131_072),
+    });
     expect(tooBig.status).to.equal(413);
 
     const disabled = await structureWithBuild(t.organizationId, { files: { 'structure.py': 'print(1)\n' } });
-    const refused = await request('POST', `/api/structures/${disabled.structureId}/webhook?api_key=${t.key}`, undefined, { raw: 'x' });
+    const refused = await request(
+      'POST',
+      `/api/structures/${disabled.structureId}/webhook?api_key=${t.key}`,
+      undefined,
+      { raw: 'x' },
+    );
     expect(refused.status).to.equal(409);
     expect(refused.body.errors[0].message).to.match(/Webhooks are disabled/);
     expect(await getStack().ds.getRepository(Run).countBy({ resource_id: disabled.structureId })).to.equal(0);

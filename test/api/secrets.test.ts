@@ -11,7 +11,11 @@ describe('secrets', () => {
     const created = await api.post('/api/secrets', { name: 'OPENAI_API_KEY', value });
     expect(created.status).to.equal(201);
     // Never used yet: its creation time (clients require a timestamp); a run's use moves it (runs.test.ts).
-    expect(created.body).to.include({ name: 'OPENAI_API_KEY', organization_id: t.organizationId, last_used: created.body.created_at });
+    expect(created.body).to.include({
+      name: 'OPENAI_API_KEY',
+      organization_id: t.organizationId,
+      last_used: created.body.created_at,
+    });
     const id = created.body.secret_id;
 
     for (const res of [created, await api.get(`/api/secrets/${id}`), await api.get('/api/secrets')]) {

@@ -10,9 +10,16 @@ import { getStack, newTenant } from '../support/stack';
 
 /** A span as GriptapeCloudObservabilityDriver posts it. */
 const span = (name: string, start: string, extra: Record<string, unknown> = {}) => ({
-  trace_id: '00000000-0000-0000-1f2e-3d4c5b6a7988', span_id: `00000000-0000-0000-0000-${name.padStart(12, '0').slice(-12)}`,
-  parent_id: null, name, start_time: start, end_time: '2026-01-01T00:00:09.000000Z', status: 'OK',
-  attributes: { 'griptape.kind': 'test' }, events: [{ name: 'note', timestamp: start, attributes: {} }], ...extra,
+  trace_id: '00000000-0000-0000-1f2e-3d4c5b6a7988',
+  span_id: `00000000-0000-0000-0000-${name.padStart(12, '0').slice(-12)}`,
+  parent_id: null,
+  name,
+  start_time: start,
+  end_time: '2026-01-01T00:00:09.000000Z',
+  status: 'OK',
+  attributes: { 'griptape.kind': 'test' },
+  events: [{ name: 'note', timestamp: start, attributes: {} }],
+  ...extra,
 });
 
 async function finishedRun(key: string, organizationId: string) {
@@ -24,7 +31,7 @@ async function finishedRun(key: string, organizationId: string) {
 describe('structure run spans', function () {
   this.timeout(60_000);
 
-  it('stores the driver\'s batches (also of an ended run) and lists them by start time, paged', async () => {
+  it("stores the driver's batches (also of an ended run) and lists them by start time, paged", async () => {
     const t = await newTenant();
     const api = as(t.key);
     const runId = await finishedRun(t.key, t.organizationId);
@@ -41,7 +48,9 @@ describe('structure run spans', function () {
     const listed = await api.get(path);
     expect(listed.status, listed.text).to.equal(200);
     expect(listed.body.spans).to.deep.equal([
-      { ...bare, end_time: null, status: 'UNSET', attributes: {}, events: [] }, later, span('c', '2026-01-01T00:00:03Z'),
+      { ...bare, end_time: null, status: 'UNSET', attributes: {}, events: [] },
+      later,
+      span('c', '2026-01-01T00:00:03Z'),
     ]);
     expect(listed.body.pagination).to.include({ total_count: 3, page_number: 1 });
     const second = await api.get(`${path}?page=2&page_size=2`);
@@ -49,13 +58,17 @@ describe('structure run spans', function () {
     expect((await api.post(path, [])).body).to.deep.equal({ count: 0, total_count: 3 });
   });
 
-  it('refuses bodies that are not a list of spans, foreign runs and other runs\' credentials', async () => {
+  it("refuses bodies that are not a list of spans, foreign runs and other runs' credentials", async () => {
     const t = await newTenant();
     const api = as(t.key);
     const runId = await finishedRun(t.key, t.organizationId);
     const path = `/api/structure-runs/${runId}/spans`;
-    for (const bad of [span('a', 'now'), [{ ...span('a', '2026-01-01T00:00:00Z'), trace_id: undefined }], [{ ...span('a', '2026-01-01T00:00:00Z'), status: 'FINE' }],
-      [span('a', '2026-01-01T00:00:00Z', { name: 'x\u0000y' })]]) {
+    for (const bad of [
+      span('a', 'now'),
+      [{ ...span('a', '2026-01-01T00:00:00Z'), trace_id: undefined }],
+      [{ ...span('a', '2026-01-01T00:00:00Z'), status: 'FINE' }],
+      [span('a', '2026-01-01T00:00:00Z', { name: 'x\u0000y' })],
+    ]) {
       const res = await api.post(path, bad);
       expect(res.status, JSON.stringify(bad)).to.equal(400);
       expect(res.body.type).to.equal('ValidationError');
@@ -67,7 +80,13 @@ describe('structure run spans', function () {
     expect((await as(other.key).post(path, [span('a', '2026-01-01T00:00:00Z')])).status).to.equal(404);
 
     const otherRun = await finishedRun(t.key, t.organizationId);
-    const { value } = await createApiKey(getStack().ds, { organizationId: t.organizationId, userId: null, name: 'run key', createdBy: 'test', runId });
+    const { value } = await createApiKey(getStack().ds, {
+      organizationId: t.organizationId,
+      userId: null,
+      name: 'run key',
+      createdBy: 'test',
+      runId,
+    });
     expect((await as(value).post(path, [span('a', '2026-01-01T00:00:00Z')])).status).to.equal(200);
     expect((await as(value).get(path)).body.spans).to.have.length(1);
     expect((await as(value).post(`/api/structure-runs/${otherRun}/spans`, [])).status).to.equal(403);
@@ -79,7 +98,9 @@ describe('structure run spans', function () {
     const api = as(t.key);
     const runId = await finishedRun(t.key, t.organizationId);
     const path = `/api/structure-runs/${runId}/spans`;
-    const batch = Array.from({ length: MAX_SPANS_PER_REQUEST }, (_, i) => span(String(i), '2026-01-01T00:00:00Z', { events: [] }));
+    const batch = Array.from({ length: MAX_SPANS_PER_REQUEST }, (_, i) =>
+      span(String(i), '2026-01-01T00:00:00Z', { events: [] }),
+    );
     expect((await api.post(path, [...batch, batch[0]])).status).to.equal(400);
     for (let n = MAX_SPANS_PER_REQUEST; n <= MAX_SPANS_PER_RUN; n += MAX_SPANS_PER_REQUEST) {
       expect((await api.post(path, batch)).body.total_count).to.equal(n);

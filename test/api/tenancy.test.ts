@@ -12,23 +12,56 @@ import { getStack, newTenant } from '../support/stack';
 
 /** A chat message for a model no test scripts: the provider refuses it, so nothing is answered. */
 const chatBody = {
-  messages: [{ type: 'Message', role: 'user', usage: { type: 'Usage', input_tokens: null, output_tokens: null }, content: [{ type: 'TextMessageContent', artifact: { type: 'TextArtifact', value: 'hi' } }] }],
-  tools: [], driver_configuration: { model: 'local/tenancy-unscripted' },
+  messages: [
+    {
+      type: 'Message',
+      role: 'user',
+      usage: { type: 'Usage', input_tokens: null, output_tokens: null },
+      content: [{ type: 'TextMessageContent', artifact: { type: 'TextArtifact', value: 'hi' } }],
+    },
+  ],
+  tools: [],
+  driver_configuration: { model: 'local/tenancy-unscripted' },
 };
 
 /** A valid body per operation, so requests get past validation to the ownership check. */
 const bodies: Record<string, unknown> = {
-  CreateApiKey: { name: 'k' }, CreateOrganizationApiKey: { name: 'k' }, UpdateApiKey: { name: 'k' },
-  CreateInvite: { email: 'someone@example.test' }, RespondToInvite: { response: 'ACCEPTED' },
-  UpdateSecret: { name: 'x' }, UpdateBucket: { name: 'x' }, CreateAsset: { name: 'x' }, CreateAssetUrl: { operation: 'GET' },
-  CreateStructure: { name: 'x' }, UpdateStructure: { name: 'x' }, CreateStructureDeployment: { force: true },
-  CreateFunction: { name: 'x' }, UpdateFunction: { name: 'x' }, CreateFunctionDeployment: { force: true },
-  CreateTool: { name: 'x' }, UpdateTool: { name: 'x' }, CreateToolDeployment: { force: true },
-  CreateRule: { name: 'x', rule: 'x' }, UpdateRule: { name: 'x' }, CreateRuleset: { name: 'x' }, UpdateRuleset: { name: 'x', rule_ids: [] },
-  CreateThread: { name: 'x' }, UpdateThread: { name: 'x', messages: [] }, CreateThreadMessage: { input: 'x', output: 'x' }, UpdateMessage: { input: 'x' },
-  CreateAssistant: { name: 'x' }, UpdateAssistant: { name: 'x' }, CreateAssistantRun: { input: 'x' },
-  CreateStructureRun: { args: [] }, CreateFunctionExecutionPost: { any: 'json' }, RunToolActivity: { text: 'hi' }, CreateEvents: { type: 'x', payload: {}, timestamp: 1 }, CreateSpans: [],
-  CreateChatMessage: chatBody, CreateChatMessageStream: chatBody,
+  CreateApiKey: { name: 'k' },
+  CreateOrganizationApiKey: { name: 'k' },
+  UpdateApiKey: { name: 'k' },
+  CreateInvite: { email: 'someone@example.test' },
+  RespondToInvite: { response: 'ACCEPTED' },
+  UpdateSecret: { name: 'x' },
+  UpdateBucket: { name: 'x' },
+  CreateAsset: { name: 'x' },
+  CreateAssetUrl: { operation: 'GET' },
+  CreateStructure: { name: 'x' },
+  UpdateStructure: { name: 'x' },
+  CreateStructureDeployment: { force: true },
+  CreateFunction: { name: 'x' },
+  UpdateFunction: { name: 'x' },
+  CreateFunctionDeployment: { force: true },
+  CreateTool: { name: 'x' },
+  UpdateTool: { name: 'x' },
+  CreateToolDeployment: { force: true },
+  CreateRule: { name: 'x', rule: 'x' },
+  UpdateRule: { name: 'x' },
+  CreateRuleset: { name: 'x' },
+  UpdateRuleset: { name: 'x', rule_ids: [] },
+  CreateThread: { name: 'x' },
+  UpdateThread: { name: 'x', messages: [] },
+  CreateThreadMessage: { input: 'x', output: 'x' },
+  UpdateMessage: { input: 'x' },
+  CreateAssistant: { name: 'x' },
+  UpdateAssistant: { name: 'x' },
+  CreateAssistantRun: { input: 'x' },
+  CreateStructureRun: { args: [] },
+  CreateFunctionExecutionPost: { any: 'json' },
+  RunToolActivity: { text: 'hi' },
+  CreateEvents: { type: 'x', payload: {}, timestamp: 1 },
+  CreateSpans: [],
+  CreateChatMessage: chatBody,
+  CreateChatMessageStream: chatBody,
 };
 
 describe('tenancy: another organization sees nothing', () => {
@@ -41,27 +74,51 @@ describe('tenancy: another organization sees nothing', () => {
 
     // Records of organization A, one of each kind.
     const keyA = await apiA.post(`/api/organizations/${a.organizationId}/api-keys`, { name: 'org key' });
-    const invite = await apiA.post(`/api/organizations/${a.organizationId}/invites`, { email: `invitee-${randomUUID()}@example.test` });
+    const invite = await apiA.post(`/api/organizations/${a.organizationId}/invites`, {
+      email: `invitee-${randomUUID()}@example.test`,
+    });
     const secret = await apiA.post('/api/secrets', { name: 'S', value: 'v' });
     const now = new Date();
     const bucket = await ds.getRepository(Bucket).save({
-      bucket_id: randomUUID(), organization_id: a.organizationId, name: 'b', created_by: a.userId, created_at: now, updated_at: now,
+      bucket_id: randomUUID(),
+      organization_id: a.organizationId,
+      name: 'b',
+      created_by: a.userId,
+      created_at: now,
+      updated_at: now,
     });
     await ds.getRepository(Asset).save({
-      bucket_id: bucket.bucket_id, name: 'dir/file.txt', organization_id: a.organizationId, size: null, created_by: a.userId, created_at: now, updated_at: now,
+      bucket_id: bucket.bucket_id,
+      name: 'dir/file.txt',
+      organization_id: a.organizationId,
+      size: null,
+      created_by: a.userId,
+      created_at: now,
+      updated_at: now,
     });
-    const structure = await structureWithBuild(a.organizationId, { files: { 'structure.py': 'print(1)\n' }, webhookEnabled: true });
+    const structure = await structureWithBuild(a.organizationId, {
+      files: { 'structure.py': 'print(1)\n' },
+      webhookEnabled: true,
+    });
     const run = await apiA.post(`/api/structures/${structure.structureId}/runs`, { args: [] });
     await waitForRun(a.key, run.body.structure_run_id);
     const runEvents = await apiA.get(`/api/structure-runs/${run.body.structure_run_id}/events`);
     const fn = await apiA.post('/api/functions', { name: 'F' });
-    const built = await structureWithBuild(a.organizationId, { kind: 'function', files: { 'f.py': 'def handler(event):\n    return 1\n' }, mainFile: 'f.py' });
+    const built = await structureWithBuild(a.organizationId, {
+      kind: 'function',
+      files: { 'f.py': 'def handler(event):\n    return 1\n' },
+      mainFile: 'f.py',
+    });
     const executed = await apiA.post(`/api/functions/${built.structureId}/execute`, {});
     expect(executed.status, executed.text).to.equal(200);
     const [functionRun] = (await apiA.get(`/api/functions/${built.structureId}/runs`)).body.function_runs;
     const tool = await apiA.post('/api/tools', { name: 'T' });
     const builtTool = await structureWithBuild(a.organizationId, {
-      kind: 'tool', mainFile: 't.py', files: { 't.py': 'class T:\n    def echo(self, params):\n        return params\n\ndef init_tool():\n    return T()\n' },
+      kind: 'tool',
+      mainFile: 't.py',
+      files: {
+        't.py': 'class T:\n    def echo(self, params):\n        return params\n\ndef init_tool():\n    return T()\n',
+      },
     });
     const called = await apiA.post(`/api/tools/${builtTool.structureId}/activities/echo`, { text: 'hi' });
     expect(called.body, called.text).to.deep.equal({ text: 'hi' });
@@ -70,17 +127,39 @@ describe('tenancy: another organization sees nothing', () => {
     const ruleset = await apiA.post('/api/rulesets', { name: 'RS', alias: 'rs', rule_ids: [rule.body.rule_id] });
     const thread = await apiA.post('/api/threads', { name: 'T', alias: 't', messages: [{ input: 'i', output: 'o' }] });
     const [message] = (await apiA.get(`/api/threads/${thread.body.thread_id}/messages`)).body.messages;
-    const assistant = await apiA.post('/api/assistants', { name: 'A', ruleset_ids: [ruleset.body.ruleset_id], tool_ids: [builtTool.structureId] });
-    const assistantRun = await apiA.post(`/api/assistants/${assistant.body.assistant_id}/runs`, { input: 'hi', tool_ids: [] });
+    const assistant = await apiA.post('/api/assistants', {
+      name: 'A',
+      ruleset_ids: [ruleset.body.ruleset_id],
+      tool_ids: [builtTool.structureId],
+    });
+    const assistantRun = await apiA.post(`/api/assistants/${assistant.body.assistant_id}/runs`, {
+      input: 'hi',
+      tool_ids: [],
+    });
     expect(assistantRun.status, assistantRun.text).to.equal(201);
     const ids: Record<string, string> = {
-      organization_id: a.organizationId, user_id: a.userId, api_key_id: keyA.body.api_key_id, invite_id: invite.body.invite_id,
-      secret_id: secret.body.secret_id, bucket_id: bucket.bucket_id, name: 'dir/file.txt',
-      function_id: fn.body.function_id, tool_id: tool.body.tool_id, deployment_id: structure.deploymentId,
-      structure_id: structure.structureId, structure_run_id: run.body.structure_run_id, function_run_id: functionRun.function_run_id,
-      tool_run_id: toolRun.tool_run_id, activity_name: 'echo', event_id: runEvents.body.events[0].event_id,
-      rule_id: rule.body.rule_id, ruleset_id: ruleset.body.ruleset_id, thread_id: thread.body.thread_id, message_id: message.message_id,
-      assistant_id: assistant.body.assistant_id, assistant_run_id: assistantRun.body.assistant_run_id,
+      organization_id: a.organizationId,
+      user_id: a.userId,
+      api_key_id: keyA.body.api_key_id,
+      invite_id: invite.body.invite_id,
+      secret_id: secret.body.secret_id,
+      bucket_id: bucket.bucket_id,
+      name: 'dir/file.txt',
+      function_id: fn.body.function_id,
+      tool_id: tool.body.tool_id,
+      deployment_id: structure.deploymentId,
+      structure_id: structure.structureId,
+      structure_run_id: run.body.structure_run_id,
+      function_run_id: functionRun.function_run_id,
+      tool_run_id: toolRun.tool_run_id,
+      activity_name: 'echo',
+      event_id: runEvents.body.events[0].event_id,
+      rule_id: rule.body.rule_id,
+      ruleset_id: ruleset.body.ruleset_id,
+      thread_id: thread.body.thread_id,
+      message_id: message.message_id,
+      assistant_id: assistant.body.assistant_id,
+      assistant_run_id: assistantRun.body.assistant_run_id,
     };
     const secretsOfA = Object.values(ids).filter((v) => v !== 'dir/file.txt');
 
@@ -113,7 +192,10 @@ describe('tenancy: another organization sees nothing', () => {
     expect((await apiA.get(`/api/secrets/${ids.secret_id}`)).body.name).to.equal('S');
     expect(await ds.getRepository(Bucket).countBy({ bucket_id: bucket.bucket_id })).to.equal(1);
     expect((await apiA.get(`/api/rules/${ids.rule_id}`)).body.name).to.equal('R');
-    expect((await apiA.get(`/api/rulesets/${ids.ruleset_id}`)).body).to.deep.include({ name: 'RS', rule_ids: [ids.rule_id] });
+    expect((await apiA.get(`/api/rulesets/${ids.ruleset_id}`)).body).to.deep.include({
+      name: 'RS',
+      rule_ids: [ids.rule_id],
+    });
     expect((await apiA.get(`/api/threads/${ids.thread_id}`)).body).to.include({ name: 'T', message_count: 1 });
     expect((await apiA.get(`/api/messages/${ids.message_id}`)).body.input).to.equal('i');
     expect((await apiA.get(`/api/assistants/${ids.assistant_id}`)).body.name).to.equal('A');
@@ -122,8 +204,18 @@ describe('tenancy: another organization sees nothing', () => {
     const borrowing = await apiB.post('/api/assistants', { name: 'B', ruleset_ids: [ids.ruleset_id] });
     expect(borrowing.status, borrowing.text).to.equal(409);
     const ownB = await apiB.post('/api/assistants', { name: 'B' });
-    expect((await apiB.post(`/api/assistants/${ownB.body.assistant_id}/runs`, { input: 'x', additional_tool_ids: [builtTool.structureId] })).status).to.equal(409);
-    expect((await apiB.post(`/api/assistants/${ownB.body.assistant_id}/runs`, { input: 'x', thread_id: ids.thread_id })).status).to.equal(409);
+    expect(
+      (
+        await apiB.post(`/api/assistants/${ownB.body.assistant_id}/runs`, {
+          input: 'x',
+          additional_tool_ids: [builtTool.structureId],
+        })
+      ).status,
+    ).to.equal(409);
+    expect(
+      (await apiB.post(`/api/assistants/${ownB.body.assistant_id}/runs`, { input: 'x', thread_id: ids.thread_id }))
+        .status,
+    ).to.equal(409);
     // Another organization's aliases and filters see nothing either.
     expect((await apiB.get('/api/rulesets?alias=rs')).body.rulesets).to.deep.equal([]);
     expect((await apiB.get('/api/threads?alias=t')).body.threads).to.deep.equal([]);
@@ -132,7 +224,9 @@ describe('tenancy: another organization sees nothing', () => {
     for (const kind of ['structure', 'function', 'tool']) {
       const res = await apiA.get(`/api/${kind}s/${ids[`${kind}_id`]}`);
       expect(res.body.name, kind).to.not.equal('x');
-      expect((await apiA.get(`/api/${kind}s/${ids[`${kind}_id`]}/deployments`)).body.deployments, kind).to.have.length(1);
+      expect((await apiA.get(`/api/${kind}s/${ids[`${kind}_id`]}/deployments`)).body.deployments, kind).to.have.length(
+        1,
+      );
     }
   });
 });

@@ -11,13 +11,22 @@ describe('threads and messages', () => {
     const t = await newTenant();
     const api = as(t.key);
     const created = await api.post('/api/threads', {
-      name: 'chat', alias: 'support-1', metadata: { user: 'u1' },
-      messages: [{ input: 'héllo', output: 'hi', metadata: { run_id: 'r1' } }, { input: 'bye', output: '👋' }],
+      name: 'chat',
+      alias: 'support-1',
+      metadata: { user: 'u1' },
+      messages: [
+        { input: 'héllo', output: 'hi', metadata: { run_id: 'r1' } },
+        { input: 'bye', output: '👋' },
+      ],
     });
     expect(created.status, created.text).to.equal(201);
     expect(created.body).to.include({
-      name: 'chat', alias: 'support-1', message_count: 2, messages_length: 5 + 2 + 3 + 1,
-      organization_id: t.organizationId, created_by: t.userId,
+      name: 'chat',
+      alias: 'support-1',
+      message_count: 2,
+      messages_length: 5 + 2 + 3 + 1,
+      organization_id: t.organizationId,
+      created_by: t.userId,
     });
     expect(created.body.metadata).to.deep.equal({ user: 'u1' });
     const id = created.body.thread_id;
@@ -25,8 +34,15 @@ describe('threads and messages', () => {
 
     const messages = await api.get(`/api/threads/${id}/messages`);
     expect(messages.status).to.equal(200);
-    expect(messages.body.messages.map((m: any) => [m.index, m.input, m.output])).to.deep.equal([[0, 'héllo', 'hi'], [1, 'bye', '👋']]);
-    expect(messages.body.messages[0]).to.include({ thread_id: id, organization_id: t.organizationId, created_by: t.userId });
+    expect(messages.body.messages.map((m: any) => [m.index, m.input, m.output])).to.deep.equal([
+      [0, 'héllo', 'hi'],
+      [1, 'bye', '👋'],
+    ]);
+    expect(messages.body.messages[0]).to.include({
+      thread_id: id,
+      organization_id: t.organizationId,
+      created_by: t.userId,
+    });
     expect(messages.body.messages[0].metadata).to.deep.equal({ run_id: 'r1' });
     expect(messages.body.messages[1].metadata).to.deep.equal({});
     expect(messages.body.pagination).to.include({ page_size: 1000, total_count: 2 });
@@ -72,12 +88,16 @@ describe('threads and messages', () => {
     expect((await api.patch(`/api/threads/${b.thread_id}`, { alias: 'x-1' })).status).to.equal(409);
     expect((await as((await newTenant()).key).post('/api/threads', { name: 'n', alias: 'x-1' })).status).to.equal(201);
     expect((await api.patch(`/api/threads/${a.thread_id}`, { alias: null })).body.alias).to.equal(null);
-    expect((await api.patch(`/api/threads/${b.thread_id}`, { alias: 'x-1', name: 'renamed' })).body).to.include({ alias: 'x-1', name: 'renamed' });
+    expect((await api.patch(`/api/threads/${b.thread_id}`, { alias: 'x-1', name: 'renamed' })).body).to.include({
+      alias: 'x-1',
+      name: 'renamed',
+    });
   });
 
   it('PATCH with messages replaces all of them; without, keeps them', async () => {
     const api = as((await newTenant()).key);
-    const id = (await api.post('/api/threads', { name: 't', messages: [exchange(0), exchange(1), exchange(2)] })).body.thread_id;
+    const id = (await api.post('/api/threads', { name: 't', messages: [exchange(0), exchange(1), exchange(2)] })).body
+      .thread_id;
     const before = (await api.get(`/api/threads/${id}/messages`)).body.messages;
 
     const renamed = await api.patch(`/api/threads/${id}`, { name: 'renamed', metadata: { m: 1 } });
@@ -86,13 +106,19 @@ describe('threads and messages', () => {
 
     // What the griptape conversation-memory driver sends: the whole conversation, extra keys included.
     const replaced = await api.patch(`/api/threads/${id}`, {
-      messages: [{ input: 'new0', output: 'out0', metadata: { run_id: 'a' }, extra: 1 }, { input: 'new1', output: 'out1' }],
+      messages: [
+        { input: 'new0', output: 'out0', metadata: { run_id: 'a' }, extra: 1 },
+        { input: 'new1', output: 'out1' },
+      ],
     });
     expect(replaced.status, replaced.text).to.equal(200);
     expect(replaced.body).to.include({ name: 'renamed', message_count: 2, messages_length: 16 });
     expect(replaced.body.metadata).to.deep.equal({ m: 1 });
     const after = (await api.get(`/api/threads/${id}/messages`)).body.messages;
-    expect(after.map((m: any) => [m.index, m.input])).to.deep.equal([[0, 'new0'], [1, 'new1']]);
+    expect(after.map((m: any) => [m.index, m.input])).to.deep.equal([
+      [0, 'new0'],
+      [1, 'new1'],
+    ]);
     expect((await api.get(`/api/messages/${before[0].message_id}`)).status, 'replaced messages are gone').to.equal(404);
 
     const emptied = await api.patch(`/api/threads/${id}`, { messages: [] });
@@ -119,7 +145,11 @@ describe('threads and messages', () => {
 
     expect((await api.delete(`/api/messages/${one.message_id}`)).status).to.equal(204);
     const list = (await api.get(`/api/threads/${id}/messages`)).body.messages;
-    expect(list.map((m: any) => [m.index, m.input])).to.deep.equal([[0, 'q0'], [1, 'q2'], [2, 'q3']]);
+    expect(list.map((m: any) => [m.index, m.input])).to.deep.equal([
+      [0, 'q0'],
+      [1, 'q2'],
+      [2, 'q3'],
+    ]);
     expect((await api.get(`/api/messages/${posted[2].message_id}`)).body.index).to.equal(2);
     const next = await api.post(`/api/threads/${id}/messages`, exchange(4));
     expect(next.body.index).to.equal(3);
@@ -128,7 +158,10 @@ describe('threads and messages', () => {
     const paged = await api.get(`/api/threads/${id}/messages?page=2&page_size=3`);
     expect(paged.body.messages.map((m: any) => m.index)).to.deep.equal([3]);
     expect(await threadExchanges(getStack().ds, id)).to.deep.equal([
-      { input: 'q0', output: 'a0' }, { input: 'q2', output: 'a2' }, { input: 'q3', output: 'a3' }, { input: 'q4', output: 'a4' },
+      { input: 'q0', output: 'a0' },
+      { input: 'q2', output: 'a2' },
+      { input: 'q3', output: 'a3' },
+      { input: 'q4', output: 'a4' },
     ]);
   });
 
@@ -141,8 +174,11 @@ describe('threads and messages', () => {
     const replies = await Promise.all([
       ...Array.from({ length: 20 }, (_, i) => api.post(`/api/threads/${id}/messages`, exchange(i))),
       // The service as the assistant run uses it, inside its own transactions.
-      ...Array.from({ length: 5 }, (_, i) => ds.transaction((em) =>
-        appendThreadMessage(em, t.organizationId, id, { input: `s${i}`, output: 'o', createdBy: 'run' }))),
+      ...Array.from({ length: 5 }, (_, i) =>
+        ds.transaction((em) =>
+          appendThreadMessage(em, t.organizationId, id, { input: `s${i}`, output: 'o', createdBy: 'run' }),
+        ),
+      ),
     ]);
     const indexes = replies.map((r: any) => ('status' in r ? r.body.index : r.index)).sort((a, b) => a - b);
     expect(indexes).to.deep.equal(Array.from({ length: 25 }, (_, i) => i));
@@ -158,16 +194,22 @@ describe('threads and messages', () => {
     const id = (await api.post('/api/threads', { name: 't', messages: [exchange(0)] })).body.thread_id;
     const messageId = (await api.get(`/api/threads/${id}/messages`)).body.messages[0].message_id;
     for (const res of [
-      await foreign.get(`/api/threads/${id}`), await foreign.patch(`/api/threads/${id}`, { name: 'x' }),
-      await foreign.post(`/api/threads/${id}/messages`, exchange(1)), await foreign.get(`/api/threads/${id}/messages`),
-      await foreign.patch(`/api/messages/${messageId}`, { input: 'x' }), await foreign.delete(`/api/messages/${messageId}`),
-      await foreign.delete(`/api/threads/${id}`), await api.post(`/api/threads/${randomUUID()}/messages`, exchange(1)),
+      await foreign.get(`/api/threads/${id}`),
+      await foreign.patch(`/api/threads/${id}`, { name: 'x' }),
+      await foreign.post(`/api/threads/${id}/messages`, exchange(1)),
+      await foreign.get(`/api/threads/${id}/messages`),
+      await foreign.patch(`/api/messages/${messageId}`, { input: 'x' }),
+      await foreign.delete(`/api/messages/${messageId}`),
+      await foreign.delete(`/api/threads/${id}`),
+      await api.post(`/api/threads/${randomUUID()}/messages`, exchange(1)),
     ]) {
       expect(res.status, res.text).to.equal(404);
       expect(res.body.type).to.equal('NotFoundError');
     }
     let err: any;
-    await getStack().ds.transaction((em) => appendThreadMessage(em, randomUUID(), id, { input: 'i', output: 'o', createdBy: 'x' })).catch((e) => (err = e));
+    await getStack()
+      .ds.transaction((em) => appendThreadMessage(em, randomUUID(), id, { input: 'i', output: 'o', createdBy: 'x' }))
+      .catch((e) => (err = e));
     expect(err?.status).to.equal(404);
     expect((await api.get(`/api/threads/${id}`)).body.message_count).to.equal(1);
 
@@ -176,8 +218,18 @@ describe('threads and messages', () => {
       ['post', '/api/threads', { name: 'x', alias: '' }, '/body/alias'],
       ['post', '/api/threads', { name: 'x', messages: [{ input: 'i' }] }, '/body/messages/0/output'],
       ['post', '/api/threads', { name: 'x', messages: [{ input: 'i', output: 5 }] }, '/body/messages/0/output'],
-      ['post', '/api/threads', { name: 'x', messages: Array.from({ length: 1001 }, () => ({ input: '', output: '' })) }, '/body/messages'],
-      ['post', '/api/threads', { name: 'x', messages: [exchange(0), { input: 'a\u0000', output: '' }] }, '/body/messages/1/input'],
+      [
+        'post',
+        '/api/threads',
+        { name: 'x', messages: Array.from({ length: 1001 }, () => ({ input: '', output: '' })) },
+        '/body/messages',
+      ],
+      [
+        'post',
+        '/api/threads',
+        { name: 'x', messages: [exchange(0), { input: 'a\u0000', output: '' }] },
+        '/body/messages/1/input',
+      ],
       ['patch', `/api/threads/${id}`, { metadata: 'x' }, '/body/metadata'],
       ['patch', `/api/threads/${id}`, { messages: {} }, '/body/messages'],
       ['post', `/api/threads/${id}/messages`, { input: 'x' }, '/body/output'],
@@ -186,7 +238,10 @@ describe('threads and messages', () => {
     for (const [method, path, body, where] of cases) {
       const res = await (api as any)[method](path, body);
       expect(res.status, `${method} ${path} ${JSON.stringify(body).slice(0, 60)}`).to.equal(400);
-      expect(res.body.errors.map((e: any) => e.path), res.text.slice(0, 300)).to.include(where);
+      expect(
+        res.body.errors.map((e: any) => e.path),
+        res.text.slice(0, 300),
+      ).to.include(where);
     }
     expect((await api.get('/api/threads/nope')).status).to.equal(400);
     expect((await api.get('/api/messages/nope')).status).to.equal(400);

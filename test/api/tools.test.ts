@@ -96,7 +96,11 @@ describe('tool runs', function () {
 
   it('loads the tool file as a module registered in sys.modules, so classes that inspect their module work', async () => {
     const t = await newTenant();
-    const built = await structureWithBuild(t.organizationId, { kind: 'tool', files: { 'files_tool.py': INSPECTED_TOOL }, mainFile: 'files_tool.py' });
+    const built = await structureWithBuild(t.organizationId, {
+      kind: 'tool',
+      files: { 'files_tool.py': INSPECTED_TOOL },
+      mainFile: 'files_tool.py',
+    });
     const api = as(t.key);
     const doc = await api.get(`/api/tools/${built.structureId}/openapi`);
     expect(doc.status, doc.text).to.equal(200);
@@ -108,7 +112,11 @@ describe('tool runs', function () {
   it('answers {error, tool_run_id} when an activity raises; the run is FAILED and its logs hold the traceback', async () => {
     const t = await newTenant();
     const api = as(t.key);
-    const built = await structureWithBuild(t.organizationId, { kind: 'tool', files: { 'tool.py': RAISING_TOOL }, mainFile: 'tool.py' });
+    const built = await structureWithBuild(t.organizationId, {
+      kind: 'tool',
+      files: { 'tool.py': RAISING_TOOL },
+      mainFile: 'tool.py',
+    });
     const id = built.structureId;
 
     const doc = await api.get(`/api/tools/${id}/openapi`);

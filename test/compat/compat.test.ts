@@ -13,8 +13,11 @@ import { getStack, newTenant } from '../support/stack';
 const HERE = path.resolve(__dirname, '../../../test/compat');
 
 const textOf = (message: Record<string, any>): string =>
-  typeof message.content === 'string' ? message.content
-    : Array.isArray(message.content) ? message.content.map((p: any) => p.text ?? '').join('') : '';
+  typeof message.content === 'string'
+    ? message.content
+    : Array.isArray(message.content)
+      ? message.content.map((p: any) => p.text ?? '').join('')
+      : '';
 
 /**
  * A deterministic model the Python side steers with its prompt: after a tool result it answers
@@ -34,8 +37,14 @@ function scriptedAgent(body: ChatRequestBody): ScriptedAnswer {
   }
   return {
     text: JSON.stringify({
-      system: body.messages.filter((m) => m.role === 'system').map(textOf).join('\n'),
-      history: body.messages.slice(0, -1).filter((m) => m.role !== 'system').map((m) => `${m.role}: ${textOf(m)}`),
+      system: body.messages
+        .filter((m) => m.role === 'system')
+        .map(textOf)
+        .join('\n'),
+      history: body.messages
+        .slice(0, -1)
+        .filter((m) => m.role !== 'system')
+        .map((m) => `${m.role}: ${textOf(m)}`),
       input,
     }),
   };
@@ -44,9 +53,15 @@ function scriptedAgent(body: ChatRequestBody): ScriptedAnswer {
 function runPytest(python: string, env: Record<string, string>): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve, reject) => {
     // -p no:cacheprovider and no bytecode: nothing is written into the repository.
-    const child = spawn(python, ['-m', 'pytest', HERE, '-v', '-p', 'no:cacheprovider', '--rootdir', HERE, '-o', 'console_output_style=classic'], {
-      cwd: HERE, env: { ...process.env, ...env, PYTHONDONTWRITEBYTECODE: '1' }, stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      python,
+      ['-m', 'pytest', HERE, '-v', '-p', 'no:cacheprovider', '--rootdir', HERE, '-o', 'console_output_style=classic'],
+      {
+        cwd: HERE,
+        env: { ...process.env, ...env, PYTHONDONTWRITEBYTECODE: '1' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let output = '';
     child.stdout.on('data', (d: Buffer) => (output += d));
     child.stderr.on('data', (d: Buffer) => (output += d));
@@ -59,7 +74,11 @@ describe('compat: the real Python clients (griptape, griptape-cloud-client) agai
   this.timeout(25 * 60_000);
 
   it('pass their pytest suite', async () => {
-    const requirements = fs.readFileSync(path.join(HERE, 'requirements.txt'), 'utf8').split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
+    const requirements = fs
+      .readFileSync(path.join(HERE, 'requirements.txt'), 'utf8')
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => l && !l.startsWith('#'));
     const python = await pythonVenv('compat', requirements);
     const { baseUrl, modelProvider } = getStack();
     const [tenant, other] = await Promise.all([newTenant('compat'), newTenant('invitee')]);
@@ -68,10 +87,14 @@ describe('compat: the real Python clients (griptape, griptape-cloud-client) agai
 
     const started = Date.now();
     const { code, output } = await runPytest(python, {
-      TARMAC_BASE_URL: baseUrl, TARMAC_API_KEY: tenant.key, TARMAC_MODEL: `local/${model}`,
-      TARMAC_OTHER_API_KEY: other.key, TARMAC_OTHER_EMAIL: other.email,
+      TARMAC_BASE_URL: baseUrl,
+      TARMAC_API_KEY: tenant.key,
+      TARMAC_MODEL: `local/${model}`,
+      TARMAC_OTHER_API_KEY: other.key,
+      TARMAC_OTHER_EMAIL: other.email,
       // For griptape's drivers used in the test process itself.
-      GT_CLOUD_BASE_URL: baseUrl, GT_CLOUD_API_KEY: tenant.key,
+      GT_CLOUD_BASE_URL: baseUrl,
+      GT_CLOUD_API_KEY: tenant.key,
     });
     const summary = output.trim().split('\n').pop();
     if (code !== 0) console.log(output);

@@ -19,7 +19,9 @@ export interface ApiKillOptions {
   seconds: number;
 }
 
-export async function apiKillDrill(opts: ApiKillOptions = { streams: 100, runs: 10, events: 40, seconds: 4 }): Promise<DrillReport> {
+export async function apiKillDrill(
+  opts: ApiKillOptions = { streams: 100, runs: 10, events: 40, seconds: 4 },
+): Promise<DrillReport> {
   const f = new Findings('api-kill', `SIGKILL of an api process serving ${opts.streams} SSE streams`);
   const { ds, env } = getStack();
   const witness = await Witness.start();
@@ -32,7 +34,8 @@ export async function apiKillDrill(opts: ApiKillOptions = { streams: 100, runs: 
     const runIds: string[] = [];
     for (let i = 0; i < opts.runs; i++) {
       const res = await as(t.key).post(`/api/structures/${s.structureId}/runs`, {
-        args: ['0', String(opts.seconds), String(opts.events)], env_vars: [{ name: 'DRILL_WITNESS', value: witness.url }],
+        args: ['0', String(opts.seconds), String(opts.events)],
+        env_vars: [{ name: 'DRILL_WITNESS', value: witness.url }],
       });
       if (res.status !== 201) throw new Error(`creating a run answered ${res.status} ${res.text}`);
       runIds.push(res.body.structure_run_id);
@@ -41,12 +44,19 @@ export async function apiKillDrill(opts: ApiKillOptions = { streams: 100, runs: 
     let killed = false;
     const seen = new Array<number>(opts.streams).fill(0);
     const deadline = Date.now() + 120_000;
-    const clients = Array.from({ length: opts.streams }, (_, i) => followStream(
-      () => (killed ? [second.baseUrl] : [first.baseUrl, second.baseUrl]), runIds[i % opts.runs], t.key,
-      { deadline, onFrame: () => seen[i]++ },
-    ));
+    const clients = Array.from({ length: opts.streams }, (_, i) =>
+      followStream(() => (killed ? [second.baseUrl] : [first.baseUrl, second.baseUrl]), runIds[i % opts.runs], t.key, {
+        deadline,
+        onFrame: () => seen[i]++,
+      }),
+    );
     // Kill once every stream is open and its run under way: each client has had a USER event.
-    await until('every stream to deliver its first frames', 60_000, async () => (seen.every((n) => n >= 3) ? true : undefined), 20);
+    await until(
+      'every stream to deliver its first frames',
+      60_000,
+      async () => (seen.every((n) => n >= 3) ? true : undefined),
+      20,
+    );
     await procs.kill(first.child, 'SIGKILL');
     killed = true;
     f.faults++;
@@ -55,10 +65,14 @@ export async function apiKillDrill(opts: ApiKillOptions = { streams: 100, runs: 
     f.notes.push(`${opts.streams} streams complete ${((Date.now() - killedAt) / 1000).toFixed(1)} s after the kill`);
 
     const events: Array<{ run_id: string; seq: string; event_id: string }> = await ds.query(
-      `SELECT run_id, seq, event_id FROM run_events WHERE run_id = ANY($1::uuid[]) ORDER BY run_id, seq`, [runIds]);
+      `SELECT run_id, seq, event_id FROM run_events WHERE run_id = ANY($1::uuid[]) ORDER BY run_id, seq`,
+      [runIds],
+    );
     followed.forEach((got, i) => {
       const runId = runIds[i % opts.runs];
-      const stored = events.filter((e) => e.run_id === runId).map((e) => ({ seq: Number(e.seq), event_id: e.event_id }));
+      const stored = events
+        .filter((e) => e.run_id === runId)
+        .map((e) => ({ seq: Number(e.seq), event_id: e.event_id }));
       const [missing, repeated, wrong] = compareFrames(got.frames, stored);
       f.checked += got.frames.length;
       f.missing(missing, `events on stream ${i} (run ${runId})`);
@@ -69,7 +83,10 @@ export async function apiKillDrill(opts: ApiKillOptions = { streams: 100, runs: 
       if (got.reconnects < 1) f.violation(`stream ${i} never reconnected: was it on the killed api?`);
     });
     f.count('streams', followed.length);
-    f.count('frames', followed.reduce((n, c) => n + c.frames.length, 0));
+    f.count(
+      'frames',
+      followed.reduce((n, c) => n + c.frames.length, 0),
+    );
     await checkRuns(f, { ds, temporal: env.client, runIds, witness, expect: { events: opts.events } });
   } finally {
     await procs.stopAll(f);

@@ -19,7 +19,13 @@ describe('resilience drills (quick)', function () {
   this.timeout(180_000);
   const reports: DrillReport[] = [];
   after(() => {
-    if (reports.length) console.log(`\n${summaryTable(reports).split('\n').map((l) => `      ${l}`).join('\n')}\n`);
+    if (reports.length)
+      console.log(
+        `\n${summaryTable(reports)
+          .split('\n')
+          .map((l) => `      ${l}`)
+          .join('\n')}\n`,
+      );
   });
 
   it('bad-input: every route answers bad input with a 4xx {type, errors} and writes nothing', async () => {
@@ -27,7 +33,8 @@ describe('resilience drills (quick)', function () {
     reports.push(r);
     expectClean(r);
     expect(r.checked).to.be.greaterThan(500);
-    for (const status of ['400', '401', '404', '413', '415']) expect(r.facts[`status ${status}`], status).to.be.greaterThan(0);
+    for (const status of ['400', '401', '404', '413', '415'])
+      expect(r.facts[`status ${status}`], status).to.be.greaterThan(0);
     expect(r.facts.archives).to.equal(5);
   });
 
@@ -39,7 +46,7 @@ describe('resilience drills (quick)', function () {
     expect(r.facts.reconnects).to.be.at.least(100);
   });
 
-  it('hostile-tenant: every attack of a tenant\'s structure is blocked; the other tenant and the platform are untouched', async () => {
+  it("hostile-tenant: every attack of a tenant's structure is blocked; the other tenant and the platform are untouched", async () => {
     const r = await quick('hostile-tenant');
     reports.push(r);
     expectClean(r);

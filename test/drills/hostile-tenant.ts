@@ -9,7 +9,13 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { makeArchive, entriesOf, uploadToNewBucket, waitForDeployment, config as deployConfig } from '../fixtures/projects';
+import {
+  makeArchive,
+  entriesOf,
+  uploadToNewBucket,
+  waitForDeployment,
+  config as deployConfig,
+} from '../fixtures/projects';
 import { as } from '../support/client';
 import { waitForRun } from '../support/runs';
 import { getStack, newTenant } from '../support/stack';
@@ -25,19 +31,39 @@ export interface HostileTenantOptions {
 }
 
 /** Capabilities a non-root worker needs (docs/security.md), as setpriv takes them. */
-export const WORKER_CAPABILITIES = ['setuid', 'setgid', 'chown', 'fowner', 'kill', 'dac_override', 'setpcap', 'net_admin'];
+export const WORKER_CAPABILITIES = [
+  'setuid',
+  'setgid',
+  'chown',
+  'fowner',
+  'kill',
+  'dac_override',
+  'setpcap',
+  'net_admin',
+];
 
 /** The verdict lines of the hostile run's logs: attack → [escaped, detail]. */
 export type Verdicts = Map<string, { escaped: boolean; detail: string }>;
 
 /** Deploys through `baseUrl`'s api, so that the drill's worker builds it (builds belong to the worker's user). */
-async function deploy(key: string, baseUrl: string, files: Record<string, string>): Promise<{ structureId: string; deploymentId: string }> {
-  const zip = makeArchive('zip', entriesOf({ 'structure_config.yaml': deployConfig('python3', '  main_file: structure.py\n'), ...files }));
+async function deploy(
+  key: string,
+  baseUrl: string,
+  files: Record<string, string>,
+): Promise<{ structureId: string; deploymentId: string }> {
+  const zip = makeArchive(
+    'zip',
+    entriesOf({ 'structure_config.yaml': deployConfig('python3', '  main_file: structure.py\n'), ...files }),
+  );
   const bucketId = await uploadToNewBucket(key, 'code.zip', zip);
-  const created = await as(key, baseUrl).post('/api/structures', { name: 'drill', code: { data_lake: { bucket_id: bucketId, asset_path: 'code.zip' } } });
+  const created = await as(key, baseUrl).post('/api/structures', {
+    name: 'drill',
+    code: { data_lake: { bucket_id: bucketId, asset_path: 'code.zip' } },
+  });
   if (created.status !== 201) throw new Error(`creating a structure answered ${created.status} ${created.text}`);
   const deployment = await waitForDeployment(key, created.body.latest_deployment_id);
-  if (deployment.status !== 'SUCCEEDED') throw new Error(`deployment ${deployment.status}: ${JSON.stringify(deployment.status_detail)}`);
+  if (deployment.status !== 'SUCCEEDED')
+    throw new Error(`deployment ${deployment.status}: ${JSON.stringify(deployment.status_detail)}`);
   return { structureId: created.body.structure_id, deploymentId: created.body.latest_deployment_id };
 }
 
@@ -66,26 +92,40 @@ function processesWith(marker: string): number[] {
   return found;
 }
 
-export async function hostileTenantDrill(opts: HostileTenantOptions = { victims: 3 }): Promise<DrillReport & { verdicts: Verdicts }> {
-  const f = new Findings('hostile-tenant', `a tenant's structure attacks the platform and another tenant${opts.asUser ? ` (worker as ${opts.asUser})` : ''}`);
+export async function hostileTenantDrill(
+  opts: HostileTenantOptions = { victims: 3 },
+): Promise<DrillReport & { verdicts: Verdicts }> {
+  const f = new Findings(
+    'hostile-tenant',
+    `a tenant's structure attacks the platform and another tenant${opts.asUser ? ` (worker as ${opts.asUser})` : ''}`,
+  );
   const { config, ds, env, modelProvider } = getStack();
   const procs = new Processes();
   const verdicts: Verdicts = new Map();
   const marker = `hostile-${randomBytes(6).toString('hex')}`;
   // The platform's own key file, as `npm start` keeps it (the stack gets its key from the environment).
   const secretsKeyFile = path.join(config.dataDir, 'secrets.key');
-  if (!fs.existsSync(secretsKeyFile)) fs.writeFileSync(secretsKeyFile, randomBytes(32).toString('base64'), { mode: 0o600 });
+  if (!fs.existsSync(secretsKeyFile))
+    fs.writeFileSync(secretsKeyFile, randomBytes(32).toString('base64'), { mode: 0o600 });
   let stopExposed = () => undefined as unknown;
   try {
     if (opts.asUser) ensureUser(opts.asUser);
     const queue = `drill-hostile-${marker}`;
     const api = await startApiProcess(procs, 'api', { TEMPORAL_TASK_QUEUE: queue });
     const workerEnv = {
-      TEMPORAL_TASK_QUEUE: queue, RUN_API_BASE_URL: api.baseUrl,
+      TEMPORAL_TASK_QUEUE: queue,
+      RUN_API_BASE_URL: api.baseUrl,
       // Small limits, so that the resource attacks hit them quickly.
-      SANDBOX_DISK_MB: '64', SANDBOX_MAX_PROCESSES: '64', RUN_MEMORY_LIMIT_MB: '512',
+      SANDBOX_DISK_MB: '64',
+      SANDBOX_MAX_PROCESSES: '64',
+      RUN_MEMORY_LIMIT_MB: '512',
     };
-    const worker = await startWorkerProcess(procs, 'worker', workerEnv, opts.asUser ? { user: opts.asUser, capabilities: WORKER_CAPABILITIES } : undefined);
+    const worker = await startWorkerProcess(
+      procs,
+      'worker',
+      workerEnv,
+      opts.asUser ? { user: opts.asUser, capabilities: WORKER_CAPABILITIES } : undefined,
+    );
     const workerUid = Number(/^Uid:\s+(\d+)/m.exec(fs.readFileSync(`/proc/${worker.proc.pid}/status`, 'utf8'))![1]);
 
     const a = await newTenant('drill-victim');
@@ -99,15 +139,24 @@ export async function hostileTenantDrill(opts: HostileTenantOptions = { victims:
     const hostile = await deploy(b.key, api.baseUrl, { 'structure.py': HOSTILE_PROGRAM });
     const aBuildFile = path.join(config.buildDir, victim.deploymentId, 'src', 'structure.py');
     const aBuildBefore = digest(aBuildFile);
-    const aRowsBefore = JSON.stringify(await ds.query(
-      `SELECT resource_id, env_vars, latest_deployment_id FROM code_resources WHERE organization_id = $1 ORDER BY resource_id`, [a.organizationId]));
-    const aSecretBefore = JSON.stringify(await ds.query(`SELECT value_encrypted FROM secrets WHERE organization_id = $1`, [a.organizationId]));
+    const aRowsBefore = JSON.stringify(
+      await ds.query(
+        `SELECT resource_id, env_vars, latest_deployment_id FROM code_resources WHERE organization_id = $1 ORDER BY resource_id`,
+        [a.organizationId],
+      ),
+    );
+    const aSecretBefore = JSON.stringify(
+      await ds.query(`SELECT value_encrypted FROM secrets WHERE organization_id = $1`, [a.organizationId]),
+    );
 
     // A platform service listening on every interface, reached by the host's own (non-loopback) address.
     const exposed = net.createServer((c) => c.destroy());
     await new Promise<void>((resolve) => exposed.listen(0, '0.0.0.0', resolve));
     stopExposed = () => exposed.close();
-    const hostAddress = Object.values(os.networkInterfaces()).flat().find((i) => i && i.family === 'IPv4' && !i.internal)?.address ?? '127.0.0.2';
+    const hostAddress =
+      Object.values(os.networkInterfaces())
+        .flat()
+        .find((i) => i && i.family === 'IPv4' && !i.internal)?.address ?? '127.0.0.2';
     const port = (url: string) => Number(new URL(url).port);
     const targets = {
       marker,
@@ -131,26 +180,43 @@ export async function hostileTenantDrill(opts: HostileTenantOptions = { victims:
     // A's runs first (they read their secret and wait), then B's attack in their midst.
     const victims: string[] = [];
     for (let i = 0; i < opts.victims; i++) {
-      const r = await as(a.key, api.baseUrl).post(`/api/structures/${victim.structureId}/runs`, { args: ['3'], env_vars: [] });
+      const r = await as(a.key, api.baseUrl).post(`/api/structures/${victim.structureId}/runs`, {
+        args: ['3'],
+        env_vars: [],
+      });
       victims.push(r.body.structure_run_id);
     }
-    const attack = await as(b.key, api.baseUrl).post(`/api/structures/${hostile.structureId}/runs`, { args: [JSON.stringify(targets)], env_vars: [] });
+    const attack = await as(b.key, api.baseUrl).post(`/api/structures/${hostile.structureId}/runs`, {
+      args: [JSON.stringify(targets)],
+      env_vars: [],
+    });
     if (attack.status !== 201) throw new Error(`starting the hostile run answered ${attack.status} ${attack.text}`);
     f.faults++;
     const attacked = await waitForRun(b.key, attack.body.structure_run_id, undefined, 120_000, api.baseUrl);
-    const logs: string[] = (await as(b.key, api.baseUrl).get(`/api/structure-runs/${attack.body.structure_run_id}/logs`)).body.logs;
+    const logs: string[] = (
+      await as(b.key, api.baseUrl).get(`/api/structure-runs/${attack.body.structure_run_id}/logs`)
+    ).body.logs;
     for (const line of logs) {
       const m = /^VERDICT (\S+) (blocked|ESCAPED) ?(.*)$/.exec(line);
       if (m) verdicts.set(m[1], { escaped: m[2] === 'ESCAPED', detail: m[3] });
     }
-    if (!logs.includes('hostile done')) f.violation(`the hostile run did not finish its list (${attacked.status}): ${logs.slice(-5).join(' | ')}`);
+    if (!logs.includes('hostile done'))
+      f.violation(`the hostile run did not finish its list (${attacked.status}): ${logs.slice(-5).join(' | ')}`);
 
     // What B tried to leave on the host.
     await new Promise((r) => setTimeout(r, 500));
     const leftover = processesWith(marker);
-    verdicts.set('leave-process-behind', { escaped: leftover.length > 0, detail: leftover.length ? `pids ${leftover.join(',')} alive after the run` : 'no process of the run after it ended' });
+    verdicts.set('leave-process-behind', {
+      escaped: leftover.length > 0,
+      detail: leftover.length
+        ? `pids ${leftover.join(',')} alive after the run`
+        : 'no process of the run after it ended',
+    });
     const hostTmp = path.join('/tmp', `hostile-${marker}`);
-    verdicts.set('write-host-tmp', { escaped: fs.existsSync(hostTmp), detail: fs.existsSync(hostTmp) ? `${hostTmp} exists on the host` : "its /tmp was its own" });
+    verdicts.set('write-host-tmp', {
+      escaped: fs.existsSync(hostTmp),
+      detail: fs.existsSync(hostTmp) ? `${hostTmp} exists on the host` : 'its /tmp was its own',
+    });
     for (const [attack, v] of verdicts) {
       f.checked++;
       f.count(v.escaped ? 'escapes' : 'blocked');
@@ -160,23 +226,40 @@ export async function hostileTenantDrill(opts: HostileTenantOptions = { victims:
 
     // A is untouched, and its runs (concurrent and later) succeed with its secret.
     if (digest(aBuildFile) !== aBuildBefore) f.violation("A's build file changed");
-    if (JSON.stringify(await ds.query(
-      `SELECT resource_id, env_vars, latest_deployment_id FROM code_resources WHERE organization_id = $1 ORDER BY resource_id`, [a.organizationId])) !== aRowsBefore) {
+    if (
+      JSON.stringify(
+        await ds.query(
+          `SELECT resource_id, env_vars, latest_deployment_id FROM code_resources WHERE organization_id = $1 ORDER BY resource_id`,
+          [a.organizationId],
+        ),
+      ) !== aRowsBefore
+    ) {
       f.violation("A's structures changed");
     }
-    if (JSON.stringify(await ds.query(`SELECT value_encrypted FROM secrets WHERE organization_id = $1`, [a.organizationId])) !== aSecretBefore) f.violation("A's secret changed");
-    const after = await as(a.key, api.baseUrl).post(`/api/structures/${victim.structureId}/runs`, { args: ['0'], env_vars: [] });
+    if (
+      JSON.stringify(
+        await ds.query(`SELECT value_encrypted FROM secrets WHERE organization_id = $1`, [a.organizationId]),
+      ) !== aSecretBefore
+    )
+      f.violation("A's secret changed");
+    const after = await as(a.key, api.baseUrl).post(`/api/structures/${victim.structureId}/runs`, {
+      args: ['0'],
+      env_vars: [],
+    });
     for (const runId of [...victims, after.body.structure_run_id]) {
       const run = await waitForRun(a.key, runId, undefined, 60_000, api.baseUrl);
       const out: string[] = (await as(a.key, api.baseUrl).get(`/api/structure-runs/${runId}/logs`)).body.logs;
       f.checked++;
-      if (run.status !== 'SUCCEEDED') f.violation(`A's run ${runId} ended ${run.status} ${JSON.stringify(run.status_detail)}`);
+      if (run.status !== 'SUCCEEDED')
+        f.violation(`A's run ${runId} ended ${run.status} ${JSON.stringify(run.status_detail)}`);
       if (!out.includes(`A ok ${secretValue}`)) f.violation(`A's run ${runId} printed ${JSON.stringify(out)}`);
       if (out.some((l) => l.includes('INJECTED'))) f.violation(`A's run ${runId} ran injected code`);
     }
     const health = await fetch(`${api.baseUrl}/ready`);
     if (health.status !== 200) f.violation(`the api answers /ready with ${health.status} after the attack`);
-    f.notes.push(`${verdicts.size} attacks, ${f.facts.escapes ?? 0} escapes; hostile run ${attacked.status} (${JSON.stringify(attacked.status_detail)})`);
+    f.notes.push(
+      `${verdicts.size} attacks, ${f.facts.escapes ?? 0} escapes; hostile run ${attacked.status} (${JSON.stringify(attacked.status_detail)})`,
+    );
   } finally {
     stopExposed();
     await procs.stopAll(f);
@@ -186,6 +269,9 @@ export async function hostileTenantDrill(opts: HostileTenantOptions = { victims:
 
 /** The verdicts as a markdown table (for the README and the drill's output). */
 export function verdictTable(verdicts: Verdicts): string {
-  const rows = [...verdicts].map(([attack, v]) => `| ${attack} | ${v.escaped ? '**ESCAPED**' : 'blocked'} | ${v.detail.replace(/\|/g, '\\|').slice(0, 120)} |`);
+  const rows = [...verdicts].map(
+    ([attack, v]) =>
+      `| ${attack} | ${v.escaped ? '**ESCAPED**' : 'blocked'} | ${v.detail.replace(/\|/g, '\\|').slice(0, 120)} |`,
+  );
   return ['| attack | verdict | how |', '|---|---|---|', ...rows].join('\n');
 }

@@ -21,40 +21,47 @@ export interface Drill {
 export const DRILLS: Drill[] = [
   {
     name: 'worker-kill',
-    summary: 'SIGKILL the worker with 50 runs in flight, start another: every run terminal, as its workflow says, none run twice',
+    summary:
+      'SIGKILL the worker with 50 runs in flight, start another: every run terminal, as its workflow says, none run twice',
     full: () => workerKillDrill({ inFlight: 50, before: 5, during: 10 }),
     quick: () => workerKillDrill({ inFlight: 10, before: 2, during: 3 }),
   },
   {
     name: 'api-kill',
-    summary: 'SIGKILL an api process serving 100 SSE streams; clients resume with Last-Event-ID on another: no event missing or repeated',
+    summary:
+      'SIGKILL an api process serving 100 SSE streams; clients resume with Last-Event-ID on another: no event missing or repeated',
     full: () => apiKillDrill({ streams: 100, runs: 10, events: 40, seconds: 4 }),
     quick: () => apiKillDrill({ streams: 100, runs: 5, events: 20, seconds: 2 }),
   },
   {
     name: 'temporal-restart',
-    summary: 'Stop the Temporal dev server (SIGTERM, then SIGKILL) during runs and start it on the same SQLite file: runs finish',
+    summary:
+      'Stop the Temporal dev server (SIGTERM, then SIGKILL) during runs and start it on the same SQLite file: runs finish',
     full: () => temporalRestartDrill({ runs: 20, seconds: 30, downMs: 3000, signals: ['SIGTERM', 'SIGKILL'] }),
   },
   {
     name: 'pg-outage',
-    summary: 'Stop PostgreSQL for 10 s under load: 503 meanwhile, recovery by itself, every status, event and log line kept',
+    summary:
+      'Stop PostgreSQL for 10 s under load: 503 meanwhile, recovery by itself, every status, event and log line kept',
     full: () => pgOutageDrill({ runs: 20, outageMs: 10_000, lines: 40, events: 20, seconds: 14 }),
   },
   {
     name: 'hostile-tenant',
-    summary: "A tenant's structure tries every way out of its sandbox (files, processes, ports, kernel, resources) beside another tenant's runs: 0 escapes",
+    summary:
+      "A tenant's structure tries every way out of its sandbox (files, processes, ports, kernel, resources) beside another tenant's runs: 0 escapes",
     full: () => hostileTenantDrill({ victims: 5 }),
     quick: () => hostileTenantDrill({ victims: 2 }),
   },
   {
     name: 'hostile-tenant-nonroot',
-    summary: 'The same attacks on a worker started as a non-root user with the capabilities of docs/security.md: 0 escapes',
+    summary:
+      'The same attacks on a worker started as a non-root user with the capabilities of docs/security.md: 0 escapes',
     full: () => hostileTenantDrill({ victims: 5, asUser: 'tarmac-worker' }),
   },
   {
     name: 'bad-input',
-    summary: 'Every route fed malformed, wrong-typed, oversize, unknown, foreign and traversal input, and unsafe archives: 4xx only, nothing written',
+    summary:
+      'Every route fed malformed, wrong-typed, oversize, unknown, foreign and traversal input, and unsafe archives: 4xx only, nothing written',
     full: () => badInputDrill(),
     quick: () => badInputDrill(),
   },

@@ -38,7 +38,10 @@ export class Findings {
   readonly facts: Record<string, number> = {};
   private readonly started = Date.now();
 
-  constructor(readonly name: string, readonly fault: string) {}
+  constructor(
+    readonly name: string,
+    readonly fault: string,
+  ) {}
 
   violation(message: string): void {
     if (this.violations.length < 50) this.violations.push(message);
@@ -62,8 +65,16 @@ export class Findings {
 
   report(): DrillReport {
     return {
-      name: this.name, fault: this.fault, faults: this.faults, checked: this.checked, lost: this.lost, duplicated: this.duplicated,
-      violations: this.violations, notes: this.notes, facts: this.facts, ms: Date.now() - this.started,
+      name: this.name,
+      fault: this.fault,
+      faults: this.faults,
+      checked: this.checked,
+      lost: this.lost,
+      duplicated: this.duplicated,
+      violations: this.violations,
+      notes: this.notes,
+      facts: this.facts,
+      ms: Date.now() - this.started,
     };
   }
 }
@@ -72,7 +83,12 @@ export const passed = (r: DrillReport) => r.lost === 0 && r.duplicated === 0 && 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Polls `check` until it answers a value (not undefined) or `timeoutMs` passes (then throws `what`). */
-export async function until<T>(what: string, timeoutMs: number, check: () => Promise<T | undefined>, everyMs = 100): Promise<T> {
+export async function until<T>(
+  what: string,
+  timeoutMs: number,
+  check: () => Promise<T | undefined>,
+  everyMs = 100,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();
@@ -106,7 +122,8 @@ export function pidAlive(pid: number): boolean {
 /** Processes under `root` (children, grandchildren...), from ps. */
 export function descendantsOf(root: number): Array<{ pid: number; command: string }> {
   const table = execFileSync('ps', ['-eo', 'pid=,ppid=,stat=,args='], { encoding: 'utf8' })
-    .split('\n').filter(Boolean)
+    .split('\n')
+    .filter(Boolean)
     .map((l) => l.trim().match(/^(\d+)\s+(\d+)\s+(\S+)\s+(.*)$/)!)
     .filter(Boolean)
     .map((m) => ({ pid: Number(m[1]), ppid: Number(m[2]), stat: m[3], command: m[4] }));

@@ -33,12 +33,21 @@ type Phase = 'before' | 'outage' | 'restart' | 'after';
 export async function pgOutageDrill(
   opts: PgOutageOptions = { runs: 20, outageMs: 10_000, lines: 40, events: 20, seconds: 14 },
 ): Promise<DrillReport> {
-  const f = new Findings('pg-outage', `PostgreSQL stopped for ${opts.outageMs / 1000} s under load, then started again`);
+  const f = new Findings(
+    'pg-outage',
+    `PostgreSQL stopped for ${opts.outageMs / 1000} s under load, then started again`,
+  );
   const { env, config } = getStack();
   const dir = tempDir('pg');
   const witness = await Witness.start();
   const procs = new Processes();
-  const pgOptions = { dir: path.join(dir, 'postgres'), port: await freePort(), database: 'tarmac_drill', persistent: true, config };
+  const pgOptions = {
+    dir: path.join(dir, 'postgres'),
+    port: await freePort(),
+    database: 'tarmac_drill',
+    persistent: true,
+    config,
+  };
   let pg: RunningPostgres | undefined = await startEmbeddedPostgres(pgOptions);
   const ds = await createDataSource(pg.url, { applicationName: 'tarmac-drill', poolSize: 4 }).initialize();
   let stopLoad = false;
@@ -46,27 +55,45 @@ export async function pgOutageDrill(
     await migrate(ds);
     const queue = `drill-pg-${randomUUID().slice(0, 8)}`;
     const api = await startApiProcess(procs, 'api', { DATABASE_URL: pg.url, TEMPORAL_TASK_QUEUE: queue });
-    await startWorkerProcess(procs, 'worker', { DATABASE_URL: pg.url, TEMPORAL_TASK_QUEUE: queue, RUN_API_BASE_URL: api.baseUrl });
-    const { organization, value: key } = await bootstrapOrganization(ds, { organizationName: 'drill-pg', email: 'drill-pg@example.test', keyName: 'drill' });
+    await startWorkerProcess(procs, 'worker', {
+      DATABASE_URL: pg.url,
+      TEMPORAL_TASK_QUEUE: queue,
+      RUN_API_BASE_URL: api.baseUrl,
+    });
+    const { organization, value: key } = await bootstrapOrganization(ds, {
+      organizationName: 'drill-pg',
+      email: 'drill-pg@example.test',
+      keyName: 'drill',
+    });
     const s = await structureWithBuild(organization.organization_id, { files: { 'structure.py': DRILL_PROGRAM }, ds });
 
     const call = async (method: string, p: string, body?: unknown) => {
       const res = await fetch(`${api.baseUrl}${p}`, {
-        method, signal: AbortSignal.timeout(15_000),
+        method,
+        signal: AbortSignal.timeout(15_000),
         headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) },
         body: body ? JSON.stringify(body) : undefined,
       });
       const text = await res.text();
-      return { status: res.status, text, body: res.headers.get('content-type')?.includes('json') && text ? JSON.parse(text) : undefined };
+      return {
+        status: res.status,
+        text,
+        body: res.headers.get('content-type')?.includes('json') && text ? JSON.parse(text) : undefined,
+      };
     };
-    const runBody = { args: [String(opts.lines), String(opts.seconds), String(opts.events)], env_vars: [{ name: 'DRILL_WITNESS', value: witness.url }] };
+    const runBody = {
+      args: [String(opts.lines), String(opts.seconds), String(opts.events)],
+      env_vars: [{ name: 'DRILL_WITNESS', value: witness.url }],
+    };
     const runIds: string[] = [];
     for (let i = 0; i < opts.runs; i++) {
       const res = await call('POST', `/api/structures/${s.structureId}/runs`, runBody);
       if (res.status !== 201) throw new Error(`creating a run answered ${res.status} ${res.text}`);
       runIds.push(res.body.structure_run_id);
     }
-    const streams = runIds.map((runId) => followStream(() => [api.baseUrl], runId, key, { deadline: Date.now() + 180_000 }));
+    const streams = runIds.map((runId) =>
+      followStream(() => [api.baseUrl], runId, key, { deadline: Date.now() + 180_000 }),
+    );
 
     // Load: reads and run creations, one request after another, every answer classified by phase.
     let phase = 'before' as Phase;
@@ -80,10 +107,17 @@ export async function pgOutageDrill(
         const at = phase;
         let res;
         try {
-          res = kind === 0 ? await call('GET', `/api/structure-runs/${runIds[i % runIds.length]}`)
-            : kind === 1 ? await call('GET', `/api/structures/${s.structureId}/runs?page_size=5`)
-              : kind === 2 ? await call('GET', `/api/structure-runs/${runIds[i % runIds.length]}/events?limit=5`)
-                : await call('POST', `/api/structures/${s.structureId}/runs`, { ...runBody, args: ['2', '0.2', '1'] });
+          res =
+            kind === 0
+              ? await call('GET', `/api/structure-runs/${runIds[i % runIds.length]}`)
+              : kind === 1
+                ? await call('GET', `/api/structures/${s.structureId}/runs?page_size=5`)
+                : kind === 2
+                  ? await call('GET', `/api/structure-runs/${runIds[i % runIds.length]}/events?limit=5`)
+                  : await call('POST', `/api/structures/${s.structureId}/runs`, {
+                      ...runBody,
+                      args: ['2', '0.2', '1'],
+                    });
         } catch (err) {
           f.violation(`${at}: a request got no answer: ${(err as Error).message}`);
           await sleep(50);
@@ -91,21 +125,36 @@ export async function pgOutageDrill(
         }
         f.checked++;
         const ok = res.status >= 200 && res.status < 300;
-        const unavailable = res.status === 503 && res.body?.type === 'ServiceUnavailableError' && Array.isArray(res.body.errors) && res.body.errors.length > 0;
-        answers[`${at} ${ok ? '2xx' : unavailable ? '503' : res.status}`] = (answers[`${at} ${ok ? '2xx' : unavailable ? '503' : res.status}`] ?? 0) + 1;
-        if (!ok && !unavailable) f.violation(`${at}: ${res.status} ${res.text.slice(0, 200)}${api.whyFailed(res.text)}`);
+        const unavailable =
+          res.status === 503 &&
+          res.body?.type === 'ServiceUnavailableError' &&
+          Array.isArray(res.body.errors) &&
+          res.body.errors.length > 0;
+        answers[`${at} ${ok ? '2xx' : unavailable ? '503' : res.status}`] =
+          (answers[`${at} ${ok ? '2xx' : unavailable ? '503' : res.status}`] ?? 0) + 1;
+        if (!ok && !unavailable)
+          f.violation(`${at}: ${res.status} ${res.text.slice(0, 200)}${api.whyFailed(res.text)}`);
         if (unavailable && at === 'after') lastUnavailableAfterRestart = Date.now();
         if (kind === 3 && res.status === 201) runIds.push(res.body.structure_run_id);
         await sleep(50);
       }
     })();
 
-    const statuses = async () => (await ds.query(`SELECT status FROM runs WHERE run_id = ANY($1::uuid[])`, [runIds])).map((r: any) => r.status as string);
-    await until('every run to be RUNNING', 120_000, async () => ((await statuses()).every((x: string) => !['QUEUED', 'STARTING'].includes(x)) ? true : undefined));
+    const statuses = async () =>
+      (await ds.query(`SELECT status FROM runs WHERE run_id = ANY($1::uuid[])`, [runIds])).map(
+        (r: any) => r.status as string,
+      );
+    await until('every run to be RUNNING', 120_000, async () =>
+      (await statuses()).every((x: string) => !['QUEUED', 'STARTING'].includes(x)) ? true : undefined,
+    );
     await sleep(1000);
 
     // A burst of runs just before the stop: some are between QUEUED and RUNNING when it comes.
-    const burst = await Promise.all(Array.from({ length: 5 }, () => call('POST', `/api/structures/${s.structureId}/runs`, { ...runBody, args: ['2', '1', '1'] })));
+    const burst = await Promise.all(
+      Array.from({ length: 5 }, () =>
+        call('POST', `/api/structures/${s.structureId}/runs`, { ...runBody, args: ['2', '1', '1'] }),
+      ),
+    );
     for (const res of burst) if (res.status === 201) runIds.push(res.body.structure_run_id);
     phase = 'outage';
     const stoppedAt = Date.now();
@@ -119,15 +168,29 @@ export async function pgOutageDrill(
     restartedAt = Date.now();
     f.notes.push(`PostgreSQL was down ${((restartedAt - stoppedAt) / 1000).toFixed(1)} s`);
 
-    await until('the api to be ready again', 60_000, async () => ((await fetch(`${api.baseUrl}/ready`)).status === 200 ? true : undefined), 100)
-      .catch((err: Error) => f.violation(err.message));
+    await until(
+      'the api to be ready again',
+      60_000,
+      async () => ((await fetch(`${api.baseUrl}/ready`)).status === 200 ? true : undefined),
+      100,
+    ).catch((err: Error) => f.violation(err.message));
     f.notes.push(`api ready ${((Date.now() - restartedAt) / 1000).toFixed(1)} s after PostgreSQL was back`);
-    const terminal = async () => (await statuses()).every((x: string) => ['SUCCEEDED', 'FAILED', 'ERROR', 'CANCELLED'].includes(x));
-    await until('every run to end', 180_000, async () => ((await terminal()) ? true : undefined), 250).catch((err: Error) => f.violation(err.message));
+    const terminal = async () =>
+      (await statuses()).every((x: string) => ['SUCCEEDED', 'FAILED', 'ERROR', 'CANCELLED'].includes(x));
+    await until('every run to end', 180_000, async () => ((await terminal()) ? true : undefined), 250).catch(
+      (err: Error) => f.violation(err.message),
+    );
     stopLoad = true;
     await load;
-    if (lastUnavailableAfterRestart) f.notes.push(`last 503 ${((lastUnavailableAfterRestart - restartedAt) / 1000).toFixed(1)} s after PostgreSQL was back`);
-    f.notes.push(`answers: ${Object.entries(answers).map(([k, v]) => `${k}: ${v}`).join(', ')}`);
+    if (lastUnavailableAfterRestart)
+      f.notes.push(
+        `last 503 ${((lastUnavailableAfterRestart - restartedAt) / 1000).toFixed(1)} s after PostgreSQL was back`,
+      );
+    f.notes.push(
+      `answers: ${Object.entries(answers)
+        .map(([k, v]) => `${k}: ${v}`)
+        .join(', ')}`,
+    );
     for (const [k, v] of Object.entries(answers)) f.count(k, v);
     if (!answers['outage 503']) f.violation('no request was answered 503 during the outage: was it an outage?');
 
@@ -135,13 +198,31 @@ export async function pgOutageDrill(
     const [{ rows }] = await ds.query(`SELECT count(*)::int AS rows FROM runs WHERE resource_id = $1`, [s.structureId]);
     f.twice(rows - runIds.length, 'run rows (a refused creation left its row)');
     const [main, extra] = [runIds.slice(0, opts.runs), runIds.slice(opts.runs)];
-    await checkRuns(f, { ds, temporal: env.client, runIds: main, witness, expect: { lines: opts.lines, events: opts.events }, explain: api.whyFailed });
-    await checkRuns(f, { ds, temporal: env.client, runIds: extra, witness, expect: { lines: 2, events: 1 }, explain: api.whyFailed });
+    await checkRuns(f, {
+      ds,
+      temporal: env.client,
+      runIds: main,
+      witness,
+      expect: { lines: opts.lines, events: opts.events },
+      explain: api.whyFailed,
+    });
+    await checkRuns(f, {
+      ds,
+      temporal: env.client,
+      runIds: extra,
+      witness,
+      expect: { lines: 2, events: 1 },
+      explain: api.whyFailed,
+    });
 
     const events: Array<{ run_id: string; seq: string; event_id: string }> = await ds.query(
-      `SELECT run_id, seq, event_id FROM run_events WHERE run_id = ANY($1::uuid[]) ORDER BY run_id, seq`, [main]);
+      `SELECT run_id, seq, event_id FROM run_events WHERE run_id = ANY($1::uuid[]) ORDER BY run_id, seq`,
+      [main],
+    );
     (await Promise.all(streams)).forEach((got, i) => {
-      const stored = events.filter((e) => e.run_id === main[i]).map((e) => ({ seq: Number(e.seq), event_id: e.event_id }));
+      const stored = events
+        .filter((e) => e.run_id === main[i])
+        .map((e) => ({ seq: Number(e.seq), event_id: e.event_id }));
       const [missing, repeated, wrong] = compareFrames(got.frames, stored);
       f.checked += got.frames.length;
       f.missing(missing, `events on the stream of run ${main[i]}`);

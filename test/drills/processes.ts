@@ -48,8 +48,14 @@ export class Processes {
       proc.on('error', () => resolve({ code: null, signal: null }));
     });
     const child: DrillChild = {
-      name, proc, exited, tail: () => lines.slice(-40).join('\n'), find: (text) => [...lines].reverse().find((l) => l.includes(text)),
-      get running() { return proc.exitCode === null && proc.signalCode === null; },
+      name,
+      proc,
+      exited,
+      tail: () => lines.slice(-40).join('\n'),
+      find: (text) => [...lines].reverse().find((l) => l.includes(text)),
+      get running() {
+        return proc.exitCode === null && proc.signalCode === null;
+      },
     };
     this.children.push(child);
     return child;
@@ -59,7 +65,10 @@ export class Processes {
   async waitForLine(child: DrillChild, line: RegExp, timeoutMs = 60_000): Promise<void> {
     await new Promise<void>((resolve, reject) => {
       let seen = '';
-      const timer = setTimeout(() => reject(new Error(`${child.name} printed no ${line} within ${timeoutMs} ms:\n${child.tail()}`)), timeoutMs);
+      const timer = setTimeout(
+        () => reject(new Error(`${child.name} printed no ${line} within ${timeoutMs} ms:\n${child.tail()}`)),
+        timeoutMs,
+      );
       const onData = (d: Buffer) => {
         seen += String(d);
         if (line.test(seen)) {
@@ -88,15 +97,18 @@ export class Processes {
   async stopAll(f: Findings, graceMs = 15_000): Promise<void> {
     const alive = this.children.filter((c) => c.running);
     for (const c of alive) c.proc.kill('SIGTERM');
-    await Promise.all(alive.map(async (c) => {
-      const timer = setTimeout(() => {
-        f.violation(`${c.name} (pid ${c.proc.pid}) did not stop within ${graceMs} ms of SIGTERM; killed`);
-        c.proc.kill('SIGKILL');
-      }, graceMs);
-      await c.exited;
-      clearTimeout(timer);
-    }));
-    for (const c of this.children) if (pidAlive(c.proc.pid!)) f.violation(`${c.name} (pid ${c.proc.pid}) is still alive after the drill`);
+    await Promise.all(
+      alive.map(async (c) => {
+        const timer = setTimeout(() => {
+          f.violation(`${c.name} (pid ${c.proc.pid}) did not stop within ${graceMs} ms of SIGTERM; killed`);
+          c.proc.kill('SIGKILL');
+        }, graceMs);
+        await c.exited;
+        clearTimeout(timer);
+      }),
+    );
+    for (const c of this.children)
+      if (pidAlive(c.proc.pid!)) f.violation(`${c.name} (pid ${c.proc.pid}) is still alive after the drill`);
     live.delete(this);
   }
 
@@ -137,17 +149,30 @@ export function processEnv(overrides: Record<string, string | undefined>): NodeJ
 }
 
 /** A real api process (`npm run api`, dist/src/api/main.js), ready once GET /ready answers 200. */
-export async function startApiProcess(procs: Processes, name: string, overrides: Record<string, string | undefined> = {}) {
+export async function startApiProcess(
+  procs: Processes,
+  name: string,
+  overrides: Record<string, string | undefined> = {},
+) {
   const port = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
-  const child = procs.spawn(name, process.execPath, [path.join(DIST, 'src', 'api', 'main.js')],
+  const child = procs.spawn(
+    name,
+    process.execPath,
+    [path.join(DIST, 'src', 'api', 'main.js')],
     // Errors are logged (kept in memory, not printed) so that a drill can say why a request failed.
-    processEnv({ PORT: String(port), PUBLIC_BASE_URL: baseUrl, LOG_LEVEL: 'error', ...overrides }));
-  await until(`${name} to answer /ready`, 60_000, async () => {
-    if (!child.running) throw new Error(`${name} exited before it was ready:\n${child.tail()}`);
-    const res = await fetch(`${baseUrl}/ready`).catch(() => undefined);
-    return res?.status === 200 ? true : undefined;
-  }, 50);
+    processEnv({ PORT: String(port), PUBLIC_BASE_URL: baseUrl, LOG_LEVEL: 'error', ...overrides }),
+  );
+  await until(
+    `${name} to answer /ready`,
+    60_000,
+    async () => {
+      if (!child.running) throw new Error(`${name} exited before it was ready:\n${child.tail()}`);
+      const res = await fetch(`${baseUrl}/ready`).catch(() => undefined);
+      return res?.status === 200 ? true : undefined;
+    },
+    50,
+  );
   /** What the api logged about a request that failed with a 5xx (its body names the request id). */
   const whyFailed = (body: string) => {
     const requestId = body.match(/request id ([0-9a-f-]{36})/)?.[1];
@@ -155,7 +180,11 @@ export async function startApiProcess(procs: Processes, name: string, overrides:
     if (!line) return '';
     try {
       const { err } = JSON.parse(line) as { err?: { type?: string; message?: string; stack?: string } };
-      return ` (${err?.type}: ${err?.message}; ${err?.stack?.split('\n').slice(1, 4).map((l) => l.trim()).join(' ')})`;
+      return ` (${err?.type}: ${err?.message}; ${err?.stack
+        ?.split('\n')
+        .slice(1, 4)
+        .map((l) => l.trim())
+        .join(' ')})`;
     } catch {
       return ` (${line.slice(0, 300)})`;
     }
@@ -185,35 +214,74 @@ export async function startWorkerProcess(
   const command = [process.execPath, path.join(__dirname, 'worker-process.js'), bundleFile];
   const caps = as?.capabilities.map((c) => `+${c}`).join(',');
   const [file, ...args] = as
-    ? ['setpriv', `--reuid=${as.user}`, `--regid=${as.user}`, '--init-groups', `--inh-caps=${caps}`, `--ambient-caps=${caps}`, '--', ...command]
+    ? [
+        'setpriv',
+        `--reuid=${as.user}`,
+        `--regid=${as.user}`,
+        '--init-groups',
+        `--inh-caps=${caps}`,
+        `--ambient-caps=${caps}`,
+        '--',
+        ...command,
+      ]
     : command;
-  const child = procs.spawn(name, file, args, processEnv(as ? { SANDBOX_STATE_DIR: '/run/tarmac-sandbox', ...overrides } : overrides));
+  const child = procs.spawn(
+    name,
+    file,
+    args,
+    processEnv(as ? { SANDBOX_STATE_DIR: '/run/tarmac-sandbox', ...overrides } : overrides),
+  );
   await procs.waitForLine(child, /^ready$/m);
   return child;
 }
 
 /** A Temporal dev server of the drill's own, restartable on the same SQLite file and port. */
-export async function startTemporalDevServer(procs: Processes, opts: { dbFile: string; port: number; name?: string }): Promise<DrillChild> {
+export async function startTemporalDevServer(
+  procs: Processes,
+  opts: { dbFile: string; port: number; name?: string },
+): Promise<DrillChild> {
   const cli = temporalCli(getStack().config);
-  if (cli.type !== 'existing-path') throw new Error('the Temporal CLI is not cached: run tools/obtain-temporal.sh --cli-only');
-  const child = procs.spawn(opts.name ?? 'temporal', cli.path, [
-    'server', 'start-dev', '--ip', '127.0.0.1', '--port', String(opts.port), '--headless',
-    '--db-filename', opts.dbFile, '--namespace', 'default', '--log-level', 'error',
-    ...SEARCH_ATTRIBUTES.flatMap((k) => ['--search-attribute', `${k.name}=Keyword`]),
-  ], childEnv());
-  await until('the Temporal dev server to answer', 60_000, async () => {
-    if (!child.running) throw new Error(`the Temporal dev server exited:\n${child.tail()}`);
-    try {
-      const connection = await Connection.connect({ address: `127.0.0.1:${opts.port}`, connectTimeout: 1000 });
+  if (cli.type !== 'existing-path')
+    throw new Error('the Temporal CLI is not cached: run tools/obtain-temporal.sh --cli-only');
+  const child = procs.spawn(
+    opts.name ?? 'temporal',
+    cli.path,
+    [
+      'server',
+      'start-dev',
+      '--ip',
+      '127.0.0.1',
+      '--port',
+      String(opts.port),
+      '--headless',
+      '--db-filename',
+      opts.dbFile,
+      '--namespace',
+      'default',
+      '--log-level',
+      'error',
+      ...SEARCH_ATTRIBUTES.flatMap((k) => ['--search-attribute', `${k.name}=Keyword`]),
+    ],
+    childEnv(),
+  );
+  await until(
+    'the Temporal dev server to answer',
+    60_000,
+    async () => {
+      if (!child.running) throw new Error(`the Temporal dev server exited:\n${child.tail()}`);
       try {
-        await connection.workflowService.describeNamespace({ namespace: 'default' });
-        return true;
-      } finally {
-        await connection.close();
+        const connection = await Connection.connect({ address: `127.0.0.1:${opts.port}`, connectTimeout: 1000 });
+        try {
+          await connection.workflowService.describeNamespace({ namespace: 'default' });
+          return true;
+        } finally {
+          await connection.close();
+        }
+      } catch {
+        return undefined;
       }
-    } catch {
-      return undefined;
-    }
-  }, 200);
+    },
+    200,
+  );
   return child;
 }

@@ -61,7 +61,10 @@ note("finished")
 
 const TERMINAL = ['SUCCEEDED', 'FAILED', 'ERROR', 'CANCELLED'];
 const FINAL_EVENT: Record<string, string> = {
-  SUCCEEDED: 'StructureRunCompleted', FAILED: 'StructureRunCompleted', ERROR: 'StructureRunError', CANCELLED: 'StructureRunCancelled',
+  SUCCEEDED: 'StructureRunCompleted',
+  FAILED: 'StructureRunCompleted',
+  ERROR: 'StructureRunError',
+  CANCELLED: 'StructureRunCancelled',
 };
 
 export interface RunExpectation {
@@ -83,21 +86,39 @@ export interface RunExpectation {
 export async function checkRuns(
   f: Findings,
   opts: {
-    ds: DataSource; temporal: Client; runIds: string[]; witness: Witness; expect: RunExpectation;
+    ds: DataSource;
+    temporal: Client;
+    runIds: string[];
+    witness: Witness;
+    expect: RunExpectation;
     /** Says why the api failed a request, from the answer's body (startApiProcess's whyFailed). */
     explain?: (body: string) => string;
   },
 ): Promise<void> {
   const { ds, runIds, witness, expect } = opts;
-  const rows: Array<{ run_id: string; status: string; started_at: Date | null; completed_at: Date | null; status_detail: any }> = await ds.query(
-    `SELECT run_id, status, started_at, completed_at, status_detail FROM runs WHERE run_id = ANY($1::uuid[])`, [runIds]);
+  const rows: Array<{
+    run_id: string;
+    status: string;
+    started_at: Date | null;
+    completed_at: Date | null;
+    status_detail: any;
+  }> = await ds.query(
+    `SELECT run_id, status, started_at, completed_at, status_detail FROM runs WHERE run_id = ANY($1::uuid[])`,
+    [runIds],
+  );
   const byId = new Map(rows.map((r) => [r.run_id, r]));
   f.missing(runIds.length - byId.size, 'runs (created with 201, no row)');
   const events: Array<{ run_id: string; seq: string; type: string; origin: string; payload: any }> = await ds.query(
-    `SELECT run_id, seq, type, origin, payload FROM run_events WHERE run_id = ANY($1::uuid[]) ORDER BY run_id, seq`, [runIds]);
+    `SELECT run_id, seq, type, origin, payload FROM run_events WHERE run_id = ANY($1::uuid[]) ORDER BY run_id, seq`,
+    [runIds],
+  );
   const logs: Array<{ run_id: string; line: string }> = await ds.query(
-    `SELECT run_id, line FROM run_logs WHERE run_id = ANY($1::uuid[]) ORDER BY run_id, seq`, [runIds]);
-  const [{ keys }] = await ds.query(`SELECT count(*)::int AS keys FROM api_keys WHERE run_id = ANY($1::uuid[])`, [runIds]);
+    `SELECT run_id, line FROM run_logs WHERE run_id = ANY($1::uuid[]) ORDER BY run_id, seq`,
+    [runIds],
+  );
+  const [{ keys }] = await ds.query(`SELECT count(*)::int AS keys FROM api_keys WHERE run_id = ANY($1::uuid[])`, [
+    runIds,
+  ]);
   if (keys) f.violation(`${keys} run credentials were not deleted`);
 
   for (const runId of runIds) {
@@ -113,14 +134,21 @@ export async function checkRuns(
       continue;
     }
     const allowed = expect.statuses ?? ['SUCCEEDED'];
-    if (!allowed.includes(row.status)) f.violation(`run ${runId} ended ${row.status} ${JSON.stringify(row.status_detail)}, expected ${allowed.join('|')}`);
+    if (!allowed.includes(row.status))
+      f.violation(
+        `run ${runId} ended ${row.status} ${JSON.stringify(row.status_detail)}, expected ${allowed.join('|')}`,
+      );
 
     // The workflow agrees: its result is the status it recorded.
-    const result = await opts.temporal.workflow.getHandle(workflowIdOf('structure-run', runId)).result().catch((e: Error) => `failed: ${e.message}`);
+    const result = await opts.temporal.workflow
+      .getHandle(workflowIdOf('structure-run', runId))
+      .result()
+      .catch((e: Error) => `failed: ${e.message}`);
     if (result !== row.status) f.violation(`run ${runId} is ${row.status} but its workflow answered ${result}`);
 
     // SYSTEM events: each once, the right final one, RUNNING's when it ran.
-    for (const type of new Set(system)) f.twice(system.filter((t) => t === type).length - 1, `${type} events (run ${runId})`);
+    for (const type of new Set(system))
+      f.twice(system.filter((t) => t === type).length - 1, `${type} events (run ${runId})`);
     const of = `(run ${runId}, ${row.status}, events ${system.join(',')})`;
     f.missing(system.includes('StructureRunStarting') ? 0 : 1, `StructureRunStarting events ${of}`);
     f.missing(system.includes(FINAL_EVENT[row.status]) ? 0 : 1, `${FINAL_EVENT[row.status]} events ${of}`);
@@ -130,7 +158,8 @@ export async function checkRuns(
 
     // Executions: never twice; once when it succeeded.
     f.twice(ran.length - 1, `executions of user code (run ${runId})`);
-    if (row.status === 'SUCCEEDED') f.missing(ran.length === 0 ? 1 : 0, `executions (run ${runId} SUCCEEDED but never ran)`);
+    if (row.status === 'SUCCEEDED')
+      f.missing(ran.length === 0 ? 1 : 0, `executions (run ${runId} SUCCEEDED but never ran)`);
     if (runAlive(runId)) f.violation(`run ${runId}: a process of it is still alive`);
 
     // What a complete execution produced is stored, once each.
@@ -141,12 +170,16 @@ export async function checkRuns(
         const want = Array.from({ length: expect.lines }, (_, i) => `line ${i}`);
         f.missing(want.filter((l) => !got.includes(l)).length, 'log lines');
         f.twice(got.length - new Set(got).size, 'log lines');
-        if (got.join('\n') !== want.join('\n') && got.length === want.length) f.violation(`run ${runId}: log lines out of order`);
+        if (got.join('\n') !== want.join('\n') && got.length === want.length)
+          f.violation(`run ${runId}: log lines out of order`);
       }
       if (expect.events) {
         const accepted = complete.notes.filter((n) => / 202$/.test(n)).map((n) => Number(n.split(' ')[1]));
         const refused = complete.notes.filter((n) => n.startsWith('event ') && !/ 202$/.test(n));
-        if (refused.length) f.violation(`run ${runId}: events refused or given up: ${refused.map((n) => n + (opts.explain?.(n) ?? '')).join('; ')}`);
+        if (refused.length)
+          f.violation(
+            `run ${runId}: events refused or given up: ${refused.map((n) => n + (opts.explain?.(n) ?? '')).join('; ')}`,
+          );
         const stored = mine.filter((e) => e.origin === 'USER').map((e) => e.payload?.i as number);
         f.missing(accepted.filter((i) => !stored.includes(i)).length, 'accepted events');
         f.twice(stored.length - new Set(stored).size, 'events');

@@ -43,12 +43,22 @@ async function main(): Promise<number> {
         reports.push(r);
         // The hostile-tenant drills say what each attack met.
         if ('verdicts' in r) console.log(`\n${verdictTable((r as { verdicts: Verdicts }).verdicts)}\n`);
-        console.log(`   ${r.violations.length ? `${r.violations.length} findings` : 'ok'} (${((Date.now() - started) / 1000).toFixed(1)} s)`);
+        console.log(
+          `   ${r.violations.length ? `${r.violations.length} findings` : 'ok'} (${((Date.now() - started) / 1000).toFixed(1)} s)`,
+        );
       } catch (err) {
         // The drill could not run to its end: a failure, with what stopped it.
         reports.push({
-          name: d.name, fault: d.summary, faults: 0, checked: 0, lost: 0, duplicated: 0, notes: [], facts: {},
-          violations: [`the drill failed: ${err instanceof Error ? err.message : String(err)}`], ms: Date.now() - started,
+          name: d.name,
+          fault: d.summary,
+          faults: 0,
+          checked: 0,
+          lost: 0,
+          duplicated: 0,
+          notes: [],
+          facts: {},
+          violations: [`the drill failed: ${err instanceof Error ? err.message : String(err)}`],
+          ms: Date.now() - started,
         });
         console.log(`   failed: ${err instanceof Error ? err.stack : String(err)}`);
       }
@@ -59,12 +69,19 @@ async function main(): Promise<number> {
   // Everything this process started must be gone now (the stack, drill processes, run processes).
   const left = descendantsOf(process.pid);
   console.log(`\n${summaryTable(reports)}\n`);
-  console.log(left.length ? `processes left behind: ${left.map((p) => `${p.pid} ${p.command}`).join('; ')}` : 'processes left behind: none');
+  console.log(
+    left.length
+      ? `processes left behind: ${left.map((p) => `${p.pid} ${p.command}`).join('; ')}`
+      : 'processes left behind: none',
+  );
   const ok = left.length === 0 && reports.every((r) => r.lost === 0 && r.duplicated === 0 && r.violations.length === 0);
   return ok ? 0 : 1;
 }
 
-main().then((code) => process.exit(code), (err) => {
-  console.error(err);
-  process.exit(1);
-});
+main().then(
+  (code) => process.exit(code),
+  (err) => {
+    console.error(err);
+    process.exit(1);
+  },
+);

@@ -61,7 +61,10 @@ export async function followStream(
 }
 
 /** Compares what a client got with the run's events in the database: answers [missing, repeated, misordered]. */
-export function compareFrames(frames: Followed['frames'], stored: Array<{ seq: number; event_id: string }>): [number, number, number] {
+export function compareFrames(
+  frames: Followed['frames'],
+  stored: Array<{ seq: number; event_id: string }>,
+): [number, number, number] {
   const ids = frames.map((fr) => fr.id);
   const missing = stored.filter((e) => !ids.includes(e.seq)).length;
   const repeated = ids.length - new Set(ids).size;

@@ -4,12 +4,30 @@ import { DrillReport, passed } from './kit';
 
 export function summaryTable(reports: DrillReport[]): string {
   const rows = reports.map((r) => [
-    r.name, r.fault, String(r.faults), String(r.checked), String(r.lost), String(r.duplicated), String(r.violations.length),
-    `${(r.ms / 1000).toFixed(1)} s`, passed(r) ? 'PASS' : 'FAIL',
+    r.name,
+    r.fault,
+    String(r.faults),
+    String(r.checked),
+    String(r.lost),
+    String(r.duplicated),
+    String(r.violations.length),
+    `${(r.ms / 1000).toFixed(1)} s`,
+    passed(r) ? 'PASS' : 'FAIL',
   ]);
-  const head = ['drill', 'fault injected', 'faults', 'checked', 'lost', 'duplicated', 'other findings', 'time', 'result'];
+  const head = [
+    'drill',
+    'fault injected',
+    'faults',
+    'checked',
+    'lost',
+    'duplicated',
+    'other findings',
+    'time',
+    'result',
+  ];
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-  const line = (cells: string[]) => `| ${cells.map((c, i) => (i >= 2 && i <= 7 ? c.padStart(widths[i]) : c.padEnd(widths[i]))).join(' | ')} |`;
+  const line = (cells: string[]) =>
+    `| ${cells.map((c, i) => (i >= 2 && i <= 7 ? c.padStart(widths[i]) : c.padEnd(widths[i]))).join(' | ')} |`;
   const lost = reports.reduce((n, r) => n + r.lost + r.duplicated, 0);
   const out = [
     line(head),

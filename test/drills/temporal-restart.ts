@@ -35,7 +35,10 @@ export interface TemporalRestartOptions {
 export async function temporalRestartDrill(
   opts: TemporalRestartOptions = { runs: 20, seconds: 30, downMs: 3000, signals: ['SIGTERM', 'SIGKILL'] },
 ): Promise<DrillReport> {
-  const f = new Findings('temporal-restart', `Temporal dev server stopped (${opts.signals.join(', later ')}) and restarted on its SQLite file during runs`);
+  const f = new Findings(
+    'temporal-restart',
+    `Temporal dev server stopped (${opts.signals.join(', later ')}) and restarted on its SQLite file during runs`,
+  );
   const { ds } = getStack();
   const dir = tempDir('temporal');
   const witness = await Witness.start();
@@ -53,15 +56,23 @@ export async function temporalRestartDrill(
     const t = await newTenant('drill-temporal');
     const s = await structureWithBuild(t.organizationId, { files: { 'structure.py': DRILL_PROGRAM } });
     const http = as(t.key, api.baseUrl);
-    const body = (seconds: number) => ({ args: ['10', String(seconds), '5'], env_vars: [{ name: 'DRILL_WITNESS', value: witness.url }] });
+    const body = (seconds: number) => ({
+      args: ['10', String(seconds), '5'],
+      env_vars: [{ name: 'DRILL_WITNESS', value: witness.url }],
+    });
     const runIds: string[] = [];
     for (let i = 0; i < opts.runs; i++) {
       const res = await http.post(`/api/structures/${s.structureId}/runs`, body(opts.seconds));
       if (res.status !== 201) throw new Error(`creating a run answered ${res.status} ${res.text}`);
       runIds.push(res.body.structure_run_id);
     }
-    const statuses = async () => (await ds.query(`SELECT status FROM runs WHERE run_id = ANY($1::uuid[])`, [runIds])).map((r: any) => r.status as string);
-    await until('every run to be RUNNING', 120_000, async () => ((await statuses()).every((x: string) => !['QUEUED', 'STARTING'].includes(x)) ? true : undefined));
+    const statuses = async () =>
+      (await ds.query(`SELECT status FROM runs WHERE run_id = ANY($1::uuid[])`, [runIds])).map(
+        (r: any) => r.status as string,
+      );
+    await until('every run to be RUNNING', 120_000, async () =>
+      (await statuses()).every((x: string) => !['QUEUED', 'STARTING'].includes(x)) ? true : undefined,
+    );
 
     const downAt = Date.now();
     let refused = 0;
@@ -87,23 +98,45 @@ export async function temporalRestartDrill(
       // After the restart the api starts runs again, the worker runs them, and the runs in flight heartbeat
       // again, by themselves. (The next stop waits for this: two outages back to back would add up past the
       // runs' heartbeat timeout, and the server would rightly presume their worker lost.)
-      await until('the runs in flight to heartbeat again', 60_000, async () => {
-        const beats = await Promise.all(runIds.map((id) => lastHeartbeat(client, id)));
-        return beats.every((at) => at === undefined || at > restartedAt) ? true : undefined;
-      }, 250);
-      const again = await until('the api to start runs again', 60_000, async () => {
-        const res = await http.post(`/api/structures/${s.structureId}/runs`, body(0.5));
-        return res.status === 201 ? res.body.structure_run_id as string : undefined;
-      }, 500);
+      await until(
+        'the runs in flight to heartbeat again',
+        60_000,
+        async () => {
+          const beats = await Promise.all(runIds.map((id) => lastHeartbeat(client, id)));
+          return beats.every((at) => at === undefined || at > restartedAt) ? true : undefined;
+        },
+        250,
+      );
+      const again = await until(
+        'the api to start runs again',
+        60_000,
+        async () => {
+          const res = await http.post(`/api/structures/${s.structureId}/runs`, body(0.5));
+          return res.status === 201 ? (res.body.structure_run_id as string) : undefined;
+        },
+        500,
+      );
       runIds.push(again);
-      await until('a run started after the restart to be RUNNING', 60_000, async () => (
-        (await ds.query(`SELECT status FROM runs WHERE run_id = $1`, [again]))[0]?.status !== 'QUEUED' ? true : undefined));
-      f.notes.push(`${signal}: runs in flight heartbeat, and new runs start, ${((Date.now() - restartedAt) / 1000).toFixed(1)} s after the restart`);
+      await until('a run started after the restart to be RUNNING', 60_000, async () =>
+        (await ds.query(`SELECT status FROM runs WHERE run_id = $1`, [again]))[0]?.status !== 'QUEUED'
+          ? true
+          : undefined,
+      );
+      f.notes.push(
+        `${signal}: runs in flight heartbeat, and new runs start, ${((Date.now() - restartedAt) / 1000).toFixed(1)} s after the restart`,
+      );
     }
     f.count('refusedWhileDown', refused);
     f.notes.push(`${refused} run creations answered 503 while Temporal was down`);
-    await until('every run to end', 180_000, async () => ((await statuses()).every((x: string) => ['SUCCEEDED', 'FAILED', 'ERROR', 'CANCELLED'].includes(x)) ? true : undefined), 250)
-      .catch((err: Error) => f.violation(err.message));
+    await until(
+      'every run to end',
+      180_000,
+      async () =>
+        (await statuses()).every((x: string) => ['SUCCEEDED', 'FAILED', 'ERROR', 'CANCELLED'].includes(x))
+          ? true
+          : undefined,
+      250,
+    ).catch((err: Error) => f.violation(err.message));
     f.notes.push(`all ${runIds.length} runs ended ${((Date.now() - downAt) / 1000).toFixed(1)} s after the first stop`);
 
     const [{ rows }] = await ds.query(`SELECT count(*)::int AS rows FROM runs WHERE resource_id = $1`, [s.structureId]);

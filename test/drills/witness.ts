@@ -42,7 +42,21 @@ export class Witness {
     w.url = `http://127.0.0.1:${port}/mark`;
     const iptables = findTool('iptables');
     if (iptables) {
-      w.rule = ['TARMAC_SANDBOX_ALLOW', '-d', '127.0.0.1', '-p', 'tcp', '--dport', String(port), '-m', 'comment', '--comment', `tarmac drill witness ${process.pid}`, '-j', 'ACCEPT'];
+      w.rule = [
+        'TARMAC_SANDBOX_ALLOW',
+        '-d',
+        '127.0.0.1',
+        '-p',
+        'tcp',
+        '--dport',
+        String(port),
+        '-m',
+        'comment',
+        '--comment',
+        `tarmac drill witness ${process.pid}`,
+        '-j',
+        'ACCEPT',
+      ];
       try {
         execFileSync(iptables, ['-w', '5', '-N', 'TARMAC_SANDBOX_ALLOW'], { stdio: 'ignore' });
       } catch {

@@ -16,7 +16,10 @@ async function main() {
   const config = loadConfig();
   requireRuntime(config);
   const log = createLogger(config.logLevel, 'drill-worker');
-  Runtime.install({ logger: new DefaultLogger('ERROR'), telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'ERROR' }) } } });
+  Runtime.install({
+    logger: new DefaultLogger('ERROR'),
+    telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'ERROR' }) } },
+  });
   const client = await connectClient(config);
   const ds = await createDataSource(config.databaseUrl, { applicationName: 'tarmac-drill-worker' }).initialize();
   const sandbox = await Sandbox.open(config.sandbox, { log, apiBaseUrl: config.runProcess.apiBaseUrl });

@@ -2,7 +2,14 @@
 // provider (test/support/model-provider.ts). No stack needed, but it runs under the same mocha hooks.
 import { expect } from 'chai';
 import type { ModelsConfig } from '../../src/config';
-import { createModelDriver, isAbortError, resolveModel, ModelError, type CompletionDelta, type CompletionRequest } from '../../src/drivers/model';
+import {
+  createModelDriver,
+  isAbortError,
+  resolveModel,
+  ModelError,
+  type CompletionDelta,
+  type CompletionRequest,
+} from '../../src/drivers/model';
 import { isStrictSchema, maxTokensField } from '../../src/drivers/model/openai-compatible';
 import { startModelProvider, type ModelProvider } from '../support/model-provider';
 import { freePort, getStack } from '../support/stack';
@@ -21,14 +28,19 @@ describe('model driver (OpenAI-compatible)', () => {
   let b: ModelProvider;
   let models: ModelsConfig;
   const ask = (model: string, extra: Partial<CompletionRequest> = {}): CompletionRequest => ({
-    model, turns: [{ role: 'user', content: 'Say hello' }], stream: false, ...extra,
+    model,
+    turns: [{ role: 'user', content: 'Say hello' }],
+    stream: false,
+    ...extra,
   });
 
   before(async () => {
     [a, b] = await Promise.all([startModelProvider(), startModelProvider()]);
     models = {
       providers: { a: { baseUrl: a.baseUrl, apiKey: 'key-of-a' }, b: { baseUrl: b.baseUrl } },
-      defaultModel: 'a/default-model', timeoutSeconds: 30, maxRetries: 2,
+      defaultModel: 'a/default-model',
+      timeoutSeconds: 30,
+      maxRetries: 2,
     };
   });
   after(async () => {
@@ -51,7 +63,11 @@ describe('model driver (OpenAI-compatible)', () => {
       ],
     });
     expect(completion).to.deep.equal({
-      model: `a/${m}`, text: 'Hello there', toolCalls: [], usage: { input_tokens: 12, output_tokens: 3 }, finishReason: 'stop',
+      model: `a/${m}`,
+      text: 'Hello there',
+      toolCalls: [],
+      usage: { input_tokens: 12, output_tokens: 3 },
+      finishReason: 'stop',
     });
     const [req] = a.requestsFor(m);
     expect(req.headers.authorization).to.equal('Bearer key-of-a');
@@ -59,7 +75,11 @@ describe('model driver (OpenAI-compatible)', () => {
     expect(req.body.messages).to.deep.equal([
       { role: 'system', content: 'Be brief.' },
       { role: 'user', content: 'What is 1+2?' },
-      { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'add', arguments: '{"a":1,"b":2}' } }] },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'add', arguments: '{"a":1,"b":2}' } }],
+      },
       { role: 'tool', tool_call_id: 'call_1', content: '3' },
       { role: 'assistant', content: 'It is 3.' },
       { role: 'user', content: 'Say hello' },
@@ -76,7 +96,11 @@ describe('model driver (OpenAI-compatible)', () => {
     });
     expect(deltas).to.deep.equal(['Hel', 'lo', ', wor', 'ld'].map((text) => ({ kind: 'text', text })));
     expect(completion).to.deep.equal({
-      model: `a/${m}`, text: 'Hello, world', toolCalls: [], usage: { input_tokens: 5, output_tokens: 4 }, finishReason: 'stop',
+      model: `a/${m}`,
+      text: 'Hello, world',
+      toolCalls: [],
+      usage: { input_tokens: 5, output_tokens: 4 },
+      finishReason: 'stop',
     });
     const [req] = a.requestsFor(m);
     expect(req.body).to.include({ stream: true });
@@ -87,7 +111,10 @@ describe('model driver (OpenAI-compatible)', () => {
     const m = a.uniqueModel();
     a.script({ model: m, text: 'no usage here', usage: null }, { model: m, text: 'nor here', usage: null });
     const driver = createModelDriver(models);
-    expect((await driver.complete(ask(`a/${m}`, { stream: true }))).usage).to.deep.equal({ input_tokens: 0, output_tokens: 0 });
+    expect((await driver.complete(ask(`a/${m}`, { stream: true }))).usage).to.deep.equal({
+      input_tokens: 0,
+      output_tokens: 0,
+    });
     expect((await driver.complete(ask(`a/${m}`))).usage).to.deep.equal({ input_tokens: 0, output_tokens: 0 });
   });
 
@@ -106,7 +133,9 @@ describe('model driver (OpenAI-compatible)', () => {
       deltas.push(d);
     });
     expect(deltas).to.deep.equal([
-      { kind: 'text', text: 'Let ' }, { kind: 'text', text: 'me ' }, { kind: 'text', text: 'check.' },
+      { kind: 'text', text: 'Let ' },
+      { kind: 'text', text: 'me ' },
+      { kind: 'text', text: 'check.' },
       { kind: 'tool-call', index: 0, id: 'call_w', name: 'weather', argumentsPart: '' },
       { kind: 'tool-call', index: 0, argumentsPart: '{"ci' },
       { kind: 'tool-call', index: 0, argumentsPart: 'ty":"Pa' },
@@ -125,24 +154,60 @@ describe('model driver (OpenAI-compatible)', () => {
   it('returns tool calls of a JSON answer, and sends tools as functions', async () => {
     const m = a.uniqueModel();
     a.script({ model: m, toolCalls: [{ id: 'call_x', name: 'add', arguments: '{"a":1,"b":2}' }] });
-    const parameters = { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } }, required: ['a', 'b'] };
-    const completion = await createModelDriver(models).complete(ask(`a/${m}`, { tools: [{ name: 'add', description: 'Adds.', parameters }] }));
-    expect(completion).to.deep.include({ text: '', finishReason: 'tool_calls', toolCalls: [{ id: 'call_x', name: 'add', arguments: '{"a":1,"b":2}' }] });
-    expect(a.requestsFor(m)[0].body.tools).to.deep.equal([{ type: 'function', function: { name: 'add', description: 'Adds.', parameters } }]);
+    const parameters = {
+      type: 'object',
+      properties: { a: { type: 'number' }, b: { type: 'number' } },
+      required: ['a', 'b'],
+    };
+    const completion = await createModelDriver(models).complete(
+      ask(`a/${m}`, { tools: [{ name: 'add', description: 'Adds.', parameters }] }),
+    );
+    expect(completion).to.deep.include({
+      text: '',
+      finishReason: 'tool_calls',
+      toolCalls: [{ id: 'call_x', name: 'add', arguments: '{"a":1,"b":2}' }],
+    });
+    expect(a.requestsFor(m)[0].body.tools).to.deep.equal([
+      { type: 'function', function: { name: 'add', description: 'Adds.', parameters } },
+    ]);
   });
 
   it('asks for structured output with response_format json_schema, strict only when the schema allows it', async () => {
     const m = a.uniqueModel();
     a.script({ model: m, text: '{"answer":"yes"}' }, { model: m, text: '{"answer":"no"}' });
-    const strict = { type: 'object', properties: { answer: { type: 'string' } }, required: ['answer'], additionalProperties: false };
-    const loose = { type: 'object', properties: { answer: { type: 'string' }, why: { type: 'string' } }, required: ['answer'] };
+    const strict = {
+      type: 'object',
+      properties: { answer: { type: 'string' } },
+      required: ['answer'],
+      additionalProperties: false,
+    };
+    const loose = {
+      type: 'object',
+      properties: { answer: { type: 'string' }, why: { type: 'string' } },
+      required: ['answer'],
+    };
     const driver = createModelDriver(models);
-    expect((await driver.complete(ask(`a/${m}`, { outputSchema: { name: 'verdict', schema: strict } }))).text).to.equal('{"answer":"yes"}');
+    expect((await driver.complete(ask(`a/${m}`, { outputSchema: { name: 'verdict', schema: strict } }))).text).to.equal(
+      '{"answer":"yes"}',
+    );
     await driver.complete(ask(`a/${m}`, { outputSchema: { name: 'verdict', schema: loose } }));
     const [first, second] = a.requestsFor(m);
-    expect(first.body.response_format).to.deep.equal({ type: 'json_schema', json_schema: { name: 'verdict', schema: strict, strict: true } });
-    expect(second.body.response_format).to.deep.equal({ type: 'json_schema', json_schema: { name: 'verdict', schema: loose, strict: false } });
-    expect(isStrictSchema({ type: 'object', properties: { xs: { type: 'array', items: loose } }, required: ['xs'], additionalProperties: false })).to.equal(false);
+    expect(first.body.response_format).to.deep.equal({
+      type: 'json_schema',
+      json_schema: { name: 'verdict', schema: strict, strict: true },
+    });
+    expect(second.body.response_format).to.deep.equal({
+      type: 'json_schema',
+      json_schema: { name: 'verdict', schema: loose, strict: false },
+    });
+    expect(
+      isStrictSchema({
+        type: 'object',
+        properties: { xs: { type: 'array', items: loose } },
+        required: ['xs'],
+        additionalProperties: false,
+      }),
+    ).to.equal(false);
   });
 
   it('maps maxTokens and temperature, and spreads extraParams into the body', async () => {
@@ -163,13 +228,20 @@ describe('model driver (OpenAI-compatible)', () => {
   it('routes model names across providers and the default', async () => {
     const m = b.uniqueModel();
     b.script({ model: m, text: 'from b' });
-    a.script({ model: 'plain', text: 'from a' }, { model: 'meta-llama/Llama-3.1-8B', text: 'from a' }, { model: 'default-model', text: 'default' });
+    a.script(
+      { model: 'plain', text: 'from a' },
+      { model: 'meta-llama/Llama-3.1-8B', text: 'from a' },
+      { model: 'default-model', text: 'default' },
+    );
     const driver = createModelDriver(models);
     expect(await driver.complete(ask(`b/${m}`))).to.include({ model: `b/${m}`, text: 'from b' });
     expect(b.requestsFor(m)[0].headers.authorization).to.equal('Bearer no-key');
     expect(await driver.complete(ask('plain'))).to.include({ model: 'a/plain', text: 'from a' });
     expect(await driver.complete(ask('meta-llama/Llama-3.1-8B'))).to.include({ model: 'a/meta-llama/Llama-3.1-8B' });
-    expect(await driver.complete({ turns: [{ role: 'user', content: 'hi' }], stream: false })).to.include({ model: 'a/default-model', text: 'default' });
+    expect(await driver.complete({ turns: [{ role: 'user', content: 'hi' }], stream: false })).to.include({
+      model: 'a/default-model',
+      text: 'default',
+    });
     expect(resolveModel(models, 'b/org/model')).to.deep.equal({ provider: 'b', model: 'org/model' });
     expect(resolveModel(models, 'constructor/x')).to.deep.equal({ provider: 'a', model: 'constructor/x' });
   });
@@ -178,16 +250,27 @@ describe('model driver (OpenAI-compatible)', () => {
     const nothing = createModelDriver({ providers: {}, timeoutSeconds: 30, maxRetries: 0 });
     const err = await failure(nothing.complete(ask('gpt-4.1-mini')));
     expect(err).to.be.instanceOf(ModelError).and.include({ kind: 'not-configured' });
-    for (const hint of ['no model provider is configured', 'MODEL_PROVIDERS', 'DEFAULT_MODEL', 'OPENAI_API_KEY', 'openai/gpt-4.1-mini', 'ollama=http://127.0.0.1:11434/v1']) {
+    for (const hint of [
+      'no model provider is configured',
+      'MODEL_PROVIDERS',
+      'DEFAULT_MODEL',
+      'OPENAI_API_KEY',
+      'openai/gpt-4.1-mini',
+      'ollama=http://127.0.0.1:11434/v1',
+    ]) {
       expect(err.message).to.include(hint);
     }
     const noDefault = { ...models, defaultModel: undefined };
     const err2 = await failure(createModelDriver(noDefault).complete(ask('plain-name')));
     expect(err2).to.include({ kind: 'not-configured' });
-    expect(err2.message).to.include('Model "plain-name" names no configured model provider (configured providers: a, b; DEFAULT_MODEL is not set)');
+    expect(err2.message).to.include(
+      'Model "plain-name" names no configured model provider (configured providers: a, b; DEFAULT_MODEL is not set)',
+    );
     const m = a.uniqueModel();
     a.script({ model: m, text: 'qualified names need no default' });
-    expect((await createModelDriver(noDefault).complete(ask(`a/${m}`))).text).to.equal('qualified names need no default');
+    expect((await createModelDriver(noDefault).complete(ask(`a/${m}`))).text).to.equal(
+      'qualified names need no default',
+    );
   });
 
   it('reports a 400 as rejected with the provider message, without retrying', async () => {
@@ -209,7 +292,10 @@ describe('model driver (OpenAI-compatible)', () => {
 
   it('retries a 500 and then reports unreachable (1 + MODEL_MAX_RETRIES attempts)', async () => {
     const m = a.uniqueModel();
-    a.script({ model: m, error: { status: 500, message: 'The server had an error' }, times: 3 }, { model: m, text: 'never reached' });
+    a.script(
+      { model: m, error: { status: 500, message: 'The server had an error' }, times: 3 },
+      { model: m, text: 'never reached' },
+    );
     const err = await failure(createModelDriver(models).complete(ask(`a/${m}`, { stream: true })));
     expect(err).to.be.instanceOf(ModelError).and.include({ kind: 'unreachable', status: 500 });
     expect(err.message).to.include('The server had an error');
@@ -231,7 +317,12 @@ describe('model driver (OpenAI-compatible)', () => {
 
   it('reports a refused connection as unreachable', async () => {
     const port = await freePort();
-    const driver = createModelDriver({ providers: { gone: { baseUrl: `http://127.0.0.1:${port}/v1` } }, defaultModel: 'gone/x', timeoutSeconds: 30, maxRetries: 0 });
+    const driver = createModelDriver({
+      providers: { gone: { baseUrl: `http://127.0.0.1:${port}/v1` } },
+      defaultModel: 'gone/x',
+      timeoutSeconds: 30,
+      maxRetries: 0,
+    });
     const err = await failure(driver.complete(ask('x', { stream: true })));
     expect(err).to.be.instanceOf(ModelError).and.include({ kind: 'unreachable' });
     expect(err.message).to.match(/^Model provider "gone" could not be reached \(Connection error: .*ECONNREFUSED/);
@@ -239,7 +330,10 @@ describe('model driver (OpenAI-compatible)', () => {
 
   it('reports a stream that breaks off or carries an error event as unreachable', async () => {
     const m = a.uniqueModel();
-    a.script({ model: m, text: 'one two three', dropAfterChunks: 2 }, { model: m, text: 'one two three', streamErrorAfterChunks: { chunks: 2, message: 'CUDA out of memory' } });
+    a.script(
+      { model: m, text: 'one two three', dropAfterChunks: 2 },
+      { model: m, text: 'one two three', streamErrorAfterChunks: { chunks: 2, message: 'CUDA out of memory' } },
+    );
     const driver = createModelDriver(models);
     const dropped = await failure(driver.complete(ask(`a/${m}`, { stream: true })));
     expect(dropped).to.be.instanceOf(ModelError).and.include({ kind: 'unreachable' });
@@ -254,10 +348,12 @@ describe('model driver (OpenAI-compatible)', () => {
     a.script({ model: m, text: 'one two three four five six', stallAfterChunks: 6 });
     const controller = new AbortController();
     const deltas: CompletionDelta[] = [];
-    const err = await failure(createModelDriver(models).complete(ask(`a/${m}`, { stream: true, signal: controller.signal }), (d) => {
-      deltas.push(d);
-      if (deltas.length === 2) controller.abort(new Error('run cancelled'));
-    }));
+    const err = await failure(
+      createModelDriver(models).complete(ask(`a/${m}`, { stream: true, signal: controller.signal }), (d) => {
+        deltas.push(d);
+        if (deltas.length === 2) controller.abort(new Error('run cancelled'));
+      }),
+    );
     expect(isAbortError(err)).to.equal(true);
     expect((err.cause as Error).message).to.equal('run cancelled');
     expect(deltas.map((d) => (d.kind === 'text' ? d.text : d))).to.deep.equal(['one ', 'two ']);
@@ -282,7 +378,9 @@ describe('model driver (OpenAI-compatible)', () => {
     a.script({ model: m, error: { status: 503, message: 'busy', retryAfterMs: 30_000 } });
     const controller = new AbortController();
     const pending = createModelDriver(models).complete(ask(`a/${m}`, { stream: true, signal: controller.signal }));
-    await (await a.waitForRequest(m)).ended;
+    await (
+      await a.waitForRequest(m)
+    ).ended;
     controller.abort();
     expect(isAbortError(await failure(pending))).to.equal(true);
     expect(a.requestsFor(m)).to.have.length(1);
@@ -292,9 +390,11 @@ describe('model driver (OpenAI-compatible)', () => {
     const m = a.uniqueModel();
     a.script({ model: m, text: 'one two three', stallAfterChunks: 3 });
     const boom = new Error('database down');
-    const err = await failure(createModelDriver(models).complete(ask(`a/${m}`, { stream: true }), () => {
-      throw boom;
-    }));
+    const err = await failure(
+      createModelDriver(models).complete(ask(`a/${m}`, { stream: true }), () => {
+        throw boom;
+      }),
+    );
     expect(err).to.equal(boom);
     expect(await a.requestsFor(m)[0].ended).to.equal('disconnected');
   });
@@ -309,7 +409,9 @@ describe('model driver (OpenAI-compatible)', () => {
   it('gives up on a stream silent for MODEL_REQUEST_TIMEOUT_SECONDS', async () => {
     const m = a.uniqueModel();
     a.script({ model: m, text: 'one two three', stallAfterChunks: 2 });
-    const err = await failure(createModelDriver({ ...models, timeoutSeconds: 1 }).complete(ask(`a/${m}`, { stream: true })));
+    const err = await failure(
+      createModelDriver({ ...models, timeoutSeconds: 1 }).complete(ask(`a/${m}`, { stream: true })),
+    );
     expect(err).to.be.instanceOf(ModelError).and.include({ kind: 'unreachable' });
     expect(err.message).to.include('sent nothing for 1 s');
     expect(await a.requestsFor(m)[0].ended).to.equal('disconnected');
@@ -328,6 +430,9 @@ describe('model driver (OpenAI-compatible)', () => {
     const { modelProvider, activityDeps } = getStack();
     const m = modelProvider.uniqueModel();
     modelProvider.script({ model: m, text: 'from the stack' });
-    expect(await activityDeps.models.complete(ask(`local/${m}`))).to.include({ model: `local/${m}`, text: 'from the stack' });
+    expect(await activityDeps.models.complete(ask(`local/${m}`))).to.include({
+      model: `local/${m}`,
+      text: 'from the stack',
+    });
   });
 });

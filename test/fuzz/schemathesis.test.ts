@@ -36,15 +36,36 @@ describe('schema fuzzing (schemathesis)', function () {
     const tenant = await newTenant('fuzz');
     const work = fs.mkdtempSync(path.join(os.tmpdir(), 'tarmac-fuzz-'));
     const args = [
-      '-m', 'schemathesis.cli', 'run', `${getStack().baseUrl}/api/openapi.json`,
-      '--header', `Authorization: Bearer ${tenant.key}`,
-      '--checks', 'all', '--mode', 'all', '--phases', 'examples,coverage,fuzzing,stateful',
-      '--seed', String(SEED), '--max-examples', String(MAX_EXAMPLES), '--generation-database', 'none',
+      '-m',
+      'schemathesis.cli',
+      'run',
+      `${getStack().baseUrl}/api/openapi.json`,
+      '--header',
+      `Authorization: Bearer ${tenant.key}`,
+      '--checks',
+      'all',
+      '--mode',
+      'all',
+      '--phases',
+      'examples,coverage,fuzzing,stateful',
+      '--seed',
+      String(SEED),
+      '--max-examples',
+      String(MAX_EXAMPLES),
+      '--generation-database',
+      'none',
       // One worker: hypothesis' lambda-source cache is not thread-safe (several workers end in internal errors).
-      '--workers', '1', '--request-timeout', '90', '--no-color', '--output-truncate', 'false',
+      '--workers',
+      '1',
+      '--request-timeout',
+      '90',
+      '--no-color',
+      '--output-truncate',
+      'false',
       // The chat request (messages of contents of artifacts, each open to more JSON) draws slowly enough for
       // hypothesis to complain; the cases it draws are still sent and checked.
-      '--suppress-health-check', 'filter_too_much',
+      '--suppress-health-check',
+      'filter_too_much',
       ...EXCLUDED_OPERATIONS.flatMap((id) => ['--exclude-operation-id', id]),
     ];
     const anyModel: ScriptedReply = { text: 'An answer to the fuzzer.', times: Infinity };
@@ -58,14 +79,20 @@ describe('schema fuzzing (schemathesis)', function () {
       fs.rmSync(work, { recursive: true, force: true });
     }
     const { code, output } = result;
-    console.log(`\n${summaryOf(output).replace(/^/gm, '      ')}\n      (${((Date.now() - started) / 1000).toFixed(0)} s)`);
+    console.log(
+      `\n${summaryOf(output).replace(/^/gm, '      ')}\n      (${((Date.now() - started) / 1000).toFixed(0)} s)`,
+    );
     expect(code, `schemathesis exited ${code}; its report:\n${output}`).to.equal(0);
   });
 });
 
 function runProcess(file: string, args: string[], cwd: string): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(file, args, { cwd, env: { ...process.env, NO_COLOR: '1', COLUMNS: '160' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(file, args, {
+      cwd,
+      env: { ...process.env, NO_COLOR: '1', COLUMNS: '160' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let output = '';
     child.stdout.on('data', (d) => (output += d));
     child.stderr.on('data', (d) => (output += d));

@@ -19,7 +19,9 @@ describe('pgvector', () => {
       await runner.query(`CREATE INDEX items_embedding ON items USING hnsw (embedding vector_cosine_ops)`);
       await runner.query(`SET LOCAL enable_seqscan = off`); // four rows: the planner would rather scan them
       const nearest = `SELECT id, embedding <=> '[0.1,0.9,0]' AS distance FROM items ORDER BY embedding <=> '[0.1,0.9,0]' LIMIT 2`;
-      const plan = (await runner.query(`EXPLAIN ${nearest}`)).map((r: { 'QUERY PLAN': string }) => r['QUERY PLAN']).join('\n');
+      const plan = (await runner.query(`EXPLAIN ${nearest}`))
+        .map((r: { 'QUERY PLAN': string }) => r['QUERY PLAN'])
+        .join('\n');
       expect(plan).to.contain('Index Scan using items_embedding');
       const rows: Array<{ id: number; distance: number }> = await runner.query(nearest);
       expect(rows.map((r) => r.id)).to.deep.equal([2, 4]);

@@ -18,11 +18,24 @@ describe('sandbox', () => {
       const config = loadConfig({ DATA_DIR: '/tmp/tarmac-sandbox-refusal' });
       Sandbox.open(config.sandbox, { log: { warn() {}, info() {} }, apiBaseUrl: 'http://127.0.0.1:1' })
         .then(() => { console.log('opened'); process.exit(0); }, (err) => { console.log(err.constructor.name + ': ' + err.message); process.exit(3); });`;
-    const run = promisify(execFile)('setpriv', ['--reuid=nobody', '--regid=nogroup', '--clear-groups', '--', process.execPath, '-e', script]);
-    const err = await run.then(() => undefined, (e: { code: number; stdout: string }) => e);
+    const run = promisify(execFile)('setpriv', [
+      '--reuid=nobody',
+      '--regid=nogroup',
+      '--clear-groups',
+      '--',
+      process.execPath,
+      '-e',
+      script,
+    ]);
+    const err = await run.then(
+      () => undefined,
+      (e: { code: number; stdout: string }) => e,
+    );
     expect(err, 'the sandbox opened for an unprivileged worker').to.not.equal(undefined);
     expect(err!.code).to.equal(3);
-    expect(err!.stdout).to.match(/^SandboxUnavailable: cannot isolate user code on this host: the worker is not root and lacks CAP_SETUID/);
+    expect(err!.stdout).to.match(
+      /^SandboxUnavailable: cannot isolate user code on this host: the worker is not root and lacks CAP_SETUID/,
+    );
     expect(err!.stdout).to.include('SANDBOX=off');
   });
 

@@ -14,9 +14,13 @@ const refused = () => Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:54
 describe('database unavailable', () => {
   it('tells connection failures from wrong queries', async () => {
     expect(isUnavailable(refused())).to.equal(true);
-    expect(isUnavailable(Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' }))).to.equal(true);
+    expect(
+      isUnavailable(Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' })),
+    ).to.equal(true);
     expect(isUnavailable(new Error('x', { cause: refused() }))).to.equal(true);
-    const wrong = await getStack().ds.query('SELECT * FROM no_such_table').catch((e: unknown) => e);
+    const wrong = await getStack()
+      .ds.query('SELECT * FROM no_such_table')
+      .catch((e: unknown) => e);
     expect(isUnavailable(wrong)).to.equal(false);
     // A transaction whose connection the server terminated (the api answered 500 to it during the drill).
     const runner = getStack().ds.createQueryRunner();
@@ -68,16 +72,36 @@ describe('database unavailable', () => {
     const now = new Date();
     const runId = randomUUID();
     await ds.getRepository(Run).save({
-      run_id: runId, kind: 'structure', organization_id: t.organizationId, resource_id: s.structureId, assistant_id: null, model: null,
-      usage: null, deployment_id: s.deploymentId, status: 'QUEUED', status_detail: null, args: [], env_vars: [], input: null, output: null,
-      output_timestamp: null, started_at: null, completed_at: null, created_by: t.userId, created_at: now, updated_at: now,
+      run_id: runId,
+      kind: 'structure',
+      organization_id: t.organizationId,
+      resource_id: s.structureId,
+      assistant_id: null,
+      model: null,
+      usage: null,
+      deployment_id: s.deploymentId,
+      status: 'QUEUED',
+      status_detail: null,
+      args: [],
+      env_vars: [],
+      input: null,
+      output: null,
+      output_timestamp: null,
+      started_at: null,
+      completed_at: null,
+      created_by: t.userId,
+      created_at: now,
+      updated_at: now,
     } as Run);
     expect(await markStarting(ds, runId)).to.equal('STARTING');
     const startedAt = new Date();
     expect(await markRunning(ds, runId, startedAt)).to.equal(true);
     expect(await markRunning(ds, runId, new Date(startedAt.getTime()))).to.equal(true);
     expect(await markRunning(ds, runId, new Date(startedAt.getTime() + 1))).to.equal(false);
-    const events: Array<{ type: string }> = await ds.query(`SELECT type FROM run_events WHERE run_id = $1 ORDER BY seq`, [runId]);
+    const events: Array<{ type: string }> = await ds.query(
+      `SELECT type FROM run_events WHERE run_id = $1 ORDER BY seq`,
+      [runId],
+    );
     expect(events.map((e) => e.type)).to.deep.equal(['StructureRunStarting', 'StructureRunRunning']);
   });
 });

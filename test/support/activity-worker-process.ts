@@ -12,8 +12,13 @@ async function main() {
   const config = loadConfig();
   requireRuntime(config);
   const log = createLogger(config.logLevel, 'test-activity-worker');
-  Runtime.install({ logger: new DefaultLogger('ERROR'), telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'ERROR' }) } } });
-  const ds = await createDataSource(config.databaseUrl, { applicationName: 'tarmac-test-activity-worker' }).initialize();
+  Runtime.install({
+    logger: new DefaultLogger('ERROR'),
+    telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'ERROR' }) } },
+  });
+  const ds = await createDataSource(config.databaseUrl, {
+    applicationName: 'tarmac-test-activity-worker',
+  }).initialize();
   const sandbox = await Sandbox.open(config.sandbox, { log, apiBaseUrl: config.runProcess.apiBaseUrl });
   const connection = await NativeConnection.connect({ address: temporalAddress(config) });
   const worker = await Worker.create({

@@ -15,7 +15,9 @@ let python: string | undefined;
 
 /** The python3 binary builds use (systemPython3): the system's, which sandboxed runs can read. */
 export function python3(): string {
-  python ??= execFileSync(findTool('python3') ?? 'python3', ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).trim();
+  python ??= execFileSync(findTool('python3') ?? 'python3', ['-c', 'import sys; print(sys.executable)'], {
+    encoding: 'utf8',
+  }).trim();
   return python;
 }
 
@@ -56,34 +58,69 @@ export async function structureWithBuild(
     fs.writeFileSync(path.join(workDir, rel), text);
   }
   await writeManifest(buildPath, {
-    version: 1, runtime, workDir,
+    version: 1,
+    runtime,
+    workDir,
     interpreter: runtime === 'python3' ? python3() : process.execPath,
     mainFile: opts.mainFile ?? (runtime === 'python3' ? 'structure.py' : 'structure.mjs'),
     ...(kind === 'function' ? { handler: opts.handler ?? 'handler' } : {}),
     ...(kind === 'tool' ? { tool: { initToolFile: opts.mainFile ?? 'tool.py', initToolFunction: 'init_tool' } } : {}),
   });
   await ds.getRepository(CodeResource).save({
-    resource_id: structureId, kind, organization_id: organizationId, name: opts.name ?? `test ${kind}`,
-    description: '', code: { default: {} }, config_file: null, env_vars: opts.envVars ?? [],
-    webhook_enabled: opts.webhookEnabled ?? false, latest_deployment_id: deploymentId,
-    created_by: 'test', created_at: now, updated_at: now,
+    resource_id: structureId,
+    kind,
+    organization_id: organizationId,
+    name: opts.name ?? `test ${kind}`,
+    description: '',
+    code: { default: {} },
+    config_file: null,
+    env_vars: opts.envVars ?? [],
+    webhook_enabled: opts.webhookEnabled ?? false,
+    latest_deployment_id: deploymentId,
+    created_by: 'test',
+    created_at: now,
+    updated_at: now,
   });
   await ds.getRepository(Deployment).save({
-    deployment_id: deploymentId, organization_id: organizationId, resource_id: structureId, resource_kind: kind,
-    status: 'SUCCEEDED', status_detail: null, code_source: { default: {} }, build_path: buildPath,
-    created_by: 'test', created_at: now, updated_at: now, completed_at: now,
+    deployment_id: deploymentId,
+    organization_id: organizationId,
+    resource_id: structureId,
+    resource_kind: kind,
+    status: 'SUCCEEDED',
+    status_detail: null,
+    code_source: { default: {} },
+    build_path: buildPath,
+    created_by: 'test',
+    created_at: now,
+    updated_at: now,
+    completed_at: now,
   });
   return { structureId, deploymentId, buildPath };
 }
 
 /** A structure with no deployment at all (runs of it answer 409). */
-export async function structureWithoutBuild(organizationId: string, kind: 'structure' | 'function' | 'tool' = 'structure'): Promise<string> {
+export async function structureWithoutBuild(
+  organizationId: string,
+  kind: 'structure' | 'function' | 'tool' = 'structure',
+): Promise<string> {
   const now = new Date();
   const structureId = randomUUID();
-  await getStack().ds.getRepository(CodeResource).save({
-    resource_id: structureId, kind, organization_id: organizationId, name: 'undeployed', description: '',
-    code: { default: {} }, config_file: null, env_vars: [], webhook_enabled: true, latest_deployment_id: null,
-    created_by: 'test', created_at: now, updated_at: now,
-  });
+  await getStack()
+    .ds.getRepository(CodeResource)
+    .save({
+      resource_id: structureId,
+      kind,
+      organization_id: organizationId,
+      name: 'undeployed',
+      description: '',
+      code: { default: {} },
+      config_file: null,
+      env_vars: [],
+      webhook_enabled: true,
+      latest_deployment_id: null,
+      created_by: 'test',
+      created_at: now,
+      updated_at: now,
+    });
   return structureId;
 }

@@ -32,7 +32,9 @@ async function loadDocument(): Promise<Operation[]> {
   operations = [];
   for (const [p, methods] of Object.entries<any>(doc.paths)) {
     // {name} of a greedy parameter may contain slashes; others may not.
-    const pattern = p.replace(/\{(\w+)\}/g, (_m: string, n: string) => (/name$/.test(n) && p.endsWith(`{${n}}`) ? '(.+)' : '([^/]+)'));
+    const pattern = p.replace(/\{(\w+)\}/g, (_m: string, n: string) =>
+      /name$/.test(n) && p.endsWith(`{${n}}`) ? '(.+)' : '([^/]+)',
+    );
     for (const [method, op] of Object.entries<any>(methods)) {
       operations.push({ method: method.toUpperCase(), regex: new RegExp(`^${pattern}$`), responses: op.responses });
     }
@@ -60,13 +62,16 @@ async function checkAgainstDocument(method: string, path: string, reply: Reply) 
     throw new Error(`${method} ${pathname} answered ${reply.status} but is not in the OpenAPI document`);
   }
   const declared = op.responses[String(reply.status)] ?? (reply.status >= 400 ? op.responses.default : undefined);
-  if (!declared) throw new Error(`${method} ${pathname}: status ${reply.status} is not declared in the OpenAPI document`);
+  if (!declared)
+    throw new Error(`${method} ${pathname}: status ${reply.status} is not declared in the OpenAPI document`);
   const schema = declared.content?.['application/json']?.schema;
   if (!schema || !contentType.includes('application/json')) return;
   const validate = validatorFor(schema);
   if (!validate(reply.body)) {
-    throw new Error(`${method} ${pathname} ${reply.status}: response does not match the OpenAPI document: ` +
-      `${ajv.errorsText(validate.errors)}\n${reply.text.slice(0, 2000)}`);
+    throw new Error(
+      `${method} ${pathname} ${reply.status}: response does not match the OpenAPI document: ` +
+        `${ajv.errorsText(validate.errors)}\n${reply.text.slice(0, 2000)}`,
+    );
   }
 }
 
@@ -74,13 +79,18 @@ export interface RequestOptions {
   key?: string;
   headers?: Record<string, string>;
   /** Raw body (sent as is); otherwise `body` is JSON-encoded. */
-  raw?: RequestInit["body"];
+  raw?: RequestInit['body'];
 }
 
-export async function request<T = any>(method: string, path: string, body?: unknown, opts: RequestOptions = {}): Promise<Reply<T>> {
+export async function request<T = any>(
+  method: string,
+  path: string,
+  body?: unknown,
+  opts: RequestOptions = {},
+): Promise<Reply<T>> {
   const headers: Record<string, string> = { ...(opts.headers ?? {}) };
   if (opts.key) headers.authorization = `Bearer ${opts.key}`;
-  let payload: RequestInit["body"] | undefined = opts.raw;
+  let payload: RequestInit['body'] | undefined = opts.raw;
   if (payload === undefined && body !== undefined) {
     payload = JSON.stringify(body);
     headers['content-type'] ??= 'application/json';

@@ -146,7 +146,10 @@ export async function startModelProvider(): Promise<ModelProvider> {
     res.setHeader('x-request-id', `req_${++counter}`);
     if (req.method === 'GET' && url.pathname === '/v1/models') {
       const names = new Set(['test-model', ...queue.flatMap((r) => (r.model ? [r.model] : []))]);
-      return sendJson(res, 200, { object: 'list', data: [...names].map((id) => ({ id, object: 'model', created: 0, owned_by: 'tarmac-test' })) });
+      return sendJson(res, 200, {
+        object: 'list',
+        data: [...names].map((id) => ({ id, object: 'model', created: 0, owned_by: 'tarmac-test' })),
+      });
     }
     if (req.method !== 'POST' || url.pathname !== '/v1/chat/completions') {
       return sendError(res, 404, `Unknown request URL: ${req.method} ${url.pathname}`, 'invalid_request_error');
@@ -160,34 +163,59 @@ export async function startModelProvider(): Promise<ModelProvider> {
     let resolveEnded!: (o: Outcome) => void;
     let resolveStalled!: () => void;
     const record: RecordedRequest = {
-      method: req.method, path: url.pathname, headers: req.headers, body, model: String(body?.model), stream: body?.stream === true,
+      method: req.method,
+      path: url.pathname,
+      headers: req.headers,
+      body,
+      model: String(body?.model),
+      stream: body?.stream === true,
       chunksSent: 0,
       stalled: new Promise<void>((r) => (resolveStalled = r)),
       ended: new Promise<Outcome>((r) => (resolveEnded = r)),
     };
     requests.push(record);
     let closed = false;
-    const gone = new Promise<void>((resolve) => res.on('close', () => {
-      closed = true;
-      record.outcome ??= res.writableFinished ? 'completed' : 'disconnected';
-      resolveEnded(record.outcome);
-      resolve();
-    }));
+    const gone = new Promise<void>((resolve) =>
+      res.on('close', () => {
+        closed = true;
+        record.outcome ??= res.writableFinished ? 'completed' : 'disconnected';
+        resolveEnded(record.outcome);
+        resolve();
+      }),
+    );
     notifyWaiters();
 
     if (typeof body?.model !== 'string' || !Array.isArray(body.messages)) {
-      return sendError(res, 400, "Missing required parameters: 'model' and 'messages'.", 'invalid_request_error', 'missing_required_parameter');
+      return sendError(
+        res,
+        400,
+        "Missing required parameters: 'model' and 'messages'.",
+        'invalid_request_error',
+        'missing_required_parameter',
+      );
     }
     const answer = take(body);
     if (!answer) {
-      return sendError(res, 400, `tarmac test provider: no scripted reply for model "${body.model}"`, 'invalid_request_error', 'model_not_found');
+      return sendError(
+        res,
+        400,
+        `tarmac test provider: no scripted reply for model "${body.model}"`,
+        'invalid_request_error',
+        'model_not_found',
+      );
     }
     if (answer.error) {
       const { status, message, type, code, retryAfterMs } = answer.error;
       const retryable = [408, 409, 429].includes(status) || status >= 500;
       const wait = retryAfterMs === undefined ? (retryable ? 0 : null) : retryAfterMs;
       if (wait !== null) res.setHeader('retry-after-ms', String(wait));
-      return sendError(res, status, message, type ?? (status >= 500 ? 'server_error' : 'invalid_request_error'), code ?? null);
+      return sendError(
+        res,
+        status,
+        message,
+        type ?? (status >= 500 ? 'server_error' : 'invalid_request_error'),
+        code ?? null,
+      );
     }
 
     if (answer.stallBeforeAnswer) {
@@ -198,26 +226,45 @@ export async function startModelProvider(): Promise<ModelProvider> {
 
     const id = `chatcmpl-${randomUUID()}`;
     const created = Math.floor(Date.now() / 1000);
-    const textPieces = answer.chunks ?? (answer.text ? answer.text.match(/\s*\S+\s*/g) ?? [answer.text] : []);
+    const textPieces = answer.chunks ?? (answer.text ? (answer.text.match(/\s*\S+\s*/g) ?? [answer.text]) : []);
     const calls = (answer.toolCalls ?? []).map((c) => ({
       id: c.id ?? `call_${randomUUID().replace(/-/g, '').slice(0, 24)}`,
       name: c.name,
       arguments: c.arguments,
-      pieces: c.argumentChunks ?? (c.arguments.match(/[\s\S]{1,8}/g) ?? []),
+      pieces: c.argumentChunks ?? c.arguments.match(/[\s\S]{1,8}/g) ?? [],
     }));
     const finishReason = answer.finishReason ?? (calls.length ? 'tool_calls' : 'stop');
-    const usage = answer.usage === null ? null : answer.usage ?? {
-      prompt_tokens: body.messages.reduce((n, m) => n + (typeof m.content === 'string' ? m.content.split(/\s+/).filter(Boolean).length : 0), 0),
-      completion_tokens: textPieces.length + calls.reduce((n, c) => n + 1 + c.pieces.length, 0),
-    };
+    const usage =
+      answer.usage === null
+        ? null
+        : (answer.usage ?? {
+            prompt_tokens: body.messages.reduce(
+              (n, m) => n + (typeof m.content === 'string' ? m.content.split(/\s+/).filter(Boolean).length : 0),
+              0,
+            ),
+            completion_tokens: textPieces.length + calls.reduce((n, c) => n + 1 + c.pieces.length, 0),
+          });
     const withTotal = usage && { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens };
 
     if (!record.stream) {
       const text = answer.text ?? (answer.chunks ? answer.chunks.join('') : null);
-      const message: Record<string, unknown> = { role: 'assistant', content: calls.length && !text ? null : text ?? '', refusal: null };
-      if (calls.length) message.tool_calls = calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } }));
+      const message: Record<string, unknown> = {
+        role: 'assistant',
+        content: calls.length && !text ? null : (text ?? ''),
+        refusal: null,
+      };
+      if (calls.length)
+        message.tool_calls = calls.map((c) => ({
+          id: c.id,
+          type: 'function',
+          function: { name: c.name, arguments: c.arguments },
+        }));
       return sendJson(res, 200, {
-        id, object: 'chat.completion', created, model: body.model, system_fingerprint: null,
+        id,
+        object: 'chat.completion',
+        created,
+        model: body.model,
+        system_fingerprint: null,
         choices: [{ index: 0, message, logprobs: null, finish_reason: finishReason }],
         ...(withTotal ? { usage: withTotal } : {}),
       });
@@ -225,22 +272,40 @@ export async function startModelProvider(): Promise<ModelProvider> {
 
     const includeUsage = body.stream_options?.include_usage === true;
     const chunk = (delta: Record<string, unknown>, finish: string | null = null) => ({
-      id, object: 'chat.completion.chunk', created, model: body.model, system_fingerprint: null,
+      id,
+      object: 'chat.completion.chunk',
+      created,
+      model: body.model,
+      system_fingerprint: null,
       choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
       ...(includeUsage ? { usage: null } : {}),
     });
     const events: unknown[] = [chunk({ role: 'assistant', content: '', refusal: null })];
     for (const piece of textPieces) events.push(chunk({ content: piece }));
     calls.forEach((c, index) => {
-      events.push(chunk({ tool_calls: [{ index, id: c.id, type: 'function', function: { name: c.name, arguments: '' } }] }));
+      events.push(
+        chunk({ tool_calls: [{ index, id: c.id, type: 'function', function: { name: c.name, arguments: '' } }] }),
+      );
       for (const part of c.pieces) events.push(chunk({ tool_calls: [{ index, function: { arguments: part } }] }));
     });
     events.push(chunk({}, finishReason));
     if (includeUsage && withTotal) {
-      events.push({ id, object: 'chat.completion.chunk', created, model: body.model, system_fingerprint: null, choices: [], usage: withTotal });
+      events.push({
+        id,
+        object: 'chat.completion.chunk',
+        created,
+        model: body.model,
+        system_fingerprint: null,
+        choices: [],
+        usage: withTotal,
+      });
     }
 
-    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' });
+    res.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache',
+      connection: 'keep-alive',
+    });
     res.flushHeaders();
     for (const event of events) {
       if (answer.stallAfterChunks !== undefined && record.chunksSent >= answer.stallAfterChunks) {
@@ -253,7 +318,9 @@ export async function startModelProvider(): Promise<ModelProvider> {
         return;
       }
       if (answer.streamErrorAfterChunks && record.chunksSent >= answer.streamErrorAfterChunks.chunks) {
-        res.write(`data: ${JSON.stringify({ error: { message: answer.streamErrorAfterChunks.message, type: 'server_error', param: null, code: null } })}\n\n`);
+        res.write(
+          `data: ${JSON.stringify({ error: { message: answer.streamErrorAfterChunks.message, type: 'server_error', param: null, code: null } })}\n\n`,
+        );
         res.end();
         return;
       }
@@ -304,6 +371,12 @@ function sendJson(res: http.ServerResponse, status: number, value: unknown) {
   res.end(text);
 }
 
-function sendError(res: http.ServerResponse, status: number, message: string, type: string, code: string | null = null) {
+function sendError(
+  res: http.ServerResponse,
+  status: number,
+  message: string,
+  type: string,
+  code: string | null = null,
+) {
   sendJson(res, status, { error: { message, type, param: null, code } });
 }

@@ -21,7 +21,11 @@ const WANTED: [number, number] = [3, 12];
 
 async function probe(candidate: string): Promise<Interpreter | undefined> {
   try {
-    const { stdout } = await run(candidate, ['-c', 'import sys; print(sys.executable); print("%d.%d" % sys.version_info[:2])'], { timeout: 20_000 });
+    const { stdout } = await run(
+      candidate,
+      ['-c', 'import sys; print(sys.executable); print("%d.%d" % sys.version_info[:2])'],
+      { timeout: 20_000 },
+    );
     const [exe, version] = stdout.trim().split('\n');
     const [major, minor] = version.split('.').map(Number);
     return { path: exe, version: [major, minor] };
@@ -41,8 +45,12 @@ async function findInterpreter(): Promise<Interpreter> {
   }
   const pyenvRoot = process.env.PYENV_ROOT ?? path.join(os.homedir(), '.pyenv');
   const pyenvVersions = fs.existsSync(path.join(pyenvRoot, 'versions'))
-    ? fs.readdirSync(path.join(pyenvRoot, 'versions')).filter((v) => /^3\.12(\.|$)/.test(v)).sort().reverse()
-      .map((v) => path.join(pyenvRoot, 'versions', v, 'bin', 'python3'))
+    ? fs
+        .readdirSync(path.join(pyenvRoot, 'versions'))
+        .filter((v) => /^3\.12(\.|$)/.test(v))
+        .sort()
+        .reverse()
+        .map((v) => path.join(pyenvRoot, 'versions', v, 'bin', 'python3'))
     : [];
   for (const candidate of ['python3.12', ...pyenvVersions]) {
     const found = await probe(candidate);
@@ -50,7 +58,9 @@ async function findInterpreter(): Promise<Interpreter> {
   }
   const fallback = await probe('python3');
   if (!fallback) {
-    throw new Error('python3 was not found: the compat suite needs Python 3 (3.12 preferred; set TARMAC_PYTHON to choose one)');
+    throw new Error(
+      'python3 was not found: the compat suite needs Python 3 (3.12 preferred; set TARMAC_PYTHON to choose one)',
+    );
   }
   return fallback;
 }
@@ -78,8 +88,11 @@ export function pythonVenv(name: string, requirements: string[]): Promise<string
 
 async function createVenv(name: string, requirements: string[]): Promise<string> {
   const interpreter = await findInterpreter();
-  const hash = crypto.createHash('sha256')
-    .update(JSON.stringify({ requirements: [...requirements].sort(), python: interpreter.version })).digest('hex').slice(0, 12);
+  const hash = crypto
+    .createHash('sha256')
+    .update(JSON.stringify({ requirements: [...requirements].sort(), python: interpreter.version }))
+    .digest('hex')
+    .slice(0, 12);
   const dir = path.join(cacheRoot(), `${name}-${hash}`);
   const python = path.join(dir, 'bin', 'python');
   const marker = path.join(dir, '.complete');
@@ -95,15 +108,28 @@ async function createVenv(name: string, requirements: string[]): Promise<string>
       await run(file, args, { timeout: 900_000, maxBuffer: 64 * 1024 * 1024 });
     } catch (err) {
       const e = err as { stdout?: string; stderr?: string; message: string };
-      throw new Error(`${path.basename(file)} ${args.join(' ')} failed: ${e.message}\n${(e.stdout ?? '').slice(-4000)}${(e.stderr ?? '').slice(-4000)}`);
+      throw new Error(
+        `${path.basename(file)} ${args.join(' ')} failed: ${e.message}\n${(e.stdout ?? '').slice(-4000)}${(e.stderr ?? '').slice(-4000)}`,
+      );
     }
   };
   const stagingPython = path.join(staging, 'bin', 'python');
   try {
     await step(interpreter.path, ['-m', 'venv', staging]);
     const relax = atLeast(interpreter.version, WANTED) ? [] : ['--ignore-requires-python'];
-    await step(stagingPython, ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', ...relax, ...requirements]);
-    fs.writeFileSync(path.join(staging, '.complete'), `${interpreter.path} ${interpreter.version.join('.')}\n${requirements.join('\n')}\n`);
+    await step(stagingPython, [
+      '-m',
+      'pip',
+      'install',
+      '--quiet',
+      '--disable-pip-version-check',
+      ...relax,
+      ...requirements,
+    ]);
+    fs.writeFileSync(
+      path.join(staging, '.complete'),
+      `${interpreter.path} ${interpreter.version.join('.')}\n${requirements.join('\n')}\n`,
+    );
     if (fs.existsSync(marker)) {
       fs.rmSync(staging, { recursive: true, force: true }); // another process finished the same venv first
       return python;

@@ -6,7 +6,13 @@ import { as } from './client';
 export const TERMINAL = ['SUCCEEDED', 'FAILED', 'ERROR', 'CANCELLED'];
 
 /** Polls GET /api/structure-runs/{id} until `done` holds (default: terminal). */
-export async function waitForRun(key: string, runId: string, done = (r: any) => TERMINAL.includes(r.status), timeoutMs = 30_000, baseUrl?: string) {
+export async function waitForRun(
+  key: string,
+  runId: string,
+  done = (r: any) => TERMINAL.includes(r.status),
+  timeoutMs = 30_000,
+  baseUrl?: string,
+) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const res = await as(key, baseUrl).get(`/api/structure-runs/${runId}`);
@@ -83,7 +89,8 @@ export function runAlive(runId: string): boolean {
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
-      if (!readFileSync(`/proc/${entry}/environ`, 'latin1').split('\0').includes(`GT_CLOUD_STRUCTURE_RUN_ID=${runId}`)) continue;
+      if (!readFileSync(`/proc/${entry}/environ`, 'latin1').split('\0').includes(`GT_CLOUD_STRUCTURE_RUN_ID=${runId}`))
+        continue;
       if (processAlive(Number(entry))) return true;
     } catch {
       // gone, or not ours to read

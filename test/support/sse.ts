@@ -18,7 +18,9 @@ export interface SseRead {
 }
 
 /** The blocks of an SSE body as they arrive: a frame (`id`, JSON `data`) or the comment lines of a comment block. */
-export async function* sseBlocks(body: ReadableStream<Uint8Array>): AsyncGenerator<{ id: number; data: any } | { comments: string[] }> {
+export async function* sseBlocks(
+  body: ReadableStream<Uint8Array>,
+): AsyncGenerator<{ id: number; data: any } | { comments: string[] }> {
   const reader = body.getReader();
   const decoder = new TextDecoder();
   let buffered = '';
@@ -36,7 +38,15 @@ export async function* sseBlocks(body: ReadableStream<Uint8Array>): AsyncGenerat
           continue;
         }
         const id = Number(fields.find((l) => l.startsWith('id: '))?.slice(4));
-        yield { id, data: JSON.parse(fields.filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).join('\n')) };
+        yield {
+          id,
+          data: JSON.parse(
+            fields
+              .filter((l) => l.startsWith('data: '))
+              .map((l) => l.slice(6))
+              .join('\n'),
+          ),
+        };
       }
     }
   } finally {
@@ -46,16 +56,26 @@ export async function* sseBlocks(body: ReadableStream<Uint8Array>): AsyncGenerat
 
 /** Reads the stream of `url` (GET, or POST of `opts.body` as JSON: streams that answer a request). */
 export async function readSse(
-  url: string, key: string, opts: { lastEventId?: number; stopAfter?: number; body?: unknown } = {},
+  url: string,
+  key: string,
+  opts: { lastEventId?: number; stopAfter?: number; body?: unknown } = {},
 ): Promise<SseRead> {
   const abort = new AbortController();
   const headers: Record<string, string> = { authorization: `Bearer ${key}` };
   if (opts.lastEventId !== undefined) headers['last-event-id'] = String(opts.lastEventId);
   if (opts.body !== undefined) headers['content-type'] = 'application/json';
   const res = await fetch(url, {
-    headers, signal: abort.signal, ...(opts.body !== undefined ? { method: 'POST', body: JSON.stringify(opts.body) } : {}),
+    headers,
+    signal: abort.signal,
+    ...(opts.body !== undefined ? { method: 'POST', body: JSON.stringify(opts.body) } : {}),
   });
-  const out: SseRead = { status: res.status, contentType: res.headers.get('content-type') ?? '', frames: [], comments: [], ended: false };
+  const out: SseRead = {
+    status: res.status,
+    contentType: res.headers.get('content-type') ?? '',
+    frames: [],
+    comments: [],
+    ended: false,
+  };
   if (!out.contentType.startsWith('text/event-stream')) {
     const text = await res.text();
     out.body = out.contentType.includes('application/json') && text ? JSON.parse(text) : text;

@@ -14,7 +14,13 @@ import path from 'node:path';
 import fs from 'node:fs';
 import type { Client } from '@temporalio/client';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { bundleWorkflowCode, DefaultLogger, Runtime, makeTelemetryFilterString, WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import {
+  bundleWorkflowCode,
+  DefaultLogger,
+  Runtime,
+  makeTelemetryFilterString,
+  WorkflowBundleWithSourceMap,
+} from '@temporalio/worker';
 import type { DataSource } from 'typeorm';
 import type { ActivityDeps } from '../../activities';
 import { createApp } from '../../src/api/app';
@@ -67,7 +73,10 @@ export async function freePort(): Promise<number> {
 
 /** `env` overrides the settings below (the benchmarks use production SSE keep-alives, for instance). */
 export async function startStack(opts: { env?: Record<string, string> } = {}): Promise<Stack> {
-  Runtime.install({ logger: new DefaultLogger('WARN'), telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'ERROR' }) } } });
+  Runtime.install({
+    logger: new DefaultLogger('WARN'),
+    telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'ERROR' }) } },
+  });
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'tarmac-test-'));
   fs.chmodSync(root, 0o755); // the local PostgreSQL runs as its own OS user when we are root
   stops.push(async () => fs.rmSync(root, { recursive: true, force: true }));
@@ -95,7 +104,11 @@ export async function startStack(opts: { env?: Record<string, string> } = {}): P
   let databaseUrl = process.env.TEST_DATABASE_URL;
   if (!databaseUrl) {
     const pg: RunningPostgres = await startEmbeddedPostgres({
-      dir: path.join(root, 'postgres'), port: await freePort(), database: 'tarmac_test', persistent: false, config,
+      dir: path.join(root, 'postgres'),
+      port: await freePort(),
+      database: 'tarmac_test',
+      persistent: false,
+      config,
     });
     stops.unshift(() => pg.stop());
     databaseUrl = pg.url;
@@ -118,8 +131,12 @@ export async function startStack(opts: { env?: Record<string, string> } = {}): P
   const activityDeps: ActivityDeps = activityDepsFor(config, { ds, temporal: env.client, log, sandbox });
   const { box } = activityDeps;
   const worker = await createWorker({
-    connection: env.nativeConnection, namespace: env.namespace ?? 'default', taskQueue: config.temporal.taskQueue,
-    deps: activityDeps, workflowBundle, shutdownGraceTime: '1 second',
+    connection: env.nativeConnection,
+    namespace: env.namespace ?? 'default',
+    taskQueue: config.temporal.taskQueue,
+    deps: activityDeps,
+    workflowBundle,
+    shutdownGraceTime: '1 second',
   });
   const running = worker.run();
   stops.unshift(async () => {
@@ -127,7 +144,17 @@ export async function startStack(opts: { env?: Record<string, string> } = {}): P
     await running;
   });
 
-  stack = { config, baseUrl: `http://127.0.0.1:${apiPort}`, ds, env, box, workflowBundle, activityDeps, codehostDir: path.join(root, 'codehost'), modelProvider };
+  stack = {
+    config,
+    baseUrl: `http://127.0.0.1:${apiPort}`,
+    ds,
+    env,
+    box,
+    workflowBundle,
+    activityDeps,
+    codehostDir: path.join(root, 'codehost'),
+    modelProvider,
+  };
   const api = await startApi(env.client, apiPort);
   stops.unshift(api.close);
   return stack;
@@ -137,12 +164,23 @@ export async function startStack(opts: { env?: Record<string, string> } = {}): P
  * An api process (in-process Koa app) on the stack's database, talking to the given Temporal client. Like a
  * real api process it has its own LISTEN connection (SSE hub), so two of them share nothing but PostgreSQL.
  */
-export async function startApi(temporal: Client, port = 0): Promise<{ baseUrl: string; runUpdates: RunUpdatesHub; close: () => Promise<void> }> {
+export async function startApi(
+  temporal: Client,
+  port = 0,
+): Promise<{ baseUrl: string; runUpdates: RunUpdatesHub; close: () => Promise<void> }> {
   const s = getStack();
   const log = createLogger(s.config.logLevel, 'test-api');
   const runUpdates = new RunUpdatesHub((s.ds.options as { url: string }).url, log);
   await runUpdates.start();
-  const app = createApp({ config: s.config, ds: s.ds, temporal, blobs: new FsBlobStore(s.config.blobDir), box: s.box, log, runUpdates });
+  const app = createApp({
+    config: s.config,
+    ds: s.ds,
+    temporal,
+    blobs: new FsBlobStore(s.config.blobDir),
+    box: s.box,
+    log,
+    runUpdates,
+  });
   const server = http.createServer(app.callback());
   await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
   const { port: bound } = server.address() as net.AddressInfo;
@@ -151,7 +189,10 @@ export async function startApi(temporal: Client, port = 0): Promise<{ baseUrl: s
     runUpdates,
     close: async () => {
       await runUpdates.close();
-      await new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); });
+      await new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      });
     },
   };
 }
@@ -166,7 +207,9 @@ export async function stopStack(): Promise<void> {
  */
 export async function startTimeSkipping() {
   const s = getStack();
-  const env = await TestWorkflowEnvironment.createTimeSkipping({ server: { executable: temporalTestServer(s.config) } });
+  const env = await TestWorkflowEnvironment.createTimeSkipping({
+    server: { executable: temporalTestServer(s.config) },
+  });
   await env.client.connection.operatorService.addSearchAttributes({
     namespace: env.namespace ?? 'default',
     searchAttributes: Object.fromEntries(SEARCH_ATTRIBUTES.map((k) => [k.name, 2 /* KEYWORD */])),
@@ -175,8 +218,12 @@ export async function startTimeSkipping() {
     env,
     runWorker: async <T>(fn: () => Promise<T>): Promise<T> => {
       const worker = await createWorker({
-        connection: env.nativeConnection, namespace: env.namespace ?? 'default', taskQueue: s.config.temporal.taskQueue,
-        deps: s.activityDeps, workflowBundle: s.workflowBundle, shutdownGraceTime: '1 second',
+        connection: env.nativeConnection,
+        namespace: env.namespace ?? 'default',
+        taskQueue: s.config.temporal.taskQueue,
+        deps: s.activityDeps,
+        workflowBundle: s.workflowBundle,
+        shutdownGraceTime: '1 second',
       });
       return worker.runUntil(fn);
     },
@@ -188,13 +235,18 @@ export async function startTimeSkipping() {
 export async function newTenant(label = 'tenant') {
   const suffix = Math.random().toString(36).slice(2, 10);
   const { organization, user, value } = await bootstrapOrganization(getStack().ds, {
-    organizationName: `${label}-${suffix}`, email: `${label}-${suffix}@example.test`, keyName: 'test key',
+    organizationName: `${label}-${suffix}`,
+    email: `${label}-${suffix}@example.test`,
+    keyName: 'test key',
   });
   return { organizationId: organization.organization_id, userId: user.user_id, email: user.email, key: value };
 }
 
 const quietBundlerLogger = {
-  trace: () => undefined, debug: () => undefined, info: () => undefined,
-  warn: (m: string, meta?: unknown) => console.warn(m, meta ?? ''), error: (m: string, meta?: unknown) => console.error(m, meta ?? ''),
+  trace: () => undefined,
+  debug: () => undefined,
+  info: () => undefined,
+  warn: (m: string, meta?: unknown) => console.warn(m, meta ?? ''),
+  error: (m: string, meta?: unknown) => console.error(m, meta ?? ''),
   log: () => undefined,
 };

@@ -19,13 +19,15 @@ describe('config: model providers', () => {
   });
 
   it('reads MODEL_PROVIDERS with a key per provider', () => {
-    expect(models({
-      MODEL_PROVIDERS: ' ollama=http://127.0.0.1:11434/v1/ , my-vllm=https://vllm.internal:8000/v1,,',
-      MODEL_PROVIDER_MY_VLLM_API_KEY: 'vllm-key',
-      DEFAULT_MODEL: 'ollama/llama3.2',
-      MODEL_REQUEST_TIMEOUT_SECONDS: '30',
-      MODEL_MAX_RETRIES: '0',
-    })).to.deep.equal({
+    expect(
+      models({
+        MODEL_PROVIDERS: ' ollama=http://127.0.0.1:11434/v1/ , my-vllm=https://vllm.internal:8000/v1,,',
+        MODEL_PROVIDER_MY_VLLM_API_KEY: 'vllm-key',
+        DEFAULT_MODEL: 'ollama/llama3.2',
+        MODEL_REQUEST_TIMEOUT_SECONDS: '30',
+        MODEL_MAX_RETRIES: '0',
+      }),
+    ).to.deep.equal({
       providers: {
         ollama: { baseUrl: 'http://127.0.0.1:11434/v1' },
         'my-vllm': { baseUrl: 'https://vllm.internal:8000/v1', apiKey: 'vllm-key' },
@@ -40,26 +42,39 @@ describe('config: model providers', () => {
     expect(models({ OPENAI_API_KEY: 'sk-1', DEFAULT_MODEL: 'openai/gpt-4.1-mini' }).providers).to.deep.equal({
       openai: { baseUrl: 'https://api.openai.com/v1', apiKey: 'sk-1' },
     });
-    expect(models({ OPENAI_API_KEY: 'sk-1', OPENAI_BASE_URL: 'https://proxy.example/v1' }).providers.openai)
-      .to.deep.equal({ baseUrl: 'https://proxy.example/v1', apiKey: 'sk-1' });
+    expect(
+      models({ OPENAI_API_KEY: 'sk-1', OPENAI_BASE_URL: 'https://proxy.example/v1' }).providers.openai,
+    ).to.deep.equal({ baseUrl: 'https://proxy.example/v1', apiKey: 'sk-1' });
   });
 
   it('keeps an `openai` entry of MODEL_PROVIDERS, its own key first, else OPENAI_API_KEY', () => {
-    expect(models({ MODEL_PROVIDERS: 'openai=https://gw.example/v1', OPENAI_API_KEY: 'sk-1' }).providers)
-      .to.deep.equal({ openai: { baseUrl: 'https://gw.example/v1', apiKey: 'sk-1' } });
-    expect(models({ MODEL_PROVIDERS: 'openai=https://gw.example/v1', OPENAI_API_KEY: 'sk-1', MODEL_PROVIDER_OPENAI_API_KEY: 'sk-2' }).providers)
-      .to.deep.equal({ openai: { baseUrl: 'https://gw.example/v1', apiKey: 'sk-2' } });
+    expect(models({ MODEL_PROVIDERS: 'openai=https://gw.example/v1', OPENAI_API_KEY: 'sk-1' }).providers).to.deep.equal(
+      { openai: { baseUrl: 'https://gw.example/v1', apiKey: 'sk-1' } },
+    );
+    expect(
+      models({
+        MODEL_PROVIDERS: 'openai=https://gw.example/v1',
+        OPENAI_API_KEY: 'sk-1',
+        MODEL_PROVIDER_OPENAI_API_KEY: 'sk-2',
+      }).providers,
+    ).to.deep.equal({ openai: { baseUrl: 'https://gw.example/v1', apiKey: 'sk-2' } });
   });
 
   it('refuses malformed entries, duplicates and bad URLs, naming each', () => {
-    expect(problems({ MODEL_PROVIDERS: 'Bad Name=http://x/v1,noequals,dup=http://a/v1,dup=http://b/v1,ftp=ftp://x/v1,worse=not a url' })).to.deep.equal([
+    expect(
+      problems({
+        MODEL_PROVIDERS: 'Bad Name=http://x/v1,noequals,dup=http://a/v1,dup=http://b/v1,ftp=ftp://x/v1,worse=not a url',
+      }),
+    ).to.deep.equal([
       'MODEL_PROVIDERS entries must be name=baseURL with a name of [a-z0-9_-], got "Bad Name=http://x/v1"',
       'MODEL_PROVIDERS entries must be name=baseURL with a name of [a-z0-9_-], got "noequals"',
       'MODEL_PROVIDERS names provider "dup" twice',
       'MODEL_PROVIDERS entry "ftp" must be an http(s) URL, got "ftp://x/v1"',
       'MODEL_PROVIDERS entry "worse" must be an http(s) URL, got "not a url"',
     ]);
-    expect(problems({ OPENAI_API_KEY: 'sk', OPENAI_BASE_URL: 'nope' })).to.deep.equal(['OPENAI_BASE_URL must be an http(s) URL, got "nope"']);
+    expect(problems({ OPENAI_API_KEY: 'sk', OPENAI_BASE_URL: 'nope' })).to.deep.equal([
+      'OPENAI_BASE_URL must be an http(s) URL, got "nope"',
+    ]);
   });
 
   it('stops start on a DEFAULT_MODEL that is not provider/model of a configured provider', () => {

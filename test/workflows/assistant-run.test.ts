@@ -12,7 +12,11 @@ import { getStack, newTenant, startTimeSkipping } from '../support/stack';
 import { skipWhileActivityRuns } from '../support/time-skipping';
 
 const callerOf = (t: { organizationId: string; userId: string }): Caller => ({
-  organizationId: t.organizationId, userId: t.userId, apiKeyId: t.userId, actor: t.userId, runId: null,
+  organizationId: t.organizationId,
+  userId: t.userId,
+  apiKeyId: t.userId,
+  actor: t.userId,
+  runId: null,
 });
 
 describe('assistant run workflow', function () {
@@ -29,16 +33,26 @@ describe('assistant run workflow', function () {
       await ts.runWorker(async () => {
         // Heartbeats come in real time while the server's clock skips: the heartbeat timeout must outlast the skip.
         const limits = { ...config, runProcess: { ...config.runProcess, heartbeatTimeoutSeconds: 7200 } };
-        const { run } = await createAssistantRun({ ds, temporal: ts.env.client, config: limits }, callerOf(t), assistant.assistant_id, {
-          input: 'Go on', stream: true, model: `local/${model}`,
-        });
+        const { run } = await createAssistantRun(
+          { ds, temporal: ts.env.client, config: limits },
+          callerOf(t),
+          assistant.assistant_id,
+          {
+            input: 'Go on',
+            stream: true,
+            model: `local/${model}`,
+          },
+        );
         const request = await provider.waitForRequest(model);
         await request.stalled;
         await skipWhileActivityRuns(ts.env, (config.runLimits.timeSeconds + 1) * 1000);
         const status = await ts.env.client.workflow.getHandle(workflowIdOf('assistant-run', run.run_id)).result();
         expect(status).to.equal('ERROR');
         const after = await ds.getRepository(Run).findOneByOrFail({ run_id: run.run_id });
-        expect(after.status_detail).to.deep.equal({ reason: 'TimeLimitExceeded', error: `Run exceeded its time limit of ${config.runLimits.timeSeconds} s` });
+        expect(after.status_detail).to.deep.equal({
+          reason: 'TimeLimitExceeded',
+          error: `Run exceeded its time limit of ${config.runLimits.timeSeconds} s`,
+        });
         expect(await request.ended).to.equal('disconnected');
       });
     } finally {
@@ -53,12 +67,19 @@ describe('assistant run workflow', function () {
     const model = provider.uniqueModel();
     provider.script({ model, text: 'never finished', stallAfterChunks: 1 });
     const assistant = await api.post('/api/assistants', { name: 'Stuck' });
-    const created = await api.post(`/api/assistants/${assistant.body.assistant_id}/runs`, { input: 'x', stream: true, model: `local/${model}` });
+    const created = await api.post(`/api/assistants/${assistant.body.assistant_id}/runs`, {
+      input: 'x',
+      stream: true,
+      model: `local/${model}`,
+    });
     const request = await provider.waitForRequest(model);
     await request.stalled;
     const handle = env.client.workflow.getHandle(workflowIdOf('assistant-run', created.body.assistant_run_id));
     await handle.cancel();
-    await handle.result().then(() => expect.fail('the workflow should close cancelled'), (err) => expect(String(err)).to.match(/cancel/i));
+    await handle.result().then(
+      () => expect.fail('the workflow should close cancelled'),
+      (err) => expect(String(err)).to.match(/cancel/i),
+    );
     expect(await request.ended).to.equal('disconnected');
     const run = await api.get(`/api/assistant-runs/${created.body.assistant_run_id}`);
     expect(run.body.status).to.equal('CANCELLED');

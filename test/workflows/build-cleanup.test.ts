@@ -21,25 +21,53 @@ function makeDir(name: string, old = true): string {
 
 async function resource(organizationId: string): Promise<string> {
   const resourceId = randomUUID();
-  await getStack().ds.getRepository(CodeResource).save({
-    resource_id: resourceId, kind: 'structure', organization_id: organizationId, name: 's', description: '',
-    code: { default: {} }, config_file: null, env_vars: [], webhook_enabled: false, latest_deployment_id: null,
-    created_by: 'test', created_at: past, updated_at: past,
-  });
+  await getStack()
+    .ds.getRepository(CodeResource)
+    .save({
+      resource_id: resourceId,
+      kind: 'structure',
+      organization_id: organizationId,
+      name: 's',
+      description: '',
+      code: { default: {} },
+      config_file: null,
+      env_vars: [],
+      webhook_enabled: false,
+      latest_deployment_id: null,
+      created_by: 'test',
+      created_at: past,
+      updated_at: past,
+    });
   return resourceId;
 }
 
 /** A deployment created `minutesIn` after `past`, completed then (or now, when `recent`), with its directory. */
-async function deployment(organizationId: string, resourceId: string, status: DeploymentStatus, minutesIn: number, recent = false) {
+async function deployment(
+  organizationId: string,
+  resourceId: string,
+  status: DeploymentStatus,
+  minutesIn: number,
+  recent = false,
+) {
   const deploymentId = randomUUID();
   const dir = makeDir(deploymentId);
   const at = new Date(past.getTime() + minutesIn * 60_000);
-  await getStack().ds.getRepository(Deployment).save({
-    deployment_id: deploymentId, organization_id: organizationId, resource_id: resourceId, resource_kind: 'structure',
-    status, status_detail: null, code_source: { default: {} }, build_path: status === 'SUCCEEDED' ? dir : null,
-    created_by: 'test', created_at: at, updated_at: at,
-    completed_at: status === 'DEPLOYING' ? null : recent ? new Date() : at,
-  });
+  await getStack()
+    .ds.getRepository(Deployment)
+    .save({
+      deployment_id: deploymentId,
+      organization_id: organizationId,
+      resource_id: resourceId,
+      resource_kind: 'structure',
+      status,
+      status_detail: null,
+      code_source: { default: {} },
+      build_path: status === 'SUCCEEDED' ? dir : null,
+      created_by: 'test',
+      created_at: at,
+      updated_at: at,
+      completed_at: status === 'DEPLOYING' ? null : recent ? new Date() : at,
+    });
   return { deploymentId, dir };
 }
 
@@ -55,9 +83,23 @@ describe('build cleanup', () => {
     const withOpenRun = await deployment(org, a, 'SUCCEEDED', 3);
     const latest = await deployment(org, a, 'SUCCEEDED', 4);
     await ds.getRepository(Run).save({
-      run_id: randomUUID(), kind: 'structure', organization_id: org, resource_id: a, deployment_id: withOpenRun.deploymentId,
-      status: 'QUEUED', status_detail: null, args: [], env_vars: [], input: null, output: null, output_timestamp: null,
-      started_at: null, completed_at: null, created_by: 'test', created_at: past, updated_at: past,
+      run_id: randomUUID(),
+      kind: 'structure',
+      organization_id: org,
+      resource_id: a,
+      deployment_id: withOpenRun.deploymentId,
+      status: 'QUEUED',
+      status_detail: null,
+      args: [],
+      env_vars: [],
+      input: null,
+      output: null,
+      output_timestamp: null,
+      started_at: null,
+      completed_at: null,
+      created_by: 'test',
+      created_at: past,
+      updated_at: past,
     });
 
     const b = await resource(org);
@@ -74,11 +116,22 @@ describe('build cleanup', () => {
     const notABuild = makeDir(`notes-${randomUUID()}`);
 
     const result = await env.client.workflow.execute('buildCleanupWorkflow', {
-      taskQueue: config.temporal.taskQueue, workflowId: `build-cleanup-${randomUUID()}`, args: [{}],
+      taskQueue: config.temporal.taskQueue,
+      workflowId: `build-cleanup-${randomUUID()}`,
+      args: [{}],
     });
 
     for (const gone of [superseded.dir, failed.dir, orphan]) expect(fs.existsSync(gone), gone).to.equal(false);
-    for (const kept of [withOpenRun.dir, latest.dir, justSuperseded.dir, recentError.dir, inProgress.dir, freshOrphan, notABuild, cacheFile]) {
+    for (const kept of [
+      withOpenRun.dir,
+      latest.dir,
+      justSuperseded.dir,
+      recentError.dir,
+      inProgress.dir,
+      freshOrphan,
+      notABuild,
+      cacheFile,
+    ]) {
       expect(fs.existsSync(kept), kept).to.equal(true);
     }
     expect(result.removed).to.be.at.least(3);
@@ -92,9 +145,13 @@ describe('build cleanup', () => {
     expect((await row(withOpenRun.deploymentId)).build_path).to.equal(withOpenRun.dir);
 
     // Once the run is over, its build goes on the next pass; the latest build still stays.
-    await ds.query(`UPDATE runs SET status = 'SUCCEEDED', completed_at = now() WHERE deployment_id = $1`, [withOpenRun.deploymentId]);
+    await ds.query(`UPDATE runs SET status = 'SUCCEEDED', completed_at = now() WHERE deployment_id = $1`, [
+      withOpenRun.deploymentId,
+    ]);
     const again = await env.client.workflow.execute('buildCleanupWorkflow', {
-      taskQueue: config.temporal.taskQueue, workflowId: `build-cleanup-${randomUUID()}`, args: [{}],
+      taskQueue: config.temporal.taskQueue,
+      workflowId: `build-cleanup-${randomUUID()}`,
+      args: [{}],
     });
     expect(again.removed).to.be.at.least(1);
     expect(fs.existsSync(withOpenRun.dir)).to.equal(false);

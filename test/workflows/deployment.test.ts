@@ -13,9 +13,12 @@ import { getStack, newTenant, startTimeSkipping } from '../support/stack';
 import { skipWhileActivityRuns } from '../support/time-skipping';
 
 const callerOf = (t: { organizationId: string; userId: string }): Caller => ({
-  organizationId: t.organizationId, userId: t.userId, apiKeyId: t.userId, actor: t.userId, runId: null,
+  organizationId: t.organizationId,
+  userId: t.userId,
+  apiKeyId: t.userId,
+  actor: t.userId,
+  runId: null,
 });
-
 
 /** Whether a process whose command line contains `marker` is running. */
 const running = (marker: string) => {
@@ -30,20 +33,28 @@ describe('deployment workflow', function () {
     const { ds, config: stackConfig } = getStack();
     const t = await newTenant('deploy-timer');
     const marker = `sleep ${100000 + Math.floor(Math.random() * 1000)}`;
-    gitRepository(t.organizationId.slice(0, 8), 'slow', [{
-      'structure_config.yaml': config('nodejs', '  main_file: main.js\n', '  pre_build_install_script: hang.sh\n'),
-      'hang.sh': `${marker}\n`,
-      'main.js': 'console.log("never built")\n',
-    }]);
+    gitRepository(t.organizationId.slice(0, 8), 'slow', [
+      {
+        'structure_config.yaml': config('nodejs', '  main_file: main.js\n', '  pre_build_install_script: hang.sh\n'),
+        'hang.sh': `${marker}\n`,
+        'main.js': 'console.log("never built")\n',
+      },
+    ]);
     const ts = await startTimeSkipping();
     try {
       await ts.runWorker(async () => {
         // Heartbeat timeouts count (skipped) server time while heartbeats arrive in real time: it must outlast
         // the skip, or it would end the build attempt before the time limit does.
         const limits = { ...stackConfig, runProcess: { ...stackConfig.runProcess, heartbeatTimeoutSeconds: 7200 } };
-        const structure = await createCodeResource({ ds, temporal: ts.env.client, config: limits, box: getStack().box }, callerOf(t), 'structure', {
-          name: 'hangs', code: { codehost: { owner: t.organizationId.slice(0, 8), name: 'slow', push: { branch: 'main' } } },
-        });
+        const structure = await createCodeResource(
+          { ds, temporal: ts.env.client, config: limits, box: getStack().box },
+          callerOf(t),
+          'structure',
+          {
+            name: 'hangs',
+            code: { codehost: { owner: t.organizationId.slice(0, 8), name: 'slow', push: { branch: 'main' } } },
+          },
+        );
         const deploymentId = structure.latest_deployment_id!;
         for (let i = 0; i < 200 && !running(marker); i++) await new Promise((r) => setTimeout(r, 50));
         expect(running(marker), 'the build script runs').to.equal(true);
@@ -59,11 +70,14 @@ describe('deployment workflow', function () {
         expect(Date.now() - wallClock, 'without waiting for the limit').to.be.lessThan(30_000);
         const row = await ds.getRepository(Deployment).findOneByOrFail({ deployment_id: deploymentId });
         expect(row.status_detail).to.deep.equal({
-          reason: 'TimeLimitExceeded', message: `Deployment exceeded its time limit of ${stackConfig.deploymentTimeLimitSeconds} s`,
+          reason: 'TimeLimitExceeded',
+          message: `Deployment exceeded its time limit of ${stackConfig.deploymentTimeLimitSeconds} s`,
         });
         expect(row.completed_at).to.be.instanceOf(Date);
         expect(running(marker), 'the build script was killed').to.equal(false);
-        expect(fs.existsSync(path.join(stackConfig.buildDir, deploymentId)), 'the partial build is removed').to.equal(false);
+        expect(fs.existsSync(path.join(stackConfig.buildDir, deploymentId)), 'the partial build is removed').to.equal(
+          false,
+        );
       });
     } finally {
       await ts.stop();

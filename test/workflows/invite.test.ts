@@ -23,7 +23,9 @@ describe('invite workflow with time skipping', function () {
   async function createInvite() {
     const org = await newTenant('org');
     const person = await newTenant('person');
-    const created = await as(org.key, api.baseUrl).post(`/api/organizations/${org.organizationId}/invites`, { email: person.email });
+    const created = await as(org.key, api.baseUrl).post(`/api/organizations/${org.organizationId}/invites`, {
+      email: person.email,
+    });
     expect(created.status).to.equal(201);
     const handle = ts.env.client.workflow.getHandle(workflowIdOf('invite', created.body.invite_id));
     return { org, person, invite: created.body, handle };
@@ -46,7 +48,9 @@ describe('invite workflow with time skipping', function () {
     await ts.runWorker(async () => {
       const { org, person, invite, handle } = await createInvite();
       await handle.result();
-      const late = await as(person.key, api.baseUrl).post(`/api/invites/${invite.invite_id}/response`, { response: 'ACCEPTED' });
+      const late = await as(person.key, api.baseUrl).post(`/api/invites/${invite.invite_id}/response`, {
+        response: 'ACCEPTED',
+      });
       expect(late.status).to.equal(409);
       expect(late.body.type).to.equal('ConflictError');
       expect(late.body.errors[0].message).to.match(/expired/);
@@ -59,7 +63,9 @@ describe('invite workflow with time skipping', function () {
     await ts.runWorker(async () => {
       const { org, person, invite, handle } = await createInvite();
       await ts.env.sleep('6 days');
-      const answered = await as(person.key, api.baseUrl).post(`/api/invites/${invite.invite_id}/response`, { response: 'ACCEPTED' });
+      const answered = await as(person.key, api.baseUrl).post(`/api/invites/${invite.invite_id}/response`, {
+        response: 'ACCEPTED',
+      });
       expect(answered.status, answered.text).to.equal(204);
       expect(await handle.result()).to.equal('ACCEPTED');
       const members = await as(org.key, api.baseUrl).get(`/api/organizations/${org.organizationId}/users`);

@@ -10,21 +10,60 @@ async function openRecords(organizationId: string) {
   const { ds } = getStack();
   const past = new Date(Date.now() - 5 * 60_000);
   const resource = await ds.getRepository(CodeResource).save({
-    resource_id: randomUUID(), kind: 'structure', organization_id: organizationId, name: 's', description: '',
-    code: { default: {} }, config_file: null, env_vars: [], webhook_enabled: false, latest_deployment_id: null,
-    created_by: 'test', created_at: past, updated_at: past,
+    resource_id: randomUUID(),
+    kind: 'structure',
+    organization_id: organizationId,
+    name: 's',
+    description: '',
+    code: { default: {} },
+    config_file: null,
+    env_vars: [],
+    webhook_enabled: false,
+    latest_deployment_id: null,
+    created_by: 'test',
+    created_at: past,
+    updated_at: past,
   });
-  const run = (status: Run['status']) => ds.getRepository(Run).save({
-    run_id: randomUUID(), kind: 'structure', organization_id: organizationId, resource_id: resource.resource_id,
-    deployment_id: null, status, status_detail: null, args: [], env_vars: [], input: null, output: null,
-    output_timestamp: null, started_at: past, completed_at: null, created_by: 'test', created_at: past, updated_at: past,
-  });
+  const run = (status: Run['status']) =>
+    ds.getRepository(Run).save({
+      run_id: randomUUID(),
+      kind: 'structure',
+      organization_id: organizationId,
+      resource_id: resource.resource_id,
+      deployment_id: null,
+      status,
+      status_detail: null,
+      args: [],
+      env_vars: [],
+      input: null,
+      output: null,
+      output_timestamp: null,
+      started_at: past,
+      completed_at: null,
+      created_by: 'test',
+      created_at: past,
+      updated_at: past,
+    });
   const deployment = await ds.getRepository(Deployment).save({
-    deployment_id: randomUUID(), organization_id: organizationId, resource_id: resource.resource_id, resource_kind: 'structure',
-    status: 'DEPLOYING', status_detail: null, code_source: { default: {} }, build_path: null,
-    created_by: 'test', created_at: past, updated_at: past, completed_at: null,
+    deployment_id: randomUUID(),
+    organization_id: organizationId,
+    resource_id: resource.resource_id,
+    resource_kind: 'structure',
+    status: 'DEPLOYING',
+    status_detail: null,
+    code_source: { default: {} },
+    build_path: null,
+    created_by: 'test',
+    created_at: past,
+    updated_at: past,
+    completed_at: null,
   });
-  return { terminated: await run('RUNNING'), neverStarted: await run('QUEUED'), live: await run('RUNNING'), deployment };
+  return {
+    terminated: await run('RUNNING'),
+    neverStarted: await run('QUEUED'),
+    live: await run('RUNNING'),
+    deployment,
+  };
 }
 
 describe('reconciler', () => {
@@ -32,17 +71,27 @@ describe('reconciler', () => {
     const t = await newTenant();
     const { ds, env, config } = getStack();
     const { terminated, neverStarted, live, deployment } = await openRecords(t.organizationId);
-    const startUnder = (runId: string) => env.client.workflow.start('inviteWorkflow', {
-      taskQueue: config.temporal.taskQueue, workflowId: workflowIdOf('structure-run', runId),
-      args: [{ inviteId: randomUUID(), organizationId: t.organizationId, expiresAt: new Date(Date.now() + 3_600_000).toISOString() }],
-    });
+    const startUnder = (runId: string) =>
+      env.client.workflow.start('inviteWorkflow', {
+        taskQueue: config.temporal.taskQueue,
+        workflowId: workflowIdOf('structure-run', runId),
+        args: [
+          {
+            inviteId: randomUUID(),
+            organizationId: t.organizationId,
+            expiresAt: new Date(Date.now() + 3_600_000).toISOString(),
+          },
+        ],
+      });
     const liveWorkflow = await startUnder(live.run_id);
 
     // A workflow under the run's id that an operator terminated from the UI.
     await (await startUnder(terminated.run_id)).terminate('operator stopped it');
 
     const result = await env.client.workflow.execute('reconcilerWorkflow', {
-      taskQueue: config.temporal.taskQueue, workflowId: `reconcile-${randomUUID()}`, args: [{ olderThanSeconds: 60 }],
+      taskQueue: config.temporal.taskQueue,
+      workflowId: `reconcile-${randomUUID()}`,
+      args: [{ olderThanSeconds: 60 }],
     });
     expect(result.runs).to.be.at.least(2);
 
@@ -65,10 +114,14 @@ describe('reconciler', () => {
 
     // A second pass changes nothing: settled rows are terminal.
     const again = await env.client.workflow.execute('reconcilerWorkflow', {
-      taskQueue: config.temporal.taskQueue, workflowId: `reconcile-${randomUUID()}`, args: [{ olderThanSeconds: 60 }],
+      taskQueue: config.temporal.taskQueue,
+      workflowId: `reconcile-${randomUUID()}`,
+      args: [{ olderThanSeconds: 60 }],
     });
     const stillOpen: Array<{ n: string }> = await ds.query(
-      `SELECT count(*) AS n FROM runs WHERE run_id = ANY($1) AND status NOT IN ('ERROR')`, [[terminated.run_id, neverStarted.run_id]]);
+      `SELECT count(*) AS n FROM runs WHERE run_id = ANY($1) AND status NOT IN ('ERROR')`,
+      [[terminated.run_id, neverStarted.run_id]],
+    );
     expect(Number(stillOpen[0].n)).to.equal(0);
     expect(again.deployments).to.equal(0);
   });

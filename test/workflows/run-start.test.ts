@@ -21,8 +21,11 @@ describe('run start before the row is committed', function () {
     const runId = randomUUID();
     const now = new Date();
     const request = {
-      messages: [{ role: 'user', content: [{ type: 'TextMessageContent', artifact: { type: 'TextArtifact', value: 'hi' } }] }],
-      tools: [], driver_configuration: { model: `local/${model}` },
+      messages: [
+        { role: 'user', content: [{ type: 'TextMessageContent', artifact: { type: 'TextArtifact', value: 'hi' } }] },
+      ],
+      tools: [],
+      driver_configuration: { model: `local/${model}` },
     };
 
     const tx = ds.createQueryRunner();
@@ -30,19 +33,40 @@ describe('run start before the row is committed', function () {
     await tx.startTransaction();
     try {
       await tx.manager.getRepository(Run).save({
-        run_id: runId, kind: 'chat', organization_id: t.organizationId, resource_id: null, assistant_id: null, deployment_id: null,
-        status: 'QUEUED', status_detail: null, args: [], env_vars: [], input: { stream: false, request }, output: null, output_timestamp: null,
-        started_at: null, completed_at: null, model: null, usage: null, created_by: t.userId, created_at: now, updated_at: now,
+        run_id: runId,
+        kind: 'chat',
+        organization_id: t.organizationId,
+        resource_id: null,
+        assistant_id: null,
+        deployment_id: null,
+        status: 'QUEUED',
+        status_detail: null,
+        args: [],
+        env_vars: [],
+        input: { stream: false, request },
+        output: null,
+        output_timestamp: null,
+        started_at: null,
+        completed_at: null,
+        model: null,
+        usage: null,
+        created_by: t.userId,
+        created_at: now,
+        updated_at: now,
       });
       const args: ChatMessageInput = { runId, timeLimitSeconds: 60, heartbeatTimeoutSeconds: 15 };
       const handle = await env.client.workflow.start('chatMessageWorkflow', {
-        ...startOptionsFor({ kind: 'chat-run', id: runId, organizationId: t.organizationId, summary: 'test' }, config.temporal.taskQueue),
+        ...startOptionsFor(
+          { kind: 'chat-run', id: runId, organizationId: t.organizationId, summary: 'test' },
+          config.temporal.taskQueue,
+        ),
         args: [args],
       });
       // The start activity is running and cannot see the row yet.
       for (;;) {
         const pending = (await handle.describe()).raw.pendingActivities ?? [];
-        if (pending.some((a) => a.activityType?.name === 'startChatMessage' && a.state === PENDING_ACTIVITY_STARTED)) break;
+        if (pending.some((a) => a.activityType?.name === 'startChatMessage' && a.state === PENDING_ACTIVITY_STARTED))
+          break;
         await new Promise((r) => setTimeout(r, 20));
       }
       await tx.commitTransaction();
@@ -53,6 +77,8 @@ describe('run start before the row is committed', function () {
     }
     const run = await ds.getRepository(Run).findOneByOrFail({ run_id: runId });
     expect(run.status).to.equal('SUCCEEDED');
-    expect((run.output as { content: Array<{ artifact: { value: string } }> }).content[0].artifact.value).to.equal('Late but fine.');
+    expect((run.output as { content: Array<{ artifact: { value: string } }> }).content[0].artifact.value).to.equal(
+      'Late but fine.',
+    );
   });
 });

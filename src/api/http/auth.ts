@@ -8,13 +8,18 @@ const LAST_USED_RESOLUTION_SECONDS = 60;
 
 export async function authenticate(ds: DataSource, keyValue: string | undefined): Promise<Caller> {
   if (!keyValue) throw unauthorized();
-  const rows: Array<{ api_key_id: string; organization_id: string; user_id: string | null; run_id: string | null; stale: boolean }> =
-    await ds.query(
-      `SELECT api_key_id, organization_id, user_id, run_id,
+  const rows: Array<{
+    api_key_id: string;
+    organization_id: string;
+    user_id: string | null;
+    run_id: string | null;
+    stale: boolean;
+  }> = await ds.query(
+    `SELECT api_key_id, organization_id, user_id, run_id,
               last_used < now() - make_interval(secs => $2) AS stale
          FROM api_keys WHERE key_hash = $1 AND active`,
-      [hashApiKey(keyValue), LAST_USED_RESOLUTION_SECONDS],
-    );
+    [hashApiKey(keyValue), LAST_USED_RESOLUTION_SECONDS],
+  );
   const key = rows[0];
   if (!key) throw unauthorized('The API key is unknown, inactive or deleted');
   if (key.stale) {
@@ -31,7 +36,11 @@ export async function authenticate(ds: DataSource, keyValue: string | undefined)
 }
 
 /** Key from `Authorization: Bearer <key>`, or from `?api_key=` on routes that allow it (webhooks). */
-export function extractKey(authorization: string | undefined, queryKey: unknown, allowQuery: boolean): string | undefined {
+export function extractKey(
+  authorization: string | undefined,
+  queryKey: unknown,
+  allowQuery: boolean,
+): string | undefined {
   if (authorization) {
     const m = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
     if (!m) throw unauthorized('Authorization header must be "Bearer <api key>"');

@@ -42,7 +42,8 @@ export function guardInput(value: unknown, root: string): void {
     }
     if (typeof v !== 'object' || v === null) continue;
     const depth = frame.depth + 1;
-    if (depth > MAX_JSON_DEPTH) throw refuse(pointer(frame, root), `is nested deeper than ${MAX_JSON_DEPTH} levels of arrays and objects`);
+    if (depth > MAX_JSON_DEPTH)
+      throw refuse(pointer(frame, root), `is nested deeper than ${MAX_JSON_DEPTH} levels of arrays and objects`);
     if (Array.isArray(v)) {
       for (let i = v.length - 1; i >= 0; i--) stack.push({ value: v[i], depth, parent: frame, key: i });
       continue;

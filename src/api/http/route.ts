@@ -80,11 +80,19 @@ export function route<TBody = any, TQuery = any>(spec: RouteSpec<TBody, TQuery>)
   const ruled = (schemas?: Record<string, JsonSchema>) =>
     schemas && Object.fromEntries(Object.entries(schemas).map(([name, schema]) => [name, withTextRule(schema)]));
   for (const [name, schema] of Object.entries(spec.query ?? {})) {
-    if ((schema.type === 'integer' || schema.type === 'number') && (schema.minimum === undefined || schema.maximum === undefined)) {
+    if (
+      (schema.type === 'integer' || schema.type === 'number') &&
+      (schema.minimum === undefined || schema.maximum === undefined)
+    ) {
       throw new Error(`${spec.operationId}: query parameter ${name} needs a minimum and a maximum`);
     }
   }
-  const declared = { ...spec, params: ruled(spec.params), query: ruled(spec.query), body: spec.body && withTextRule(spec.body) };
+  const declared = {
+    ...spec,
+    params: ruled(spec.params),
+    query: ruled(spec.query),
+    body: spec.body && withTextRule(spec.body),
+  };
   registered.push(declared as RouteSpec);
   return declared;
 }
@@ -99,8 +107,18 @@ export function querySchemaOf(spec: RouteSpec, configMaxPageSize: number): Recor
   return {
     ...(spec.paged
       ? {
-          page: { type: 'integer', minimum: 1, maximum: MAX_PAGE, description: `Page number, from 1 (at most ${MAX_PAGE}).` },
-          page_size: { type: 'integer', minimum: 1, maximum: maxPageSize, description: `Items per page (at most ${maxPageSize}).` },
+          page: {
+            type: 'integer',
+            minimum: 1,
+            maximum: MAX_PAGE,
+            description: `Page number, from 1 (at most ${MAX_PAGE}).`,
+          },
+          page_size: {
+            type: 'integer',
+            minimum: 1,
+            maximum: maxPageSize,
+            description: `Items per page (at most ${maxPageSize}).`,
+          },
         }
       : {}),
     ...(spec.query ?? {}),
@@ -133,7 +151,8 @@ export function mount(router: Router, spec: RouteSpec, deps: Deps): void {
     if (spec.auth !== 'none') {
       const key = extractKey(ctx.get('authorization') || undefined, ctx.query.api_key, spec.auth === 'apiKeyOrQuery');
       caller = await authenticate(deps.ds, key);
-      if (caller.runId && !spec.runScoped) throw forbidden("A run's credential can only post and read that run's events");
+      if (caller.runId && !spec.runScoped)
+        throw forbidden("A run's credential can only post and read that run's events");
     }
 
     let body: unknown = undefined;
@@ -209,23 +228,30 @@ function explain(e: ErrorObject, path: string): string {
   if (e.keyword === 'required') return 'is required';
   if (e.keyword === 'pattern' && /uuid|_id$/.test(path)) return 'must be a UUID';
   // A pattern is explained by its schema's description when it has one (asset names).
-  if (e.keyword === 'pattern' && typeof e.parentSchema?.description === 'string') return `must be ${e.parentSchema.description}`;
-  if (e.keyword === 'discriminator') return `is ${JSON.stringify((e.params as { tagValue: unknown }).tagValue)}; it must be one of ${tagValues(e).join(', ')}`;
+  if (e.keyword === 'pattern' && typeof e.parentSchema?.description === 'string')
+    return `must be ${e.parentSchema.description}`;
+  if (e.keyword === 'discriminator')
+    return `is ${JSON.stringify((e.params as { tagValue: unknown }).tagValue)}; it must be one of ${tagValues(e).join(', ')}`;
   return e.message ?? 'is invalid';
 }
 
 /** The values a discriminator's branches accept for its tag. */
 function tagValues(e: ErrorObject): string[] {
   const tag = (e.params as { tag: string }).tag;
-  const branches = ((e.parentSchema as { oneOf?: Array<{ properties?: Record<string, { const?: string }> }> })?.oneOf ?? []);
+  const branches =
+    (e.parentSchema as { oneOf?: Array<{ properties?: Record<string, { const?: string }> }> })?.oneOf ?? [];
   return branches.map((b) => b.properties?.[tag]?.const).filter((v): v is string => typeof v === 'string');
 }
 
 function fromAjv(errors: ErrorObject[] | null | undefined, where: 'path' | 'query' | 'body'): HttpError {
   const list = (errors ?? []).map((e) => {
     // A discriminator's error is about its tag member (`/content/1/type`), not the whole object.
-    const member = e.keyword === 'required' ? `/${(e.params as { missingProperty: string }).missingProperty}`
-      : e.keyword === 'discriminator' ? `/${(e.params as { tag: string }).tag}` : '';
+    const member =
+      e.keyword === 'required'
+        ? `/${(e.params as { missingProperty: string }).missingProperty}`
+        : e.keyword === 'discriminator'
+          ? `/${(e.params as { tag: string }).tag}`
+          : '';
     const path = `/${where}${e.instancePath}${member}`;
     return { message: `${path} ${explain(e, path)}`, path };
   });

@@ -15,15 +15,28 @@ const TAG = 'Users and API keys';
 const UserSchema = defineSchema('User', {
   type: 'object',
   required: ['user_id', 'email', 'organizations', 'created_at', 'updated_at'],
-  properties: { user_id: uuid, email: { type: 'string' }, name: { type: 'string' }, organizations: { type: 'array', items: uuid }, created_at: timestamp, updated_at: timestamp },
+  properties: {
+    user_id: uuid,
+    email: { type: 'string' },
+    name: { type: 'string' },
+    organizations: { type: 'array', items: uuid },
+    created_at: timestamp,
+    updated_at: timestamp,
+  },
 });
 const ApiKeySchema = defineSchema('ApiKey', {
   type: 'object',
   required: ['api_key_id', 'active', 'created_at', 'created_by', 'last_used', 'name', 'organization_id', 'updated_at'],
   properties: {
-    api_key_id: uuid, active: { type: 'boolean' }, name: { type: 'string' }, organization_id: uuid,
+    api_key_id: uuid,
+    active: { type: 'boolean' },
+    name: { type: 'string' },
+    organization_id: uuid,
     user_id: { type: ['string', 'null'], format: 'uuid' },
-    created_by: { type: 'string' }, created_at: timestamp, updated_at: timestamp, last_used: timestamp,
+    created_by: { type: 'string' },
+    created_at: timestamp,
+    updated_at: timestamp,
+    last_used: timestamp,
   },
 });
 const ApiKeyWithValue = defineSchema('ApiKeyWithValue', {
@@ -31,22 +44,52 @@ const ApiKeyWithValue = defineSchema('ApiKeyWithValue', {
 });
 const OrganizationSchema = defineSchema('Organization', {
   type: 'object',
-  required: ['organization_id', 'name', 'description', 'entitlement', 'default_bucket_id', 'created_by', 'created_at', 'updated_at'],
+  required: [
+    'organization_id',
+    'name',
+    'description',
+    'entitlement',
+    'default_bucket_id',
+    'created_by',
+    'created_at',
+    'updated_at',
+  ],
   properties: {
-    organization_id: uuid, name: { type: 'string' },
-    description: { type: 'string', description: 'Always "" for now (organizations are named by operators; the client requires the member).' },
+    organization_id: uuid,
+    name: { type: 'string' },
+    description: {
+      type: 'string',
+      description: 'Always "" for now (organizations are named by operators; the client requires the member).',
+    },
     entitlement: { type: 'string', enum: ['FREE', 'PAID', 'UNPAID', 'EXPIRED'] },
-    default_bucket_id: { ...uuid, description: 'Created with the organization; used where a bucket is needed and none is named (GT_CLOUD_BUCKET_ID of runs).' },
-    created_by: { type: 'string' }, created_at: timestamp, updated_at: timestamp,
+    default_bucket_id: {
+      ...uuid,
+      description:
+        'Created with the organization; used where a bucket is needed and none is named (GT_CLOUD_BUCKET_ID of runs).',
+    },
+    created_by: { type: 'string' },
+    created_at: timestamp,
+    updated_at: timestamp,
   },
 });
-const CreateApiKeyBody = defineSchema('CreateApiKeyRequest', { type: 'object', required: ['name'], properties: { name: str(1, 200) } });
+const CreateApiKeyBody = defineSchema('CreateApiKeyRequest', {
+  type: 'object',
+  required: ['name'],
+  properties: { name: str(1, 200) },
+});
 const UpdateApiKeyBody = defineSchema('UpdateApiKeyRequest', {
   type: 'object',
-  properties: { name: str(1, 200), active: { type: 'boolean', description: 'Deactivate (false) or reactivate a key.' } },
+  properties: {
+    name: str(1, 200),
+    active: { type: 'boolean', description: 'Deactivate (false) or reactivate a key.' },
+  },
 });
 const ApiKeyList = pageOf('ApiKeyList', 'api_keys', ApiKeySchema);
-const UserList = defineSchema('UserList', { type: 'object', required: ['users'], properties: { users: { type: 'array', items: UserSchema } } });
+const UserList = defineSchema('UserList', {
+  type: 'object',
+  required: ['users'],
+  properties: { users: { type: 'array', items: UserSchema } },
+});
 const OrganizationList = pageOf('OrganizationList', 'organizations', OrganizationSchema);
 
 // Run-scoped credentials (run_id set) are the platform's, minted for one run and deleted when it ends:
@@ -87,25 +130,41 @@ function ownOrganization(caller: Caller, organizationId: string) {
 }
 
 route({
-  operationId: 'ListUsers', method: 'get', path: '/users', tag: TAG,
+  operationId: 'ListUsers',
+  method: 'get',
+  path: '/users',
+  tag: TAG,
   summary: "Users of the caller's organization (all of them; no pagination, as in the interface).",
   responses: { 200: { description: 'Users', schema: UserList } },
   handler: async ({ deps, caller }) => {
     const members = await deps.ds.getRepository(Membership).findBy({ organization_id: caller.organizationId });
-    const users = await deps.ds.getRepository(User).find({ where: { user_id: In(members.map((m) => m.user_id)) }, order: { created_at: 'ASC' } });
-    const orgs = await organizationsOfUsers(deps.ds, users.map((u) => u.user_id));
+    const users = await deps.ds
+      .getRepository(User)
+      .find({ where: { user_id: In(members.map((m) => m.user_id)) }, order: { created_at: 'ASC' } });
+    const orgs = await organizationsOfUsers(
+      deps.ds,
+      users.map((u) => u.user_id),
+    );
     return { status: 200, body: { users: users.map((u) => presentUser(u, orgs.get(u.user_id)!)) } };
   },
 });
 
-async function memberOfCallerOrg(deps: { ds: import('typeorm').DataSource }, caller: Caller, userId: string): Promise<User> {
+async function memberOfCallerOrg(
+  deps: { ds: import('typeorm').DataSource },
+  caller: Caller,
+  userId: string,
+): Promise<User> {
   if (!(await isMember(deps.ds, caller.organizationId, userId))) throw notFound('User');
   return deps.ds.getRepository(User).findOneByOrFail({ user_id: userId });
 }
 
 route({
-  operationId: 'GetUser', method: 'get', path: '/users/{user_id}', tag: TAG,
-  summary: "A user of the caller's organization.", params: { user_id: uuid },
+  operationId: 'GetUser',
+  method: 'get',
+  path: '/users/{user_id}',
+  tag: TAG,
+  summary: "A user of the caller's organization.",
+  params: { user_id: uuid },
   responses: { 200: { description: 'User', schema: UserSchema } },
   handler: async ({ deps, caller, params }) => {
     const user = await memberOfCallerOrg(deps, caller, params.user_id);
@@ -115,20 +174,34 @@ route({
 });
 
 route({
-  operationId: 'ListApiKeys', method: 'get', path: '/users/{user_id}/api-keys', tag: TAG, paged: true,
-  summary: "A user's API keys in the caller's organization.", params: { user_id: uuid },
+  operationId: 'ListApiKeys',
+  method: 'get',
+  path: '/users/{user_id}/api-keys',
+  tag: TAG,
+  paged: true,
+  summary: "A user's API keys in the caller's organization.",
+  params: { user_id: uuid },
   responses: { 200: { description: 'API keys', schema: ApiKeyList } },
   handler: async ({ deps, caller, params, page }) => {
     await memberOfCallerOrg(deps, caller, params.user_id);
-    const { items, pagination } = await pageInOrg(deps.ds, ApiKey, caller.organizationId, page, { user_id: params.user_id, run_id: IsNull() });
+    const { items, pagination } = await pageInOrg(deps.ds, ApiKey, caller.organizationId, page, {
+      user_id: params.user_id,
+      run_id: IsNull(),
+    });
     return { status: 200, body: { api_keys: items.map(presentApiKey), pagination } };
   },
 });
 
 route({
-  operationId: 'CreateApiKey', method: 'post', path: '/users/{user_id}/api-keys', tag: TAG,
-  summary: 'Creates a key that acts as this user in the caller\'s organization. A user key may create keys only for its own user; an organization key for any member. The `value` is returned only here.',
-  params: { user_id: uuid }, body: CreateApiKeyBody, bodyRequired: true,
+  operationId: 'CreateApiKey',
+  method: 'post',
+  path: '/users/{user_id}/api-keys',
+  tag: TAG,
+  summary:
+    "Creates a key that acts as this user in the caller's organization. A user key may create keys only for its own user; an organization key for any member. The `value` is returned only here.",
+  params: { user_id: uuid },
+  body: CreateApiKeyBody,
+  bodyRequired: true,
   responses: { 201: { description: 'The new key, with its value', schema: ApiKeyWithValue } },
   handler: async ({ deps, caller, params, body }) => {
     await memberOfCallerOrg(deps, caller, params.user_id);
@@ -136,15 +209,23 @@ route({
       throw forbidden('A user key can create API keys only for its own user');
     }
     const { key, value } = await createApiKey(deps.ds, {
-      organizationId: caller.organizationId, userId: params.user_id, name: body.name, createdBy: caller.actor,
+      organizationId: caller.organizationId,
+      userId: params.user_id,
+      name: body.name,
+      createdBy: caller.actor,
     });
     return { status: 201, body: { ...presentApiKey(key), value } };
   },
 });
 
 route({
-  operationId: 'ListOrganizationApiKeys', method: 'get', path: '/organizations/{organization_id}/api-keys', tag: TAG, paged: true,
-  summary: 'Every API key of the organization (user and organization keys).', params: { organization_id: uuid },
+  operationId: 'ListOrganizationApiKeys',
+  method: 'get',
+  path: '/organizations/{organization_id}/api-keys',
+  tag: TAG,
+  paged: true,
+  summary: 'Every API key of the organization (user and organization keys).',
+  params: { organization_id: uuid },
   responses: { 200: { description: 'API keys', schema: ApiKeyList } },
   handler: async ({ deps, caller, params, page }) => {
     ownOrganization(caller, params.organization_id);
@@ -154,36 +235,64 @@ route({
 });
 
 route({
-  operationId: 'CreateOrganizationApiKey', method: 'post', path: '/organizations/{organization_id}/api-keys', tag: TAG,
+  operationId: 'CreateOrganizationApiKey',
+  method: 'post',
+  path: '/organizations/{organization_id}/api-keys',
+  tag: TAG,
   summary: 'Creates an organization key (acts as no user). The `value` is returned only here.',
-  params: { organization_id: uuid }, body: CreateApiKeyBody, bodyRequired: true,
+  params: { organization_id: uuid },
+  body: CreateApiKeyBody,
+  bodyRequired: true,
   responses: { 201: { description: 'The new key, with its value', schema: ApiKeyWithValue } },
   handler: async ({ deps, caller, params, body }) => {
     ownOrganization(caller, params.organization_id);
     const { key, value } = await createApiKey(deps.ds, {
-      organizationId: caller.organizationId, userId: null, name: body.name, createdBy: caller.actor,
+      organizationId: caller.organizationId,
+      userId: null,
+      name: body.name,
+      createdBy: caller.actor,
     });
     return { status: 201, body: { ...presentApiKey(key), value } };
   },
 });
 
 route({
-  operationId: 'GetApiKey', method: 'get', path: '/api-keys/{api_key_id}', tag: TAG,
-  summary: 'An API key (never its value).', params: { api_key_id: uuid },
+  operationId: 'GetApiKey',
+  method: 'get',
+  path: '/api-keys/{api_key_id}',
+  tag: TAG,
+  summary: 'An API key (never its value).',
+  params: { api_key_id: uuid },
   responses: { 200: { description: 'API key', schema: ApiKeySchema } },
   handler: async ({ deps, caller, params }) => {
-    const key = await findInOrg(deps.ds, ApiKey, caller.organizationId, { api_key_id: params.api_key_id, run_id: IsNull() }, 'API key');
+    const key = await findInOrg(
+      deps.ds,
+      ApiKey,
+      caller.organizationId,
+      { api_key_id: params.api_key_id, run_id: IsNull() },
+      'API key',
+    );
     return { status: 200, body: presentApiKey(key) };
   },
 });
 
 route({
-  operationId: 'UpdateApiKey', method: 'patch', path: '/api-keys/{api_key_id}', tag: TAG,
+  operationId: 'UpdateApiKey',
+  method: 'patch',
+  path: '/api-keys/{api_key_id}',
+  tag: TAG,
   summary: 'Renames, deactivates (`active: false`, the key then gets 401) or reactivates a key.',
-  params: { api_key_id: uuid }, body: UpdateApiKeyBody,
+  params: { api_key_id: uuid },
+  body: UpdateApiKeyBody,
   responses: { 200: { description: 'API key', schema: ApiKeySchema } },
   handler: async ({ deps, caller, params, body }) => {
-    const key = await findInOrg(deps.ds, ApiKey, caller.organizationId, { api_key_id: params.api_key_id, run_id: IsNull() }, 'API key');
+    const key = await findInOrg(
+      deps.ds,
+      ApiKey,
+      caller.organizationId,
+      { api_key_id: params.api_key_id, run_id: IsNull() },
+      'API key',
+    );
     if (body.name !== undefined) key.name = body.name;
     if (body.active !== undefined) key.active = body.active;
     key.updated_at = new Date();
@@ -193,11 +302,21 @@ route({
 });
 
 route({
-  operationId: 'DeleteApiKey', method: 'delete', path: '/api-keys/{api_key_id}', tag: TAG,
-  summary: 'Deletes a key; it gets 401 from then on.', params: { api_key_id: uuid },
+  operationId: 'DeleteApiKey',
+  method: 'delete',
+  path: '/api-keys/{api_key_id}',
+  tag: TAG,
+  summary: 'Deletes a key; it gets 401 from then on.',
+  params: { api_key_id: uuid },
   responses: { 204: { description: 'Deleted' } },
   handler: async ({ deps, caller, params }) => {
-    const key = await findInOrg(deps.ds, ApiKey, caller.organizationId, { api_key_id: params.api_key_id, run_id: IsNull() }, 'API key');
+    const key = await findInOrg(
+      deps.ds,
+      ApiKey,
+      caller.organizationId,
+      { api_key_id: params.api_key_id, run_id: IsNull() },
+      'API key',
+    );
     await deps.ds.getRepository(ApiKey).delete({ api_key_id: key.api_key_id });
     return { status: 204 };
   },
@@ -213,21 +332,31 @@ async function visibleOrganizationIds(ds: import('typeorm').DataSource, caller: 
 }
 
 route({
-  operationId: 'ListOrganizations', method: 'get', path: '/organizations', tag: ORG_TAG, paged: true,
+  operationId: 'ListOrganizations',
+  method: 'get',
+  path: '/organizations',
+  tag: ORG_TAG,
+  paged: true,
   summary: "The key's organization and every other one its user belongs to.",
   responses: { 200: { description: 'Organizations', schema: OrganizationList } },
   handler: async ({ deps, caller, page }) => {
     const ids = await visibleOrganizationIds(deps.ds, caller);
     const [items, total] = await deps.ds.getRepository(Organization).findAndCount({
-      where: { organization_id: In(ids) }, order: { created_at: 'ASC' }, ...skipTake(page),
+      where: { organization_id: In(ids) },
+      order: { created_at: 'ASC' },
+      ...skipTake(page),
     });
     return { status: 200, body: { organizations: items.map(presentOrganization), pagination: paginate(page, total) } };
   },
 });
 
 route({
-  operationId: 'GetOrganization', method: 'get', path: '/organizations/{organization_id}', tag: ORG_TAG,
-  summary: 'An organization the caller may read.', params: { organization_id: uuid },
+  operationId: 'GetOrganization',
+  method: 'get',
+  path: '/organizations/{organization_id}',
+  tag: ORG_TAG,
+  summary: 'An organization the caller may read.',
+  params: { organization_id: uuid },
   responses: { 200: { description: 'Organization', schema: OrganizationSchema } },
   handler: async ({ deps, caller, params }) => {
     const ids = await visibleOrganizationIds(deps.ds, caller);
@@ -239,20 +368,33 @@ route({
 });
 
 route({
-  operationId: 'ListOrganizationUsers', method: 'get', path: '/organizations/{organization_id}/users', tag: ORG_TAG, paged: true,
-  summary: "Members of the key's organization.", params: { organization_id: uuid },
+  operationId: 'ListOrganizationUsers',
+  method: 'get',
+  path: '/organizations/{organization_id}/users',
+  tag: ORG_TAG,
+  paged: true,
+  summary: "Members of the key's organization.",
+  params: { organization_id: uuid },
   responses: { 200: { description: 'Users', schema: pageOf('OrganizationUserList', 'users', UserSchema) } },
   handler: async ({ deps, caller, params, page }) => {
     ownOrganization(caller, params.organization_id);
     const [members, total] = await deps.ds.getRepository(Membership).findAndCount({
-      where: { organization_id: caller.organizationId }, order: { created_at: 'ASC' }, ...skipTake(page),
+      where: { organization_id: caller.organizationId },
+      order: { created_at: 'ASC' },
+      ...skipTake(page),
     });
     const users = await deps.ds.getRepository(User).findBy({ user_id: In(members.map((m) => m.user_id)) });
     const byId = new Map(users.map((u) => [u.user_id, u]));
-    const orgs = await organizationsOfUsers(deps.ds, members.map((m) => m.user_id));
+    const orgs = await organizationsOfUsers(
+      deps.ds,
+      members.map((m) => m.user_id),
+    );
     return {
       status: 200,
-      body: { users: members.map((m) => presentUser(byId.get(m.user_id)!, orgs.get(m.user_id)!)), pagination: paginate(page, total) },
+      body: {
+        users: members.map((m) => presentUser(byId.get(m.user_id)!, orgs.get(m.user_id)!)),
+        pagination: paginate(page, total),
+      },
     };
   },
 });

@@ -4,7 +4,11 @@ import type { RunEvent } from '../../persistence/entities';
 import { RUN_STATUSES } from '../../persistence/entities/run';
 import { iso } from '../../persistence/scoped';
 import {
-  AssistantRunRecord, cancelAssistantRun, createAssistantRun, findAssistantRun, listAssistantRuns,
+  AssistantRunRecord,
+  cancelAssistantRun,
+  createAssistantRun,
+  findAssistantRun,
+  listAssistantRuns,
 } from '../../services/assistants/runs';
 import { route } from '../http/route';
 import { eventStreamResponse, lastEventIdQuery, resumeAfter, sseFrame, streamRunEvents } from '../sse/event-stream';
@@ -17,30 +21,59 @@ const MAX_ARGS = 100;
 
 const AssistantRunSchema = defineSchema('AssistantRun', {
   type: 'object',
-  required: ['assistant_run_id', 'assistant_id', 'args', 'completed_at', 'created_at', 'created_by', 'knowledge_base_ids',
-    'retriever_ids', 'ruleset_ids', 'structure_ids', 'tool_ids', 'status', 'stream', 'updated_at'],
+  required: [
+    'assistant_run_id',
+    'assistant_id',
+    'args',
+    'completed_at',
+    'created_at',
+    'created_by',
+    'knowledge_base_ids',
+    'retriever_ids',
+    'ruleset_ids',
+    'structure_ids',
+    'tool_ids',
+    'status',
+    'stream',
+    'updated_at',
+  ],
   properties: {
-    assistant_run_id: uuid, assistant_id: uuid,
+    assistant_run_id: uuid,
+    assistant_id: uuid,
     args: { type: 'array', items: { type: 'string' } },
-    input: { type: 'string', description: 'The run\'s input, else the assistant\'s at creation.' },
+    input: { type: 'string', description: "The run's input, else the assistant's at creation." },
     thread_id: uuid,
     stream: { type: 'boolean', description: 'Whether TextChunkEvent events carry the answer as it is generated.' },
-    knowledge_base_ids: idList, retriever_ids: idList, ruleset_ids: idList, structure_ids: idList, tool_ids: idList,
+    knowledge_base_ids: idList,
+    retriever_ids: idList,
+    ruleset_ids: idList,
+    structure_ids: idList,
+    tool_ids: idList,
     status: { type: 'string', enum: [...RUN_STATUSES] },
     status_detail: {
-      description: 'SUCCEEDED: `{reason: "Completed", message: null}`; FAILED/ERROR: `{reason, error}` (reasons: ModelRequestRejected, '
-        + 'ModelNotConfigured, ToolUnavailable, MaxStepsExceeded, ModelUnreachable, ModelStreamInterrupted, TimeLimitExceeded, ...); '
-        + 'CANCELLED: `{reason: "Cancelled", message, requested_by}`.',
+      description:
+        'SUCCEEDED: `{reason: "Completed", message: null}`; FAILED/ERROR: `{reason, error}` (reasons: ModelRequestRejected, ' +
+        'ModelNotConfigured, ToolUnavailable, MaxStepsExceeded, ModelUnreachable, ModelStreamInterrupted, TimeLimitExceeded, ...); ' +
+        'CANCELLED: `{reason: "Cancelled", message, requested_by}`.',
     },
-    output: { description: 'The answer as a TextArtifact dict `{type: "TextArtifact", id, name, value, meta, reference}`.' },
-    model: { type: 'string', description: 'The model that answered, as `provider/model` (before that: the one requested, if any).' },
+    output: {
+      description: 'The answer as a TextArtifact dict `{type: "TextArtifact", id, name, value, meta, reference}`.',
+    },
+    model: {
+      type: 'string',
+      description: 'The model that answered, as `provider/model` (before that: the one requested, if any).',
+    },
     usage: {
-      type: 'object', required: ['input_tokens', 'output_tokens'],
+      type: 'object',
+      required: ['input_tokens', 'output_tokens'],
       properties: { input_tokens: { type: 'number' }, output_tokens: { type: 'number' } },
-      description: 'Tokens used, summed over the run\'s model calls.',
+      description: "Tokens used, summed over the run's model calls.",
     },
-    created_by: { type: 'string' }, created_at: timestamp, updated_at: timestamp,
-    started_at: { type: ['string', 'null'], format: 'date-time' }, completed_at: { type: ['string', 'null'], format: 'date-time' },
+    created_by: { type: 'string' },
+    created_at: timestamp,
+    updated_at: timestamp,
+    started_at: { type: ['string', 'null'], format: 'date-time' },
+    completed_at: { type: ['string', 'null'], format: 'date-time' },
   },
 });
 
@@ -72,12 +105,16 @@ const nullableIdList = { type: ['array', 'null'], items: uuid, maxItems: 100 };
 const runPath = { assistant_run_id: uuid };
 
 route({
-  operationId: 'CreateAssistantRun', method: 'post', path: '/assistants/{assistant_id}/runs', tag: TAG,
-  summary: 'Starts a run. The model is given the rulesets as instructions, the thread\'s earlier exchanges, and the user '
-    + 'message (`input`, else the assistant\'s, then each of `args`, blank-line separated); the structures and tool '
-    + 'activities are offered as functions. Each id list is the request\'s when given, else the assistant\'s, plus the '
-    + '`additional_*` list. `thread_id` wins over `new_thread`; a new thread\'s id is answered in `thread_id`. On success '
-    + 'the exchange is appended to the thread.',
+  operationId: 'CreateAssistantRun',
+  method: 'post',
+  path: '/assistants/{assistant_id}/runs',
+  tag: TAG,
+  summary:
+    "Starts a run. The model is given the rulesets as instructions, the thread's earlier exchanges, and the user " +
+    "message (`input`, else the assistant's, then each of `args`, blank-line separated); the structures and tool " +
+    "activities are offered as functions. Each id list is the request's when given, else the assistant's, plus the " +
+    "`additional_*` list. `thread_id` wins over `new_thread`; a new thread's id is answered in `thread_id`. On success " +
+    'the exchange is appended to the thread.',
   params: { assistant_id: uuid },
   body: defineSchema('CreateAssistantRunRequest', {
     type: 'object',
@@ -85,23 +122,37 @@ route({
       args: { type: 'array', items: { type: 'string', maxLength: MAX_INPUT_CHARS }, maxItems: MAX_ARGS },
       input: { type: ['string', 'null'], maxLength: MAX_INPUT_CHARS },
       stream: { type: 'boolean' },
-      model: { oneOf: [str(1, 200), { type: 'null' }], description: '`provider/model`; the configured default when absent.' },
+      model: {
+        oneOf: [str(1, 200), { type: 'null' }],
+        description: '`provider/model`; the configured default when absent.',
+      },
       new_thread: { type: 'boolean' },
       thread_id: { oneOf: [uuid, { type: 'null' }] },
-      knowledge_base_ids: nullableIdList, retriever_ids: nullableIdList, ruleset_ids: nullableIdList,
-      structure_ids: nullableIdList, tool_ids: nullableIdList,
-      additional_knowledge_base_ids: nullableIdList, additional_retriever_ids: nullableIdList, additional_ruleset_ids: nullableIdList,
-      additional_structure_ids: nullableIdList, additional_tool_ids: nullableIdList,
+      knowledge_base_ids: nullableIdList,
+      retriever_ids: nullableIdList,
+      ruleset_ids: nullableIdList,
+      structure_ids: nullableIdList,
+      tool_ids: nullableIdList,
+      additional_knowledge_base_ids: nullableIdList,
+      additional_retriever_ids: nullableIdList,
+      additional_ruleset_ids: nullableIdList,
+      additional_structure_ids: nullableIdList,
+      additional_tool_ids: nullableIdList,
     },
   }),
   responses: { 201: { description: 'The run, QUEUED', schema: AssistantRunSchema } },
   handler: async ({ deps, caller, params, body }) => ({
-    status: 201, body: present(await createAssistantRun(deps, caller, params.assistant_id, body)),
+    status: 201,
+    body: present(await createAssistantRun(deps, caller, params.assistant_id, body)),
   }),
 });
 
 route({
-  operationId: 'ListAssistantRuns', method: 'get', path: '/assistants/{assistant_id}/runs', tag: TAG, paged: true,
+  operationId: 'ListAssistantRuns',
+  method: 'get',
+  path: '/assistants/{assistant_id}/runs',
+  tag: TAG,
+  paged: true,
   summary: 'Runs of an assistant, newest first; `status` filters (`status=A,B` or repeated).',
   params: { assistant_id: uuid },
   query: { status: { type: 'array', items: { type: 'string', enum: [...RUN_STATUSES] } } },
@@ -113,19 +164,34 @@ route({
 });
 
 route({
-  operationId: 'GetAssistantRun', method: 'get', path: '/assistant-runs/{assistant_run_id}', tag: TAG, params: runPath,
+  operationId: 'GetAssistantRun',
+  method: 'get',
+  path: '/assistant-runs/{assistant_run_id}',
+  tag: TAG,
+  params: runPath,
   summary: 'An assistant run.',
   responses: { 200: { description: 'Run', schema: AssistantRunSchema } },
-  handler: async ({ deps, caller, params }) => ({ status: 200, body: present(await findAssistantRun(deps.ds, caller, params.assistant_run_id)) }),
+  handler: async ({ deps, caller, params }) => ({
+    status: 200,
+    body: present(await findAssistantRun(deps.ds, caller, params.assistant_run_id)),
+  }),
 });
 
 route({
-  operationId: 'CancelAssistantRun', method: 'post', path: '/assistant-runs/{assistant_run_id}/cancel', tag: TAG, params: runPath,
-  summary: 'Aborts the model stream (no further tokens are read) and cancels the run\'s structure and tool runs; answers once '
-    + 'the run is CANCELLED (waits up to 10 s, then answers with the current record). 200 again for a CANCELLED run; 409 '
-    + 'for a run that ended otherwise.',
+  operationId: 'CancelAssistantRun',
+  method: 'post',
+  path: '/assistant-runs/{assistant_run_id}/cancel',
+  tag: TAG,
+  params: runPath,
+  summary:
+    "Aborts the model stream (no further tokens are read) and cancels the run's structure and tool runs; answers once " +
+    'the run is CANCELLED (waits up to 10 s, then answers with the current record). 200 again for a CANCELLED run; 409 ' +
+    'for a run that ended otherwise.',
   responses: { 200: { description: 'Run', schema: AssistantRunSchema } },
-  handler: async ({ deps, caller, params }) => ({ status: 200, body: present(await cancelAssistantRun(deps, caller, params.assistant_run_id)) }),
+  handler: async ({ deps, caller, params }) => ({
+    status: 200,
+    body: present(await cancelAssistantRun(deps, caller, params.assistant_run_id)),
+  }),
 });
 
 // ---- Events: the same rows, sequence and streams as structure run events, named by assistant_run_id ----
@@ -134,16 +200,20 @@ const EventSchema = defineSchema('AssistantRunEvent', {
   type: 'object',
   required: ['event_id', 'assistant_run_id', 'type', 'origin', 'payload', 'timestamp', 'created_at'],
   properties: {
-    event_id: uuid, assistant_run_id: uuid,
+    event_id: uuid,
+    assistant_run_id: uuid,
     type: {
       type: 'string',
-      description: 'ASSISTANT (griptape event dicts in `payload`): StartStructureRunEvent, TextChunkEvent and ActionChunkEvent '
-        + '(streamed runs), FinishStructureRunEvent (`payload.output_task_output` is the answer). SYSTEM: StructureRunStarting, '
-        + 'StructureRunRunning, AssistantToolCallStarted, AssistantToolCallCompleted, StructureRunCompleted, StructureRunError, '
-        + 'StructureRunCancelled.',
+      description:
+        'ASSISTANT (griptape event dicts in `payload`): StartStructureRunEvent, TextChunkEvent and ActionChunkEvent ' +
+        '(streamed runs), FinishStructureRunEvent (`payload.output_task_output` is the answer). SYSTEM: StructureRunStarting, ' +
+        'StructureRunRunning, AssistantToolCallStarted, AssistantToolCallCompleted, StructureRunCompleted, StructureRunError, ' +
+        'StructureRunCancelled.',
     },
     origin: { type: 'string', enum: ['SYSTEM', 'ASSISTANT'] },
-    payload: {}, timestamp: { type: 'number', description: 'Epoch seconds (float).' }, created_at: timestamp,
+    payload: {},
+    timestamp: { type: 'number', description: 'Epoch seconds (float).' },
+    created_at: timestamp,
   },
 });
 
@@ -158,7 +228,11 @@ const presentEvent = (e: RunEvent) => ({
 });
 
 route({
-  operationId: 'ListAssistantEvents', method: 'get', path: '/assistant-runs/{assistant_run_id}/events', tag: 'Events', params: runPath,
+  operationId: 'ListAssistantEvents',
+  method: 'get',
+  path: '/assistant-runs/{assistant_run_id}/events',
+  tag: 'Events',
+  params: runPath,
   summary: `Events of an assistant run in order. ${EVENT_LIST_SUMMARY}`,
   query: eventListQuery,
   responses: { 200: { description: 'Events', schema: eventListSchema('AssistantRunEventList', EventSchema) } },
@@ -169,9 +243,14 @@ route({
 });
 
 route({
-  operationId: 'GetAssistantRunEventsSSE', method: 'get', path: '/assistant-runs/{assistant_run_id}/events/stream', tag: 'Events', params: runPath,
-  summary: 'Server-sent events of an assistant run, framed like the structure run stream (`id: <seq>`, `data: <event JSON>`, '
-    + 'resume with `Last-Event-ID`, keep-alive comments); the response ends once the run has ended and all its events were sent.',
+  operationId: 'GetAssistantRunEventsSSE',
+  method: 'get',
+  path: '/assistant-runs/{assistant_run_id}/events/stream',
+  tag: 'Events',
+  params: runPath,
+  summary:
+    'Server-sent events of an assistant run, framed like the structure run stream (`id: <seq>`, `data: <event JSON>`, ' +
+    'resume with `Last-Event-ID`, keep-alive comments); the response ends once the run has ended and all its events were sent.',
   query: lastEventIdQuery,
   responses: { 200: eventStreamResponse('Event stream', EventSchema) },
   handler: async ({ ctx, deps, caller, params, query }) => {

@@ -1,7 +1,13 @@
 // Assistants: CRUD. Their runs are in assistant-runs.ts.
 import { Assistant } from '../../persistence/entities/assistant';
 import { iso } from '../../persistence/scoped';
-import { createAssistant, deleteAssistant, findAssistant, listAssistants, updateAssistant } from '../../services/assistants/assistants';
+import {
+  createAssistant,
+  deleteAssistant,
+  findAssistant,
+  listAssistants,
+  updateAssistant,
+} from '../../services/assistants/assistants';
 import { route } from '../http/route';
 import { defineSchema, pageOf, str, timestamp, uuid } from '../schemas/registry';
 
@@ -14,13 +20,34 @@ export const idList = { type: 'array', items: uuid, maxItems: MAX_IDS };
 
 const AssistantSchema = defineSchema('Assistant', {
   type: 'object',
-  required: ['assistant_id', 'name', 'description', 'knowledge_base_ids', 'retriever_ids', 'ruleset_ids', 'structure_ids', 'tool_ids',
-    'organization_id', 'created_by', 'created_at', 'updated_at'],
+  required: [
+    'assistant_id',
+    'name',
+    'description',
+    'knowledge_base_ids',
+    'retriever_ids',
+    'ruleset_ids',
+    'structure_ids',
+    'tool_ids',
+    'organization_id',
+    'created_by',
+    'created_at',
+    'updated_at',
+  ],
   properties: {
-    assistant_id: uuid, name: { type: 'string' }, description: { type: 'string' },
-    input: { type: 'string', description: 'Default input of its runs (a run\'s own `input` wins).' },
-    knowledge_base_ids: idList, retriever_ids: idList, ruleset_ids: idList, structure_ids: idList, tool_ids: idList,
-    organization_id: uuid, created_by: { type: 'string' }, created_at: timestamp, updated_at: timestamp,
+    assistant_id: uuid,
+    name: { type: 'string' },
+    description: { type: 'string' },
+    input: { type: 'string', description: "Default input of its runs (a run's own `input` wins)." },
+    knowledge_base_ids: idList,
+    retriever_ids: idList,
+    ruleset_ids: idList,
+    structure_ids: idList,
+    tool_ids: idList,
+    organization_id: uuid,
+    created_by: { type: 'string' },
+    created_at: timestamp,
+    updated_at: timestamp,
   },
 });
 
@@ -41,16 +68,26 @@ const present = (a: Assistant) => ({
 });
 
 const fields = {
-  name: str(1, 200), description: str(1, 200), input: { type: ['string', 'null'], maxLength: MAX_INPUT_CHARS },
-  knowledge_base_ids: idList, ruleset_ids: idList, structure_ids: idList, tool_ids: idList,
+  name: str(1, 200),
+  description: str(1, 200),
+  input: { type: ['string', 'null'], maxLength: MAX_INPUT_CHARS },
+  knowledge_base_ids: idList,
+  ruleset_ids: idList,
+  structure_ids: idList,
+  tool_ids: idList,
 };
 const assistantPath = { assistant_id: uuid };
-const idsNote = 'Every id must name a record of the organization (404 naming the missing ones); knowledge bases and '
-  + 'retrievers are not available yet, so those lists must be empty.';
+const idsNote =
+  'Every id must name a record of the organization (404 naming the missing ones); knowledge bases and ' +
+  'retrievers are not available yet, so those lists must be empty.';
 
 route({
-  operationId: 'ListAssistants', method: 'get', path: '/assistants', tag: TAG, paged: true,
-  summary: 'The organization\'s assistants, newest first.',
+  operationId: 'ListAssistants',
+  method: 'get',
+  path: '/assistants',
+  tag: TAG,
+  paged: true,
+  summary: "The organization's assistants, newest first.",
   responses: { 200: { description: 'Assistants', schema: pageOf('AssistantList', 'assistants', AssistantSchema) } },
   handler: async ({ deps, caller, page }) => {
     const { items, pagination } = await listAssistants(deps.ds, caller, page);
@@ -59,35 +96,59 @@ route({
 });
 
 route({
-  operationId: 'CreateAssistant', method: 'post', path: '/assistants', tag: TAG,
+  operationId: 'CreateAssistant',
+  method: 'post',
+  path: '/assistants',
+  tag: TAG,
   summary: `Creates an assistant. ${idsNote}`,
   body: defineSchema('CreateAssistantRequest', {
-    type: 'object', required: ['name'], properties: { ...fields, retriever_ids: idList },
+    type: 'object',
+    required: ['name'],
+    properties: { ...fields, retriever_ids: idList },
   }),
   bodyRequired: true,
   responses: { 201: { description: 'Assistant', schema: AssistantSchema } },
-  handler: async ({ deps, caller, body }) => ({ status: 201, body: present(await createAssistant(deps.ds, caller, body)) }),
+  handler: async ({ deps, caller, body }) => ({
+    status: 201,
+    body: present(await createAssistant(deps.ds, caller, body)),
+  }),
 });
 
 route({
-  operationId: 'GetAssistant', method: 'get', path: '/assistants/{assistant_id}', tag: TAG, params: assistantPath,
+  operationId: 'GetAssistant',
+  method: 'get',
+  path: '/assistants/{assistant_id}',
+  tag: TAG,
+  params: assistantPath,
   summary: 'An assistant.',
   responses: { 200: { description: 'Assistant', schema: AssistantSchema } },
-  handler: async ({ deps, caller, params }) => ({ status: 200, body: present(await findAssistant(deps.ds, caller, params.assistant_id)) }),
+  handler: async ({ deps, caller, params }) => ({
+    status: 200,
+    body: present(await findAssistant(deps.ds, caller, params.assistant_id)),
+  }),
 });
 
 route({
-  operationId: 'UpdateAssistant', method: 'patch', path: '/assistants/{assistant_id}', tag: TAG, params: assistantPath,
+  operationId: 'UpdateAssistant',
+  method: 'patch',
+  path: '/assistants/{assistant_id}',
+  tag: TAG,
+  params: assistantPath,
   summary: `Changes the given fields; a given id list replaces the stored one (there is no \`retriever_ids\` here). ${idsNote}`,
   body: defineSchema('UpdateAssistantRequest', { type: 'object', properties: fields }),
   responses: { 200: { description: 'Assistant', schema: AssistantSchema } },
   handler: async ({ deps, caller, params, body }) => ({
-    status: 200, body: present(await updateAssistant(deps.ds, caller, params.assistant_id, body)),
+    status: 200,
+    body: present(await updateAssistant(deps.ds, caller, params.assistant_id, body)),
   }),
 });
 
 route({
-  operationId: 'DeleteAssistant', method: 'delete', path: '/assistants/{assistant_id}', tag: TAG, params: assistantPath,
+  operationId: 'DeleteAssistant',
+  method: 'delete',
+  path: '/assistants/{assistant_id}',
+  tag: TAG,
+  params: assistantPath,
   summary: 'Deletes the assistant with its runs and their events. Open runs are cancelled first (bounded wait).',
   responses: { 204: { description: 'Deleted' } },
   handler: async ({ deps, caller, params }) => {

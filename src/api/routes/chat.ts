@@ -3,7 +3,12 @@
 // (chat-run-<uuid>); this route waits for its answer or streams its pieces.
 import { CHAT_LIMITS, RESERVED_EXTRA_PARAMS, TOOL_NAME_PATTERN } from '../../services/chat/mapping';
 import {
-  abandonChatMessage, ChatRunInput, chatAnswer, chatFrame, createChatMessage, waitForChatAnswer,
+  abandonChatMessage,
+  ChatRunInput,
+  chatAnswer,
+  chatFrame,
+  createChatMessage,
+  waitForChatAnswer,
 } from '../../services/chat/messages';
 import { serviceUnavailable } from '../../errors';
 import { route } from '../http/route';
@@ -15,8 +20,9 @@ const TAG = 'Chat';
 const ArtifactSchema = defineSchema('ChatArtifact', {
   type: 'object',
   required: ['type'],
-  description: 'A griptape artifact dict (`BaseArtifact.to_dict()`): `TextArtifact`, `ActionArtifact` (its `value` a ToolAction), '
-    + '`JsonArtifact`, `ErrorArtifact`, `ListArtifact`, ... Answers carry `type`, `id`, `name`, `value`, `meta`, `reference`.',
+  description:
+    'A griptape artifact dict (`BaseArtifact.to_dict()`): `TextArtifact`, `ActionArtifact` (its `value` a ToolAction), ' +
+    '`JsonArtifact`, `ErrorArtifact`, `ListArtifact`, ... Answers carry `type`, `id`, `name`, `value`, `meta`, `reference`.',
   properties: {
     type: { type: 'string', maxLength: 100 },
     id: { type: 'string' },
@@ -40,26 +46,40 @@ const ToolActionSchema = {
   type: 'object',
   required: ['tag', 'name'],
   description: 'A griptape ToolAction dict: `tag` is the call id.',
-  properties: { tag: { type: 'string', minLength: 1 }, name: { type: 'string' }, path: { type: ['string', 'null'] }, input: {} },
+  properties: {
+    tag: { type: 'string', minLength: 1 },
+    name: { type: 'string' },
+    path: { type: ['string', 'null'] },
+    input: {},
+  },
 };
 
 // Message contents, by `type`: text anywhere, tool calls in assistant messages, tool results in user messages.
 // Images, audio and video (griptape has them) match none of these: refused (400).
 const TextContent = {
-  type: 'object', required: ['type', 'artifact'],
+  type: 'object',
+  required: ['type', 'artifact'],
   properties: { type: { const: 'TextMessageContent' }, artifact: ArtifactSchema },
 };
 const ActionCallContent = {
-  type: 'object', required: ['type', 'artifact'],
+  type: 'object',
+  required: ['type', 'artifact'],
   properties: {
     type: { const: 'ActionCallMessageContent' },
-    artifact: { type: 'object', required: ['value'], properties: { value: ToolActionSchema }, description: 'An ActionArtifact dict.' },
+    artifact: {
+      type: 'object',
+      required: ['value'],
+      properties: { value: ToolActionSchema },
+      description: 'An ActionArtifact dict.',
+    },
   },
 };
 const ActionResultContent = {
-  type: 'object', required: ['type', 'action'],
+  type: 'object',
+  required: ['type', 'action'],
   properties: {
-    type: { const: 'ActionResultMessageContent' }, artifact: ArtifactSchema,
+    type: { const: 'ActionResultMessageContent' },
+    artifact: ArtifactSchema,
     action: { ...ToolActionSchema, description: 'The ToolAction this result answers.' },
   },
 };
@@ -67,7 +87,10 @@ const ActionResultContent = {
 const messageOf = (role: string, ...kinds: JsonSchema[]) => ({
   required: ['role'],
   // `type: object` too: ajv's discriminator lets anything else (a null item) through.
-  properties: { role: { const: role }, content: { items: { type: 'object', required: ['type'], oneOf: kinds, discriminator: { propertyName: 'type' } } } },
+  properties: {
+    role: { const: role },
+    content: { items: { type: 'object', required: ['type'], oneOf: kinds, discriminator: { propertyName: 'type' } } },
+  },
 });
 
 const MessageSchema = defineSchema('ChatMessage', {
@@ -84,8 +107,10 @@ const MessageSchema = defineSchema('ChatMessage', {
     type: { type: 'string' },
     role: { type: 'string', enum: ['system', 'user', 'assistant'] },
     content: {
-      type: 'array', maxItems: CHAT_LIMITS.contents,
-      description: '`TextMessageContent`; `ActionCallMessageContent` (assistant messages); `ActionResultMessageContent` (user messages).',
+      type: 'array',
+      maxItems: CHAT_LIMITS.contents,
+      description:
+        '`TextMessageContent`; `ActionCallMessageContent` (assistant messages); `ActionResultMessageContent` (user messages).',
     },
     usage: UsageSchema,
   },
@@ -94,12 +119,20 @@ const MessageSchema = defineSchema('ChatMessage', {
 const AnswerSchema = defineSchema('ChatMessageAnswer', {
   type: 'object',
   required: ['type', 'role', 'content', 'usage'],
-  description: 'The answer as a griptape `Message` dict (`Message.from_dict`): role `assistant`; a TextMessageContent with the '
-    + 'text, then one ActionCallMessageContent per tool call (an ActionArtifact whose `value` is a ToolAction `{tag, name, path, input}`).',
+  description:
+    'The answer as a griptape `Message` dict (`Message.from_dict`): role `assistant`; a TextMessageContent with the ' +
+    'text, then one ActionCallMessageContent per tool call (an ActionArtifact whose `value` is a ToolAction `{tag, name, path, input}`).',
   properties: {
     type: { type: 'string', enum: ['Message'] },
     role: { type: 'string', enum: ['assistant'] },
-    content: { type: 'array', items: { type: 'object', required: ['type', 'artifact'], properties: { type: { type: 'string' }, artifact: ArtifactSchema } } },
+    content: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['type', 'artifact'],
+        properties: { type: { type: 'string' }, artifact: ArtifactSchema },
+      },
+    },
     usage: { ...UsageSchema, required: ['type', 'input_tokens', 'output_tokens'] },
   },
 });
@@ -109,14 +142,18 @@ const RequestSchema = defineSchema('CreateChatMessageRequest', {
   required: ['messages', 'tools', 'driver_configuration'],
   properties: {
     messages: {
-      type: 'array', minItems: 1, maxItems: CHAT_LIMITS.messages, items: MessageSchema,
+      type: 'array',
+      minItems: 1,
+      maxItems: CHAT_LIMITS.messages,
+      items: MessageSchema,
       description: 'The conversation: `PromptStack.to_dict()["messages"]`.',
     },
     tools: {
       type: 'array',
       maxItems: CHAT_LIMITS.functions,
-      description: 'Offered to the model as functions `<name>_<activity name>` (shortened with a hash past 64 characters, or when two are '
-        + 'the same; calls come back with the tool\'s name and activity). How many functions a model takes is its provider\'s limit (OpenAI: 128).',
+      description:
+        'Offered to the model as functions `<name>_<activity name>` (shortened with a hash past 64 characters, or when two are ' +
+        "the same; calls come back with the tool's name and activity). How many functions a model takes is its provider's limit (OpenAI: 128).",
       items: {
         type: 'object',
         required: ['name', 'activities'],
@@ -131,7 +168,10 @@ const RequestSchema = defineSchema('CreateChatMessageRequest', {
               properties: {
                 name: { type: 'string', minLength: 1, maxLength: 64, pattern: TOOL_NAME_PATTERN },
                 description: { type: 'string' },
-                json_schema: { type: 'object', description: 'JSON Schema of the activity\'s input: the function\'s parameters.' },
+                json_schema: {
+                  type: 'object',
+                  description: "JSON Schema of the activity's input: the function's parameters.",
+                },
               },
             },
           },
@@ -140,25 +180,35 @@ const RequestSchema = defineSchema('CreateChatMessageRequest', {
     },
     output_schema: {
       type: ['object', 'null'],
-      description: 'JSON Schema of a structured answer (see `structured_output_strategy`). Optional: griptape sends it only when it wants structured output.',
+      description:
+        'JSON Schema of a structured answer (see `structured_output_strategy`). Optional: griptape sends it only when it wants structured output.',
     },
     driver_configuration: {
       type: 'object',
       properties: {
-        model: { type: ['string', 'null'], maxLength: 200, description: '`provider/model`; the configured DEFAULT_MODEL when absent.' },
+        model: {
+          type: ['string', 'null'],
+          maxLength: 200,
+          description: '`provider/model`; the configured DEFAULT_MODEL when absent.',
+        },
         max_tokens: { type: ['integer', 'null'], minimum: 1 },
         temperature: { type: ['number', 'null'], minimum: 0 },
-        use_native_tools: { type: ['boolean', 'null'], description: 'false: the tools are not sent to the model (griptape prompts for them itself). Default true.' },
+        use_native_tools: {
+          type: ['boolean', 'null'],
+          description: 'false: the tools are not sent to the model (griptape prompts for them itself). Default true.',
+        },
         structured_output_strategy: {
           enum: ['native', 'tool', 'rule', null],
-          description: '`native` (default): the provider is held to `output_schema` (response_format json_schema). `tool`: a tool '
-            + 'call is required (griptape offers its StructuredOutputTool; added when missing). `rule`: nothing is added (griptape '
-            + 'has put the schema into the system message).',
+          description:
+            '`native` (default): the provider is held to `output_schema` (response_format json_schema). `tool`: a tool ' +
+            'call is required (griptape offers its StructuredOutputTool; added when missing). `rule`: nothing is added (griptape ' +
+            'has put the schema into the system message).',
         },
         extra_params: {
           type: ['object', 'null'],
           propertyNames: { not: { anyOf: [NUL_TEXT, { enum: RESERVED_EXTRA_PARAMS }] } },
-          description: 'Copied into the provider request (e.g. `top_p`, `seed`, `response_format`); may not set `model`, `messages`, `stream` or `n`.',
+          description:
+            'Copied into the provider request (e.g. `top_p`, `seed`, `response_format`); may not set `model`, `messages`, `stream` or `n`.',
         },
       },
     },
@@ -166,7 +216,8 @@ const RequestSchema = defineSchema('CreateChatMessageRequest', {
 });
 
 const ChatStreamData = defineSchema('ChatMessageStreamData', {
-  description: 'One piece of the streamed answer (a griptape `DeltaMessage` dict), or `{error}` when the exchange failed after the stream began.',
+  description:
+    'One piece of the streamed answer (a griptape `DeltaMessage` dict), or `{error}` when the exchange failed after the stream began.',
   oneOf: [
     {
       type: 'object',
@@ -180,14 +231,23 @@ const ChatStreamData = defineSchema('ChatMessageStreamData', {
           oneOf: [
             { type: 'null' },
             {
-              type: 'object', required: ['type', 'index', 'text'],
-              properties: { type: { type: 'string', enum: ['TextDeltaMessageContent'] }, index: { type: 'integer' }, text: { type: 'string' } },
+              type: 'object',
+              required: ['type', 'index', 'text'],
+              properties: {
+                type: { type: 'string', enum: ['TextDeltaMessageContent'] },
+                index: { type: 'integer' },
+                text: { type: 'string' },
+              },
             },
             {
-              type: 'object', required: ['type', 'index', 'tag', 'name', 'path', 'partial_input'],
+              type: 'object',
+              required: ['type', 'index', 'tag', 'name', 'path', 'partial_input'],
               properties: {
-                type: { type: 'string', enum: ['ActionCallDeltaMessageContent'] }, index: { type: 'integer' },
-                tag: { type: ['string', 'null'] }, name: { type: ['string', 'null'] }, path: { type: ['string', 'null'] },
+                type: { type: 'string', enum: ['ActionCallDeltaMessageContent'] },
+                index: { type: 'integer' },
+                tag: { type: ['string', 'null'] },
+                name: { type: ['string', 'null'] },
+                path: { type: ['string', 'null'] },
                 partial_input: { type: ['string', 'null'] },
               },
             },
@@ -199,18 +259,25 @@ const ChatStreamData = defineSchema('ChatMessageStreamData', {
   ],
 });
 
-const SUMMARY_ERRORS = ' 400 `ValidationError` for a request the model cannot be given (e.g. image content) and for one the model provider '
-  + 'refused (its message); 503 `ServiceUnavailableError` when no model provider is configured, the provider could not be reached '
-  + '(after retries) or answered unusably, or no answer came within CHAT_MESSAGE_TIME_LIMIT_SECONDS.';
+const SUMMARY_ERRORS =
+  ' 400 `ValidationError` for a request the model cannot be given (e.g. image content) and for one the model provider ' +
+  'refused (its message); 503 `ServiceUnavailableError` when no model provider is configured, the provider could not be reached ' +
+  '(after retries) or answered unusably, or no answer came within CHAT_MESSAGE_TIME_LIMIT_SECONDS.';
 
 route({
-  operationId: 'CreateChatMessage', method: 'post', path: '/chat/messages', tag: TAG, bodyRequired: true,
+  operationId: 'CreateChatMessage',
+  method: 'post',
+  path: '/chat/messages',
+  tag: TAG,
+  bodyRequired: true,
   // User code in a structure run calls this with its own credential (GriptapeCloudPromptDriver's default key).
   runScoped: true,
-  summary: 'Asks the model and answers with its message (a griptape `Message` dict) once it is complete.' + SUMMARY_ERRORS
-    + ' A client that disconnects before the answer cancels the exchange.',
+  summary:
+    'Asks the model and answers with its message (a griptape `Message` dict) once it is complete.' +
+    SUMMARY_ERRORS +
+    ' A client that disconnects before the answer cancels the exchange.',
   body: RequestSchema,
-  responses: { 201: { description: 'The model\'s answer', schema: AnswerSchema } },
+  responses: { 201: { description: "The model's answer", schema: AnswerSchema } },
   handler: async ({ ctx, deps, caller, body }) => {
     const run = await createChatMessage(deps, caller, body as ChatRunInput['request'], false);
     const gone = new AbortController();
@@ -221,12 +288,20 @@ route({
     try {
       const ended = await waitForChatAnswer(deps, run.run_id, gone.signal);
       if (typeof ended !== 'string') return { status: 201, body: chatAnswer(ended) };
-      const why = { 'client-gone': 'the client disconnected', timeout: 'no answer in time', shutdown: 'the api shut down' }[ended];
-      await abandonChatMessage(deps, caller, run, why).catch((err) => deps.log.warn({ err, runId: run.run_id }, 'could not cancel a chat message'));
+      const why = {
+        'client-gone': 'the client disconnected',
+        timeout: 'no answer in time',
+        shutdown: 'the api shut down',
+      }[ended];
+      await abandonChatMessage(deps, caller, run, why).catch((err) =>
+        deps.log.warn({ err, runId: run.run_id }, 'could not cancel a chat message'),
+      );
       if (ended === 'client-gone') return undefined; // nobody to answer
-      throw serviceUnavailable(ended === 'timeout'
-        ? `No answer within ${deps.config.chatTimeLimitSeconds} s (CHAT_MESSAGE_TIME_LIMIT_SECONDS); the exchange was cancelled`
-        : 'The api is shutting down; the exchange was cancelled: retry');
+      throw serviceUnavailable(
+        ended === 'timeout'
+          ? `No answer within ${deps.config.chatTimeLimitSeconds} s (CHAT_MESSAGE_TIME_LIMIT_SECONDS); the exchange was cancelled`
+          : 'The api is shutting down; the exchange was cancelled: retry',
+      );
     } finally {
       ctx.res.off('close', onClose);
     }
@@ -234,25 +309,36 @@ route({
 });
 
 route({
-  operationId: 'CreateChatMessageStream', method: 'post', path: '/chat/messages/stream', tag: TAG, bodyRequired: true, runScoped: true,
-  summary: 'Asks the model and streams its answer as Server-Sent Events: one `data: <griptape DeltaMessage dict>` frame per piece '
-    + '(TextDeltaMessageContent `{index: 0, text}`; ActionCallDeltaMessageContent `{index, tag, name, path, partial_input}`, tag '
-    + 'name and path in the first piece of each call), then one with the `usage` and no content; the response ends with the '
-    + 'answer. An exchange that fails after the response began ends with `data: {"error": "<message>"}` (griptape raises it). '
-    + 'Request errors are answered before the stream, as JSON (400). A client that disconnects cancels the exchange: the '
-    + 'provider request is aborted.',
+  operationId: 'CreateChatMessageStream',
+  method: 'post',
+  path: '/chat/messages/stream',
+  tag: TAG,
+  bodyRequired: true,
+  runScoped: true,
+  summary:
+    'Asks the model and streams its answer as Server-Sent Events: one `data: <griptape DeltaMessage dict>` frame per piece ' +
+    '(TextDeltaMessageContent `{index: 0, text}`; ActionCallDeltaMessageContent `{index, tag, name, path, partial_input}`, tag ' +
+    'name and path in the first piece of each call), then one with the `usage` and no content; the response ends with the ' +
+    'answer. An exchange that fails after the response began ends with `data: {"error": "<message>"}` (griptape raises it). ' +
+    'Request errors are answered before the stream, as JSON (400). A client that disconnects cancels the exchange: the ' +
+    'provider request is aborted.',
   body: RequestSchema,
   responses: { 201: eventStreamResponse('Event stream', ChatStreamData, false) },
   handler: async ({ ctx, deps, caller, body }) => {
     const run = await createChatMessage(deps, caller, body as ChatRunInput['request'], true);
-    const abandon = (why: string) => abandonChatMessage(deps, caller, run, why)
-      .catch((err) => deps.log.warn({ err, runId: run.run_id }, 'could not cancel a chat message'));
+    const abandon = (why: string) =>
+      abandonChatMessage(deps, caller, run, why).catch((err) =>
+        deps.log.warn({ err, runId: run.run_id }, 'could not cancel a chat message'),
+      );
     // Subscribed before the stream's own listener, so this runs first when the api shuts down: a stream that
     // simply ended would look like a complete answer to the client.
     const unsubscribe = deps.runUpdates?.subscribe(run.run_id, {
       update: () => undefined,
       close: () => {
-        if (!ctx.res.writableEnded) ctx.res.write(`data: ${JSON.stringify({ error: 'The api is shutting down; the exchange was cancelled: retry' })}\n\n`);
+        if (!ctx.res.writableEnded)
+          ctx.res.write(
+            `data: ${JSON.stringify({ error: 'The api is shutting down; the exchange was cancelled: retry' })}\n\n`,
+          );
         void abandon('the api shut down');
       },
     });

@@ -4,7 +4,13 @@
 import type { CodeResource, CodeResourceKind } from '../../persistence/entities/code-resource';
 import { iso } from '../../persistence/scoped';
 import {
-  CodeResourceFields, createCodeResource, deleteCodeResource, findCodeResource, KIND_LABEL, listCodeResources, updateCodeResource,
+  CodeResourceFields,
+  createCodeResource,
+  deleteCodeResource,
+  findCodeResource,
+  KIND_LABEL,
+  listCodeResources,
+  updateCodeResource,
 } from '../../services/code-resources';
 import { neutralMember, withProviderWords } from '../../services/provider-words';
 import { assetName } from './buckets';
@@ -18,34 +24,52 @@ const MAX_ENV_VARS = 500;
 const repoName = { ...str(1, 200), pattern: '^[A-Za-z0-9_.][A-Za-z0-9_.-]*$' };
 
 const codehostLocation = {
-  type: 'object', required: ['owner', 'name', 'push'], additionalProperties: false,
+  type: 'object',
+  required: ['owner', 'name', 'push'],
+  additionalProperties: false,
   properties: {
-    owner: repoName, name: repoName,
-    push: { type: 'object', required: ['branch'], additionalProperties: false, properties: { branch: str(1, 200), tag: str(1, 200) } },
+    owner: repoName,
+    name: repoName,
+    push: {
+      type: 'object',
+      required: ['branch'],
+      additionalProperties: false,
+      properties: { branch: str(1, 200), tag: str(1, 200) },
+    },
   },
 };
 const locations = {
   codehost: codehostLocation,
   data_lake: {
-    type: 'object', required: ['bucket_id', 'asset_path'], additionalProperties: false,
+    type: 'object',
+    required: ['bucket_id', 'asset_path'],
+    additionalProperties: false,
     properties: { bucket_id: uuid, asset_path: assetName },
   },
   default: { type: 'object', maxProperties: 0 },
 };
-const github = (use: string) => ({ ...codehostLocation, description: `The provider's word for \`codehost\` (griptape-cloud-client): ${use}.` });
+const github = (use: string) => ({
+  ...codehostLocation,
+  description: `The provider's word for \`codehost\` (griptape-cloud-client): ${use}.`,
+});
 
 export const CodeLocationSchema = defineSchema('CodeLocation', {
   type: 'object',
-  description: 'Exactly one member. `default`: a built-in python3 project (also used when a resource is created without `code`). '
-    + '`data_lake`: an asset of a bucket of the organization; `.zip`, `.tar.gz`, `.tgz` and `.tar` are unpacked, any other file is deployed as a single file. '
-    + '`codehost`: the git repository CODEHOST_BASE_URL/<owner>/<name>.git at the head of `push.branch`, or at `push.tag` when given.',
-  minProperties: 1, maxProperties: 1, additionalProperties: false,
+  description:
+    'Exactly one member. `default`: a built-in python3 project (also used when a resource is created without `code`). ' +
+    '`data_lake`: an asset of a bucket of the organization; `.zip`, `.tar.gz`, `.tgz` and `.tar` are unpacked, any other file is deployed as a single file. ' +
+    '`codehost`: the git repository CODEHOST_BASE_URL/<owner>/<name>.git at the head of `push.branch`, or at `push.tag` when given.',
+  minProperties: 1,
+  maxProperties: 1,
+  additionalProperties: false,
   properties: { ...locations, github: github('accepted and stored as `codehost`') },
 });
 
 /** As answered: the stored member; a `codehost` one also as `github`, which the generated client needs to parse it. */
 const CodeLocationAnswer = defineSchema('CodeLocationAnswer', {
-  type: 'object', minProperties: 1, additionalProperties: false,
+  type: 'object',
+  minProperties: 1,
+  additionalProperties: false,
   properties: { ...locations, github: github('the same value as `codehost`, beside it') },
 });
 
@@ -54,8 +78,16 @@ export const EnvVarSchema = defineSchema('EnvVar', {
   required: ['name', 'value'],
   properties: {
     name: { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]*$', maxLength: 200 },
-    value: { type: 'string', maxLength: MAX_ENV_VALUE, description: 'The value, or for `secret_ref` the id of a secret of the organization (409 when it names none).' },
-    source: { type: 'string', enum: ['manual', 'secret_ref', 'MANUAL', 'SECRET_REF'], description: 'Default `manual`; stored and answered lowercase.' },
+    value: {
+      type: 'string',
+      maxLength: MAX_ENV_VALUE,
+      description: 'The value, or for `secret_ref` the id of a secret of the organization (409 when it names none).',
+    },
+    source: {
+      type: 'string',
+      enum: ['manual', 'secret_ref', 'MANUAL', 'SECRET_REF'],
+      description: 'Default `manual`; stored and answered lowercase.',
+    },
   },
   if: { required: ['source'], properties: { source: { enum: ['secret_ref', 'SECRET_REF'] } } },
   then: { properties: { value: uuid } },
@@ -71,14 +103,23 @@ interface KindSpec {
 }
 
 const KINDS: KindSpec[] = [
-  { kind: 'structure', plural: 'structures', path: '/structures', configMember: 'structure_config_file', webhook: true },
+  {
+    kind: 'structure',
+    plural: 'structures',
+    path: '/structures',
+    configMember: 'structure_config_file',
+    webhook: true,
+  },
   { kind: 'function', plural: 'functions', path: '/functions', configMember: 'function_config_file', webhook: false },
   { kind: 'tool', plural: 'tools', path: '/tools', configMember: 'tool_config_file', webhook: false },
 ];
 
 /** The record as answered by the CRUD routes of its kind. */
 export function presentCodeResource(r: CodeResource) {
-  return present(KINDS.find((k) => k.kind === r.kind)!, r);
+  return present(
+    KINDS.find((k) => k.kind === r.kind)!,
+    r,
+  );
 }
 
 function present(k: KindSpec, r: CodeResource) {
@@ -105,14 +146,32 @@ function declare(k: KindSpec): void {
   const defaultConfig = `${k.kind}_config.yaml`;
   const Schema = defineSchema(Label, {
     type: 'object',
-    required: [idParam, 'name', 'description', 'code', 'env_vars', 'latest_deployment_id', 'organization_id', 'created_by', 'created_at', 'updated_at',
-      ...(k.webhook ? ['webhook_enabled'] : [])],
+    required: [
+      idParam,
+      'name',
+      'description',
+      'code',
+      'env_vars',
+      'latest_deployment_id',
+      'organization_id',
+      'created_by',
+      'created_at',
+      'updated_at',
+      ...(k.webhook ? ['webhook_enabled'] : []),
+    ],
     properties: {
-      [idParam]: uuid, name: { type: 'string' }, description: { type: 'string' }, code: CodeLocationAnswer,
-      env_vars: { type: 'array', items: EnvVarSchema }, [k.configMember]: { type: 'string' },
+      [idParam]: uuid,
+      name: { type: 'string' },
+      description: { type: 'string' },
+      code: CodeLocationAnswer,
+      env_vars: { type: 'array', items: EnvVarSchema },
+      [k.configMember]: { type: 'string' },
       latest_deployment_id: { ...uuid, description: 'The newest deployment (runs use the newest SUCCEEDED one).' },
       ...(k.webhook ? { webhook_enabled: { type: 'boolean' } } : {}),
-      organization_id: uuid, created_by: { type: 'string' }, created_at: timestamp, updated_at: timestamp,
+      organization_id: uuid,
+      created_by: { type: 'string' },
+      created_at: timestamp,
+      updated_at: timestamp,
     },
   });
   const members: Record<string, JsonSchema> = {
@@ -120,16 +179,25 @@ function declare(k: KindSpec): void {
     description: str(1, 200),
     code: CodeLocationSchema,
     env_vars: { type: 'array', items: EnvVarSchema, maxItems: MAX_ENV_VARS },
-    [k.configMember]: { ...str(1, 200), description: `Path of the config file from the source root (default \`${defaultConfig}\`; ignored for \`default\` code).` },
+    [k.configMember]: {
+      ...str(1, 200),
+      description: `Path of the config file from the source root (default \`${defaultConfig}\`; ignored for \`default\` code).`,
+    },
     ...(k.webhook ? { webhook_enabled: { type: 'boolean' } } : {}),
   };
   const fieldsOf = (body: Record<string, unknown>): CodeResourceFields => ({
-    ...body, code: neutralMember(body.code as CodeResourceFields['code']), config_file: body[k.configMember] as string | undefined,
+    ...body,
+    code: neutralMember(body.code as CodeResourceFields['code']),
+    config_file: body[k.configMember] as string | undefined,
   });
   const params = { [idParam]: uuid };
 
   route({
-    operationId: `List${Label}s`, method: 'get', path: k.path, tag, paged: true,
+    operationId: `List${Label}s`,
+    method: 'get',
+    path: k.path,
+    tag,
+    paged: true,
     summary: `The organization's ${k.plural}, newest first.`,
     responses: { 200: { description: `${Label}s`, schema: pageOf(`${Label}List`, k.plural, Schema) } },
     handler: async ({ deps, caller, page }) => {
@@ -139,23 +207,43 @@ function declare(k: KindSpec): void {
   });
 
   route({
-    operationId: `Create${Label}`, method: 'post', path: k.path, tag,
+    operationId: `Create${Label}`,
+    method: 'post',
+    path: k.path,
+    tag,
     summary: `Creates a ${k.kind} and starts its first deployment (of the \`default\` project when \`code\` is absent). \`description\` defaults to "".`,
     body: defineSchema(`Create${Label}Request`, { type: 'object', required: ['name'], properties: members }),
     bodyRequired: true,
     responses: { 201: { description: Label, schema: Schema } },
-    handler: async ({ deps, caller, body }) => ({ status: 201, body: present(k, await createCodeResource(deps, caller, k.kind, fieldsOf(body) as CodeResourceFields & { name: string })) }),
+    handler: async ({ deps, caller, body }) => ({
+      status: 201,
+      body: present(
+        k,
+        await createCodeResource(deps, caller, k.kind, fieldsOf(body) as CodeResourceFields & { name: string }),
+      ),
+    }),
   });
 
   route({
-    operationId: `Get${Label}`, method: 'get', path: `${k.path}/{${idParam}}`, tag, params,
+    operationId: `Get${Label}`,
+    method: 'get',
+    path: `${k.path}/{${idParam}}`,
+    tag,
+    params,
     summary: `A ${k.kind}.`,
     responses: { 200: { description: Label, schema: Schema } },
-    handler: async ({ deps, caller, params: p }) => ({ status: 200, body: present(k, await findCodeResource(deps.ds, caller, k.kind, p[idParam])) }),
+    handler: async ({ deps, caller, params: p }) => ({
+      status: 200,
+      body: present(k, await findCodeResource(deps.ds, caller, k.kind, p[idParam])),
+    }),
   });
 
   route({
-    operationId: `Update${Label}`, method: 'patch', path: `${k.path}/{${idParam}}`, tag, params,
+    operationId: `Update${Label}`,
+    method: 'patch',
+    path: `${k.path}/{${idParam}}`,
+    tag,
+    params,
     summary: `Changes the given members. Sending \`code\` or \`${k.configMember}\` (even unchanged) starts a new deployment.`,
     body: defineSchema(`Update${Label}Request`, { type: 'object', properties: members }),
     responses: { 200: { description: Label, schema: Schema } },
@@ -166,7 +254,11 @@ function declare(k: KindSpec): void {
   });
 
   route({
-    operationId: `Delete${Label}`, method: 'delete', path: `${k.path}/{${idParam}}`, tag, params,
+    operationId: `Delete${Label}`,
+    method: 'delete',
+    path: `${k.path}/{${idParam}}`,
+    tag,
+    params,
     summary: `Deletes a ${k.kind} with its deployments${k.kind === 'structure' ? ' and runs' : ''}. Its open runs are cancelled first (their processes stop; bounded wait).`,
     responses: { 204: { description: 'Deleted' } },
     handler: async ({ deps, caller, params: p }) => {

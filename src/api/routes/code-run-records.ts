@@ -9,7 +9,8 @@ import { defineSchema, JsonSchema, pageOf, uuid } from '../schemas/registry';
 
 /** `{logs: string[]}` of structure, function and tool runs. */
 export const RunLogsSchema = defineSchema('RunLogs', {
-  type: 'object', required: ['logs'],
+  type: 'object',
+  required: ['logs'],
   properties: { logs: { type: 'array', items: { type: 'string' } } },
 });
 
@@ -26,32 +27,54 @@ export function codeRunRecordRoutes(o: {
   const listKey = `${o.kind}_runs`;
 
   route({
-    operationId: `List${label}Runs`, method: 'get', path: `/${o.kind}s/{${resourceId}}/runs`, tag: o.tag, paged: true,
+    operationId: `List${label}Runs`,
+    method: 'get',
+    path: `/${o.kind}s/{${resourceId}}/runs`,
+    tag: o.tag,
+    paged: true,
     summary: `Runs of a ${o.kind}, newest first; \`status\` filters (\`status=A,B\` or repeated).`,
     params: { [resourceId]: uuid },
     query: { status: { type: 'array', items: { type: 'string', enum: [...RUN_STATUSES] } } },
     responses: { 200: { description: 'Runs', schema: pageOf(`${label}RunList`, listKey, o.schema) } },
     handler: async ({ deps, caller, params, page, query }) => {
-      const { items, pagination } = await listRunsOfKind(deps.ds, caller, o.kind, params[resourceId], page, query.status);
+      const { items, pagination } = await listRunsOfKind(
+        deps.ds,
+        caller,
+        o.kind,
+        params[resourceId],
+        page,
+        query.status,
+      );
       return { status: 200, body: { [listKey]: await o.present(deps.ds, items), pagination } };
     },
   });
 
   route({
-    operationId: `Get${label}Run`, method: 'get', path: `/${o.kind}-runs/{${runId}}`, tag: o.tag, runScoped: true,
-    summary: o.summaries.get, params: { [runId]: uuid },
+    operationId: `Get${label}Run`,
+    method: 'get',
+    path: `/${o.kind}-runs/{${runId}}`,
+    tag: o.tag,
+    runScoped: true,
+    summary: o.summaries.get,
+    params: { [runId]: uuid },
     responses: { 200: { description: 'Run', schema: o.schema } },
     handler: async ({ deps, caller, params }) => ({
-      status: 200, body: (await o.present(deps.ds, [await findRunOfKind(deps.ds, caller, o.kind, params[runId])]))[0],
+      status: 200,
+      body: (await o.present(deps.ds, [await findRunOfKind(deps.ds, caller, o.kind, params[runId])]))[0],
     }),
   });
 
   route({
-    operationId: `List${label}RunLogs`, method: 'get', path: `/${o.kind}-runs/{${runId}}/logs`, tag: o.tag,
-    summary: o.summaries.logs, params: { [runId]: uuid },
+    operationId: `List${label}RunLogs`,
+    method: 'get',
+    path: `/${o.kind}-runs/{${runId}}/logs`,
+    tag: o.tag,
+    summary: o.summaries.logs,
+    params: { [runId]: uuid },
     responses: { 200: { description: 'Log lines', schema: RunLogsSchema } },
     handler: async ({ deps, caller, params }) => ({
-      status: 200, body: { logs: await runLogsOfKind(deps.ds, caller, o.kind, params[runId]) },
+      status: 200,
+      body: { logs: await runLogsOfKind(deps.ds, caller, o.kind, params[runId]) },
     }),
   });
 }

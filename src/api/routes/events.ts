@@ -2,7 +2,11 @@
 // limit/offset, read singly, and streamed live (SSE). A run's own credential may use all of these for its run.
 import { eventStreamResponse, lastEventIdQuery, resumeAfter, streamRunEvents } from '../sse/event-stream';
 import {
-  createUserEvents, eventsOfBody, findStructureRunEvent, MAX_EVENTS_PER_REQUEST, presentEvent,
+  createUserEvents,
+  eventsOfBody,
+  findStructureRunEvent,
+  MAX_EVENTS_PER_REQUEST,
+  presentEvent,
 } from '../../services/runs/events';
 import { findStructureRun } from '../../services/runs/structure-runs';
 import { route } from '../http/route';
@@ -15,10 +19,17 @@ const EventSchema = defineSchema('StructureRunEvent', {
   type: 'object',
   required: ['event_id', 'structure_run_id', 'type', 'origin', 'payload', 'timestamp', 'created_at'],
   properties: {
-    event_id: uuid, structure_run_id: uuid,
-    type: { type: 'string', description: 'SYSTEM: StructureRunStarting, StructureRunRunning, StructureRunCompleted, StructureRunError, StructureRunCancelled. USER: as posted.' },
+    event_id: uuid,
+    structure_run_id: uuid,
+    type: {
+      type: 'string',
+      description:
+        'SYSTEM: StructureRunStarting, StructureRunRunning, StructureRunCompleted, StructureRunError, StructureRunCancelled. USER: as posted.',
+    },
     origin: { type: 'string', enum: ['SYSTEM', 'USER'] },
-    payload: {}, timestamp: { type: 'number', description: 'Epoch seconds (float).' }, created_at: timestamp,
+    payload: {},
+    timestamp: { type: 'number', description: 'Epoch seconds (float).' },
+    created_at: timestamp,
   },
 });
 
@@ -36,17 +47,18 @@ const eventArray = { type: 'array', items: EventInput, minItems: 1, maxItems: MA
 const runPath = { structure_run_id: uuid };
 
 route({
-  operationId: 'CreateEvents', method: 'post', path: '/structure-runs/{structure_run_id}/events', tag: TAG, runScoped: true,
-  summary: `Appends USER events to a run that has not ended (409 once it has). The body is one event \`{type, payload?, timestamp}\`, `
-    + `a JSON list of them, or \`{events: [...]}\`; at most ${MAX_EVENTS_PER_REQUEST} per request. `
-    + 'A FinishStructureRunEvent sets the run\'s `output` (from `payload.output_task_output`) and `output_timestamp`.',
+  operationId: 'CreateEvents',
+  method: 'post',
+  path: '/structure-runs/{structure_run_id}/events',
+  tag: TAG,
+  runScoped: true,
+  summary:
+    `Appends USER events to a run that has not ended (409 once it has). The body is one event \`{type, payload?, timestamp}\`, ` +
+    `a JSON list of them, or \`{events: [...]}\`; at most ${MAX_EVENTS_PER_REQUEST} per request. ` +
+    "A FinishStructureRunEvent sets the run's `output` (from `payload.output_task_output`) and `output_timestamp`.",
   params: runPath,
   body: defineSchema('CreateEventsRequest', {
-    oneOf: [
-      EventInput,
-      eventArray,
-      { type: 'object', required: ['events'], properties: { events: eventArray } },
-    ],
+    oneOf: [EventInput, eventArray, { type: 'object', required: ['events'], properties: { events: eventArray } }],
   }),
   bodyRequired: true,
   responses: { 202: { description: 'Stored (empty body)' } },
@@ -57,7 +69,11 @@ route({
 });
 
 route({
-  operationId: 'ListEvents', method: 'get', path: '/structure-runs/{structure_run_id}/events', tag: TAG, runScoped: true,
+  operationId: 'ListEvents',
+  method: 'get',
+  path: '/structure-runs/{structure_run_id}/events',
+  tag: TAG,
+  runScoped: true,
   summary: `Events of a run in order. ${EVENT_LIST_SUMMARY}`,
   params: runPath,
   query: eventListQuery,
@@ -69,19 +85,30 @@ route({
 });
 
 route({
-  operationId: 'GetEvent', method: 'get', path: '/events/{event_id}', tag: TAG, runScoped: true,
-  summary: 'One structure run event.', params: { event_id: uuid },
+  operationId: 'GetEvent',
+  method: 'get',
+  path: '/events/{event_id}',
+  tag: TAG,
+  runScoped: true,
+  summary: 'One structure run event.',
+  params: { event_id: uuid },
   responses: { 200: { description: 'Event', schema: EventSchema } },
   handler: async ({ deps, caller, params }) => ({
-    status: 200, body: presentEvent(await findStructureRunEvent(deps.ds, caller, params.event_id)),
+    status: 200,
+    body: presentEvent(await findStructureRunEvent(deps.ds, caller, params.event_id)),
   }),
 });
 
 route({
-  operationId: 'GetStructureRunEventsSSE', method: 'get', path: '/structure-runs/{structure_run_id}/events/stream', tag: TAG, runScoped: true,
-  summary: 'Server-sent events: one `id: <seq>` / `data: <event JSON>` frame per event, in order, from the start or after '
-    + 'the `Last-Event-ID` header (or `?last_event_id=`); `: keep-alive` comments every SSE_KEEPALIVE_MS (15 s). The '
-    + 'response ends once the run has ended and all its events were sent.',
+  operationId: 'GetStructureRunEventsSSE',
+  method: 'get',
+  path: '/structure-runs/{structure_run_id}/events/stream',
+  tag: TAG,
+  runScoped: true,
+  summary:
+    'Server-sent events: one `id: <seq>` / `data: <event JSON>` frame per event, in order, from the start or after ' +
+    'the `Last-Event-ID` header (or `?last_event_id=`); `: keep-alive` comments every SSE_KEEPALIVE_MS (15 s). The ' +
+    'response ends once the run has ended and all its events were sent.',
   params: runPath,
   query: lastEventIdQuery,
   responses: { 200: eventStreamResponse('Event stream', EventSchema) },

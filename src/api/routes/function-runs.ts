@@ -14,18 +14,40 @@ const TAG = 'Function runs';
 
 export const FunctionRunSchema = defineSchema('FunctionRun', {
   type: 'object',
-  required: ['function_run_id', 'function_id', 'status', 'input', 'runtime_path', 'created_at', 'created_by', 'updated_at', 'started_at', 'completed_at'],
+  required: [
+    'function_run_id',
+    'function_id',
+    'status',
+    'input',
+    'runtime_path',
+    'created_at',
+    'created_by',
+    'updated_at',
+    'started_at',
+    'completed_at',
+  ],
   properties: {
-    function_run_id: uuid, function_id: uuid, deployment_id: uuid,
+    function_run_id: uuid,
+    function_id: uuid,
+    deployment_id: uuid,
     status: { type: 'string', enum: [...RUN_STATUSES] },
-    status_detail: { description: 'SUCCEEDED/FAILED: `{reason: "Completed", message, exit_code}` (FAILED message: `<ErrorType>: <message>` of what the handler raised); ERROR: `{reason, error}`.' },
+    status_detail: {
+      description:
+        'SUCCEEDED/FAILED: `{reason: "Completed", message, exit_code}` (FAILED message: `<ErrorType>: <message>` of what the handler raised); ERROR: `{reason, error}`.',
+    },
     input: { description: 'The event the handler received: `{body, query_params}`.' },
-    runtime_path: { type: 'string', description: 'Absolute path of the deployment\'s main file (whose handler runs) on the workers.' },
+    runtime_path: {
+      type: 'string',
+      description: "Absolute path of the deployment's main file (whose handler runs) on the workers.",
+    },
     env_vars: { type: 'array', items: EnvVarSchema },
-    output: { description: 'The handler\'s JSON result (SUCCEEDED runs).' },
+    output: { description: "The handler's JSON result (SUCCEEDED runs)." },
     output_timestamp: { type: 'number', description: 'When the output was recorded (epoch seconds).' },
-    created_by: { type: 'string' }, created_at: timestamp, updated_at: timestamp,
-    started_at: nullableTimestamp, completed_at: nullableTimestamp,
+    created_by: { type: 'string' },
+    created_at: timestamp,
+    updated_at: timestamp,
+    started_at: nullableTimestamp,
+    completed_at: nullableTimestamp,
   },
 });
 
@@ -56,21 +78,27 @@ export const presentFunctionRun = async (ds: DataSource, run: Run) => (await pre
 for (const method of ['get', 'post'] as const) {
   route({
     operationId: method === 'get' ? 'CreateFunctionExecutionGet' : 'CreateFunctionExecutionPost',
-    method, path: '/functions/{function_id}/execute', tag: TAG,
-    summary: 'Runs the handler (`run.handler`, default `handler`) of the function\'s latest successful deployment once '
-      + 'with the event `{body, query_params}`: `body` is the JSON request body (POST; an empty body is `{}`; GET: null), '
-      + '`query_params` the query string as strings (a repeated key keeps its last value). 200 with the handler\'s JSON '
-      + 'result. 502 FunctionExecutionError when the handler raised, could not be loaded or the run ended otherwise '
-      + '(the message names the function run, whose logs hold the traceback). 202 with the FunctionRun when it has not '
-      + 'ended within FUNCTION_EXECUTE_TIMEOUT_SECONDS (poll GET /function-runs/{id}). 409 without a successful deployment.',
+    method,
+    path: '/functions/{function_id}/execute',
+    tag: TAG,
+    summary:
+      "Runs the handler (`run.handler`, default `handler`) of the function's latest successful deployment once " +
+      'with the event `{body, query_params}`: `body` is the JSON request body (POST; an empty body is `{}`; GET: null), ' +
+      "`query_params` the query string as strings (a repeated key keeps its last value). 200 with the handler's JSON " +
+      'result. 502 FunctionExecutionError when the handler raised, could not be loaded or the run ended otherwise ' +
+      '(the message names the function run, whose logs hold the traceback). 202 with the FunctionRun when it has not ' +
+      'ended within FUNCTION_EXECUTE_TIMEOUT_SECONDS (poll GET /function-runs/{id}). 409 without a successful deployment.',
     params: { function_id: uuid },
     ...(method === 'post' ? { body: {} } : {}),
     responses: {
-      200: { description: 'The handler\'s result (any JSON)', schema: {} },
+      200: { description: "The handler's result (any JSON)", schema: {} },
       202: { description: 'Still running: the run to poll', schema: FunctionRunSchema },
     },
     handler: async ({ ctx, deps, caller, params, body }) => {
-      const input = { body: method === 'post' ? body : null, query_params: queryParamsOf(ctx.query as Record<string, string | string[]>) };
+      const input = {
+        body: method === 'post' ? body : null,
+        query_params: queryParamsOf(ctx.query as Record<string, string | string[]>),
+      };
       const run = await executeFunction(deps, caller, params.function_id, input);
       if (run.status === 'SUCCEEDED') return { status: 200, body: run.output ?? null };
       if (run.status === 'QUEUED' || run.status === 'STARTING' || run.status === 'RUNNING') {
@@ -85,9 +113,12 @@ for (const method of ['get', 'post'] as const) {
 }
 
 codeRunRecordRoutes({
-  kind: 'function', tag: TAG, schema: FunctionRunSchema, present: presentAll,
+  kind: 'function',
+  tag: TAG,
+  schema: FunctionRunSchema,
+  present: presentAll,
   summaries: {
     get: 'A function run.',
-    logs: 'The run\'s stdout and stderr lines (a handler\'s prints and tracebacks), in the order they were read.',
+    logs: "The run's stdout and stderr lines (a handler's prints and tracebacks), in the order they were read.",
   },
 });

@@ -3,8 +3,19 @@
 import { Rule } from '../../persistence/entities';
 import { iso } from '../../persistence/scoped';
 import {
-  createRule, createRuleset, deleteRule, deleteRuleset, findRule, findRuleset, listRules, listRulesets,
-  MAX_RULE_TEXT, MAX_RULES_PER_RULESET, RulesetView, updateRule, updateRuleset,
+  createRule,
+  createRuleset,
+  deleteRule,
+  deleteRuleset,
+  findRule,
+  findRuleset,
+  listRules,
+  listRulesets,
+  MAX_RULE_TEXT,
+  MAX_RULES_PER_RULESET,
+  RulesetView,
+  updateRule,
+  updateRuleset,
 } from '../../services/rulesets';
 import { route } from '../http/route';
 import { defineSchema, pageOf, str, timestamp, uuid } from '../schemas/registry';
@@ -18,20 +29,36 @@ const RuleSchema = defineSchema('Rule', {
   type: 'object',
   required: ['rule_id', 'name', 'rule', 'metadata', 'organization_id', 'created_by', 'created_at', 'updated_at'],
   properties: {
-    rule_id: uuid, name: { type: 'string' }, rule: { type: 'string' }, metadata: { type: 'object' },
-    organization_id: uuid, created_by: { type: 'string' }, created_at: timestamp, updated_at: timestamp,
+    rule_id: uuid,
+    name: { type: 'string' },
+    rule: { type: 'string' },
+    metadata: { type: 'object' },
+    organization_id: uuid,
+    created_by: { type: 'string' },
+    created_at: timestamp,
+    updated_at: timestamp,
   },
 });
 
 const presentRule = (r: Rule) => ({
-  rule_id: r.rule_id, name: r.name, rule: r.rule, metadata: r.metadata, organization_id: r.organization_id,
-  created_by: r.created_by, created_at: iso(r.created_at), updated_at: iso(r.updated_at),
+  rule_id: r.rule_id,
+  name: r.name,
+  rule: r.rule,
+  metadata: r.metadata,
+  organization_id: r.organization_id,
+  created_by: r.created_by,
+  created_at: iso(r.created_at),
+  updated_at: iso(r.updated_at),
 });
 
 const ruleFields = { name: str(1, 200), rule: str(1, MAX_RULE_TEXT), metadata };
 
 route({
-  operationId: 'ListRules', method: 'get', path: '/rules', tag: 'Rules', paged: true,
+  operationId: 'ListRules',
+  method: 'get',
+  path: '/rules',
+  tag: 'Rules',
+  paged: true,
   // A ruleset holds at most MAX_RULES_PER_RULESET rules, and the griptape driver reads one page only.
   pageSize: { default: MAX_RULES_PER_RULESET, max: MAX_RULES_PER_RULESET },
   summary: `Rules, newest first; with \`ruleset_id\`, that ruleset's rules in its order (page_size defaults to ${MAX_RULES_PER_RULESET}).`,
@@ -44,22 +71,40 @@ route({
 });
 
 route({
-  operationId: 'CreateRule', method: 'post', path: '/rules', tag: 'Rules', bodyRequired: true,
+  operationId: 'CreateRule',
+  method: 'post',
+  path: '/rules',
+  tag: 'Rules',
+  bodyRequired: true,
   summary: 'Creates a rule: one instruction for a model.',
   body: defineSchema('CreateRuleRequest', { type: 'object', required: ['name', 'rule'], properties: ruleFields }),
   responses: { 201: { description: 'Rule', schema: RuleSchema } },
-  handler: async ({ deps, caller, body }) => ({ status: 201, body: presentRule(await createRule(deps.ds, caller, body)) }),
+  handler: async ({ deps, caller, body }) => ({
+    status: 201,
+    body: presentRule(await createRule(deps.ds, caller, body)),
+  }),
 });
 
 route({
-  operationId: 'GetRule', method: 'get', path: '/rules/{rule_id}', tag: 'Rules', params: { rule_id: uuid },
+  operationId: 'GetRule',
+  method: 'get',
+  path: '/rules/{rule_id}',
+  tag: 'Rules',
+  params: { rule_id: uuid },
   summary: 'A rule.',
   responses: { 200: { description: 'Rule', schema: RuleSchema } },
-  handler: async ({ deps, caller, params }) => ({ status: 200, body: presentRule(await findRule(deps.ds, caller, params.rule_id)) }),
+  handler: async ({ deps, caller, params }) => ({
+    status: 200,
+    body: presentRule(await findRule(deps.ds, caller, params.rule_id)),
+  }),
 });
 
 route({
-  operationId: 'UpdateRule', method: 'patch', path: '/rules/{rule_id}', tag: 'Rules', params: { rule_id: uuid },
+  operationId: 'UpdateRule',
+  method: 'patch',
+  path: '/rules/{rule_id}',
+  tag: 'Rules',
+  params: { rule_id: uuid },
   summary: 'Changes the given fields of a rule (`metadata` replaces the whole object).',
   body: defineSchema('UpdateRuleRequest', { type: 'object', properties: ruleFields }),
   responses: { 200: { description: 'Rule', schema: RuleSchema } },
@@ -70,7 +115,11 @@ route({
 });
 
 route({
-  operationId: 'DeleteRule', method: 'delete', path: '/rules/{rule_id}', tag: 'Rules', params: { rule_id: uuid },
+  operationId: 'DeleteRule',
+  method: 'delete',
+  path: '/rules/{rule_id}',
+  tag: 'Rules',
+  params: { rule_id: uuid },
   summary: 'Deletes a rule and removes it from every ruleset.',
   responses: { 204: { description: 'Deleted' } },
   handler: async ({ deps, caller, params }) => {
@@ -83,30 +132,65 @@ route({
 
 const RulesetSchema = defineSchema('Ruleset', {
   type: 'object',
-  required: ['ruleset_id', 'name', 'description', 'alias', 'rule_ids', 'metadata', 'organization_id', 'created_by', 'created_at', 'updated_at'],
+  required: [
+    'ruleset_id',
+    'name',
+    'description',
+    'alias',
+    'rule_ids',
+    'metadata',
+    'organization_id',
+    'created_by',
+    'created_at',
+    'updated_at',
+  ],
   properties: {
-    ruleset_id: uuid, name: { type: 'string' }, description: { type: 'string' }, alias: { type: ['string', 'null'] },
-    rule_ids: { type: 'array', items: uuid }, metadata: { type: 'object' },
-    organization_id: uuid, created_by: { type: 'string' }, created_at: timestamp, updated_at: timestamp,
+    ruleset_id: uuid,
+    name: { type: 'string' },
+    description: { type: 'string' },
+    alias: { type: ['string', 'null'] },
+    rule_ids: { type: 'array', items: uuid },
+    metadata: { type: 'object' },
+    organization_id: uuid,
+    created_by: { type: 'string' },
+    created_at: timestamp,
+    updated_at: timestamp,
   },
 });
 
 const presentRuleset = (r: RulesetView) => ({
-  ruleset_id: r.ruleset_id, name: r.name, description: r.description, alias: r.alias, rule_ids: r.rule_ids,
-  metadata: r.metadata, organization_id: r.organization_id, created_by: r.created_by,
-  created_at: iso(r.created_at), updated_at: iso(r.updated_at),
+  ruleset_id: r.ruleset_id,
+  name: r.name,
+  description: r.description,
+  alias: r.alias,
+  rule_ids: r.rule_ids,
+  metadata: r.metadata,
+  organization_id: r.organization_id,
+  created_by: r.created_by,
+  created_at: iso(r.created_at),
+  updated_at: iso(r.updated_at),
 });
 
 const rulesetFields = {
   name: str(1, 200),
   description: str(0, 1000),
   alias: { ...nullableAlias, description: 'Unique per organization; null clears it.' },
-  rule_ids: { type: 'array', items: uuid, uniqueItems: true, maxItems: MAX_RULES_PER_RULESET, description: 'Rules of the organization, in order.' },
+  rule_ids: {
+    type: 'array',
+    items: uuid,
+    uniqueItems: true,
+    maxItems: MAX_RULES_PER_RULESET,
+    description: 'Rules of the organization, in order.',
+  },
   metadata,
 };
 
 route({
-  operationId: 'ListRulesets', method: 'get', path: '/rulesets', tag: 'Rulesets', paged: true,
+  operationId: 'ListRulesets',
+  method: 'get',
+  path: '/rulesets',
+  tag: 'Rulesets',
+  paged: true,
   summary: 'Rulesets, newest first; `alias` matches exactly.',
   query: { alias: { type: 'string' } },
   responses: { 200: { description: 'Rulesets', schema: pageOf('RulesetList', 'rulesets', RulesetSchema) } },
@@ -117,32 +201,55 @@ route({
 });
 
 route({
-  operationId: 'CreateRuleset', method: 'post', path: '/rulesets', tag: 'Rulesets', bodyRequired: true,
+  operationId: 'CreateRuleset',
+  method: 'post',
+  path: '/rulesets',
+  tag: 'Rulesets',
+  bodyRequired: true,
   summary: 'Creates a ruleset (alias unique per organization: 409 when taken; unknown rule ids: 404).',
   body: defineSchema('CreateRulesetRequest', { type: 'object', required: ['name'], properties: rulesetFields }),
   responses: { 201: { description: 'Ruleset', schema: RulesetSchema } },
-  handler: async ({ deps, caller, body }) => ({ status: 201, body: presentRuleset(await createRuleset(deps.ds, caller, body)) }),
-});
-
-route({
-  operationId: 'GetRuleset', method: 'get', path: '/rulesets/{ruleset_id}', tag: 'Rulesets', params: { ruleset_id: uuid },
-  summary: 'A ruleset with its rule ids in order.',
-  responses: { 200: { description: 'Ruleset', schema: RulesetSchema } },
-  handler: async ({ deps, caller, params }) => ({ status: 200, body: presentRuleset(await findRuleset(deps.ds, caller, params.ruleset_id)) }),
-});
-
-route({
-  operationId: 'UpdateRuleset', method: 'patch', path: '/rulesets/{ruleset_id}', tag: 'Rulesets', params: { ruleset_id: uuid },
-  summary: 'Changes the given fields; `rule_ids` replaces the whole list, `metadata` the whole object.',
-  body: defineSchema('UpdateRulesetRequest', { type: 'object', properties: rulesetFields }),
-  responses: { 200: { description: 'Ruleset', schema: RulesetSchema } },
-  handler: async ({ deps, caller, params, body }) => ({
-    status: 200, body: presentRuleset(await updateRuleset(deps.ds, caller, params.ruleset_id, body)),
+  handler: async ({ deps, caller, body }) => ({
+    status: 201,
+    body: presentRuleset(await createRuleset(deps.ds, caller, body)),
   }),
 });
 
 route({
-  operationId: 'DeleteRuleset', method: 'delete', path: '/rulesets/{ruleset_id}', tag: 'Rulesets', params: { ruleset_id: uuid },
+  operationId: 'GetRuleset',
+  method: 'get',
+  path: '/rulesets/{ruleset_id}',
+  tag: 'Rulesets',
+  params: { ruleset_id: uuid },
+  summary: 'A ruleset with its rule ids in order.',
+  responses: { 200: { description: 'Ruleset', schema: RulesetSchema } },
+  handler: async ({ deps, caller, params }) => ({
+    status: 200,
+    body: presentRuleset(await findRuleset(deps.ds, caller, params.ruleset_id)),
+  }),
+});
+
+route({
+  operationId: 'UpdateRuleset',
+  method: 'patch',
+  path: '/rulesets/{ruleset_id}',
+  tag: 'Rulesets',
+  params: { ruleset_id: uuid },
+  summary: 'Changes the given fields; `rule_ids` replaces the whole list, `metadata` the whole object.',
+  body: defineSchema('UpdateRulesetRequest', { type: 'object', properties: rulesetFields }),
+  responses: { 200: { description: 'Ruleset', schema: RulesetSchema } },
+  handler: async ({ deps, caller, params, body }) => ({
+    status: 200,
+    body: presentRuleset(await updateRuleset(deps.ds, caller, params.ruleset_id, body)),
+  }),
+});
+
+route({
+  operationId: 'DeleteRuleset',
+  method: 'delete',
+  path: '/rulesets/{ruleset_id}',
+  tag: 'Rulesets',
+  params: { ruleset_id: uuid },
   summary: 'Deletes a ruleset (its rules stay).',
   responses: { 204: { description: 'Deleted' } },
   handler: async ({ deps, caller, params }) => {

@@ -3,7 +3,12 @@
 import getRawBody from 'raw-body';
 import { RUN_STATUSES, Run } from '../../persistence/entities/run';
 import { iso } from '../../persistence/scoped';
-import { cancelStructureRun, createStructureRun, findStructure, MAX_ARG_BYTES } from '../../services/runs/structure-runs';
+import {
+  cancelStructureRun,
+  createStructureRun,
+  findStructure,
+  MAX_ARG_BYTES,
+} from '../../services/runs/structure-runs';
 import { badRequest, conflict, payloadTooLarge } from '../../errors';
 import { route } from '../http/route';
 import { codeRunRecordRoutes } from './code-run-records';
@@ -14,17 +19,35 @@ const TAG = 'Structure runs';
 
 export const StructureRunSchema = defineSchema('StructureRun', {
   type: 'object',
-  required: ['structure_run_id', 'structure_id', 'status', 'args', 'created_at', 'created_by', 'updated_at', 'started_at', 'completed_at'],
+  required: [
+    'structure_run_id',
+    'structure_id',
+    'status',
+    'args',
+    'created_at',
+    'created_by',
+    'updated_at',
+    'started_at',
+    'completed_at',
+  ],
   properties: {
-    structure_run_id: uuid, structure_id: uuid, deployment_id: uuid,
+    structure_run_id: uuid,
+    structure_id: uuid,
+    deployment_id: uuid,
     status: { type: 'string', enum: [...RUN_STATUSES] },
-    status_detail: { description: 'SUCCEEDED/FAILED: `{reason: "Completed", message, exit_code}`; ERROR: `{reason, error}`; CANCELLED: `{reason: "Cancelled", message, requested_by}`.' },
+    status_detail: {
+      description:
+        'SUCCEEDED/FAILED: `{reason: "Completed", message, exit_code}`; ERROR: `{reason, error}`; CANCELLED: `{reason: "Cancelled", message, requested_by}`.',
+    },
     args: { type: 'array', items: { type: 'string' } },
     env_vars: { type: 'array', items: EnvVarSchema },
     output: { description: '`payload.output_task_output` of the last FinishStructureRunEvent the run posted.' },
     output_timestamp: { type: 'number', description: '`timestamp` of that event (epoch seconds).' },
-    created_by: { type: 'string' }, created_at: timestamp, updated_at: timestamp,
-    started_at: nullableTimestamp, completed_at: nullableTimestamp,
+    created_by: { type: 'string' },
+    created_at: timestamp,
+    updated_at: timestamp,
+    started_at: nullableTimestamp,
+    completed_at: nullableTimestamp,
   },
 });
 
@@ -48,17 +71,26 @@ export const presentStructureRun = (r: Run) => ({
 const runPath = { structure_run_id: uuid };
 
 route({
-  operationId: 'CreateStructureRun', method: 'post', path: '/structures/{structure_id}/runs', tag: TAG,
-  summary: 'Runs the main file of the structure\'s latest successful deployment with `args` as argv (no shell) and '
-    + '`env_vars` after the structure\'s own (`secret_ref` values are secret ids, resolved when the run starts). '
-    + '409 when the structure has no successful deployment.',
+  operationId: 'CreateStructureRun',
+  method: 'post',
+  path: '/structures/{structure_id}/runs',
+  tag: TAG,
+  summary:
+    "Runs the main file of the structure's latest successful deployment with `args` as argv (no shell) and " +
+    "`env_vars` after the structure's own (`secret_ref` values are secret ids, resolved when the run starts). " +
+    '409 when the structure has no successful deployment.',
   params: { structure_id: uuid },
   bodyRequired: true,
   body: defineSchema('CreateStructureRunRequest', {
     type: 'object',
     required: ['args'],
     properties: {
-      args: { type: 'array', items: { type: 'string' }, maxItems: 1000, description: 'Required (may be empty): one argv entry each.' },
+      args: {
+        type: 'array',
+        items: { type: 'string' },
+        maxItems: 1000,
+        description: 'Required (may be empty): one argv entry each.',
+      },
       env_vars: { type: 'array', items: EnvVarSchema, maxItems: 500, default: [] },
     },
   }),
@@ -70,13 +102,18 @@ route({
 });
 
 route({
-  operationId: 'CancelStructureRun', method: 'post', path: '/structure-runs/{structure_run_id}/cancel', tag: TAG,
-  summary: 'Stops the run\'s process group and ends it CANCELLED; answers once that is recorded (waits up to 10 s, then '
-    + 'answers with the current record). 200 again for a CANCELLED run; 409 for a run that ended otherwise.',
+  operationId: 'CancelStructureRun',
+  method: 'post',
+  path: '/structure-runs/{structure_run_id}/cancel',
+  tag: TAG,
+  summary:
+    "Stops the run's process group and ends it CANCELLED; answers once that is recorded (waits up to 10 s, then " +
+    'answers with the current record). 200 again for a CANCELLED run; 409 for a run that ended otherwise.',
   params: runPath,
   responses: { 200: { description: 'Run', schema: StructureRunSchema } },
   handler: async ({ deps, caller, params }) => ({
-    status: 200, body: presentStructureRun(await cancelStructureRun(deps, caller, params.structure_run_id)),
+    status: 200,
+    body: presentStructureRun(await cancelStructureRun(deps, caller, params.structure_run_id)),
   }),
 });
 
@@ -85,26 +122,45 @@ route({
 // The interface documents the Structure shape as the answer (and the generated client parses it so); the run
 // that was started is what a caller can follow, so its id rides along.
 const WebhookAnswer = defineSchema('StructureWebhookAnswer', {
-  allOf: [ref('Structure'), {
-    type: 'object', required: ['structure_run_id'],
-    properties: { structure_run_id: { ...uuid, description: 'The run this call started (GET /structure-runs/{structure_run_id}).' } },
-  }],
+  allOf: [
+    ref('Structure'),
+    {
+      type: 'object',
+      required: ['structure_run_id'],
+      properties: {
+        structure_run_id: {
+          ...uuid,
+          description: 'The run this call started (GET /structure-runs/{structure_run_id}).',
+        },
+      },
+    },
+  ],
 });
 
 for (const method of ['get', 'post'] as const) {
   route({
     operationId: method === 'get' ? 'InvokeStructureWebhookGet' : 'InvokeStructureWebhookPost',
-    method, path: '/structures/{structure_id}/webhook', tag: TAG, auth: 'apiKeyOrQuery',
-    summary: (method === 'get' ? 'Starts a run with no arguments. ' : `Starts a run whose first (only) argument is the request body as text (any content type, at most ${MAX_ARG_BYTES} bytes: one argv string). `)
-      + 'The key may be given as `?api_key=`. 409 when the structure\'s `webhook_enabled` is false. Answers with the '
-      + 'Structure (as the interface documents) plus `structure_run_id`, the run that was started.',
+    method,
+    path: '/structures/{structure_id}/webhook',
+    tag: TAG,
+    auth: 'apiKeyOrQuery',
+    summary:
+      (method === 'get'
+        ? 'Starts a run with no arguments. '
+        : `Starts a run whose first (only) argument is the request body as text (any content type, at most ${MAX_ARG_BYTES} bytes: one argv string). `) +
+      "The key may be given as `?api_key=`. 409 when the structure's `webhook_enabled` is false. Answers with the " +
+      'Structure (as the interface documents) plus `structure_run_id`, the run that was started.',
     params: { structure_id: uuid },
-    ...(method === 'post' ? { rawBody: { contentType: '*/*', description: 'Passed to the structure as its first argument.' } } : {}),
+    ...(method === 'post'
+      ? { rawBody: { contentType: '*/*', description: 'Passed to the structure as its first argument.' } }
+      : {}),
     responses: { 200: { description: 'The structure, and the run that was started', schema: WebhookAnswer } },
     handler: async ({ ctx, deps, caller, params }) => {
       const structure = await findStructure(deps.ds, caller, params.structure_id);
       if (!structure.webhook_enabled) {
-        throw conflict(`Webhooks are disabled for structure ${structure.resource_id}; set webhook_enabled: true to allow them`);
+        throw conflict(
+          `Webhooks are disabled for structure ${structure.resource_id}; set webhook_enabled: true to allow them`,
+        );
       }
       const args: string[] = [];
       if (method === 'post') {
@@ -122,10 +178,14 @@ for (const method of ['get', 'post'] as const) {
 }
 
 codeRunRecordRoutes({
-  kind: 'structure', tag: TAG, schema: StructureRunSchema, present: (_ds, runs) => runs.map(presentStructureRun),
+  kind: 'structure',
+  tag: TAG,
+  schema: StructureRunSchema,
+  present: (_ds, runs) => runs.map(presentStructureRun),
   summaries: {
-    get: 'A structure run. A run\'s own credential (GT_CLOUD_API_KEY) may read it.',
-    logs: 'The run\'s stdout and stderr lines, in the order they were read (interleaved; lines over 16 384 characters '
-    + 'are split). At most RUN_LOG_LIMIT_BYTES per run.',
+    get: "A structure run. A run's own credential (GT_CLOUD_API_KEY) may read it.",
+    logs:
+      "The run's stdout and stderr lines, in the order they were read (interleaved; lines over 16 384 characters " +
+      'are split). At most RUN_LOG_LIMIT_BYTES per run.',
   },
 });

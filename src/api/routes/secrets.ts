@@ -13,9 +13,17 @@ const SecretSchema = defineSchema('Secret', {
   type: 'object',
   required: ['secret_id', 'name', 'organization_id', 'created_at', 'updated_at', 'last_used'],
   properties: {
-    secret_id: uuid, name: { type: 'string' }, organization_id: uuid, created_by: { type: 'string' },
-    created_at: timestamp, updated_at: timestamp,
-    last_used: { ...timestamp, description: 'When a run last resolved it (a `secret_ref` env var); its creation time until then, as for API keys.' },
+    secret_id: uuid,
+    name: { type: 'string' },
+    organization_id: uuid,
+    created_by: { type: 'string' },
+    created_at: timestamp,
+    updated_at: timestamp,
+    last_used: {
+      ...timestamp,
+      description:
+        'When a run last resolved it (a `secret_ref` env var); its creation time until then, as for API keys.',
+    },
   },
 });
 
@@ -31,7 +39,11 @@ const present = (s: Secret) => ({
 });
 
 route({
-  operationId: 'ListSecrets', method: 'get', path: '/secrets', tag: TAG, paged: true,
+  operationId: 'ListSecrets',
+  method: 'get',
+  path: '/secrets',
+  tag: TAG,
+  paged: true,
   summary: "The organization's secrets (names only).",
   responses: { 200: { description: 'Secrets', schema: pageOf('SecretList', 'secrets', SecretSchema) } },
   handler: async ({ deps, caller, page }) => {
@@ -41,10 +53,15 @@ route({
 });
 
 route({
-  operationId: 'CreateSecret', method: 'post', path: '/secrets', tag: TAG,
+  operationId: 'CreateSecret',
+  method: 'post',
+  path: '/secrets',
+  tag: TAG,
   summary: `Stores a secret (name unique per organization, value up to ${MAX_SECRET_VALUE} characters).`,
   body: defineSchema('CreateSecretRequest', {
-    type: 'object', required: ['name', 'value'], properties: { name: str(1, 200), value: str(1, MAX_SECRET_VALUE) },
+    type: 'object',
+    required: ['name', 'value'],
+    properties: { name: str(1, 200), value: str(1, MAX_SECRET_VALUE) },
   }),
   bodyRequired: true,
   responses: { 201: { description: 'Secret', schema: SecretSchema } },
@@ -52,17 +69,26 @@ route({
     const id = randomUUID();
     const now = new Date();
     const secret = await deps.ds.getRepository(Secret).save({
-      secret_id: id, organization_id: caller.organizationId, name: body.name,
-      value_encrypted: deps.box.seal(body.value, id), last_used: null,
-      created_by: caller.actor, created_at: now, updated_at: now,
+      secret_id: id,
+      organization_id: caller.organizationId,
+      name: body.name,
+      value_encrypted: deps.box.seal(body.value, id),
+      last_used: null,
+      created_by: caller.actor,
+      created_at: now,
+      updated_at: now,
     });
     return { status: 201, body: present(secret) };
   },
 });
 
 route({
-  operationId: 'GetSecret', method: 'get', path: '/secrets/{secret_id}', tag: TAG,
-  summary: 'A secret (never its value).', params: { secret_id: uuid },
+  operationId: 'GetSecret',
+  method: 'get',
+  path: '/secrets/{secret_id}',
+  tag: TAG,
+  summary: 'A secret (never its value).',
+  params: { secret_id: uuid },
   responses: { 200: { description: 'Secret', schema: SecretSchema } },
   handler: async ({ deps, caller, params }) => {
     const secret = await findInOrg(deps.ds, Secret, caller.organizationId, { secret_id: params.secret_id }, 'Secret');
@@ -71,9 +97,16 @@ route({
 });
 
 route({
-  operationId: 'UpdateSecret', method: 'patch', path: '/secrets/{secret_id}', tag: TAG,
-  summary: 'Renames a secret and/or replaces its value.', params: { secret_id: uuid },
-  body: defineSchema('UpdateSecretRequest', { type: 'object', properties: { name: str(1, 200), value: str(1, MAX_SECRET_VALUE) } }),
+  operationId: 'UpdateSecret',
+  method: 'patch',
+  path: '/secrets/{secret_id}',
+  tag: TAG,
+  summary: 'Renames a secret and/or replaces its value.',
+  params: { secret_id: uuid },
+  body: defineSchema('UpdateSecretRequest', {
+    type: 'object',
+    properties: { name: str(1, 200), value: str(1, MAX_SECRET_VALUE) },
+  }),
   responses: { 200: { description: 'Secret', schema: SecretSchema } },
   handler: async ({ deps, caller, params, body }) => {
     const secret = await findInOrg(deps.ds, Secret, caller.organizationId, { secret_id: params.secret_id }, 'Secret');
@@ -86,8 +119,12 @@ route({
 });
 
 route({
-  operationId: 'DeleteSecret', method: 'delete', path: '/secrets/{secret_id}', tag: TAG,
-  summary: 'Deletes a secret.', params: { secret_id: uuid },
+  operationId: 'DeleteSecret',
+  method: 'delete',
+  path: '/secrets/{secret_id}',
+  tag: TAG,
+  summary: 'Deletes a secret.',
+  params: { secret_id: uuid },
   responses: { 204: { description: 'Deleted' } },
   handler: async ({ deps, caller, params }) => {
     const secret = await findInOrg(deps.ds, Secret, caller.organizationId, { secret_id: params.secret_id }, 'Secret');

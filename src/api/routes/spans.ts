@@ -1,6 +1,12 @@
 // Spans of structure runs: posted by griptape's GriptapeCloudObservabilityDriver (a JSON list per batch; it
 // counts only 200 as success), listed by start time. A run's own credential may use both for its run.
-import { createSpans, listSpans, MAX_SPAN_BYTES_PER_RUN, MAX_SPANS_PER_REQUEST, MAX_SPANS_PER_RUN } from '../../services/runs/spans';
+import {
+  createSpans,
+  listSpans,
+  MAX_SPAN_BYTES_PER_RUN,
+  MAX_SPANS_PER_REQUEST,
+  MAX_SPANS_PER_RUN,
+} from '../../services/runs/spans';
 import { route } from '../http/route';
 import { defineSchema, pageOf, str, uuid } from '../schemas/registry';
 
@@ -19,25 +25,38 @@ const spanProperties = {
   status: { type: 'string', enum: ['UNSET', 'OK', 'ERROR'], default: 'UNSET' },
   attributes,
   events: {
-    type: 'array', default: [],
+    type: 'array',
+    default: [],
     items: {
-      type: 'object', required: ['name', 'timestamp'],
+      type: 'object',
+      required: ['name', 'timestamp'],
       properties: { name: str(1, 1000), timestamp: { oneOf: [isoTime, { type: 'null' }] }, attributes },
     },
   },
 };
 
 /** As posted: what the driver always sends is required; the rest gets its default. */
-const SpanInput = defineSchema('SpanInput', { type: 'object', required: ['trace_id', 'span_id', 'name', 'start_time'], properties: spanProperties });
+const SpanInput = defineSchema('SpanInput', {
+  type: 'object',
+  required: ['trace_id', 'span_id', 'name', 'start_time'],
+  properties: spanProperties,
+});
 /** As listed: the posted span with its defaults. */
 const SpanSchema = defineSchema('Span', {
-  type: 'object', required: ['trace_id', 'span_id', 'name', 'start_time', 'end_time', 'status', 'attributes', 'events'], properties: spanProperties,
+  type: 'object',
+  required: ['trace_id', 'span_id', 'name', 'start_time', 'end_time', 'status', 'attributes', 'events'],
+  properties: spanProperties,
 });
 
 route({
-  operationId: 'CreateSpans', method: 'post', path: '/structure-runs/{structure_run_id}/spans', tag: TAG, runScoped: true,
-  summary: `Stores spans of a run (any status: exporters flush late): a JSON list of at most ${MAX_SPANS_PER_REQUEST}. A run keeps at most `
-    + `${MAX_SPANS_PER_RUN} spans and ${MAX_SPAN_BYTES_PER_RUN / 1024 / 1024} MiB of them; a batch past either is refused whole (413).`,
+  operationId: 'CreateSpans',
+  method: 'post',
+  path: '/structure-runs/{structure_run_id}/spans',
+  tag: TAG,
+  runScoped: true,
+  summary:
+    `Stores spans of a run (any status: exporters flush late): a JSON list of at most ${MAX_SPANS_PER_REQUEST}. A run keeps at most ` +
+    `${MAX_SPANS_PER_RUN} spans and ${MAX_SPAN_BYTES_PER_RUN / 1024 / 1024} MiB of them; a batch past either is refused whole (413).`,
   params: runPath,
   body: defineSchema('CreateSpansRequest', { type: 'array', items: SpanInput, maxItems: MAX_SPANS_PER_REQUEST }),
   bodyRequired: true,
@@ -45,8 +64,12 @@ route({
     200: {
       description: 'Stored',
       schema: defineSchema('CreateSpansResponse', {
-        type: 'object', required: ['count', 'total_count'],
-        properties: { count: { type: 'integer', description: 'Spans stored by this request.' }, total_count: { type: 'integer', description: 'Spans the run has now.' } },
+        type: 'object',
+        required: ['count', 'total_count'],
+        properties: {
+          count: { type: 'integer', description: 'Spans stored by this request.' },
+          total_count: { type: 'integer', description: 'Spans the run has now.' },
+        },
       }),
     },
   },
@@ -57,8 +80,14 @@ route({
 });
 
 route({
-  operationId: 'ListSpans', method: 'get', path: '/structure-runs/{structure_run_id}/spans', tag: TAG, paged: true, runScoped: true,
-  summary: 'The spans of a run in the order of their `start_time` (those starting together in the order they were posted), as posted.',
+  operationId: 'ListSpans',
+  method: 'get',
+  path: '/structure-runs/{structure_run_id}/spans',
+  tag: TAG,
+  paged: true,
+  runScoped: true,
+  summary:
+    'The spans of a run in the order of their `start_time` (those starting together in the order they were posted), as posted.',
   params: runPath,
   responses: { 200: { description: 'Spans', schema: pageOf('SpanList', 'spans', SpanSchema) } },
   handler: async ({ deps, caller, params, page }) => {

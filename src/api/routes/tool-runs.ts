@@ -6,7 +6,13 @@ import { RUN_STATUSES, Run } from '../../persistence/entities/run';
 import { iso } from '../../persistence/scoped';
 import type { DataSource } from 'typeorm';
 import { runtimePathsOf } from '../../services/runs/function-runs';
-import { describeTool, runToolActivity, ToolCallResult, ToolDescription, toolOpenApi } from '../../services/runs/tool-runs';
+import {
+  describeTool,
+  runToolActivity,
+  ToolCallResult,
+  ToolDescription,
+  toolOpenApi,
+} from '../../services/runs/tool-runs';
 import { route } from '../http/route';
 import { defineSchema, nullableTimestamp, timestamp, uuid } from '../schemas/registry';
 import { codeRunRecordRoutes } from './code-run-records';
@@ -15,16 +21,35 @@ const TAG = 'Tool runs';
 
 export const ToolRunSchema = defineSchema('ToolRun', {
   type: 'object',
-  required: ['tool_run_id', 'tool_id', 'status', 'input', 'runtime_path', 'created_at', 'created_by', 'updated_at', 'started_at', 'completed_at'],
+  required: [
+    'tool_run_id',
+    'tool_id',
+    'status',
+    'input',
+    'runtime_path',
+    'created_at',
+    'created_by',
+    'updated_at',
+    'started_at',
+    'completed_at',
+  ],
   properties: {
-    tool_run_id: uuid, tool_id: uuid, deployment_id: uuid,
+    tool_run_id: uuid,
+    tool_id: uuid,
+    deployment_id: uuid,
     status: { type: 'string', enum: [...RUN_STATUSES] },
-    status_detail: { description: 'SUCCEEDED/FAILED: `{reason: "Completed", message, exit_code}` (FAILED message: `<ErrorType>: <message>`); ERROR: `{reason, error}`.' },
+    status_detail: {
+      description:
+        'SUCCEEDED/FAILED: `{reason: "Completed", message, exit_code}` (FAILED message: `<ErrorType>: <message>`); ERROR: `{reason, error}`.',
+    },
     input: { description: '`{activity, params}` (an activity call) or `{describe: true}` (the OpenAPI document).' },
-    runtime_path: { type: 'string', description: 'Absolute path of the deployment\'s tool file on the workers.' },
+    runtime_path: { type: 'string', description: "Absolute path of the deployment's tool file on the workers." },
     output: { description: 'The artifact dict (activity) or `{name, activities}` (describe) of SUCCEEDED runs.' },
-    created_by: { type: 'string' }, created_at: timestamp, updated_at: timestamp,
-    started_at: nullableTimestamp, completed_at: nullableTimestamp,
+    created_by: { type: 'string' },
+    created_at: timestamp,
+    updated_at: timestamp,
+    started_at: nullableTimestamp,
+    completed_at: nullableTimestamp,
   },
 });
 
@@ -49,17 +74,26 @@ async function presentAll(ds: DataSource, runs: Run[]) {
   return runs.map((r) => present(r, paths.get(r.run_id) ?? ''));
 }
 
-const failure = (r: Extract<ToolCallResult, { ok: false }>) => ({ status: 200, body: { error: r.error, tool_run_id: r.run.run_id } });
+const failure = (r: Extract<ToolCallResult, { ok: false }>) => ({
+  status: 200,
+  body: { error: r.error, tool_run_id: r.run.run_id },
+});
 const ToolCallError = defineSchema('ToolCallError', {
-  type: 'object', required: ['error', 'tool_run_id'], properties: { error: { type: 'string' }, tool_run_id: uuid },
+  type: 'object',
+  required: ['error', 'tool_run_id'],
+  properties: { error: { type: 'string' }, tool_run_id: uuid },
 });
 
 route({
-  operationId: 'GetToolOpenApi', method: 'get', path: '/tools/{tool_id}/openapi', tag: TAG,
-  summary: 'Describes the tool (a tool run of its latest successful deployment, input `{describe: true}`) as an OpenAPI 3.1 '
-    + 'document: `info.title` is the tool\'s name, each activity a `POST /activities/{name}` (operationId = name, its '
-    + 'description, the request body schema = the activity\'s schema). 200 `{error, tool_run_id}` when the run did not '
-    + 'succeed (its logs hold the traceback). 409 without a successful deployment.',
+  operationId: 'GetToolOpenApi',
+  method: 'get',
+  path: '/tools/{tool_id}/openapi',
+  tag: TAG,
+  summary:
+    'Describes the tool (a tool run of its latest successful deployment, input `{describe: true}`) as an OpenAPI 3.1 ' +
+    "document: `info.title` is the tool's name, each activity a `POST /activities/{name}` (operationId = name, its " +
+    "description, the request body schema = the activity's schema). 200 `{error, tool_run_id}` when the run did not " +
+    'succeed (its logs hold the traceback). 409 without a successful deployment.',
   params: { tool_id: uuid },
   responses: { 200: { description: 'OpenAPI document, or `{error, tool_run_id}`', schema: {} } },
   handler: async ({ deps, caller, params }) => {
@@ -70,14 +104,23 @@ route({
 });
 
 route({
-  operationId: 'RunToolActivity', method: 'post', path: '/tools/{tool_id}/activities/{activity_name}', tag: TAG,
-  summary: 'Runs one activity of the tool\'s latest successful deployment with the JSON body as its params (griptape '
-    + 'tools receive `{"values": body}`) and answers 200 with the artifact dict (`{"type": "TextArtifact", "value": ...}`). '
-    + '200 `{error, tool_run_id}` when the activity raised or the run did not end within FUNCTION_EXECUTE_TIMEOUT_SECONDS. '
-    + '404 when the tool has no such activity; 409 without a successful deployment.',
+  operationId: 'RunToolActivity',
+  method: 'post',
+  path: '/tools/{tool_id}/activities/{activity_name}',
+  tag: TAG,
+  summary:
+    "Runs one activity of the tool's latest successful deployment with the JSON body as its params (griptape " +
+    'tools receive `{"values": body}`) and answers 200 with the artifact dict (`{"type": "TextArtifact", "value": ...}`). ' +
+    '200 `{error, tool_run_id}` when the activity raised or the run did not end within FUNCTION_EXECUTE_TIMEOUT_SECONDS. ' +
+    '404 when the tool has no such activity; 409 without a successful deployment.',
   params: { tool_id: uuid, activity_name: { type: 'string', minLength: 1, maxLength: 200 } },
   body: {},
-  responses: { 200: { description: 'The artifact, or `{error, tool_run_id}`', schema: { anyOf: [ToolCallError, { type: 'object' }] } } },
+  responses: {
+    200: {
+      description: 'The artifact, or `{error, tool_run_id}`',
+      schema: { anyOf: [ToolCallError, { type: 'object' }] },
+    },
+  },
   handler: async ({ deps, caller, params, body }) => {
     const r = await runToolActivity(deps, caller, params.tool_id, params.activity_name, body);
     return r.ok ? { status: 200, body: r.output ?? null } : failure(r);
@@ -85,9 +128,12 @@ route({
 });
 
 codeRunRecordRoutes({
-  kind: 'tool', tag: TAG, schema: ToolRunSchema, present: presentAll,
+  kind: 'tool',
+  tag: TAG,
+  schema: ToolRunSchema,
+  present: presentAll,
   summaries: {
     get: 'A tool run.',
-    logs: 'The run\'s stdout and stderr lines (an activity\'s prints and tracebacks), in the order they were read.',
+    logs: "The run's stdout and stderr lines (an activity's prints and tracebacks), in the order they were read.",
   },
 });

@@ -70,7 +70,10 @@ const TEXT_RULE = `No NUL character and no unpaired surrogate in any string or m
 export const JsonValue = ref('JsonValue');
 schemas.JsonValue = {
   description: `Any JSON value. ${TEXT_RULE}`,
-  not: NUL_TEXT, propertyNames: { not: NUL_TEXT }, items: JsonValue, additionalProperties: JsonValue,
+  not: NUL_TEXT,
+  propertyNames: { not: NUL_TEXT },
+  items: JsonValue,
+  additionalProperties: JsonValue,
 };
 
 const ANNOTATIONS = new Set(['description', 'title', 'default', 'examples', 'deprecated', 'readOnly', 'writeOnly']);
@@ -89,13 +92,18 @@ export function withTextRule(schema: JsonSchema): JsonSchema {
   if (Object.keys(schema).every((k) => ANNOTATIONS.has(k))) return { ...schemas.JsonValue, ...schema };
   const out: JsonSchema = { ...schema };
   const types = ([] as unknown[]).concat(schema.type ?? []);
-  if (types.includes('string') && !['pattern', 'format', 'enum', 'const', 'not'].some((k) => k in out)) out.not = NUL_TEXT;
+  if (types.includes('string') && !['pattern', 'format', 'enum', 'const', 'not'].some((k) => k in out))
+    out.not = NUL_TEXT;
   if (types.includes('object') || 'properties' in out) {
     out.propertyNames ??= { not: NUL_TEXT };
-    if (out.additionalProperties === undefined || out.additionalProperties === true) out.additionalProperties = JsonValue;
+    if (out.additionalProperties === undefined || out.additionalProperties === true)
+      out.additionalProperties = JsonValue;
   }
   if (types.includes('array') && out.items === undefined && out.prefixItems === undefined) out.items = JsonValue;
-  if (out.properties) out.properties = Object.fromEntries(Object.entries(out.properties as Record<string, JsonSchema>).map(([k, v]) => [k, withTextRule(v)]));
+  if (out.properties)
+    out.properties = Object.fromEntries(
+      Object.entries(out.properties as Record<string, JsonSchema>).map(([k, v]) => [k, withTextRule(v)]),
+    );
   for (const k of SUBSCHEMA) if (out[k] && typeof out[k] === 'object') out[k] = withTextRule(out[k] as JsonSchema);
   for (const k of SUBSCHEMA_LISTS) if (Array.isArray(out[k])) out[k] = (out[k] as JsonSchema[]).map(withTextRule);
   return out;
@@ -131,7 +139,11 @@ export const ErrorBody = defineSchema('Error', {
     type: { type: 'string' },
     errors: {
       type: 'array',
-      items: { type: 'object', required: ['message'], properties: { message: { type: 'string' }, path: { type: 'string' } } },
+      items: {
+        type: 'object',
+        required: ['message'],
+        properties: { message: { type: 'string' }, path: { type: 'string' } },
+      },
     },
   },
 });

@@ -41,7 +41,9 @@ const MAX_EVENT_SEQ = 999_999_999_999_999;
 /** The `?last_event_id=` query parameter of the event streams. */
 export const lastEventIdQuery = {
   last_event_id: {
-    type: 'integer', minimum: 0, maximum: MAX_EVENT_SEQ,
+    type: 'integer',
+    minimum: 0,
+    maximum: MAX_EVENT_SEQ,
     description: 'Resume after this event sequence number (the `id:` of a frame); the `Last-Event-ID` header wins.',
   },
 };
@@ -49,12 +51,14 @@ export const lastEventIdQuery = {
 /** Where a stream resumes: after the `Last-Event-ID` header's sequence, else `?last_event_id=`, else from the start. */
 export function resumeAfter(ctx: Context, lastEventIdQuery: number | undefined): number {
   const header = ctx.get('last-event-id').trim();
-  if (header !== '' && !/^\d{1,15}$/.test(header)) throw badRequest('Last-Event-ID must be the id of a frame (an integer)', '/header/last-event-id');
+  if (header !== '' && !/^\d{1,15}$/.test(header))
+    throw badRequest('Last-Event-ID must be the id of a frame (an integer)', '/header/last-event-id');
   return header !== '' ? Number(header) : (lastEventIdQuery ?? 0);
 }
 
 /** The frame of one event: its sequence as the id, the event as the clients' EventDetail JSON. */
-export const sseFrame = (e: RunEvent, present: (e: RunEvent) => unknown = presentEvent) => `id: ${e.seq}\ndata: ${JSON.stringify(present(e))}\n\n`;
+export const sseFrame = (e: RunEvent, present: (e: RunEvent) => unknown = presentEvent) =>
+  `id: ${e.seq}\ndata: ${JSON.stringify(present(e))}\n\n`;
 
 /**
  * Sets up the response of `ctx` as the event stream of `runId`, starting after sequence `afterSeq`.
@@ -62,7 +66,11 @@ export const sseFrame = (e: RunEvent, present: (e: RunEvent) => unknown = presen
  * `status`: of the response (200 by default; a stream that creates what it streams answers 201).
  */
 export function streamRunEvents(
-  ctx: Context, deps: Deps, runId: string, afterSeq: number, frame: (e: RunEvent) => string = (e) => sseFrame(e),
+  ctx: Context,
+  deps: Deps,
+  runId: string,
+  afterSeq: number,
+  frame: (e: RunEvent) => string = (e) => sseFrame(e),
   { status = 200 }: { status?: number } = {},
 ): void {
   const { ds, runUpdates, config, log } = deps;

@@ -24,17 +24,24 @@ export interface PostgresBinaries {
  * The binaries of the local server, to be run as `runAs` when given. Another user cannot reach a cache in
  * root's private home (`/root` is 0700): the pinned build then runs from a copy in that user's home.
  */
-export function postgresBinaries(config: Pick<Config, 'cacheDir' | 'embeddedPostgresBinDir'>, runAs?: OsUser): PostgresBinaries {
+export function postgresBinaries(
+  config: Pick<Config, 'cacheDir' | 'embeddedPostgresBinDir'>,
+  runAs?: OsUser,
+): PostgresBinaries {
   const own = config.embeddedPostgresBinDir;
   let binDir = own ?? path.join(config.cacheDir, PINNED, PINNED_BIN);
   if (!fs.existsSync(path.join(binDir, 'postgres'))) {
-    throw new Error(own
-      ? `EMBEDDED_POSTGRES_BIN_DIR=${own} has no postgres binary.`
-      : `PostgreSQL with pgvector is not in ${path.join(config.cacheDir, PINNED)} yet: run \`bash tools/obtain-postgres.sh\` (npm start and npm test run it), or set DATABASE_URL.`);
+    throw new Error(
+      own
+        ? `EMBEDDED_POSTGRES_BIN_DIR=${own} has no postgres binary.`
+        : `PostgreSQL with pgvector is not in ${path.join(config.cacheDir, PINNED)} yet: run \`bash tools/obtain-postgres.sh\` (npm start and npm test run it), or set DATABASE_URL.`,
+    );
   }
   const blocked = runAs && blockedFor(runAs, binDir);
   if (blocked && own) {
-    throw new Error(`PostgreSQL runs as ${runAs.name}, which cannot reach EMBEDDED_POSTGRES_BIN_DIR=${own} (${blocked} is closed to it).`);
+    throw new Error(
+      `PostgreSQL runs as ${runAs.name}, which cannot reach EMBEDDED_POSTGRES_BIN_DIR=${own} (${blocked} is closed to it).`,
+    );
   }
   if (blocked) binDir = path.join(copyToOsHome(path.join(config.cacheDir, PINNED)), PINNED_BIN);
   const out = execFileSync(path.join(binDir, 'postgres'), ['--version'], { encoding: 'utf8' });

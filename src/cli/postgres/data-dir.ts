@@ -28,7 +28,9 @@ export function prepareDataDir(dir: string, runAs: OsUser | undefined): void {
   if (runAs) {
     const blocked = blockedFor(runAs, path.dirname(dir));
     if (blocked) {
-      throw new Error(`PostgreSQL runs as ${runAs.name} (it refuses to run as root), which cannot reach ${dir}: ${blocked} is closed to it. Choose a DATA_DIR it can reach, or open ${blocked} with chmod o+x.`);
+      throw new Error(
+        `PostgreSQL runs as ${runAs.name} (it refuses to run as root), which cannot reach ${dir}: ${blocked} is closed to it. Choose a DATA_DIR it can reach, or open ${blocked} with chmod o+x.`,
+      );
     }
   }
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -38,7 +40,13 @@ export function prepareDataDir(dir: string, runAs: OsUser | undefined): void {
 }
 
 /** A new cluster in `dir`: superuser `user` with `password` (scram-sha-256 for every connection), UTF-8. */
-export async function initdb(bin: PostgresBinaries, dir: string, user: string, password: string, runAs: OsUser | undefined): Promise<void> {
+export async function initdb(
+  bin: PostgresBinaries,
+  dir: string,
+  user: string,
+  password: string,
+  runAs: OsUser | undefined,
+): Promise<void> {
   // initdb reads the password from a file: one only the server's user can read, removed right after.
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'tarmac-initdb-'));
   const pwfile = path.join(tmp, 'password');
@@ -48,10 +56,11 @@ export async function initdb(bin: PostgresBinaries, dir: string, user: string, p
     fs.chownSync(pwfile, runAs.uid, runAs.gid);
   }
   try {
-    await run(path.join(bin.binDir, 'initdb'), [
-      '-D', dir, '-U', user, '--auth=scram-sha-256', `--pwfile=${pwfile}`,
-      '--encoding=UTF8', '--locale=C.UTF-8',
-    ], runAs);
+    await run(
+      path.join(bin.binDir, 'initdb'),
+      ['-D', dir, '-U', user, '--auth=scram-sha-256', `--pwfile=${pwfile}`, '--encoding=UTF8', '--locale=C.UTF-8'],
+      runAs,
+    );
   } finally {
     fs.rmSync(tmp, { recursive: true, force: true });
   }

@@ -78,10 +78,22 @@ export async function startEmbeddedPostgres(opts: {
 
   // The last lines the server printed, for an error message that says why it did not start.
   const recent: string[] = [];
-  const server = spawn(path.join(bin.binDir, 'postgres'), [
-    '-D', opts.dir, '-p', String(opts.port),
-    '-c', 'listen_addresses=localhost', '-c', 'unix_socket_directories=', '-c', 'max_connections=200',
-  ], { ...asUser(runAs), stdio: ['ignore', 'pipe', 'pipe'] });
+  const server = spawn(
+    path.join(bin.binDir, 'postgres'),
+    [
+      '-D',
+      opts.dir,
+      '-p',
+      String(opts.port),
+      '-c',
+      'listen_addresses=localhost',
+      '-c',
+      'unix_socket_directories=',
+      '-c',
+      'max_connections=200',
+    ],
+    { ...asUser(runAs), stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   for (const stream of [server.stdout!, server.stderr!]) {
     readline.createInterface({ input: stream, crlfDelay: Infinity }).on('line', (line) => {
       recent.push(line);
@@ -111,7 +123,9 @@ export async function startEmbeddedPostgres(opts: {
     process.removeListener('exit', onProcessExit);
     if (!exit) server.kill('SIGQUIT');
     await exited;
-    throw new Error(`PostgreSQL did not start (data ${opts.dir}, port ${opts.port}): ${(err as Error).message}\n${recent.join('\n')}`);
+    throw new Error(
+      `PostgreSQL did not start (data ${opts.dir}, port ${opts.port}): ${(err as Error).message}\n${recent.join('\n')}`,
+    );
   }
   try {
     if (rotate) await client.query(`ALTER ROLE ${EMBEDDED_POSTGRES_USER} PASSWORD '${password}'`);
@@ -154,7 +168,14 @@ async function connectWhenReady(port: number, password: string, exited: () => Ex
   while (Date.now() < deadline) {
     const e = exited();
     if (e) throw new Error(`it exited (${e.signal ?? `code ${e.code}`})`);
-    const client = new Client({ host: 'localhost', port, user: EMBEDDED_POSTGRES_USER, password, database: 'postgres', connectionTimeoutMillis: 2000 });
+    const client = new Client({
+      host: 'localhost',
+      port,
+      user: EMBEDDED_POSTGRES_USER,
+      password,
+      database: 'postgres',
+      connectionTimeoutMillis: 2000,
+    });
     client.on('error', () => undefined);
     try {
       await client.connect();
@@ -162,7 +183,8 @@ async function connectWhenReady(port: number, password: string, exited: () => Ex
     } catch (err) {
       last = (err as Error).message;
       // A second of refusals while it runs: not a server still starting, a password file that does not fit.
-      if ((err as { code?: string }).code === '28P01' && ++refused >= 10) throw new Error(`it refuses the password of ${EMBEDDED_POSTGRES_USER}: ${last}`);
+      if ((err as { code?: string }).code === '28P01' && ++refused >= 10)
+        throw new Error(`it refuses the password of ${EMBEDDED_POSTGRES_USER}: ${last}`);
       await client.end().catch(() => undefined);
       await new Promise((resolve) => setTimeout(resolve, 100));
     }

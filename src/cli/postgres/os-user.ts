@@ -29,15 +29,29 @@ export function postgresOsUser(): OsUser | undefined {
   const found = lookup();
   if (found) return found;
   try {
-    execFileSync('useradd', [
-      '--system', '--user-group', '--no-create-home', '--home-dir', POSTGRES_OS_HOME,
-      '--shell', '/usr/sbin/nologin', '--comment', 'tarmac local PostgreSQL', POSTGRES_OS_USER,
-    ], { stdio: ['ignore', 'ignore', 'pipe'] });
+    execFileSync(
+      'useradd',
+      [
+        '--system',
+        '--user-group',
+        '--no-create-home',
+        '--home-dir',
+        POSTGRES_OS_HOME,
+        '--shell',
+        '/usr/sbin/nologin',
+        '--comment',
+        'tarmac local PostgreSQL',
+        POSTGRES_OS_USER,
+      ],
+      { stdio: ['ignore', 'ignore', 'pipe'] },
+    );
   } catch (err) {
     // Another process may have created it at the same moment: only its absence is an error.
     const user = lookup();
     if (user) return user;
-    throw new Error(`could not create the system user ${POSTGRES_OS_USER} to run PostgreSQL as (PostgreSQL refuses to run as root): ${(err as Error).message}`);
+    throw new Error(
+      `could not create the system user ${POSTGRES_OS_USER} to run PostgreSQL as (PostgreSQL refuses to run as root): ${(err as Error).message}`,
+    );
   }
   return lookup()!;
 }

@@ -9,13 +9,15 @@ import { bold, green, red, rel } from './output';
 /** Which model providers assistant runs and chat messages use, or how to configure one (docs/assistants.md: Model providers). */
 function modelsLine(config: Config): string {
   const names = Object.keys(config.models.providers);
-  if (!names.length) return 'none: set OPENAI_API_KEY, or MODEL_PROVIDERS=ollama=http://127.0.0.1:11434/v1 (docs/assistants.md)';
+  if (!names.length)
+    return 'none: set OPENAI_API_KEY, or MODEL_PROVIDERS=ollama=http://127.0.0.1:11434/v1 (docs/assistants.md)';
   return `${names.join(', ')}; default ${config.models.defaultModel ?? '(none: set DEFAULT_MODEL)'}`;
 }
 
 export function printBanner(config: Config, bootstrapKey: string | undefined): void {
   const base = config.publicBaseUrl;
-  const ui = config.temporal.uiUrl ?? (config.temporal.address ? undefined : `http://localhost:${config.temporal.devUiPort}`);
+  const ui =
+    config.temporal.uiUrl ?? (config.temporal.address ? undefined : `http://localhost:${config.temporal.devUiPort}`);
   const rule = '-'.repeat(78);
   const lines = [
     rule,

@@ -53,7 +53,10 @@ export class Child {
     onUnexpectedExit: OnUnexpectedExit,
   ) {
     this.proc = spawn(command, args, { env, cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-    for (const [stream, isErr] of [[this.proc.stdout!, false], [this.proc.stderr!, true]] as const) {
+    for (const [stream, isErr] of [
+      [this.proc.stdout!, false],
+      [this.proc.stderr!, true],
+    ] as const) {
       readline.createInterface({ input: stream, crlfDelay: Infinity }).on('line', (line) => {
         if (!this.quiet) printChildLine(name, line, isErr);
       });

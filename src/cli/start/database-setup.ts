@@ -26,7 +26,9 @@ export async function migrateAndBootstrap(
       });
       bootstrapKey = value;
       onKeyCreated(value);
-      say(`first start: created organization "${organization.name}" (${organization.organization_id}), user ${user.email} and an API key`);
+      say(
+        `first start: created organization "${organization.name}" (${organization.organization_id}), user ${user.email} and an API key`,
+      );
     }
   } finally {
     await ds.destroy();

@@ -17,10 +17,16 @@ import type { Running } from './running';
 const TEMPORAL_START_TIMEOUT_MS = 60_000;
 
 /** PostgreSQL with pgvector, data in `<DATA_DIR>/postgres` (initialised on first use); its warnings and errors shown. */
-export async function startLocalPostgres(config: Config, running: Running, onUnexpectedExit: OnUnexpectedExit): Promise<void> {
+export async function startLocalPostgres(
+  config: Config,
+  running: Running,
+  onUnexpectedExit: OnUnexpectedExit,
+): Promise<void> {
   const dir = path.join(config.dataDir, 'postgres');
   const fresh = !fs.existsSync(path.join(dir, 'PG_VERSION'));
-  say(`PostgreSQL: ${fresh ? 'initialising' : 'starting'} the local server (data in ${rel(dir)}, port ${config.embeddedPostgresPort})...`);
+  say(
+    `PostgreSQL: ${fresh ? 'initialising' : 'starting'} the local server (data in ${rel(dir)}, port ${config.embeddedPostgresPort})...`,
+  );
   const t0 = Date.now();
   running.postgres = await startEmbeddedPostgres({
     dir,
@@ -33,7 +39,9 @@ export async function startLocalPostgres(config: Config, running: Running, onUne
     },
   });
   running.postgres.onUnexpectedExit((code, signal) => onUnexpectedExit('PostgreSQL', code, signal));
-  say(`PostgreSQL ${running.postgres.version}: ready on localhost:${config.embeddedPostgresPort} (${seconds(Date.now() - t0)})`);
+  say(
+    `PostgreSQL ${running.postgres.version}: ready on localhost:${config.embeddedPostgresPort} (${seconds(Date.now() - t0)})`,
+  );
 }
 
 /**
@@ -53,14 +61,21 @@ export async function startLocalTemporal(
   if (cli.type === 'existing-path') {
     say(`Temporal: starting dev server ${home(cli.path)} (state in ${rel(dbFile)})...`);
     const args = [
-      'server', 'start-dev',
-      '--ip', '127.0.0.1',
-      '--port', String(config.temporal.devPort),
-      '--ui-port', String(config.temporal.devUiPort),
-      '--db-filename', dbFile,
-      '--namespace', config.temporal.namespace,
+      'server',
+      'start-dev',
+      '--ip',
+      '127.0.0.1',
+      '--port',
+      String(config.temporal.devPort),
+      '--ui-port',
+      String(config.temporal.devUiPort),
+      '--db-filename',
+      dbFile,
+      '--namespace',
+      config.temporal.namespace,
       ...SEARCH_ATTRIBUTES.flatMap((k) => ['--search-attribute', `${k.name}=Keyword`]),
-      '--log-level', 'warn',
+      '--log-level',
+      'warn',
     ];
     running.temporal = new Child('temporal', cli.path, args, childEnv(), onUnexpectedExit);
   } else {
@@ -88,5 +103,7 @@ export async function startLocalTemporal(
     });
   }
   await waitForTemporal(address, config.temporal.namespace, TEMPORAL_START_TIMEOUT_MS, running.temporal, isStopping);
-  say(`Temporal: ready on ${address}, Web UI on http://localhost:${config.temporal.devUiPort} (${seconds(Date.now() - t0)})`);
+  say(
+    `Temporal: ready on ${address}, Web UI on http://localhost:${config.temporal.devUiPort} (${seconds(Date.now() - t0)})`,
+  );
 }

@@ -14,13 +14,21 @@ export async function obtainSandbox(config: Config): Promise<void> {
   if (config.sandbox.mode === 'off') {
     say(red('WARNING: SANDBOX=off: user code runs as the worker user, unisolated. Single-tenant development only.'));
   } else {
-    await runTool('obtain-sandbox.sh', [], 'Install bubblewrap and iptables (Debian: apt-get install bubblewrap iptables), or set SANDBOX=off for single-tenant development only.');
+    await runTool(
+      'obtain-sandbox.sh',
+      [],
+      'Install bubblewrap and iptables (Debian: apt-get install bubblewrap iptables), or set SANDBOX=off for single-tenant development only.',
+    );
   }
 }
 
 /** PostgreSQL with pgvector (downloaded once, in seconds). */
 export function obtainPostgres(): Promise<void> {
-  return runTool('obtain-postgres.sh', [], 'Set EMBEDDED_POSTGRES_BIN_DIR to the bin directory of a PostgreSQL 18 with pgvector, or DATABASE_URL to a PostgreSQL server with pgvector.');
+  return runTool(
+    'obtain-postgres.sh',
+    [],
+    'Set EMBEDDED_POSTGRES_BIN_DIR to the bin directory of a PostgreSQL 18 with pgvector, or DATABASE_URL to a PostgreSQL server with pgvector.',
+  );
 }
 
 /** Whether the Temporal CLI still has to be obtained (neither cached nor given by TEMPORAL_CLI_PATH). */
@@ -32,7 +40,11 @@ export function temporalCliMissing(config: Config): boolean {
 export async function obtainTemporalCli(): Promise<void> {
   say('Temporal CLI not cached yet (first start only): running tools/obtain-temporal.sh --cli-only');
   say('(building it from source with Go takes a few minutes; later starts reuse ~/.cache/tarmac)');
-  await runTool('obtain-temporal.sh', ['--cli-only'], 'Set TEMPORAL_CLI_PATH to a `temporal` binary, or TEMPORAL_ADDRESS to a running Temporal server.');
+  await runTool(
+    'obtain-temporal.sh',
+    ['--cli-only'],
+    'Set TEMPORAL_CLI_PATH to a `temporal` binary, or TEMPORAL_ADDRESS to a running Temporal server.',
+  );
 }
 
 /** Runs a script of tools/, its lines shown as progress; on failure, `advice` says what to do instead. */

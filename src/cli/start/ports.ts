@@ -16,7 +16,9 @@ export async function checkPortsFree(config: Config, local: { postgres: boolean;
     if (!(await portFree(port, host))) busy.push(`port ${port} for ${what} is already in use`);
   }
   if (busy.length) {
-    throw new Error(`${busy.join('\n')}\nIs another \`npm start\` running? Stop it, or choose other ports with the variables named above.`);
+    throw new Error(
+      `${busy.join('\n')}\nIs another \`npm start\` running? Stop it, or choose other ports with the variables named above.`,
+    );
   }
 }
 

@@ -21,7 +21,8 @@ export async function waitForTemporal(
   let last = 'no answer yet';
   while (Date.now() < deadline) {
     if (isStopping()) throw new Stopped();
-    if (server && !server.running) throw new Error('the Temporal dev server exited while starting (see its output above)');
+    if (server && !server.running)
+      throw new Error('the Temporal dev server exited while starting (see its output above)');
     try {
       const connection = await Connection.connect({ address, connectTimeout: 2000 });
       try {
@@ -61,7 +62,12 @@ export async function waitForApi(config: Config, isStopping: () => boolean): Pro
 }
 
 /** The worker is ready once Temporal lists it (by its identity, `<pid>@<host>`) among the task queue's pollers. */
-export async function waitForWorker(address: string, config: Config, pid: number, isStopping: () => boolean): Promise<void> {
+export async function waitForWorker(
+  address: string,
+  config: Config,
+  pid: number,
+  isStopping: () => boolean,
+): Promise<void> {
   const connection = await Connection.connect({ address });
   try {
     const deadline = Date.now() + READY_TIMEOUT_MS;
@@ -75,7 +81,9 @@ export async function waitForWorker(address: string, config: Config, pid: number
       if ((res.pollers ?? []).some((p) => p.identity?.startsWith(`${pid}@`))) return;
       await sleep(300);
     }
-    throw new Error(`the worker did not poll task queue ${config.temporal.taskQueue} within ${seconds(READY_TIMEOUT_MS)}`);
+    throw new Error(
+      `the worker did not poll task queue ${config.temporal.taskQueue} within ${seconds(READY_TIMEOUT_MS)}`,
+    );
   } finally {
     await connection.close();
   }

@@ -17,7 +17,9 @@ export function readOrCreateSecretsKey(config: Config): string {
   if (fs.existsSync(file)) {
     const value = fs.readFileSync(file, 'utf8').trim();
     if (Buffer.from(value, 'base64').length !== 32) {
-      throw new Error(`${file} does not hold a base64-encoded 32-byte key. Restore it from a backup: secrets stored with it cannot be read without it.`);
+      throw new Error(
+        `${file} does not hold a base64-encoded 32-byte key. Restore it from a backup: secrets stored with it cannot be read without it.`,
+      );
     }
     say(`secrets key: ${rel(file)}`);
     return value;

@@ -17,7 +17,12 @@ import { waitForApi, waitForTemporal, waitForWorker } from './readiness';
 import { Running, StartHooks, Stopped } from './running';
 import { readOrCreateSecretsKey } from './secrets-key';
 
-export async function run(config: Config, running: Running, onUnexpectedExit: OnUnexpectedExit, hooks: StartHooks): Promise<void> {
+export async function run(
+  config: Config,
+  running: Running,
+  onUnexpectedExit: OnUnexpectedExit,
+  hooks: StartHooks,
+): Promise<void> {
   const step = () => {
     if (hooks.isStopping()) throw new Stopped();
   };

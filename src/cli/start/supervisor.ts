@@ -66,7 +66,7 @@ export async function supervise(): Promise<void> {
   for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(s, onSignal);
   // A bug here must not leave the children running without their supervisor.
   const onCrash = (err: unknown) => {
-    shout(`supervisor error: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
+    shout(`supervisor error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
     void shutdown(1, 'stopping everything after the error above');
   };
   process.on('uncaughtException', onCrash);

@@ -42,7 +42,8 @@ export function createModelDriver(models: ModelsConfig): ModelDriver {
     let driver = drivers.get(provider);
     if (!driver) {
       driver = new OpenAICompatibleDriver(provider, models.providers[provider], {
-        timeoutSeconds: models.timeoutSeconds, maxRetries: models.maxRetries,
+        timeoutSeconds: models.timeoutSeconds,
+        maxRetries: models.maxRetries,
       });
       drivers.set(provider, driver);
     }

@@ -59,14 +59,19 @@ export class OpenAICompatibleDriver implements ModelDriver {
     });
   }
 
-  async complete(request: CompletionRequest, onDelta?: (delta: CompletionDelta) => void | Promise<void>): Promise<Completion> {
+  async complete(
+    request: CompletionRequest,
+    onDelta?: (delta: CompletionDelta) => void | Promise<void>,
+  ): Promise<Completion> {
     const outer = request.signal;
     if (outer?.aborted) throw abortError(outer);
     // Our own controller: aborted by the caller's signal, by the stream watchdog, or when onDelta throws.
     const ac = new AbortController();
     const forward = () => ac.abort(outer?.reason);
     outer?.addEventListener('abort', forward, { once: true });
-    const aborted = new Promise<never>((_, reject) => ac.signal.addEventListener('abort', () => reject(ac.signal.reason), { once: true }));
+    const aborted = new Promise<never>((_, reject) =>
+      ac.signal.addEventListener('abort', () => reject(ac.signal.reason), { once: true }),
+    );
     aborted.catch(() => undefined);
     let timedOut = false;
     let watchdog: NodeJS.Timeout | undefined;
@@ -82,13 +87,21 @@ export class OpenAICompatibleDriver implements ModelDriver {
       const options = { signal: ac.signal };
       // Racing the abort: the package sleeps between retries without looking at the signal.
       if (!request.stream) {
-        const answer = await Promise.race([this.client.chat.completions.create({ ...body, stream: false } as ChatCompletionCreateParamsNonStreaming, options), aborted]);
+        const answer = await Promise.race([
+          this.client.chat.completions.create(
+            { ...body, stream: false } as ChatCompletionCreateParamsNonStreaming,
+            options,
+          ),
+          aborted,
+        ]);
         const choice = answer.choices?.[0];
         return {
           model: `${this.provider}/${request.model}`,
           text: choice?.message?.content ?? '',
           toolCalls: (choice?.message?.tool_calls ?? []).flatMap((c, i) =>
-            c.type === 'function' ? [{ id: c.id || `call_${i}`, name: c.function.name, arguments: c.function.arguments ?? '' }] : [],
+            c.type === 'function'
+              ? [{ id: c.id || `call_${i}`, name: c.function.name, arguments: c.function.arguments ?? '' }]
+              : [],
           ),
           usage: usageOf(answer.usage),
           finishReason: choice?.finish_reason ?? 'stop',
@@ -116,7 +129,10 @@ export class OpenAICompatibleDriver implements ModelDriver {
       if (outer?.aborted) throw abortError(outer);
       if (timedOut) throw silentProvider(this.provider, this.timeoutMs);
       if (acc.finishReason === undefined) {
-        throw new ModelError('unreachable', `Model provider "${this.provider}" ended its stream before the answer was complete`);
+        throw new ModelError(
+          'unreachable',
+          `Model provider "${this.provider}" ended its stream before the answer was complete`,
+        );
       }
       return { model: `${this.provider}/${request.model}`, ...acc.result() };
     } catch (err) {
@@ -136,7 +152,10 @@ export class OpenAICompatibleDriver implements ModelDriver {
   private body(request: CompletionRequest): Record<string, unknown> {
     const body: Record<string, unknown> = { model: request.model, messages: request.turns.map(toMessage) };
     if (request.tools?.length) {
-      body.tools = request.tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters } }));
+      body.tools = request.tools.map((t) => ({
+        type: 'function',
+        function: { name: t.name, description: t.description, parameters: t.parameters },
+      }));
       if (request.toolChoice) body.tool_choice = request.toolChoice;
     }
     if (request.outputSchema) {
@@ -159,7 +178,11 @@ function toMessage(turn: ChatTurn): ChatCompletionMessageParam {
         ? {
             role: 'assistant',
             content: turn.content,
-            tool_calls: turn.toolCalls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })),
+            tool_calls: turn.toolCalls.map((c) => ({
+              id: c.id,
+              type: 'function',
+              function: { name: c.name, arguments: c.arguments },
+            })),
           }
         : { role: 'assistant', content: turn.content ?? '' };
     case 'tool':
@@ -201,7 +224,9 @@ class StreamAccumulator {
   }
 
   result(): Omit<Completion, 'model'> {
-    const toolCalls: ToolCall[] = this.calls.flatMap((c, i) => (c ? [{ id: c.id ?? `call_${i}`, name: c.name ?? '', arguments: c.arguments }] : []));
+    const toolCalls: ToolCall[] = this.calls.flatMap((c, i) =>
+      c ? [{ id: c.id ?? `call_${i}`, name: c.name ?? '', arguments: c.arguments }] : [],
+    );
     return { text: this.text, toolCalls, usage: this.usage, finishReason: this.finishReason ?? 'stop' };
   }
 }
@@ -232,31 +257,55 @@ function abortError(signal: AbortSignal): Error {
 }
 
 function silentProvider(provider: string, timeoutMs: number): ModelError {
-  return new ModelError('unreachable', `Model provider "${provider}" sent nothing for ${timeoutMs / 1000} s (MODEL_REQUEST_TIMEOUT_SECONDS)`);
+  return new ModelError(
+    'unreachable',
+    `Model provider "${provider}" sent nothing for ${timeoutMs / 1000} s (MODEL_REQUEST_TIMEOUT_SECONDS)`,
+  );
 }
 
 function toModelError(provider: string, err: unknown): ModelError {
   if (err instanceof ModelError) return err;
   if (err instanceof OpenAI.APIConnectionTimeoutError) {
-    return new ModelError('unreachable', `Model provider "${provider}" did not answer in time (MODEL_REQUEST_TIMEOUT_SECONDS)`);
+    return new ModelError(
+      'unreachable',
+      `Model provider "${provider}" did not answer in time (MODEL_REQUEST_TIMEOUT_SECONDS)`,
+    );
   }
   if (err instanceof OpenAI.APIConnectionError) {
-    const cause = err.cause instanceof Error ? `: ${(err.cause as Error & { cause?: Error }).cause?.message ?? err.cause.message}` : '';
-    return new ModelError('unreachable', `Model provider "${provider}" could not be reached (${err.message.replace(/\.$/, '')}${cause})`);
+    const cause =
+      err.cause instanceof Error
+        ? `: ${(err.cause as Error & { cause?: Error }).cause?.message ?? err.cause.message}`
+        : '';
+    return new ModelError(
+      'unreachable',
+      `Model provider "${provider}" could not be reached (${err.message.replace(/\.$/, '')}${cause})`,
+    );
   }
   if (err instanceof OpenAI.APIError) {
-    const message = typeof err.error === 'object' && err.error && typeof (err.error as { message?: unknown }).message === 'string'
-      ? (err.error as { message: string }).message
-      : err.message;
+    const message =
+      typeof err.error === 'object' && err.error && typeof (err.error as { message?: unknown }).message === 'string'
+        ? (err.error as { message: string }).message
+        : err.message;
     const status = err.status;
     if (status !== undefined && status >= 400 && status < 500 && ![408, 409, 429].includes(status)) {
-      return new ModelError('rejected', `Model provider "${provider}" rejected the request (${status}): ${message}`, status);
+      return new ModelError(
+        'rejected',
+        `Model provider "${provider}" rejected the request (${status}): ${message}`,
+        status,
+      );
     }
     // 408/409/429/5xx after retries, or an error event inside a stream (no status).
-    return new ModelError('unreachable', `Model provider "${provider}" failed${status ? ` (${status})` : ''}: ${message}`, status);
+    return new ModelError(
+      'unreachable',
+      `Model provider "${provider}" failed${status ? ` (${status})` : ''}: ${message}`,
+      status,
+    );
   }
   // A dropped connection or malformed data in the middle of a stream.
-  return new ModelError('unreachable', `Model provider "${provider}" broke off its answer: ${err instanceof Error ? err.message : String(err)}`);
+  return new ModelError(
+    'unreachable',
+    `Model provider "${provider}" broke off its answer: ${err instanceof Error ? err.message : String(err)}`,
+  );
 }
 
 /** OpenAI and Azure OpenAI want `max_completion_tokens` (newer models refuse `max_tokens`); others `max_tokens`. */

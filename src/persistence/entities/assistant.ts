@@ -10,7 +10,13 @@ export interface AssistantResourceIds {
   tool_ids: string[];
 }
 
-export const ASSISTANT_ID_LISTS = ['knowledge_base_ids', 'retriever_ids', 'ruleset_ids', 'structure_ids', 'tool_ids'] as const;
+export const ASSISTANT_ID_LISTS = [
+  'knowledge_base_ids',
+  'retriever_ids',
+  'ruleset_ids',
+  'structure_ids',
+  'tool_ids',
+] as const;
 
 @Entity('assistants')
 export class Assistant implements AssistantResourceIds {

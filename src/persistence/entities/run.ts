@@ -43,14 +43,28 @@ export class Run {
 
 /** A new QUEUED run row: what every kind of run starts as; `fields` says what kind, whose and with what. */
 export function newRunRow(
-  fields: Pick<Run, 'run_id' | 'kind' | 'organization_id' | 'created_by'> & Partial<Pick<Run, 'resource_id' | 'assistant_id' | 'deployment_id' | 'model' | 'args' | 'env_vars' | 'input'>>,
+  fields: Pick<Run, 'run_id' | 'kind' | 'organization_id' | 'created_by'> &
+    Partial<Pick<Run, 'resource_id' | 'assistant_id' | 'deployment_id' | 'model' | 'args' | 'env_vars' | 'input'>>,
   now = new Date(),
 ): Run {
   return {
-    resource_id: null, assistant_id: null, deployment_id: null, model: null, args: [], env_vars: [], input: null,
+    resource_id: null,
+    assistant_id: null,
+    deployment_id: null,
+    model: null,
+    args: [],
+    env_vars: [],
+    input: null,
     ...fields,
-    usage: null, status: 'QUEUED', status_detail: null, output: null, output_timestamp: null,
-    started_at: null, completed_at: null, created_at: now, updated_at: now,
+    usage: null,
+    status: 'QUEUED',
+    status_detail: null,
+    output: null,
+    output_timestamp: null,
+    started_at: null,
+    completed_at: null,
+    created_at: now,
+    updated_at: now,
   };
 }
 

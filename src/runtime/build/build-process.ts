@@ -20,7 +20,8 @@ export class OutputTail {
     const chunk = typeof data === 'string' ? Buffer.from(data) : data;
     this.chunks.push(chunk);
     this.size += chunk.length;
-    while (this.chunks.length > 1 && this.size - this.chunks[0].length >= this.limit) this.size -= this.chunks.shift()!.length;
+    while (this.chunks.length > 1 && this.size - this.chunks[0].length >= this.limit)
+      this.size -= this.chunks.shift()!.length;
   }
 
   text(): string {
@@ -61,7 +62,10 @@ const DRAIN_MS = 2_000;
 
 /** For the platform's own tools (git): not user code, run as they are. */
 export const unconfined = (command: { file: string; argv: string[] }): Wrapped => ({
-  file: command.file, argv: command.argv, extraFds: [], close: () => undefined,
+  file: command.file,
+  argv: command.argv,
+  extraFds: [],
+  close: () => undefined,
 });
 
 /** Runs one step to its end. Rejects with a plain Error when it cannot be started (an infrastructure fault). */
@@ -69,7 +73,11 @@ export async function runStep(opts: StepOptions): Promise<StepResult> {
   opts.output.append(`$ ${[opts.file, ...opts.argv].join(' ')}\n`);
   const wrapped = opts.isolate({ file: opts.file, argv: opts.argv, cwd: opts.cwd });
   const child = spawn(wrapped.file, wrapped.argv, {
-    cwd: opts.cwd, env: opts.env, detached: true, stdio: ['ignore', 'pipe', 'pipe', ...wrapped.extraFds], shell: false,
+    cwd: opts.cwd,
+    env: opts.env,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe', ...wrapped.extraFds],
+    shell: false,
   });
   wrapped.close();
   await new Promise<void>((resolve, reject) => {
@@ -84,7 +92,9 @@ export async function runStep(opts: StepOptions): Promise<StepResult> {
       return new Promise<void>((resolve) => stream.once('close', () => resolve()));
     }),
   );
-  const exited = new Promise<StepResult>((resolve) => child.once('exit', (code, signal) => resolve(sandboxExitStatus({ code, signal }))));
+  const exited = new Promise<StepResult>((resolve) =>
+    child.once('exit', (code, signal) => resolve(sandboxExitStatus({ code, signal }))),
+  );
   const first = await Promise.race([exited, opts.cancelled.catch((err: unknown) => ({ cancelled: err }))]);
   // Whatever the step left running in its group goes too (on cancellation: everything).
   killGroup(pid);
@@ -98,4 +108,5 @@ export async function runStep(opts: StepOptions): Promise<StepResult> {
 }
 
 /** "exited with code 1" / "was killed by SIGKILL". */
-export const describeExit = (r: StepResult) => (r.code !== null ? `exited with code ${r.code}` : `was killed by ${r.signal}`);
+export const describeExit = (r: StepResult) =>
+  r.code !== null ? `exited with code ${r.code}` : `was killed by ${r.signal}`;

@@ -39,7 +39,10 @@ let python3Path: Promise<string> | undefined;
  * a build, nor inside the venv it creates).
  */
 export function systemPython3(): Promise<string> {
-  python3Path ??= promisify(execFile)(findTool('python3') ?? 'python3', ['-c', 'import sys; print(sys.executable)']).then(
+  python3Path ??= promisify(execFile)(findTool('python3') ?? 'python3', [
+    '-c',
+    'import sys; print(sys.executable)',
+  ]).then(
     (r) => r.stdout.trim(),
     (err: Error) => {
       python3Path = undefined;
@@ -53,7 +56,12 @@ export function systemPython3(): Promise<string> {
  * The environment of every build step (git included): nothing of the worker's own environment except
  * `passthrough` (config.buildEnv); pip and npm download caches shared by all builds under `cacheDir`.
  */
-export function buildEnvironment(passthrough: Record<string, string>, home: string, cacheDir: string, binDirs: string[] = []): Record<string, string> {
+export function buildEnvironment(
+  passthrough: Record<string, string>,
+  home: string,
+  cacheDir: string,
+  binDirs: string[] = [],
+): Record<string, string> {
   return {
     ...passthrough,
     PATH: [...binDirs, path.dirname(process.execPath), SAFE_PATH].join(':'),
@@ -76,7 +84,15 @@ export async function buildProject(ctx: BuildContext, config: DeployConfig): Pro
   const python = config.runtime === 'python3';
   const env = buildEnvironment(ctx.passthroughEnv, ctx.home, ctx.cacheDir, python ? [path.join(venv, 'bin')] : []);
   const step = async (file: string, argv: string[], failure: FailureReason, what: string) => {
-    const result = await runStep({ file, argv, cwd: config.workDir, env, isolate: ctx.isolate, output: ctx.output, cancelled: ctx.cancelled });
+    const result = await runStep({
+      file,
+      argv,
+      cwd: config.workDir,
+      env,
+      isolate: ctx.isolate,
+      output: ctx.output,
+      cancelled: ctx.cancelled,
+    });
     if (result.code !== 0) throw new DeploymentFailure(failure, `${what} ${describeExit(result)}`);
   };
   const script = (file: string | undefined, what: string) =>
@@ -85,23 +101,41 @@ export async function buildProject(ctx: BuildContext, config: DeployConfig): Pro
   let interpreter: string;
   if (python) {
     // pip (ensurepip: seconds) only when something may install packages; a bare venv takes ~0.1 s.
-    const needsPip = Boolean(config.build.requirementsFile || config.build.preBuildInstallScript || config.build.postBuildInstallScript);
+    const needsPip = Boolean(
+      config.build.requirementsFile || config.build.preBuildInstallScript || config.build.postBuildInstallScript,
+    );
     // Not a user failure when python3 itself is broken: a plain Error makes the deployment ERROR.
     const result = await runStep({
-      file: await systemPython3(), argv: ['-m', 'venv', ...(needsPip ? [] : ['--without-pip']), venv], cwd: config.workDir, env, isolate: ctx.isolate, output: ctx.output, cancelled: ctx.cancelled,
+      file: await systemPython3(),
+      argv: ['-m', 'venv', ...(needsPip ? [] : ['--without-pip']), venv],
+      cwd: config.workDir,
+      env,
+      isolate: ctx.isolate,
+      output: ctx.output,
+      cancelled: ctx.cancelled,
     });
     if (result.code !== 0) throw new Error(`python3 -m venv ${describeExit(result)}: ${ctx.output.text().slice(-500)}`);
     interpreter = path.join(venv, 'bin', 'python');
     await script(config.build.preBuildInstallScript, 'The pre-build script');
     if (config.build.requirementsFile) {
-      await step(interpreter, ['-m', 'pip', 'install', '-r', config.build.requirementsFile], 'InstallFailed', 'pip install');
+      await step(
+        interpreter,
+        ['-m', 'pip', 'install', '-r', config.build.requirementsFile],
+        'InstallFailed',
+        'pip install',
+      );
     }
   } else {
     interpreter = process.execPath;
     await script(config.build.preBuildInstallScript, 'The pre-build script');
     if (await exists(path.join(config.workDir, 'package.json'))) {
       const lockfile = await exists(path.join(config.workDir, 'package-lock.json'));
-      await step('npm', [lockfile ? 'ci' : 'install', '--omit=dev'], 'InstallFailed', `npm ${lockfile ? 'ci' : 'install'}`);
+      await step(
+        'npm',
+        [lockfile ? 'ci' : 'install', '--omit=dev'],
+        'InstallFailed',
+        `npm ${lockfile ? 'ci' : 'install'}`,
+      );
     }
   }
   await script(config.build.postBuildInstallScript, 'The post-build script');
@@ -121,4 +155,8 @@ export async function buildProject(ctx: BuildContext, config: DeployConfig): Pro
   return manifest;
 }
 
-const exists = (file: string) => fs.access(file).then(() => true, () => false);
+const exists = (file: string) =>
+  fs.access(file).then(
+    () => true,
+    () => false,
+  );

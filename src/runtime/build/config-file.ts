@@ -35,7 +35,8 @@ function optionalString(obj: Record<string, unknown>, key: string, file: string,
   const value = obj[key];
   if (value === undefined || value === null) return undefined;
   if (typeof value === 'number') return String(value);
-  if (typeof value !== 'string' || value.trim() === '') throw invalid(file, `${where}${key} must be a non-empty string`);
+  if (typeof value !== 'string' || value.trim() === '')
+    throw invalid(file, `${where}${key} must be a non-empty string`);
   return value;
 }
 
@@ -50,13 +51,20 @@ function section(doc: Record<string, unknown>, key: string, file: string, requir
 }
 
 /** Reads and checks the config file `configFile` (relative to the source root) for a resource of `kind`. */
-export async function readDeployConfig(sourceRoot: string, configFile: string, kind: CodeResourceKind): Promise<DeployConfig> {
+export async function readDeployConfig(
+  sourceRoot: string,
+  configFile: string,
+  kind: CodeResourceKind,
+): Promise<DeployConfig> {
   const configPath = await resolveInSource(sourceRoot, sourceRoot, configFile.replace(/^\/+/, ''), 'The config file');
   let text: string;
   try {
     text = await fs.readFile(configPath, 'utf8');
   } catch {
-    throw new DeploymentFailure('ConfigNotFound', `The config file ${JSON.stringify(configFile)} was not found in the source`);
+    throw new DeploymentFailure(
+      'ConfigNotFound',
+      `The config file ${JSON.stringify(configFile)} was not found in the source`,
+    );
   }
   let doc: unknown;
   try {
@@ -64,12 +72,14 @@ export async function readDeployConfig(sourceRoot: string, configFile: string, k
   } catch (err) {
     throw invalid(configFile, `not valid YAML: ${(err as Error).message.split('\n')[0]}`);
   }
-  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) throw invalid(configFile, 'must be a YAML mapping');
+  if (typeof doc !== 'object' || doc === null || Array.isArray(doc))
+    throw invalid(configFile, 'must be a YAML mapping');
   const top = doc as Record<string, unknown>;
 
   const version = top.version;
   if (version === undefined) throw invalid(configFile, '`version` is required (only 1.0 is supported)');
-  if (!(version === 1 || version === '1.0' || version === '1')) throw invalid(configFile, `version ${JSON.stringify(version)} is not supported (only 1.0)`);
+  if (!(version === 1 || version === '1.0' || version === '1'))
+    throw invalid(configFile, `version ${JSON.stringify(version)} is not supported (only 1.0)`);
   const runtime = top.runtime;
   if (runtime !== 'python3' && runtime !== 'nodejs') throw invalid(configFile, '`runtime` must be python3 or nodejs');
   const runtimeVersion = optionalString(top, 'runtime_version', configFile, '');
@@ -100,7 +110,10 @@ export async function readDeployConfig(sourceRoot: string, configFile: string, k
     const initGiven = optionalString(run, 'init_tool_file', configFile, 'run.') ?? mainGiven;
     const initFile = await inSource(initGiven, 'run.init_tool_file');
     await requireFile(initFile, initGiven, 'run.init_tool_file');
-    tool = { initToolFile: path.relative(workDir, initFile), initToolFunction: optionalString(run, 'init_tool_function', configFile, 'run.') ?? 'init_tool' };
+    tool = {
+      initToolFile: path.relative(workDir, initFile),
+      initToolFunction: optionalString(run, 'init_tool_function', configFile, 'run.') ?? 'init_tool',
+    };
   } else {
     mainGiven = optionalString(run, 'main_file', configFile, 'run.');
     if (!mainGiven) throw invalid(configFile, '`run.main_file` is required');
@@ -113,5 +126,14 @@ export async function readDeployConfig(sourceRoot: string, configFile: string, k
   }
   const mainFile = await inSource(mainGiven, kind === 'tool' ? 'run.tool_file' : 'run.main_file');
   await requireFile(mainFile, mainGiven, kind === 'tool' ? 'run.tool_file' : 'run.main_file');
-  return { runtime, runtimeVersion, workDir, build: buildPaths, mainFile, runAsModule, tool, ...(handler ? { handler } : {}) };
+  return {
+    runtime,
+    runtimeVersion,
+    workDir,
+    build: buildPaths,
+    mainFile,
+    runAsModule,
+    tool,
+    ...(handler ? { handler } : {}),
+  };
 }

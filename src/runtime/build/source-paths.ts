@@ -14,9 +14,15 @@ export const isInside = (root: string, candidate: string) => {
  * Resolves a path from a config file: relative to `baseDir`, or from the source root when it starts with
  * `/`. Refuses paths outside the source. The file need not exist (callers check that themselves).
  */
-export async function resolveInSource(sourceRoot: string, baseDir: string, given: string, what: string): Promise<string> {
+export async function resolveInSource(
+  sourceRoot: string,
+  baseDir: string,
+  given: string,
+  what: string,
+): Promise<string> {
   const resolved = given.startsWith('/') ? path.join(sourceRoot, given) : path.resolve(baseDir, given);
-  const outside = () => new DeploymentFailure('InvalidConfig', `${what} ${JSON.stringify(given)} points outside the source`);
+  const outside = () =>
+    new DeploymentFailure('InvalidConfig', `${what} ${JSON.stringify(given)} points outside the source`);
   if (!isInside(sourceRoot, resolved)) throw outside();
   const realRoot = await fs.realpath(sourceRoot);
   const real = await fs.realpath(resolved).catch(() => undefined);
@@ -27,5 +33,6 @@ export async function resolveInSource(sourceRoot: string, baseDir: string, given
 /** Requires a regular file (after symlinks) at `file`. */
 export async function requireFile(file: string, shownAs: string, what: string): Promise<void> {
   const stat = await fs.stat(file).catch(() => undefined);
-  if (!stat?.isFile()) throw new DeploymentFailure('FileNotFound', `${what} ${JSON.stringify(shownAs)} was not found in the source`);
+  if (!stat?.isFile())
+    throw new DeploymentFailure('FileNotFound', `${what} ${JSON.stringify(shownAs)} was not found in the source`);
 }

@@ -41,7 +41,10 @@ export function confinementOnThisHost(): Confinement {
 }
 
 /** Wraps `file argv...` with the memory limit and parent-death signal available here. */
-export function confine(command: { file: string; argv: string[] }, memoryBytes: number): { file: string; argv: string[] } {
+export function confine(
+  command: { file: string; argv: string[] },
+  memoryBytes: number,
+): { file: string; argv: string[] } {
   const how = confinementOnThisHost();
   let { file, argv } = command;
   if (how.memoryLimit === 'prlimit') {

@@ -69,7 +69,10 @@ export class LogPump {
     this.bytes += Buffer.byteLength(clean) + 1;
     if (this.bytes > this.opts.limitBytes) {
       this.limitExceeded = true;
-      this.buffer.push({ stream: 'stderr', line: `[log limit of ${this.opts.limitBytes} bytes exceeded: output truncated, run stopped]` });
+      this.buffer.push({
+        stream: 'stderr',
+        line: `[log limit of ${this.opts.limitBytes} bytes exceeded: output truncated, run stopped]`,
+      });
       void this.flush(); // never rejects: writeWithRetry reports a lost batch through onWriteError
       this.opts.onLimit();
       return;

@@ -39,6 +39,7 @@ export function processEnvironment(input: {
   env.GT_CLOUD_BASE_URL = input.baseUrl;
   env.GT_CLOUD_STRUCTURE_RUN_ID = input.runId;
   if (input.runApiKey !== undefined && !hasVar(input.vars, 'GT_CLOUD_API_KEY')) env.GT_CLOUD_API_KEY = input.runApiKey;
-  if (input.bucketId !== undefined && !hasVar(input.vars, 'GT_CLOUD_BUCKET_ID')) env.GT_CLOUD_BUCKET_ID = input.bucketId;
+  if (input.bucketId !== undefined && !hasVar(input.vars, 'GT_CLOUD_BUCKET_ID'))
+    env.GT_CLOUD_BUCKET_ID = input.bucketId;
   return env;
 }

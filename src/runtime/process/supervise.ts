@@ -34,12 +34,20 @@ export async function superviseUserProcess(opts: SuperviseOptions): Promise<Supe
   let stopping: Promise<void> | undefined;
   const stop = () => (stopping ??= child ? child.stop(opts.killGraceMs) : Promise.resolve());
   const pump = new LogPump({
-    write: opts.writeLogs, limitBytes: opts.logLimitBytes, onLimit: () => void stop(), onWriteError: opts.onLogWriteError,
+    write: opts.writeLogs,
+    limitBytes: opts.logLimitBytes,
+    onLimit: () => void stop(),
+    onWriteError: opts.onLogWriteError,
   });
   const wrapped = opts.isolate(opts.command);
   try {
     child = await startUserProcess({
-      file: wrapped.file, argv: wrapped.argv, cwd: opts.command.cwd, env: opts.env, extraFds: wrapped.extraFds, onLine: (s, l) => pump.add(s, l),
+      file: wrapped.file,
+      argv: wrapped.argv,
+      cwd: opts.command.cwd,
+      env: opts.env,
+      extraFds: wrapped.extraFds,
+      onLine: (s, l) => pump.add(s, l),
     });
   } catch (err) {
     return { kind: 'start-failed', message: (err as Error).message };

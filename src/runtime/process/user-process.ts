@@ -27,7 +27,8 @@ const OUTPUT_DRAIN_MS = 2_000;
 export function sandboxExitStatus(status: ExitStatus): ExitStatus {
   const { code } = status;
   if (code === null || code <= 128 || code > 128 + 64) return status;
-  const name = Object.entries(os.constants.signals).find(([, n]) => n === code - 128)?.[0] as NodeJS.Signals | undefined;
+  const name = Object.entries(os.constants.signals).find(([, n]) => n === code - 128)?.[0] as
+    NodeJS.Signals | undefined;
   return name ? { code: null, signal: name } : status;
 }
 

@@ -21,7 +21,17 @@ const CHAIN = 'TARMAC_SANDBOX';
 const ALLOW = 'TARMAC_SANDBOX_ALLOW';
 
 const BLOCKED: Record<4 | 6, string[]> = {
-  4: ['0.0.0.0/8', '10.0.0.0/8', '100.64.0.0/10', '127.0.0.0/8', '169.254.0.0/16', '172.16.0.0/12', '192.168.0.0/16', '224.0.0.0/4', '240.0.0.0/4'],
+  4: [
+    '0.0.0.0/8',
+    '10.0.0.0/8',
+    '100.64.0.0/10',
+    '127.0.0.0/8',
+    '169.254.0.0/16',
+    '172.16.0.0/12',
+    '192.168.0.0/16',
+    '224.0.0.0/4',
+    '240.0.0.0/4',
+  ],
   6: ['::1/128', 'fc00::/7', 'fe80::/10', 'ff00::/8'],
 };
 
@@ -79,17 +89,34 @@ export class Firewall {
   private async installFamily(family: 4 | 6, plan: FirewallPlan, tag: string) {
     for (const chain of [ALLOW, CHAIN]) await this.ipt(family, ['-N', chain]).catch(() => undefined);
     await this.ensure(family, CHAIN, ['-j', ALLOW]);
-    await this.ensure(family, CHAIN, ['-p', 'tcp', '-m', 'addrtype', '--dst-type', 'LOCAL', '-j', 'REJECT', '--reject-with', 'tcp-reset']);
+    await this.ensure(family, CHAIN, [
+      '-p',
+      'tcp',
+      '-m',
+      'addrtype',
+      '--dst-type',
+      'LOCAL',
+      '-j',
+      'REJECT',
+      '--reject-with',
+      'tcp-reset',
+    ]);
     await this.ensure(family, CHAIN, ['-m', 'addrtype', '--dst-type', 'LOCAL', '-j', 'REJECT']);
     for (const cidr of BLOCKED[family]) await this.ensure(family, CHAIN, ['-d', cidr, '-j', 'REJECT']);
-    await this.ensure(family, 'OUTPUT', ['-m', 'owner', '--uid-owner', `${plan.uidFirst}-${plan.uidLast}`, '-j', CHAIN], 1);
+    await this.ensure(
+      family,
+      'OUTPUT',
+      ['-m', 'owner', '--uid-owner', `${plan.uidFirst}-${plan.uidLast}`, '-j', CHAIN],
+      1,
+    );
 
     await this.removeRules(family, (comment) => {
       // Rules of processes that are gone (a crashed worker, a drill's witness) go too.
       const pid = Number(/^tarmac .* (\d+)$/.exec(comment)?.[1]);
       return comment === tag || (Number.isInteger(pid) && pid > 0 && !processExists(pid));
     });
-    const mine = (rule: string[]) => this.ipt(family, ['-A', ALLOW, ...rule, '-m', 'comment', '--comment', tag, '-j', 'ACCEPT']);
+    const mine = (rule: string[]) =>
+      this.ipt(family, ['-A', ALLOW, ...rule, '-m', 'comment', '--comment', tag, '-j', 'ACCEPT']);
     for (const address of plan.api.addresses.filter((a) => familyOf(a) === family)) {
       await mine(['-d', address, '-p', 'tcp', '--dport', String(plan.api.port)]);
     }

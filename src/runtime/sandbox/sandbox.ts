@@ -84,7 +84,9 @@ function systemMounts(): string[] {
 
 function resolvers(): string[] {
   try {
-    return [...fs.readFileSync('/etc/resolv.conf', 'utf8').matchAll(/^\s*nameserver\s+(\S+)/gm)].map((m) => m[1].replace(/%.*$/, ''));
+    return [...fs.readFileSync('/etc/resolv.conf', 'utf8').matchAll(/^\s*nameserver\s+(\S+)/gm)].map((m) =>
+      m[1].replace(/%.*$/, ''),
+    );
   } catch {
     return [];
   }
@@ -127,7 +129,9 @@ export class Sandbox {
     const caps = effectiveCapabilities();
     const root = process.geteuid?.() === 0;
     if (!root && !(has(caps, CAP_SETUID) && has(caps, CAP_SETGID) && has(caps, CAP_CHOWN) && has(caps, CAP_KILL))) {
-      throw refuse('the worker is not root and lacks CAP_SETUID, CAP_SETGID, CAP_CHOWN and CAP_KILL to switch user code to run uids');
+      throw refuse(
+        'the worker is not root and lacks CAP_SETUID, CAP_SETGID, CAP_CHOWN and CAP_KILL to switch user code to run uids',
+      );
     }
     fs.mkdirSync(config.stateDir, { recursive: true, mode: 0o700 });
     fs.chmodSync(config.stateDir, 0o700);
@@ -147,17 +151,29 @@ export class Sandbox {
       const api = new URL(opts.apiBaseUrl);
       const port = Number(api.port || (api.protocol === 'https:' ? 443 : 80));
       const host = api.hostname.replace(/^\[|\]$/g, '');
-      const addresses = net.isIP(host) ? [host] : (await lookup(host, { all: true }).catch(() => [])).map((a) => a.address);
+      const addresses = net.isIP(host)
+        ? [host]
+        : (await lookup(host, { all: true }).catch(() => [])).map((a) => a.address);
       try {
         await firewall.install({
-          uidFirst: config.uidBase, uidLast: config.uidBase + config.uidCount - 1,
-          api: { addresses, port }, resolvers: resolvers(), allowCidrs: config.allowCidrs,
+          uidFirst: config.uidBase,
+          uidLast: config.uidBase + config.uidCount - 1,
+          api: { addresses, port },
+          resolvers: resolvers(),
+          allowCidrs: config.allowCidrs,
         });
       } catch (err) {
         log.warn({ err }, 'could not install the sandbox firewall rules; relying on rules installed by the operator');
       }
     }
-    const sandbox = new Sandbox(config, { bwrap, setpriv, prlimit }, uids, firewall, seccompFile, root || has(caps, CAP_SETPCAP));
+    const sandbox = new Sandbox(
+      config,
+      { bwrap, setpriv, prlimit },
+      uids,
+      firewall,
+      seccompFile,
+      root || has(caps, CAP_SETPCAP),
+    );
     await sandbox.selfTest().catch((err: Error) => {
       throw refuse(err.message);
     });
@@ -193,11 +209,26 @@ export class Sandbox {
     const c = this.config;
     const extraFds: number[] = [];
     const bwrap = [
-      '--unshare-user', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try', '--disable-userns',
-      '--hostname', 'sandbox', '--die-with-parent', '--cap-drop', 'ALL',
+      '--unshare-user',
+      '--unshare-pid',
+      '--unshare-ipc',
+      '--unshare-uts',
+      '--unshare-cgroup-try',
+      '--disable-userns',
+      '--hostname',
+      'sandbox',
+      '--die-with-parent',
+      '--cap-drop',
+      'ALL',
       ...systemMounts(),
-      '--proc', '/proc', '--dev', '/dev',
-      '--size', String(c.diskBytes), '--tmpfs', '/tmp',
+      '--proc',
+      '/proc',
+      '--dev',
+      '/dev',
+      '--size',
+      String(c.diskBytes),
+      '--tmpfs',
+      '/tmp',
     ];
     // Mount order matters: HOME's tmpfs goes over the directories bound around it (a build's HOME is inside
     // the build), and the files bound into HOME (a run's inputs) go over the tmpfs.
@@ -216,11 +247,31 @@ export class Sandbox {
     }
     // CPU: SIGXCPU at the limit (the run's reason), SIGKILL 5 s later for a process that ignores it.
     const argv = [
-      `--as=${spec.memoryBytes}`, `--cpu=${c.cpuSeconds}:${c.cpuSeconds + 5}`, `--nproc=${c.maxProcesses}`, `--fsize=${c.fileBytes}`, '--core=0', '--',
-      this.tools.setpriv, `--reuid=${id.uid}`, `--regid=${id.gid}`, '--clear-groups', '--inh-caps=-all',
-      ...(this.dropBoundingSet ? ['--bounding-set=-all'] : []), '--no-new-privs', '--pdeathsig', 'KILL', '--',
+      `--as=${spec.memoryBytes}`,
+      `--cpu=${c.cpuSeconds}:${c.cpuSeconds + 5}`,
+      `--nproc=${c.maxProcesses}`,
+      `--fsize=${c.fileBytes}`,
+      '--core=0',
+      '--',
+      this.tools.setpriv,
+      `--reuid=${id.uid}`,
+      `--regid=${id.gid}`,
+      '--clear-groups',
+      '--inh-caps=-all',
+      ...(this.dropBoundingSet ? ['--bounding-set=-all'] : []),
+      '--no-new-privs',
+      '--pdeathsig',
+      'KILL',
+      '--',
       // bwrap sets PWD whatever it is told: env -u keeps the environment exactly what the platform built.
-      this.tools.bwrap, ...bwrap, '--', '/usr/bin/env', '-u', 'PWD', spec.file, ...spec.argv,
+      this.tools.bwrap,
+      ...bwrap,
+      '--',
+      '/usr/bin/env',
+      '-u',
+      'PWD',
+      spec.file,
+      ...spec.argv,
     ];
     return { file: this.tools.prlimit, argv, extraFds, close: () => extraFds.forEach((fd) => fs.closeSync(fd)) };
   }
@@ -265,11 +316,21 @@ export class Sandbox {
       const script =
         'id -u; grep -E "^(Seccomp|NoNewPrivs|CapEff):" /proc/self/status; ls /proc | grep -cE "^[0-9]+$"; ' +
         `(exec 3<>/dev/tcp/127.0.0.1/${port}) 2>/dev/null && echo reached || echo blocked`;
-      const w = this.wrap({ file: '/bin/bash', argv: ['-c', script], cwd: '/', home, memoryBytes: 512 * 1024 * 1024, identity });
+      const w = this.wrap({
+        file: '/bin/bash',
+        argv: ['-c', script],
+        cwd: '/',
+        home,
+        memoryBytes: 512 * 1024 * 1024,
+        identity,
+      });
       let out = '';
       let err = '';
       const code = await new Promise<number | null>((resolve, reject) => {
-        const child = spawn(w.file, w.argv, { env: { PATH: '/usr/bin:/bin' }, stdio: ['ignore', 'pipe', 'pipe', ...w.extraFds] });
+        const child = spawn(w.file, w.argv, {
+          env: { PATH: '/usr/bin:/bin' },
+          stdio: ['ignore', 'pipe', 'pipe', ...w.extraFds],
+        });
         w.close();
         const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
         child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
@@ -283,8 +344,10 @@ export class Sandbox {
       if (code !== 0) throw new Error(`the sandbox probe did not run (exit ${code}): ${err.trim().slice(0, 300)}`);
       const lines = out.trim().split('\n');
       const field = (name: string) => lines.find((l) => l.startsWith(`${name}:`))?.split(/\s+/)[1];
-      if (Number(lines[0]) !== identity!.uid) throw new Error(`the probe ran as uid ${lines[0]}, not its run uid ${identity!.uid}`);
-      if (field('NoNewPrivs') !== '1' || !/^0+$/.test(field('CapEff') ?? '')) throw new Error('the probe kept privileges');
+      if (Number(lines[0]) !== identity!.uid)
+        throw new Error(`the probe ran as uid ${lines[0]}, not its run uid ${identity!.uid}`);
+      if (field('NoNewPrivs') !== '1' || !/^0+$/.test(field('CapEff') ?? ''))
+        throw new Error('the probe kept privileges');
       if (this.seccompFile && field('Seccomp') !== '2') throw new Error('the seccomp filter was not applied');
       if (lines.at(-1) !== 'blocked') {
         throw new Error(

@@ -21,21 +21,61 @@ const RET_K = 0x06;
 
 /** x86_64 numbers of the refused syscalls. */
 export const REFUSED_SYSCALLS: Record<string, number> = {
-  ptrace: 101, syslog: 103, vhangup: 153, pivot_root: 155, adjtimex: 159, acct: 163,
-  settimeofday: 164, mount: 165, umount2: 166, swapon: 167, swapoff: 168, reboot: 169, sethostname: 170,
-  setdomainname: 171, iopl: 172, ioperm: 173, init_module: 175, delete_module: 176, quotactl: 179,
-  lookup_dcookie: 212, clock_settime: 227, kexec_load: 246, add_key: 248, request_key: 249, keyctl: 250,
-  unshare: 272, perf_event_open: 298, name_to_handle_at: 303, open_by_handle_at: 304, clock_adjtime: 305,
-  setns: 308, process_vm_readv: 310, process_vm_writev: 311, finit_module: 313, kexec_file_load: 320,
-  bpf: 321, userfaultfd: 323, io_uring_setup: 425, io_uring_enter: 426, io_uring_register: 427,
-  open_tree: 428, move_mount: 429, fsopen: 430, fsconfig: 431, fsmount: 432, fspick: 433, mount_setattr: 442,
+  ptrace: 101,
+  syslog: 103,
+  vhangup: 153,
+  pivot_root: 155,
+  adjtimex: 159,
+  acct: 163,
+  settimeofday: 164,
+  mount: 165,
+  umount2: 166,
+  swapon: 167,
+  swapoff: 168,
+  reboot: 169,
+  sethostname: 170,
+  setdomainname: 171,
+  iopl: 172,
+  ioperm: 173,
+  init_module: 175,
+  delete_module: 176,
+  quotactl: 179,
+  lookup_dcookie: 212,
+  clock_settime: 227,
+  kexec_load: 246,
+  add_key: 248,
+  request_key: 249,
+  keyctl: 250,
+  unshare: 272,
+  perf_event_open: 298,
+  name_to_handle_at: 303,
+  open_by_handle_at: 304,
+  clock_adjtime: 305,
+  setns: 308,
+  process_vm_readv: 310,
+  process_vm_writev: 311,
+  finit_module: 313,
+  kexec_file_load: 320,
+  bpf: 321,
+  userfaultfd: 323,
+  io_uring_setup: 425,
+  io_uring_enter: 426,
+  io_uring_register: 427,
+  open_tree: 428,
+  move_mount: 429,
+  fsopen: 430,
+  fsconfig: 431,
+  fsmount: 432,
+  fspick: 433,
+  mount_setattr: 442,
 };
 const SOCKET = 41;
 const AF_UNIX = 1;
 const CLONE = 56;
 const CLONE3 = 435;
 /** CLONE_NEWNS | NEWCGROUP | NEWUTS | NEWIPC | NEWUSER | NEWPID | NEWNET | NEWTIME. */
-const CLONE_NEW_ANY = 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000 | 0x20000000 | 0x40000000 | 0x00000080;
+const CLONE_NEW_ANY =
+  0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000 | 0x20000000 | 0x40000000 | 0x00000080;
 
 type Insn = [code: number, jt: number, jf: number, k: number];
 

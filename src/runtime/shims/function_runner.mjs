@@ -24,7 +24,8 @@ try {
   fail(2, 'LoadError', `${err?.name ?? 'Error'}: ${err?.message ?? err}`);
 }
 const handler = mod[handlerName] ?? mod.default?.[handlerName] ?? (handlerName === 'default' ? mod.default : undefined);
-if (typeof handler !== 'function') fail(2, 'LoadError', `${mainFile} exports no function named ${JSON.stringify(handlerName)}`);
+if (typeof handler !== 'function')
+  fail(2, 'LoadError', `${mainFile} exports no function named ${JSON.stringify(handlerName)}`);
 
 const event = JSON.parse(fs.readFileSync(inputPath, 'utf8'));
 try {

@@ -29,19 +29,23 @@ const unsafe = (entry: string, why: string) =>
 
 /** Checks an entry name (and a link target, relative to the entry's directory) stays inside the root. */
 function checkEntry(name: string, linkTarget?: string): void {
-  if (name.startsWith('/') || /^[A-Za-z]:/.test(name) || name.includes('\\')) throw unsafe(name, 'has an absolute path');
+  if (name.startsWith('/') || /^[A-Za-z]:/.test(name) || name.includes('\\'))
+    throw unsafe(name, 'has an absolute path');
   if (name.split('/').includes('..')) throw unsafe(name, 'contains `..`');
   if (linkTarget === undefined) return;
   if (linkTarget.startsWith('/')) throw unsafe(name, `is a link to the absolute path ${JSON.stringify(linkTarget)}`);
   const target = path.posix.normalize(path.posix.join(path.posix.dirname(name), linkTarget));
-  if (target === '..' || target.startsWith('../')) throw unsafe(name, `is a link pointing outside the archive (${JSON.stringify(linkTarget)})`);
+  if (target === '..' || target.startsWith('../'))
+    throw unsafe(name, `is a link pointing outside the archive (${JSON.stringify(linkTarget)})`);
 }
 
 function tally(state: { bytes: number; entries: number }, bytes: number): void {
   state.bytes += bytes;
   state.entries += 1;
-  if (state.bytes > MAX_UNPACKED_BYTES) throw new DeploymentFailure('InvalidArchive', `The archive unpacks to more than ${MAX_UNPACKED_BYTES} bytes`);
-  if (state.entries > MAX_ARCHIVE_ENTRIES) throw new DeploymentFailure('InvalidArchive', `The archive has more than ${MAX_ARCHIVE_ENTRIES} entries`);
+  if (state.bytes > MAX_UNPACKED_BYTES)
+    throw new DeploymentFailure('InvalidArchive', `The archive unpacks to more than ${MAX_UNPACKED_BYTES} bytes`);
+  if (state.entries > MAX_ARCHIVE_ENTRIES)
+    throw new DeploymentFailure('InvalidArchive', `The archive has more than ${MAX_ARCHIVE_ENTRIES} entries`);
 }
 
 async function unpackTar(file: string, dest: string): Promise<void> {
@@ -50,14 +54,16 @@ async function unpackTar(file: string, dest: string): Promise<void> {
   // First pass: read every header, write nothing.
   try {
     await tar.t({
-      file, strict: true,
+      file,
+      strict: true,
       onReadEntry: (entry) => {
         if (refused) return;
         try {
           const kind = entry.type;
           if (kind === 'SymbolicLink') checkEntry(entry.path, entry.linkpath ?? '');
           else if (kind === 'Link') checkEntry(entry.linkpath ?? '');
-          else if (!['File', 'OldFile', 'ContiguousFile', 'Directory'].includes(kind)) throw unsafe(entry.path, `is a ${kind}, which is not allowed`);
+          else if (!['File', 'OldFile', 'ContiguousFile', 'Directory'].includes(kind))
+            throw unsafe(entry.path, `is a ${kind}, which is not allowed`);
           checkEntry(entry.path);
           tally(state, entry.size ?? 0);
         } catch (err) {
@@ -66,7 +72,10 @@ async function unpackTar(file: string, dest: string): Promise<void> {
       },
     });
   } catch (err) {
-    throw refused ?? new DeploymentFailure('InvalidArchive', `The archive could not be read as tar: ${(err as Error).message}`);
+    throw (
+      refused ??
+      new DeploymentFailure('InvalidArchive', `The archive could not be read as tar: ${(err as Error).message}`)
+    );
   }
   if (refused) throw refused;
   try {
@@ -93,9 +102,11 @@ async function unpackZip(file: string, dest: string): Promise<void> {
     await new Promise<void>((resolve, reject) => {
       zip.on('error', (err: Error) => {
         // yauzl refuses unsafe names itself ("invalid relative path", "absolute path") while decoding them.
-        reject(/relative path|absolute path|invalid characters/.test(err.message)
-          ? new DeploymentFailure('UnsafeArchive', `The archive was refused: ${err.message}`)
-          : new DeploymentFailure('InvalidArchive', `The archive could not be read as zip: ${err.message}`));
+        reject(
+          /relative path|absolute path|invalid characters/.test(err.message)
+            ? new DeploymentFailure('UnsafeArchive', `The archive was refused: ${err.message}`)
+            : new DeploymentFailure('InvalidArchive', `The archive could not be read as zip: ${err.message}`),
+        );
       });
       zip.on('end', resolve);
       zip.on('entry', (entry: yauzl.Entry) => {
@@ -116,7 +127,10 @@ async function unpackZip(file: string, dest: string): Promise<void> {
           } else {
             checkEntry(name);
             await fs.mkdir(path.dirname(at), { recursive: true });
-            await pipeline(await zip.openReadStreamPromise(entry), createWriteStream(at, { mode: mode & 0o111 ? 0o755 : 0o644 }));
+            await pipeline(
+              await zip.openReadStreamPromise(entry),
+              createWriteStream(at, { mode: mode & 0o111 ? 0o755 : 0o644 }),
+            );
           }
           zip.readEntry();
         })().catch(reject);
@@ -142,7 +156,8 @@ async function checkLinksOnDisk(root: string): Promise<void> {
     if (!entry.isSymbolicLink()) continue;
     const at = path.join(entry.parentPath, entry.name);
     const real = await fs.realpath(at).catch(() => undefined);
-    if (real !== undefined && !isInside(realRoot, real)) throw unsafe(path.relative(root, at), 'is a link pointing outside the archive');
+    if (real !== undefined && !isInside(realRoot, real))
+      throw unsafe(path.relative(root, at), 'is a link pointing outside the archive');
   }
 }
 

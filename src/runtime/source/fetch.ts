@@ -51,21 +51,33 @@ export async function fetchSource(
   }
   if ('codehost' in code) {
     const { commitSha } = await cloneRepository({
-      baseUrl: ctx.codehostBaseUrl, source: code.codehost, commitSha: opts.commitSha, accessToken: opts.accessToken,
-      dest, env: ctx.env, output: ctx.output, cancelled: ctx.cancelled,
+      baseUrl: ctx.codehostBaseUrl,
+      source: code.codehost,
+      commitSha: opts.commitSha,
+      accessToken: opts.accessToken,
+      dest,
+      env: ctx.env,
+      output: ctx.output,
+      cancelled: ctx.cancelled,
     });
     return { codeSource: { codehost: { commit_sha: commitSha } }, commitSha };
   }
   return fetchAsset(ctx, code.data_lake, dest);
 }
 
-async function fetchAsset(ctx: FetchContext, where: { bucket_id: string; asset_path: string }, dest: string): Promise<Fetched> {
+async function fetchAsset(
+  ctx: FetchContext,
+  where: { bucket_id: string; asset_path: string },
+  dest: string,
+): Promise<Fetched> {
   const codeSource = { data_lake: { bucket_id: where.bucket_id, asset_path: where.asset_path } };
   const shown = `${where.asset_path} (bucket ${where.bucket_id})`;
   // The record is read before the bytes: if they are replaced in between, the recorded update time is the
   // older one, so the next deploy builds again rather than wrongly reusing this build.
   const asset = await ctx.ds.getRepository(Asset).findOneBy({
-    bucket_id: where.bucket_id, name: where.asset_path, organization_id: ctx.organizationId,
+    bucket_id: where.bucket_id,
+    name: where.asset_path,
+    organization_id: ctx.organizationId,
   });
   if (!asset) throw new DeploymentFailure('SourceUnavailable', `The asset ${shown} does not exist`);
   // A read error of the blob store is an infrastructure fault (thrown as is); no bytes is the user's.

@@ -22,17 +22,27 @@ export interface AssistantFields extends Partial<AssistantResourceIds> {
  * and retrievers are not available on this platform yet, so no id of theirs can exist: a non-empty list is
  * refused (409, like any missing reference) rather than stored and silently ignored.
  */
-export async function assertAssistantIds(ds: DataSource, organizationId: string, ids: Partial<AssistantResourceIds>, pathPrefix = '/body/'): Promise<void> {
+export async function assertAssistantIds(
+  ds: DataSource,
+  organizationId: string,
+  ids: Partial<AssistantResourceIds>,
+  pathPrefix = '/body/',
+): Promise<void> {
   await assertIdsInOrg(ds, 'ruleset', organizationId, ids.ruleset_ids ?? [], `${pathPrefix}ruleset_ids`);
   await assertIdsInOrg(ds, 'structure', organizationId, ids.structure_ids ?? [], `${pathPrefix}structure_ids`);
   await assertIdsInOrg(ds, 'tool', organizationId, ids.tool_ids ?? [], `${pathPrefix}tool_ids`);
-  for (const [list, label] of [['knowledge_base_ids', 'Knowledge base'], ['retriever_ids', 'Retriever']] as const) {
+  for (const [list, label] of [
+    ['knowledge_base_ids', 'Knowledge base'],
+    ['retriever_ids', 'Retriever'],
+  ] as const) {
     const given = ids[list] ?? [];
     if (given.length) {
-      throw missingReferences([{
-        message: `${label} not found: ${given.join(', ')} (knowledge bases and retrievers are not available on this platform yet)`,
-        path: `${pathPrefix}${list}`,
-      }]);
+      throw missingReferences([
+        {
+          message: `${label} not found: ${given.join(', ')} (knowledge bases and retrievers are not available on this platform yet)`,
+          path: `${pathPrefix}${list}`,
+        },
+      ]);
     }
   }
 }
@@ -45,21 +55,38 @@ export const listAssistants = (ds: DataSource, caller: Caller, page: PageRequest
 
 const dedupe = (ids: string[]) => [...new Set(ids)];
 
-export async function createAssistant(ds: DataSource, caller: Caller, fields: AssistantFields & { name: string }): Promise<Assistant> {
+export async function createAssistant(
+  ds: DataSource,
+  caller: Caller,
+  fields: AssistantFields & { name: string },
+): Promise<Assistant> {
   await assertAssistantIds(ds, caller.organizationId, fields);
   const now = new Date();
   const assistant: Assistant = {
-    assistant_id: randomUUID(), organization_id: caller.organizationId, name: fields.name,
-    description: fields.description ?? '', input: fields.input ?? null,
-    knowledge_base_ids: dedupe(fields.knowledge_base_ids ?? []), retriever_ids: dedupe(fields.retriever_ids ?? []),
-    ruleset_ids: dedupe(fields.ruleset_ids ?? []), structure_ids: dedupe(fields.structure_ids ?? []), tool_ids: dedupe(fields.tool_ids ?? []),
-    created_by: caller.actor, created_at: now, updated_at: now,
+    assistant_id: randomUUID(),
+    organization_id: caller.organizationId,
+    name: fields.name,
+    description: fields.description ?? '',
+    input: fields.input ?? null,
+    knowledge_base_ids: dedupe(fields.knowledge_base_ids ?? []),
+    retriever_ids: dedupe(fields.retriever_ids ?? []),
+    ruleset_ids: dedupe(fields.ruleset_ids ?? []),
+    structure_ids: dedupe(fields.structure_ids ?? []),
+    tool_ids: dedupe(fields.tool_ids ?? []),
+    created_by: caller.actor,
+    created_at: now,
+    updated_at: now,
   };
   return ds.getRepository(Assistant).save(assistant);
 }
 
 /** Changes the given fields; a given id list replaces the stored one. */
-export async function updateAssistant(ds: DataSource, caller: Caller, id: string, fields: AssistantFields): Promise<Assistant> {
+export async function updateAssistant(
+  ds: DataSource,
+  caller: Caller,
+  id: string,
+  fields: AssistantFields,
+): Promise<Assistant> {
   const assistant = await findAssistant(ds, caller, id);
   await assertAssistantIds(ds, caller.organizationId, fields);
   if (fields.name !== undefined) assistant.name = fields.name;
@@ -74,10 +101,16 @@ export async function updateAssistant(ds: DataSource, caller: Caller, id: string
 }
 
 /** Deletes the assistant with its runs (cascade); open runs are cancelled first (bounded wait). */
-export async function deleteAssistant(deps: { ds: DataSource; temporal: Client }, caller: Caller, id: string): Promise<void> {
+export async function deleteAssistant(
+  deps: { ds: DataSource; temporal: Client },
+  caller: Caller,
+  id: string,
+): Promise<void> {
   const assistant = await findAssistant(deps.ds, caller, id);
-  const open = await deps.ds.query(
-    `SELECT run_id, kind FROM runs WHERE assistant_id = $1 AND status = ANY($2)`, [assistant.assistant_id, OPEN_RUN_STATUSES]);
+  const open = await deps.ds.query(`SELECT run_id, kind FROM runs WHERE assistant_id = $1 AND status = ANY($2)`, [
+    assistant.assistant_id,
+    OPEN_RUN_STATUSES,
+  ]);
   await stopOpenRuns(deps, caller, open);
   await deps.ds.getRepository(Assistant).delete({ assistant_id: assistant.assistant_id });
 }

@@ -15,7 +15,9 @@ export function userMessageOf(input: string | null | undefined, args: string[]):
 }
 
 export function systemInstructions(rulesets: RulesetText[]): string | undefined {
-  const blocks = rulesets.filter((r) => r.rules.length).map((r) => `Ruleset "${r.name}":\n${r.rules.map((rule, i) => `${i + 1}. ${rule}`).join('\n')}`);
+  const blocks = rulesets
+    .filter((r) => r.rules.length)
+    .map((r) => `Ruleset "${r.name}":\n${r.rules.map((rule, i) => `${i + 1}. ${rule}`).join('\n')}`);
   return blocks.length ? `Follow these rules.\n\n${blocks.join('\n\n')}` : undefined;
 }
 
@@ -28,14 +30,21 @@ export function promptTurns(p: {
   const system = systemInstructions(p.rulesets);
   return [
     ...(system ? [{ role: 'system' as const, content: system }] : []),
-    ...p.history.flatMap((m): ChatTurn[] => [{ role: 'user', content: m.input }, { role: 'assistant', content: m.output }]),
+    ...p.history.flatMap((m): ChatTurn[] => [
+      { role: 'user', content: m.input },
+      { role: 'assistant', content: m.output },
+    ]),
     { role: 'user', content: p.userMessage },
     ...p.transcript.map(({ step: _step, ...turn }) => turn as ChatTurn),
   ];
 }
 
 /** Function names providers accept: ^[a-zA-Z0-9_-]{1,64}$. */
-const slug = (s: string) => s.replace(/[^a-zA-Z0-9_-]+/g, '_').replace(/^_+|_+$/g, '').slice(0, 48) || 'unnamed';
+const slug = (s: string) =>
+  s
+    .replace(/[^a-zA-Z0-9_-]+/g, '_')
+    .replace(/^_+|_+$/g, '')
+    .slice(0, 48) || 'unnamed';
 
 export interface DescribedTool {
   toolId: string;
@@ -46,7 +55,13 @@ export interface DescribedTool {
 
 export const STRUCTURE_PARAMETERS = {
   type: 'object',
-  properties: { args: { type: 'array', items: { type: 'string' }, description: 'The command-line arguments of the run, one string each.' } },
+  properties: {
+    args: {
+      type: 'array',
+      items: { type: 'string' },
+      description: 'The command-line arguments of the run, one string each.',
+    },
+  },
   required: ['args'],
 };
 
@@ -73,7 +88,8 @@ export function assistantToolDefinitions(
   }));
   for (const tool of tools) {
     for (const a of tool.activities) {
-      const schema = a.schema && typeof a.schema === 'object' ? (a.schema as Record<string, unknown>) : { type: 'object' };
+      const schema =
+        a.schema && typeof a.schema === 'object' ? (a.schema as Record<string, unknown>) : { type: 'object' };
       definitions.push({
         name: unique(`${slug(tool.name)}_${slug(a.name)}`),
         description: a.description || `Activity ${a.name} of tool ${tool.name}.`,

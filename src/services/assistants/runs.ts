@@ -53,7 +53,12 @@ export function effectiveIds(assistant: AssistantResourceIds, request: IdLists):
  * Creates the run and starts its workflow (assistant-run-<uuid>). `thread_id` wins over `new_thread`; a new
  * thread is created first (named after the run) and answered in `thread_id`.
  */
-export async function createAssistantRun(deps: RunsDeps, caller: Caller, assistantId: string, body: CreateAssistantRunRequest): Promise<AssistantRunRecord> {
+export async function createAssistantRun(
+  deps: RunsDeps,
+  caller: Caller,
+  assistantId: string,
+  body: CreateAssistantRunRequest,
+): Promise<AssistantRunRecord> {
   const assistant = await findAssistant(deps.ds, caller, assistantId);
   const ids = effectiveIds(assistant, body);
   await assertAssistantIds(deps.ds, caller.organizationId, ids);
@@ -61,26 +66,46 @@ export async function createAssistantRun(deps: RunsDeps, caller: Caller, assista
   const args = body.args ?? [];
   if (userMessageOf(input, args) === '') {
     // Whether the request needs `input` depends on the assistant's own: a conflict with it, not a malformed request.
-    throw conflict('The run has nothing to say to the model: give `input` (or set the assistant\'s) or `args`');
+    throw conflict("The run has nothing to say to the model: give `input` (or set the assistant's) or `args`");
   }
   const runId = randomUUID();
   let threadId: string | null = null;
   if (body.thread_id) {
     await assertIdsInOrg(deps.ds, 'thread', caller.organizationId, [body.thread_id], '/body/thread_id');
     threadId = body.thread_id;
-  } else if (body.new_thread) threadId = (await createThread(deps.ds, caller, { name: `Assistant run ${runId}` })).thread_id;
+  } else if (body.new_thread)
+    threadId = (await createThread(deps.ds, caller, { name: `Assistant run ${runId}` })).thread_id;
 
   const now = new Date();
-  const run = newRunRow({
-    run_id: runId, kind: 'assistant', organization_id: caller.organizationId, assistant_id: assistant.assistant_id, args, input,
-    model: body.model ?? null, created_by: caller.actor,
-  }, now);
+  const run = newRunRow(
+    {
+      run_id: runId,
+      kind: 'assistant',
+      organization_id: caller.organizationId,
+      assistant_id: assistant.assistant_id,
+      args,
+      input,
+      model: body.model ?? null,
+      created_by: caller.actor,
+    },
+    now,
+  );
   const details: AssistantRun = {
-    run_id: runId, thread_id: threadId, stream: body.stream ?? false, ...ids, transcript: [], tool_definitions: null,
+    run_id: runId,
+    thread_id: threadId,
+    stream: body.stream ?? false,
+    ...ids,
+    transcript: [],
+    tool_definitions: null,
   };
   await insertAndStart(deps.ds, deps.temporal, {
     taskQueue: deps.config.temporal.taskQueue,
-    resource: { kind: 'assistant-run', id: runId, organizationId: caller.organizationId, summary: `Run of assistant ${assistant.name}` },
+    resource: {
+      kind: 'assistant-run',
+      id: runId,
+      organizationId: caller.organizationId,
+      summary: `Run of assistant ${assistant.name}`,
+    },
     insert: async (em) => {
       await em.getRepository(Run).save(run);
       await em.getRepository(AssistantRun).save(details);
@@ -97,20 +122,29 @@ export async function createAssistantRun(deps: RunsDeps, caller: Caller, assista
 
 async function withDetails(ds: DataSource, runs: Run[]): Promise<AssistantRunRecord[]> {
   if (!runs.length) return [];
-  const details = await ds.getRepository(AssistantRun).createQueryBuilder('d')
-    .where('d.run_id IN (:...ids)', { ids: runs.map((r) => r.run_id) }).getMany();
+  const details = await ds
+    .getRepository(AssistantRun)
+    .createQueryBuilder('d')
+    .where('d.run_id IN (:...ids)', { ids: runs.map((r) => r.run_id) })
+    .getMany();
   const byId = new Map(details.map((d) => [d.run_id, d]));
   return runs.map((run) => ({ run, details: byId.get(run.run_id)! }));
 }
 
 export async function findAssistantRun(ds: DataSource, caller: Caller, runId: string): Promise<AssistantRunRecord> {
-  const run = await ds.getRepository(Run).findOneBy({ run_id: runId, organization_id: caller.organizationId, kind: 'assistant' });
+  const run = await ds
+    .getRepository(Run)
+    .findOneBy({ run_id: runId, organization_id: caller.organizationId, kind: 'assistant' });
   if (!run) throw notFound('Assistant run');
   return (await withDetails(ds, [run]))[0];
 }
 
 export async function listAssistantRuns(
-  ds: DataSource, caller: Caller, assistantId: string, page: PageRequest, statuses: RunStatus[] | undefined,
+  ds: DataSource,
+  caller: Caller,
+  assistantId: string,
+  page: PageRequest,
+  statuses: RunStatus[] | undefined,
 ): Promise<{ items: AssistantRunRecord[]; pagination: Pagination }> {
   const assistant = await findAssistant(ds, caller, assistantId);
   const { items, pagination } = await pageRuns(ds, caller, { assistant_id: assistant.assistant_id }, page, statuses);

@@ -8,7 +8,14 @@
 // goes back as a `tool` turn naming that tag. Pure functions: the api validates with them, the activity
 // builds the model request with them.
 import { createHash } from 'node:crypto';
-import type { ChatTurn, Completion, CompletionDelta, CompletionRequest, ToolCall, ToolDefinition } from '../../drivers/model/types';
+import type {
+  ChatTurn,
+  Completion,
+  CompletionDelta,
+  CompletionRequest,
+  ToolCall,
+  ToolDefinition,
+} from '../../drivers/model/types';
 import type { ModelUsage } from '../../persistence/entities/run';
 import { griptapeId } from '../../ids';
 
@@ -80,7 +87,10 @@ export interface ChatRequest {
 
 /** A request the mapping refuses: the message says why, `path` points into the request body. */
 export class ChatRequestError extends Error {
-  constructor(message: string, readonly path: string) {
+  constructor(
+    message: string,
+    readonly path: string,
+  ) {
     super(message);
     this.name = 'ChatRequestError';
   }
@@ -118,7 +128,8 @@ function functionName(tool: string, activity: string, taken: ToolNames): string 
 }
 
 /** The function name of a griptape tool activity: `ToolAction.to_native_tool_name()`. */
-export const nativeToolName = (name: string, path: string | null | undefined) => (path != null ? `${name}_${path}` : name);
+export const nativeToolName = (name: string, path: string | null | undefined) =>
+  path != null ? `${name}_${path}` : name;
 
 /** Function name → griptape tool name and activity (path). */
 export type ToolNames = Map<string, { name: string; path: string | null }>;
@@ -146,9 +157,10 @@ export function toolDefinitions(tools: ToolDict[]): { definitions: ToolDefinitio
       definitions.push({
         name: fn,
         description: activity.description ?? '',
-        parameters: schema && typeof schema === 'object' && !Array.isArray(schema)
-          ? (schema as Record<string, unknown>)
-          : { type: 'object', properties: {} },
+        parameters:
+          schema && typeof schema === 'object' && !Array.isArray(schema)
+            ? (schema as Record<string, unknown>)
+            : { type: 'object', properties: {} },
       });
     }
   }
@@ -161,7 +173,9 @@ export function toolDefinitions(tools: ToolDict[]): { definitions: ToolDefinitio
 function pythonJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(pythonJson).join(', ')}]`;
   if (value && typeof value === 'object') {
-    return `{${Object.entries(value).map(([k, v]) => `${JSON.stringify(k)}: ${pythonJson(v)}`).join(', ')}}`;
+    return `{${Object.entries(value)
+      .map(([k, v]) => `${JSON.stringify(k)}: ${pythonJson(v)}`)
+      .join(', ')}}`;
   }
   return JSON.stringify(value) ?? 'null';
 }
@@ -191,11 +205,22 @@ export function artifactText(artifact: ArtifactDict | undefined): string {
   }
 }
 
-const UNSUPPORTED_CONTENT = ['ImageMessageContent', 'AudioMessageContent', 'VideoMessageContent', 'GenericMessageContent'];
+const UNSUPPORTED_CONTENT = [
+  'ImageMessageContent',
+  'AudioMessageContent',
+  'VideoMessageContent',
+  'GenericMessageContent',
+];
 
 function toolAction(value: unknown, path: string): ToolActionDict {
   const action = value as ToolActionDict | null;
-  if (!action || typeof action !== 'object' || typeof action.tag !== 'string' || action.tag === '' || typeof action.name !== 'string') {
+  if (
+    !action ||
+    typeof action !== 'object' ||
+    typeof action.tag !== 'string' ||
+    action.tag === '' ||
+    typeof action.name !== 'string'
+  ) {
     throw new ChatRequestError('A ToolAction needs a `tag` (the call id) and a `name`', path);
   }
   return action;
@@ -218,7 +243,8 @@ export function toTurns(messages: MessageDict[]): ChatTurn[] {
       if (UNSUPPORTED_CONTENT.includes(content.type)) {
         throw new ChatRequestError(
           `${content.type} is not supported: chat messages carry text (TextMessageContent), tool calls (ActionCallMessageContent) and tool results (ActionResultMessageContent)`,
-          `${path}/type`);
+          `${path}/type`,
+        );
       }
       switch (content.type) {
         case 'TextMessageContent':
@@ -226,13 +252,25 @@ export function toTurns(messages: MessageDict[]): ChatTurn[] {
           hasText = true;
           return;
         case 'ActionCallMessageContent': {
-          if (message.role !== 'assistant') throw new ChatRequestError('Tool calls (ActionCallMessageContent) belong to assistant messages', `${path}/type`);
+          if (message.role !== 'assistant')
+            throw new ChatRequestError(
+              'Tool calls (ActionCallMessageContent) belong to assistant messages',
+              `${path}/type`,
+            );
           const action = toolAction(content.artifact?.value, `${path}/artifact/value`);
-          toolCalls.push({ id: action.tag, name: nativeToolName(action.name, action.path), arguments: JSON.stringify(action.input ?? {}) });
+          toolCalls.push({
+            id: action.tag,
+            name: nativeToolName(action.name, action.path),
+            arguments: JSON.stringify(action.input ?? {}),
+          });
           return;
         }
         case 'ActionResultMessageContent': {
-          if (message.role !== 'user') throw new ChatRequestError('Tool results (ActionResultMessageContent) belong to user messages', `${path}/type`);
+          if (message.role !== 'user')
+            throw new ChatRequestError(
+              'Tool results (ActionResultMessageContent) belong to user messages',
+              `${path}/type`,
+            );
           const action = toolAction(content.action, `${path}/action`);
           results.push({ role: 'tool', toolCallId: action.tag, content: artifactText(content.artifact) });
           return;
@@ -246,7 +284,11 @@ export function toTurns(messages: MessageDict[]): ChatTurn[] {
         turns.push({ role: 'system', content: text });
         break;
       case 'assistant':
-        turns.push(toolCalls.length ? { role: 'assistant', content: text || null, toolCalls } : { role: 'assistant', content: text });
+        turns.push(
+          toolCalls.length
+            ? { role: 'assistant', content: text || null, toolCalls }
+            : { role: 'assistant', content: text },
+        );
         break;
       default:
         turns.push(...results);
@@ -271,11 +313,15 @@ export function withoutNul<T>(value: T): T {
 // ---- The request ----
 
 /** The model request of a chat request (throws ChatRequestError for what it cannot carry). */
-export function toCompletionRequest(body: ChatRequest, stream: boolean): Omit<CompletionRequest, 'signal'> & { toolNames: ToolNames } {
+export function toCompletionRequest(
+  body: ChatRequest,
+  stream: boolean,
+): Omit<CompletionRequest, 'signal'> & { toolNames: ToolNames } {
   const config = body.driver_configuration ?? {};
   const extra = config.extra_params ?? {};
   for (const key of RESERVED_EXTRA_PARAMS) {
-    if (key in extra) throw new ChatRequestError(`extra_params may not set "${key}"`, `/body/driver_configuration/extra_params/${key}`);
+    if (key in extra)
+      throw new ChatRequestError(`extra_params may not set "${key}"`, `/body/driver_configuration/extra_params/${key}`);
   }
   const turns = toTurns(body.messages);
   const useNativeTools = config.use_native_tools ?? true;
@@ -286,7 +332,13 @@ export function toCompletionRequest(body: ChatRequest, stream: boolean): Omit<Co
     // griptape adds this tool itself before it sends the request; other clients get the same.
     tools.push({
       name: 'StructuredOutputTool',
-      activities: [{ name: 'provide_output', description: 'Used to provide the final response which ends this conversation.', json_schema: schema }],
+      activities: [
+        {
+          name: 'provide_output',
+          description: 'Used to provide the final response which ends this conversation.',
+          json_schema: schema,
+        },
+      ],
     });
   }
   const { definitions, names } = toolDefinitions(tools);
@@ -310,7 +362,9 @@ export function toCompletionRequest(body: ChatRequest, stream: boolean): Omit<Co
 // ---- The answer ----
 
 const usageDict = (usage: ModelUsage | null) => ({
-  type: 'Usage', input_tokens: usage?.input_tokens ?? null, output_tokens: usage?.output_tokens ?? null,
+  type: 'Usage',
+  input_tokens: usage?.input_tokens ?? null,
+  output_tokens: usage?.output_tokens ?? null,
 });
 
 /** A TextArtifact dict as griptape writes it. */
@@ -326,21 +380,35 @@ function callInput(call: ToolCall): Record<string, unknown> {
     input = undefined;
   }
   if (!input || typeof input !== 'object' || Array.isArray(input)) {
-    throw new ModelAnswerError(`The model called ${call.name} with arguments that are not a JSON object: ${call.arguments.slice(0, 200)}`);
+    throw new ModelAnswerError(
+      `The model called ${call.name} with arguments that are not a JSON object: ${call.arguments.slice(0, 200)}`,
+    );
   }
   return input as Record<string, unknown>;
 }
 
 /** The answer as a griptape `Message` dict: its text (if any, or if there is nothing else), then its tool calls. */
-export function answerMessage(completion: Pick<Completion, 'text' | 'toolCalls' | 'usage'>, names: ToolNames, newId = griptapeId) {
+export function answerMessage(
+  completion: Pick<Completion, 'text' | 'toolCalls' | 'usage'>,
+  names: ToolNames,
+  newId = griptapeId,
+) {
   const content: unknown[] = [];
-  if (completion.text || !completion.toolCalls.length) content.push({ type: 'TextMessageContent', artifact: textArtifactDict(completion.text, newId()) });
+  if (completion.text || !completion.toolCalls.length)
+    content.push({ type: 'TextMessageContent', artifact: textArtifactDict(completion.text, newId()) });
   for (const call of completion.toolCalls) {
     const id = newId();
     const { name, path } = toolOfFunction(names, call.name);
     content.push({
       type: 'ActionCallMessageContent',
-      artifact: { type: 'ActionArtifact', id, reference: null, meta: {}, name: id, value: { type: 'ToolAction', tag: call.id, name, path, input: callInput(call) } },
+      artifact: {
+        type: 'ActionArtifact',
+        id,
+        reference: null,
+        meta: {},
+        name: id,
+        value: { type: 'ToolAction', tag: call.id, name, path, input: callInput(call) },
+      },
     });
   }
   return { type: 'Message', role: 'assistant', usage: usageDict(completion.usage), content };
@@ -354,12 +422,21 @@ export function deltaMessage(delta: CompletionDelta, names: ToolNames) {
   } else {
     const tool = delta.name ? toolOfFunction(names, delta.name) : undefined;
     content = {
-      type: 'ActionCallDeltaMessageContent', index: delta.index, tag: delta.id ?? null,
-      name: tool?.name ?? null, path: tool?.path ?? null, partial_input: delta.argumentsPart,
+      type: 'ActionCallDeltaMessageContent',
+      index: delta.index,
+      tag: delta.id ?? null,
+      name: tool?.name ?? null,
+      path: tool?.path ?? null,
+      partial_input: delta.argumentsPart,
     };
   }
   return { type: 'DeltaMessage', role: null, usage: usageDict(null), content };
 }
 
 /** The last streamed piece: the usage of the answer. */
-export const usageDeltaMessage = (usage: ModelUsage) => ({ type: 'DeltaMessage', role: null, usage: usageDict(usage), content: null });
+export const usageDeltaMessage = (usage: ModelUsage) => ({
+  type: 'DeltaMessage',
+  role: null,
+  usage: usageDict(usage),
+  content: null,
+});

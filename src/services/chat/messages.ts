@@ -27,7 +27,12 @@ export interface ChatRunInput {
 const WAIT_MARGIN_MS = 30_000;
 
 /** Validates the request (400 for what the mapping cannot carry), creates the exchange and starts its workflow. */
-export async function createChatMessage(deps: RunsDeps, caller: Caller, request: ChatRequest, stream: boolean): Promise<Run> {
+export async function createChatMessage(
+  deps: RunsDeps,
+  caller: Caller,
+  request: ChatRequest,
+  stream: boolean,
+): Promise<Run> {
   try {
     toCompletionRequest(request, stream);
   } catch (err) {
@@ -37,12 +42,25 @@ export async function createChatMessage(deps: RunsDeps, caller: Caller, request:
   const runId = randomUUID();
   const now = new Date();
   const input: ChatRunInput = { stream, request };
-  const run = newRunRow({
-    run_id: runId, kind: 'chat', organization_id: caller.organizationId, input, model: request.driver_configuration.model ?? null, created_by: caller.actor,
-  }, now);
+  const run = newRunRow(
+    {
+      run_id: runId,
+      kind: 'chat',
+      organization_id: caller.organizationId,
+      input,
+      model: request.driver_configuration.model ?? null,
+      created_by: caller.actor,
+    },
+    now,
+  );
   await insertAndStart(deps.ds, deps.temporal, {
     taskQueue: deps.config.temporal.taskQueue,
-    resource: { kind: 'chat-run', id: runId, organizationId: caller.organizationId, summary: `Chat message${stream ? ' (streamed)' : ''}` },
+    resource: {
+      kind: 'chat-run',
+      id: runId,
+      organizationId: caller.organizationId,
+      summary: `Chat message${stream ? ' (streamed)' : ''}`,
+    },
     insert: (em) => em.getRepository(Run).save(run),
     start: workflowStart.chatMessage({
       runId,
@@ -54,7 +72,12 @@ export async function createChatMessage(deps: RunsDeps, caller: Caller, request:
 }
 
 /** Cancels an exchange whose client went away or stopped waiting: its workflow aborts the provider request. */
-export async function abandonChatMessage(deps: Pick<RunsDeps, 'temporal'>, caller: Caller, run: Run, why: string): Promise<void> {
+export async function abandonChatMessage(
+  deps: Pick<RunsDeps, 'temporal'>,
+  caller: Caller,
+  run: Run,
+  why: string,
+): Promise<void> {
   await signalCancel(deps.temporal, run, `${caller.actor} (${why})`);
 }
 
@@ -105,7 +128,9 @@ export async function waitForChatAnswer(
       }
     };
     const onAbort = () => done('client-gone');
-    const unsubscribe = deps.runUpdates?.subscribe(runId, { update: () => void check(), close: () => done('shutdown') }) ?? (() => undefined);
+    const unsubscribe =
+      deps.runUpdates?.subscribe(runId, { update: () => void check(), close: () => done('shutdown') }) ??
+      (() => undefined);
     const recheck = setInterval(() => void check(), deps.config.sse.recheckMs);
     const deadline = setTimeout(() => done('timeout'), deps.config.chatTimeLimitSeconds * 1000 + WAIT_MARGIN_MS);
     signal.addEventListener('abort', onAbort, { once: true });

@@ -22,9 +22,15 @@ interface CancelDeps {
 }
 
 /** Sends `cancel` to the run's workflow; a workflow that is gone already is not an error (the reconciler settles its row). */
-export async function signalCancel(temporal: Client, run: { run_id: string; kind: RunKind }, requestedBy: string): Promise<void> {
+export async function signalCancel(
+  temporal: Client,
+  run: { run_id: string; kind: RunKind },
+  requestedBy: string,
+): Promise<void> {
   try {
-    await temporal.workflow.getHandle(workflowIdOf(`${run.kind}-run`, run.run_id)).signal(cancelRunSignal, { requestedBy });
+    await temporal.workflow
+      .getHandle(workflowIdOf(`${run.kind}-run`, run.run_id))
+      .signal(cancelRunSignal, { requestedBy });
   } catch (err) {
     if (!(err instanceof WorkflowNotFoundError)) throw err;
   }
@@ -54,13 +60,23 @@ export async function cancelRunAndWait(deps: CancelDeps, caller: Caller, run: Ru
  * Before a resource is deleted with its runs: cancels its open runs (as a cancel request by the caller),
  * so their workflows stop what they run and record CANCELLED, and waits (bounded) for those ends.
  */
-export async function stopOpenRuns(deps: CancelDeps, caller: Caller, open: Array<{ run_id: string; kind: RunKind }>): Promise<void> {
+export async function stopOpenRuns(
+  deps: CancelDeps,
+  caller: Caller,
+  open: Array<{ run_id: string; kind: RunKind }>,
+): Promise<void> {
   if (!open.length) return;
   await Promise.all(open.map((r) => signalCancel(deps.temporal, r, caller.actor)));
   await waitFor(
-    async () => Number((await deps.ds.query(
-      `SELECT count(*) AS n FROM runs WHERE run_id = ANY($1) AND status = ANY($2)`,
-      [open.map((r) => r.run_id), OPEN_RUN_STATUSES]))[0].n),
+    async () =>
+      Number(
+        (
+          await deps.ds.query(`SELECT count(*) AS n FROM runs WHERE run_id = ANY($1) AND status = ANY($2)`, [
+            open.map((r) => r.run_id),
+            OPEN_RUN_STATUSES,
+          ])
+        )[0].n,
+      ),
     (n) => n === 0,
     DELETE_STOP_WAIT_MS,
   );

@@ -13,16 +13,29 @@ const LABEL: Record<CodeResourceKind, string> = { structure: 'Structure', functi
 
 /** A run's own credential may only touch that run. */
 export function assertRunAccess(caller: Caller, runId: string): void {
-  if (caller.runId && caller.runId !== runId) throw forbidden(`This credential belongs to run ${caller.runId} and can only access that run`);
+  if (caller.runId && caller.runId !== runId)
+    throw forbidden(`This credential belongs to run ${caller.runId} and can only access that run`);
 }
 
-export async function findResourceOfKind(ds: DataSource, caller: Caller, kind: CodeResourceKind, id: string): Promise<CodeResource> {
-  const resource = await ds.getRepository(CodeResource).findOneBy({ resource_id: id, organization_id: caller.organizationId, kind });
+export async function findResourceOfKind(
+  ds: DataSource,
+  caller: Caller,
+  kind: CodeResourceKind,
+  id: string,
+): Promise<CodeResource> {
+  const resource = await ds
+    .getRepository(CodeResource)
+    .findOneBy({ resource_id: id, organization_id: caller.organizationId, kind });
   if (!resource) throw notFound(LABEL[kind]);
   return resource;
 }
 
-export async function findRunOfKind(ds: DataSource, caller: Caller, kind: CodeResourceKind, runId: string): Promise<Run> {
+export async function findRunOfKind(
+  ds: DataSource,
+  caller: Caller,
+  kind: CodeResourceKind,
+  runId: string,
+): Promise<Run> {
   assertRunAccess(caller, runId);
   const run = await ds.getRepository(Run).findOneBy({ run_id: runId, organization_id: caller.organizationId, kind });
   if (!run) throw notFound(`${LABEL[kind]} run`);
@@ -31,15 +44,32 @@ export async function findRunOfKind(ds: DataSource, caller: Caller, kind: CodeRe
 
 /** Runs of one resource or assistant of the caller's organization, newest first, optionally by status. */
 export function pageRuns(
-  ds: DataSource, caller: Caller, owner: { resource_id: string } | { assistant_id: string }, page: PageRequest, statuses: RunStatus[] | undefined,
+  ds: DataSource,
+  caller: Caller,
+  owner: { resource_id: string } | { assistant_id: string },
+  page: PageRequest,
+  statuses: RunStatus[] | undefined,
 ): Promise<{ items: Run[]; pagination: Pagination }> {
-  return pageInOrg(ds, Run, caller.organizationId, page, { ...owner, ...(statuses?.length ? { status: In(statuses) } : {}) }, {
-    created_at: 'DESC', run_id: 'DESC',
-  });
+  return pageInOrg(
+    ds,
+    Run,
+    caller.organizationId,
+    page,
+    { ...owner, ...(statuses?.length ? { status: In(statuses) } : {}) },
+    {
+      created_at: 'DESC',
+      run_id: 'DESC',
+    },
+  );
 }
 
 export async function listRunsOfKind(
-  ds: DataSource, caller: Caller, kind: CodeResourceKind, resourceId: string, page: PageRequest, statuses: RunStatus[] | undefined,
+  ds: DataSource,
+  caller: Caller,
+  kind: CodeResourceKind,
+  resourceId: string,
+  page: PageRequest,
+  statuses: RunStatus[] | undefined,
 ): Promise<{ items: Run[]; pagination: Pagination }> {
   const resource = await findResourceOfKind(ds, caller, kind, resourceId);
   return pageRuns(ds, caller, { resource_id: resource.resource_id }, page, statuses);
@@ -47,10 +77,17 @@ export async function listRunsOfKind(
 
 /** A run's stdout/stderr lines in the order they were read; the caller has already checked access. */
 export async function runLogLines(ds: DataSource, runId: string): Promise<string[]> {
-  const rows: Array<{ line: string }> = await ds.query(`SELECT line FROM run_logs WHERE run_id = $1 ORDER BY seq`, [runId]);
+  const rows: Array<{ line: string }> = await ds.query(`SELECT line FROM run_logs WHERE run_id = $1 ORDER BY seq`, [
+    runId,
+  ]);
   return rows.map((r) => r.line);
 }
 
-export async function runLogsOfKind(ds: DataSource, caller: Caller, kind: CodeResourceKind, runId: string): Promise<string[]> {
+export async function runLogsOfKind(
+  ds: DataSource,
+  caller: Caller,
+  kind: CodeResourceKind,
+  runId: string,
+): Promise<string[]> {
   return runLogLines(ds, (await findRunOfKind(ds, caller, kind, runId)).run_id);
 }

@@ -27,12 +27,20 @@ export class RunSetupError extends Error {
 /** Directory name prefix of a run's private HOME under the OS temp directory. */
 export const RUN_HOME_PREFIX = 'tarmac-run-';
 
-
 /** Values of `secret_ref` variables (secret ids of the run's organization) replaced by the secrets' values. */
-export async function resolveEnvVars(ds: DataSource, box: SecretBox, organizationId: string, vars: EnvVar[]): Promise<NamedValue[]> {
+export async function resolveEnvVars(
+  ds: DataSource,
+  box: SecretBox,
+  organizationId: string,
+  vars: EnvVar[],
+): Promise<NamedValue[]> {
   const refs = vars.filter((v) => (v.source ?? 'manual').toLowerCase() === 'secret_ref');
   const bad = refs.find((v) => !isUuid(v.value));
-  if (bad) throw new RunSetupError('SecretNotFound', `Env var ${bad.name} refers to ${JSON.stringify(bad.value)}, which is not a secret id`);
+  if (bad)
+    throw new RunSetupError(
+      'SecretNotFound',
+      `Env var ${bad.name} refers to ${JSON.stringify(bad.value)}, which is not a secret id`,
+    );
   const ids = [...new Set(refs.map((v) => v.value.toLowerCase()))];
   const secrets = new Map<string, string>();
   if (ids.length) {
@@ -46,7 +54,8 @@ export async function resolveEnvVars(ds: DataSource, box: SecretBox, organizatio
   return vars.map((v) => {
     if ((v.source ?? 'manual').toLowerCase() !== 'secret_ref') return { name: v.name, value: v.value };
     const value = secrets.get(v.value.toLowerCase());
-    if (value === undefined) throw new RunSetupError('SecretNotFound', `Env var ${v.name} refers to secret ${v.value}, which does not exist`);
+    if (value === undefined)
+      throw new RunSetupError('SecretNotFound', `Env var ${v.name} refers to secret ${v.value}, which does not exist`);
     return { name: v.name, value };
   });
 }
@@ -65,30 +74,51 @@ export interface PreparedExecution {
   resultFile?: string;
 }
 
-async function buildOf(ds: DataSource, run: Run): Promise<{ resource: CodeResource; manifest: BuildManifest; buildPath: string }> {
-  const resource = run.resource_id ? await ds.getRepository(CodeResource).findOneBy({ resource_id: run.resource_id }) : null;
-  if (!resource) throw new RunSetupError(`${run.kind[0].toUpperCase()}${run.kind.slice(1)}NotFound`, `The ${run.kind} of this run no longer exists`);
-  const deployment = run.deployment_id ? await ds.getRepository(Deployment).findOneBy({ deployment_id: run.deployment_id }) : null;
+async function buildOf(
+  ds: DataSource,
+  run: Run,
+): Promise<{ resource: CodeResource; manifest: BuildManifest; buildPath: string }> {
+  const resource = run.resource_id
+    ? await ds.getRepository(CodeResource).findOneBy({ resource_id: run.resource_id })
+    : null;
+  if (!resource)
+    throw new RunSetupError(
+      `${run.kind[0].toUpperCase()}${run.kind.slice(1)}NotFound`,
+      `The ${run.kind} of this run no longer exists`,
+    );
+  const deployment = run.deployment_id
+    ? await ds.getRepository(Deployment).findOneBy({ deployment_id: run.deployment_id })
+    : null;
   if (!deployment?.build_path) throw new RunSetupError('BuildUnavailable', 'The deployment of this run has no build');
   let manifest: BuildManifest;
   try {
     manifest = await readManifest(deployment.build_path);
   } catch (err) {
-    throw new RunSetupError('BuildUnavailable', `The build of deployment ${deployment.deployment_id} cannot be read: ${(err as Error).message}`);
+    throw new RunSetupError(
+      'BuildUnavailable',
+      `The build of deployment ${deployment.deployment_id} cannot be read: ${(err as Error).message}`,
+    );
   }
   try {
     await fs.access(manifest.interpreter, fs.constants.X_OK);
     await fs.access(manifest.workDir);
   } catch (err) {
-    throw new RunSetupError('BuildUnavailable', `The build of deployment ${deployment.deployment_id} is incomplete: ${(err as Error).message}`);
+    throw new RunSetupError(
+      'BuildUnavailable',
+      `The build of deployment ${deployment.deployment_id} is incomplete: ${(err as Error).message}`,
+    );
   }
   return { resource, manifest, buildPath: deployment.build_path };
 }
 
 /** Prepares the process of `run`; creates its credential (unless its env vars bring GT_CLOUD_API_KEY). */
-export async function prepareExecution(deps: { ds: DataSource; box: SecretBox; config: Config }, run: Run): Promise<PreparedExecution> {
+export async function prepareExecution(
+  deps: { ds: DataSource; box: SecretBox; config: Config },
+  run: Run,
+): Promise<PreparedExecution> {
   const { resource, manifest, buildPath } = await buildOf(deps.ds, run);
-  if (run.kind === 'tool' && manifest.runtime !== 'python3') throw new RunSetupError('UnsupportedRuntime', 'Tools run on the python3 runtime only');
+  if (run.kind === 'tool' && manifest.runtime !== 'python3')
+    throw new RunSetupError('UnsupportedRuntime', 'Tools run on the python3 runtime only');
   const vars = [
     ...(await resolveEnvVars(deps.ds, deps.box, run.organization_id, resource.env_vars ?? [])),
     ...(await resolveEnvVars(deps.ds, deps.box, run.organization_id, run.env_vars ?? [])),
@@ -96,7 +126,11 @@ export async function prepareExecution(deps: { ds: DataSource; box: SecretBox; c
   let runApiKey: string | undefined;
   if (!hasVar(vars, 'GT_CLOUD_API_KEY')) {
     ({ value: runApiKey } = await createApiKey(deps.ds, {
-      organizationId: run.organization_id, userId: null, name: `run ${run.run_id}`, createdBy: run.created_by, runId: run.run_id,
+      organizationId: run.organization_id,
+      userId: null,
+      name: `run ${run.run_id}`,
+      createdBy: run.created_by,
+      runId: run.run_id,
     }));
   }
   const home = await fs.mkdtemp(path.join(os.tmpdir(), `${RUN_HOME_PREFIX}${run.run_id.slice(0, 8)}-`));
@@ -118,15 +152,27 @@ export async function prepareExecution(deps: { ds: DataSource; box: SecretBox; c
   };
   if (run.kind === 'function') {
     // The shim and the event live in HOME (the build directory is immutable and shared by runs).
-    const files = { shim: await writeShim(functionShim(manifest.runtime)), input: path.join(home, 'function-input.json'), result: path.join(home, 'function-result.json') };
+    const files = {
+      shim: await writeShim(functionShim(manifest.runtime)),
+      input: path.join(home, 'function-input.json'),
+      result: path.join(home, 'function-result.json'),
+    };
     await writeInput(files.input, JSON.stringify(run.input ?? { body: null, query_params: {} }));
     command = functionCommand(manifest, files);
     resultFile = files.result;
   } else if (run.kind === 'tool') {
     const input = (run.input ?? {}) as { describe?: boolean; activity?: string; params?: unknown };
-    const files = { shim: await writeShim(toolShim()), params: path.join(home, 'tool-params.json'), result: path.join(home, 'tool-result.json') };
+    const files = {
+      shim: await writeShim(toolShim()),
+      params: path.join(home, 'tool-params.json'),
+      result: path.join(home, 'tool-result.json'),
+    };
     await writeInput(files.params, JSON.stringify(input.params ?? {}));
-    command = toolCommand(manifest, files, input.activity !== undefined && !input.describe ? { activity: input.activity } : { describe: true });
+    command = toolCommand(
+      manifest,
+      files,
+      input.activity !== undefined && !input.describe ? { activity: input.activity } : { describe: true },
+    );
     resultFile = files.result;
   }
   if (resultFile) await fs.writeFile(resultFile, '', { mode: 0o600 });
@@ -138,8 +184,14 @@ export async function prepareExecution(deps: { ds: DataSource; box: SecretBox; c
     inputFiles,
     resultFile,
     env: processEnvironment({
-      runtime: manifest.runtime, interpreter: manifest.interpreter, home, vars,
-      baseUrl: deps.config.runProcess.apiBaseUrl, runId: run.run_id, runApiKey, bucketId: organization?.default_bucket_id,
+      runtime: manifest.runtime,
+      interpreter: manifest.interpreter,
+      home,
+      vars,
+      baseUrl: deps.config.runProcess.apiBaseUrl,
+      runId: run.run_id,
+      runApiKey,
+      bucketId: organization?.default_bucket_id,
     }),
     home,
   };

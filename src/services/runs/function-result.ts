@@ -15,7 +15,11 @@ export async function functionEnding(processEnding: RunEnding, resultFile: strin
   try {
     const stat = await fs.stat(resultFile);
     if (stat.size > MAX_FUNCTION_RESULT_BYTES) {
-      return { status: 'ERROR', reason: 'ResultTooLarge', error: `The handler's result is ${stat.size} bytes; the limit is ${MAX_FUNCTION_RESULT_BYTES}` };
+      return {
+        status: 'ERROR',
+        reason: 'ResultTooLarge',
+        error: `The handler's result is ${stat.size} bytes; the limit is ${MAX_FUNCTION_RESULT_BYTES}`,
+      };
     }
     text = await fs.readFile(resultFile, 'utf8');
     // The file is created empty before the run (a sandboxed process may only write into it).
@@ -30,7 +34,7 @@ export async function functionEnding(processEnding: RunEnding, resultFile: strin
   try {
     result = JSON.parse(text);
   } catch {
-    return { status: 'FAILED', exitCode: processEnding.exitCode, message: 'The function\'s result is not valid JSON' };
+    return { status: 'FAILED', exitCode: processEnding.exitCode, message: "The function's result is not valid JSON" };
   }
   if (processEnding.status === 'SUCCEEDED') return { ...processEnding, output: result };
   const error = (result as { error?: { type?: unknown; message?: unknown } } | null)?.error;

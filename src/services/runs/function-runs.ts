@@ -17,7 +17,8 @@ export interface FunctionInput {
   query_params: Record<string, string>;
 }
 
-export const findFunction = (ds: DataSource, caller: Caller, functionId: string) => findResourceOfKind(ds, caller, 'function', functionId);
+export const findFunction = (ds: DataSource, caller: Caller, functionId: string) =>
+  findResourceOfKind(ds, caller, 'function', functionId);
 
 /** Query parameters as handlers see them: strings; a repeated key keeps its last value. */
 export function queryParamsOf(query: Record<string, string | string[] | undefined>): Record<string, string> {
@@ -30,18 +31,33 @@ export function queryParamsOf(query: Record<string, string | string[] | undefine
 }
 
 /** Inserts the run (QUEUED) and starts its workflow; 409 when the function has no successful deployment. */
-export async function createFunctionRun(deps: RunsDeps, caller: Caller, functionId: string, input: FunctionInput): Promise<Run> {
+export async function createFunctionRun(
+  deps: RunsDeps,
+  caller: Caller,
+  functionId: string,
+  input: FunctionInput,
+): Promise<Run> {
   const fn = await findFunction(deps.ds, caller, functionId);
   return startRun(deps, caller, fn, { args: [], envVars: [], input });
 }
 
 /** Creates a run and waits (up to FUNCTION_EXECUTE_TIMEOUT_SECONDS) for it to end; returns the latest record. */
-export async function executeFunction(deps: RunsDeps, caller: Caller, functionId: string, input: FunctionInput): Promise<Run> {
+export async function executeFunction(
+  deps: RunsDeps,
+  caller: Caller,
+  functionId: string,
+  input: FunctionInput,
+): Promise<Run> {
   return startAndWait(deps, caller, await findFunction(deps.ds, caller, functionId), input);
 }
 
 /** Starts a run of `resource` with `input` and waits (up to FUNCTION_EXECUTE_TIMEOUT_SECONDS) for it to end. */
-export async function startAndWait(deps: RunsDeps, caller: Caller, resource: CodeResource, input: unknown): Promise<Run> {
+export async function startAndWait(
+  deps: RunsDeps,
+  caller: Caller,
+  resource: CodeResource,
+  input: unknown,
+): Promise<Run> {
   const run = await startRun(deps, caller, resource, { args: [], envVars: [], input });
   return waitFor(
     () => deps.ds.getRepository(Run).findOneByOrFail({ run_id: run.run_id }),
@@ -49,7 +65,6 @@ export async function startAndWait(deps: RunsDeps, caller: Caller, resource: Cod
     deps.config.functionExecuteTimeoutSeconds * 1000,
   );
 }
-
 
 /** Build directories are immutable, so a deployment's runtime path never changes once read. */
 const runtimePathCache = new Map<string, string>();
@@ -61,10 +76,13 @@ const runtimePathCache = new Map<string, string>();
  */
 export async function runtimePathsOf(ds: DataSource, runs: Run[]): Promise<Map<string, string>> {
   const fallback = new Map<string, string>();
-  const missing = [...new Set(runs.map((r) => r.deployment_id).filter((id): id is string => !!id && !runtimePathCache.has(id)))];
+  const missing = [
+    ...new Set(runs.map((r) => r.deployment_id).filter((id): id is string => !!id && !runtimePathCache.has(id))),
+  ];
   if (missing.length) {
     const rows: Array<{ deployment_id: string; build_path: string | null }> = await ds.query(
-      `SELECT deployment_id, build_path FROM deployments WHERE deployment_id = ANY($1::uuid[])`, [missing],
+      `SELECT deployment_id, build_path FROM deployments WHERE deployment_id = ANY($1::uuid[])`,
+      [missing],
     );
     for (const row of rows) {
       if (!row.build_path) continue;

@@ -33,15 +33,23 @@ export const ROW_VISIBLE_WAIT_MS = 10_000;
  * would then see QUEUED (a run skipping STARTING).
  */
 export function markStarting(ds: DataSource, runId: string): Promise<RunStatus | undefined> {
-  return waitFor(() => markStartingOnce(ds, runId), (status) => status !== undefined, ROW_VISIBLE_WAIT_MS);
+  return waitFor(
+    () => markStartingOnce(ds, runId),
+    (status) => status !== undefined,
+    ROW_VISIBLE_WAIT_MS,
+  );
 }
 
 async function markStartingOnce(ds: DataSource, runId: string): Promise<RunStatus | undefined> {
   return ds.transaction(async (em) => {
-    const rows: Array<{ status: RunStatus }> = await em.query(`SELECT status FROM runs WHERE run_id = $1 FOR UPDATE`, [runId]);
+    const rows: Array<{ status: RunStatus }> = await em.query(`SELECT status FROM runs WHERE run_id = $1 FOR UPDATE`, [
+      runId,
+    ]);
     if (rows[0]?.status !== 'QUEUED') return rows[0]?.status;
     const moved = await transitionRun(em, runId, 'STARTING');
-    await appendEvents(em, runId, [{ type: 'StructureRunStarting', origin: 'SYSTEM', payload: { status: 'STARTING' } }]);
+    await appendEvents(em, runId, [
+      { type: 'StructureRunStarting', origin: 'SYSTEM', payload: { status: 'STARTING' } },
+    ]);
     return moved!.status;
   });
 }
@@ -59,15 +67,23 @@ export async function markRunning(ds: DataSource, runId: string, startedAt: Date
       ]);
       return true;
     }
-    const rows: Array<{ status: RunStatus; started_at: Date | null }> = await em.query(`SELECT status, started_at FROM runs WHERE run_id = $1`, [runId]);
+    const rows: Array<{ status: RunStatus; started_at: Date | null }> = await em.query(
+      `SELECT status, started_at FROM runs WHERE run_id = $1`,
+      [runId],
+    );
     return rows[0]?.status === 'RUNNING' && rows[0].started_at?.getTime() === startedAt.getTime();
   });
 }
 
 function statusDetailOf(ending: RunEnding): Record<string, unknown> {
   if ('error' in ending) return { reason: ending.reason, error: ending.error };
-  if (ending.status === 'CANCELLED') return { reason: 'Cancelled', message: `Cancelled by ${ending.requestedBy}`, requested_by: ending.requestedBy };
-  return { reason: 'Completed', message: ending.message, ...(ending.exitCode !== undefined ? { exit_code: ending.exitCode } : {}) };
+  if (ending.status === 'CANCELLED')
+    return { reason: 'Cancelled', message: `Cancelled by ${ending.requestedBy}`, requested_by: ending.requestedBy };
+  return {
+    reason: 'Completed',
+    message: ending.message,
+    ...(ending.exitCode !== undefined ? { exit_code: ending.exitCode } : {}),
+  };
 }
 
 /**
@@ -85,9 +101,15 @@ export async function finishRun(
   return ds.transaction(async (em) => {
     const completedAt = new Date();
     const detail = statusDetailOf(ending);
-    const output = 'output' in ending && ending.output !== undefined
-      ? { output: ending.output, output_timestamp: completedAt.getTime() / 1000 } : {};
-    const moved = await transitionRun(em, runId, ending.status, { status_detail: detail, completed_at: completedAt, ...output });
+    const output =
+      'output' in ending && ending.output !== undefined
+        ? { output: ending.output, output_timestamp: completedAt.getTime() / 1000 }
+        : {};
+    const moved = await transitionRun(em, runId, ending.status, {
+      status_detail: detail,
+      completed_at: completedAt,
+      ...output,
+    });
     if (moved) {
       const times = { started_at: iso(moved.started_at), completed_at: iso(completedAt) };
       const event =

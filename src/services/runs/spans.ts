@@ -40,14 +40,17 @@ export async function createSpans(ds: DataSource, caller: Caller, runId: string,
   return ds.transaction(async (em) => {
     if (!(await em.query(LOCK_RUN, [runId, caller.organizationId])).length) throw notFound('Structure run');
     const [{ count, bytes }] = await em.query(
-      `SELECT count(*)::int AS count, coalesce(sum(bytes), 0)::bigint AS bytes FROM run_spans WHERE run_id = $1`, [runId],
+      `SELECT count(*)::int AS count, coalesce(sum(bytes), 0)::bigint AS bytes FROM run_spans WHERE run_id = $1`,
+      [runId],
     );
     const total = count + rows.length;
     const totalBytes = Number(bytes) + rows.reduce((n, r) => n + r.bytes, 0);
     if (total > MAX_SPANS_PER_RUN || totalBytes > MAX_SPAN_BYTES_PER_RUN) {
-      throw new HttpError(413, 'PayloadTooLargeError', [{
-        message: `A run keeps at most ${MAX_SPANS_PER_RUN} spans and ${MAX_SPAN_BYTES_PER_RUN} bytes of them; this batch would make ${total} spans, ${totalBytes} bytes`,
-      }]);
+      throw new HttpError(413, 'PayloadTooLargeError', [
+        {
+          message: `A run keeps at most ${MAX_SPANS_PER_RUN} spans and ${MAX_SPAN_BYTES_PER_RUN} bytes of them; this batch would make ${total} spans, ${totalBytes} bytes`,
+        },
+      ]);
     }
     if (rows.length) {
       await em.query(
@@ -62,13 +65,25 @@ export async function createSpans(ds: DataSource, caller: Caller, runId: string,
 }
 
 /** A page of the run's spans by start time (ties in the order they arrived). */
-export async function listSpans(ds: DataSource, caller: Caller, runId: string, page: PageRequest): Promise<{ items: unknown[]; pagination: Pagination }> {
+export async function listSpans(
+  ds: DataSource,
+  caller: Caller,
+  runId: string,
+  page: PageRequest,
+): Promise<{ items: unknown[]; pagination: Pagination }> {
   assertRunAccess(caller, runId);
-  const found = await ds.query(`SELECT 1 FROM runs WHERE run_id = $1 AND organization_id = $2 AND kind = 'structure'`, [runId, caller.organizationId]);
+  const found = await ds.query(`SELECT 1 FROM runs WHERE run_id = $1 AND organization_id = $2 AND kind = 'structure'`, [
+    runId,
+    caller.organizationId,
+  ]);
   if (!found.length) throw notFound('Structure run');
   const { skip, take } = skipTake(page);
   const [rows, [{ total }]] = await Promise.all([
-    ds.query(`SELECT span FROM run_spans WHERE run_id = $1 ORDER BY start_time, id OFFSET $2 LIMIT $3`, [runId, skip, take]),
+    ds.query(`SELECT span FROM run_spans WHERE run_id = $1 ORDER BY start_time, id OFFSET $2 LIMIT $3`, [
+      runId,
+      skip,
+      take,
+    ]),
     ds.query(`SELECT count(*)::int AS total FROM run_spans WHERE run_id = $1`, [runId]),
   ]);
   return { items: rows.map((r: { span: unknown }) => r.span), pagination: paginate(page, total) };

@@ -21,7 +21,9 @@ const RUN_FROM: Record<RunStatus, RunStatus[]> = {
   CANCELLED: ['QUEUED', 'STARTING', 'RUNNING'],
 };
 
-export type RunChanges = Partial<Pick<Run, 'status_detail' | 'started_at' | 'completed_at' | 'output' | 'output_timestamp' | 'deployment_id'>>;
+export type RunChanges = Partial<
+  Pick<Run, 'status_detail' | 'started_at' | 'completed_at' | 'output' | 'output_timestamp' | 'deployment_id'>
+>;
 
 /** JSON columns are passed as text so pg does not turn arrays into PostgreSQL arrays. */
 const JSON_COLUMNS = new Set(['status_detail', 'output', 'code_source']);
@@ -51,8 +53,14 @@ async function guardedTransition(
 }
 
 /** Moves a run to `to` if that is forward from its current status; returns the updated row, or undefined. */
-export async function transitionRun(em: EntityManager, runId: string, to: RunStatus, changes: RunChanges = {}): Promise<Run | undefined> {
-  if (!(await guardedTransition(em, { table: 'runs', idColumn: 'run_id', id: runId }, to, RUN_FROM[to], changes))) return undefined;
+export async function transitionRun(
+  em: EntityManager,
+  runId: string,
+  to: RunStatus,
+  changes: RunChanges = {},
+): Promise<Run | undefined> {
+  if (!(await guardedTransition(em, { table: 'runs', idColumn: 'run_id', id: runId }, to, RUN_FROM[to], changes)))
+    return undefined;
   await em.query(`SELECT pg_notify($1, $2)`, [RUN_CHANNEL, runId]);
   return em.getRepository(Run).findOneByOrFail({ run_id: runId });
 }
@@ -99,7 +107,10 @@ export interface LogLine {
 /** Appends log lines to a run in order. */
 export async function appendLogs(em: EntityManager, runId: string, lines: LogLine[]): Promise<void> {
   if (!lines.length) return;
-  const [counter] = await em.query(`UPDATE runs SET log_seq = log_seq + $2 WHERE run_id = $1 RETURNING log_seq`, [runId, lines.length]);
+  const [counter] = await em.query(`UPDATE runs SET log_seq = log_seq + $2 WHERE run_id = $1 RETURNING log_seq`, [
+    runId,
+    lines.length,
+  ]);
   if (!counter?.length) throw new Error(`run ${runId} does not exist`);
   const first = Number(counter[0].log_seq) - lines.length + 1;
   await em.query(
@@ -125,5 +136,11 @@ export async function transitionDeployment(
   to: DeploymentStatus,
   changes: { status_detail?: unknown; build_path?: string; code_source?: unknown; completed_at?: Date } = {},
 ): Promise<boolean> {
-  return guardedTransition(em, { table: 'deployments', idColumn: 'deployment_id', id: deploymentId }, to, DEPLOYMENT_FROM[to], changes);
+  return guardedTransition(
+    em,
+    { table: 'deployments', idColumn: 'deployment_id', id: deploymentId },
+    to,
+    DEPLOYMENT_FROM[to],
+    changes,
+  );
 }

@@ -25,17 +25,21 @@ export interface RunsDeps {
   config: Config;
 }
 
-export const findStructure = (ds: DataSource, caller: Caller, structureId: string) => findResourceOfKind(ds, caller, 'structure', structureId);
-export const findStructureRun = (ds: DataSource, caller: Caller, runId: string) => findRunOfKind(ds, caller, 'structure', runId);
+export const findStructure = (ds: DataSource, caller: Caller, structureId: string) =>
+  findResourceOfKind(ds, caller, 'structure', structureId);
+export const findStructureRun = (ds: DataSource, caller: Caller, runId: string) =>
+  findRunOfKind(ds, caller, 'structure', runId);
 
 /** Arguments and env vars end up in execve(): no NUL characters, each string within the kernel's limit. */
 function checkExecStrings(args: string[], envVars: EnvVar[], where: string) {
   args.forEach((a, i) => {
     if (a.includes('\u0000')) throw badRequest('Arguments must not contain NUL characters', `${where}/args/${i}`);
-    if (Buffer.byteLength(a) > MAX_ARG_BYTES) throw badRequest(`Each argument is limited to ${MAX_ARG_BYTES} bytes`, `${where}/args/${i}`);
+    if (Buffer.byteLength(a) > MAX_ARG_BYTES)
+      throw badRequest(`Each argument is limited to ${MAX_ARG_BYTES} bytes`, `${where}/args/${i}`);
   });
   envVars.forEach((v, i) => {
-    if (v.value.includes('\u0000')) throw badRequest('Env var values must not contain NUL characters', `${where}/env_vars/${i}/value`);
+    if (v.value.includes('\u0000'))
+      throw badRequest('Env var values must not contain NUL characters', `${where}/env_vars/${i}/value`);
     if (Buffer.byteLength(v.name) + Buffer.byteLength(v.value) + 1 > MAX_ARG_BYTES) {
       throw badRequest(`Each env var is limited to ${MAX_ARG_BYTES} bytes`, `${where}/env_vars/${i}`);
     }
@@ -48,7 +52,11 @@ export async function createStructureRun(
   structureId: string,
   input: { args: string[]; env_vars: EnvVar[] },
 ): Promise<Run> {
-  const envVars = input.env_vars.map((v) => ({ name: v.name, value: v.value, source: (v.source ?? 'manual').toLowerCase() as EnvVar['source'] }));
+  const envVars = input.env_vars.map((v) => ({
+    name: v.name,
+    value: v.value,
+    source: (v.source ?? 'manual').toLowerCase() as EnvVar['source'],
+  }));
   checkExecStrings(input.args, envVars, '/body');
   const structure = await findStructure(deps.ds, caller, structureId);
   await assertSecretRefs(deps.ds, caller.organizationId, envVars, '/body/env_vars');
@@ -62,13 +70,27 @@ export async function createStructureRun(
 export async function queuedCodeRun(
   ds: DataSource,
   resource: CodeResource,
-  fields: { runId: string; organizationId: string; createdBy: string; args: string[]; envVars: EnvVar[]; input: unknown },
+  fields: {
+    runId: string;
+    organizationId: string;
+    createdBy: string;
+    args: string[];
+    envVars: EnvVar[];
+    input: unknown;
+  },
 ): Promise<Run | undefined> {
   const deployment = await latestSuccessfulDeployment(ds, resource.resource_id);
   if (!deployment) return undefined;
   return newRunRow({
-    run_id: fields.runId, kind: resource.kind, organization_id: fields.organizationId, resource_id: resource.resource_id,
-    deployment_id: deployment.deployment_id, args: fields.args, env_vars: fields.envVars, input: fields.input, created_by: fields.createdBy,
+    run_id: fields.runId,
+    kind: resource.kind,
+    organization_id: fields.organizationId,
+    resource_id: resource.resource_id,
+    deployment_id: deployment.deployment_id,
+    args: fields.args,
+    env_vars: fields.envVars,
+    input: fields.input,
+    created_by: fields.createdBy,
   });
 }
 
@@ -83,14 +105,24 @@ export async function startRun(
   fields: { args: string[]; envVars: EnvVar[]; input: unknown },
 ): Promise<Run> {
   const run = await queuedCodeRun(deps.ds, resource, {
-    runId: randomUUID(), organizationId: caller.organizationId, createdBy: caller.actor, ...fields,
+    runId: randomUUID(),
+    organizationId: caller.organizationId,
+    createdBy: caller.actor,
+    ...fields,
   });
   if (!run) {
-    throw conflict(`The ${resource.kind} ${resource.resource_id} has no successful deployment yet: deploy it and wait for status SUCCEEDED first`);
+    throw conflict(
+      `The ${resource.kind} ${resource.resource_id} has no successful deployment yet: deploy it and wait for status SUCCEEDED first`,
+    );
   }
   return insertAndStart(deps.ds, deps.temporal, {
     taskQueue: deps.config.temporal.taskQueue,
-    resource: { kind: `${resource.kind}-run`, id: run.run_id, organizationId: run.organization_id, summary: `Run of ${resource.kind} ${resource.name}` },
+    resource: {
+      kind: `${resource.kind}-run`,
+      id: run.run_id,
+      organizationId: run.organization_id,
+      summary: `Run of ${resource.kind} ${resource.name}`,
+    },
     insert: (em) => em.getRepository(Run).save(run),
     // One workflow type drives every kind of code run; the execution activity picks the command by run kind.
     start: workflowStart.codeRun({
@@ -105,5 +137,3 @@ export async function startRun(
 export async function cancelStructureRun(deps: RunsDeps, caller: Caller, runId: string): Promise<Run> {
   return cancelRunAndWait(deps, caller, await findStructureRun(deps.ds, caller, runId));
 }
-
-

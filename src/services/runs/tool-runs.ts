@@ -19,14 +19,28 @@ export type ToolCallResult = { ok: true; run: Run; output: unknown } | { ok: fal
 function resultOf(run: Run): ToolCallResult {
   if (run.status === 'SUCCEEDED') return { ok: true, run, output: run.output };
   if (!['FAILED', 'ERROR', 'CANCELLED'].includes(run.status)) {
-    return { ok: false, run, error: `Tool run ${run.run_id} has not ended yet (${run.status}); poll GET /api/tool-runs/${run.run_id}` };
+    return {
+      ok: false,
+      run,
+      error: `Tool run ${run.run_id} has not ended yet (${run.status}); poll GET /api/tool-runs/${run.run_id}`,
+    };
   }
   const detail = (run.status_detail ?? {}) as { message?: string | null; error?: string };
-  return { ok: false, run, error: `Tool run ${run.run_id} ended ${run.status}: ${detail.message ?? detail.error ?? 'no detail'}` };
+  return {
+    ok: false,
+    run,
+    error: `Tool run ${run.run_id} ended ${run.status}: ${detail.message ?? detail.error ?? 'no detail'}`,
+  };
 }
 
 /** Runs `activity` once with `params`; 404 when the tool has no such activity (as its shim reports). */
-export async function runToolActivity(deps: RunsDeps, caller: Caller, toolId: string, activity: string, params: unknown): Promise<ToolCallResult> {
+export async function runToolActivity(
+  deps: RunsDeps,
+  caller: Caller,
+  toolId: string,
+  activity: string,
+  params: unknown,
+): Promise<ToolCallResult> {
   const tool = await findResourceOfKind(deps.ds, caller, 'tool', toolId);
   const run = await startAndWait(deps, caller, tool, { activity, params });
   const detail = (run.status_detail ?? {}) as { message?: string | null };
@@ -48,7 +62,12 @@ export function toolOpenApi(d: ToolDescription, toolId: string): Record<string, 
         operationId: a.name,
         description: a.description,
         requestBody: { required: true, content: { 'application/json': { schema: a.schema ?? { type: 'object' } } } },
-        responses: { 200: { description: 'The activity\'s artifact', content: { 'application/json': { schema: { type: 'object' } } } } },
+        responses: {
+          200: {
+            description: "The activity's artifact",
+            content: { 'application/json': { schema: { type: 'object' } } },
+          },
+        },
       },
     };
   }
