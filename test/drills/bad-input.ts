@@ -23,7 +23,7 @@ import {
 } from '../fixtures/projects';
 import { structureWithBuild } from '../support/builds';
 import { as } from '../support/client';
-import { waitForRun } from '../support/runs';
+import { aRun, waitForRun } from '../support/runs';
 import { getStack, newTenant } from '../support/stack';
 import { DrillReport, Findings } from './kit';
 
@@ -260,28 +260,24 @@ async function recordsOfEveryKind() {
   const ended = async (kind: 'function' | 'tool', resourceId: string, deploymentId: string) => {
     const runId = randomUUID();
     const now = new Date();
-    await ds.getRepository(Run).save({
-      run_id: runId,
-      kind,
-      organization_id: a.organizationId,
-      resource_id: resourceId,
-      assistant_id: null,
-      model: null,
-      usage: null,
-      deployment_id: deploymentId,
-      status: 'SUCCEEDED',
-      status_detail: null,
-      args: [],
-      env_vars: [],
-      input: {},
-      output: 1,
-      output_timestamp: null,
-      started_at: now,
-      completed_at: now,
-      created_by: a.userId,
-      created_at: now,
-      updated_at: now,
-    } as Run);
+    await ds.getRepository(Run).save(
+      aRun(
+        {
+          run_id: runId,
+          kind,
+          organization_id: a.organizationId,
+          resource_id: resourceId,
+          deployment_id: deploymentId,
+          status: 'SUCCEEDED',
+          input: {},
+          output: 1,
+          started_at: now,
+          completed_at: now,
+          created_by: a.userId,
+        },
+        now,
+      ),
+    );
     return runId;
   };
   const ids: Record<string, string> = {

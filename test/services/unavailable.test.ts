@@ -8,6 +8,7 @@ import { isUnavailable, retryWhileUnavailable } from '../../src/persistence/unav
 import { markRunning, markStarting } from '../../src/services/runs/lifecycle';
 import { structureWithBuild } from '../support/builds';
 import { getStack, newTenant } from '../support/stack';
+import { aRun } from '../support/runs';
 
 const refused = () => Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
 
@@ -71,28 +72,19 @@ describe('database unavailable', () => {
     const s = await structureWithBuild(t.organizationId, { files: { 'structure.py': '' } });
     const now = new Date();
     const runId = randomUUID();
-    await ds.getRepository(Run).save({
-      run_id: runId,
-      kind: 'structure',
-      organization_id: t.organizationId,
-      resource_id: s.structureId,
-      assistant_id: null,
-      model: null,
-      usage: null,
-      deployment_id: s.deploymentId,
-      status: 'QUEUED',
-      status_detail: null,
-      args: [],
-      env_vars: [],
-      input: null,
-      output: null,
-      output_timestamp: null,
-      started_at: null,
-      completed_at: null,
-      created_by: t.userId,
-      created_at: now,
-      updated_at: now,
-    } as Run);
+    await ds.getRepository(Run).save(
+      aRun(
+        {
+          run_id: runId,
+          kind: 'structure',
+          organization_id: t.organizationId,
+          resource_id: s.structureId,
+          deployment_id: s.deploymentId,
+          created_by: t.userId,
+        },
+        now,
+      ),
+    );
     expect(await markStarting(ds, runId)).to.equal('STARTING');
     const startedAt = new Date();
     expect(await markRunning(ds, runId, startedAt)).to.equal(true);

@@ -2,6 +2,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { expect } from 'chai';
 import { as } from './client';
+import { newRunRow, type Run } from '../../src/persistence/entities/run';
+import { randomUUID } from 'node:crypto';
 
 export const TERMINAL = ['SUCCEEDED', 'FAILED', 'ERROR', 'CANCELLED'];
 
@@ -110,4 +112,9 @@ export function processAlive(pid: number): boolean {
   } catch {
     return false;
   }
+}
+
+/** A run row for tests that write one directly: newRunRow's QUEUED defaults, with `fields` over them. */
+export function aRun(fields: Partial<Run> & Pick<Run, 'kind' | 'organization_id'>, now = new Date()): Run {
+  return { ...newRunRow({ run_id: randomUUID(), created_by: 'test', ...fields }, now), ...fields };
 }

@@ -7,6 +7,7 @@ import { expect } from 'chai';
 import { CodeResource, Deployment, Run } from '../../src/persistence/entities';
 import type { DeploymentStatus } from '../../src/persistence/entities/deployment';
 import { getStack, newTenant } from '../support/stack';
+import { aRun } from '../support/runs';
 
 const past = new Date(Date.now() - 2 * 3600_000);
 const PAYLOAD = 'x'.repeat(4096);
@@ -82,25 +83,19 @@ describe('build cleanup', () => {
     const failed = await deployment(org, a, 'FAILED', 2);
     const withOpenRun = await deployment(org, a, 'SUCCEEDED', 3);
     const latest = await deployment(org, a, 'SUCCEEDED', 4);
-    await ds.getRepository(Run).save({
-      run_id: randomUUID(),
-      kind: 'structure',
-      organization_id: org,
-      resource_id: a,
-      deployment_id: withOpenRun.deploymentId,
-      status: 'QUEUED',
-      status_detail: null,
-      args: [],
-      env_vars: [],
-      input: null,
-      output: null,
-      output_timestamp: null,
-      started_at: null,
-      completed_at: null,
-      created_by: 'test',
-      created_at: past,
-      updated_at: past,
-    });
+    await ds.getRepository(Run).save(
+      aRun(
+        {
+          run_id: randomUUID(),
+          kind: 'structure',
+          organization_id: org,
+          resource_id: a,
+          deployment_id: withOpenRun.deploymentId,
+          created_by: 'test',
+        },
+        past,
+      ),
+    );
 
     const b = await resource(org);
     const justSuperseded = await deployment(org, b, 'SUCCEEDED', 1); // its successor finished within the grace period

@@ -5,6 +5,7 @@ import { expect } from 'chai';
 import { CodeResource, Deployment, Run, RunEvent } from '../../src/persistence/entities';
 import { workflowIdOf } from '../../src/temporal/workflow-start';
 import { getStack, newTenant } from '../support/stack';
+import { aRun } from '../support/runs';
 
 async function openRecords(organizationId: string) {
   const { ds } = getStack();
@@ -25,25 +26,20 @@ async function openRecords(organizationId: string) {
     updated_at: past,
   });
   const run = (status: Run['status']) =>
-    ds.getRepository(Run).save({
-      run_id: randomUUID(),
-      kind: 'structure',
-      organization_id: organizationId,
-      resource_id: resource.resource_id,
-      deployment_id: null,
-      status,
-      status_detail: null,
-      args: [],
-      env_vars: [],
-      input: null,
-      output: null,
-      output_timestamp: null,
-      started_at: past,
-      completed_at: null,
-      created_by: 'test',
-      created_at: past,
-      updated_at: past,
-    });
+    ds.getRepository(Run).save(
+      aRun(
+        {
+          run_id: randomUUID(),
+          kind: 'structure',
+          organization_id: organizationId,
+          resource_id: resource.resource_id,
+          status,
+          started_at: past,
+          created_by: 'test',
+        },
+        past,
+      ),
+    );
   const deployment = await ds.getRepository(Deployment).save({
     deployment_id: randomUUID(),
     organization_id: organizationId,

@@ -7,6 +7,7 @@ import { Run } from '../../src/persistence/entities';
 import { startOptionsFor } from '../../src/temporal/workflow-start';
 import type { ChatMessageInput } from '../../src/temporal/contracts';
 import { getStack, newTenant } from '../support/stack';
+import { aRun } from '../support/runs';
 
 const PENDING_ACTIVITY_STARTED = 2;
 
@@ -32,28 +33,18 @@ describe('run start before the row is committed', function () {
     await tx.connect();
     await tx.startTransaction();
     try {
-      await tx.manager.getRepository(Run).save({
-        run_id: runId,
-        kind: 'chat',
-        organization_id: t.organizationId,
-        resource_id: null,
-        assistant_id: null,
-        deployment_id: null,
-        status: 'QUEUED',
-        status_detail: null,
-        args: [],
-        env_vars: [],
-        input: { stream: false, request },
-        output: null,
-        output_timestamp: null,
-        started_at: null,
-        completed_at: null,
-        model: null,
-        usage: null,
-        created_by: t.userId,
-        created_at: now,
-        updated_at: now,
-      });
+      await tx.manager.getRepository(Run).save(
+        aRun(
+          {
+            run_id: runId,
+            kind: 'chat',
+            organization_id: t.organizationId,
+            input: { stream: false, request },
+            created_by: t.userId,
+          },
+          now,
+        ),
+      );
       const args: ChatMessageInput = { runId, timeLimitSeconds: 60, heartbeatTimeoutSeconds: 15 };
       const handle = await env.client.workflow.start('chatMessageWorkflow', {
         ...startOptionsFor(

@@ -13,7 +13,7 @@ import { startOptionsFor, workflowIdOf } from '../../src/temporal/workflow-start
 import { createWorker } from '../../src/worker/create-worker';
 import { structureWithBuild } from '../support/builds';
 import { as } from '../support/client';
-import { runAlive, SLEEP_PROGRAM, waitForRun } from '../support/runs';
+import { aRun, runAlive, SLEEP_PROGRAM, waitForRun } from '../support/runs';
 import { getStack, newTenant, startTimeSkipping } from '../support/stack';
 import { skipWhileActivityRuns } from '../support/time-skipping';
 
@@ -88,28 +88,17 @@ describe('structure run workflow', function () {
     const s = await structureWithBuild(t.organizationId, { files: { 'structure.py': 'print("ran")\n' } });
     const runId = randomUUID();
     const now = new Date();
-    const row: Run = {
-      run_id: runId,
-      kind: 'structure',
-      organization_id: t.organizationId,
-      resource_id: s.structureId,
-      assistant_id: null,
-      model: null,
-      usage: null,
-      deployment_id: s.deploymentId,
-      status: 'QUEUED',
-      status_detail: null,
-      args: [],
-      env_vars: [],
-      input: null,
-      output: null,
-      output_timestamp: null,
-      started_at: null,
-      completed_at: null,
-      created_by: t.userId,
-      created_at: now,
-      updated_at: now,
-    } as Run;
+    const row: Run = aRun(
+      {
+        run_id: runId,
+        kind: 'structure',
+        organization_id: t.organizationId,
+        resource_id: s.structureId,
+        deployment_id: s.deploymentId,
+        created_by: t.userId,
+      },
+      now,
+    );
     const handle = await ds.transaction(async (em) => {
       await em.getRepository(Run).save(row);
       const started = await env.client.workflow.start('structureRunWorkflow', {
