@@ -96,6 +96,7 @@ export async function startStack(opts: { env?: Record<string, string> } = {}): P
     SSE_KEEPALIVE_MS: '300', // so that a test sees keep-alive comments without waiting 15 s
     MODEL_PROVIDERS: `local=${modelProvider.baseUrl}`,
     DEFAULT_MODEL: 'local/test-model',
+    DEFAULT_EMBEDDING_MODEL: 'local/test-embedding',
     OPENAI_API_KEY: '',
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
     ...opts.env,
