@@ -363,10 +363,12 @@ function modelProviders(
   };
   const defaultModel = opt('DEFAULT_MODEL');
   checkModel('DEFAULT_MODEL', defaultModel, 'openai/gpt-4.1-mini');
+  const explicitEmbedding = opt('DEFAULT_EMBEDDING_MODEL');
+  checkModel('DEFAULT_EMBEDDING_MODEL', explicitEmbedding, 'openai/text-embedding-3-small');
   const defaultEmbeddingModel =
-    opt('DEFAULT_EMBEDDING_MODEL') ?? (openaiKey !== undefined ? 'openai/text-embedding-3-small' : undefined);
-  checkModel('DEFAULT_EMBEDDING_MODEL', defaultEmbeddingModel, 'openai/text-embedding-3-small');
-  return { providers, defaultModel, defaultEmbeddingModel };
+    explicitEmbedding ??
+    (openaiKey !== undefined && Object.hasOwn(providers, 'openai') ? 'openai/text-embedding-3-small' : undefined);
+  return { providers, defaultModel, ...(defaultEmbeddingModel ? { defaultEmbeddingModel } : {}) };
 }
 
 const BUILD_ENV_NAMES = new Set([

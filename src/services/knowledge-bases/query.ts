@@ -33,11 +33,12 @@ const filterOf = (args: KnowledgeBaseQueryArgs) =>
 
 async function fullTextHits(ds: DataSource, kbId: string, query: string, filter: string, limit: number) {
   // Any word of the query may match (plainto_tsquery ANDs them; a question rarely has every word in one chunk).
+  // The text form of a tsquery reads back as the same tsquery, with `|` for `&`.
   return (await ds.query(
-    `WITH q AS (SELECT replace(plainto_tsquery('simple', $2)::text, ' & ', ' | ') AS text)
-     SELECT c.chunk_id, ts_rank_cd(c.tsv, to_tsquery('simple', q.text)) AS score
+    `WITH q AS (SELECT replace(plainto_tsquery('simple', $2)::text, ' & ', ' | ')::tsquery AS tsq)
+     SELECT c.chunk_id, ts_rank_cd(c.tsv, q.tsq) AS score
      FROM knowledge_base_chunks c, q
-     WHERE q.text <> '' AND c.knowledge_base_id = $1 AND c.meta @> $3::jsonb AND c.tsv @@ to_tsquery('simple', q.text)
+     WHERE c.knowledge_base_id = $1 AND c.meta @> $3::jsonb AND c.tsv @@ q.tsq
      ORDER BY score DESC, c.chunk_id LIMIT $4`,
     [kbId, query, filter, limit],
   )) as Hit[];
