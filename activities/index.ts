@@ -5,6 +5,7 @@ import { createBuildCleanupActivities } from './build-cleanup';
 import { createChatMessageActivities } from './chat-messages';
 import { createDeploymentActivities } from './deployments';
 import { createInviteActivities } from './invites';
+import { createKnowledgeBaseActivities } from './knowledge-bases';
 import { createReconcilerActivities } from './reconciler';
 import { createCodeRunActivities } from './code-runs';
 
@@ -17,6 +18,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createChatMessageActivities(deps),
     ...createReconcilerActivities(deps),
     ...createBuildCleanupActivities(deps),
+    ...createKnowledgeBaseActivities(deps),
   };
 }
 

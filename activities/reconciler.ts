@@ -3,6 +3,7 @@ import type { ActivityDeps } from './deps';
 import type { RunKind } from '../src/persistence/entities/run';
 import { appendEvents, transitionDeployment, transitionRun } from '../src/services/runs/state';
 import { workflowIdOf } from '../src/temporal/workflow-start';
+import { transitionJob } from '../src/services/knowledge-bases/job-state';
 
 /** What the workflow of an open record looks like from Temporal: still running, or closed (and how). */
 async function workflowState(deps: ActivityDeps, workflowId: string): Promise<'RUNNING' | string> {
@@ -20,7 +21,7 @@ const reasonFor = (state: string) =>
     : `Its workflow ended (${state}) without recording a final state`;
 
 /**
- * Settles records whose workflow is gone: a run or deployment still QUEUED/STARTING/RUNNING/DEPLOYING
+ * Settles records whose workflow is gone: a run, deployment or knowledge base job still QUEUED/STARTING/RUNNING/DEPLOYING
  * while Temporal says its workflow closed (terminated, timed out, failed) or never existed. Such a row
  * would otherwise say "RUNNING" forever. Only rows untouched for `olderThanSeconds` are examined, so a
  * record whose workflow is being started right now is left alone.
@@ -30,7 +31,7 @@ export function createReconcilerActivities(deps: ActivityDeps) {
     async settleOrphans(input: {
       olderThanSeconds: number;
       limit: number;
-    }): Promise<{ runs: number; deployments: number }> {
+    }): Promise<{ runs: number; deployments: number; knowledgeBaseJobs: number }> {
       const runs: Array<{ run_id: string; kind: RunKind }> = await deps.ds.query(
         `SELECT run_id, kind FROM runs WHERE status IN ('QUEUED', 'STARTING', 'RUNNING')
            AND updated_at < now() - make_interval(secs => $1) ORDER BY updated_at LIMIT $2`,
@@ -79,9 +80,24 @@ export function createReconcilerActivities(deps: ActivityDeps) {
         );
         if (moved) settledDeployments++;
       }
-      if (settledRuns || settledDeployments)
-        deps.log.warn({ settledRuns, settledDeployments }, 'reconciler settled orphaned records');
-      return { runs: settledRuns, deployments: settledDeployments };
+      const jobs: Array<{ knowledge_base_job_id: string }> = await deps.ds.query(
+        `SELECT knowledge_base_job_id FROM knowledge_base_jobs WHERE status IN ('QUEUED', 'RUNNING')
+           AND updated_at < now() - make_interval(secs => $1) ORDER BY updated_at LIMIT $2`,
+        [input.olderThanSeconds, input.limit],
+      );
+      let settledJobs = 0;
+      for (const j of jobs) {
+        const state = await workflowState(deps, workflowIdOf('knowledge-base-job', j.knowledge_base_job_id));
+        if (state === 'RUNNING') continue;
+        const cancelled = state === 'CANCELLED';
+        const moved = await transitionJob(deps.ds, j.knowledge_base_job_id, cancelled ? 'CANCELLED' : 'FAILED', {
+          status_detail: { reason: cancelled ? 'Cancelled' : 'WorkflowClosed', message: reasonFor(state) },
+        });
+        if (moved) settledJobs++;
+      }
+      if (settledRuns || settledDeployments || settledJobs)
+        deps.log.warn({ settledRuns, settledDeployments, settledJobs }, 'reconciler settled orphaned records');
+      return { runs: settledRuns, deployments: settledDeployments, knowledgeBaseJobs: settledJobs };
     },
   };
 }

@@ -7,6 +7,7 @@ import { RunSpans1764300000000 } from './1764300000000-run-spans';
 import { DefaultBuckets1764400000000 } from './1764400000000-default-buckets';
 import { SandboxGroups1764500000000 } from './1764500000000-sandbox-groups';
 import { Vector1764600000000 } from './1764600000000-vector';
+import { KnowledgeBases1764700000000 } from './1764700000000-knowledge-bases';
 
 /** Every migration, in order; the data source runs these (never `synchronize`). */
 export const migrations = [
@@ -19,4 +20,5 @@ export const migrations = [
   DefaultBuckets1764400000000,
   SandboxGroups1764500000000,
   Vector1764600000000,
+  KnowledgeBases1764700000000,
 ];

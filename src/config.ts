@@ -77,6 +77,8 @@ export interface Config {
   assistantMaxSteps: number;
   /** Wall time of one chat message exchange (a workflow timer); the non-streaming route waits about this long. */
   chatTimeLimitSeconds: number;
+  /** Wall time of one knowledge base job (a workflow timer); past it the job ends FAILED. */
+  knowledgeBaseJobTimeLimitSeconds: number;
   /** OpenAI-compatible model providers for assistant runs and chat messages (src/drivers/model). */
   models: ModelsConfig;
   logLevel: string;
@@ -116,6 +118,11 @@ export interface ModelsConfig {
   providers: Record<string, { baseUrl: string; apiKey?: string }>;
   /** `provider/model`, its provider configured: the model of requests that name none or no known provider. */
   defaultModel?: string;
+  /**
+   * `provider/model` that knowledge bases embed with (DEFAULT_EMBEDDING_MODEL; `openai/text-embedding-3-small`
+   * when unset and OPENAI_API_KEY is set). Undefined: knowledge bases are full-text only.
+   */
+  defaultEmbeddingModel?: string;
   /** Per attempt: waiting for the provider's answer headers, and the longest silence inside a stream. */
   timeoutSeconds: number;
   /** Retries of the openai package (connection errors, 408, 409, 429, 5xx), all before any data is streamed. */
@@ -226,6 +233,7 @@ export function loadConfig(env: Env = process.env): Config {
     assistantMaxSteps: int('ASSISTANT_MAX_STEPS', 8, 1, 100),
     databasePoolSize: int('DATABASE_POOL_SIZE', 10, 1, 1000),
     chatTimeLimitSeconds: int('CHAT_MESSAGE_TIME_LIMIT_SECONDS', 900, 1, 24 * 3600),
+    knowledgeBaseJobTimeLimitSeconds: int('KNOWLEDGE_BASE_JOB_TIME_LIMIT_SECONDS', 3600, 1, 7 * 24 * 3600),
     models: {
       ...modelProviders(env, problems),
       timeoutSeconds: int('MODEL_REQUEST_TIMEOUT_SECONDS', 600, 1, 24 * 3600),
@@ -290,7 +298,10 @@ const OPENAI_BASE_URL = 'https://api.openai.com/v1';
  * MODEL_PROVIDERS (`name=baseURL,...`), a key per provider (MODEL_PROVIDER_<NAME>_API_KEY), the OPENAI_API_KEY
  * shortcut (provider `openai` at OPENAI_BASE_URL) and DEFAULT_MODEL (`provider/model`, its provider configured).
  */
-function modelProviders(env: Env, problems: string[]): Pick<ModelsConfig, 'providers' | 'defaultModel'> {
+function modelProviders(
+  env: Env,
+  problems: string[],
+): Pick<ModelsConfig, 'providers' | 'defaultModel' | 'defaultEmbeddingModel'> {
   const opt = (name: string) => (env[name] === undefined || env[name]!.trim() === '' ? undefined : env[name]!.trim());
   const keyOf = (name: string) => opt(`MODEL_PROVIDER_${name.toUpperCase().replace(/-/g, '_')}_API_KEY`);
   const validUrl = (name: string, raw: string) => {
@@ -336,23 +347,28 @@ function modelProviders(env: Env, problems: string[]): Pick<ModelsConfig, 'provi
   }
   for (const p of Object.values(providers)) if (p.apiKey === undefined) delete p.apiKey;
 
-  const defaultModel = opt('DEFAULT_MODEL');
-  if (defaultModel !== undefined) {
-    const slash = defaultModel.indexOf('/');
-    const provider = defaultModel.slice(0, Math.max(slash, 0));
+  const checkModel = (setting: string, value: string | undefined, example: string) => {
+    if (value === undefined) return;
+    const slash = value.indexOf('/');
+    const provider = value.slice(0, Math.max(slash, 0));
     const configured = Object.keys(providers);
-    if (slash <= 0 || slash === defaultModel.length - 1) {
-      problems.push(
-        `DEFAULT_MODEL must be provider/model (e.g. openai/gpt-4.1-mini), got ${JSON.stringify(defaultModel)}`,
-      );
+    if (slash <= 0 || slash === value.length - 1) {
+      problems.push(`${setting} must be provider/model (e.g. ${example}), got ${JSON.stringify(value)}`);
     } else if (!Object.hasOwn(providers, provider)) {
       problems.push(
-        `DEFAULT_MODEL names provider "${provider}", which is not configured (configured: ${configured.join(', ') || 'none'}); ` +
+        `${setting} names provider "${provider}", which is not configured (configured: ${configured.join(', ') || 'none'}); ` +
           'add it to MODEL_PROVIDERS (e.g. MODEL_PROVIDERS=ollama=http://127.0.0.1:11434/v1) or set OPENAI_API_KEY for openai',
       );
     }
-  }
-  return { providers, defaultModel };
+  };
+  const defaultModel = opt('DEFAULT_MODEL');
+  checkModel('DEFAULT_MODEL', defaultModel, 'openai/gpt-4.1-mini');
+  const explicitEmbedding = opt('DEFAULT_EMBEDDING_MODEL');
+  checkModel('DEFAULT_EMBEDDING_MODEL', explicitEmbedding, 'openai/text-embedding-3-small');
+  const defaultEmbeddingModel =
+    explicitEmbedding ??
+    (openaiKey !== undefined && Object.hasOwn(providers, 'openai') ? 'openai/text-embedding-3-small' : undefined);
+  return { providers, defaultModel, ...(defaultEmbeddingModel ? { defaultEmbeddingModel } : {}) };
 }
 
 const BUILD_ENV_NAMES = new Set([

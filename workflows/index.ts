@@ -7,3 +7,5 @@ export { buildCleanupWorkflow } from './build-cleanup';
 export { codeRunWorkflow, structureRunWorkflow } from './code-run';
 export { assistantRunWorkflow } from './assistant-run';
 export { chatMessageWorkflow } from './chat-message';
+export { knowledgeBaseJobWorkflow } from './knowledge-base-job';
+export { knowledgeBaseQueryWorkflow } from './knowledge-base-query';

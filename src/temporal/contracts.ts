@@ -4,6 +4,7 @@
 import { defineSignal } from '@temporalio/workflow';
 import type { CodeLocation, CodeResourceKind } from '../persistence/entities/code-resource';
 import type { DeploymentStatus } from '../persistence/entities/deployment';
+import type { KnowledgeBaseJobStatus } from '../persistence/entities/knowledge-base';
 import type { RunStatus } from '../persistence/entities/run';
 
 export { startOptionsFor, workflowIdOf, type ResourceKind, type WorkflowResource } from './workflow-start';
@@ -59,6 +60,31 @@ export interface InviteInput {
   expiresAt: string;
 }
 
+/** Knowledge base jobs (id knowledge-base-job-<uuid>): extract, chunk, embed and store the KB's assets. */
+export interface KnowledgeBaseJobInput {
+  jobId: string;
+  /** Snapshot of KNOWLEDGE_BASE_JOB_TIME_LIMIT_SECONDS when the job was created. */
+  timeLimitSeconds: number;
+  heartbeatTimeoutSeconds: number;
+}
+
+/** A knowledge base query (id knowledge-base-query-<uuid>): the worker embeds the query, ranks and persists. */
+export interface KnowledgeBaseQueryInput {
+  queryId: string;
+  knowledgeBaseId: string;
+  organizationId: string;
+  createdBy: string;
+  query: string;
+  args: KnowledgeBaseQueryArgs;
+}
+
+export interface KnowledgeBaseQueryArgs {
+  count: number;
+  filter?: Record<string, string | number | boolean>;
+  distance_metric?: 'cosine';
+  include_vectors?: boolean;
+}
+
 export type InviteOutcome = 'ACCEPTED' | 'REJECTED' | 'EXPIRED' | 'GONE';
 
 /** Workflow signatures: what starts and child executions are typed by. */
@@ -67,6 +93,9 @@ export type AssistantRunWorkflow = (input: AssistantRunInput) => Promise<RunStat
 export type ChatMessageWorkflow = (input: ChatMessageInput) => Promise<RunStatus | 'MISSING'>;
 export type DeploymentWorkflow = (input: DeploymentInput) => Promise<DeploymentStatus | 'MISSING'>;
 export type InviteWorkflow = (input: InviteInput) => Promise<InviteOutcome | 'WITHDRAWN'>;
+export type KnowledgeBaseJobWorkflow = (input: KnowledgeBaseJobInput) => Promise<KnowledgeBaseJobStatus | 'MISSING'>;
+/** Answers 'DONE' once the query row is written, 'MISSING' when the knowledge base is gone. */
+export type KnowledgeBaseQueryWorkflow = (input: KnowledgeBaseQueryInput) => Promise<'DONE' | 'MISSING'>;
 
 /** Workflow type names, as the worker registers them (the exported function names of workflows/). */
 export const WORKFLOW_TYPES = {
@@ -77,6 +106,8 @@ export const WORKFLOW_TYPES = {
   invite: 'inviteWorkflow',
   reconciler: 'reconcilerWorkflow',
   buildCleanup: 'buildCleanupWorkflow',
+  knowledgeBaseJob: 'knowledgeBaseJobWorkflow',
+  knowledgeBaseQuery: 'knowledgeBaseQueryWorkflow',
 } as const;
 
 /** A workflow to start: its type and its arguments, built only by `workflowStart` (so they match). */
@@ -91,6 +122,14 @@ export const workflowStart = {
   chatMessage: (input: ChatMessageInput): WorkflowStart => ({ type: WORKFLOW_TYPES.chatMessage, args: [input] }),
   deployment: (input: DeploymentInput): WorkflowStart => ({ type: WORKFLOW_TYPES.deployment, args: [input] }),
   invite: (input: InviteInput): WorkflowStart => ({ type: WORKFLOW_TYPES.invite, args: [input] }),
+  knowledgeBaseJob: (input: KnowledgeBaseJobInput): WorkflowStart => ({
+    type: WORKFLOW_TYPES.knowledgeBaseJob,
+    args: [input],
+  }),
+  knowledgeBaseQuery: (input: KnowledgeBaseQueryInput): WorkflowStart => ({
+    type: WORKFLOW_TYPES.knowledgeBaseQuery,
+    args: [input],
+  }),
 };
 
 export interface CancelRunSignal {

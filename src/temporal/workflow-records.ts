@@ -48,3 +48,21 @@ export async function waitFor<T>(read: () => Promise<T>, done: (v: T) => boolean
     delay = Math.min(delay * 2, 250);
   }
 }
+
+/**
+ * Starts a short workflow whose record its activity writes (a knowledge base query) and waits, bounded, for
+ * its result. An unreachable Temporal is a 503 after the start deadline, like insertAndStart.
+ */
+export async function startAndWait<R>(
+  temporal: Client,
+  opts: { taskQueue: string; resource: WorkflowResource; start: WorkflowStart; timeoutMs: number },
+): Promise<R> {
+  const handle = await temporal.connection.withDeadline(Date.now() + START_DEADLINE_MS, () =>
+    temporal.workflow.start(opts.start.type, {
+      ...startOptionsFor(opts.resource, opts.taskQueue),
+      args: opts.start.args,
+      workflowExecutionTimeout: `${Math.ceil(opts.timeoutMs / 1000)} seconds`,
+    }),
+  );
+  return (await handle.result()) as R;
+}

@@ -3,7 +3,15 @@ import { ORGANIZATION_ID, RESOURCE_ID, RESOURCE_KIND } from './search-attributes
 
 /** The kinds of resource that run as workflows; each has one workflow type and an id prefix. */
 export type ResourceKind =
-  'invite' | 'deployment' | 'structure-run' | 'function-run' | 'tool-run' | 'assistant-run' | 'chat-run';
+  | 'invite'
+  | 'deployment'
+  | 'structure-run'
+  | 'function-run'
+  | 'tool-run'
+  | 'assistant-run'
+  | 'chat-run'
+  | 'knowledge-base-job'
+  | 'knowledge-base-query';
 
 export interface WorkflowResource {
   kind: ResourceKind;

@@ -60,6 +60,8 @@ const bodies: Record<string, unknown> = {
   RunToolActivity: { text: 'hi' },
   CreateEvents: { type: 'x', payload: {}, timestamp: 1 },
   CreateSpans: [],
+  QueryKnowledgeBase: { query: 'x' },
+  UpdateKnowledgeBase: { name: 'x' },
   CreateChatMessage: chatBody,
   CreateChatMessageStream: chatBody,
 };
@@ -137,6 +139,17 @@ describe('tenancy: another organization sees nothing', () => {
       tool_ids: [],
     });
     expect(assistantRun.status, assistantRun.text).to.equal(201);
+    const kb = await apiA.post('/api/knowledge-bases', {
+      name: 'KB',
+      type: 'gtc_pg_vector',
+      config: { gtc_pg_vector: {} },
+      asset_paths: [`${bucket.bucket_id}/dir/`],
+    });
+    expect(kb.status, kb.text).to.equal(201);
+    const kbJob = await apiA.post(`/api/knowledge-bases/${kb.body.knowledge_base_id}/knowledge-base-jobs`);
+    expect(kbJob.status, kbJob.text).to.equal(202);
+    const kbQuery = await apiA.post(`/api/knowledge-bases/${kb.body.knowledge_base_id}/query`, { query: 'file' });
+    expect(kbQuery.status, kbQuery.text).to.equal(200);
     const ids: Record<string, string> = {
       organization_id: a.organizationId,
       user_id: a.userId,
@@ -160,6 +173,9 @@ describe('tenancy: another organization sees nothing', () => {
       message_id: message.message_id,
       assistant_id: assistant.body.assistant_id,
       assistant_run_id: assistantRun.body.assistant_run_id,
+      knowledge_base_id: kb.body.knowledge_base_id,
+      knowledge_base_job_id: kbJob.body.knowledge_base_job_id,
+      knowledge_base_query_id: kbQuery.body.knowledge_base_query_id,
     };
     const secretsOfA = Object.values(ids).filter((v) => v !== 'dir/file.txt');
 
@@ -199,6 +215,18 @@ describe('tenancy: another organization sees nothing', () => {
     expect((await apiA.get(`/api/threads/${ids.thread_id}`)).body).to.include({ name: 'T', message_count: 1 });
     expect((await apiA.get(`/api/messages/${ids.message_id}`)).body.input).to.equal('i');
     expect((await apiA.get(`/api/assistants/${ids.assistant_id}`)).body.name).to.equal('A');
+    expect((await apiA.get(`/api/knowledge-bases/${ids.knowledge_base_id}`)).body.name).to.equal('KB');
+    expect((await apiA.get(`/api/knowledge-base-queries/${ids.knowledge_base_query_id}`)).status).to.equal(200);
+    expect(
+      (
+        await apiB.post('/api/knowledge-bases', {
+          name: 'B',
+          type: 'gtc_pg_vector',
+          config: { gtc_pg_vector: {} },
+          asset_paths: [`${bucket.bucket_id}/`],
+        })
+      ).status,
+    ).to.equal(409);
     // Another organization's ids cannot be named in an assistant or its runs: a body naming records the
     // organization does not have is a 409, as if they did not exist.
     const borrowing = await apiB.post('/api/assistants', { name: 'B', ruleset_ids: [ids.ruleset_id] });

@@ -84,12 +84,16 @@ describe('compat: the real Python clients (griptape, griptape-cloud-client) agai
     const [tenant, other] = await Promise.all([newTenant('compat'), newTenant('invitee')]);
     const model = modelProvider.uniqueModel('compat');
     modelProvider.script({ model, times: Infinity, respond: scriptedAgent });
+    // Embeddings for this model never come: a knowledge base job that uses it stays RUNNING until cancelled.
+    const stallEmbedding = modelProvider.uniqueModel('compat-stall');
+    modelProvider.stallEmbeddings(stallEmbedding);
 
     const started = Date.now();
     const { code, output } = await runPytest(python, {
       TARMAC_BASE_URL: baseUrl,
       TARMAC_API_KEY: tenant.key,
       TARMAC_MODEL: `local/${model}`,
+      TARMAC_STALL_EMBEDDING_MODEL: `local/${stallEmbedding}`,
       TARMAC_OTHER_API_KEY: other.key,
       TARMAC_OTHER_EMAIL: other.email,
       // For griptape's drivers used in the test process itself.

@@ -47,6 +47,24 @@ describe('model driver (OpenAI-compatible)', () => {
     await Promise.all([a.close(), b.close()]);
   });
 
+  it('embeds texts through /v1/embeddings, in order, and aborts a hanging request', async () => {
+    const driver = createModelDriver(models);
+    const answer = await driver.embed({ model: 'b/embed', input: ['red apple', 'green pear', 'red apple'] });
+    expect(answer.model).to.equal('b/embed');
+    expect(answer.vectors).to.have.length(3);
+    expect(answer.vectors[0]).to.deep.equal(answer.vectors[2]).and.have.length(64);
+    expect(answer.vectors[0]).to.not.deep.equal(answer.vectors[1]);
+    expect(b.embeddingRequests.at(-1)).to.deep.equal({
+      model: 'embed',
+      input: ['red apple', 'green pear', 'red apple'],
+    });
+    b.stallEmbeddings('hang');
+    const controller = new AbortController();
+    const pending = driver.embed({ model: 'b/hang', input: ['x'], signal: controller.signal });
+    setTimeout(() => controller.abort(new Error('job cancelled')), 100);
+    expect(isAbortError(await failure(pending))).to.equal(true);
+  });
+
   it('answers with text and usage, mapping every kind of turn', async () => {
     const m = a.uniqueModel();
     a.script({ model: m, text: 'Hello there', usage: { prompt_tokens: 12, completion_tokens: 3 } });

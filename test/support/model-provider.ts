@@ -4,6 +4,11 @@
  * the way OpenAI does: id and name first, then argument fragments; usage in a last chunk with `choices: []`
  * when `stream_options.include_usage`), errors as `{error: {message, type, param, code}}`, and GET /v1/models.
  * Answers are scripted; every request is recorded, with whether the client went away mid-answer.
+ * POST /v1/embeddings answers any model with deterministic vectors (OpenAI's wire format): a hashed bag of
+ * words (lower-cased words of letters and digits, each adding 1 to one of EMBEDDING_DIMENSIONS components),
+ * L2-normalized, so texts sharing words are close in cosine distance. `stallEmbeddings(model)` makes
+ * embedding requests for `model` wait until the client leaves (cancellation tests); `embeddingRequests`
+ * records every embeddings request body.
  *
  *   const provider = await startModelProvider();      // the stack runs one: getStack().modelProvider,
  *                                                      // configured as provider `local` (see stack.ts)
@@ -103,12 +108,18 @@ export interface ModelProvider {
   unused(model?: string): ScriptedReply[];
   /** Removes these replies (the objects given to `script`) from the queue. */
   withdraw(...replies: ScriptedReply[]): void;
+  /** Bodies of POST /v1/embeddings, in arrival order. */
+  embeddingRequests: Array<{ model: string; input: string[] }>;
+  /** Embedding requests for `model` get no answer until the client goes away. */
+  stallEmbeddings(model: string): void;
   close(): Promise<void>;
 }
 
 export async function startModelProvider(): Promise<ModelProvider> {
   const queue: Array<ScriptedReply & { left: number; source: ScriptedReply }> = [];
   const requests: RecordedRequest[] = [];
+  const embeddingRequests: Array<{ model: string; input: string[] }> = [];
+  const stalledEmbeddingModels = new Set<string>();
   const waiters: Array<{ model?: string; nth: number; resolve: (r: RecordedRequest) => void }> = [];
   let counter = 0;
 
@@ -149,6 +160,32 @@ export async function startModelProvider(): Promise<ModelProvider> {
       return sendJson(res, 200, {
         object: 'list',
         data: [...names].map((id) => ({ id, object: 'model', created: 0, owned_by: 'tarmac-test' })),
+      });
+    }
+    if (req.method === 'POST' && url.pathname === '/v1/embeddings') {
+      let body: { model?: unknown; input?: unknown };
+      try {
+        body = JSON.parse(raw);
+      } catch {
+        return sendError(res, 400, 'We could not parse the JSON body of your request.', 'invalid_request_error');
+      }
+      const input = typeof body.input === 'string' ? [body.input] : body.input;
+      if (!Array.isArray(input) || !input.every((t) => typeof t === 'string') || typeof body.model !== 'string') {
+        return sendError(res, 400, "'input' must be a string or an array of strings", 'invalid_request_error');
+      }
+      embeddingRequests.push({ model: body.model, input });
+      if (stalledEmbeddingModels.has(body.model)) {
+        await new Promise<void>((resolve) => res.on('close', () => resolve()));
+        return;
+      }
+      return sendJson(res, 200, {
+        object: 'list',
+        model: body.model,
+        data: input.map((text, index) => ({ object: 'embedding', index, embedding: hashedBagOfWords(text) })),
+        usage: {
+          prompt_tokens: input.join(' ').split(/\s+/).length,
+          total_tokens: input.join(' ').split(/\s+/).length,
+        },
       });
     }
     if (req.method !== 'POST' || url.pathname !== '/v1/chat/completions') {
@@ -343,6 +380,8 @@ export async function startModelProvider(): Promise<ModelProvider> {
   return {
     baseUrl: `http://127.0.0.1:${port}/v1`,
     requests,
+    embeddingRequests,
+    stallEmbeddings: (model) => stalledEmbeddingModels.add(model),
     script: (...replies) => {
       for (const r of replies) queue.push({ ...r, left: r.times ?? 1, source: r });
     },
@@ -363,6 +402,21 @@ export async function startModelProvider(): Promise<ModelProvider> {
         server.close(() => resolve());
       }),
   };
+}
+
+/** Components of the test provider's embeddings. */
+export const EMBEDDING_DIMENSIONS = 64;
+
+/** The test provider's embedding of `text`: a hashed bag of words, L2-normalized (all zeros for no words). */
+export function hashedBagOfWords(text: string): number[] {
+  const v = new Array<number>(EMBEDDING_DIMENSIONS).fill(0);
+  for (const word of text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []) {
+    let h = 2166136261;
+    for (const ch of word) h = Math.imul(h ^ ch.codePointAt(0)!, 16777619) >>> 0;
+    v[h % EMBEDDING_DIMENSIONS] += 1;
+  }
+  const norm = Math.hypot(...v);
+  return norm ? v.map((x) => x / norm) : v;
 }
 
 function sendJson(res: http.ServerResponse, status: number, value: unknown) {

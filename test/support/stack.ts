@@ -2,8 +2,9 @@
 // started once per mocha run (see hooks.ts). Tests talk to the api over HTTP like any client.
 //
 // Models: the stack runs one local OpenAI-compatible provider (model-provider.ts), `getStack().modelProvider`,
-// configured as MODEL_PROVIDERS=local=<its baseUrl> with DEFAULT_MODEL=local/test-model (and no OPENAI_API_KEY,
-// so nothing reaches a real provider). A test takes a model name of its own, `provider.uniqueModel()`, uses it as
+// configured as MODEL_PROVIDERS=local=<its baseUrl> with DEFAULT_MODEL=local/test-model and
+// DEFAULT_EMBEDDING_MODEL=local/test-embedding (its embeddings are a hashed bag of words), and no OPENAI_API_KEY
+// (so nothing reaches a real provider). A test takes a model name of its own, `provider.uniqueModel()`, uses it as
 // `local/<name>` (e.g. an assistant's model) and scripts replies for `<name>`: tests never take each other's
 // replies, even when their runs overlap. Requests for `test-model` (runs without a model) are unscripted, so
 // they fail `rejected` unless a test scripts that name, which only a test that runs alone may do.
@@ -96,6 +97,7 @@ export async function startStack(opts: { env?: Record<string, string> } = {}): P
     SSE_KEEPALIVE_MS: '300', // so that a test sees keep-alive comments without waiting 15 s
     MODEL_PROVIDERS: `local=${modelProvider.baseUrl}`,
     DEFAULT_MODEL: 'local/test-model',
+    DEFAULT_EMBEDDING_MODEL: 'local/test-embedding',
     OPENAI_API_KEY: '',
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
     ...opts.env,

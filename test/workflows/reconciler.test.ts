@@ -2,7 +2,14 @@
 // workflow and one that never existed), on the real dev server.
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { CodeResource, Deployment, Run, RunEvent } from '../../src/persistence/entities';
+import {
+  CodeResource,
+  Deployment,
+  KnowledgeBase,
+  KnowledgeBaseJob,
+  Run,
+  RunEvent,
+} from '../../src/persistence/entities';
 import { workflowIdOf } from '../../src/temporal/workflow-start';
 import { getStack, newTenant } from '../support/stack';
 import { aRun } from '../support/runs';
@@ -120,5 +127,50 @@ describe('reconciler', () => {
     );
     expect(Number(stillOpen[0].n)).to.equal(0);
     expect(again.deployments).to.equal(0);
+  });
+
+  it('settles a knowledge base job whose workflow never existed: FAILED, WorkflowClosed', async () => {
+    const t = await newTenant();
+    const { ds, env, config } = getStack();
+    const past = new Date(Date.now() - 5 * 60_000);
+    const kb = await ds.getRepository(KnowledgeBase).save({
+      knowledge_base_id: randomUUID(),
+      organization_id: t.organizationId,
+      name: 'kb',
+      description: null,
+      type: 'gtc_pg_vector',
+      config: { gtc_pg_vector: {} },
+      asset_paths: [],
+      embedding_model: null,
+      embedding_dimensions: null,
+      created_by: 'test',
+      created_at: past,
+      updated_at: past,
+    });
+    const job = await ds.getRepository(KnowledgeBaseJob).save({
+      knowledge_base_job_id: randomUUID(),
+      knowledge_base_id: kb.knowledge_base_id,
+      organization_id: t.organizationId,
+      status: 'RUNNING',
+      status_detail: null,
+      errors: [],
+      bytes_ingested: 0,
+      created_by: 'test',
+      created_at: past,
+      updated_at: past,
+      completed_at: null,
+    });
+    const result = await env.client.workflow.execute('reconcilerWorkflow', {
+      taskQueue: config.temporal.taskQueue,
+      workflowId: `reconcile-${randomUUID()}`,
+      args: [{ olderThanSeconds: 60 }],
+    });
+    expect(result.knowledgeBaseJobs).to.be.at.least(1);
+    const after = await ds
+      .getRepository(KnowledgeBaseJob)
+      .findOneByOrFail({ knowledge_base_job_id: job.knowledge_base_job_id });
+    expect(after.status).to.equal('FAILED');
+    expect(after.completed_at).to.be.instanceOf(Date);
+    expect(after.status_detail).to.include({ reason: 'WorkflowClosed' });
   });
 });

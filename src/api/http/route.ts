@@ -227,8 +227,8 @@ export function coerceQuery(raw: Record<string, string | string[] | undefined>, 
 function explain(e: ErrorObject, path: string): string {
   if (e.keyword === 'required') return 'is required';
   if (e.keyword === 'pattern' && /uuid|_id$/.test(path)) return 'must be a UUID';
-  // A pattern is explained by its schema's description when it has one (asset names).
-  if (e.keyword === 'pattern' && typeof e.parentSchema?.description === 'string')
+  // A pattern or enum is explained by its schema's description when it has one (asset names, knowledge base types).
+  if ((e.keyword === 'pattern' || e.keyword === 'enum') && typeof e.parentSchema?.description === 'string')
     return `must be ${e.parentSchema.description}`;
   if (e.keyword === 'discriminator')
     return `is ${JSON.stringify((e.params as { tagValue: unknown }).tagValue)}; it must be one of ${tagValues(e).join(', ')}`;

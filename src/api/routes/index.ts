@@ -10,6 +10,8 @@ import './deployments';
 import './events';
 import './function-runs';
 import './invites';
+import './knowledge-base-jobs';
+import './knowledge-bases';
 import './platform';
 import './rulesets';
 import './runs';

@@ -2,7 +2,7 @@
 // Every configured provider speaks the OpenAI chat-completions protocol (openai-compatible.ts).
 import type { ModelsConfig } from '../../config';
 import { OpenAICompatibleDriver } from './openai-compatible';
-import { ModelError, type CompletionRequest, type ModelDriver } from './types';
+import { ModelError, type CompletionRequest, type EmbeddingRequest, type ModelDriver } from './types';
 
 export * from './types';
 
@@ -53,6 +53,10 @@ export function createModelDriver(models: ModelsConfig): ModelDriver {
     async complete(request: CompletionRequest, onDelta) {
       const { provider, model } = resolveModel(models, request.model);
       return driverFor(provider).complete({ ...request, model }, onDelta);
+    },
+    async embed(request: EmbeddingRequest) {
+      const { provider, model } = resolveModel(models, request.model);
+      return driverFor(provider).embed({ ...request, model });
     },
   };
 }

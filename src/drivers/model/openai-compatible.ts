@@ -26,6 +26,8 @@ import {
   type Completion,
   type CompletionDelta,
   type CompletionRequest,
+  type EmbeddingRequest,
+  type Embeddings,
   type ModelDriver,
   type ToolCall,
 } from './types';
@@ -57,6 +59,11 @@ export class OpenAICompatibleDriver implements ModelDriver {
       webhookSecret: null,
       logLevel: 'off',
     });
+  }
+
+  async embed(request: EmbeddingRequest): Promise<Embeddings> {
+    const done = await embedWith(this.client, this.provider, request);
+    return { model: `${this.provider}/${request.model}`, ...done };
   }
 
   async complete(
@@ -166,6 +173,35 @@ export class OpenAICompatibleDriver implements ModelDriver {
     if (request.temperature !== undefined) body.temperature = request.temperature;
     return { ...body, ...request.extraParams };
   }
+}
+
+/**
+ * `/v1/embeddings` (OpenAI wire format, floats). Same retries, timeout and error mapping as `complete`; an
+ * answer without one vector per input, or with vectors of different lengths, is `unreachable` (a broken provider).
+ */
+export async function embedWith(
+  client: OpenAI,
+  provider: string,
+  request: EmbeddingRequest & { model: string },
+): Promise<Omit<Embeddings, 'model'>> {
+  if (request.signal?.aborted) throw abortError(request.signal);
+  let answer: OpenAI.Embeddings.CreateEmbeddingResponse;
+  try {
+    answer = await client.embeddings.create(
+      { model: request.model, input: request.input, encoding_format: 'float' },
+      { signal: request.signal },
+    );
+  } catch (err) {
+    if (request.signal?.aborted) throw abortError(request.signal);
+    throw toModelError(provider, err);
+  }
+  const vectors: number[][] = new Array(request.input.length);
+  for (const item of answer.data ?? []) vectors[item.index] = item.embedding;
+  const dims = new Set(vectors.map((v) => v?.length));
+  if (vectors.some((v) => !Array.isArray(v)) || dims.size !== 1 || dims.has(0)) {
+    throw new ModelError('unreachable', `Model provider "${provider}" answered embeddings that do not match the input`);
+  }
+  return { vectors, inputTokens: answer.usage?.prompt_tokens ?? 0 };
 }
 
 function toMessage(turn: ChatTurn): ChatCompletionMessageParam {

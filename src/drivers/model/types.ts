@@ -60,8 +60,25 @@ export interface Completion {
   finishReason: string;
 }
 
+/** Embeddings of texts (knowledge bases): one vector per input, in order. */
+export interface EmbeddingRequest {
+  /** `provider/model`. */
+  model: string;
+  input: string[];
+  signal?: AbortSignal;
+}
+
+export interface Embeddings {
+  /** `provider/model`. */
+  model: string;
+  vectors: number[][];
+  /** Tokens the provider counted (0 when it reports none). */
+  inputTokens: number;
+}
+
 export interface ModelDriver {
   complete(request: CompletionRequest, onDelta?: (delta: CompletionDelta) => void | Promise<void>): Promise<Completion>;
+  embed(request: EmbeddingRequest): Promise<Embeddings>;
 }
 
 /**

@@ -5,6 +5,7 @@ import { CodeResource } from './code-resource';
 import { Rule, Ruleset, RulesetRule, Thread, ThreadMessage } from './conversation';
 import { Deployment } from './deployment';
 import { Invite } from './invite';
+import { KnowledgeBase, KnowledgeBaseJob, KnowledgeBaseQuery } from './knowledge-base';
 import { Organization } from './organization';
 import { Run, RunEvent } from './run';
 import { Secret } from './secret';
@@ -24,6 +25,9 @@ export {
   CodeResource,
   Deployment,
   Invite,
+  KnowledgeBase,
+  KnowledgeBaseJob,
+  KnowledgeBaseQuery,
   Membership,
   Organization,
   Run,
@@ -53,4 +57,7 @@ export const entities = [
   ThreadMessage,
   Assistant,
   AssistantRun,
+  KnowledgeBase,
+  KnowledgeBaseJob,
+  KnowledgeBaseQuery,
 ];

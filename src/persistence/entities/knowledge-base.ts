@@ -1,0 +1,70 @@
+// Knowledge bases, their ingestion jobs and their persisted queries. Chunks (text, tsvector, embedding) are
+// read and written with SQL only (src/services/knowledge-bases/chunks.ts, query.ts): pgvector has no TypeORM type.
+import { Column, Entity, PrimaryColumn } from 'typeorm';
+
+const bigintNumber = { to: (v: number) => v, from: (v: string | null) => (v === null ? 0 : Number(v)) };
+
+export type KnowledgeBaseType = 'gtc_pg_vector' | 'gtc_hybrid_sql_pg_vector';
+
+@Entity('knowledge_bases')
+export class KnowledgeBase {
+  @PrimaryColumn('uuid') knowledge_base_id: string;
+  @Column('uuid') organization_id: string;
+  @Column('text') name: string;
+  @Column('text', { nullable: true }) description: string | null;
+  @Column('text') type: KnowledgeBaseType;
+  /** The request's config object as given (one member named by `type`). */
+  @Column('jsonb') config: Record<string, Record<string, unknown>>;
+  /** `<bucket_id>/<asset name>`, or `<bucket_id>/<prefix>/` (every asset under the prefix). */
+  @Column('jsonb') asset_paths: string[];
+  /** `provider/model` chunks are embedded with; null: full text only. */
+  @Column('text', { nullable: true }) embedding_model: string | null;
+  /** Known after the first job embedded something. */
+  @Column('integer', { nullable: true }) embedding_dimensions: number | null;
+  @Column('text') created_by: string;
+  @Column('timestamptz') created_at: Date;
+  @Column('timestamptz') updated_at: Date;
+}
+
+export type KnowledgeBaseJobStatus = 'QUEUED' | 'RUNNING' | 'SUCCEEDED' | 'FAILED' | 'CANCELLED';
+
+export interface JobError {
+  type: string;
+  message: string;
+  path?: string;
+}
+
+@Entity('knowledge_base_jobs')
+export class KnowledgeBaseJob {
+  @PrimaryColumn('uuid') knowledge_base_job_id: string;
+  @Column('uuid') knowledge_base_id: string;
+  @Column('uuid') organization_id: string;
+  @Column('text') status: KnowledgeBaseJobStatus;
+  @Column('jsonb', { nullable: true }) status_detail: Record<string, unknown> | null;
+  @Column('jsonb') errors: JobError[];
+  @Column('bigint', { transformer: bigintNumber }) bytes_ingested: number;
+  @Column('text') created_by: string;
+  @Column('timestamptz') created_at: Date;
+  @Column('timestamptz') updated_at: Date;
+  @Column('timestamptz', { nullable: true }) completed_at: Date | null;
+}
+
+export interface QueryEntry {
+  id: string;
+  score: number;
+  meta: Record<string, string>;
+  namespace: string;
+  vector?: number[];
+}
+
+@Entity('knowledge_base_queries')
+export class KnowledgeBaseQuery {
+  @PrimaryColumn('uuid') knowledge_base_query_id: string;
+  @Column('uuid') knowledge_base_id: string;
+  @Column('uuid') organization_id: string;
+  @Column('text') query: string;
+  @Column('jsonb') query_args: Record<string, unknown>;
+  @Column('jsonb') entries: QueryEntry[];
+  @Column('text') created_by: string;
+  @Column('timestamptz') created_at: Date;
+}

@@ -1,0 +1,176 @@
+// What a knowledge base job does, asset by asset (the activity in activities/knowledge-bases.ts calls these
+// and heartbeats between them). Guarantees: chunks are keyed by (knowledge base, asset path, chunk index)
+// and remember the sha256 of their text and the model that embedded them, so a re-run embeds only chunks
+// whose text (or the knowledge base's model) changed and leaves an unchanged asset untouched; an asset's
+// chunks are replaced in one transaction; chunks of assets the knowledge base no longer covers are deleted.
+// A failing asset becomes an entry of the job's `errors[]` and the others go on.
+import { randomUUID } from 'node:crypto';
+import type { DataSource } from 'typeorm';
+import type { BlobStore } from '../../blobs/blob-store';
+import { assetBlobKey } from '../../blobs/keys';
+import { likeEscape } from '../../persistence/scoped';
+import type { JobError, KnowledgeBase } from '../../persistence/entities/knowledge-base';
+import { chunkText } from './chunking';
+import { extractText } from './extract';
+import { splitAssetPath } from './knowledge-bases';
+
+/** Largest asset a job reads; larger ones are an error of that asset. */
+export const MAX_INGEST_BYTES = 50 * 1024 * 1024;
+/** Texts per embeddings request. */
+export const EMBED_BATCH = 64;
+
+export interface CoveredAsset {
+  bucketId: string;
+  name: string;
+  /** `<bucket_id>/<name>`: the chunk's asset path and `meta.asset_path`. */
+  path: string;
+}
+
+/** The uploaded assets the knowledge base's asset paths name; a path naming nothing is an error. */
+export async function coveredAssets(
+  ds: DataSource,
+  kb: KnowledgeBase,
+): Promise<{ assets: CoveredAsset[]; errors: JobError[] }> {
+  const assets = new Map<string, CoveredAsset>();
+  const errors: JobError[] = [];
+  for (const assetPath of kb.asset_paths) {
+    const { bucketId, name, prefix } = splitAssetPath(assetPath);
+    const rows: Array<{ name: string }> = await ds.query(
+      `SELECT a.name FROM assets a JOIN buckets b ON b.bucket_id = a.bucket_id
+       WHERE a.bucket_id = $1 AND b.organization_id = $2 AND a.size IS NOT NULL
+         AND ${prefix ? `a.name LIKE $3 ESCAPE '\\'` : 'a.name = $3'}
+       ORDER BY a.name`,
+      [bucketId, kb.organization_id, prefix ? `${likeEscape(name)}%` : name],
+    );
+    if (!rows.length) {
+      errors.push({ type: 'NotFound', message: `No uploaded asset matches ${assetPath}`, path: assetPath });
+    }
+    for (const r of rows) {
+      const path = `${bucketId}/${r.name}`;
+      assets.set(path, { bucketId, name: r.name, path });
+    }
+  }
+  return { assets: [...assets.values()], errors };
+}
+
+export type Embed = (texts: string[]) => Promise<number[][]>;
+
+export interface AssetOutcome {
+  bytes: number;
+  chunks: number;
+  embedded: number;
+  unchanged: boolean;
+  /** Dimension of the vectors written (undefined when nothing was embedded). */
+  dimensions?: number;
+}
+
+async function readAll(blobs: BlobStore, asset: CoveredAsset): Promise<Buffer> {
+  const blob = await blobs.get(assetBlobKey(asset.bucketId, asset.name));
+  if (!blob) throw Object.assign(new Error(`The bytes of ${asset.path} are missing`), { type: 'NotFound' });
+  if (blob.size > MAX_INGEST_BYTES) {
+    blob.stream.destroy();
+    throw Object.assign(new Error(`${asset.path} is larger than ${MAX_INGEST_BYTES} bytes`), { type: 'TooLarge' });
+  }
+  const parts: Buffer[] = [];
+  for await (const part of blob.stream) parts.push(part as Buffer);
+  return Buffer.concat(parts);
+}
+
+/**
+ * Extracts, chunks, embeds (when `embed`, with `model`) and stores one asset. Chunks whose text and model
+ * are unchanged keep their vectors; nothing is written when the asset's chunks are all unchanged.
+ */
+export async function ingestAsset(
+  ds: DataSource,
+  blobs: BlobStore,
+  kb: KnowledgeBase,
+  asset: CoveredAsset,
+  embedding: { model: string; embed: Embed } | undefined,
+): Promise<AssetOutcome> {
+  const bytes = await readAll(blobs, asset);
+  const chunks = chunkText(extractText(asset.name, bytes));
+  const existing: Array<{ chunk_index: number; content_hash: string; vector: string | null; model: string | null }> =
+    await ds.query(
+      `SELECT chunk_index, content_hash, embedding::text AS vector, embedding_model AS model
+       FROM knowledge_base_chunks WHERE knowledge_base_id = $1 AND asset_path = $2 ORDER BY chunk_index`,
+      [kb.knowledge_base_id, asset.path],
+    );
+  const model = embedding?.model ?? null;
+  const usable = (e: (typeof existing)[number]) => (model ? e.model === model && e.vector !== null : true);
+  const unchanged =
+    existing.length === chunks.length &&
+    existing.every((e, i) => e.content_hash === chunks[i].hash && usable(e) && (model !== null || e.vector === null));
+  if (unchanged) return { bytes: bytes.length, chunks: chunks.length, embedded: 0, unchanged: true };
+
+  const known = new Map<string, string>();
+  for (const e of existing) if (model && usable(e)) known.set(e.content_hash, e.vector!);
+  const vectors = new Map<string, string>(known);
+  let dimensions: number | undefined;
+  if (embedding) {
+    const missing = [...new Map(chunks.filter((c) => !known.has(c.hash)).map((c) => [c.hash, c])).values()];
+    for (let i = 0; i < missing.length; i += EMBED_BATCH) {
+      const batch = missing.slice(i, i + EMBED_BATCH);
+      const answer = await embedding.embed(batch.map((c) => c.content));
+      batch.forEach((c, j) => vectors.set(c.hash, JSON.stringify(answer[j])));
+      dimensions = answer[0]?.length;
+    }
+    if (dimensions === undefined && vectors.size) dimensions = JSON.parse(vectors.values().next().value!).length;
+  }
+  await ds.transaction(async (em) => {
+    await em.query(`DELETE FROM knowledge_base_chunks WHERE knowledge_base_id = $1 AND asset_path = $2`, [
+      kb.knowledge_base_id,
+      asset.path,
+    ]);
+    if (!chunks.length) return;
+    await em.query(
+      `INSERT INTO knowledge_base_chunks
+         (knowledge_base_id, asset_path, chunk_index, chunk_id, content_hash, content, meta, embedding, embedding_model)
+       SELECT $1, $2, t.i, t.id, t.h, t.c, t.m::jsonb, t.e::vector, $3
+       FROM unnest($4::int[], $5::uuid[], $6::text[], $7::text[], $8::text[], $9::text[]) AS t(i, id, h, c, m, e)`,
+      [
+        kb.knowledge_base_id,
+        asset.path,
+        model,
+        chunks.map((c) => c.index),
+        chunks.map(() => randomUUID()),
+        chunks.map((c) => c.hash),
+        chunks.map((c) => c.content),
+        chunks.map((c) =>
+          JSON.stringify({
+            asset_path: asset.path,
+            bucket_id: asset.bucketId,
+            asset_name: asset.name,
+            chunk_index: String(c.index),
+          }),
+        ),
+        chunks.map((c) => vectors.get(c.hash) ?? null),
+      ],
+    );
+  });
+  return {
+    bytes: bytes.length,
+    chunks: chunks.length,
+    embedded: chunks.filter((c) => !known.has(c.hash)).length * (embedding ? 1 : 0),
+    unchanged: false,
+    dimensions,
+  };
+}
+
+/** Deletes the chunks of assets the knowledge base does not cover any more. */
+export async function removeUncovered(ds: DataSource, knowledgeBaseId: string, covered: string[]): Promise<number> {
+  const [, count] = await ds.query(
+    `DELETE FROM knowledge_base_chunks WHERE knowledge_base_id = $1 AND NOT (asset_path = ANY($2::text[]))`,
+    [knowledgeBaseId, covered],
+  );
+  return count;
+}
+
+/** Records the dimension of the knowledge base's model the first time; answers the recorded one. */
+export async function recordDimensions(ds: DataSource, knowledgeBaseId: string, dimensions: number): Promise<number> {
+  const [rows]: [Array<{ embedding_dimensions: number }>, number] = await ds.query(
+    `UPDATE knowledge_bases SET embedding_dimensions = COALESCE(embedding_dimensions, $2)
+     WHERE knowledge_base_id = $1 RETURNING embedding_dimensions`,
+    [knowledgeBaseId, dimensions],
+  );
+  return rows[0]?.embedding_dimensions ?? dimensions;
+}

@@ -1,0 +1,146 @@
+// Knowledge base jobs as the api sees them: create (the QUEUED row and the start of workflow
+// `knowledge-base-job-<uuid>` in one step, at most one open job per knowledge base), list, get, cancel (the
+// workflow's `cancel` signal and a bounded wait for the recorded end). The api never writes a job's status.
+import { randomUUID } from 'node:crypto';
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { In, type DataSource } from 'typeorm';
+import type { Caller } from '../caller';
+import type { Config } from '../../config';
+import { conflict } from '../../errors';
+import type { PageRequest } from '../../persistence/pagination';
+import { KnowledgeBase, KnowledgeBaseJob, KnowledgeBaseJobStatus } from '../../persistence/entities/knowledge-base';
+import { findInOrg, pageInOrg } from '../../persistence/scoped';
+import { cancelRunSignal, workflowStart } from '../../temporal/contracts';
+import { insertAndStart, waitFor } from '../../temporal/workflow-records';
+import { workflowIdOf } from '../../temporal/workflow-start';
+import { isTerminalJob, OPEN_JOB_STATUSES } from './job-state';
+
+const CANCEL_WAIT_MS = 10_000;
+const DELETE_STOP_WAIT_MS = 5_000;
+
+interface JobDeps {
+  ds: DataSource;
+  temporal: Client;
+  config: Config;
+}
+
+export const findJob = (ds: DataSource, caller: Caller, id: string) =>
+  findInOrg(ds, KnowledgeBaseJob, caller.organizationId, { knowledge_base_job_id: id }, 'Knowledge base job');
+
+export async function listJobs(
+  ds: DataSource,
+  caller: Caller,
+  knowledgeBaseId: string,
+  page: PageRequest,
+  statuses?: KnowledgeBaseJobStatus[],
+) {
+  await findInOrg(ds, KnowledgeBase, caller.organizationId, { knowledge_base_id: knowledgeBaseId }, 'Knowledge base');
+  return pageInOrg(
+    ds,
+    KnowledgeBaseJob,
+    caller.organizationId,
+    page,
+    { knowledge_base_id: knowledgeBaseId, ...(statuses?.length ? { status: In(statuses) } : {}) },
+    { created_at: 'DESC', knowledge_base_job_id: 'DESC' },
+  );
+}
+
+/** A new QUEUED job with its workflow; 409 while another job of the knowledge base is open. */
+export async function createJob(deps: JobDeps, caller: Caller, knowledgeBaseId: string): Promise<KnowledgeBaseJob> {
+  const kb = await findInOrg(
+    deps.ds,
+    KnowledgeBase,
+    caller.organizationId,
+    { knowledge_base_id: knowledgeBaseId },
+    'Knowledge base',
+  );
+  const now = new Date();
+  const job: KnowledgeBaseJob = {
+    knowledge_base_job_id: randomUUID(),
+    knowledge_base_id: kb.knowledge_base_id,
+    organization_id: caller.organizationId,
+    status: 'QUEUED',
+    status_detail: null,
+    errors: [],
+    bytes_ingested: 0,
+    created_by: caller.actor,
+    created_at: now,
+    updated_at: now,
+    completed_at: null,
+  };
+  return insertAndStart(deps.ds, deps.temporal, {
+    taskQueue: deps.config.temporal.taskQueue,
+    resource: {
+      kind: 'knowledge-base-job',
+      id: job.knowledge_base_job_id,
+      organizationId: caller.organizationId,
+      summary: `Knowledge base job of ${kb.name} (${kb.knowledge_base_id})`,
+    },
+    insert: async (em) => {
+      // Serializes job creation per knowledge base, so two requests cannot both find none open.
+      await em.query(`SELECT pg_advisory_xact_lock(hashtext($1))`, [`knowledge-base-job:${kb.knowledge_base_id}`]);
+      const open = await em
+        .getRepository(KnowledgeBaseJob)
+        .findOneBy({ knowledge_base_id: kb.knowledge_base_id, status: In(OPEN_JOB_STATUSES) });
+      if (open)
+        throw conflict(
+          `Knowledge base job ${open.knowledge_base_job_id} of this knowledge base is still ${open.status}`,
+        );
+      return em.getRepository(KnowledgeBaseJob).save(job);
+    },
+    start: workflowStart.knowledgeBaseJob({
+      jobId: job.knowledge_base_job_id,
+      timeLimitSeconds: deps.config.knowledgeBaseJobTimeLimitSeconds,
+      heartbeatTimeoutSeconds: deps.config.runProcess.heartbeatTimeoutSeconds,
+    }),
+  });
+}
+
+async function signalCancel(temporal: Client, jobId: string, requestedBy: string): Promise<void> {
+  try {
+    await temporal.workflow
+      .getHandle(workflowIdOf('knowledge-base-job', jobId))
+      .signal(cancelRunSignal, { requestedBy });
+  } catch (err) {
+    if (!(err instanceof WorkflowNotFoundError)) throw err;
+  }
+}
+
+/** Cancels the job and answers once its workflow recorded the end (bounded). Already CANCELLED: as is; ended otherwise: 409. */
+export async function cancelJob(deps: JobDeps, caller: Caller, id: string): Promise<KnowledgeBaseJob> {
+  const job = await findJob(deps.ds, caller, id);
+  const refuseIfEnded = (j: KnowledgeBaseJob) => {
+    if (isTerminalJob(j.status) && j.status !== 'CANCELLED') throw conflict(`This job already ended: ${j.status}`);
+  };
+  if (job.status === 'CANCELLED') return job;
+  refuseIfEnded(job);
+  await signalCancel(deps.temporal, job.knowledge_base_job_id, caller.actor);
+  const settled = await waitFor(
+    () => deps.ds.getRepository(KnowledgeBaseJob).findOneByOrFail({ knowledge_base_job_id: job.knowledge_base_job_id }),
+    (j) => isTerminalJob(j.status),
+    CANCEL_WAIT_MS,
+  );
+  refuseIfEnded(settled);
+  return settled;
+}
+
+/** Before a knowledge base is deleted: cancels its open jobs and waits (bounded) for their ends. */
+export async function stopOpenJobs(
+  deps: { ds: DataSource; temporal: Client },
+  caller: Caller,
+  knowledgeBaseId: string,
+): Promise<void> {
+  const open = await deps.ds
+    .getRepository(KnowledgeBaseJob)
+    .findBy({ knowledge_base_id: knowledgeBaseId, status: In(OPEN_JOB_STATUSES) });
+  if (!open.length) return;
+  await Promise.all(open.map((j) => signalCancel(deps.temporal, j.knowledge_base_job_id, caller.actor)));
+  await waitFor(
+    () =>
+      deps.ds
+        .getRepository(KnowledgeBaseJob)
+        .countBy({ knowledge_base_id: knowledgeBaseId, status: In(OPEN_JOB_STATUSES) }),
+    (n) => n === 0,
+    DELETE_STOP_WAIT_MS,
+  );
+}

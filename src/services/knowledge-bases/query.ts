@@ -1,0 +1,157 @@
+// Querying a knowledge base. Retrieval: `hybrid` (gtc_hybrid_sql_pg_vector with an embedding model) fuses
+// the cosine-similarity ranking of the vectors and the full-text ranking (ts_rank_cd over the tsvector, any
+// query word matching) by reciprocal rank fusion, score = Σ 1 / (RRF_K + rank); `vector` (gtc_pg_vector with
+// a model) ranks by cosine similarity (the score); `full_text` (no embedding model) by ts_rank_cd. `filter`
+// keeps chunks whose `meta` holds every given member (values compared as strings). The worker runs the query
+// (it embeds the query text; the api never calls a model) and persists it; the api reads the row.
+import type { DataSource } from 'typeorm';
+import type { Caller } from '../caller';
+import type { PageRequest } from '../../persistence/pagination';
+import { KnowledgeBase, KnowledgeBaseQuery, QueryEntry } from '../../persistence/entities/knowledge-base';
+import { findInOrg, pageInOrg } from '../../persistence/scoped';
+import type { KnowledgeBaseQueryArgs } from '../../temporal/contracts';
+
+/** The usual constant of reciprocal rank fusion (Cormack, Clarke and Büttcher, 2009). */
+export const RRF_K = 60;
+export const MAX_QUERY_COUNT = 100;
+export const DEFAULT_QUERY_COUNT = 10;
+
+export type Retrieval = 'hybrid' | 'vector' | 'full_text';
+
+export function retrievalOf(kb: Pick<KnowledgeBase, 'type' | 'embedding_model'>): Retrieval {
+  if (!kb.embedding_model) return 'full_text';
+  return kb.type === 'gtc_hybrid_sql_pg_vector' ? 'hybrid' : 'vector';
+}
+
+interface Hit {
+  chunk_id: string;
+  score: number;
+}
+
+const filterOf = (args: KnowledgeBaseQueryArgs) =>
+  JSON.stringify(Object.fromEntries(Object.entries(args.filter ?? {}).map(([k, v]) => [k, String(v)])));
+
+async function fullTextHits(ds: DataSource, kbId: string, query: string, filter: string, limit: number) {
+  // Any word of the query may match (plainto_tsquery ANDs them; a question rarely has every word in one chunk).
+  // The text form of a tsquery reads back as the same tsquery, with `|` for `&`.
+  return (await ds.query(
+    `WITH q AS (SELECT replace(plainto_tsquery('simple', $2)::text, ' & ', ' | ')::tsquery AS tsq)
+     SELECT c.chunk_id, ts_rank_cd(c.tsv, q.tsq) AS score
+     FROM knowledge_base_chunks c, q
+     WHERE c.knowledge_base_id = $1 AND c.meta @> $3::jsonb AND c.tsv @@ q.tsq
+     ORDER BY score DESC, c.chunk_id LIMIT $4`,
+    [kbId, query, filter, limit],
+  )) as Hit[];
+}
+
+async function vectorHits(ds: DataSource, kb: KnowledgeBase, vector: number[], filter: string, limit: number) {
+  const dims = kb.embedding_dimensions;
+  if (!dims || vector.length !== dims || !/^[0-9a-f-]{36}$/.test(kb.knowledge_base_id)) return [];
+  // The expression and the inlined predicate are those of the knowledge base's HNSW index (vector-index.ts).
+  return (await ds.query(
+    `SELECT chunk_id, 1 - (embedding::vector(${dims}) <=> $1::vector(${dims})) AS score
+     FROM knowledge_base_chunks
+     WHERE knowledge_base_id = '${kb.knowledge_base_id}' AND embedding IS NOT NULL AND embedding_model = $2
+       AND meta @> $3::jsonb
+     ORDER BY embedding::vector(${dims}) <=> $1::vector(${dims}) LIMIT $4`,
+    [JSON.stringify(vector), kb.embedding_model, filter, limit],
+  )) as Hit[];
+}
+
+/** Reciprocal rank fusion of rankings (best first). */
+export function fuse(rankings: Hit[][], count: number): Hit[] {
+  const scores = new Map<string, number>();
+  for (const ranking of rankings)
+    ranking.forEach((h, i) => scores.set(h.chunk_id, (scores.get(h.chunk_id) ?? 0) + 1 / (RRF_K + i + 1)));
+  return [...scores.entries()]
+    .map(([chunk_id, score]) => ({ chunk_id, score }))
+    .sort((a, b) => b.score - a.score || a.chunk_id.localeCompare(b.chunk_id))
+    .slice(0, count);
+}
+
+/** The ranked entries of `query`; `vector` is the query's embedding (undefined without a model). */
+export async function rankEntries(
+  ds: DataSource,
+  kb: KnowledgeBase,
+  query: string,
+  args: KnowledgeBaseQueryArgs,
+  vector: number[] | undefined,
+): Promise<QueryEntry[]> {
+  const filter = filterOf(args);
+  const retrieval = retrievalOf(kb);
+  const candidates = Math.min(1000, Math.max(50, args.count * 4));
+  let hits: Hit[];
+  if (retrieval === 'full_text' || !vector) {
+    hits = (await fullTextHits(ds, kb.knowledge_base_id, query, filter, args.count)).map((h) => ({
+      ...h,
+      score: Number(h.score),
+    }));
+  } else if (retrieval === 'vector') {
+    hits = (await vectorHits(ds, kb, vector, filter, args.count)).map((h) => ({ ...h, score: Number(h.score) }));
+  } else {
+    const [byVector, byText] = await Promise.all([
+      vectorHits(ds, kb, vector, filter, candidates),
+      fullTextHits(ds, kb.knowledge_base_id, query, filter, candidates),
+    ]);
+    hits = fuse([byVector, byText], args.count);
+  }
+  if (!hits.length) return [];
+  const rows: Array<{
+    chunk_id: string;
+    asset_path: string;
+    content: string;
+    meta: Record<string, string>;
+    vector: string | null;
+  }> = await ds.query(
+    `SELECT chunk_id, asset_path, content, meta, ${args.include_vectors ? 'embedding::text' : 'NULL'} AS vector
+       FROM knowledge_base_chunks WHERE knowledge_base_id = $1 AND chunk_id = ANY($2::uuid[])`,
+    [kb.knowledge_base_id, hits.map((h) => h.chunk_id)],
+  );
+  const byId = new Map(rows.map((r) => [r.chunk_id, r]));
+  return hits.flatMap((h) => {
+    const r = byId.get(h.chunk_id);
+    if (!r) return [];
+    const artifact = {
+      type: 'TextArtifact',
+      id: r.chunk_id.replace(/-/g, ''),
+      name: r.chunk_id,
+      value: r.content,
+      meta: {},
+    };
+    return [
+      {
+        id: r.chunk_id,
+        score: h.score,
+        meta: { ...r.meta, content: r.content, artifact: JSON.stringify(artifact) },
+        namespace: r.asset_path,
+        ...(args.include_vectors && r.vector ? { vector: JSON.parse(r.vector) as number[] } : {}),
+      },
+    ];
+  });
+}
+
+export async function saveQuery(ds: DataSource, row: KnowledgeBaseQuery): Promise<void> {
+  // A retried activity finds its row written already.
+  await ds
+    .getRepository(KnowledgeBaseQuery)
+    .createQueryBuilder()
+    .insert()
+    .values(row as never)
+    .orIgnore()
+    .execute();
+}
+
+export const findQuery = (ds: DataSource, caller: Caller, id: string) =>
+  findInOrg(ds, KnowledgeBaseQuery, caller.organizationId, { knowledge_base_query_id: id }, 'Knowledge base query');
+
+export async function listQueries(ds: DataSource, caller: Caller, knowledgeBaseId: string, page: PageRequest) {
+  await findInOrg(ds, KnowledgeBase, caller.organizationId, { knowledge_base_id: knowledgeBaseId }, 'Knowledge base');
+  return pageInOrg(
+    ds,
+    KnowledgeBaseQuery,
+    caller.organizationId,
+    page,
+    { knowledge_base_id: knowledgeBaseId },
+    { created_at: 'DESC', knowledge_base_query_id: 'DESC' },
+  );
+}

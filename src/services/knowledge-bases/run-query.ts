@@ -1,0 +1,63 @@
+// A query as the api asks for it: the knowledge base must be the caller's (404), then workflow
+// `knowledge-base-query-<uuid>` embeds the query text, ranks and persists the entries (the api calls no
+// model); the api answers the persisted row. A failed embedding call is a 503 naming the provider's answer.
+import { randomUUID } from 'node:crypto';
+import { WorkflowFailedError, type Client } from '@temporalio/client';
+import type { DataSource } from 'typeorm';
+import type { Caller } from '../caller';
+import type { Config } from '../../config';
+import { notFound, serviceUnavailable } from '../../errors';
+import { KnowledgeBaseQuery } from '../../persistence/entities/knowledge-base';
+import { workflowStart, type KnowledgeBaseQueryArgs } from '../../temporal/contracts';
+import { startAndWait } from '../../temporal/workflow-records';
+import { findKnowledgeBase } from './knowledge-bases';
+import { DEFAULT_QUERY_COUNT } from './query';
+
+/** How long a query may take, embedding included. */
+const QUERY_TIMEOUT_MS = 60_000;
+
+export async function queryKnowledgeBase(
+  deps: { ds: DataSource; temporal: Client; config: Config },
+  caller: Caller,
+  knowledgeBaseId: string,
+  body: { query: string; query_args?: Partial<KnowledgeBaseQueryArgs> },
+): Promise<KnowledgeBaseQuery> {
+  const kb = await findKnowledgeBase(deps.ds, caller, knowledgeBaseId);
+  const queryId = randomUUID();
+  const args: KnowledgeBaseQueryArgs = {
+    count: body.query_args?.count ?? DEFAULT_QUERY_COUNT,
+    ...(body.query_args?.filter ? { filter: body.query_args.filter } : {}),
+    ...(body.query_args?.distance_metric ? { distance_metric: body.query_args.distance_metric } : {}),
+    ...(body.query_args?.include_vectors ? { include_vectors: true } : {}),
+  };
+  try {
+    await startAndWait(deps.temporal, {
+      taskQueue: deps.config.temporal.taskQueue,
+      resource: {
+        kind: 'knowledge-base-query',
+        id: queryId,
+        organizationId: caller.organizationId,
+        summary: `Query of knowledge base ${kb.name} (${kb.knowledge_base_id})`,
+      },
+      start: workflowStart.knowledgeBaseQuery({
+        queryId,
+        knowledgeBaseId: kb.knowledge_base_id,
+        organizationId: caller.organizationId,
+        createdBy: caller.actor,
+        query: body.query,
+        args,
+      }),
+      timeoutMs: QUERY_TIMEOUT_MS,
+    });
+  } catch (err) {
+    if (err instanceof WorkflowFailedError) {
+      const cause = (err.cause as { cause?: Error })?.cause ?? err.cause;
+      throw serviceUnavailable(`The query could not be answered: ${cause?.message ?? err.message}`);
+    }
+    throw err;
+  }
+  const row = await deps.ds.getRepository(KnowledgeBaseQuery).findOneBy({ knowledge_base_query_id: queryId });
+  // No row: the knowledge base was deleted while the query ran.
+  if (!row) throw notFound('Knowledge base');
+  return row;
+}
