@@ -11,7 +11,6 @@ import { functionEnding } from '../src/services/runs/function-result';
 import { prepareExecution, RUN_HOME_PREFIX, RunSetupError } from '../src/services/runs/execution';
 import { finishRun, isTerminal, markRunning, markStarting, RunEnding } from '../src/services/runs/lifecycle';
 import { appendLogs } from '../src/services/runs/state';
-import { sandboxIdentityFor } from '../src/services/sandbox-identity';
 
 /** What a process activity records in its heartbeats: enough for a retry to find what it left behind. */
 interface ProcessMarker {
@@ -123,7 +122,8 @@ export function createCodeRunActivities(deps: ActivityDeps) {
         throw err;
       }
       const heartbeatTimeoutMs = ctx.info.heartbeatTimeoutMs ?? 15_000;
-      const identity = await sandboxIdentityFor(ds, sandbox, run.organization_id);
+      // The organization was read by prepareExecution: its group is known without another query.
+      const identity = sandbox.enabled ? await sandbox.identity(sandbox.gidOf(prepared.sandboxIndex)) : undefined;
       try {
         if (identity && prepared.resultFile) await fs.promises.chown(prepared.resultFile, identity.uid, identity.gid);
         const outcome = await superviseUserProcess({

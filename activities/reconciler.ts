@@ -26,78 +26,103 @@ const reasonFor = (state: string) =>
  * would otherwise say "RUNNING" forever. Only rows untouched for `olderThanSeconds` are examined, so a
  * record whose workflow is being started right now is left alone.
  */
+/**
+ * The open rows a query finds (`$1` = olderThanSeconds, `$2` = limit), each checked against its workflow:
+ * one whose workflow no longer runs is settled by `settle` (a guarded transition). Answers how many moved.
+ */
+async function settleStale<R>(
+  deps: ActivityDeps,
+  input: { olderThanSeconds: number; limit: number },
+  open: { sql: string; workflowId: (row: R) => string },
+  settle: (row: R, state: string) => Promise<boolean>,
+): Promise<number> {
+  const rows: R[] = await deps.ds.query(open.sql, [input.olderThanSeconds, input.limit]);
+  let settled = 0;
+  for (const row of rows) {
+    const state = await workflowState(deps, open.workflowId(row));
+    if (state !== 'RUNNING' && (await settle(row, state))) settled++;
+  }
+  return settled;
+}
+
+const untouched = `AND updated_at < now() - make_interval(secs => $1) ORDER BY updated_at LIMIT $2`;
+
 export function createReconcilerActivities(deps: ActivityDeps) {
   return {
     async settleOrphans(input: {
       olderThanSeconds: number;
       limit: number;
     }): Promise<{ runs: number; deployments: number; knowledgeBaseJobs: number }> {
-      const runs: Array<{ run_id: string; kind: RunKind }> = await deps.ds.query(
-        `SELECT run_id, kind FROM runs WHERE status IN ('QUEUED', 'STARTING', 'RUNNING')
-           AND updated_at < now() - make_interval(secs => $1) ORDER BY updated_at LIMIT $2`,
-        [input.olderThanSeconds, input.limit],
-      );
-      let settledRuns = 0;
-      for (const run of runs) {
-        const state = await workflowState(deps, workflowIdOf(`${run.kind}-run`, run.run_id));
-        if (state === 'RUNNING') continue;
-        const cancelled = state === 'CANCELLED';
-        const reason = reasonFor(state);
-        await deps.ds.transaction(async (em) => {
-          const moved = await transitionRun(em, run.run_id, cancelled ? 'CANCELLED' : 'ERROR', {
-            status_detail: cancelled
-              ? { reason: 'Cancelled', message: reason }
-              : { error: reason, reason: 'WorkflowClosed' },
-            completed_at: new Date(),
+      const runs = await settleStale<{ run_id: string; kind: RunKind }>(
+        deps,
+        input,
+        {
+          sql: `SELECT run_id, kind FROM runs WHERE status IN ('QUEUED', 'STARTING', 'RUNNING') ${untouched}`,
+          workflowId: (run) => workflowIdOf(`${run.kind}-run`, run.run_id),
+        },
+        (run, state) => {
+          const cancelled = state === 'CANCELLED';
+          const reason = reasonFor(state);
+          return deps.ds.transaction(async (em) => {
+            const moved = await transitionRun(em, run.run_id, cancelled ? 'CANCELLED' : 'ERROR', {
+              status_detail: cancelled
+                ? { reason: 'Cancelled', message: reason }
+                : { error: reason, reason: 'WorkflowClosed' },
+              completed_at: new Date(),
+            });
+            if (moved && run.kind === 'structure' && !cancelled) {
+              await appendEvents(em, run.run_id, [
+                {
+                  type: 'StructureRunError',
+                  origin: 'SYSTEM',
+                  payload: { status: 'ERROR', status_detail: { error: reason } },
+                },
+              ]);
+            }
+            return Boolean(moved);
           });
-          if (moved && run.kind === 'structure' && !cancelled) {
-            await appendEvents(em, run.run_id, [
-              {
-                type: 'StructureRunError',
-                origin: 'SYSTEM',
-                payload: { status: 'ERROR', status_detail: { error: reason } },
-              },
-            ]);
-          }
-          if (moved) settledRuns++;
-        });
-      }
-
-      const deployments: Array<{ deployment_id: string }> = await deps.ds.query(
-        `SELECT deployment_id FROM deployments WHERE status IN ('QUEUED', 'DEPLOYING')
-           AND updated_at < now() - make_interval(secs => $1) ORDER BY updated_at LIMIT $2`,
-        [input.olderThanSeconds, input.limit],
+        },
       );
-      let settledDeployments = 0;
-      for (const d of deployments) {
-        const state = await workflowState(deps, workflowIdOf('deployment', d.deployment_id));
-        if (state === 'RUNNING') continue;
-        const moved = await deps.ds.transaction((em) =>
-          transitionDeployment(em, d.deployment_id, 'ERROR', {
-            status_detail: { reason: 'WorkflowClosed', message: reasonFor(state) },
-            completed_at: new Date(),
-          }),
+      const deployments = await settleStale<{ deployment_id: string }>(
+        deps,
+        input,
+        {
+          sql: `SELECT deployment_id FROM deployments WHERE status IN ('QUEUED', 'DEPLOYING') ${untouched}`,
+          workflowId: (d) => workflowIdOf('deployment', d.deployment_id),
+        },
+        async (d, state) =>
+          Boolean(
+            await deps.ds.transaction((em) =>
+              transitionDeployment(em, d.deployment_id, 'ERROR', {
+                status_detail: { reason: 'WorkflowClosed', message: reasonFor(state) },
+                completed_at: new Date(),
+              }),
+            ),
+          ),
+      );
+      const knowledgeBaseJobs = await settleStale<{ knowledge_base_job_id: string }>(
+        deps,
+        input,
+        {
+          sql: `SELECT knowledge_base_job_id FROM knowledge_base_jobs WHERE status IN ('QUEUED', 'RUNNING') ${untouched}`,
+          workflowId: (j) => workflowIdOf('knowledge-base-job', j.knowledge_base_job_id),
+        },
+        async (j, state) => {
+          const cancelled = state === 'CANCELLED';
+          return Boolean(
+            await transitionJob(deps.ds, j.knowledge_base_job_id, cancelled ? 'CANCELLED' : 'FAILED', {
+              status_detail: { reason: cancelled ? 'Cancelled' : 'WorkflowClosed', message: reasonFor(state) },
+            }),
+          );
+        },
+      );
+      if (runs || deployments || knowledgeBaseJobs) {
+        deps.log.warn(
+          { settledRuns: runs, settledDeployments: deployments, settledJobs: knowledgeBaseJobs },
+          'reconciler settled orphaned records',
         );
-        if (moved) settledDeployments++;
       }
-      const jobs: Array<{ knowledge_base_job_id: string }> = await deps.ds.query(
-        `SELECT knowledge_base_job_id FROM knowledge_base_jobs WHERE status IN ('QUEUED', 'RUNNING')
-           AND updated_at < now() - make_interval(secs => $1) ORDER BY updated_at LIMIT $2`,
-        [input.olderThanSeconds, input.limit],
-      );
-      let settledJobs = 0;
-      for (const j of jobs) {
-        const state = await workflowState(deps, workflowIdOf('knowledge-base-job', j.knowledge_base_job_id));
-        if (state === 'RUNNING') continue;
-        const cancelled = state === 'CANCELLED';
-        const moved = await transitionJob(deps.ds, j.knowledge_base_job_id, cancelled ? 'CANCELLED' : 'FAILED', {
-          status_detail: { reason: cancelled ? 'Cancelled' : 'WorkflowClosed', message: reasonFor(state) },
-        });
-        if (moved) settledJobs++;
-      }
-      if (settledRuns || settledDeployments || settledJobs)
-        deps.log.warn({ settledRuns, settledDeployments, settledJobs }, 'reconciler settled orphaned records');
-      return { runs: settledRuns, deployments: settledDeployments, knowledgeBaseJobs: settledJobs };
+      return { runs, deployments, knowledgeBaseJobs };
     },
   };
 }

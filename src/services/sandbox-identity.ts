@@ -1,5 +1,6 @@
 // The identity user code of an organization runs as: a leased run uid in the organization's own group.
 import type { DataSource } from 'typeorm';
+import { Organization } from '../persistence/entities/organization';
 import type { Sandbox, SandboxIdentity } from '../runtime/sandbox/sandbox';
 
 /** Leases a run identity for code of `organizationId`; SANDBOX=off: undefined. The caller releases it. */
@@ -9,10 +10,6 @@ export async function sandboxIdentityFor(
   organizationId: string,
 ): Promise<SandboxIdentity | undefined> {
   if (!sandbox.enabled) return undefined;
-  const [row]: Array<{ sandbox_index: number }> = await ds.query(
-    `SELECT sandbox_index FROM organizations WHERE organization_id = $1`,
-    [organizationId],
-  );
-  if (!row) throw new Error(`organization ${organizationId} not found`);
-  return sandbox.identity(sandbox.gidOf(row.sandbox_index));
+  const organization = await ds.getRepository(Organization).findOneByOrFail({ organization_id: organizationId });
+  return sandbox.identity(sandbox.gidOf(organization.sandbox_index));
 }

@@ -1,6 +1,6 @@
 // Users, API keys and organizations. A key acts in exactly one organization (its own); a user may
 // belong to several and sees all of them in GET /organizations.
-import { In, IsNull } from 'typeorm';
+import { type DataSource, In, IsNull } from 'typeorm';
 import { ApiKey, Membership, Organization, User } from '../../persistence/entities';
 import { findInOrg, iso, pageInOrg } from '../../persistence/scoped';
 import { createApiKey, isMember, organizationsOfUsers } from '../../services/accounts';
@@ -256,6 +256,10 @@ route({
   },
 });
 
+/** A key of the caller's organization; run credentials are not keys a user manages. */
+const findApiKey = (ds: DataSource, caller: Caller, apiKeyId: string) =>
+  findInOrg(ds, ApiKey, caller.organizationId, { api_key_id: apiKeyId, run_id: IsNull() }, 'API key');
+
 route({
   operationId: 'GetApiKey',
   method: 'get',
@@ -265,13 +269,7 @@ route({
   params: { api_key_id: uuid },
   responses: { 200: { description: 'API key', schema: ApiKeySchema } },
   handler: async ({ deps, caller, params }) => {
-    const key = await findInOrg(
-      deps.ds,
-      ApiKey,
-      caller.organizationId,
-      { api_key_id: params.api_key_id, run_id: IsNull() },
-      'API key',
-    );
+    const key = await findApiKey(deps.ds, caller, params.api_key_id);
     return { status: 200, body: presentApiKey(key) };
   },
 });
@@ -286,13 +284,7 @@ route({
   body: UpdateApiKeyBody,
   responses: { 200: { description: 'API key', schema: ApiKeySchema } },
   handler: async ({ deps, caller, params, body }) => {
-    const key = await findInOrg(
-      deps.ds,
-      ApiKey,
-      caller.organizationId,
-      { api_key_id: params.api_key_id, run_id: IsNull() },
-      'API key',
-    );
+    const key = await findApiKey(deps.ds, caller, params.api_key_id);
     if (body.name !== undefined) key.name = body.name;
     if (body.active !== undefined) key.active = body.active;
     key.updated_at = new Date();
@@ -310,13 +302,7 @@ route({
   params: { api_key_id: uuid },
   responses: { 204: { description: 'Deleted' } },
   handler: async ({ deps, caller, params }) => {
-    const key = await findInOrg(
-      deps.ds,
-      ApiKey,
-      caller.organizationId,
-      { api_key_id: params.api_key_id, run_id: IsNull() },
-      'API key',
-    );
+    const key = await findApiKey(deps.ds, caller, params.api_key_id);
     await deps.ds.getRepository(ApiKey).delete({ api_key_id: key.api_key_id });
     return { status: 204 };
   },

@@ -2,7 +2,6 @@
 // process group, a clean environment, output kept as a bounded tail. Cancellation (the deployment's time
 // limit, or the worker shutting down) kills the whole group at once: a build has nothing to save.
 import { spawn } from 'node:child_process';
-import { sandboxExitStatus } from '../process/user-process';
 import type { Wrapped } from '../sandbox/sandbox';
 
 /** The last `limit` bytes of everything the build steps printed, for status_detail.build_output_tail. */
@@ -66,6 +65,7 @@ export const unconfined = (command: { file: string; argv: string[] }): Wrapped =
   argv: command.argv,
   extraFds: [],
   close: () => undefined,
+  readExit: (status) => status,
 });
 
 /** Runs one step to its end. Rejects with a plain Error when it cannot be started (an infrastructure fault). */
@@ -93,7 +93,7 @@ export async function runStep(opts: StepOptions): Promise<StepResult> {
     }),
   );
   const exited = new Promise<StepResult>((resolve) =>
-    child.once('exit', (code, signal) => resolve(sandboxExitStatus({ code, signal }))),
+    child.once('exit', (code, signal) => resolve(wrapped.readExit({ code, signal }))),
   );
   const first = await Promise.race([exited, opts.cancelled.catch((err: unknown) => ({ cancelled: err }))]);
   // Whatever the step left running in its group goes too (on cancellation: everything).

@@ -47,6 +47,7 @@ export async function superviseUserProcess(opts: SuperviseOptions): Promise<Supe
       cwd: opts.command.cwd,
       env: opts.env,
       extraFds: wrapped.extraFds,
+      readExit: wrapped.readExit,
       onLine: (s, l) => pump.add(s, l),
     });
   } catch (err) {

@@ -21,8 +21,8 @@ export interface UserProcess {
 const OUTPUT_DRAIN_MS = 2_000;
 
 /**
- * bubblewrap reports a child killed by signal N as exit code 128 + N (as shells do): read it back as the
- * signal, so a run killed by SIGKILL or SIGXCPU says so whether or not it was sandboxed.
+ * bubblewrap reports a child killed by signal N as exit code 128 + N (as shells do): read back as the signal
+ * (Wrapped.readExit of sandboxed processes only), so a sandboxed run killed by SIGKILL or SIGXCPU says so.
  */
 export function sandboxExitStatus(status: ExitStatus): ExitStatus {
   const { code } = status;
@@ -48,6 +48,8 @@ export async function startUserProcess(opts: {
   env: Record<string, string>;
   /** Given to the child as fds 3, 4, ... (the sandbox's seccomp filter). */
   extraFds?: number[];
+  /** How the process ended as its program sees it (Wrapped.readExit); as reported by default. */
+  readExit?: (status: ExitStatus) => ExitStatus;
   onLine: (stream: StreamName, line: string) => void;
 }): Promise<UserProcess> {
   const child: ChildProcess = spawn(opts.file, opts.argv, {
@@ -77,7 +79,7 @@ export async function startUserProcess(opts: {
   });
 
   const exited: Promise<ExitStatus> = new Promise((resolve) => {
-    child.once('exit', (code, signal) => resolve(sandboxExitStatus({ code, signal })));
+    child.once('exit', (code, signal) => resolve((opts.readExit ?? ((s: ExitStatus) => s))({ code, signal })));
   });
 
   const finished = exited.then(async (status) => {

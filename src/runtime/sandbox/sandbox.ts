@@ -16,6 +16,7 @@ import { lookup } from 'node:dns/promises';
 import type { SandboxConfig } from '../../config';
 import type { Logger } from '../../logger';
 import { confine, findTool } from '../process/confine';
+import { type ExitStatus, sandboxExitStatus } from '../process/user-process';
 import { Firewall } from './firewall';
 import { seccompProgram } from './seccomp';
 import { UidPool } from './uid-pool';
@@ -49,6 +50,8 @@ export interface Wrapped {
   extraFds: number[];
   /** Closes the worker's copies of `extraFds` (after the spawn). */
   close(): void;
+  /** How the spawned process ended, as the user's program ended (bubblewrap reports a signal as 128 + N). */
+  readExit(status: ExitStatus): ExitStatus;
 }
 
 export class SandboxUnavailable extends Error {}
@@ -66,8 +69,14 @@ function effectiveCapabilities(): bigint {
 }
 const has = (caps: bigint, cap: number) => (caps & (1n << BigInt(cap))) !== 0n;
 
-/** Paths of the host's root that a sandbox shows: symlinks (merged /usr) as symlinks, directories read-only. */
+let mounts: string[] | undefined;
+
+/**
+ * Paths of the host's root that a sandbox shows: symlinks (merged /usr) as symlinks, directories read-only.
+ * Read once: the host's root does not change while the worker runs, and every spawn needs it.
+ */
 function systemMounts(): string[] {
+  if (mounts) return mounts;
   const args = ['--ro-bind', '/usr', '/usr', '--ro-bind', '/etc', '/etc'];
   for (const name of ['bin', 'sbin', 'lib', 'lib32', 'lib64', 'libx32']) {
     const p = `/${name}`;
@@ -79,6 +88,7 @@ function systemMounts(): string[] {
       // not on this host
     }
   }
+  mounts = args;
   return args;
 }
 
@@ -202,7 +212,7 @@ export class Sandbox {
   wrap(spec: SandboxSpec): Wrapped {
     if (!this.enabled) {
       const { file, argv } = confine({ file: spec.file, argv: spec.argv }, spec.memoryBytes);
-      return { file, argv, extraFds: [], close: () => undefined };
+      return { file, argv, extraFds: [], close: () => undefined, readExit: (status) => status };
     }
     const id = spec.identity;
     if (!id || !this.tools) throw new Error('a sandboxed process needs a run identity');
@@ -273,7 +283,13 @@ export class Sandbox {
       spec.file,
       ...spec.argv,
     ];
-    return { file: this.tools.prlimit, argv, extraFds, close: () => extraFds.forEach((fd) => fs.closeSync(fd)) };
+    return {
+      file: this.tools.prlimit,
+      argv,
+      extraFds,
+      close: () => extraFds.forEach((fd) => fs.closeSync(fd)),
+      readExit: sandboxExitStatus,
+    };
   }
 
   /**

@@ -68,6 +68,8 @@ export interface PreparedExecution {
   home: string;
   /** The deployment's build directory (read-only to the run). */
   buildPath: string;
+  /** The run's organization's sandbox_index: its user code runs in that organization's group. */
+  sandboxIndex: number;
   /** Files the platform wrote into `home` for the process to read (shims, inputs). */
   inputFiles: string[];
   /** Function and tool runs: where the shim writes the handler's result / the artifact (inside `home`), created empty. */
@@ -176,11 +178,14 @@ export async function prepareExecution(
     resultFile = files.result;
   }
   if (resultFile) await fs.writeFile(resultFile, '', { mode: 0o600 });
-  const organization = await deps.ds.getRepository(Organization).findOneBy({ organization_id: run.organization_id });
+  const organization = await deps.ds
+    .getRepository(Organization)
+    .findOneByOrFail({ organization_id: run.organization_id });
   return {
     manifest,
     command,
     buildPath,
+    sandboxIndex: organization.sandbox_index,
     inputFiles,
     resultFile,
     env: processEnvironment({
@@ -191,7 +196,7 @@ export async function prepareExecution(
       baseUrl: deps.config.runProcess.apiBaseUrl,
       runId: run.run_id,
       runApiKey,
-      bucketId: organization?.default_bucket_id,
+      bucketId: organization.default_bucket_id,
     }),
     home,
   };
