@@ -100,9 +100,17 @@ describe('compat: the real Python clients (griptape, griptape-cloud-client) agai
       GT_CLOUD_BASE_URL: baseUrl,
       GT_CLOUD_API_KEY: tenant.key,
     });
-    const summary = output.trim().split('\n').pop();
+    // pytest's closing line (`=== 23 passed in 30.1s ===`) is never echoed as it stands: CI reads the test
+    // count from the runner's summary line, and that must be mocha's.
+    const summary = (output.trim().split('\n').pop() ?? '')
+      .replace(/=+/g, '')
+      .replace(/ in ([\d.]+)s/, '')
+      .trim();
     if (code !== 0) console.log(output);
-    else console.log(`      pytest: ${summary} (${Math.round((Date.now() - started) / 1000)} s)`);
+    else
+      console.log(
+        `      griptape clients (pytest): ${summary.replace(/ passed/, ' cases ok')} (${Math.round((Date.now() - started) / 1000)} s)`,
+      );
     expect(code, `pytest failed (its output is above): ${summary}`).to.equal(0);
   });
 });
