@@ -51,7 +51,7 @@ export interface SourceContext {
   progress(note: string): void;
 }
 
-export interface DataSource {
+export interface ConnectorSource {
   list(ctx: SourceContext): AsyncIterable<SourceItem | SourceItemError>;
   read(item: SourceItem, ctx: SourceContext): Promise<SourceContent>;
 }
