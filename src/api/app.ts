@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import Router from '@koa/router';
+import { KeyCache } from './http/key-cache';
 import Koa from 'koa';
 import type { Deps } from './deps';
 import { HttpError, methodNotAllowed, notFound } from '../errors';
@@ -27,6 +28,12 @@ function methodsOf(router: Router, path: string): string[] {
 }
 
 export function createApp(deps: Deps): Koa {
+  const hub = deps.runUpdates;
+  if (hub && !deps.keyCache) {
+    // Trusted only while the hub hears of every key change.
+    deps.keyCache = new KeyCache(() => hub.listening);
+    hub.onKeyChange(deps.keyCache);
+  }
   const app = new Koa({ proxy: true });
   const api = new Router({ prefix: '/api' });
   app.use(async (ctx, next) => {

@@ -5,6 +5,7 @@ import type { Config } from '../config';
 import type { Logger } from '../logger';
 import type { SecretBox } from '../security/secret-box';
 import type { RunUpdatesHub } from '../persistence/run-updates-hub';
+import type { KeyCache } from './http/key-cache';
 
 /** Everything a request handler may use; built once per api process. */
 export interface Deps {
@@ -19,4 +20,6 @@ export interface Deps {
    * apps), event streams still work, by their periodic re-check alone.
    */
   runUpdates?: RunUpdatesHub;
+  /** Authenticated keys of this process (src/api/http/key-cache.ts); made by createApp when there is a hub. */
+  keyCache?: KeyCache;
 }

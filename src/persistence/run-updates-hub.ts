@@ -1,10 +1,23 @@
 // One PostgreSQL connection per api process LISTENs on `run_updates` (payload: a run id) and wakes the
 // streams of that run in this process. Notifications only say "look again": streams always read the data
 // from the database, and re-check periodically too, so a lost notification (or a reconnect) costs latency,
-// never an event.
+// never an event. The same connection LISTENs on `api_key_changes` (payload: a key's hash, in hex) for the
+// cache of authenticated keys, which it tells when to forget a key, and to forget all (and not be trusted)
+// while it is not listening.
 import { Client } from 'pg';
 import type { Logger } from '../logger';
 import { RUN_CHANNEL } from '../services/runs/state';
+
+/** Notified (by a trigger on `api_keys`) with the hex hash of a key deactivated or deleted. */
+export const API_KEY_CHANNEL = 'api_key_changes';
+
+/** What the hub tells a cache of authenticated keys. */
+export interface KeyChangeListener {
+  /** The key with this hash (hex) changed: forget it. */
+  changed(keyHashHex: string): void;
+  /** Notifications may have been missed (connection lost or restored): forget every key. */
+  reset(): void;
+}
 
 export interface RunListener {
   /** Something of the run may have changed. */
@@ -22,6 +35,7 @@ export class RunUpdatesHub {
   private closed = false;
   private reconnectDelay = RECONNECT_MIN_MS;
   private reconnectTimer: NodeJS.Timeout | undefined;
+  private keyListener: KeyChangeListener | undefined;
 
   constructor(
     private readonly databaseUrl: string,
@@ -41,6 +55,16 @@ export class RunUpdatesHub {
       set!.delete(listener);
       if (!set!.size && this.listeners.get(runId) === set) this.listeners.delete(runId);
     };
+  }
+
+  /** Tells `listener` of every key change (one listener: the process's key cache). */
+  onKeyChange(listener: KeyChangeListener): void {
+    this.keyListener = listener;
+  }
+
+  /** True while notifications arrive: a cache may be trusted only then. */
+  get listening(): boolean {
+    return this.client !== undefined;
   }
 
   /** Number of open subscriptions (for tests and diagnostics). */
@@ -64,11 +88,12 @@ export class RunUpdatesHub {
     const client = new Client({ connectionString: this.databaseUrl, application_name: 'tarmac-api-listen' });
     client.on('notification', (msg) => {
       if (msg.channel === RUN_CHANNEL && msg.payload) this.wake(msg.payload);
+      else if (msg.channel === API_KEY_CHANNEL && msg.payload) this.keyListener?.changed(msg.payload);
     });
     client.on('error', (err) => this.lost(client, err));
     client.on('end', () => this.lost(client));
     await client.connect();
-    await client.query(`LISTEN ${RUN_CHANNEL}`);
+    await client.query(`LISTEN ${RUN_CHANNEL}; LISTEN ${API_KEY_CHANNEL}`);
     if (this.closed) {
       await client.end().catch(() => undefined);
       return;
@@ -76,12 +101,14 @@ export class RunUpdatesHub {
     this.client = client;
     this.reconnectDelay = RECONNECT_MIN_MS;
     // Anything may have happened while we were not listening.
+    this.keyListener?.reset();
     for (const runId of this.listeners.keys()) this.wake(runId);
   }
 
   private lost(client: Client, err?: Error): void {
     if (this.closed || this.client !== client) return;
     this.client = undefined;
+    this.keyListener?.reset();
     client.end().catch(() => undefined);
     this.log.warn({ err }, 'LISTEN connection lost; reconnecting (streams fall back to periodic re-checks meanwhile)');
     this.scheduleReconnect();
@@ -106,3 +133,10 @@ export class RunUpdatesHub {
     if (set) for (const l of [...set]) l.update();
   }
 }
+
+/** Subscribes `wake` to notifications of a change; returns the unsubscribe (see `waitFor`). */
+export type WakeUps = (wake: () => void) => () => void;
+
+/** Wake-ups from the updates of run `runId`, when the process listens. */
+export const runWakeUps = (hub: RunUpdatesHub | undefined, runId: string): WakeUps | undefined =>
+  hub && ((wake) => hub.subscribe(runId, { update: wake, close: wake }));

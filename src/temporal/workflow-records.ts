@@ -1,15 +1,18 @@
 import type { Client } from '@temporalio/client';
 import { DataSource, EntityManager } from 'typeorm';
 import type { WorkflowStart } from './contracts';
+import type { WakeUps } from '../persistence/run-updates-hub';
 import { startOptionsFor, WorkflowResource } from './workflow-start';
 
 /** An unreachable Temporal answers the client with 503 after this long instead of retrying for minutes. */
 const START_DEADLINE_MS = 5_000;
 
 /**
- * Inserts a record and starts its workflow as one step: the insert runs in a transaction that commits only
- * after Temporal accepted the start, so a failed start leaves no zombie row. (If the commit itself fails, the
- * workflow finds no row and ends without effect.)
+ * Inserts a record and starts its workflow as one step, so that a failed start leaves no zombie row.
+ * With `undo` (the hot paths: runs), the insert commits first and the start follows, so no pooled connection
+ * waits on Temporal; a failed start then runs `undo` (and a process that dies in between leaves a QUEUED row
+ * with no workflow, which the reconciler settles). Without it, the insert runs in a transaction that commits
+ * only after Temporal accepted the start. (A workflow that finds no row ends without effect.)
  */
 export async function insertAndStart<T>(
   ds: DataSource,
@@ -18,34 +21,80 @@ export async function insertAndStart<T>(
     taskQueue: string;
     resource: WorkflowResource;
     insert: (em: EntityManager) => Promise<T>;
+    /** Removes what `insert` wrote, after a failed start. */
+    undo?: (em: EntityManager) => Promise<unknown>;
     /** Built by `workflowStart` of the contracts: a workflow type with arguments of its input type. */
     start: WorkflowStart;
   },
 ): Promise<T> {
-  return ds.transaction(async (em) => {
-    const row = await opts.insert(em);
-    await temporal.connection.withDeadline(Date.now() + START_DEADLINE_MS, () =>
+  const start = () =>
+    temporal.connection.withDeadline(Date.now() + START_DEADLINE_MS, () =>
       temporal.workflow.start(opts.start.type, {
         ...startOptionsFor(opts.resource, opts.taskQueue),
         args: opts.start.args,
       }),
     );
-    return row;
-  });
+  const { undo } = opts;
+  if (!undo) {
+    return ds.transaction(async (em) => {
+      const row = await opts.insert(em);
+      await start();
+      return row;
+    });
+  }
+  const row = await ds.transaction((em) => opts.insert(em));
+  try {
+    await start();
+  } catch (err) {
+    await ds.transaction((em) => undo(em)).catch(() => undefined); // else the reconciler settles the row
+    throw err;
+  }
+  return row;
 }
 
+/** Without notifications: re-read after 20 ms, doubling up to this. */
+const POLL_MAX_MS = 250;
+/** With notifications: re-read on each, and this often anyway (a notification can be lost). */
+const NOTIFIED_RECHECK_MS = 500;
+
 /**
- * Polls `read` until `done` holds or `timeoutMs` passes; returns the last value. Used where the api answers
- * with a record once its workflow has recorded a state change (bounded wait).
+ * Reads `read` until `done` holds or `timeoutMs` passes; returns the last value. Used where the api answers
+ * with a record once its workflow has recorded a state change (bounded wait). With `wakeUps` (the run
+ * updates of this process's LISTEN connection) it re-reads when notified instead of polling.
  */
-export async function waitFor<T>(read: () => Promise<T>, done: (v: T) => boolean, timeoutMs: number): Promise<T> {
+export async function waitFor<T>(
+  read: () => Promise<T>,
+  done: (v: T) => boolean,
+  timeoutMs: number,
+  wakeUps?: WakeUps,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let delay = 20;
-  for (;;) {
-    const value = await read();
-    if (done(value) || Date.now() >= deadline) return value;
-    await new Promise((r) => setTimeout(r, Math.min(delay, Math.max(0, deadline - Date.now()))));
-    delay = Math.min(delay * 2, 250);
+  let notified = false;
+  let wake: (() => void) | undefined;
+  const unsubscribe = wakeUps?.(() => {
+    notified = true;
+    wake?.();
+  });
+  try {
+    for (;;) {
+      notified = false;
+      const value = await read();
+      if (done(value) || Date.now() >= deadline) return value;
+      if (notified) continue; // changed while we read
+      const pause = Math.min(wakeUps ? NOTIFIED_RECHECK_MS : delay, Math.max(0, deadline - Date.now()));
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, pause);
+        wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      wake = undefined;
+      delay = Math.min(delay * 2, POLL_MAX_MS);
+    }
+  } finally {
+    unsubscribe?.();
   }
 }
 

@@ -63,6 +63,29 @@ describe('users, API keys and organizations', () => {
     expect((await api.get(`/api/api-keys/${created.body.api_key_id}`)).status).to.equal(404);
   });
 
+  it('stops a key deactivated or deleted outside this api process within a second (cached keys are dropped by NOTIFY)', async () => {
+    const t = await newTenant();
+    const { ds } = getStack();
+    const created = await as(t.key).post(`/api/users/${t.userId}/api-keys`, { name: 'elsewhere' });
+    const other = as(created.body.value);
+    const untilRefused = async () => {
+      const deadline = Date.now() + 1000;
+      let status = 0;
+      while (Date.now() < deadline && (status = (await other.get('/api/users')).status) !== 401)
+        await new Promise((r) => setTimeout(r, 20));
+      return status;
+    };
+    for (let i = 0; i < 3; i++) expect((await other.get('/api/users')).status).to.equal(200); // cached now
+
+    // As another api process, the worker (a run's credential) or a cascade would: straight in the table.
+    await ds.query(`UPDATE api_keys SET active = false WHERE api_key_id = $1`, [created.body.api_key_id]);
+    expect(await untilRefused()).to.equal(401);
+    await ds.query(`UPDATE api_keys SET active = true WHERE api_key_id = $1`, [created.body.api_key_id]);
+    expect((await other.get('/api/users')).status).to.equal(200);
+    await ds.query(`DELETE FROM api_keys WHERE api_key_id = $1`, [created.body.api_key_id]);
+    expect(await untilRefused()).to.equal(401);
+  });
+
   it("hides a run's own credential: never listed, and 404 to read, change or delete", async () => {
     const t = await newTenant();
     const api = as(t.key);

@@ -150,7 +150,7 @@ export function mount(router: Router, spec: RouteSpec, deps: Deps): void {
     let caller: Caller | undefined;
     if (spec.auth !== 'none') {
       const key = extractKey(ctx.get('authorization') || undefined, ctx.query.api_key, spec.auth === 'apiKeyOrQuery');
-      caller = await authenticate(deps.ds, key);
+      caller = await authenticate(deps.ds, key, deps.keyCache);
       if (caller.runId && !spec.runScoped)
         throw forbidden("A run's credential can only post and read that run's events");
     }

@@ -289,6 +289,8 @@ route({
     if (body.active !== undefined) key.active = body.active;
     key.updated_at = new Date();
     await deps.ds.getRepository(ApiKey).save(key);
+    // Other api processes hear of it by NOTIFY; this one forgets the key before it answers.
+    deps.keyCache?.changed(key.key_hash.toString('hex'));
     return { status: 200, body: presentApiKey(key) };
   },
 });
@@ -304,6 +306,7 @@ route({
   handler: async ({ deps, caller, params }) => {
     const key = await findApiKey(deps.ds, caller, params.api_key_id);
     await deps.ds.getRepository(ApiKey).delete({ api_key_id: key.api_key_id });
+    deps.keyCache?.changed(key.key_hash.toString('hex'));
     return { status: 204 };
   },
 });

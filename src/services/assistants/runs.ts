@@ -110,6 +110,7 @@ export async function createAssistantRun(
       await em.getRepository(Run).save(run);
       await em.getRepository(AssistantRun).save(details);
     },
+    undo: (em) => em.query(`DELETE FROM runs WHERE run_id = $1`, [runId]),
     start: workflowStart.assistantRun({
       runId,
       timeLimitSeconds: deps.config.runLimits.timeSeconds,

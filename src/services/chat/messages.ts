@@ -62,6 +62,7 @@ export async function createChatMessage(
       summary: `Chat message${stream ? ' (streamed)' : ''}`,
     },
     insert: (em) => em.getRepository(Run).save(run),
+    undo: (em) => em.query(`DELETE FROM runs WHERE run_id = $1`, [runId]),
     start: workflowStart.chatMessage({
       runId,
       timeLimitSeconds: deps.config.chatTimeLimitSeconds,

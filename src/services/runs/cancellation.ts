@@ -9,6 +9,7 @@ import { workflowIdOf } from '../../temporal/workflow-start';
 import { cancelRunSignal } from '../../temporal/contracts';
 import { isTerminal } from './lifecycle';
 import { waitFor } from '../../temporal/workflow-records';
+import { runWakeUps, type RunUpdatesHub } from '../../persistence/run-updates-hub';
 
 /** How long a cancel waits for the workflow to record the end before answering with the current record. */
 const CANCEL_WAIT_MS = 10_000;
@@ -19,6 +20,7 @@ export const OPEN_RUN_STATUSES: RunStatus[] = ['QUEUED', 'STARTING', 'RUNNING'];
 interface CancelDeps {
   ds: DataSource;
   temporal: Client;
+  runUpdates?: RunUpdatesHub;
 }
 
 /** Sends `cancel` to the run's workflow; a workflow that is gone already is not an error (the reconciler settles its row). */
@@ -51,6 +53,7 @@ export async function cancelRunAndWait(deps: CancelDeps, caller: Caller, run: Ru
     () => deps.ds.getRepository(Run).findOneByOrFail({ run_id: run.run_id }),
     (r) => isTerminal(r.status),
     CANCEL_WAIT_MS,
+    runWakeUps(deps.runUpdates, run.run_id),
   );
   refuseIfEnded(settled);
   return settled;

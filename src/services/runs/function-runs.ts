@@ -10,6 +10,7 @@ import { isTerminal } from './lifecycle';
 import { findResourceOfKind } from './code-runs';
 import { RunsDeps, startRun } from './structure-runs';
 import { waitFor } from '../../temporal/workflow-records';
+import { runWakeUps, type RunUpdatesHub } from '../../persistence/run-updates-hub';
 
 /** The event a handler receives. */
 export interface FunctionInput {
@@ -63,6 +64,7 @@ export async function startAndWait(
     () => deps.ds.getRepository(Run).findOneByOrFail({ run_id: run.run_id }),
     (r) => isTerminal(r.status),
     deps.config.functionExecuteTimeoutSeconds * 1000,
+    runWakeUps(deps.runUpdates, run.run_id),
   );
 }
 

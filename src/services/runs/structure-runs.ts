@@ -7,6 +7,7 @@ import type { Caller } from '../caller';
 import { badRequest, conflict } from '../../errors';
 import { assertSecretRefs } from '../../persistence/scoped';
 import type { Config } from '../../config';
+import type { RunUpdatesHub } from '../../persistence/run-updates-hub';
 import { CodeResource, Run } from '../../persistence/entities';
 import type { EnvVar } from '../../persistence/entities/code-resource';
 import { newRunRow } from '../../persistence/entities/run';
@@ -23,6 +24,8 @@ export interface RunsDeps {
   ds: DataSource;
   temporal: Client;
   config: Config;
+  /** The api's LISTEN connection: waits for a run's end are woken by its notifications instead of polling. */
+  runUpdates?: RunUpdatesHub;
 }
 
 export const findStructure = (ds: DataSource, caller: Caller, structureId: string) =>
@@ -124,6 +127,7 @@ export async function startRun(
       summary: `Run of ${resource.kind} ${resource.name}`,
     },
     insert: (em) => em.getRepository(Run).save(run),
+    undo: (em) => em.query(`DELETE FROM runs WHERE run_id = $1`, [run.run_id]),
     // One workflow type drives every kind of code run; the execution activity picks the command by run kind.
     start: workflowStart.codeRun({
       runId: run.run_id,
