@@ -227,6 +227,9 @@ const presentEvent = (e: RunEvent) => ({
   created_at: e.created_at.toISOString(),
 });
 
+/** One function for every stream: the run's feed renders each event once for all of them. */
+const assistantRunFrame = (e: RunEvent) => sseFrame(e, presentEvent);
+
 route({
   operationId: 'ListAssistantEvents',
   method: 'get',
@@ -255,6 +258,6 @@ route({
   responses: { 200: eventStreamResponse('Event stream', EventSchema) },
   handler: async ({ ctx, deps, caller, params, query }) => {
     const { run } = await findAssistantRun(deps.ds, caller, params.assistant_run_id);
-    streamRunEvents(ctx, deps, run.run_id, resumeAfter(ctx, query.last_event_id), (e) => sseFrame(e, presentEvent));
+    streamRunEvents(ctx, deps, run.run_id, resumeAfter(ctx, query.last_event_id), assistantRunFrame);
   },
 });

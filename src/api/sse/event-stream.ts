@@ -1,18 +1,16 @@
 // The SSE response of a run's events: `id: <seq>` + `data: <event JSON>` frames from `afterSeq` on, a
 // keep-alive comment now and then, and the end of the response once the run is terminal and every event
-// up to then has been sent. Woken by the hub (LISTEN/NOTIFY) and by a periodic re-check.
+// up to then has been sent. The events come from the process's one reader of the run (run-feeds.ts),
+// woken by the hub (LISTEN/NOTIFY) and by a periodic re-check.
 import type { Context } from 'koa';
 import type { RunEvent } from '../../persistence/entities';
 import type { RunStatus } from '../../persistence/entities/run';
-import { eventsAfter, presentEvent } from '../../services/runs/events';
-import { isTerminal } from '../../services/runs/lifecycle';
+import { presentEvent } from '../../services/runs/events';
+import { FeedStream, MAX_BUFFERED_BYTES, RunFeeds } from './run-feeds';
 import type { Deps } from '../deps';
 import { badRequest } from '../../errors';
 import type { ResponseSpec } from '../http/route';
 import type { JsonSchema } from '../schemas/registry';
-
-/** Events read per query while catching up. */
-const BATCH = 500;
 
 /**
  * The response of an event stream. OpenAPI 3.1 (and schemathesis) read the `schema` of `text/event-stream` as
@@ -60,86 +58,50 @@ export function resumeAfter(ctx: Context, lastEventIdQuery: number | undefined):
 export const sseFrame = (e: RunEvent, present: (e: RunEvent) => unknown = presentEvent) =>
   `id: ${e.seq}\ndata: ${JSON.stringify(present(e))}\n\n`;
 
+/** The default frame: one function, so that the feed renders each event once for all such streams. */
+const structureRunFrame = (e: RunEvent) => sseFrame(e);
+
 /**
  * Sets up the response of `ctx` as the event stream of `runId`, starting after sequence `afterSeq`.
- * `frame` renders each event (structure run events by default; an empty string skips the event).
- * `status`: of the response (200 by default; a stream that creates what it streams answers 201).
+ * `frame` renders each event (structure run events by default; an empty string skips the event); pass the
+ * same function for every stream of a shape. `status`: of the response (200 by default; a stream that
+ * creates what it streams answers 201). The events come from the process's shared feed of the run.
  */
 export function streamRunEvents(
   ctx: Context,
   deps: Deps,
   runId: string,
   afterSeq: number,
-  frame: (e: RunEvent) => string = (e) => sseFrame(e),
+  frame: (e: RunEvent) => string = structureRunFrame,
   { status = 200 }: { status?: number } = {},
 ): void {
-  const { ds, runUpdates, config, log } = deps;
   // The stream is written to the socket directly: Koa's body piping would report every client that
   // disconnects as an error.
   const out = ctx.res;
-  let lastSeq = afterSeq;
+  let detach = () => undefined as void;
   let closed = false;
-  let pumping = false;
-  let again = false;
-
-  const end = () => {
-    if (closed) return;
-    closed = true;
-    clearInterval(keepAlive);
-    clearInterval(recheck);
-    unsubscribe();
-    out.end();
+  const stream: FeedStream = {
+    cursor: afterSeq,
+    frame,
+    write: (text) => {
+      if (closed) return false;
+      if (out.writableLength > MAX_BUFFERED_BYTES) {
+        // A client this far behind would hold every event in memory: it resumes with Last-Event-ID instead.
+        stream.end();
+        return false;
+      }
+      out.write(text);
+      return true;
+    },
+    end: () => {
+      if (closed) return;
+      closed = true;
+      detach();
+      out.end();
+    },
   };
-
-  const write = async (text: string) => {
-    // A slow reader holds us here rather than filling memory.
-    if (closed) return;
-    if (out.write(text)) return;
-    await new Promise<void>((resolve) => {
-      const done = () => {
-        out.off('drain', done);
-        out.off('close', done);
-        resolve();
-      };
-      out.on('drain', done);
-      out.on('close', done);
-    });
-  };
-
-  // Status first, then events: a status seen terminal here was committed together with its last event,
-  // so the events read afterwards include everything the run will ever have.
-  const pump = async () => {
-    if (pumping) {
-      again = true;
-      return;
-    }
-    pumping = true;
-    try {
-      do {
-        again = false;
-        const rows: Array<{ status: RunStatus }> = await ds.query(`SELECT status FROM runs WHERE run_id = $1`, [runId]);
-        const batch = await eventsAfter(ds, runId, lastSeq, BATCH);
-        for (const e of batch) {
-          if (closed) return;
-          const text = frame(e);
-          if (text) await write(text);
-          lastSeq = e.seq;
-        }
-        if (batch.length === BATCH) again = true;
-        else if (!rows.length || isTerminal(rows[0].status)) return end();
-      } while (again && !closed);
-    } catch (err) {
-      log.warn({ err, runId }, 'event stream read failed; retrying on the next wake-up');
-    } finally {
-      pumping = false;
-    }
-  };
-
-  const unsubscribe = runUpdates?.subscribe(runId, { update: () => void pump(), close: end }) ?? (() => undefined);
-  const keepAlive = setInterval(() => void write(': keep-alive\n\n'), config.sse.keepAliveMs);
-  const recheck = setInterval(() => void pump(), config.sse.recheckMs);
-  out.on('close', end);
-  out.on('error', end);
+  out.on('close', stream.end);
+  out.on('error', stream.end);
 
   ctx.req.socket.setTimeout(0);
   ctx.req.socket.setNoDelay(true);
@@ -152,5 +114,17 @@ export function streamRunEvents(
   });
   // Sends the headers at once, so clients see the 200 before the first event.
   out.write(`: events of run ${runId}\n\n`);
-  void pump();
+  detach = runFeedsOf(deps).attach(runId, stream);
+}
+
+const feedsByDeps = new WeakMap<Deps, RunFeeds>();
+
+/** The feeds of the api process that `deps` belongs to. */
+function runFeedsOf(deps: Deps): RunFeeds {
+  let feeds = feedsByDeps.get(deps);
+  if (!feeds) {
+    feeds = new RunFeeds(deps.ds, deps.log, deps.runUpdates, deps.config.sse);
+    feedsByDeps.set(deps, feeds);
+  }
+  return feeds;
 }
