@@ -1,12 +1,12 @@
 // The code run workflow (structure, function and tool runs: ids structure-run-, function-run-, tool-run-<uuid>):
-// STARTING, then the process activity racing the run's time limit (a workflow timer, so time-skipping tests
+// STARTING (a local activity), then the process activity racing the run's time limit (a workflow timer, so time-skipping tests
 // can prove it), then the terminal write. A `cancel` signal (the api) and a workflow cancellation (the
 // Temporal UI) both stop the process and end the run CANCELLED. The activities look at the run's kind.
-import { proxyActivities } from '@temporalio/workflow';
+import { patched, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { RunStatus } from '../src/persistence/entities/run';
 import type { CodeRunInput } from '../src/temporal/contracts';
-import { longActivity, runToEnding, STATUS_WRITES } from './run-scope';
+import { LOCAL_STATUS_WRITES, longActivity, runToEnding, STATUS_WRITES } from './run-scope';
 
 type CodeRunActivities = Pick<Activities, 'startCodeRun' | 'executeCodeRun' | 'finishCodeRun'>;
 
@@ -26,7 +26,10 @@ async function codeRun(input: CodeRunInput, activities: CodeRunActivities): Prom
 const EXECUTE_RETRY = { initialInterval: '1 second', maximumInterval: '10 seconds', maximumAttempts: 5 };
 
 export async function codeRunWorkflow(input: CodeRunInput): Promise<RunStatus | 'MISSING'> {
-  const { startCodeRun, finishCodeRun } = proxyActivities<Activities>(STATUS_WRITES);
+  // Runs started before the status writes became local activities replay with them as activity tasks.
+  const { startCodeRun, finishCodeRun } = patched('local-status-writes')
+    ? proxyLocalActivities<Activities>(LOCAL_STATUS_WRITES)
+    : proxyActivities<Activities>(STATUS_WRITES);
   const { executeCodeRun } = proxyActivities<Activities>(longActivity(input, EXECUTE_RETRY));
   return codeRun(input, { startCodeRun, executeCodeRun, finishCodeRun });
 }

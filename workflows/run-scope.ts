@@ -10,6 +10,7 @@ import {
   ApplicationFailure,
   CancellationScope,
   isCancellation,
+  LocalActivityOptions,
   RetryPolicy,
   setHandler,
   sleep,
@@ -21,6 +22,17 @@ import { cancelRunSignal, type CancelRunSignal } from '../src/temporal/contracts
 /** The short status writes of every workflow: seconds each, retried until the database answers. */
 export const STATUS_WRITES: ActivityOptions = {
   startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
+};
+
+/**
+ * The same writes as local activities: run in the worker that runs the workflow task, with no activity task
+ * dispatched and no extra workflow task, so a run's process starts one round trip sooner and its end is
+ * recorded one sooner. Retries beyond `localRetryThreshold` wait on a workflow timer.
+ */
+export const LOCAL_STATUS_WRITES: LocalActivityOptions = {
+  startToCloseTimeout: '30 seconds',
+  localRetryThreshold: '10 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
 };
 

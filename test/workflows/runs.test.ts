@@ -11,6 +11,7 @@ import { Run } from '../../src/persistence/entities';
 import { createStructureRun } from '../../src/services/runs/structure-runs';
 import { startOptionsFor, workflowIdOf } from '../../src/temporal/workflow-start';
 import { createWorker } from '../../src/worker/create-worker';
+import { createActivities } from '../../activities';
 import { structureWithBuild } from '../support/builds';
 import { as } from '../support/client';
 import { aRun, runAlive, SLEEP_PROGRAM, waitForRun } from '../support/runs';
@@ -246,12 +247,15 @@ describe('structure run workflow', function () {
       temporal: { ...config.temporal, taskQueue: queue },
       runProcess: { ...config.runProcess, heartbeatTimeoutSeconds: 2 },
     };
-    // At first the queue's workflows run in this process and its activities only in a child process: the victim.
+    // At first the queue's workflows (and their local activities, the status writes) run in this process and
+    // its activity tasks only in a child process: the victim.
     const workflowsOnly = await Worker.create({
       connection: env.nativeConnection,
       namespace: env.namespace ?? 'default',
       taskQueue: queue,
       workflowBundle,
+      activities: createActivities({ ...activityDeps, config: crashConfig }),
+      enableNonLocalActivities: false,
     });
     const { runId } = await workflowsOnly.runUntil(async () => {
       const victim = spawn(process.execPath, [path.join(__dirname, '../support/activity-worker-process.js')], {
