@@ -94,6 +94,11 @@ export interface Config {
 }
 
 export interface SandboxConfig {
+  /**
+   * Where user processes and build steps are spawned from: `process`, a small child of the worker (a fork
+   * of it is cheap), or `inline`, the worker itself (src/runtime/process/spawn.ts).
+   */
+  spawner: 'process' | 'inline';
   mode: 'on' | 'off';
   /** Run uids are taken from [uidBase, uidBase + uidCount); an organization's gid is gidBase + its index. */
   uidBase: number;
@@ -277,9 +282,13 @@ function sandboxConfig(
     if (!/^[0-9a-fA-F:.]+\/\d{1,3}$/.test(c))
       problems.push(`SANDBOX_ALLOW_CIDRS entries must be CIDRs (10.1.0.0/16), got ${JSON.stringify(c)}`);
   }
+  const spawner = (env.SPAWNER ?? '').trim().toLowerCase() || 'process';
+  if (spawner !== 'process' && spawner !== 'inline')
+    problems.push(`SPAWNER must be process or inline, got ${JSON.stringify(env.SPAWNER)}`);
   const root = process.getuid?.() === 0;
   return {
     mode: mode === 'off' ? 'off' : 'on',
+    spawner: spawner === 'inline' ? 'inline' : 'process',
     uidBase: int('SANDBOX_UID_BASE', 200_000, 1000, 2 ** 31 - 2),
     uidCount: int('SANDBOX_UID_COUNT', 10_000, 1, 1_000_000),
     gidBase: int('SANDBOX_GID_BASE', 300_000, 1000, 2 ** 31 - 2),

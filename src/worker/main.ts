@@ -6,6 +6,7 @@ import { createDataSource } from '../persistence/data-source';
 import { connectClient, ensureSearchAttributes } from '../temporal/connection';
 import { ensureSchedule, SCHEDULES } from '../temporal/schedules';
 import { Sandbox } from '../runtime/sandbox/sandbox';
+import { setSpawnMode } from '../runtime/process/spawn';
 import { activityDepsFor, createWorker } from './create-worker';
 
 async function main() {
@@ -26,6 +27,7 @@ async function main() {
     poolSize: config.databasePoolSize,
   }).initialize();
   // Before polling: a worker that cannot isolate user code must not take any (SANDBOX, docs/security.md).
+  setSpawnMode(config.sandbox.spawner === 'inline' ? 'inline' : 'spawner');
   const sandbox = await Sandbox.open(config.sandbox, { log, apiBaseUrl: config.runProcess.apiBaseUrl });
   const connection = await NativeConnection.connect({ address: temporalAddress(config) });
   const worker = await createWorker({

@@ -1,7 +1,7 @@
 // One build step (git, python -m venv, pip, npm, a user's build script) as a subprocess: no shell, its own
 // process group, a clean environment, output kept as a bounded tail. Cancellation (the deployment's time
 // limit, or the worker shutting down) kills the whole group at once: a build has nothing to save.
-import { spawn } from 'node:child_process';
+import { spawnDetached, type Spawned } from '../process/spawn';
 import type { Wrapped } from '../sandbox/sandbox';
 
 /** The last `limit` bytes of everything the build steps printed, for status_detail.build_output_tail. */
@@ -63,8 +63,7 @@ const DRAIN_MS = 2_000;
 export const unconfined = (command: { file: string; argv: string[] }): Wrapped => ({
   file: command.file,
   argv: command.argv,
-  extraFds: [],
-  close: () => undefined,
+  extraFiles: [],
   readExit: (status) => status,
 });
 
@@ -72,37 +71,27 @@ export const unconfined = (command: { file: string; argv: string[] }): Wrapped =
 export async function runStep(opts: StepOptions): Promise<StepResult> {
   opts.output.append(`$ ${[opts.file, ...opts.argv].join(' ')}\n`);
   const wrapped = opts.isolate({ file: opts.file, argv: opts.argv, cwd: opts.cwd });
-  const child = spawn(wrapped.file, wrapped.argv, {
-    cwd: opts.cwd,
-    env: opts.env,
-    detached: true,
-    stdio: ['ignore', 'pipe', 'pipe', ...wrapped.extraFds],
-    shell: false,
-  });
-  wrapped.close();
-  await new Promise<void>((resolve, reject) => {
-    child.once('spawn', resolve);
-    child.once('error', (err) => reject(new Error(`could not start ${opts.file}: ${err.message}`)));
-  });
-  child.on('error', () => undefined);
-  const pid = child.pid!;
+  let child: Spawned;
+  try {
+    child = await spawnDetached({ ...wrapped, cwd: opts.cwd, env: opts.env });
+  } catch (err) {
+    throw new Error(`could not start ${opts.file}: ${(err as Error).message}`);
+  }
+  const pid = child.pid;
   const drained = Promise.all(
-    [child.stdout!, child.stderr!].map((stream) => {
+    [child.stdout, child.stderr].map((stream) => {
       stream.on('data', (chunk: Buffer) => opts.output.append(chunk));
       return new Promise<void>((resolve) => stream.once('close', () => resolve()));
     }),
   );
-  const exited = new Promise<StepResult>((resolve) =>
-    child.once('exit', (code, signal) => resolve(wrapped.readExit({ code, signal }))),
-  );
+  const exited: Promise<StepResult> = child.exited.then(wrapped.readExit);
   const first = await Promise.race([exited, opts.cancelled.catch((err: unknown) => ({ cancelled: err }))]);
   // Whatever the step left running in its group goes too (on cancellation: everything).
   killGroup(pid);
   const status = await exited;
   const timeout = new Promise<void>((resolve) => setTimeout(resolve, DRAIN_MS).unref());
   await Promise.race([drained, timeout]);
-  child.stdout?.destroy();
-  child.stderr?.destroy();
+  child.abandonOutput();
   if ('cancelled' in first) throw first.cancelled;
   return status;
 }

@@ -46,14 +46,12 @@ export async function superviseUserProcess(opts: SuperviseOptions): Promise<Supe
       argv: wrapped.argv,
       cwd: opts.command.cwd,
       env: opts.env,
-      extraFds: wrapped.extraFds,
+      extraFiles: wrapped.extraFiles,
       readExit: wrapped.readExit,
       onLine: (s, l) => pump.add(s, l),
     });
   } catch (err) {
     return { kind: 'start-failed', message: (err as Error).message };
-  } finally {
-    wrapped.close();
   }
   const started = child;
   opts.heartbeat(started.pid);

@@ -1,13 +1,10 @@
-// A user process: spawned without a shell, in its own process group (and session), stdin from /dev/null,
-// stdout and stderr read line by line. Stopping it signals the whole group, so children die with it.
-import { ChildProcess, spawn } from 'node:child_process';
+// A user process: spawned without a shell, in its own process group (and session), stdin from /dev/null
+// (spawn.ts), stdout and stderr read line by line. Stopping it signals the whole group, so children die with it.
 import os from 'node:os';
 import { LineSplitter, StreamName } from './log-pump';
+import { spawnDetached, type ExitStatus } from './spawn';
 
-export interface ExitStatus {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-}
+export type { ExitStatus };
 
 export interface UserProcess {
   pid: number;
@@ -46,28 +43,17 @@ export async function startUserProcess(opts: {
   argv: string[];
   cwd: string;
   env: Record<string, string>;
-  /** Given to the child as fds 3, 4, ... (the sandbox's seccomp filter). */
-  extraFds?: number[];
+  /** Opened read-only as fds 3, 4, ... of the child (the sandbox's seccomp filter). */
+  extraFiles?: string[];
   /** How the process ended as its program sees it (Wrapped.readExit); as reported by default. */
   readExit?: (status: ExitStatus) => ExitStatus;
   onLine: (stream: StreamName, line: string) => void;
 }): Promise<UserProcess> {
-  const child: ChildProcess = spawn(opts.file, opts.argv, {
-    cwd: opts.cwd,
-    env: opts.env,
-    detached: true, // setsid(): a new process group whose id is the child's pid
-    stdio: ['ignore', 'pipe', 'pipe', ...(opts.extraFds ?? [])],
-    shell: false,
-  });
-  await new Promise<void>((resolve, reject) => {
-    child.once('spawn', resolve);
-    child.once('error', reject);
-  });
-  const pid = child.pid!;
-  child.on('error', () => undefined); // later errors (a failed kill) must not crash the worker
+  const child = await spawnDetached(opts);
+  const { pid } = child;
 
   const outputs = (['stdout', 'stderr'] as const).map((name) => {
-    const stream = child[name]!;
+    const stream = child[name];
     const splitter = new LineSplitter((line) => opts.onLine(name, line));
     stream.on('data', (chunk: Buffer) => splitter.push(chunk));
     return new Promise<void>((resolve) => {
@@ -78,9 +64,7 @@ export async function startUserProcess(opts: {
     });
   });
 
-  const exited: Promise<ExitStatus> = new Promise((resolve) => {
-    child.once('exit', (code, signal) => resolve((opts.readExit ?? ((s: ExitStatus) => s))({ code, signal })));
-  });
+  const exited = child.exited.then(opts.readExit ?? ((s: ExitStatus) => s));
 
   const finished = exited.then(async (status) => {
     // Whatever the main process left behind in its group goes too (background children holding the pipes).
@@ -88,15 +72,14 @@ export async function startUserProcess(opts: {
     const drained = Promise.all(outputs).then(() => true);
     const timedOut = new Promise<false>((r) => setTimeout(() => r(false), OUTPUT_DRAIN_MS).unref());
     if (!(await Promise.race([drained, timedOut]))) {
-      child.stdout?.destroy();
-      child.stderr?.destroy();
+      child.abandonOutput();
       await drained;
     }
     return status;
   });
 
   const stop = async (graceMs: number) => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
+    if (child.hasExited()) return;
     signalGroup(pid, 'SIGTERM');
     const timer = setTimeout(() => signalGroup(pid, 'SIGKILL'), graceMs);
     await exited;

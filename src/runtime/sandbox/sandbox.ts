@@ -11,12 +11,13 @@
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { spawn } from 'node:child_process';
+import type { Readable } from 'node:stream';
 import { lookup } from 'node:dns/promises';
 import type { SandboxConfig } from '../../config';
 import type { Logger } from '../../logger';
 import { confine, findTool } from '../process/confine';
-import { type ExitStatus, sandboxExitStatus } from '../process/user-process';
+import { type ExitStatus, sandboxExitStatus, signalGroup } from '../process/user-process';
+import { spawnDetached } from '../process/spawn';
 import { Firewall } from './firewall';
 import { seccompProgram } from './seccomp';
 import { UidPool } from './uid-pool';
@@ -43,13 +44,11 @@ export interface SandboxSpec {
   identity: SandboxIdentity | undefined;
 }
 
-/** What to spawn: `file argv`, with `extraFds` given to the child as fds 3, 4, ... */
+/** What to spawn: `file argv`, with `extraFiles` opened read-only as the child's fds 3, 4, ... */
 export interface Wrapped {
   file: string;
   argv: string[];
-  extraFds: number[];
-  /** Closes the worker's copies of `extraFds` (after the spawn). */
-  close(): void;
+  extraFiles: string[];
   /** How the spawned process ended, as the user's program ended (bubblewrap reports a signal as 128 + N). */
   readExit(status: ExitStatus): ExitStatus;
 }
@@ -212,12 +211,12 @@ export class Sandbox {
   wrap(spec: SandboxSpec): Wrapped {
     if (!this.enabled) {
       const { file, argv } = confine({ file: spec.file, argv: spec.argv }, spec.memoryBytes);
-      return { file, argv, extraFds: [], close: () => undefined, readExit: (status) => status };
+      return { file, argv, extraFiles: [], readExit: (status) => status };
     }
     const id = spec.identity;
     if (!id || !this.tools) throw new Error('a sandboxed process needs a run identity');
     const c = this.config;
-    const extraFds: number[] = [];
+    const extraFiles: string[] = [];
     const bwrap = [
       '--unshare-user',
       '--unshare-pid',
@@ -252,7 +251,7 @@ export class Sandbox {
     binds(true);
     bwrap.push('--remount-ro', '/', '--chdir', spec.cwd);
     if (this.seccompFile) {
-      extraFds.push(fs.openSync(this.seccompFile, 'r'));
+      extraFiles.push(this.seccompFile);
       bwrap.push('--seccomp', '3');
     }
     // CPU: SIGXCPU at the limit (the run's reason), SIGKILL 5 s later for a process that ignores it.
@@ -286,8 +285,7 @@ export class Sandbox {
     return {
       file: this.tools.prlimit,
       argv,
-      extraFds,
-      close: () => extraFds.forEach((fd) => fs.closeSync(fd)),
+      extraFiles,
       readExit: sandboxExitStatus,
     };
   }
@@ -342,21 +340,18 @@ export class Sandbox {
       });
       let out = '';
       let err = '';
-      const code = await new Promise<number | null>((resolve, reject) => {
-        const child = spawn(w.file, w.argv, {
-          env: { PATH: '/usr/bin:/bin' },
-          stdio: ['ignore', 'pipe', 'pipe', ...w.extraFds],
+      // Spawned the way runs are, so the probe proves that path.
+      const child = await spawnDetached({ ...w, cwd: '/', env: { PATH: '/usr/bin:/bin' } });
+      const timer = setTimeout(() => signalGroup(child.pid, 'SIGKILL'), 10_000);
+      const read = (s: Readable) =>
+        new Promise<string>((resolve) => {
+          let text = '';
+          s.on('data', (d: Buffer) => (text += d.toString()));
+          s.once('close', () => resolve(text));
         });
-        w.close();
-        const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-        child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-        child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-        child.once('error', reject);
-        child.once('close', (c) => {
-          clearTimeout(timer);
-          resolve(c);
-        });
-      });
+      [out, err] = await Promise.all([read(child.stdout), read(child.stderr)]);
+      const code = (await child.exited).code;
+      clearTimeout(timer);
       if (code !== 0) throw new Error(`the sandbox probe did not run (exit ${code}): ${err.trim().slice(0, 300)}`);
       const lines = out.trim().split('\n');
       const field = (name: string) => lines.find((l) => l.startsWith(`${name}:`))?.split(/\s+/)[1];

@@ -1,0 +1,219 @@
+// The one way the worker starts a user process or a build step: detached (a new session and process group),
+// stdin from /dev/null, stdout and stderr piped, `extraFiles` opened read-only as fds 3, 4, ...
+//
+// By default the spawn happens in a small long-lived child of the worker, the spawner (spawner-main.ts):
+// Node forks to spawn, and a fork copies the page tables of the process that forks, so spawning from a
+// worker of a few hundred MB costs tens of milliseconds (and blocks its event loop), from the spawner a
+// fraction of one. The spawner forwards the output and the exit over its IPC channel; if the worker dies,
+// the spawner kills every process group it started and exits (and a sandboxed process also dies with its
+// parent, setpriv --pdeathsig). `SPAWNER=inline` spawns from the worker itself.
+import { ChildProcess, fork, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { PassThrough, Readable } from 'node:stream';
+import type { SpawnerReply, SpawnerRequest } from './spawner-main';
+
+export interface ExitStatus {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+export interface SpawnRequest {
+  file: string;
+  argv: string[];
+  cwd: string;
+  env: Record<string, string>;
+  /** Opened read-only and given to the process as fds 3, 4, ... (the sandbox's seccomp filter). */
+  extraFiles?: string[];
+}
+
+export interface Spawned {
+  pid: number;
+  stdout: Readable;
+  stderr: Readable;
+  /** Resolves when the process has exited (its output may still be arriving). */
+  exited: Promise<ExitStatus>;
+  /** Whether `exited` has resolved. */
+  hasExited(): boolean;
+  /** Stops reading its output (descendants that escaped its group may hold the pipes open). */
+  abandonOutput(): void;
+}
+
+export type SpawnMode = 'spawner' | 'inline';
+let mode: SpawnMode = 'spawner';
+
+/** Chosen once per worker from its configuration (`SPAWNER`). */
+export function setSpawnMode(m: SpawnMode): void {
+  mode = m;
+}
+
+/** Starts the process; rejects (nothing left running) when it cannot be started. */
+export function spawnDetached(req: SpawnRequest): Promise<Spawned> {
+  return mode === 'inline' ? spawnInline(req) : spawnerProcess().spawn(req);
+}
+
+async function spawnInline(req: SpawnRequest): Promise<Spawned> {
+  const fds = (req.extraFiles ?? []).map((f) => fs.openSync(f, 'r'));
+  let child: ChildProcess;
+  try {
+    child = spawn(req.file, req.argv, {
+      cwd: req.cwd,
+      env: req.env,
+      detached: true, // setsid(): a new process group whose id is the child's pid
+      stdio: ['ignore', 'pipe', 'pipe', ...fds],
+      shell: false,
+    });
+  } finally {
+    fds.forEach((fd) => fs.closeSync(fd));
+  }
+  await new Promise<void>((resolve, reject) => {
+    child.once('spawn', resolve);
+    child.once('error', reject);
+  });
+  child.on('error', () => undefined); // later errors (a failed kill) must not crash the worker
+  let done = false;
+  const exited = new Promise<ExitStatus>((resolve) =>
+    child.once('exit', (code, signal) => {
+      done = true;
+      resolve({ code, signal });
+    }),
+  );
+  return {
+    pid: child.pid!,
+    stdout: child.stdout!,
+    stderr: child.stderr!,
+    exited,
+    hasExited: () => done,
+    abandonOutput: () => {
+      child.stdout?.destroy();
+      child.stderr?.destroy();
+    },
+  };
+}
+
+interface Pending {
+  started: { resolve: (pid: number) => void; reject: (err: Error) => void } | undefined;
+  pid?: number;
+  stdout: PassThrough;
+  stderr: PassThrough;
+  exit: (status: ExitStatus) => void;
+  done: boolean;
+}
+
+/** The worker's side of the spawner: requests by id, output into streams, exits into promises. */
+class SpawnerClient {
+  private readonly child: ChildProcess;
+  private readonly pending = new Map<number, Pending>();
+  private nextId = 1;
+  gone = false;
+
+  constructor() {
+    this.child = fork(path.join(__dirname, 'spawner-main.js'), [], {
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      serialization: 'advanced', // output chunks travel as bytes
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+      execArgv: [],
+    });
+    // Neither keeps the worker alive: it exits when its own work is done, and the spawner follows it.
+    this.child.unref();
+    this.child.channel?.unref();
+    this.child.on('message', (m: SpawnerReply) => this.receive(m));
+    this.child.on('error', () => undefined);
+    this.child.once('exit', () => this.lost());
+  }
+
+  spawn(req: SpawnRequest): Promise<Spawned> {
+    if (this.gone) return Promise.reject(new Error('the spawner process is gone'));
+    const id = this.nextId++;
+    let exit!: (s: ExitStatus) => void;
+    const exited = new Promise<ExitStatus>((resolve) => (exit = resolve));
+    const p: Pending = { started: undefined, stdout: new PassThrough(), stderr: new PassThrough(), exit, done: false };
+    const started = new Promise<number>((resolve, reject) => (p.started = { resolve, reject }));
+    this.pending.set(id, p);
+    const { file, argv, cwd, env } = req; // only these cross the channel
+    this.send({ type: 'spawn', id, file, argv, cwd, env, extraFiles: req.extraFiles ?? [] });
+    return started.then((pid) => ({
+      pid,
+      stdout: p.stdout,
+      stderr: p.stderr,
+      exited,
+      hasExited: () => p.done,
+      abandonOutput: () => {
+        this.send({ type: 'abandon', id });
+        this.forget(id);
+      },
+    }));
+  }
+
+  private send(m: SpawnerRequest) {
+    if (!this.gone) this.child.send(m);
+  }
+
+  private receive(m: SpawnerReply) {
+    const p = this.pending.get(m.id);
+    if (!p) return;
+    switch (m.type) {
+      case 'spawned':
+        p.pid = m.pid;
+        this.child.ref(); // a process is running: the worker waits for it
+        p.started?.resolve(m.pid);
+        p.started = undefined;
+        break;
+      case 'failed':
+        this.pending.delete(m.id);
+        p.started?.reject(Object.assign(new Error(m.message), { code: m.code }));
+        break;
+      case 'data':
+        (m.stream === 'stdout' ? p.stdout : p.stderr).write(Buffer.from(m.chunk));
+        break;
+      case 'end':
+        (m.stream === 'stdout' ? p.stdout : p.stderr).end();
+        if (p.done && p.stdout.writableEnded && p.stderr.writableEnded) this.forget(m.id);
+        break;
+      case 'exit':
+        p.done = true;
+        p.exit({ code: m.code, signal: m.signal as NodeJS.Signals | null });
+        if (p.stdout.writableEnded && p.stderr.writableEnded) this.forget(m.id);
+        break;
+    }
+  }
+
+  private forget(id: number) {
+    const p = this.pending.get(id);
+    if (!p) return;
+    this.pending.delete(id);
+    p.stdout.end();
+    p.stderr.end();
+    if (![...this.pending.values()].some((q) => q.pid !== undefined)) this.child.unref();
+  }
+
+  /** The spawner died: its processes are killed (their groups), and count as killed. */
+  private lost() {
+    this.gone = true;
+    if (client === this) client = undefined;
+    for (const [id, p] of this.pending) {
+      if (p.pid !== undefined) killGroup(p.pid);
+      p.started?.reject(new Error('the spawner process exited'));
+      if (!p.done) {
+        p.done = true;
+        p.exit({ code: null, signal: 'SIGKILL' });
+      }
+      this.forget(id);
+    }
+  }
+}
+
+let client: SpawnerClient | undefined;
+
+function spawnerProcess(): SpawnerClient {
+  if (!client || client.gone) client = new SpawnerClient();
+  return client;
+}
+
+function killGroup(pid: number) {
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    // already gone
+  }
+}
