@@ -85,6 +85,22 @@ export interface Config {
   shutdownGraceMs: number;
   /** What `npm start` creates on its first start (empty database). */
   bootstrap: { organizationName: string; email: string };
+  /** The outside providers of data connector sources (src/services/data-connectors/sources). */
+  dataSources: {
+    /** Google Drive's wire protocol: OAuth token endpoint, files API origin, this installation's OAuth client. */
+    drive: {
+      tokenUrl: string;
+      apiBaseUrl: string;
+      clientId: string;
+      clientSecret: string | undefined;
+      redirectUri: string;
+    };
+    /**
+     * Confluence Cloud's REST API at `https://<domain>/wiki/rest/api`; `baseUrl` replaces `https://<domain>` for
+     * every connector (a proxy, tests). Domains must end with one of `domainSuffixes` (empty, from `*`: any host name).
+     */
+    wiki: { baseUrl: string | undefined; domainSuffixes: string[] };
+  };
   publicConfig: {
     data_lake_objstore_bucket: string;
     data_lake_objstore_region: string;
@@ -244,6 +260,22 @@ export function loadConfig(env: Env = process.env): Config {
     bootstrap: {
       organizationName: str('BOOTSTRAP_ORGANIZATION', 'Default'),
       email: str('BOOTSTRAP_EMAIL', 'admin@localhost').trim().toLowerCase(),
+    },
+    dataSources: {
+      drive: {
+        tokenUrl: url('DRIVE_OAUTH_TOKEN_URL', 'https://oauth2.googleapis.com/token')!,
+        apiBaseUrl: url('DRIVE_API_BASE_URL', 'https://www.googleapis.com')!,
+        clientId: str('DRIVE_DATA_CONNECTOR_CLIENT_ID', ''),
+        clientSecret: opt('DRIVE_DATA_CONNECTOR_CLIENT_SECRET'),
+        redirectUri: str('DRIVE_OAUTH_REDIRECT_URI', 'postmessage'),
+      },
+      wiki: {
+        baseUrl: url('WIKI_BASE_URL', undefined),
+        domainSuffixes: str('WIKI_DOMAIN_SUFFIXES', 'atlassian.net')
+          .split(',')
+          .map((d) => d.trim().toLowerCase().replace(/^\.+/, ''))
+          .filter((d) => d !== '' && d !== '*'), // `*`: any host name
+      },
     },
     publicConfig: {
       data_lake_objstore_bucket: str('DATA_LAKE_OBJSTORE_BUCKET', ''),
