@@ -9,6 +9,9 @@ import { expect } from 'chai';
 import { BlobStore, BlobTooLargeError } from '../../src/blobs/blob-store';
 import { FsBlobStore } from '../../src/blobs/fs-blob-store';
 import { S3BlobStore } from '../../src/blobs/s3-blob-store';
+import { assetBlobKey } from '../../src/blobs/keys';
+import { SecretBox } from '../../src/security/secret-box';
+import { assetUrl, type AssetGrant, type AssetOperation } from '../../src/services/buckets';
 import { startS3Server, type S3Server } from '../support/s3-server';
 import { rejectionOf } from '../support/sources';
 
@@ -151,6 +154,33 @@ for (const backend of backends) {
       for (const key of ['../etc/passwd', 'a/../../b', '/abs', 'a//b', 'a/b c']) {
         expect((await rejectionOf(store.get(key))).message, key).to.contain('unsafe blob key');
         expect((await rejectionOf(store.put(key, Readable.from([]), 10))).message, key).to.contain('unsafe blob key');
+      }
+    });
+
+    it('answers CreateAssetUrl with a URL of the store for downloads (S3), else of the api', async () => {
+      const box = new SecretBox(Buffer.alloc(32, 7));
+      const grant = (operations: AssetOperation[]): AssetGrant => ({
+        operations,
+        bucketId: 'b7',
+        name: 'dir/report 1.txt',
+        expires: Math.floor(Date.now() / 1000) + 300,
+        actor: 'user-1',
+      });
+      const api = 'http://api.example/api/asset-data/b7/dir/report%201.txt?';
+      for (const ops of [['PUT'], ['GET', 'PUT']] as AssetOperation[][]) {
+        expect(await assetUrl(store, box, 'http://api.example', grant(ops))).to.satisfy((u: string) =>
+          u.startsWith(api),
+        );
+      }
+      const download = await assetUrl(store, box, 'http://api.example', grant(['GET']));
+      if (backend.name === 'filesystem') {
+        expect(download.startsWith(api)).to.equal(true);
+      } else {
+        await store.put(assetBlobKey('b7', 'dir/report 1.txt'), Readable.from([Buffer.from('report')]), 100);
+        expect(download.startsWith(`${s3!.endpoint}/blobs/${assetBlobKey('b7', 'dir/report 1.txt')}?`)).to.equal(true);
+        expect(new URL(download).searchParams.get('X-Amz-Expires')).to.match(/^(299|300)$/);
+        const res = await fetch(download);
+        expect([res.status, await res.text()]).to.deep.equal([200, 'report']);
       }
     });
 
