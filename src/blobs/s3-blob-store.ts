@@ -79,6 +79,9 @@ export class S3BlobStore implements BlobStore {
     try {
       await upload.done();
     } catch (err) {
+      // As the filesystem store's pipeline does: the body is given up (the api route still answers, 413).
+      body.destroy();
+      counter.destroy();
       if (tooLarge) throw new BlobTooLargeError(maxBytes);
       throw err;
     }
