@@ -52,6 +52,9 @@ export async function startS3Server(): Promise<S3Server> {
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  // mocha --exit or a crash skips `stop()`: never leave the server behind.
+  const orphanGuard = () => child.kill('SIGKILL');
+  process.once('exit', orphanGuard);
   for (let i = 0; ; i++) {
     if (child.exitCode !== null) throw new Error(`moto server exited (${child.exitCode}): ${stderr}`);
     const ok = await fetch(`${endpoint}/moto-api/data.json`).then(
@@ -129,6 +132,7 @@ export async function startS3Server(): Promise<S3Server> {
     createUser,
     enforceAuth: setAuth,
     stop: async () => {
+      process.removeListener('exit', orphanGuard);
       for (const c of clients) c.destroy();
       if (child.exitCode === null) {
         child.kill('SIGTERM');

@@ -17,7 +17,8 @@ export function retryAfterSeconds(header: string | null, now = Date.now()): numb
   if (header === null || header.trim() === '') return 1;
   const trimmed = header.trim();
   if (/^\d+$/.test(trimmed)) return Number(trimmed);
-  const at = Date.parse(trimmed);
+  // An HTTP date names its day and month; Date.parse alone would also take `-5` or `2026`.
+  const at = /^[A-Za-z]{3}, /.test(trimmed) ? Date.parse(trimmed) : NaN;
   return Number.isNaN(at) ? 1 : Math.max(0, Math.ceil((at - now) / 1000));
 }
 
