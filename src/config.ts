@@ -31,6 +31,11 @@ export interface Config {
   /** AES-256-GCM key for secrets at rest; HMAC keys for presigned URLs are derived from it. */
   secretsKey: Buffer | undefined;
   blobDir: string;
+  /**
+   * BLOB_STORE=s3: blobs live in one bucket of an S3-compatible store instead of under `blobDir`, so several
+   * hosts share them (src/blobs/s3-blob-store.ts). Undefined: the filesystem store.
+   */
+  blobS3: BlobS3Config | undefined;
   assetUrlTtlSeconds: number;
   maxAssetBytes: number;
   maxJsonBodyBytes: number;
@@ -85,12 +90,40 @@ export interface Config {
   shutdownGraceMs: number;
   /** What `npm start` creates on its first start (empty database). */
   bootstrap: { organizationName: string; email: string };
+  /** The outside providers of data connector sources (src/services/data-connectors/sources). */
+  dataSources: {
+    /** Google Drive's wire protocol: OAuth token endpoint, files API origin, this installation's OAuth client. */
+    drive: {
+      tokenUrl: string;
+      apiBaseUrl: string;
+      clientId: string;
+      clientSecret: string | undefined;
+      redirectUri: string;
+    };
+    /**
+     * Confluence Cloud's REST API at `https://<domain>/wiki/rest/api`; `baseUrl` replaces `https://<domain>` for
+     * every connector (a proxy, tests). Domains must end with one of `domainSuffixes` (empty, from `*`: any host name).
+     */
+    wiki: { baseUrl: string | undefined; domainSuffixes: string[] };
+  };
   publicConfig: {
     data_lake_objstore_bucket: string;
     data_lake_objstore_region: string;
     data_lake_objstore_url: string;
     drive_data_connector_client_id: string;
   };
+}
+
+export interface BlobS3Config {
+  bucket: string;
+  region: string;
+  /** Unset: AWS S3. */
+  endpoint?: string;
+  /** Where clients reach the store (presigned URLs); unset: `endpoint`. */
+  publicEndpoint?: string;
+  forcePathStyle: boolean;
+  /** Unset: the AWS SDK's default chain (AWS_* variables, instance or task role). */
+  credentials?: { accessKeyId: string; secretAccessKey: string };
 }
 
 export interface SandboxConfig {
@@ -208,6 +241,7 @@ export function loadConfig(env: Env = process.env): Config {
     embeddedPostgresBinDir: opt('EMBEDDED_POSTGRES_BIN_DIR') && path.resolve(opt('EMBEDDED_POSTGRES_BIN_DIR')!),
     secretsKey,
     blobDir: path.resolve(str('BLOB_DIR', path.join(dataDir, 'blobs'))),
+    blobS3: blobS3Config(env, url, problems),
     assetUrlTtlSeconds: int('ASSET_URL_TTL_SECONDS', 3600, 1, 7 * 24 * 3600),
     maxAssetBytes: int('MAX_ASSET_BYTES', 1024 * 1024 * 1024, 1),
     maxJsonBodyBytes: int('MAX_JSON_BODY_BYTES', 1024 * 1024, 1024),
@@ -250,7 +284,24 @@ export function loadConfig(env: Env = process.env): Config {
       organizationName: str('BOOTSTRAP_ORGANIZATION', 'Default'),
       email: str('BOOTSTRAP_EMAIL', 'admin@localhost').trim().toLowerCase(),
     },
+    dataSources: {
+      drive: {
+        tokenUrl: url('DRIVE_OAUTH_TOKEN_URL', 'https://oauth2.googleapis.com/token')!,
+        apiBaseUrl: url('DRIVE_API_BASE_URL', 'https://www.googleapis.com')!,
+        clientId: str('DRIVE_DATA_CONNECTOR_CLIENT_ID', ''),
+        clientSecret: opt('DRIVE_DATA_CONNECTOR_CLIENT_SECRET'),
+        redirectUri: str('DRIVE_OAUTH_REDIRECT_URI', 'postmessage'),
+      },
+      wiki: {
+        baseUrl: url('WIKI_BASE_URL', undefined),
+        domainSuffixes: str('WIKI_DOMAIN_SUFFIXES', 'atlassian.net')
+          .split(',')
+          .map((d) => d.trim().toLowerCase().replace(/^\.+/, ''))
+          .filter((d) => d !== '' && d !== '*'), // `*`: any host name
+      },
+    },
     publicConfig: {
+      // The data lake is the blob store's bucket when that is S3, unless DATA_LAKE_* say otherwise.
       data_lake_objstore_bucket: str('DATA_LAKE_OBJSTORE_BUCKET', ''),
       data_lake_objstore_region: str('DATA_LAKE_OBJSTORE_REGION', ''),
       data_lake_objstore_url: str('DATA_LAKE_OBJSTORE_URL', ''),
@@ -258,12 +309,50 @@ export function loadConfig(env: Env = process.env): Config {
     },
   };
   config.runProcess.apiBaseUrl ||= config.publicBaseUrl;
+  if (config.blobS3) {
+    const lake = config.publicConfig;
+    const s3 = config.blobS3;
+    lake.data_lake_objstore_bucket ||= s3.bucket;
+    lake.data_lake_objstore_region ||= s3.region;
+    lake.data_lake_objstore_url ||= s3.publicEndpoint ?? s3.endpoint ?? `https://s3.${s3.region}.amazonaws.com`;
+  }
   if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(config.logLevel)) {
     problems.push(`LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent`);
   }
   if (!/^[^\s@]+@[^\s@]+$/.test(config.bootstrap.email)) problems.push('BOOTSTRAP_EMAIL must be an email address');
   if (problems.length) throw new ConfigError(problems);
   return config;
+}
+
+function blobS3Config(
+  env: Env,
+  url: (name: string, fallback: string | undefined) => string | undefined,
+  problems: string[],
+): BlobS3Config | undefined {
+  const opt = (name: string) => (env[name] === undefined || env[name]!.trim() === '' ? undefined : env[name]!.trim());
+  const kind = (opt('BLOB_STORE') ?? 'fs').toLowerCase();
+  if (kind !== 'fs' && kind !== 's3')
+    problems.push(`BLOB_STORE must be fs or s3, got ${JSON.stringify(env.BLOB_STORE)}`);
+  if (kind !== 's3') return undefined;
+  const bucket = opt('BLOB_S3_BUCKET');
+  if (!bucket) problems.push('BLOB_S3_BUCKET is required when BLOB_STORE=s3');
+  const pathStyle = (opt('BLOB_S3_FORCE_PATH_STYLE') ?? 'false').toLowerCase();
+  if (pathStyle !== 'true' && pathStyle !== 'false') problems.push('BLOB_S3_FORCE_PATH_STYLE must be true or false');
+  const accessKeyId = opt('BLOB_S3_ACCESS_KEY_ID');
+  const secretAccessKey = opt('BLOB_S3_SECRET_ACCESS_KEY');
+  if (Boolean(accessKeyId) !== Boolean(secretAccessKey)) {
+    problems.push('BLOB_S3_ACCESS_KEY_ID and BLOB_S3_SECRET_ACCESS_KEY are set together or not at all');
+  }
+  const endpoint = url('BLOB_S3_ENDPOINT', undefined);
+  const publicEndpoint = url('BLOB_S3_PUBLIC_URL', undefined);
+  return {
+    bucket: bucket ?? '',
+    region: opt('BLOB_S3_REGION') ?? 'us-east-1',
+    ...(endpoint ? { endpoint } : {}),
+    ...(publicEndpoint ? { publicEndpoint } : {}),
+    forcePathStyle: pathStyle === 'true',
+    ...(accessKeyId && secretAccessKey ? { credentials: { accessKeyId, secretAccessKey } } : {}),
+  };
 }
 
 function sandboxConfig(

@@ -1,6 +1,6 @@
 // Entry point of an api process (`npm run api`).
 import http from 'node:http';
-import { FsBlobStore } from '../blobs/fs-blob-store';
+import { createBlobStore } from '../blobs/create-blob-store';
 import { loadConfig, requireRuntime } from '../config';
 import { createLogger } from '../logger';
 import { createDataSource } from '../persistence/data-source';
@@ -25,7 +25,7 @@ async function main() {
     config,
     ds,
     temporal,
-    blobs: new FsBlobStore(config.blobDir),
+    blobs: createBlobStore(config),
     box: new SecretBox(config.secretsKey),
     log,
     runUpdates,

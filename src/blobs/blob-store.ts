@@ -13,6 +13,22 @@ export interface BlobStore {
   delete(key: string): Promise<void>;
   /** Deletes every key under `prefix/`. */
   deletePrefix(prefix: string): Promise<void>;
+  /**
+   * A URL of the store itself that allows `operation` on `key` until `expires` (unix seconds), for clients to
+   * move bytes without the api. Absent (the filesystem store): the api's own presigned URLs serve the bytes.
+   */
+  presignedUrl?(key: string, operation: BlobOperation, expires: number): Promise<string>;
+}
+
+export type BlobOperation = 'GET' | 'PUT';
+
+const SAFE_KEY = /^[A-Za-z0-9_-]+(\/[A-Za-z0-9_.-]+)*$/;
+
+/** Keys are platform-made (src/blobs/keys.ts); anything else is a bug, refused before it reaches a store. */
+export function checkBlobKey(key: string): void {
+  if (!SAFE_KEY.test(key) || key.split('/').some((s) => s === '.' || s === '..')) {
+    throw new Error(`unsafe blob key ${JSON.stringify(key)}`);
+  }
 }
 
 export class BlobTooLargeError extends Error {

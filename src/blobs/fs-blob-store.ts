@@ -4,18 +4,14 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { BlobStore, BlobTooLargeError } from './blob-store';
-
-const SAFE_KEY = /^[A-Za-z0-9_-]+(\/[A-Za-z0-9_.-]+)*$/;
+import { BlobStore, BlobTooLargeError, checkBlobKey } from './blob-store';
 
 /** Blobs as files under one root directory. Writes go to a temp file and are renamed into place. */
 export class FsBlobStore implements BlobStore {
   constructor(private readonly root: string) {}
 
   private file(key: string): string {
-    if (!SAFE_KEY.test(key) || key.split('/').some((s) => s === '.' || s === '..')) {
-      throw new Error(`unsafe blob key ${JSON.stringify(key)}`);
-    }
+    checkBlobKey(key);
     return path.join(this.root, key);
   }
 

@@ -1,6 +1,7 @@
 // Buckets and assets. Records live in PostgreSQL; bytes live in the blob store under a key derived
-// from (bucket_id, sha256(name)). Bytes move through presigned URLs that point at this api: the
-// HMAC signature, not an API key, authorizes them, so any plain HTTP client can use them.
+// from (bucket_id, sha256(name)). Bytes move through presigned URLs that point at this api (downloads: at the
+// S3 store itself when blobs live there, see assetUrl): the HMAC signature, not an API key, authorizes them, so
+// any plain HTTP client can use them.
 import { randomUUID, timingSafeEqual } from 'node:crypto';
 import { PassThrough, Readable } from 'node:stream';
 import { DataSource } from 'typeorm';
@@ -176,6 +177,19 @@ export function presignAssetUrl(box: SecretBox, publicBaseUrl: string, grant: As
     signature: signatureOf(box, { ...grant, operation, expires }),
   });
   return `${publicBaseUrl}/api/asset-data/${grant.bucketId}/${encodeAssetName(grant.name)}?${query}`;
+}
+
+/**
+ * The URL CreateAssetUrl answers. A download-only grant is a URL of the blob store itself when it has its own
+ * (S3: the client downloads directly, same expiry); everything else is this api's URL. Uploads always pass
+ * through the api: it enforces MAX_ASSET_BYTES and records the asset with its size, which a direct upload to
+ * the store could do neither of (and a GET,PUT grant cannot be one SigV4 URL).
+ */
+export async function assetUrl(blobs: BlobStore, box: SecretBox, publicBaseUrl: string, grant: AssetGrant) {
+  if (blobs.presignedUrl && grant.operations.length === 1 && grant.operations[0] === 'GET') {
+    return blobs.presignedUrl(assetBlobKey(grant.bucketId, grant.name), 'GET', grant.expires);
+  }
+  return presignAssetUrl(box, publicBaseUrl, grant);
 }
 
 /** Checks signature, method and expiry of a presigned URL; 403 with the reason otherwise. */

@@ -2,7 +2,7 @@ import type { Client } from '@temporalio/client';
 import { NativeConnection, Worker, WorkerOptions } from '@temporalio/worker';
 import type { DataSource } from 'typeorm';
 import { createActivities, ActivityDeps } from '../../activities';
-import { FsBlobStore } from '../blobs/fs-blob-store';
+import { createBlobStore } from '../blobs/create-blob-store';
 import type { Config } from '../config';
 import { createModelDriver } from '../drivers/model';
 import type { Logger } from '../logger';
@@ -21,7 +21,7 @@ export function activityDepsFor(
   return {
     ...connections,
     config,
-    blobs: new FsBlobStore(config.blobDir),
+    blobs: createBlobStore(config),
     box: new SecretBox(config.secretsKey),
     models: createModelDriver(config.models),
   };

@@ -16,7 +16,7 @@ import {
   MAX_ASSET_NAME,
   MAX_BUCKET_NAME,
   openAssetData,
-  presignAssetUrl,
+  assetUrl,
   updateBucket,
   uploadAssetData,
   upsertAsset,
@@ -260,6 +260,7 @@ route({
     'A presigned URL to download (`operation: GET`) or upload (`PUT`) the bytes of an asset with plain HTTP and no API key: ' +
     '`/api/asset-data/{bucket_id}/{name}?operation=&expires=&by=&signature=`, valid for ASSET_URL_TTL_SECONDS (default 3600 s). ' +
     "Without `operation` the URL allows both GET and PUT: griptape's file manager driver asks without one, then downloads or uploads. " +
+    'When blobs live in an S3-compatible store (BLOB_STORE=s3), a GET URL is a presigned URL of the store itself, with the same expiry. ' +
     'Send `headers` with the request. Uploads are limited to MAX_ASSET_BYTES (default 1 GiB) and create the asset record if needed. ' +
     'A GET URL may be created for an asset without data; using it answers 404.',
   params: assetPath,
@@ -273,7 +274,7 @@ route({
   handler: async ({ deps, caller, params, body }) => {
     const { name } = params;
     const bucket = await findBucket(deps.ds, caller, params.bucket_id);
-    const url = presignAssetUrl(deps.box, deps.config.publicBaseUrl, {
+    const url = await assetUrl(deps.blobs, deps.box, deps.config.publicBaseUrl, {
       operations: body.operation ? [body.operation] : ['GET', 'PUT'],
       bucketId: bucket.bucket_id,
       name,

@@ -28,7 +28,7 @@ export function printBanner(config: Config, bootstrapKey: string | undefined): v
     `  Temporal UI   ${ui ?? '(set TEMPORAL_UI_URL to show it here)'}`,
     `  Data          ${config.databaseUrl ? 'DATABASE_URL' : rel(path.join(config.dataDir, 'postgres'))}` +
       (config.temporal.address ? '' : `, ${rel(path.join(config.dataDir, 'temporal.sqlite'))}`) +
-      `, blobs in ${rel(config.blobDir)}`,
+      (config.blobS3 ? `, blobs in s3://${config.blobS3.bucket}` : `, blobs in ${rel(config.blobDir)}`),
     `  Models        ${modelsLine(config)}`,
     `  User code     ${config.sandbox.mode === 'on' ? 'sandboxed (docs/security.md)' : red('NOT isolated (SANDBOX=off): single-tenant development only')}`,
     '',
