@@ -186,24 +186,24 @@ export async function receiveBillingEvent(
     }
     let verdict = `ignored: ${meaning.why}`;
     let organizationId: string | null = null;
-    if (meaning.customer && meaning.entitlement) {
+    if (meaning.customer) {
       const [customer]: Array<{ organization_id: string; entitlement_event_at: Date | null }> = await em.query(
         `SELECT organization_id, entitlement_event_at FROM billing_customers WHERE customer_id = $1 FOR UPDATE`,
         [meaning.customer],
       );
       const at = new Date(event.created * 1000);
+      organizationId = customer?.organization_id ?? null;
       if (!customer) verdict = `ignored: customer ${meaning.customer} belongs to no organization`;
+      else if (!meaning.entitlement) verdict = `ignored: ${meaning.why}`;
       else if (customer.entitlement_event_at && at < customer.entitlement_event_at) {
-        organizationId = customer.organization_id;
         verdict = `ignored: older than the event that set the entitlement (${meaning.why})`;
       } else {
-        organizationId = customer.organization_id;
         await em.query(`UPDATE organizations SET entitlement = $2, updated_at = now() WHERE organization_id = $1`, [
-          organizationId,
+          customer.organization_id,
           meaning.entitlement,
         ]);
         await em.query(`UPDATE billing_customers SET entitlement_event_at = $2 WHERE organization_id = $1`, [
-          organizationId,
+          customer.organization_id,
           at,
         ]);
         verdict = `entitlement ${meaning.entitlement} (${meaning.why})`;
