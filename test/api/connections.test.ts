@@ -172,6 +172,13 @@ describe('connections', function () {
     expect((await other.get(`/api/connections/${id}/access-token`)).status).to.equal(404);
     expect((await other.delete(`/api/connections/${id}`)).status).to.equal(404);
     expect((await other.get('/api/connections')).body.connections).to.deep.equal([]);
+    const { connection_id: _named, ...location } = code.codehost;
+    const own = await other.post('/api/structures', { name: 'own', code: { codehost: location } });
+    const namedByDeployment = await other.post(`/api/structures/${own.body.structure_id}/deployments`, {
+      code_source: { codehost: { connection_id: id } },
+    });
+    expect(namedByDeployment.status, namedByDeployment.text).to.equal(409);
+    expect(namedByDeployment.body.errors[0]).to.include({ path: '/body/code_source/codehost/connection_id' });
 
     const moved = await api.patch(`/api/structures/${structure.body.structure_id}`, { code: { default: {} } });
     expect(moved.status, moved.text).to.equal(200);

@@ -104,6 +104,14 @@ describe('private repositories through a connection', function () {
       expect(refused.status).to.equal('FAILED');
       expect(refused.status_detail.reason).to.equal('CloneFailed');
       expect(seen().some((r) => !r.authorized)).to.equal(true);
+      // The same structure, its deployment naming the connection (code_source.codehost.connection_id).
+      seen = gitSince();
+      const named = await requestDeployment(deps, caller, anonymous, {
+        code_source: { codehost: { connection_id: connectionId } },
+      });
+      const withConnection = await waitForDeployment(t.key, named.deployment.deployment_id);
+      expect(withConnection.status, JSON.stringify(withConnection.status_detail)).to.equal('SUCCEEDED');
+      expect(seen().every((r) => r.authorized)).to.equal(true);
 
       // A connection that cannot give a token any more fails the deployment, saying which and why.
       await s.ds.query(
