@@ -7,7 +7,14 @@ import type { DataSource, EntityManager } from 'typeorm';
 import type { Caller } from './caller';
 import type { Config } from '../config';
 import { badRequest, conflict, HttpError, notFound, serviceUnavailable } from '../errors';
-import { exchangeCode, OAuthApp, OAuthRefused, refreshToken, TokenGrant } from '../drivers/codehost/oauth';
+import {
+  exchangeCode,
+  OAuthApp,
+  OAuthRefused,
+  OAuthUnavailable,
+  refreshToken,
+  TokenGrant,
+} from '../drivers/codehost/oauth';
 import { Connection } from '../persistence/entities';
 import type { CodeLocation } from '../persistence/entities/code-resource';
 import { DeploymentFailure } from '../runtime/build/failure';
@@ -19,8 +26,6 @@ export interface ConnectionsDeps {
   config: Pick<Config, 'codehostOAuth'>;
 }
 
-/** The only connection type served: a code host account (`github` in the clients' words). */
-export const CONNECTION_TYPES = ['codehost'] as const;
 /** A list answers at most this many (the interface's list has no pagination). */
 export const MAX_LISTED_CONNECTIONS = 1000;
 /** A token this close to its expiry is refreshed before it is handed out (a clone must not outlive it). */
@@ -38,10 +43,16 @@ function oauthApp(config: ConnectionsDeps['config']): OAuthApp {
   return config.codehostOAuth;
 }
 
-/** The provider's refusal as the caller's error; anything else (unreachable, nonsense) is a 503. */
+/** The code host refusing our app's own credentials is the operator's to fix, not the caller's. */
+const WRONG_APP = 'incorrect_client_credentials';
+
+/** The provider's refusal of the caller's input is the caller's error; an unreachable provider or a wrong app is a 503. */
 function providerError(err: unknown, what: string, path?: string): HttpError {
+  if (err instanceof OAuthRefused && err.error === WRONG_APP)
+    return serviceUnavailable(`The code host refused this installation's OAuth app (CODEHOST_OAUTH_*): ${err.message}`);
   if (err instanceof OAuthRefused) return badRequest(`The code host refused ${what}: ${err.message}`, path);
-  return serviceUnavailable(`${(err as Error).message}; try again later`);
+  if (err instanceof OAuthUnavailable) return serviceUnavailable(`${err.message}; try again later`);
+  throw err;
 }
 
 function seal(box: SecretBox, row: Connection, grant: TokenGrant, now: Date) {
@@ -155,7 +166,7 @@ export async function connectionAccessToken(
         deps.box.open(row.refresh_token_encrypted!, refreshBinding(row.connection_id)),
       );
     } catch (err) {
-      if (err instanceof OAuthRefused)
+      if (err instanceof OAuthRefused && err.error !== WRONG_APP)
         throw conflict(`The code host refused to refresh the token of connection ${connectionId}: ${err.message}`);
       throw providerError(err, 'the refresh');
     }

@@ -210,7 +210,7 @@ describe('billing', function () {
     expect(await entitlementOf(t)).to.equal('PAID');
   });
 
-  it('answers 503 where billing is not configured; everything else works on FREE', async () => {
+  it('answers 503 where billing is not configured (everything else works on FREE) or the provider refuses our key', async () => {
     const s = getStack();
     const api = await startApi(s.env.client, 0, { ...s.config, billing: undefined });
     try {
@@ -237,6 +237,17 @@ describe('billing', function () {
       expect((await client.post('/api/secrets', { name: 'S', value: 'v' })).status).to.equal(201);
     } finally {
       await api.close();
+    }
+    // A key the provider refuses is the operator's problem: a 503 (the provider's 401 is not passed on).
+    const wrongKey = { ...s.config.billing!, secretKey: 'sk_test_wrong' };
+    const misconfigured = await startApi(s.env.client, 0, { ...s.config, billing: wrongKey });
+    try {
+      const t = await newTenant('bill-wrong-key');
+      const res = await as(t.key, misconfigured.baseUrl).post('/api/billing/management-url');
+      expect(res.status, res.text).to.equal(503);
+      expect(res.body.errors[0].message).to.equal('The payment provider refused our key (BILLING_SECRET_KEY)');
+    } finally {
+      await misconfigured.close();
     }
   });
 });

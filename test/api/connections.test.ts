@@ -185,7 +185,7 @@ describe('connections', function () {
     expect((await api.delete(`/api/connections/${id}`)).status).to.equal(204);
   });
 
-  it('answers a clear 503 where connections are not configured', async () => {
+  it('answers a clear 503 where connections are not configured, or the code host refuses our OAuth app', async () => {
     const s = getStack();
     const api = await startApi(s.env.client, 0, { ...s.config, codehostOAuth: undefined });
     try {
@@ -208,6 +208,21 @@ describe('connections', function () {
       expect((await as(t.key, api.baseUrl).get('/api/connections')).status).to.equal(200);
     } finally {
       await api.close();
+    }
+    // An app the code host does not know is the operator's problem: a 503, not the caller's 400.
+    const wrongApp = { ...s.config.codehostOAuth!, clientSecret: 'not-the-secret' };
+    const misconfigured = await startApi(s.env.client, 0, { ...s.config, codehostOAuth: wrongApp });
+    try {
+      const t = await newTenant('conn-wrong-app');
+      const res = await as(t.key, misconfigured.baseUrl).post('/api/connections', {
+        type: 'codehost',
+        credentials: { codehost: { auth_code: s.codehost.issueCode() } },
+      });
+      expect(res.status, res.text).to.equal(503);
+      expect(res.body.errors[0].message).to.include("refused this installation's OAuth app");
+      expect(res.body.errors[0].message).to.include('incorrect_client_credentials');
+    } finally {
+      await misconfigured.close();
     }
   });
 });
