@@ -52,11 +52,11 @@ async function tokenRequest(app: OAuthApp, params: Record<string, string>): Prom
       redirect: 'error',
       signal: AbortSignal.timeout(TIMEOUT_MS),
     });
-    text = await res.text();
+    text = await readCapped(res, MAX_ANSWER_BYTES);
   } catch (err) {
+    if (err instanceof OAuthUnavailable) throw err;
     throw new OAuthUnavailable(`The code host's token endpoint could not be reached: ${(err as Error).message}`);
   }
-  if (text.length > MAX_ANSWER_BYTES) throw new OAuthUnavailable("The code host's token endpoint answered too much");
   let body: Record<string, unknown> | undefined;
   try {
     const parsed: unknown = JSON.parse(text);
@@ -80,4 +80,22 @@ async function tokenRequest(app: OAuthApp, params: Record<string, string>): Prom
     refreshTokenExpiresIn: seconds(body.refresh_token_expires_in),
     scope: typeof body.scope === 'string' ? body.scope : undefined,
   };
+}
+
+/** The answer as text, refusing (and abandoning) one larger than `max` bytes instead of buffering it. */
+async function readCapped(res: Response, max: number): Promise<string> {
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = res.body?.getReader();
+  for (;;) {
+    const next = await reader?.read();
+    if (!next || next.done) break;
+    size += next.value.byteLength;
+    if (size > max) {
+      await reader!.cancel();
+      throw new OAuthUnavailable("The code host's token endpoint answered too much");
+    }
+    chunks.push(next.value);
+  }
+  return Buffer.concat(chunks).toString('utf8');
 }
