@@ -13,6 +13,7 @@ import { DeploymentFailure } from '../src/runtime/build/failure';
 import type { BuildManifest } from '../src/runtime/manifest';
 import { sandboxIdentityFor } from '../src/services/sandbox-identity';
 import { fetchSource, Fetched } from '../src/runtime/source/fetch';
+import { codeLocationToken } from '../src/services/connections';
 import { fingerprintOf, openAccessToken } from '../src/services/deployments';
 import { ROW_VISIBLE_WAIT_MS } from '../src/services/runs/lifecycle';
 import { transitionDeployment } from '../src/services/runs/state';
@@ -81,9 +82,17 @@ export function createDeploymentActivities({ ds, config, blobs, box, log, sandbo
       await fs.mkdir(buildPath, { recursive: true });
       // Sandboxed code may pass through the builds root to its own build, never list it.
       if (sandbox.enabled) await fs.chmod(config.buildDir, 0o711);
-      const token = input.sealedAccessToken
-        ? openAccessToken(box, input.deploymentId, input.sealedAccessToken)
-        : undefined;
+      let token: string | undefined;
+      try {
+        // The request's own token, else the token of the connection the code location names (if any).
+        token = input.sealedAccessToken
+          ? openAccessToken(box, input.deploymentId, input.sealedAccessToken)
+          : await codeLocationToken({ ds, box, config }, row.organization_id, input.code);
+      } catch (err) {
+        if (!(err instanceof DeploymentFailure)) throw err;
+        await fs.rm(buildPath, { recursive: true, force: true });
+        return { status: 'FAILED', detail: { reason: err.reason, message: err.message } };
+      }
       const output = new OutputTail(OUTPUT_TAIL_BYTES, token ? [token] : []);
       const beatEveryMs = Math.max(200, Math.min(1_000, (ctx.info.heartbeatTimeoutMs ?? 10_000) / 4));
       const beat = setInterval(() => ctx.heartbeat(), beatEveryMs);

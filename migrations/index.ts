@@ -9,6 +9,7 @@ import { SandboxGroups1764500000000 } from './1764500000000-sandbox-groups';
 import { Vector1764600000000 } from './1764600000000-vector';
 import { KnowledgeBases1764700000000 } from './1764700000000-knowledge-bases';
 import { ApiKeyNotify1764900000000 } from './1764900000000-api-key-notify';
+import { ConnectionsBilling1764850000000 } from './1764850000000-connections-billing';
 
 /** Every migration, in order; the data source runs these (never `synchronize`). */
 export const migrations = [
@@ -22,5 +23,6 @@ export const migrations = [
   SandboxGroups1764500000000,
   Vector1764600000000,
   KnowledgeBases1764700000000,
+  ConnectionsBilling1764850000000,
   ApiKeyNotify1764900000000,
 ];

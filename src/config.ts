@@ -48,6 +48,13 @@ export interface Config {
   buildRetentionSeconds: number;
   /** Base URL of the code host for `codehost` code locations: `<base>/<owner>/<name>.git`. */
   codehostBaseUrl: string;
+  /**
+   * The code host's OAuth app, for connections (`credentials.codehost.auth_code` is exchanged at
+   * `<baseUrl>/login/oauth/access_token`). Undefined: connections cannot be created (documented error).
+   */
+  codehostOAuth: { baseUrl: string; clientId: string; clientSecret: string } | undefined;
+  /** The Stripe-compatible payment provider (docs/connections-and-billing.md). Undefined: billing answers 503. */
+  billing: BillingConfig | undefined;
   runLimits: {
     /** Wall time of one run (a workflow timer); a run past it ends ERROR. */
     timeSeconds: number;
@@ -124,6 +131,20 @@ export interface BlobS3Config {
   forcePathStyle: boolean;
   /** Unset: the AWS SDK's default chain (AWS_* variables, instance or task role). */
   credentials?: { accessKeyId: string; secretAccessKey: string };
+}
+
+export interface BillingConfig {
+  /** The provider's API: host, port and protocol of BILLING_API_BASE_URL (https://api.stripe.com by default). */
+  api: { host: string; port: number; protocol: 'http' | 'https' };
+  secretKey: string;
+  /** Verifies the signature of billing events; without it the billing webhook refuses every event. */
+  webhookSecret: string | undefined;
+  /** Where checkout sends the user back (success, cancel) and where the billing portal returns to. */
+  successUrl: string;
+  cancelUrl: string;
+  returnUrl: string;
+  /** Per request to the provider. */
+  timeoutMs: number;
 }
 
 export interface SandboxConfig {
@@ -251,6 +272,8 @@ export function loadConfig(env: Env = process.env): Config {
     buildDir: path.resolve(str('BUILD_DIR', path.join(dataDir, 'builds'))),
     buildRetentionSeconds: int('BUILD_RETENTION_SECONDS', 3600, 0),
     codehostBaseUrl: url('CODEHOST_BASE_URL', 'https://github.com')!,
+    codehostOAuth: codehostOAuthConfig(opt, url, problems),
+    billing: undefined, // below: its URLs default to PUBLIC_BASE_URL
     runLimits: {
       timeSeconds: int('RUN_TIME_LIMIT_SECONDS', 3600, 1),
       memoryMb: int('RUN_MEMORY_LIMIT_MB', 2048, 64),
@@ -316,6 +339,7 @@ export function loadConfig(env: Env = process.env): Config {
     lake.data_lake_objstore_region ||= s3.region;
     lake.data_lake_objstore_url ||= s3.publicEndpoint ?? s3.endpoint ?? `https://s3.${s3.region}.amazonaws.com`;
   }
+  config.billing = billingConfig(opt, url, int, config.publicBaseUrl, problems);
   if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(config.logLevel)) {
     problems.push(`LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent`);
   }
@@ -353,6 +377,53 @@ function blobS3Config(
     forcePathStyle: pathStyle === 'true',
     ...(accessKeyId && secretAccessKey ? { credentials: { accessKeyId, secretAccessKey } } : {}),
   };
+}
+
+type Opt = (name: string) => string | undefined;
+type Url = (name: string, fallback: string | undefined) => string | undefined;
+
+/** CODEHOST_OAUTH_CLIENT_ID and _SECRET together (one without the other is a mistake worth stopping for). */
+function codehostOAuthConfig(opt: Opt, url: Url, problems: string[]): Config['codehostOAuth'] {
+  const clientId = opt('CODEHOST_OAUTH_CLIENT_ID');
+  const clientSecret = opt('CODEHOST_OAUTH_CLIENT_SECRET');
+  const baseUrl = url('CODEHOST_OAUTH_BASE_URL', 'https://github.com')!;
+  if (!clientId && !clientSecret) return undefined;
+  if (!clientId || !clientSecret) {
+    problems.push('CODEHOST_OAUTH_CLIENT_ID and CODEHOST_OAUTH_CLIENT_SECRET must be set together');
+    return undefined;
+  }
+  return { baseUrl, clientId, clientSecret };
+}
+
+/** BILLING_SECRET_KEY turns billing on; the other BILLING_* settings have defaults. */
+function billingConfig(
+  opt: Opt,
+  url: Url,
+  int: (name: string, fallback: number, min: number, max?: number) => number,
+  publicBaseUrl: string,
+  problems: string[],
+): BillingConfig | undefined {
+  const secretKey = opt('BILLING_SECRET_KEY');
+  const base = url('BILLING_API_BASE_URL', 'https://api.stripe.com')!;
+  const successUrl = url('BILLING_SUCCESS_URL', publicBaseUrl)!;
+  const cancelUrl = url('BILLING_CANCEL_URL', publicBaseUrl)!;
+  const returnUrl = url('BILLING_RETURN_URL', publicBaseUrl)!;
+  const timeoutMs = int('BILLING_TIMEOUT_MS', 30_000, 100, 600_000);
+  if (!secretKey) {
+    if (opt('BILLING_WEBHOOK_SECRET')) problems.push('BILLING_WEBHOOK_SECRET is set but BILLING_SECRET_KEY is not');
+    return undefined;
+  }
+  let api: BillingConfig['api'] = { host: 'api.stripe.com', port: 443, protocol: 'https' };
+  try {
+    const u = new URL(base);
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('protocol');
+    if (u.pathname !== '/' || u.search) throw new Error('path');
+    const protocol = u.protocol === 'http:' ? 'http' : 'https';
+    api = { host: u.hostname, port: u.port ? Number(u.port) : protocol === 'http' ? 80 : 443, protocol };
+  } catch {
+    problems.push(`BILLING_API_BASE_URL must be an http(s) URL without a path, got ${JSON.stringify(base)}`);
+  }
+  return { api, secretKey, webhookSecret: opt('BILLING_WEBHOOK_SECRET'), successUrl, cancelUrl, returnUrl, timeoutMs };
 }
 
 function sandboxConfig(

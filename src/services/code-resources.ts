@@ -60,6 +60,15 @@ async function checkReferences(ds: DataSource, caller: Caller, fields: CodeResou
       '/body/code/data_lake/bucket_id',
     );
   }
+  if (fields.code && 'codehost' in fields.code && fields.code.codehost.connection_id) {
+    await assertIdsInOrg(
+      ds,
+      'connection',
+      caller.organizationId,
+      [fields.code.codehost.connection_id],
+      '/body/code/codehost/connection_id',
+    );
+  }
 }
 
 /** Creates the resource and its first deployment (of `{default: {}}` when no code is given). */

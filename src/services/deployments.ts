@@ -13,7 +13,7 @@ import type { Config } from '../config';
 import { Asset, CodeResource, Deployment } from '../persistence/entities';
 import type { CodeLocation, CodeResourceKind } from '../persistence/entities/code-resource';
 import type { DeploymentStatus } from '../persistence/entities/deployment';
-import { findInOrg, iso, pageInOrg } from '../persistence/scoped';
+import { assertIdsInOrg, findInOrg, iso, pageInOrg } from '../persistence/scoped';
 import { DEFAULT_CONFIG_FILE } from '../runtime/build/config-file';
 import { DEFAULT_PROJECTS } from '../runtime/templates/default-code';
 import type { SecretBox } from '../security/secret-box';
@@ -122,6 +122,8 @@ export async function assetEvidence(
 export interface DeploymentRequest {
   commitSha?: string;
   accessToken?: string;
+  /** codehost: clone with this connection's token (checked to be the organization's) instead of the location's. */
+  connectionId?: string;
 }
 
 /** A new QUEUED deployment row and its workflow input; nothing is written yet. */
@@ -156,7 +158,11 @@ export async function planDeployment(
   const input: DeploymentInput = {
     deploymentId,
     kind: resource.kind,
-    code: resource.code,
+    // The build reads the connection from the code location: a request's own connection is put there.
+    code:
+      req.connectionId && 'codehost' in resource.code
+        ? { codehost: { ...resource.code.codehost, connection_id: req.connectionId } }
+        : resource.code,
     configFile,
     commitSha: req.commitSha,
     // Workflow inputs are kept in Temporal's history: the token travels sealed, bound to this deployment.
@@ -222,16 +228,29 @@ export async function requestDeployment(
   deps: DeploymentsDeps,
   caller: Caller,
   resource: CodeResource,
-  body: { code_source?: { codehost?: { access_token?: string; commit_sha?: string } }; force?: boolean },
+  body: {
+    code_source?: { codehost?: { access_token?: string; commit_sha?: string; connection_id?: string } };
+    force?: boolean;
+  },
 ): Promise<{ deployment: Deployment; reused: boolean }> {
   const codehost = body.code_source?.codehost;
   if (codehost && !('codehost' in resource.code)) {
     // The request is well formed; the resource's code location makes it inapplicable.
     throw conflict(`code_source.codehost applies only to a ${resource.kind} whose code is a codehost repository`);
   }
+  if (codehost?.connection_id) {
+    await assertIdsInOrg(
+      deps.ds,
+      'connection',
+      caller.organizationId,
+      [codehost.connection_id],
+      '/body/code_source/codehost/connection_id',
+    );
+  }
   const plan = await planDeployment(deps, resource, caller.actor, {
     commitSha: codehost?.commit_sha,
     accessToken: codehost?.access_token,
+    connectionId: codehost?.connection_id,
   });
   if (!body.force && plan.row.source_fingerprint !== null) {
     const newest = await deps.ds.getRepository(Deployment).findOne({

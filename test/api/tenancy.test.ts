@@ -64,6 +64,7 @@ const bodies: Record<string, unknown> = {
   UpdateKnowledgeBase: { name: 'x' },
   CreateChatMessage: chatBody,
   CreateChatMessageStream: chatBody,
+  CreateCheckoutSession: { price_lookup_key: 'tenancy-unknown-price' },
 };
 
 describe('tenancy: another organization sees nothing', () => {
@@ -150,6 +151,11 @@ describe('tenancy: another organization sees nothing', () => {
     expect(kbJob.status, kbJob.text).to.equal(202);
     const kbQuery = await apiA.post(`/api/knowledge-bases/${kb.body.knowledge_base_id}/query`, { query: 'file' });
     expect(kbQuery.status, kbQuery.text).to.equal(200);
+    const connection = await apiA.post('/api/connections', {
+      type: 'codehost',
+      credentials: { codehost: { auth_code: getStack().codehost.issueCode() } },
+    });
+    expect(connection.status, connection.text).to.equal(201);
     const ids: Record<string, string> = {
       organization_id: a.organizationId,
       user_id: a.userId,
@@ -176,10 +182,15 @@ describe('tenancy: another organization sees nothing', () => {
       knowledge_base_id: kb.body.knowledge_base_id,
       knowledge_base_job_id: kbJob.body.knowledge_base_job_id,
       knowledge_base_query_id: kbQuery.body.knowledge_base_query_id,
+      connection_id: connection.body.connection_id,
     };
     const secretsOfA = Object.values(ids).filter((v) => v !== 'dir/file.txt');
 
     const apiB = as(b.key);
+    bodies.CreateConnection = {
+      type: 'codehost',
+      credentials: { codehost: { auth_code: getStack().codehost.issueCode() } },
+    };
     let checked = 0;
     for (const r of allRoutes()) {
       if (r.auth === 'none') continue; // public or presigned: authenticated by signature, tested in buckets
@@ -217,6 +228,7 @@ describe('tenancy: another organization sees nothing', () => {
     expect((await apiA.get(`/api/assistants/${ids.assistant_id}`)).body.name).to.equal('A');
     expect((await apiA.get(`/api/knowledge-bases/${ids.knowledge_base_id}`)).body.name).to.equal('KB');
     expect((await apiA.get(`/api/knowledge-base-queries/${ids.knowledge_base_query_id}`)).status).to.equal(200);
+    expect((await apiA.get(`/api/connections/${ids.connection_id}/access-token`)).status).to.equal(200);
     expect(
       (
         await apiB.post('/api/knowledge-bases', {

@@ -80,7 +80,7 @@ describe('compat: the real Python clients (griptape, griptape-cloud-client) agai
       .map((l) => l.trim())
       .filter((l) => l && !l.startsWith('#'));
     const python = await pythonVenv('compat', requirements);
-    const { baseUrl, modelProvider } = getStack();
+    const { baseUrl, modelProvider, codehost, stripe } = getStack();
     const [tenant, other] = await Promise.all([newTenant('compat'), newTenant('invitee')]);
     const model = modelProvider.uniqueModel('compat');
     modelProvider.script({ model, times: Infinity, respond: scriptedAgent });
@@ -88,8 +88,15 @@ describe('compat: the real Python clients (griptape, griptape-cloud-client) agai
     const stallEmbedding = modelProvider.uniqueModel('compat-stall');
     modelProvider.stallEmbeddings(stallEmbedding);
 
+    // The outside providers' side of connections and billing: an authorization code the user's browser would
+    // bring back from the code host, and a price at the payment provider.
+    const lookupKey = `compat_${Math.random().toString(36).slice(2)}`;
+    stripe.addPrice({ lookupKey });
+
     const started = Date.now();
     const { code, output } = await runPytest(python, {
+      TARMAC_CODEHOST_AUTH_CODE: codehost.issueCode(),
+      TARMAC_PRICE_LOOKUP_KEY: lookupKey,
       TARMAC_BASE_URL: baseUrl,
       TARMAC_API_KEY: tenant.key,
       TARMAC_MODEL: `local/${model}`,

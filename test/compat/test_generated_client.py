@@ -299,12 +299,31 @@ def chat(client, **_):
     assert json.loads(answer.content[0].artifact.value)["input"] == "hello"
 
 
+def connections(client, **_):
+    # The client's words: type `github`, credentials `{github: {auth_code}}` (stored and answered as `codehost`).
+    body = m.CreateConnectionRequestContent.from_dict(
+        {"type": "github", "name": "compat", "credentials": {"github": {"auth_code": os.environ["TARMAC_CODEHOST_AUTH_CODE"]}}})
+    connection = call("connections.create_connection", client, body=body)
+    assert connection.type_ == "codehost"
+    listed = call("connections.list_connections", client, type_="github")
+    assert [c.connection_id for c in listed.connections] == [connection.connection_id]
+    assert call("connections.get_token", client, connection.connection_id).access_token.startswith("gho_")
+    call("connections.delete_connection", client, connection.connection_id)
+
+
+def billing(client, **_):
+    # Through the stack's local payment provider (test/support/stripe-double.ts), as BILLING_* configures it.
+    body = m.CreateCheckoutSessionRequestContent(price_lookup_key=os.environ["TARMAC_PRICE_LOOKUP_KEY"])
+    assert "/c/pay/cs_test_" in call("billing.create_checkout_session", client, body=body).redirect_url
+    assert "/p/session/bps_" in call("billing.create_billing_management_url", client).billing_management_url
+
+
 SCENARIOS = [accounts, config, secrets, buckets, invites, rules, threads, structures, functions, tools, assistants, chat,
-             knowledge_bases]
+             knowledge_bases, connections, billing]
 
 #: Client packages whose resources this platform does not serve (yet); their calls answer 404.
 NOT_SERVED = {
-    "billing": "billing sessions", "connections": "connections to outside providers", "credits_": "credits",
+    "credits_": "credits",
     "data_connectors": "data connectors", "data_jobs": "data jobs", "entitlement_policies": "entitlement policies",
     "export_jobs": "export jobs", "import_jobs": "import jobs", "integrations": "integrations",
     "knowledge_bases.search_knowledge_base": "knowledge base search (a model's answer)",

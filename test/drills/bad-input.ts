@@ -64,6 +64,8 @@ const VALID_BODIES: Record<string, unknown> = {
   RunToolActivity: { text: 'hi' },
   CreateEvents: { type: 'x', payload: {}, timestamp: 1 },
   CreateSpans: [],
+  CreateConnection: { type: 'codehost', credentials: { codehost: { auth_code: 'drill-not-a-code' } } },
+  CreateCheckoutSession: { price_lookup_key: 'drill-unknown-price' },
 };
 
 /** Asset names that try to leave their bucket or are ambiguous, as they appear in a URL path. */
@@ -280,6 +282,10 @@ async function recordsOfEveryKind() {
     );
     return runId;
   };
+  const connection = await api.post('/api/connections', {
+    type: 'codehost',
+    credentials: { codehost: { auth_code: getStack().codehost.issueCode() } },
+  });
   const ids: Record<string, string> = {
     organization_id: a.organizationId,
     user_id: a.userId,
@@ -297,6 +303,7 @@ async function recordsOfEveryKind() {
     function_run_id: await ended('function', fn.structureId, fn.deploymentId),
     tool_run_id: await ended('tool', tool.structureId, tool.deploymentId),
     activity_name: 'echo',
+    connection_id: connection.body.connection_id,
   };
   return { a, ids };
 }

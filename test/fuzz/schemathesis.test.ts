@@ -4,7 +4,8 @@
 // invalid input refused, valid input accepted, 405 with Allow for undeclared methods. It runs against the
 // shared test stack, in an organization of its own so that it cannot disturb the other test files.
 // The stack's model provider answers every model meanwhile: which models exist is the provider's business
-// (an unknown one is its 4xx, which chat messages pass on as a 400), not something our document can promise.
+// (an unknown one is its 4xx, which chat messages pass on as a 400), not something our document can promise;
+// so does the code host with authorization codes (CreateConnection).
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -70,12 +71,16 @@ describe('schema fuzzing (schemathesis)', function () {
     ];
     const anyModel: ScriptedReply = { text: 'An answer to the fuzzer.', times: Infinity };
     getStack().modelProvider.script(anyModel);
+    // Likewise the code host takes every authorization code: whether a code is good is the code host's business
+    // (a refused one is its 400, which CreateConnection passes on).
+    getStack().codehost.acceptAnyCode = true;
     const started = Date.now();
     let result: { code: number | null; output: string };
     try {
       result = await runProcess(python, args, work);
     } finally {
       getStack().modelProvider.withdraw(anyModel);
+      getStack().codehost.acceptAnyCode = false;
       fs.rmSync(work, { recursive: true, force: true });
     }
     const { code, output } = result;

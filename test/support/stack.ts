@@ -8,6 +8,11 @@
 // `local/<name>` (e.g. an assistant's model) and scripts replies for `<name>`: tests never take each other's
 // replies, even when their runs overlap. Requests for `test-model` (runs without a model) are unscripted, so
 // they fail `rejected` unless a test scripts that name, which only a test that runs alone may do.
+//
+// Outside providers: a local code host (codehost.ts: OAuth token endpoint and private git over HTTP,
+// `getStack().codehost`) as CODEHOST_OAUTH_*, and a local Stripe (stripe-double.ts, `getStack().stripe`) as
+// BILLING_* with the webhook secret `getStack().billingWebhookSecret`. CODEHOST_BASE_URL stays file:// (public
+// repositories); tests that clone over HTTP run a worker of their own with the code host's URL.
 import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
@@ -38,6 +43,8 @@ import { Sandbox } from '../../src/runtime/sandbox/sandbox';
 import { activityDepsFor, createWorker, WORKFLOWS_PATH } from '../../src/worker/create-worker';
 import { bootstrapOrganization } from '../../src/services/accounts';
 import { startModelProvider, ModelProvider } from './model-provider';
+import { Codehost, startCodehost } from './codehost';
+import { startStripeDouble, StripeDouble } from './stripe-double';
 
 export interface Stack {
   config: Config;
@@ -52,6 +59,11 @@ export interface Stack {
   codehostDir: string;
   /** The local model provider `local` of the stack's worker (see the header comment). */
   modelProvider: ModelProvider;
+  /** The code host of CODEHOST_OAUTH_* (its git side serves `codehostDir`, privately). */
+  codehost: Codehost;
+  /** The payment provider of BILLING_*; events for the api are signed with `billingWebhookSecret`. */
+  stripe: StripeDouble;
+  billingWebhookSecret: string;
 }
 
 let stack: Stack | undefined;
@@ -84,6 +96,11 @@ export async function startStack(opts: { env?: Record<string, string> } = {}): P
 
   const modelProvider = await startModelProvider();
   stops.unshift(() => modelProvider.close());
+  const codehost = await startCodehost({ root: path.join(root, 'codehost') });
+  stops.unshift(() => codehost.close());
+  const stripe = await startStripeDouble();
+  stops.unshift(() => stripe.close());
+  const billingWebhookSecret = `whsec_${Math.random().toString(36).slice(2)}`;
 
   const apiPort = await freePort();
   const config = loadConfig({
@@ -99,6 +116,13 @@ export async function startStack(opts: { env?: Record<string, string> } = {}): P
     DEFAULT_MODEL: 'local/test-model',
     DEFAULT_EMBEDDING_MODEL: 'local/test-embedding',
     OPENAI_API_KEY: '',
+    CODEHOST_OAUTH_BASE_URL: codehost.baseUrl,
+    CODEHOST_OAUTH_CLIENT_ID: codehost.clientId,
+    CODEHOST_OAUTH_CLIENT_SECRET: codehost.clientSecret,
+    BILLING_API_BASE_URL: stripe.baseUrl,
+    BILLING_SECRET_KEY: stripe.secretKey,
+    BILLING_WEBHOOK_SECRET: billingWebhookSecret,
+    BILLING_SUCCESS_URL: `http://127.0.0.1:${apiPort}/billing/done`,
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
     ...opts.env,
   });
@@ -156,6 +180,9 @@ export async function startStack(opts: { env?: Record<string, string> } = {}): P
     activityDeps,
     codehostDir: path.join(root, 'codehost'),
     modelProvider,
+    codehost,
+    stripe,
+    billingWebhookSecret,
   };
   const api = await startApi(env.client, apiPort);
   stops.unshift(api.close);
@@ -169,13 +196,15 @@ export async function startStack(opts: { env?: Record<string, string> } = {}): P
 export async function startApi(
   temporal: Client,
   port = 0,
+  /** This api's own settings instead of the stack's (e.g. without billing). */
+  config?: Config,
 ): Promise<{ baseUrl: string; runUpdates: RunUpdatesHub; close: () => Promise<void> }> {
   const s = getStack();
   const log = createLogger(s.config.logLevel, 'test-api');
   const runUpdates = new RunUpdatesHub((s.ds.options as { url: string }).url, log);
   await runUpdates.start();
   const app = createApp({
-    config: s.config,
+    config: config ?? s.config,
     ds: s.ds,
     temporal,
     blobs: new FsBlobStore(s.config.blobDir),

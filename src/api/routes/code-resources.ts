@@ -36,6 +36,12 @@ const codehostLocation = {
       additionalProperties: false,
       properties: { branch: str(1, 200), tag: str(1, 200) },
     },
+    connection_id: {
+      ...uuid,
+      description:
+        'A connection of the organization (POST /connections): its access token clones the repository (a private one). ' +
+        '409 when the organization has no such connection; the connection cannot be deleted while named here.',
+    },
   },
 };
 const locations = {

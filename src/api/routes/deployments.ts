@@ -26,7 +26,7 @@ const DeploymentSchema = defineSchema('Deployment', {
     status_detail: {
       description:
         'SUCCEEDED: `{reason: "Deployed", runtime, runtime_version?, interpreter_version}`. FAILED (the project does not build): ' +
-        '`{reason, message, build_output_tail}` with reason SourceUnavailable, UnsafeArchive, InvalidArchive, CloneFailed, ConfigNotFound, ' +
+        '`{reason, message, build_output_tail}` with reason SourceUnavailable, UnsafeArchive, InvalidArchive, CloneFailed, ConnectionUnavailable, ConfigNotFound, ' +
         'InvalidConfig, FileNotFound, ScriptFailed or InstallFailed. ERROR (the platform): `{reason, message}` with reason ' +
         'TimeLimitExceeded, InfrastructureError, WorkflowClosed or Cancelled.',
     },
@@ -53,6 +53,12 @@ const codehostSource = {
     commit_sha: {
       ...str(1, 200),
       description: 'Deploy this commit (full or abbreviated hexadecimal id) instead of the branch or tag head.',
+    },
+    connection_id: {
+      ...uuid,
+      description:
+        "Clone with this connection's token (POST /connections), for this deployment only; 409 when the organization " +
+        'has no such connection. `access_token` wins when both are given.',
     },
   },
 };

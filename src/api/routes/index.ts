@@ -2,9 +2,11 @@
 import './accounts';
 import './assistant-runs';
 import './assistants';
+import './billing';
 import './buckets';
 import './chat';
 import './code-resources';
+import './connections';
 import './dashboard';
 import './deployments';
 import './events';

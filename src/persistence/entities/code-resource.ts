@@ -6,7 +6,16 @@ export type CodeResourceKind = 'structure' | 'function' | 'tool';
 export type CodeLocation =
   | { default: Record<string, never> }
   | { data_lake: { bucket_id: string; asset_path: string } }
-  | { codehost: { owner: string; name: string; push: { branch: string; tag?: string }; commit_sha?: string } };
+  | {
+      codehost: {
+        owner: string;
+        name: string;
+        push: { branch: string; tag?: string };
+        commit_sha?: string;
+        /** A connection of the organization whose token clones the (private) repository. */
+        connection_id?: string;
+      };
+    };
 
 export interface EnvVar {
   name: string;

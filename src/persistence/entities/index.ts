@@ -1,7 +1,9 @@
 import { ApiKey } from './api-key';
 import { Assistant, AssistantRun } from './assistant';
 import { Asset, Bucket } from './bucket';
+import { BillingCustomer, BillingEvent } from './billing';
 import { CodeResource } from './code-resource';
+import { Connection } from './connection';
 import { Rule, Ruleset, RulesetRule, Thread, ThreadMessage } from './conversation';
 import { Deployment } from './deployment';
 import { Invite } from './invite';
@@ -21,8 +23,11 @@ export {
   Thread,
   ThreadMessage,
   Asset,
+  BillingCustomer,
+  BillingEvent,
   Bucket,
   CodeResource,
+  Connection,
   Deployment,
   Invite,
   KnowledgeBase,
@@ -60,4 +65,7 @@ export const entities = [
   KnowledgeBase,
   KnowledgeBaseJob,
   KnowledgeBaseQuery,
+  Connection,
+  BillingCustomer,
+  BillingEvent,
 ];

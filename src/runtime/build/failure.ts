@@ -7,6 +7,8 @@ export type FailureReason =
   | 'UnsafeArchive'
   | 'InvalidArchive'
   | 'CloneFailed'
+  /** The connection a codehost code location names is gone, or its token expired and cannot be refreshed. */
+  | 'ConnectionUnavailable'
   | 'ConfigNotFound'
   | 'InvalidConfig'
   | 'FileNotFound'
