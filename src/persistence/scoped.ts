@@ -45,6 +45,7 @@ const REFERENCEABLE = {
   secret: { table: 'secrets', idColumn: 'secret_id', kind: undefined, label: 'Secret' },
   thread: { table: 'threads', idColumn: 'thread_id', kind: undefined, label: 'Thread' },
   bucket: { table: 'buckets', idColumn: 'bucket_id', kind: undefined, label: 'Bucket' },
+  assistant: { table: 'assistants', idColumn: 'assistant_id', kind: undefined, label: 'Assistant' },
 } as const;
 
 /**

@@ -38,6 +38,8 @@ import { Sandbox } from '../../src/runtime/sandbox/sandbox';
 import { activityDepsFor, createWorker, WORKFLOWS_PATH } from '../../src/worker/create-worker';
 import { bootstrapOrganization } from '../../src/services/accounts';
 import { startModelProvider, ModelProvider } from './model-provider';
+import { ChatAppDouble, startChatAppDouble } from './chatapp-double';
+import { CodehostAppDouble, startCodehostAppDouble } from './codehost-app-double';
 
 export interface Stack {
   config: Config;
@@ -52,6 +54,9 @@ export interface Stack {
   codehostDir: string;
   /** The local model provider `local` of the stack's worker (see the header comment). */
   modelProvider: ModelProvider;
+  /** The chat app's Web API (CHATAPP_API_BASE_URL) and the code host's app API (CODEHOST_API_BASE_URL). */
+  chatApp: ChatAppDouble;
+  codeHost: CodehostAppDouble;
 }
 
 let stack: Stack | undefined;
@@ -84,6 +89,11 @@ export async function startStack(opts: { env?: Record<string, string> } = {}): P
 
   const modelProvider = await startModelProvider();
   stops.unshift(() => modelProvider.close());
+  const [chatApp, codeHost] = await Promise.all([startChatAppDouble(), startCodehostAppDouble()]);
+  stops.unshift(
+    () => chatApp.close(),
+    () => codeHost.close(),
+  );
 
   const apiPort = await freePort();
   const config = loadConfig({
@@ -98,6 +108,8 @@ export async function startStack(opts: { env?: Record<string, string> } = {}): P
     MODEL_PROVIDERS: `local=${modelProvider.baseUrl}`,
     DEFAULT_MODEL: 'local/test-model',
     DEFAULT_EMBEDDING_MODEL: 'local/test-embedding',
+    CHATAPP_API_BASE_URL: chatApp.baseUrl,
+    CODEHOST_API_BASE_URL: codeHost.baseUrl,
     OPENAI_API_KEY: '',
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
     ...opts.env,
@@ -156,6 +168,8 @@ export async function startStack(opts: { env?: Record<string, string> } = {}): P
     activityDeps,
     codehostDir: path.join(root, 'codehost'),
     modelProvider,
+    chatApp,
+    codeHost,
   };
   const api = await startApi(env.client, apiPort);
   stops.unshift(api.close);

@@ -4,6 +4,7 @@ import { Asset, Bucket } from './bucket';
 import { CodeResource } from './code-resource';
 import { Rule, Ruleset, RulesetRule, Thread, ThreadMessage } from './conversation';
 import { Deployment } from './deployment';
+import { Integration, IntegrationDelivery } from './integration';
 import { Invite } from './invite';
 import { KnowledgeBase, KnowledgeBaseJob, KnowledgeBaseQuery } from './knowledge-base';
 import { Organization } from './organization';
@@ -24,6 +25,8 @@ export {
   Bucket,
   CodeResource,
   Deployment,
+  Integration,
+  IntegrationDelivery,
   Invite,
   KnowledgeBase,
   KnowledgeBaseJob,
@@ -60,4 +63,6 @@ export const entities = [
   KnowledgeBase,
   KnowledgeBaseJob,
   KnowledgeBaseQuery,
+  Integration,
+  IntegrationDelivery,
 ];
