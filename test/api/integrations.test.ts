@@ -37,7 +37,14 @@ async function deliveryEnd(api: Api, integrationId: string, deliveryId: string) 
   for (;;) {
     const d = (await deliveries(api, integrationId)).find((x) => x.delivery_id === deliveryId);
     if (d && ['SUCCEEDED', 'FAILED', 'CANCELLED'].includes(d.status)) return d;
-    if (Date.now() > deadline) throw new Error(`delivery ${deliveryId} still ${d?.status}`);
+    if (Date.now() > deadline) {
+      const wf = await getStack()
+        .env.client.workflow.getHandle(`integration-delivery-${deliveryId}`)
+        .describe()
+        .then((w) => `${w.status.name}, pending activities: ${JSON.stringify(w.raw.pendingActivities)}`)
+        .catch((err: Error) => err.message);
+      throw new Error(`delivery ${deliveryId} still ${d?.status}; its workflow: ${wf}`);
+    }
     await new Promise((r) => setTimeout(r, 100));
   }
 }
