@@ -8,7 +8,13 @@ import type { DeliveryError, DeliveryStatus } from '../src/persistence/entities/
 import { RUN_TERMINAL } from '../src/persistence/entities/run';
 import { resultText } from '../src/services/assistants/prompt';
 import { requestDeployment } from '../src/services/deployments';
-import { ChatappError, postMessage, readChatappDelivery, threadFor } from '../src/services/integrations/chatapp';
+import {
+  botIdentity,
+  ChatappError,
+  postMessage,
+  readChatappDelivery,
+  threadFor,
+} from '../src/services/integrations/chatapp';
 import { CodehostAppError, follows, installationToken, readPush } from '../src/services/integrations/codehost-app';
 import { recordStarted, threeArgs, transitionDelivery } from '../src/services/integrations/deliveries';
 import { secretValue } from '../src/services/integrations/handler';
@@ -27,8 +33,9 @@ export interface DeliveryWork {
   reply: boolean;
 }
 
-/** Text for the model: mentions of the bot (`<@U123>`) are addressing, not content. */
-const withoutMentions = (text: string) => text.replace(/<@[A-Z0-9]+>/g, '').trim();
+/** Text for the model: a mention of the bot (`<@U123>`) is addressing, not content. */
+const withoutMention = (text: string, botUserId?: string) =>
+  (botUserId ? text.split(`<@${botUserId}>`).join('') : text).trim();
 
 export function createIntegrationActivities(deps: ActivityDeps) {
   const { ds, box, config, log } = deps;
@@ -63,6 +70,24 @@ export function createIntegrationActivities(deps: ActivityDeps) {
       if (integration.type === 'chatapp') {
         const parsed = readChatappDelivery(payload.raw_body, payload.headers['content-type'] ?? '');
         if (parsed?.kind !== 'message') return { assistantRunIds: [], reply: false };
+        // Who the bot is (auth.test): its own messages are never answered (a loop), whatever the event says.
+        const token = await secretValue(ds, box, integration.organization_id, integration.config.bot_token_secret_ref);
+        let botUserId: string | undefined;
+        try {
+          if (!token) throw new ChatappError('The bot token secret is not set', false);
+          botUserId = (await botIdentity(config.integrations.chatappApiBaseUrl, token)).userId;
+        } catch (err) {
+          if (!(err instanceof ChatappError)) throw err;
+          const again = retryable(err);
+          if (again) throw again;
+          await recordStarted(ds, delivery.delivery_id, {}, [{ type: 'ChatappRefused', message: err.message }]);
+        }
+        if (botUserId && parsed.message.user === botUserId) {
+          await recordStarted(ds, delivery.delivery_id, {}, [
+            { type: 'OwnMessage', message: "The app's own message: not answered" },
+          ]);
+          return { assistantRunIds: [], reply: false };
+        }
         // Structures see the chat app's credentials as the env vars its SDKs read (resolved at run start).
         const envVars = [
           { name: 'SLACK_BOT_TOKEN', value: integration.config.bot_token_secret_ref!, source: 'secret_ref' as const },
@@ -88,7 +113,7 @@ export function createIntegrationActivities(deps: ActivityDeps) {
           caller,
           integration,
           delivery.delivery_id,
-          withoutMentions(parsed.message.text) || parsed.message.text,
+          withoutMention(parsed.message.text, botUserId) || parsed.message.text,
           threadId,
         );
         await recordStarted(

@@ -392,7 +392,7 @@ describe('integrations', () => {
       const chatApp = getStack().chatApp;
       chatApp.hold(true);
       try {
-        const event = message('<@UBOT> what is 2+2?');
+        const event = message(`<@${bot.userId}> what is 2+2?`);
         const acked = await deliver(event);
         expect(acked.status, acked.text).to.equal(200);
         expect(acked.body.verdict).to.equal('accepted');
@@ -419,6 +419,29 @@ describe('integrations', () => {
         expect(secondRun.body.thread_id).to.equal(run.body.thread_id);
         const posts = chatApp.posts.filter((p) => p.channel === 'C1' && p.thread_ts === event.event.ts);
         expect(posts.map((p) => p.text)).to.deep.equal(['echo: what is 2+2?', 'echo: and 3+3?']);
+
+        // A slash command is acknowledged with a note for the user and answered in its channel.
+        const form = new URLSearchParams({
+          command: '/helper',
+          text: 'slash question',
+          channel_id: 'C2',
+          user_id: 'U1',
+          trigger_id: `trig-${randomUUID()}`,
+        }).toString();
+        const slash = await request('POST', handler(integrationId), undefined, {
+          raw: form,
+          headers: { 'content-type': 'application/x-www-form-urlencoded', ...signedDelivery(signingSecret, form) },
+        });
+        expect(slash.status, slash.text).to.equal(200);
+        expect(slash.body).to.include({ verdict: 'accepted', text: 'Working on it…' });
+        await deliveryEnd(api, integrationId, slash.body.delivery_id);
+        expect((await chatApp.waitForPost((p) => p.channel === 'C2')).text).to.equal('echo: slash question');
+
+        // A message of the bot's own user (auth.test says who it is) starts nothing, even without a bot_id.
+        const own = await deliver(message('an answer of mine', { user: bot.userId }));
+        const ownDone = await deliveryEnd(api, integrationId, own.body.delivery_id);
+        expect(ownDone.assistant_run_ids).to.deep.equal([]);
+        expect(ownDone.errors.map((e: any) => e.type)).to.deep.equal(['OwnMessage']);
       } finally {
         chatApp.hold(false);
         stop();

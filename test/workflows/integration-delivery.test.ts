@@ -152,7 +152,7 @@ describe('integration delivery workflow', function () {
     const reply = { model: 'test-model', text: 'Forty-two.' };
     modelProvider.script(reply);
     const channel = `C${randomUUID().slice(0, 6)}`;
-    const d = await accepted(integrationId, 'message', chatEvent('<@UBOT> the answer?', channel));
+    const d = await accepted(integrationId, 'message', chatEvent(`<@${bot.userId}> the answer?`, channel));
     const ts = await startTimeSkipping();
     try {
       await ts.runWorker(async () => {
@@ -168,6 +168,9 @@ describe('integration delivery workflow', function () {
     const done = await row(d.delivery_id);
     expect(done.status).to.equal('SUCCEEDED');
     expect(done.status_detail).to.deep.include({ posted: done.assistant_run_ids });
+    // The model was asked the message without the mention of the bot.
+    const asked = modelProvider.requestsFor('test-model').map((r) => r.body.messages.at(-1)?.content);
+    expect(asked).to.include('the answer?');
   });
 
   it('ends a delivery past its time limit FAILED, by the workflow timer, while its assistant never answers', async () => {

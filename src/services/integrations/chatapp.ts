@@ -148,6 +148,30 @@ export class ChatappError extends Error {
   }
 }
 
+/** auth.test: who the bot token is (its user id: messages from it are the app's own). */
+export async function botIdentity(baseUrl: string, botToken: string): Promise<{ userId: string; botId?: string }> {
+  let res: Response;
+  try {
+    res = await fetch(`${baseUrl}/auth.test`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${botToken}` },
+      signal: AbortSignal.timeout(30_000),
+    });
+  } catch (err) {
+    throw new ChatappError(`The chat app could not be reached: ${(err as Error).message}`, true);
+  }
+  if (res.status === 429 || res.status >= 500) throw new ChatappError(`The chat app answered ${res.status}`, true);
+  const body = (await res.json().catch(() => ({}))) as {
+    ok?: boolean;
+    error?: string;
+    user_id?: string;
+    bot_id?: string;
+  };
+  if (!body.ok || !body.user_id)
+    throw new ChatappError(`auth.test refused the bot token: ${body.error ?? `HTTP ${res.status}`}`, false);
+  return { userId: body.user_id, botId: body.bot_id };
+}
+
 /** chat.postMessage with the bot token; the Web API answers 200 `{ok: false, error}` for refusals. */
 export async function postMessage(
   baseUrl: string,
