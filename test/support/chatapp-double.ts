@@ -112,7 +112,7 @@ export async function startChatAppDouble(): Promise<ChatAppDouble> {
   const { port } = server.address() as net.AddressInfo;
 
   const until = async <T>(find: () => T | undefined, what: string): Promise<T> => {
-    const deadline = Date.now() + 60_000;
+    const deadline = Date.now() + 150_000;
     for (;;) {
       const found = find();
       if (found !== undefined) return found;

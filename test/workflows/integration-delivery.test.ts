@@ -81,7 +81,7 @@ const chatEvent = (text: string, channel: string) =>
   });
 
 describe('integration delivery workflow', function () {
-  this.timeout(180_000);
+  this.timeout(400_000);
 
   it('deploys the pushed commit of a followed branch, with an installation token of the app', async () => {
     const t = await newTenant('delivery-push');
@@ -185,7 +185,7 @@ describe('integration delivery workflow', function () {
     try {
       await ts.runWorker(async () => {
         const handle = await startDelivery(ts.env.client, d, 120);
-        for (let i = 0; i < 400 && !(await row(d.delivery_id)).assistant_run_ids.length; i++)
+        for (let i = 0; i < 3000 && !(await row(d.delivery_id)).assistant_run_ids.length; i++)
           await new Promise((r) => setTimeout(r, 50));
         await skipWhileActivityRuns(ts.env, 121_000);
         expect(await handle.result()).to.equal('FAILED');
@@ -215,7 +215,7 @@ describe('integration delivery workflow', function () {
     try {
       await ts.runWorker(async () => {
         const handle = await startDelivery(ts.env.client, d);
-        for (let i = 0; i < 400 && !(await row(d.delivery_id)).assistant_run_ids.length; i++)
+        for (let i = 0; i < 3000 && !(await row(d.delivery_id)).assistant_run_ids.length; i++)
           await new Promise((r) => setTimeout(r, 50));
         await handle.cancel();
         await handle.result().catch(() => undefined);

@@ -9,7 +9,7 @@ import { Run } from '../../persistence/entities';
 import type { EnvVar } from '../../persistence/entities/code-resource';
 import type { DeliveryError, Integration } from '../../persistence/entities/integration';
 import { createAssistantRun } from '../assistants/runs';
-import { findStructure, startRun, type RunsDeps } from '../runs/structure-runs';
+import { findStructure, MAX_ARG_BYTES, startRun, type RunsDeps } from '../runs/structure-runs';
 import { derivedId } from './deliveries';
 
 export interface Started {
@@ -44,6 +44,18 @@ export async function startStructureRuns(
   envVars: EnvVar[] = [],
 ): Promise<Started> {
   const out: Started = { structure_run_ids: [], assistant_run_ids: [], errors: [] };
+  // Each argument is one argv string: the kernel refuses longer ones, so such a run could never start.
+  const tooLong = args.findIndex((a) => Buffer.byteLength(a) > MAX_ARG_BYTES);
+  if (tooLong >= 0) {
+    for (const structureId of integration.structure_ids) {
+      out.errors.push({
+        type: 'ValidationError',
+        message: `Argument ${tooLong + 1} of the three is over ${MAX_ARG_BYTES} bytes, more than one argument may hold`,
+        target: `structure ${structureId}`,
+      });
+    }
+    return out;
+  }
   for (const structureId of integration.structure_ids) {
     const runId = derivedId(deliveryId, `structure:${structureId}`);
     try {
