@@ -300,6 +300,25 @@ describe('integrations', () => {
       expect(log[1].errors[0].target).to.equal(`structure ${doomed}`);
     });
 
+    it('reports a body too long for one argument as an error of the delivery instead of starting a run that cannot', async () => {
+      const hook = await api.post('/api/integrations', {
+        name: 'long',
+        type: 'webhook',
+        config: { webhook: {} },
+        structure_ids: [structureId],
+      });
+      const long = 'y'.repeat(200_000);
+      const hit = await request('POST', handler(hook.body.integration_id), undefined, {
+        key: t.key,
+        raw: long,
+        headers: { 'content-type': 'text/plain' },
+      });
+      expect(hit.status, hit.text).to.equal(200);
+      expect(hit.body.structure_run_ids).to.deep.equal([]);
+      expect(hit.body.errors).to.have.length(1);
+      expect(hit.body.errors[0]).to.include({ type: 'ValidationError', target: `structure ${structureId}` });
+    });
+
     it(`answers 429 past the integration's rate (${'INTEGRATION_RATE_LIMIT_PER_MINUTE'}) and starts nothing`, async function () {
       this.timeout(300_000);
       const hook = await api.post('/api/integrations', {
