@@ -543,5 +543,46 @@ describe('integrations', () => {
       const log = await deliveries(api, id);
       expect(log.map((d) => d.verdict)).to.deep.equal(['accepted', 'duplicate', 'accepted', 'bad_signature']);
     });
+
+    it('ends a push delivery FAILED when the code host refuses the app (a JWT of an unknown app): nothing deployed', async function () {
+      this.timeout(300_000);
+      const { codeHost } = getStack();
+      const app = codeHost.addApp();
+      const owner = `r-${t.organizationId.slice(0, 8)}`;
+      gitRepository(owner, 'refused', [
+        { 'structure_config.yaml': configFile('python3', '  main_file: m.py\n'), 'm.py': '' },
+      ]);
+      const followed = await api.post('/api/structures', {
+        name: 'refused',
+        code: { codehost: { owner, name: 'refused', push: { branch: 'main' } } },
+      });
+      const integration = await api.post('/api/integrations', {
+        name: 'wrong app id',
+        type: 'codehost_app',
+        config: {
+          codehost_app: {
+            app_id: '1', // not the app whose key signs
+            private_key_secret_ref: await secret(api, app.privateKeyPem),
+            webhook_secret_ref: await secret(api, webhookSecret),
+          },
+        },
+        structure_ids: [followed.body.structure_id],
+      });
+      const push = JSON.stringify({
+        ref: 'refs/heads/main',
+        after: 'a'.repeat(40),
+        repository: { name: 'refused', owner: { login: owner } },
+        installation: { id: 9 },
+      });
+      const hit = await request('POST', handler(integration.body.integration_id), undefined, {
+        raw: push,
+        headers: signedCodehostDelivery(webhookSecret, push, 'push'),
+      });
+      const done = await deliveryEnd(api, integration.body.integration_id, hit.body.delivery_id);
+      expect(done.status).to.equal('FAILED');
+      expect(done.status_detail.reason).to.equal('InstallationTokenRefused');
+      expect(done.status_detail.message).to.include('401');
+      expect(done.deployment_ids).to.deep.equal([]);
+    });
   });
 });
