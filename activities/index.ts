@@ -4,6 +4,7 @@ import { createAssistantRunActivities } from './assistant-runs';
 import { createBuildCleanupActivities } from './build-cleanup';
 import { createChatMessageActivities } from './chat-messages';
 import { createDeploymentActivities } from './deployments';
+import { createIntegrationActivities } from './integrations';
 import { createInviteActivities } from './invites';
 import { createKnowledgeBaseActivities } from './knowledge-bases';
 import { createReconcilerActivities } from './reconciler';
@@ -19,6 +20,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createReconcilerActivities(deps),
     ...createBuildCleanupActivities(deps),
     ...createKnowledgeBaseActivities(deps),
+    ...createIntegrationActivities(deps),
   };
 }
 

@@ -4,6 +4,7 @@ import type { RunKind } from '../src/persistence/entities/run';
 import { appendEvents, transitionDeployment, transitionRun } from '../src/services/runs/state';
 import { workflowIdOf } from '../src/temporal/workflow-start';
 import { transitionJob } from '../src/services/knowledge-bases/job-state';
+import { transitionDelivery } from '../src/services/integrations/deliveries';
 
 /** What the workflow of an open record looks like from Temporal: still running, or closed (and how). */
 async function workflowState(deps: ActivityDeps, workflowId: string): Promise<'RUNNING' | string> {
@@ -52,7 +53,7 @@ export function createReconcilerActivities(deps: ActivityDeps) {
     async settleOrphans(input: {
       olderThanSeconds: number;
       limit: number;
-    }): Promise<{ runs: number; deployments: number; knowledgeBaseJobs: number }> {
+    }): Promise<{ runs: number; deployments: number; knowledgeBaseJobs: number; integrationDeliveries: number }> {
       const runs = await settleStale<{ run_id: string; kind: RunKind }>(
         deps,
         input,
@@ -116,13 +117,33 @@ export function createReconcilerActivities(deps: ActivityDeps) {
           );
         },
       );
-      if (runs || deployments || knowledgeBaseJobs) {
+      const integrationDeliveries = await settleStale<{ delivery_id: string }>(
+        deps,
+        input,
+        {
+          sql: `SELECT delivery_id FROM integration_deliveries WHERE status IN ('QUEUED', 'RUNNING') ${untouched}`,
+          workflowId: (d) => workflowIdOf('integration-delivery', d.delivery_id),
+        },
+        async (d, state) => {
+          const cancelled = state === 'CANCELLED';
+          return transitionDelivery(deps.ds, d.delivery_id, cancelled ? 'CANCELLED' : 'FAILED', {
+            reason: cancelled ? 'Cancelled' : 'WorkflowClosed',
+            message: reasonFor(state),
+          });
+        },
+      );
+      if (runs || deployments || knowledgeBaseJobs || integrationDeliveries) {
         deps.log.warn(
-          { settledRuns: runs, settledDeployments: deployments, settledJobs: knowledgeBaseJobs },
+          {
+            settledRuns: runs,
+            settledDeployments: deployments,
+            settledJobs: knowledgeBaseJobs,
+            settledDeliveries: integrationDeliveries,
+          },
           'reconciler settled orphaned records',
         );
       }
-      return { runs, deployments, knowledgeBaseJobs };
+      return { runs, deployments, knowledgeBaseJobs, integrationDeliveries };
     },
   };
 }

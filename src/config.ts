@@ -93,6 +93,19 @@ export interface Config {
   knowledgeBaseJobTimeLimitSeconds: number;
   /** OpenAI-compatible model providers for assistant runs and chat messages (src/drivers/model). */
   models: ModelsConfig;
+  /** Integration handlers (docs/integrations.md). */
+  integrations: {
+    /** Deliveries per integration per minute past which the handler answers 429 (counted in PostgreSQL). */
+    ratePerMinute: number;
+    /** Largest request body a handler reads; 413 beyond. */
+    maxBodyBytes: number;
+    /** Wall time of one delivery's work (the workflow integration-delivery-<uuid>, a workflow timer). */
+    deliveryTimeLimitSeconds: number;
+    /** The chat app's Web API (`<base>/chat.postMessage`). */
+    chatappApiBaseUrl: string;
+    /** The code host's REST API (`<base>/app/installations/{id}/access_tokens`). */
+    codehostApiBaseUrl: string;
+  };
   logLevel: string;
   shutdownGraceMs: number;
   /** What `npm start` creates on its first start (empty database). */
@@ -300,6 +313,13 @@ export function loadConfig(env: Env = process.env): Config {
       ...modelProviders(env, problems),
       timeoutSeconds: int('MODEL_REQUEST_TIMEOUT_SECONDS', 600, 1, 24 * 3600),
       maxRetries: int('MODEL_MAX_RETRIES', 2, 0, 10),
+    },
+    integrations: {
+      ratePerMinute: int('INTEGRATION_RATE_LIMIT_PER_MINUTE', 120, 1, 1_000_000),
+      maxBodyBytes: int('INTEGRATION_MAX_BODY_BYTES', 1024 * 1024, 1024, 100 * 1024 * 1024),
+      deliveryTimeLimitSeconds: int('INTEGRATION_DELIVERY_TIME_LIMIT_SECONDS', 3600, 1, 7 * 24 * 3600),
+      chatappApiBaseUrl: url('CHATAPP_API_BASE_URL', 'https://slack.com/api')!,
+      codehostApiBaseUrl: url('CODEHOST_API_BASE_URL', 'https://api.github.com')!,
     },
     logLevel: str('LOG_LEVEL', 'info'),
     shutdownGraceMs: int('SHUTDOWN_GRACE_MS', 10_000, 0),

@@ -10,6 +10,8 @@ export type ErrorType =
   | 'ConflictError'
   | 'PayloadTooLargeError'
   | 'UnsupportedMediaTypeError'
+  /** 429: an integration's handler got more deliveries than INTEGRATION_RATE_LIMIT_PER_MINUTE. */
+  | 'TooManyRequestsError'
   | 'InternalError'
   | 'ServiceUnavailableError'
   /** 502: a function's handler raised, could not be loaded, or its run ended otherwise than SUCCEEDED. */
@@ -49,5 +51,6 @@ export const conflict = (message: string) => new HttpError(409, 'ConflictError',
 export const missingReferences = (errors: ErrorDetail[]) => new HttpError(409, 'ConflictError', errors);
 export const payloadTooLarge = (limitBytes: number) =>
   new HttpError(413, 'PayloadTooLargeError', [{ message: `Request body exceeds the limit of ${limitBytes} bytes` }]);
+export const tooManyRequests = (message: string) => new HttpError(429, 'TooManyRequestsError', [{ message }]);
 export const serviceUnavailable = (message: string) => new HttpError(503, 'ServiceUnavailableError', [{ message }]);
 export const functionExecutionError = (message: string) => new HttpError(502, 'FunctionExecutionError', [{ message }]);

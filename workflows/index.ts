@@ -9,3 +9,4 @@ export { assistantRunWorkflow } from './assistant-run';
 export { chatMessageWorkflow } from './chat-message';
 export { knowledgeBaseJobWorkflow } from './knowledge-base-job';
 export { knowledgeBaseQueryWorkflow } from './knowledge-base-query';
+export { integrationDeliveryWorkflow } from './integration-delivery';

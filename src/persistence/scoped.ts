@@ -46,6 +46,7 @@ const REFERENCEABLE = {
   thread: { table: 'threads', idColumn: 'thread_id', kind: undefined, label: 'Thread' },
   bucket: { table: 'buckets', idColumn: 'bucket_id', kind: undefined, label: 'Bucket' },
   connection: { table: 'connections', idColumn: 'connection_id', kind: undefined, label: 'Connection' },
+  assistant: { table: 'assistants', idColumn: 'assistant_id', kind: undefined, label: 'Assistant' },
 } as const;
 
 /**

@@ -4,6 +4,7 @@
 import { defineSignal } from '@temporalio/workflow';
 import type { CodeLocation, CodeResourceKind } from '../persistence/entities/code-resource';
 import type { DeploymentStatus } from '../persistence/entities/deployment';
+import type { DeliveryStatus } from '../persistence/entities/integration';
 import type { KnowledgeBaseJobStatus } from '../persistence/entities/knowledge-base';
 import type { RunStatus } from '../persistence/entities/run';
 
@@ -85,6 +86,17 @@ export interface KnowledgeBaseQueryArgs {
   include_vectors?: boolean;
 }
 
+/**
+ * The work of an accepted chatapp or codehost_app delivery (id integration-delivery-<uuid>): start the linked
+ * structures and assistants or the deployments a push asks for, wait for the assistants, post their answers.
+ */
+export interface IntegrationDeliveryInput {
+  deliveryId: string;
+  /** Snapshot of INTEGRATION_DELIVERY_TIME_LIMIT_SECONDS when the delivery was accepted. */
+  timeLimitSeconds: number;
+  heartbeatTimeoutSeconds: number;
+}
+
 export type InviteOutcome = 'ACCEPTED' | 'REJECTED' | 'EXPIRED' | 'GONE';
 
 /** Workflow signatures: what starts and child executions are typed by. */
@@ -94,6 +106,7 @@ export type ChatMessageWorkflow = (input: ChatMessageInput) => Promise<RunStatus
 export type DeploymentWorkflow = (input: DeploymentInput) => Promise<DeploymentStatus | 'MISSING'>;
 export type InviteWorkflow = (input: InviteInput) => Promise<InviteOutcome | 'WITHDRAWN'>;
 export type KnowledgeBaseJobWorkflow = (input: KnowledgeBaseJobInput) => Promise<KnowledgeBaseJobStatus | 'MISSING'>;
+export type IntegrationDeliveryWorkflow = (input: IntegrationDeliveryInput) => Promise<DeliveryStatus | 'MISSING'>;
 /** Answers 'DONE' once the query row is written, 'MISSING' when the knowledge base is gone. */
 export type KnowledgeBaseQueryWorkflow = (input: KnowledgeBaseQueryInput) => Promise<'DONE' | 'MISSING'>;
 
@@ -108,6 +121,7 @@ export const WORKFLOW_TYPES = {
   buildCleanup: 'buildCleanupWorkflow',
   knowledgeBaseJob: 'knowledgeBaseJobWorkflow',
   knowledgeBaseQuery: 'knowledgeBaseQueryWorkflow',
+  integrationDelivery: 'integrationDeliveryWorkflow',
 } as const;
 
 /** A workflow to start: its type and its arguments, built only by `workflowStart` (so they match). */
@@ -128,6 +142,10 @@ export const workflowStart = {
   }),
   knowledgeBaseQuery: (input: KnowledgeBaseQueryInput): WorkflowStart => ({
     type: WORKFLOW_TYPES.knowledgeBaseQuery,
+    args: [input],
+  }),
+  integrationDelivery: (input: IntegrationDeliveryInput): WorkflowStart => ({
+    type: WORKFLOW_TYPES.integrationDelivery,
     args: [input],
   }),
 };

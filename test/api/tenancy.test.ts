@@ -62,6 +62,8 @@ const bodies: Record<string, unknown> = {
   CreateSpans: [],
   QueryKnowledgeBase: { query: 'x' },
   UpdateKnowledgeBase: { name: 'x' },
+  CreateIntegration: { name: 'x', type: 'webhook', config: { webhook: {} } },
+  UpdateIntegration: { name: 'x' },
   CreateChatMessage: chatBody,
   CreateChatMessageStream: chatBody,
   CreateCheckoutSession: { price_lookup_key: 'tenancy-unknown-price' },
@@ -156,8 +158,17 @@ describe('tenancy: another organization sees nothing', () => {
       credentials: { codehost: { auth_code: getStack().codehost.issueCode() } },
     });
     expect(connection.status, connection.text).to.equal(201);
+    const integration = await apiA.post('/api/integrations', {
+      name: 'I',
+      type: 'webhook',
+      config: { webhook: {} },
+      structure_ids: [structure.structureId],
+      assistant_ids: [assistant.body.assistant_id],
+    });
+    expect(integration.status, integration.text).to.equal(201);
     const ids: Record<string, string> = {
       organization_id: a.organizationId,
+      integration_id: integration.body.integration_id,
       user_id: a.userId,
       api_key_id: keyA.body.api_key_id,
       invite_id: invite.body.invite_id,
@@ -256,6 +267,17 @@ describe('tenancy: another organization sees nothing', () => {
       (await apiB.post(`/api/assistants/${ownB.body.assistant_id}/runs`, { input: 'x', thread_id: ids.thread_id }))
         .status,
     ).to.equal(409);
+    // An integration's public handler: another organization's key finds nothing; its ids cannot be linked.
+    const hit = await apiB.post(`/api/integrations/${ids.integration_id}/handler`, { x: 1 });
+    expect(hit.status, hit.text).to.equal(404);
+    expect((await apiA.get(`/api/integrations/${ids.integration_id}`)).body.name).to.equal('I');
+    const linking = await apiB.post('/api/integrations', {
+      name: 'B',
+      type: 'webhook',
+      config: { webhook: {} },
+      structure_ids: [structure.structureId],
+    });
+    expect(linking.status, linking.text).to.equal(409);
     // Another organization's aliases and filters see nothing either.
     expect((await apiB.get('/api/rulesets?alias=rs')).body.rulesets).to.deep.equal([]);
     expect((await apiB.get('/api/threads?alias=t')).body.threads).to.deep.equal([]);

@@ -66,6 +66,8 @@ const VALID_BODIES: Record<string, unknown> = {
   CreateSpans: [],
   CreateConnection: { type: 'codehost', credentials: { codehost: { auth_code: 'drill-not-a-code' } } },
   CreateCheckoutSession: { price_lookup_key: 'drill-unknown-price' },
+  CreateIntegration: { name: 'x', type: 'webhook', config: { webhook: {} } },
+  UpdateIntegration: { name: 'x' },
 };
 
 /** Asset names that try to leave their bucket or are ambiguous, as they appear in a URL path. */
@@ -210,10 +212,14 @@ async function snapshot(ds: DataSource, orgs: string[]): Promise<Record<string, 
       : has(table, 'run_id')
         ? `WHERE run_id IN (SELECT run_id FROM runs WHERE organization_id = ANY($1::uuid[]))`
         : '';
+    // A refused hit of an integration's handler is logged (the delivery log is how a user sees why nothing
+    // started): only deliveries that were let in count as written.
+    const filter =
+      table === 'integration_deliveries' ? ` AND verdict IN ('accepted', 'duplicate', 'ignored', 'challenge')` : '';
     // Authentication refreshes api_keys.last_used: a write of the request's own, not of its input.
     const row = table === 'api_keys' ? '(t.api_key_id, t.name, t.active, t.run_id)::text' : 't::text';
     const [{ n, digest }] = await ds.query(
-      `SELECT count(*)::int AS n, md5(coalesce(string_agg(${row}, '|' ORDER BY ${row}), '')) AS digest FROM "${table}" t ${scope}`,
+      `SELECT count(*)::int AS n, md5(coalesce(string_agg(${row}, '|' ORDER BY ${row}), '')) AS digest FROM "${table}" t ${scope}${filter}`,
       scope ? [orgs] : [],
     );
     out[table] = n;
@@ -286,8 +292,15 @@ async function recordsOfEveryKind() {
     type: 'codehost',
     credentials: { codehost: { auth_code: getStack().codehost.issueCode() } },
   });
+  const integration = await api.post('/api/integrations', {
+    name: 'I',
+    type: 'webhook',
+    config: { webhook: {} },
+    structure_ids: [structure.structureId],
+  });
   const ids: Record<string, string> = {
     organization_id: a.organizationId,
+    integration_id: integration.body.integration_id,
     user_id: a.userId,
     api_key_id: orgKey.body.api_key_id,
     invite_id: invite.body.invite_id,

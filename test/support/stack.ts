@@ -45,6 +45,8 @@ import { bootstrapOrganization } from '../../src/services/accounts';
 import { startModelProvider, ModelProvider } from './model-provider';
 import { Codehost, startCodehost } from './codehost';
 import { startStripeDouble, StripeDouble } from './stripe-double';
+import { ChatAppDouble, startChatAppDouble } from './chatapp-double';
+import { CodehostAppDouble, startCodehostAppDouble } from './codehost-app-double';
 
 export interface Stack {
   config: Config;
@@ -64,6 +66,9 @@ export interface Stack {
   /** The payment provider of BILLING_*; events for the api are signed with `billingWebhookSecret`. */
   stripe: StripeDouble;
   billingWebhookSecret: string;
+  /** The chat app's Web API (CHATAPP_API_BASE_URL) and the code host's app API (CODEHOST_API_BASE_URL). */
+  chatApp: ChatAppDouble;
+  codehostApp: CodehostAppDouble;
 }
 
 let stack: Stack | undefined;
@@ -101,6 +106,11 @@ export async function startStack(opts: { env?: Record<string, string> } = {}): P
   const stripe = await startStripeDouble();
   stops.unshift(() => stripe.close());
   const billingWebhookSecret = `whsec_${Math.random().toString(36).slice(2)}`;
+  const [chatApp, codehostApp] = await Promise.all([startChatAppDouble(), startCodehostAppDouble()]);
+  stops.unshift(
+    () => chatApp.close(),
+    () => codehostApp.close(),
+  );
 
   const apiPort = await freePort();
   const config = loadConfig({
@@ -115,6 +125,8 @@ export async function startStack(opts: { env?: Record<string, string> } = {}): P
     MODEL_PROVIDERS: `local=${modelProvider.baseUrl}`,
     DEFAULT_MODEL: 'local/test-model',
     DEFAULT_EMBEDDING_MODEL: 'local/test-embedding',
+    CHATAPP_API_BASE_URL: chatApp.baseUrl,
+    CODEHOST_API_BASE_URL: codehostApp.baseUrl,
     OPENAI_API_KEY: '',
     CODEHOST_OAUTH_BASE_URL: codehost.baseUrl,
     CODEHOST_OAUTH_CLIENT_ID: codehost.clientId,
@@ -183,6 +195,8 @@ export async function startStack(opts: { env?: Record<string, string> } = {}): P
     codehost,
     stripe,
     billingWebhookSecret,
+    chatApp,
+    codehostApp,
   };
   const api = await startApi(env.client, apiPort);
   stops.unshift(api.close);

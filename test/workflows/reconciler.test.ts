@@ -5,6 +5,8 @@ import { expect } from 'chai';
 import {
   CodeResource,
   Deployment,
+  Integration,
+  IntegrationDelivery,
   KnowledgeBase,
   KnowledgeBaseJob,
   Run,
@@ -172,5 +174,42 @@ describe('reconciler', () => {
     expect(after.status).to.equal('FAILED');
     expect(after.completed_at).to.be.instanceOf(Date);
     expect(after.status_detail).to.include({ reason: 'WorkflowClosed' });
+  });
+
+  it('settles an integration delivery whose workflow never existed: FAILED, WorkflowClosed', async () => {
+    const { ds, env, config } = getStack();
+    const t = await newTenant('reconcile-delivery');
+    const past = new Date(Date.now() - 10 * 60_000);
+    const integrationId = randomUUID();
+    await ds.getRepository(Integration).insert({
+      integration_id: integrationId,
+      organization_id: t.organizationId,
+      name: 'i',
+      description: '',
+      type: 'codehost_app',
+      config: {},
+      structure_ids: [],
+      assistant_ids: [],
+      created_by: 'test',
+      created_at: past,
+      updated_at: past,
+    });
+    const deliveryId = randomUUID();
+    await ds.query(
+      `INSERT INTO integration_deliveries (delivery_id, integration_id, organization_id, received_at, verdict,
+         http_status, status, payload, updated_at) VALUES ($1, $2, $3, $4, 'accepted', 200, 'RUNNING', '{}', $4)`,
+      [deliveryId, integrationId, t.organizationId, past],
+    );
+    const result = await env.client.workflow.execute('reconcilerWorkflow', {
+      taskQueue: config.temporal.taskQueue,
+      workflowId: `reconcile-${randomUUID()}`,
+      args: [{ olderThanSeconds: 60 }],
+    });
+    expect(result.integrationDeliveries).to.be.at.least(1);
+    const after = await ds.getRepository(IntegrationDelivery).findOneByOrFail({ delivery_id: deliveryId });
+    expect(after.status).to.equal('FAILED');
+    expect(after.status_detail).to.include({ reason: 'WorkflowClosed' });
+    expect(after.completed_at).to.be.instanceOf(Date);
+    expect(after.payload).to.equal(null);
   });
 });

@@ -11,6 +11,7 @@ import './dashboard';
 import './deployments';
 import './events';
 import './function-runs';
+import './integrations';
 import './invites';
 import './knowledge-base-jobs';
 import './knowledge-bases';

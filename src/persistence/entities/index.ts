@@ -6,6 +6,7 @@ import { CodeResource } from './code-resource';
 import { Connection } from './connection';
 import { Rule, Ruleset, RulesetRule, Thread, ThreadMessage } from './conversation';
 import { Deployment } from './deployment';
+import { Integration, IntegrationDelivery } from './integration';
 import { Invite } from './invite';
 import { KnowledgeBase, KnowledgeBaseJob, KnowledgeBaseQuery } from './knowledge-base';
 import { Organization } from './organization';
@@ -29,6 +30,8 @@ export {
   CodeResource,
   Connection,
   Deployment,
+  Integration,
+  IntegrationDelivery,
   Invite,
   KnowledgeBase,
   KnowledgeBaseJob,
@@ -68,4 +71,6 @@ export const entities = [
   Connection,
   BillingCustomer,
   BillingEvent,
+  Integration,
+  IntegrationDelivery,
 ];

@@ -51,13 +51,15 @@ export function effectiveIds(assistant: AssistantResourceIds, request: IdLists):
 
 /**
  * Creates the run and starts its workflow (assistant-run-<uuid>). `thread_id` wins over `new_thread`; a new
- * thread is created first (named after the run) and answered in `thread_id`.
+ * thread is created first (named after the run) and answered in `thread_id`. `runId`: an id chosen by the
+ * caller (integration deliveries derive it from the delivery, so a retry finds the run).
  */
 export async function createAssistantRun(
   deps: RunsDeps,
   caller: Caller,
   assistantId: string,
   body: CreateAssistantRunRequest,
+  runId: string = randomUUID(),
 ): Promise<AssistantRunRecord> {
   const assistant = await findAssistant(deps.ds, caller, assistantId);
   const ids = effectiveIds(assistant, body);
@@ -68,7 +70,6 @@ export async function createAssistantRun(
     // Whether the request needs `input` depends on the assistant's own: a conflict with it, not a malformed request.
     throw conflict("The run has nothing to say to the model: give `input` (or set the assistant's) or `args`");
   }
-  const runId = randomUUID();
   let threadId: string | null = null;
   if (body.thread_id) {
     await assertIdsInOrg(deps.ds, 'thread', caller.organizationId, [body.thread_id], '/body/thread_id');

@@ -99,19 +99,22 @@ export async function queuedCodeRun(
 
 /**
  * The one way a run of a structure, function or tool begins: on the resource's latest SUCCEEDED deployment
- * (409 without one), as a QUEUED row inserted together with its workflow (`<kind>-run-<uuid>`).
+ * (409 without one), as a QUEUED row inserted together with its workflow (`<kind>-run-<uuid>`). `runId`:
+ * an id chosen by the caller (integration deliveries derive it from the delivery, so a retry finds the run).
  */
 export async function startRun(
   deps: RunsDeps,
   caller: Caller,
   resource: CodeResource,
-  fields: { args: string[]; envVars: EnvVar[]; input: unknown },
+  fields: { args: string[]; envVars: EnvVar[]; input: unknown; runId?: string },
 ): Promise<Run> {
   const run = await queuedCodeRun(deps.ds, resource, {
-    runId: randomUUID(),
+    runId: fields.runId ?? randomUUID(),
     organizationId: caller.organizationId,
     createdBy: caller.actor,
-    ...fields,
+    args: fields.args,
+    envVars: fields.envVars,
+    input: fields.input,
   });
   if (!run) {
     throw conflict(
