@@ -1,0 +1,59 @@
+// Preloaded (`node --require`) into the api and worker processes of the production shape: it measures the
+// process from inside without any change to its code. Every 250 ms it writes its RSS (peak since the last
+// reset) and its event-loop delay (p99 and max since the last reset) to BENCH_PROBE_FILE; a new number in
+// BENCH_PROBE_FILE.reset resets both, so a benchmark can measure one phase. (Not a signal: the Temporal
+// worker shuts down on SIGUSR2, and SIGUSR1 starts the inspector.) It removes its settings from the environment at once, so that
+// the programs the worker spawns neither inherit nor load it.
+import fs from 'node:fs';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+
+export interface ProbeSample {
+  pid: number;
+  /** Peak RSS since the last reset, bytes. */
+  peakRss: number;
+  /** Event-loop delay since the last reset, ms. */
+  delayP99: number;
+  delayMax: number;
+  at: number;
+  /** The last reset it saw (the content of BENCH_PROBE_FILE.reset). */
+  reset: string;
+}
+
+const file = process.env.BENCH_PROBE_FILE;
+delete process.env.BENCH_PROBE_FILE;
+delete process.env.NODE_OPTIONS;
+if (file) {
+  const delay = monitorEventLoopDelay({ resolution: 10 });
+  delay.enable();
+  let peakRss = process.memoryUsage.rss();
+  let resetSeen = '';
+  const write = () => {
+    let reset = '';
+    try {
+      reset = fs.readFileSync(`${file}.reset`, 'utf8');
+    } catch {
+      // no reset asked for yet
+    }
+    if (reset !== resetSeen) {
+      resetSeen = reset;
+      delay.reset();
+      peakRss = 0;
+    }
+    peakRss = Math.max(peakRss, process.memoryUsage.rss());
+    const sample: ProbeSample = {
+      pid: process.pid,
+      peakRss,
+      delayP99: delay.percentile(99) / 1e6,
+      delayMax: delay.max / 1e6,
+      at: Date.now(),
+      reset: resetSeen,
+    };
+    try {
+      fs.writeFileSync(`${file}.tmp`, JSON.stringify(sample));
+      fs.renameSync(`${file}.tmp`, file);
+    } catch {
+      // the bench's directory is gone: it has stopped
+    }
+  };
+  setInterval(write, 250).unref();
+}
