@@ -5,6 +5,7 @@
 // number; bench/compare.ts prints two such files side by side.
 import fs from 'node:fs';
 import os from 'node:os';
+import path from 'node:path';
 import { apiRead } from './api-read';
 import { eventStream } from './event-stream';
 import { runLatency } from './run-latency';
@@ -33,6 +34,8 @@ options (defaults in brackets):
                     process of its own with its own pool; the goals apply to this) [${DEFAULT_OPTIONS.shape}]
   --api-pool=N      DATABASE_POOL_SIZE of the api process (production shape) [${DEFAULT_OPTIONS.apiPool}]
   --worker-pool=N   DATABASE_POOL_SIZE of the worker process (production shape) [${DEFAULT_OPTIONS.workerPool}]
+  --profile-dir=D   production shape: the api and worker processes write D/api.cpuprofile and
+                    D/worker.cpuprofile (their whole run) at the end; read them with dist/bench/profile-top.js D
   --json[=FILE]     also write every number to FILE [bench-<shape>-<time>.json]
   --max-minutes=M   stop everything and exit 1 after M minutes, whatever is running [${DEFAULT_MAX_MINUTES}]`;
 
@@ -62,6 +65,7 @@ function parseArgs(argv: string[]): { names: string[]; options: BenchOptions; js
     else if (key === 'levels' || key === 'clients') options[key] = list(value);
     else if (key === 'json') json = value;
     else if (key === 'shape' && (value === 'inprocess' || value === 'production')) options.shape = value;
+    else if (key === 'profile-dir') options.profileDir = path.resolve(value);
     else if (key === 'api-pool') options.apiPool = Math.max(1, Number(value) || 0);
     else if (key === 'worker-pool') options.workerPool = Math.max(1, Number(value) || 0);
     else if (key === 'max-minutes') maxMinutes = Math.max(1, Number(value) || DEFAULT_MAX_MINUTES);

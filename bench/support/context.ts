@@ -31,6 +31,8 @@ export interface BenchOptions {
   /** DATABASE_POOL_SIZE of the api and of the worker process (production shape). */
   apiPool: number;
   workerPool: number;
+  /** Production shape: the api and worker write their CPU profiles here when they stop. */
+  profileDir?: string;
 }
 
 export const DEFAULT_OPTIONS: BenchOptions = {
@@ -80,7 +82,11 @@ export async function startContext(options: BenchOptions): Promise<{ ctx: BenchC
   const stack = await startStack({ env: { SSE_KEEPALIVE_MS: '15000' }, inProcess: options.shape === 'inprocess' });
   const production =
     options.shape === 'production'
-      ? await startProduction(stack.config.dataDir, { apiPool: options.apiPool, workerPool: options.workerPool })
+      ? await startProduction(stack.config.dataDir, {
+          apiPool: options.apiPool,
+          workerPool: options.workerPool,
+          profileDir: options.profileDir,
+        })
       : undefined;
   for (const p of production?.probes ?? []) setNamedPid(p.pid, p.name);
   const baseUrl = production?.baseUrl ?? stack.baseUrl;

@@ -5,6 +5,7 @@
 // worker shuts down on SIGUSR2, and SIGUSR1 starts the inspector.) It removes its settings from the environment at once, so that
 // the programs the worker spawns neither inherit nor load it.
 import fs from 'node:fs';
+import { Session } from 'node:inspector';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 
 export interface ProbeSample {
@@ -20,14 +21,35 @@ export interface ProbeSample {
 }
 
 const file = process.env.BENCH_PROBE_FILE;
+const profileFile = process.env.BENCH_PROFILE_FILE;
 delete process.env.BENCH_PROBE_FILE;
+delete process.env.BENCH_PROFILE_FILE;
 delete process.env.NODE_OPTIONS;
+
+// A CPU profile of the whole life of the process (`--cpu-prof` is not allowed in NODE_OPTIONS), written to
+// BENCH_PROFILE_FILE once BENCH_PROBE_FILE.stop exists (the bench creates it before stopping us).
+let profiler: Session | undefined;
+if (file && profileFile) {
+  profiler = new Session();
+  profiler.connect();
+  profiler.post('Profiler.enable', () => profiler!.post('Profiler.start'));
+}
+function stopProfile(): void {
+  const session = profiler;
+  if (!session || !file || !fs.existsSync(`${file}.stop`)) return;
+  profiler = undefined;
+  session.post('Profiler.stop', (err, result) => {
+    if (!err) fs.writeFileSync(profileFile!, JSON.stringify(result.profile));
+    session.disconnect();
+  });
+}
 if (file) {
   const delay = monitorEventLoopDelay({ resolution: 10 });
   delay.enable();
   let peakRss = process.memoryUsage.rss();
   let resetSeen = '';
   const write = () => {
+    stopProfile();
     let reset = '';
     try {
       reset = fs.readFileSync(`${file}.reset`, 'utf8');

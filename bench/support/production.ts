@@ -14,6 +14,8 @@ export interface ProcessSizes {
   apiPool: number;
   /** DATABASE_POOL_SIZE of the worker process. */
   workerPool: number;
+  /** Where the api and worker write a CPU profile each when they stop (`--cpu-prof`), if anywhere. */
+  profileDir?: string;
 }
 
 export interface Probed {
@@ -37,6 +39,7 @@ export async function startProduction(dataDir: string, sizes: ProcessSizes): Pro
   const probeEnv = (name: string) => ({
     BENCH_PROBE_FILE: path.join(probeDir, `${name}.json`),
     NODE_OPTIONS: `--require ${path.join(__dirname, 'probe.js')}`,
+    ...(sizes.profileDir ? { BENCH_PROFILE_FILE: path.join(sizes.profileDir, `${name}.cpuprofile`) } : {}),
   });
   const api = await startApiProcess(procs, 'api', {
     ...probeEnv('api'),
@@ -79,6 +82,12 @@ export async function startProduction(dataDir: string, sizes: ProcessSizes): Pro
         await new Promise((r) => setTimeout(r, 50));
     },
     async stop() {
+      if (sizes.profileDir) {
+        // The probes write their profiles on their next tick (250 ms) once asked; a big one takes longer.
+        for (const p of probes) fs.writeFileSync(path.join(probeDir, `${p.name}.json.stop`), '');
+        const written = () => probes.every((p) => fs.existsSync(path.join(sizes.profileDir!, `${p.name}.cpuprofile`)));
+        for (let i = 0; i < 100 && !written(); i++) await new Promise((r) => setTimeout(r, 100));
+      }
       const f = new Findings('bench', 'none');
       await procs.stopAll(f, 10_000);
       for (const v of f.violations) console.error(`bench: ${v}`);
