@@ -71,19 +71,21 @@ export async function startProduction(dataDir: string, sizes: ProcessSizes): Pro
     baseUrl: api.baseUrl,
     probes,
     async reset() {
-      const mark = String(++resets);
+      const marks = new Map<string, string>();
       for (const p of probes) {
         const child = children[p.name];
         if (!child.running) throw new Error(`our ${p.name} process has exited:\n${child.tail()}`);
-        fs.writeFileSync(path.join(probeDir, `${p.name}.json.reset`), mark);
+        const resetFile = path.join(probeDir, `${p.name}.json.reset`);
+        fs.writeFileSync(resetFile, String(++resets));
+        marks.set(p.name, String(fs.statSync(resetFile).mtimeMs));
       }
       // Until each probe has written a sample taken after the reset.
-      for (let i = 0; i < 40 && probes.some((p) => p.read()?.reset !== mark); i++)
+      for (let i = 0; i < 60 && probes.some((p) => p.read()?.reset !== marks.get(p.name)); i++)
         await new Promise((r) => setTimeout(r, 50));
     },
     async stop() {
       if (sizes.profileDir) {
-        // The probes write their profiles on their next tick (250 ms) once asked; a big one takes longer.
+        // The probes write their profiles on their next tick (500 ms) once asked; a big one takes longer.
         for (const p of probes) fs.writeFileSync(path.join(probeDir, `${p.name}.json.stop`), '');
         const written = () => probes.every((p) => fs.existsSync(path.join(sizes.profileDir!, `${p.name}.cpuprofile`)));
         for (let i = 0; i < 100 && !written(); i++) await new Promise((r) => setTimeout(r, 100));
