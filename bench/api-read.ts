@@ -49,7 +49,7 @@ async function load(url: string, headers: Record<string, string>, duration: numb
 export async function apiRead(ctx: BenchContext): Promise<BenchReport> {
   const bare = await bareServer(ctx.databaseUrl);
   try {
-    const oursUrl = `${ctx.stack.baseUrl}/api/structures/${ctx.structureId}`;
+    const oursUrl = `${ctx.baseUrl}/api/structures/${ctx.structureId}`;
     const bareUrl = `${bare.url}/structures/${ctx.structureId}`;
     const auth = { authorization: `Bearer ${ctx.key}` };
     await load(oursUrl, auth, WARMUP_SECONDS);

@@ -9,7 +9,8 @@ import { Worker } from 'node:worker_threads';
 import type { BenchContext } from './support/context';
 import { pgClient } from './support/pg';
 import { now, SseClientsInput, SseClientsMessage } from './support/sse-clients';
-import { BenchReport, Ratio, sleep, summarize, Summary, table } from './support/stats';
+import { BenchReport, Figure, figure, Ratio, sleep, summarize, Summary, table } from './support/stats';
+import { mb } from './support/processes';
 
 /** Events per client count; each is sent once the previous one reached every client. */
 const EVENTS = 20;
@@ -140,6 +141,7 @@ export async function eventStream(ctx: BenchContext): Promise<BenchReport> {
   await notifier.connect();
   const rows: Array<Array<string | number>> = [];
   const ratios: Ratio[] = [];
+  const figures: Figure[] = [];
   const data: Record<string, unknown> = {};
   try {
     const rt = await roundTrips(ctx.databaseUrl);
@@ -147,9 +149,10 @@ export async function eventStream(ctx: BenchContext): Promise<BenchReport> {
     data.roundTrip = rt;
     for (const n of ctx.options.clients) {
       const [{ event_seq }] = await ctx.stack.ds.query(`SELECT event_seq FROM runs WHERE run_id = $1`, [runId]);
+      await ctx.production?.reset(); // the api's peak RSS and event-loop delay of this phase alone
       const ours = await fanOut(
         {
-          url: `${ctx.stack.baseUrl}/api/structure-runs/${runId}/events/stream`,
+          url: `${ctx.baseUrl}/api/structure-runs/${runId}/events/stream`,
           headers: { authorization: `Bearer ${ctx.key}`, 'last-event-id': String(event_seq) },
           n,
         },
@@ -162,6 +165,7 @@ export async function eventStream(ctx: BenchContext): Promise<BenchReport> {
           if (res.status !== 202) throw new Error(`CreateEvents: ${res.status} ${JSON.stringify(res.body)}`);
         },
       );
+      const apiProbe = ctx.production?.probes.find((p) => p.name === 'api')?.read();
       // The bare frame is shaped like ours (the same members), so both write about the same bytes.
       const bareRun = await fanOut({ url: bare.url, headers: {}, n }, async (i) => {
         const frame = {
@@ -219,7 +223,36 @@ export async function eventStream(ctx: BenchContext): Promise<BenchReport> {
           bare: rt.p50,
           unit: 'ms',
         });
-      data[`clients_${n}`] = { ours, bare: bareRun };
+      // The goals of issue 16 are set at 500 clients; smaller counts are printed for the trend.
+      const goal = n >= 500;
+      const clients = `${n} SSE client${n === 1 ? '' : 's'}`;
+      figures.push(
+        figure(
+          'events',
+          `delivery p99, ${clients}`,
+          ours.delivery.p99,
+          'ms',
+          goal ? { max: 50, below: true } : undefined,
+        ),
+      );
+      if (apiProbe)
+        figures.push(
+          figure(
+            'events',
+            `api peak RSS, ${clients}`,
+            mb(apiProbe.peakRss),
+            'MB',
+            goal ? { max: 300, below: true } : undefined,
+          ),
+          figure(
+            'events',
+            `api event-loop delay p99, ${clients}`,
+            apiProbe.delayP99,
+            'ms',
+            goal ? { max: 20, below: true } : undefined,
+          ),
+        );
+      data[`clients_${n}`] = { ours, bare: bareRun, apiProbe };
     }
   } finally {
     await notifier.end();
@@ -236,6 +269,7 @@ export async function eventStream(ctx: BenchContext): Promise<BenchReport> {
       ),
     ],
     ratios,
+    figures,
     notes: [
       '"all N": until the last of the N clients has the event',
       'ours includes the POST itself (auth, insert, commit); the SSE clients run in a worker thread',

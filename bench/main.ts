@@ -1,15 +1,18 @@
 // `npm run bench [-- <name>...] [--option=value...]`: starts the real stack once (embedded PostgreSQL,
-// Temporal dev server, worker and api, all on loopback), runs the chosen benchmarks (default: all, in
-// the order below), prints each one's table and ratio lines, then a summary of every ratio, and stops.
+// Temporal dev server, worker and api, all on loopback; the api and worker as processes of their own in the
+// default production shape), runs the chosen benchmarks (default: all, in the order below), prints each
+// one's table, ratio and figure lines, then a summary of all of them, and stops. `--json` writes every
+// number; bench/compare.ts prints two such files side by side.
 import fs from 'node:fs';
 import os from 'node:os';
+import path from 'node:path';
 import { apiRead } from './api-read';
 import { eventStream } from './event-stream';
 import { runLatency } from './run-latency';
 import { scaling } from './scaling';
 import { stopStack } from '../test/support/stack';
 import { BenchContext, BenchOptions, DEFAULT_OPTIONS, startContext } from './support/context';
-import { BenchReport, printReport, ratioLine } from './support/stats';
+import { BenchReport, figureLine, printReport, ratioLine } from './support/stats';
 
 const BENCHMARKS: Record<string, (ctx: BenchContext) => Promise<BenchReport>> = {
   'api-read': apiRead,
@@ -27,7 +30,13 @@ options (defaults in brackets):
   --sustained=N     runs and executes created back to back for the sustained rates [${DEFAULT_OPTIONS.sustained}]
   --levels=A,B,...  concurrent runs of the scaling curve [${DEFAULT_OPTIONS.levels.join(',')}]
   --clients=A,B,... SSE clients of the streaming benchmark [${DEFAULT_OPTIONS.clients.join(',')}]
-  --json=FILE       also write every number to FILE
+  --shape=S         inprocess (api and worker in this process, as in the tests) or production (each a
+                    process of its own with its own pool; the goals apply to this) [${DEFAULT_OPTIONS.shape}]
+  --api-pool=N      DATABASE_POOL_SIZE of the api process (production shape) [${DEFAULT_OPTIONS.apiPool}]
+  --worker-pool=N   DATABASE_POOL_SIZE of the worker process (production shape) [${DEFAULT_OPTIONS.workerPool}]
+  --profile-dir=D   production shape: the api and worker processes write D/api.cpuprofile and
+                    D/worker.cpuprofile (their whole run) at the end; read them with dist/bench/profile-top.js D
+  --json[=FILE]     also write every number to FILE [bench-<shape>-<time>.json]
   --max-minutes=M   stop everything and exit 1 after M minutes, whatever is running [${DEFAULT_MAX_MINUTES}]`;
 
 function parseArgs(argv: string[]): { names: string[]; options: BenchOptions; json?: string; maxMinutes: number } {
@@ -41,6 +50,10 @@ function parseArgs(argv: string[]): { names: string[]; options: BenchOptions; js
       .map(Number)
       .filter((n) => Number.isInteger(n) && n > 0);
   for (const arg of argv) {
+    if (arg === '--json') {
+      json = '';
+      continue;
+    }
     const m = /^--([a-z-]+)=(.+)$/.exec(arg);
     if (!m) {
       if (!BENCHMARKS[arg]) throw new Error(`unknown benchmark ${JSON.stringify(arg)}\n${USAGE}`);
@@ -51,6 +64,10 @@ function parseArgs(argv: string[]): { names: string[]; options: BenchOptions; js
     if (key === 'duration' || key === 'samples' || key === 'sustained') options[key] = Math.max(1, Number(value) || 0);
     else if (key === 'levels' || key === 'clients') options[key] = list(value);
     else if (key === 'json') json = value;
+    else if (key === 'shape' && (value === 'inprocess' || value === 'production')) options.shape = value;
+    else if (key === 'profile-dir') options.profileDir = path.resolve(value);
+    else if (key === 'api-pool') options.apiPool = Math.max(1, Number(value) || 0);
+    else if (key === 'worker-pool') options.workerPool = Math.max(1, Number(value) || 0);
     else if (key === 'max-minutes') maxMinutes = Math.max(1, Number(value) || DEFAULT_MAX_MINUTES);
     else throw new Error(`unknown option --${key}\n${USAGE}`);
   }
@@ -59,8 +76,11 @@ function parseArgs(argv: string[]): { names: string[]; options: BenchOptions; js
 
 async function main(): Promise<void> {
   if (process.argv.includes('--help') || process.argv.includes('-h')) return console.log(USAGE);
-  const { names, options, json, maxMinutes } = parseArgs(process.argv.slice(2));
+  const { names, options, json: jsonArg, maxMinutes } = parseArgs(process.argv.slice(2));
   const started = Date.now();
+  const json =
+    jsonArg === '' ? `bench-${options.shape}-${new Date().toISOString().replace(/[:.]/g, '-')}.json` : jsonArg;
+  const loadBefore = os.loadavg();
   // Whatever happens (a signal, a benchmark that hangs), PostgreSQL and Temporal are stopped with us.
   let stopAll: () => Promise<void> = stopStack;
   const abort = (why: string, code: number) => {
@@ -81,6 +101,11 @@ async function main(): Promise<void> {
       .loadavg()
       .map((l) => l.toFixed(2))
       .join(' ')}`,
+  );
+  console.log(
+    options.shape === 'production'
+      ? `shape production: api and worker processes (pools ${options.apiPool} and ${options.workerPool}), the load generator and the bare baselines in this process`
+      : 'shape inprocess: api, worker, bare baselines and load generator in this process (one pool of 10)',
   );
   console.log('starting the stack (embedded PostgreSQL, Temporal dev server, worker, api)...');
   const { ctx, stop } = await startContext(options);
@@ -109,6 +134,7 @@ async function main(): Promise<void> {
   }
   console.log('\n# summary');
   for (const r of reports.flatMap((x) => x.ratios)) console.log(ratioLine(r));
+  for (const f of reports.flatMap((x) => x.figures ?? [])) console.log(figureLine(f));
   console.log(
     `total ${((Date.now() - started) / 1000).toFixed(0)} s, load ${os
       .loadavg()
@@ -118,8 +144,21 @@ async function main(): Promise<void> {
   if (json) {
     fs.writeFileSync(
       json,
-      JSON.stringify({ at: new Date().toISOString(), options, reports: reports.map(({ tables, ...r }) => r) }, null, 2),
+      JSON.stringify(
+        {
+          at: new Date().toISOString(),
+          shape: options.shape,
+          options,
+          machine: { cpu: os.cpus()[0]?.model, cpus: os.cpus().length, memory: os.totalmem(), node: process.version },
+          load: { before: loadBefore, after: os.loadavg() },
+          seconds: (Date.now() - started) / 1000,
+          reports: reports.map(({ tables, ...r }) => r),
+        },
+        null,
+        2,
+      ),
     );
+    console.log(`wrote ${json}`);
   }
 }
 

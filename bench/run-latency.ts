@@ -55,7 +55,7 @@ async function sustainedRuns(ctx: BenchContext) {
   const since = new Date();
   const t0 = Date.now();
   const r = await autocannon({
-    url: `${ctx.stack.baseUrl}/api/structures/${ctx.structureId}/runs`,
+    url: `${ctx.baseUrl}/api/structures/${ctx.structureId}/runs`,
     method: 'POST',
     body: '{"args":[]}',
     headers: { authorization: `Bearer ${ctx.key}`, 'content-type': 'application/json' },

@@ -1,6 +1,7 @@
-// What every benchmark runs on: the test stack (embedded PostgreSQL, Temporal dev server, worker and api in
-// this process, see test/support/stack.ts), a tenant, three deployed programs (a trivial structure, a
-// function, a sleeper), and the bare baseline's own worker on the same Temporal server.
+// What every benchmark runs on: the test stack (embedded PostgreSQL, Temporal dev server, see
+// test/support/stack.ts) with our worker and api either in this process (shape `inprocess`, as in the tests)
+// or as processes of their own (shape `production`, see production.ts), a tenant, three deployed programs (a
+// trivial structure, a function, a sleeper), and the bare baseline's own worker on the same Temporal server.
 import path from 'node:path';
 import { Worker, bundleWorkflowCode } from '@temporalio/worker';
 import { structureWithBuild, python3 } from '../../test/support/builds';
@@ -8,7 +9,11 @@ import { SLEEP_PROGRAM } from '../../test/support/runs';
 import { newTenant, startStack, stopStack, type Stack } from '../../test/support/stack';
 import { functionShim } from '../../src/runtime/shims';
 import { createBareActivities, type BareCommand, type BareFunctionCall } from '../baseline/activities';
+import { setNamedPid } from './processes';
+import { Production, startProduction } from './production';
 import { RunWatcher } from './run-watcher';
+
+export type Shape = 'inprocess' | 'production';
 
 export interface BenchOptions {
   /** Seconds of load per autocannon measurement. */
@@ -21,6 +26,13 @@ export interface BenchOptions {
   levels: number[];
   /** SSE client counts of the streaming benchmark. */
   clients: number[];
+  /** Where our api and worker run: in this process, or as separate processes (the goals apply to this). */
+  shape: Shape;
+  /** DATABASE_POOL_SIZE of the api and of the worker process (production shape). */
+  apiPool: number;
+  workerPool: number;
+  /** Production shape: the api and worker write their CPU profiles here when they stop. */
+  profileDir?: string;
 }
 
 export const DEFAULT_OPTIONS: BenchOptions = {
@@ -29,6 +41,9 @@ export const DEFAULT_OPTIONS: BenchOptions = {
   sustained: 100,
   levels: [1, 10, 100, 1000],
   clients: [1, 100, 500],
+  shape: 'production',
+  apiPool: 10,
+  workerPool: 10,
 };
 
 /** The program of the run benchmarks: as small as a python program gets. */
@@ -44,6 +59,10 @@ export interface HttpAnswer {
 
 export interface BenchContext {
   stack: Stack;
+  /** Our api (the stack's in-process one, or the api process). */
+  baseUrl: string;
+  /** The api and worker processes (production shape only). */
+  production?: Production;
   options: BenchOptions;
   databaseUrl: string;
   key: string;
@@ -60,7 +79,17 @@ export interface BenchContext {
 
 export async function startContext(options: BenchOptions): Promise<{ ctx: BenchContext; stop: () => Promise<void> }> {
   // Production keep-alives (the tests use 300 ms so that they see one without waiting).
-  const stack = await startStack({ env: { SSE_KEEPALIVE_MS: '15000' } });
+  const stack = await startStack({ env: { SSE_KEEPALIVE_MS: '15000' }, inProcess: options.shape === 'inprocess' });
+  const production =
+    options.shape === 'production'
+      ? await startProduction(stack.config.dataDir, {
+          apiPool: options.apiPool,
+          workerPool: options.workerPool,
+          profileDir: options.profileDir,
+        })
+      : undefined;
+  for (const p of production?.probes ?? []) setNamedPid(p.pid, p.name);
+  const baseUrl = production?.baseUrl ?? stack.baseUrl;
   const tenant = await newTenant('bench');
   const trivial = await structureWithBuild(tenant.organizationId, {
     files: { 'structure.py': TRIVIAL_PROGRAM },
@@ -97,6 +126,8 @@ export async function startContext(options: BenchOptions): Promise<{ ctx: BenchC
 
   const ctx: BenchContext = {
     stack,
+    baseUrl,
+    production,
     options,
     databaseUrl,
     key: tenant.key,
@@ -113,7 +144,7 @@ export async function startContext(options: BenchOptions): Promise<{ ctx: BenchC
     },
     watcher,
     async http(method, urlPath, body) {
-      const res = await fetch(stack.baseUrl + urlPath, {
+      const res = await fetch(baseUrl + urlPath, {
         method,
         headers: {
           authorization: `Bearer ${tenant.key}`,
@@ -139,6 +170,7 @@ export async function startContext(options: BenchOptions): Promise<{ ctx: BenchC
         }
         await bareRunning.catch(() => undefined);
         await watcher.stop().catch(() => undefined);
+        await production?.stop().catch((err) => console.error(err));
         await stopStack();
       })()),
   };

@@ -1,10 +1,17 @@
-// Memory of the stack's processes, from /proc: this process (api, worker and bench share it, as in the test
-// stack), the embedded PostgreSQL processes and the Temporal dev server, all descendants of this process.
+// Memory of the stack's processes, from /proc: this process (the bench; in the in-process shape also our api
+// and worker), our api and worker processes (production shape), the embedded PostgreSQL processes and the
+// Temporal dev server, all descendants of this process.
 // PostgreSQL's backends share memory, so summing their RSS would count shared buffers many times; PSS
 // (proportional set size, /proc/<pid>/smaps_rollup) splits shared pages among the processes using them.
 import fs from 'node:fs';
 
-export type Group = 'node' | 'postgres' | 'temporal' | 'programs';
+export type Group = 'node' | 'api' | 'worker' | 'postgres' | 'temporal' | 'programs';
+
+/** The api and worker processes of the production shape, by pid. */
+const named = new Map<number, 'api' | 'worker'>();
+export function setNamedPid(pid: number, group: 'api' | 'worker'): void {
+  named.set(pid, group);
+}
 
 interface Proc {
   pid: number;
@@ -62,6 +69,7 @@ function pssBytes(pid: number): number {
 }
 
 function groupOf(p: Proc): Group | undefined {
+  if (named.has(p.pid)) return named.get(p.pid);
   if (p.comm === 'postgres') return 'postgres';
   if (p.comm.startsWith('temporal')) return 'temporal';
   if (/^(python|node|setpriv|prlimit)/.test(p.comm)) return 'programs';
@@ -70,7 +78,14 @@ function groupOf(p: Proc): Group | undefined {
 
 /** Memory (PSS, bytes) per group right now. */
 export function memoryNow(): Record<Group, number> {
-  const totals: Record<Group, number> = { node: pssBytes(process.pid), postgres: 0, temporal: 0, programs: 0 };
+  const totals: Record<Group, number> = {
+    node: pssBytes(process.pid),
+    api: 0,
+    worker: 0,
+    postgres: 0,
+    temporal: 0,
+    programs: 0,
+  };
   for (const p of descendants(process.pid)) {
     const g = groupOf(p);
     if (g) totals[g] += pssBytes(p.pid);

@@ -61,11 +61,47 @@ export function ratioLine(r: Ratio): string {
   return `ratio ${r.bench}: ${r.metric} ours/bare = ${ratioOf(r).toFixed(2)} (ours ${fmt(r.ours, 2)} ${r.unit}, bare ${fmt(r.bare, 2)} ${r.unit})`;
 }
 
+/** An absolute number with a goal of its own (memory, event-loop delay, errors), printed as a `figure` line. */
+export interface Figure {
+  bench: string;
+  metric: string;
+  value: number;
+  unit: string;
+  /** The goal, as text ("< 300 MB"), and whether this value meets it. */
+  goal?: string;
+  met?: boolean;
+}
+
+export function figureLine(f: Figure): string {
+  const goal = f.goal ? ` (goal ${f.goal}: ${f.met ? 'met' : 'NOT met'})` : '';
+  return `figure ${f.bench}: ${f.metric} = ${fmt(f.value, 2)} ${f.unit}${goal}`;
+}
+
+/** A figure checked against an upper bound (`below`: strictly less; otherwise at most). */
+export function figure(
+  bench: string,
+  metric: string,
+  value: number,
+  unit: string,
+  bound?: { max: number; below?: boolean },
+): Figure {
+  if (!bound) return { bench, metric, value, unit };
+  return {
+    bench,
+    metric,
+    value,
+    unit,
+    goal: `${bound.below ? '<' : '≤'} ${bound.max} ${unit}`.trim(),
+    met: bound.below ? value < bound.max : value <= bound.max,
+  };
+}
+
 /** What a benchmark hands back to the runner: its printed tables and ratios, and raw numbers for --json. */
 export interface BenchReport {
   name: string;
   tables: string[];
   ratios: Ratio[];
+  figures?: Figure[];
   notes: string[];
   data: Record<string, unknown>;
 }
@@ -75,6 +111,7 @@ export function printReport(report: BenchReport): void {
   for (const n of report.notes) console.log(`note: ${n}`);
   console.log('');
   for (const r of report.ratios) console.log(ratioLine(r));
+  for (const f of report.figures ?? []) console.log(figureLine(f));
 }
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -21,7 +21,10 @@ async function main() {
     telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'ERROR' }) } },
   });
   const client = await connectClient(config);
-  const ds = await createDataSource(config.databaseUrl, { applicationName: 'tarmac-drill-worker' }).initialize();
+  const ds = await createDataSource(config.databaseUrl, {
+    poolSize: config.databasePoolSize,
+    applicationName: 'tarmac-drill-worker',
+  }).initialize();
   const sandbox = await Sandbox.open(config.sandbox, { log, apiBaseUrl: config.runProcess.apiBaseUrl });
   const connection = await NativeConnection.connect({ address: temporalAddress(config) });
   const worker = await createWorker({

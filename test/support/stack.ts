@@ -89,8 +89,12 @@ export async function freePort(): Promise<number> {
   });
 }
 
-/** `env` overrides the settings below (the benchmarks use production SSE keep-alives, for instance). */
-export async function startStack(opts: { env?: Record<string, string> } = {}): Promise<Stack> {
+/**
+ * `env` overrides the settings below (the benchmarks use production SSE keep-alives, for instance).
+ * `inProcess: false` starts no worker and no api in this process (the benchmarks' production shape runs
+ * them as processes of their own, see bench/support/production.ts); `baseUrl` then answers nothing.
+ */
+export async function startStack(opts: { env?: Record<string, string>; inProcess?: boolean } = {}): Promise<Stack> {
   Runtime.install({
     logger: new DefaultLogger('WARN'),
     telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'ERROR' }) } },
@@ -168,19 +172,21 @@ export async function startStack(opts: { env?: Record<string, string> } = {}): P
   stops.unshift(() => sandbox.close());
   const activityDeps: ActivityDeps = activityDepsFor(config, { ds, temporal: env.client, log, sandbox });
   const { box } = activityDeps;
-  const worker = await createWorker({
-    connection: env.nativeConnection,
-    namespace: env.namespace ?? 'default',
-    taskQueue: config.temporal.taskQueue,
-    deps: activityDeps,
-    workflowBundle,
-    shutdownGraceTime: '1 second',
-  });
-  const running = worker.run();
-  stops.unshift(async () => {
-    worker.shutdown();
-    await running;
-  });
+  if (opts.inProcess !== false) {
+    const worker = await createWorker({
+      connection: env.nativeConnection,
+      namespace: env.namespace ?? 'default',
+      taskQueue: config.temporal.taskQueue,
+      deps: activityDeps,
+      workflowBundle,
+      shutdownGraceTime: '1 second',
+    });
+    const running = worker.run();
+    stops.unshift(async () => {
+      worker.shutdown();
+      await running;
+    });
+  }
 
   stack = {
     config,
@@ -198,8 +204,10 @@ export async function startStack(opts: { env?: Record<string, string> } = {}): P
     chatApp,
     codehostApp,
   };
-  const api = await startApi(env.client, apiPort);
-  stops.unshift(api.close);
+  if (opts.inProcess !== false) {
+    const api = await startApi(env.client, apiPort);
+    stops.unshift(api.close);
+  }
   return stack;
 }
 

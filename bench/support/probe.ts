@@ -1,0 +1,80 @@
+// Preloaded (`node --require`) into the api and worker processes of the production shape: it measures the
+// process from inside without any change to its code. Every 500 ms it writes its RSS (peak since the last
+// reset) and its event-loop delay (p99 and max since the last reset) to BENCH_PROBE_FILE; writing
+// BENCH_PROBE_FILE.reset (a new mtime) resets both, so a benchmark can measure one phase. (Not a signal: the Temporal
+// worker shuts down on SIGUSR2, and SIGUSR1 starts the inspector.) It removes its settings from the environment at once, so that
+// the programs the worker spawns neither inherit nor load it.
+import fs from 'node:fs';
+import { Session } from 'node:inspector';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+
+export interface ProbeSample {
+  pid: number;
+  /** Peak RSS since the last reset, bytes. */
+  peakRss: number;
+  /** Event-loop delay since the last reset, ms. */
+  delayP99: number;
+  delayMax: number;
+  at: number;
+  /** The last reset it saw (the mtime of BENCH_PROBE_FILE.reset, as text). */
+  reset: string;
+}
+
+const file = process.env.BENCH_PROBE_FILE;
+const profileFile = process.env.BENCH_PROFILE_FILE;
+delete process.env.BENCH_PROBE_FILE;
+delete process.env.BENCH_PROFILE_FILE;
+delete process.env.NODE_OPTIONS;
+
+// A CPU profile of the whole life of the process (`--cpu-prof` is not allowed in NODE_OPTIONS), written to
+// BENCH_PROFILE_FILE once BENCH_PROBE_FILE.stop exists (the bench creates it before stopping us).
+let profiler: Session | undefined;
+if (file && profileFile) {
+  profiler = new Session();
+  profiler.connect();
+  profiler.post('Profiler.enable', () => profiler!.post('Profiler.start'));
+}
+function stopProfile(): void {
+  const session = profiler;
+  if (!session || !file || !fs.existsSync(`${file}.stop`)) return;
+  profiler = undefined;
+  session.post('Profiler.stop', (err, result) => {
+    if (!err) fs.writeFileSync(profileFile!, JSON.stringify(result.profile));
+    session.disconnect();
+  });
+}
+// The sample is written in place (one pwrite of a fixed-size, space-padded buffer into a file kept open),
+// and a reset is seen by one stat: the probe's own cost must stay far below what it measures (a first
+// version, writing a new file and renaming it every 250 ms, cost the api ~10 % of its CPU on a loaded host).
+const SAMPLE_BYTES = 512;
+if (file) {
+  const delay = monitorEventLoopDelay({ resolution: 10 });
+  delay.enable();
+  const fd = fs.openSync(file, 'w');
+  let peakRss = process.memoryUsage.rss();
+  let resetSeen = '';
+  const write = () => {
+    stopProfile();
+    const reset = String(fs.statSync(`${file}.reset`, { throwIfNoEntry: false })?.mtimeMs ?? '');
+    if (reset !== resetSeen) {
+      resetSeen = reset;
+      delay.reset();
+      peakRss = 0;
+    }
+    peakRss = Math.max(peakRss, process.memoryUsage.rss());
+    const sample: ProbeSample = {
+      pid: process.pid,
+      peakRss,
+      delayP99: delay.percentile(99) / 1e6,
+      delayMax: delay.max / 1e6,
+      at: Date.now(),
+      reset: resetSeen,
+    };
+    try {
+      fs.writeSync(fd, JSON.stringify(sample).padEnd(SAMPLE_BYTES), 0, 'utf8');
+    } catch {
+      // the bench's directory is gone: it has stopped
+    }
+  };
+  setInterval(write, 500).unref();
+}

@@ -1,0 +1,98 @@
+// The production shape of the benchmarks: the api and the worker as processes of their own, each with its own
+// pool (DATABASE_POOL_SIZE), on the test stack's PostgreSQL and Temporal dev server, started with the drills'
+// helpers (test/drills/processes.ts: `dist/src/api/main.js`, and the worker of `npm run worker` on a prebuilt
+// workflow bundle). This process keeps only the load generator, the bare baselines and the run watcher. Both
+// processes carry the probe (probe.ts) for their memory and event-loop delay.
+import fs from 'node:fs';
+import path from 'node:path';
+import { Findings } from '../../test/drills/kit';
+import { Processes, startApiProcess, startWorkerProcess } from '../../test/drills/processes';
+import type { ProbeSample } from './probe';
+
+export interface ProcessSizes {
+  /** DATABASE_POOL_SIZE of the api process. */
+  apiPool: number;
+  /** DATABASE_POOL_SIZE of the worker process. */
+  workerPool: number;
+  /** Where the api and worker write a CPU profile each when they stop (`--cpu-prof`), if anywhere. */
+  profileDir?: string;
+}
+
+export interface Probed {
+  name: 'api' | 'worker';
+  pid: number;
+  /** The probe's last sample (peak RSS and event-loop delay since the last reset). */
+  read(): ProbeSample | undefined;
+}
+
+export interface Production {
+  baseUrl: string;
+  probes: Probed[];
+  /** Resets every probe (probe.ts): what `read` answers from then on covers the coming phase only. */
+  reset(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function startProduction(dataDir: string, sizes: ProcessSizes): Promise<Production> {
+  const procs = new Processes();
+  const probeDir = fs.mkdtempSync(path.join(dataDir, 'probes-'));
+  const probeEnv = (name: string) => ({
+    BENCH_PROBE_FILE: path.join(probeDir, `${name}.json`),
+    NODE_OPTIONS: `--require ${path.join(__dirname, 'probe.js')}`,
+    ...(sizes.profileDir ? { BENCH_PROFILE_FILE: path.join(sizes.profileDir, `${name}.cpuprofile`) } : {}),
+  });
+  const api = await startApiProcess(procs, 'api', {
+    ...probeEnv('api'),
+    DATABASE_POOL_SIZE: String(sizes.apiPool),
+    SSE_KEEPALIVE_MS: '15000', // production keep-alives, as in the in-process shape
+    LOG_LEVEL: 'silent',
+  });
+  const worker = await startWorkerProcess(procs, 'worker', {
+    ...probeEnv('worker'),
+    DATABASE_POOL_SIZE: String(sizes.workerPool),
+    PUBLIC_BASE_URL: api.baseUrl,
+    LOG_LEVEL: 'silent',
+  });
+  const children = { api: api.child, worker };
+  let resets = 0;
+  const probe = (name: 'api' | 'worker', pid: number): Probed => ({
+    name,
+    pid,
+    read() {
+      try {
+        return JSON.parse(fs.readFileSync(path.join(probeDir, `${name}.json`), 'utf8')) as ProbeSample;
+      } catch {
+        return undefined;
+      }
+    },
+  });
+  const probes = [probe('api', api.child.proc.pid!), probe('worker', worker.proc.pid!)];
+  return {
+    baseUrl: api.baseUrl,
+    probes,
+    async reset() {
+      const marks = new Map<string, string>();
+      for (const p of probes) {
+        const child = children[p.name];
+        if (!child.running) throw new Error(`our ${p.name} process has exited:\n${child.tail()}`);
+        const resetFile = path.join(probeDir, `${p.name}.json.reset`);
+        fs.writeFileSync(resetFile, String(++resets));
+        marks.set(p.name, String(fs.statSync(resetFile).mtimeMs));
+      }
+      // Until each probe has written a sample taken after the reset.
+      for (let i = 0; i < 60 && probes.some((p) => p.read()?.reset !== marks.get(p.name)); i++)
+        await new Promise((r) => setTimeout(r, 50));
+    },
+    async stop() {
+      if (sizes.profileDir) {
+        // The probes write their profiles on their next tick (500 ms) once asked; a big one takes longer.
+        for (const p of probes) fs.writeFileSync(path.join(probeDir, `${p.name}.json.stop`), '');
+        const written = () => probes.every((p) => fs.existsSync(path.join(sizes.profileDir!, `${p.name}.cpuprofile`)));
+        for (let i = 0; i < 100 && !written(); i++) await new Promise((r) => setTimeout(r, 100));
+      }
+      const f = new Findings('bench', 'none');
+      await procs.stopAll(f, 10_000);
+      for (const v of f.violations) console.error(`bench: ${v}`);
+    },
+  };
+}
