@@ -1,28 +1,33 @@
 // Processes by uid, read from /proc: the sweep that makes sure nothing of a run outlives it.
 import fs from 'node:fs';
 
-/** Pids of the processes whose real uid is `uid`. */
-export function processesOf(uid: number): number[] {
-  const pids: number[] = [];
-  for (const entry of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const status = fs.readFileSync(`/proc/${entry}/status`, 'latin1');
-      const m = /^Uid:\s+(\d+)/m.exec(status);
-      // A zombie runs nothing and goes when its parent reaps it: it does not hold the uid.
-      if (m && Number(m[1]) === uid && !/^State:\s+Z/m.test(status)) pids.push(Number(entry));
-    } catch {
-      // exited meanwhile
-    }
-  }
-  return pids;
+/**
+ * Pids of the processes whose real uid is `uid`. Asynchronous, so the worker's event loop goes on while
+ * /proc is read (this runs at the end of every run, and a host may have thousands of processes). Each
+ * `status` is read: the owner of `/proc/<pid>` is no guide, a process can make it root (PR_SET_DUMPABLE 0).
+ */
+export async function processesOf(uid: number): Promise<number[]> {
+  const entries = (await fs.promises.readdir('/proc')).filter((e) => /^\d+$/.test(e));
+  const held = await Promise.all(
+    entries.map((entry) =>
+      fs.promises.readFile(`/proc/${entry}/status`, 'latin1').then(
+        (status) => {
+          const m = /^Uid:\s+(\d+)/m.exec(status);
+          // A zombie runs nothing and goes when its parent reaps it: it does not hold the uid.
+          return Boolean(m && Number(m[1]) === uid && !/^State:\s+Z/m.test(status));
+        },
+        () => false, // exited meanwhile
+      ),
+    ),
+  );
+  return entries.filter((_, i) => held[i]).map(Number);
 }
 
 /** SIGKILLs every process of `uid` until none is left (a fork race may need a few rounds). */
 export async function killProcessesOf(uid: number, timeoutMs = 5_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const pids = processesOf(uid);
+    const pids = await processesOf(uid);
     if (!pids.length) return;
     for (const pid of pids) {
       try {
