@@ -6,6 +6,7 @@ import { createChatMessageActivities } from './chat-messages';
 import { createDeploymentActivities } from './deployments';
 import { createInviteActivities } from './invites';
 import { createKnowledgeBaseActivities } from './knowledge-bases';
+import { createDataJobActivities } from './data-jobs';
 import { createReconcilerActivities } from './reconciler';
 import { createCodeRunActivities } from './code-runs';
 
@@ -19,6 +20,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createReconcilerActivities(deps),
     ...createBuildCleanupActivities(deps),
     ...createKnowledgeBaseActivities(deps),
+    ...createDataJobActivities(deps),
   };
 }
 

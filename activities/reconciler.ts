@@ -4,6 +4,7 @@ import type { RunKind } from '../src/persistence/entities/run';
 import { appendEvents, transitionDeployment, transitionRun } from '../src/services/runs/state';
 import { workflowIdOf } from '../src/temporal/workflow-start';
 import { transitionJob } from '../src/services/knowledge-bases/job-state';
+import { transitionDataJob } from '../src/services/data-connectors/job-state';
 
 /** What the workflow of an open record looks like from Temporal: still running, or closed (and how). */
 async function workflowState(deps: ActivityDeps, workflowId: string): Promise<'RUNNING' | string> {
@@ -21,7 +22,7 @@ const reasonFor = (state: string) =>
     : `Its workflow ended (${state}) without recording a final state`;
 
 /**
- * Settles records whose workflow is gone: a run, deployment or knowledge base job still QUEUED/STARTING/RUNNING/DEPLOYING
+ * Settles records whose workflow is gone: a run, deployment, knowledge base job or data job still QUEUED/STARTING/RUNNING/DEPLOYING
  * while Temporal says its workflow closed (terminated, timed out, failed) or never existed. Such a row
  * would otherwise say "RUNNING" forever. Only rows untouched for `olderThanSeconds` are examined, so a
  * record whose workflow is being started right now is left alone.
@@ -52,7 +53,7 @@ export function createReconcilerActivities(deps: ActivityDeps) {
     async settleOrphans(input: {
       olderThanSeconds: number;
       limit: number;
-    }): Promise<{ runs: number; deployments: number; knowledgeBaseJobs: number }> {
+    }): Promise<{ runs: number; deployments: number; knowledgeBaseJobs: number; dataJobs: number }> {
       const runs = await settleStale<{ run_id: string; kind: RunKind }>(
         deps,
         input,
@@ -116,13 +117,32 @@ export function createReconcilerActivities(deps: ActivityDeps) {
           );
         },
       );
-      if (runs || deployments || knowledgeBaseJobs) {
+      const dataJobs = await settleStale<{ data_job_id: string }>(
+        deps,
+        input,
+        {
+          sql: `SELECT data_job_id FROM data_jobs WHERE status IN ('QUEUED', 'RUNNING') ${untouched}`,
+          workflowId: (j) => workflowIdOf('data-job', j.data_job_id),
+        },
+        async (j, state) => {
+          const cancelled = state === 'CANCELLED';
+          return transitionDataJob(deps.ds, j.data_job_id, cancelled ? 'CANCELLED' : 'FAILED', {
+            status_detail: { reason: cancelled ? 'Cancelled' : 'WorkflowClosed', message: reasonFor(state) },
+          });
+        },
+      );
+      if (runs || deployments || knowledgeBaseJobs || dataJobs) {
         deps.log.warn(
-          { settledRuns: runs, settledDeployments: deployments, settledJobs: knowledgeBaseJobs },
+          {
+            settledRuns: runs,
+            settledDeployments: deployments,
+            settledJobs: knowledgeBaseJobs,
+            settledDataJobs: dataJobs,
+          },
           'reconciler settled orphaned records',
         );
       }
-      return { runs, deployments, knowledgeBaseJobs };
+      return { runs, deployments, knowledgeBaseJobs, dataJobs };
     },
   };
 }

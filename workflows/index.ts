@@ -9,3 +9,5 @@ export { assistantRunWorkflow } from './assistant-run';
 export { chatMessageWorkflow } from './chat-message';
 export { knowledgeBaseJobWorkflow } from './knowledge-base-job';
 export { knowledgeBaseQueryWorkflow } from './knowledge-base-query';
+export { dataJobWorkflow } from './data-job';
+export { scheduledJobWorkflow } from './scheduled-job';

@@ -11,7 +11,8 @@ export type ResourceKind =
   | 'assistant-run'
   | 'chat-run'
   | 'knowledge-base-job'
-  | 'knowledge-base-query';
+  | 'knowledge-base-query'
+  | 'data-job';
 
 export interface WorkflowResource {
   kind: ResourceKind;

@@ -6,6 +6,7 @@ import './buckets';
 import './chat';
 import './code-resources';
 import './dashboard';
+import './data-connectors';
 import './deployments';
 import './events';
 import './function-runs';

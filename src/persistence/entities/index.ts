@@ -3,6 +3,7 @@ import { Assistant, AssistantRun } from './assistant';
 import { Asset, Bucket } from './bucket';
 import { CodeResource } from './code-resource';
 import { Rule, Ruleset, RulesetRule, Thread, ThreadMessage } from './conversation';
+import { DataConnector, DataJob } from './data-connector';
 import { Deployment } from './deployment';
 import { Invite } from './invite';
 import { KnowledgeBase, KnowledgeBaseJob, KnowledgeBaseQuery } from './knowledge-base';
@@ -23,6 +24,8 @@ export {
   Asset,
   Bucket,
   CodeResource,
+  DataConnector,
+  DataJob,
   Deployment,
   Invite,
   KnowledgeBase,
@@ -60,4 +63,6 @@ export const entities = [
   KnowledgeBase,
   KnowledgeBaseJob,
   KnowledgeBaseQuery,
+  DataConnector,
+  DataJob,
 ];
