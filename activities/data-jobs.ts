@@ -11,7 +11,9 @@ import { ingestDataJob } from '../src/services/data-connectors/ingest';
 import { transitionDataJob } from '../src/services/data-connectors/job-state';
 import { startDataJob } from '../src/services/data-connectors/jobs';
 import { createJob } from '../src/services/knowledge-bases/jobs';
+import { ROW_VISIBLE_WAIT_MS } from '../src/services/runs/lifecycle';
 import type { ScheduledJobInput, ScheduledJobOutcome } from '../src/temporal/contracts';
+import { waitFor } from '../src/temporal/workflow-records';
 
 export interface DataJobEnding {
   status: Exclude<DataJobStatus, 'QUEUED' | 'RUNNING'>;
@@ -28,11 +30,27 @@ const SCHEDULE_ACTOR = 'schedule';
 export function createDataJobActivities(deps: ActivityDeps) {
   const { ds, log } = deps;
   return {
-    /** QUEUED → RUNNING; false when the job is gone or already ended (nothing to do). */
+    /**
+     * QUEUED → RUNNING; false when the job does not exist or already ended (nothing to do). The api commits
+     * the row just after Temporal accepted the workflow, so the row is waited for (as runs do, ROW_VISIBLE_WAIT_MS)
+     * and locked and read before the transition.
+     */
     async startDataJob(input: { jobId: string }): Promise<boolean> {
-      await transitionDataJob(ds, input.jobId, 'RUNNING');
-      const job = await ds.getRepository(DataJob).findOneBy({ data_job_id: input.jobId });
-      return job?.status === 'RUNNING';
+      const status = await waitFor(
+        () =>
+          ds.transaction(async (em) => {
+            const rows: Array<{ status: DataJobStatus }> = await em.query(
+              `SELECT status FROM data_jobs WHERE data_job_id = $1 FOR UPDATE`,
+              [input.jobId],
+            );
+            if (rows[0]?.status !== 'QUEUED') return rows[0]?.status;
+            await transitionDataJob(em, input.jobId, 'RUNNING');
+            return 'RUNNING' as const;
+          }),
+        (s) => s !== undefined,
+        ROW_VISIBLE_WAIT_MS,
+      );
+      return status === 'RUNNING';
     },
 
     /** Lists, reads, transforms and stores every item of the connector; per-item failures become `errors[]`. */

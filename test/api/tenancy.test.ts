@@ -62,6 +62,7 @@ const bodies: Record<string, unknown> = {
   CreateSpans: [],
   QueryKnowledgeBase: { query: 'x' },
   UpdateKnowledgeBase: { name: 'x' },
+  UpdateDataConnector: { name: 'x' },
   CreateChatMessage: chatBody,
   CreateChatMessageStream: chatBody,
 };
@@ -150,6 +151,12 @@ describe('tenancy: another organization sees nothing', () => {
     expect(kbJob.status, kbJob.text).to.equal(202);
     const kbQuery = await apiA.post(`/api/knowledge-bases/${kb.body.knowledge_base_id}/query`, { query: 'file' });
     expect(kbQuery.status, kbQuery.text).to.equal(200);
+    const connector = await apiA.post('/api/data-connectors', {
+      name: 'DC',
+      type: 'data_lake',
+      config: { data_lake: { bucket_id: bucket.bucket_id, asset_paths: ['dir/'] } },
+    });
+    expect(connector.status, connector.text).to.equal(201);
     const ids: Record<string, string> = {
       organization_id: a.organizationId,
       user_id: a.userId,
@@ -176,6 +183,8 @@ describe('tenancy: another organization sees nothing', () => {
       knowledge_base_id: kb.body.knowledge_base_id,
       knowledge_base_job_id: kbJob.body.knowledge_base_job_id,
       knowledge_base_query_id: kbQuery.body.knowledge_base_query_id,
+      data_connector_id: connector.body.data_connector_id,
+      data_job_id: connector.body.data_job_id,
     };
     const secretsOfA = Object.values(ids).filter((v) => v !== 'dir/file.txt');
 
@@ -217,6 +226,22 @@ describe('tenancy: another organization sees nothing', () => {
     expect((await apiA.get(`/api/assistants/${ids.assistant_id}`)).body.name).to.equal('A');
     expect((await apiA.get(`/api/knowledge-bases/${ids.knowledge_base_id}`)).body.name).to.equal('KB');
     expect((await apiA.get(`/api/knowledge-base-queries/${ids.knowledge_base_query_id}`)).status).to.equal(200);
+    expect((await apiA.get(`/api/data-connectors/${ids.data_connector_id}`)).body.name).to.equal('DC');
+    expect((await apiA.get(`/api/data-jobs/${ids.data_job_id}`)).status).to.equal(200);
+    // Nor can a connector read or write another organization's bucket.
+    const foreignLake = await apiB.post('/api/data-connectors', {
+      name: 'B',
+      type: 'data_lake',
+      config: { data_lake: { bucket_id: bucket.bucket_id } },
+    });
+    expect(foreignLake.status, foreignLake.text).to.equal(409);
+    const foreignTarget = await apiB.post('/api/data-connectors', {
+      name: 'B',
+      type: 'webscraper',
+      bucket_id: bucket.bucket_id,
+      config: { webscraper: { urls: ['http://127.0.0.1:9/'] } },
+    });
+    expect(foreignTarget.status, foreignTarget.text).to.equal(409);
     expect(
       (
         await apiB.post('/api/knowledge-bases', {

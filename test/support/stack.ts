@@ -99,6 +99,8 @@ export async function startStack(opts: { env?: Record<string, string> } = {}): P
     DEFAULT_MODEL: 'local/test-model',
     DEFAULT_EMBEDDING_MODEL: 'local/test-embedding',
     OPENAI_API_KEY: '',
+    // Data connectors fetch the tests' local sites (127.0.0.1); other private ranges stay refused.
+    DATA_CONNECTOR_ALLOW_CIDRS: '127.0.0.0/8',
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
     ...opts.env,
   });

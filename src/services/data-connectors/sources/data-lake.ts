@@ -17,7 +17,7 @@ export const dataLakeSource: SourceFactory = (config, deps) => {
         await deps.ds.query(
           `SELECT a.name, a.size, a.updated_at, a.meta FROM assets a JOIN buckets b ON b.bucket_id = a.bucket_id
            WHERE a.bucket_id = $1 AND b.organization_id = $2 AND a.size IS NOT NULL
-             AND (a.name = ANY($3::text[]) OR a.name LIKE ANY($4::text[]) ESCAPE '\\')
+             AND (a.name = ANY($3::text[]) OR EXISTS (SELECT 1 FROM unnest($4::text[]) p WHERE a.name LIKE p ESCAPE '\\'))
              AND NOT (a.bucket_id = $5 AND a.name LIKE $6 ESCAPE '\\')
            ORDER BY a.name`,
           [

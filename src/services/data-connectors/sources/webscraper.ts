@@ -58,7 +58,8 @@ export const webscraperSource: SourceFactory = (config, deps) => {
           return robotsParser(robotsUrl, page.status === 200 ? page.body.toString('utf8') : '');
         },
         (err) => {
-          if (opts.signal.aborted) throw err;
+          // Aborted, or an address we refuse: the page itself fails the same way.
+          if (opts.signal.aborted || (err instanceof FetchError && err.type === 'AddressRefused')) throw err;
           return err instanceof FetchError && err.type === 'TooLarge'
             ? robotsParser(robotsUrl, '')
             : ('disallow' as const);
