@@ -10,6 +10,8 @@ export interface LocalSite {
   requests: Array<{ path: string; userAgent: string }>;
   /** Paths that never answer (the client's timeout or cancel ends them). */
   hanging: Set<string>;
+  /** Paths of hanging requests whose client went away (closed the connection). */
+  abandoned: string[];
   close(): Promise<void>;
 }
 
@@ -18,6 +20,7 @@ export async function startLocalSite(pages: Record<string, [string, string]> = {
     pages: new Map(Object.entries(pages)),
     requests: [],
     hanging: new Set(),
+    abandoned: [],
   };
   const open = new Set<http.ServerResponse>();
   const server = http.createServer((req, res) => {
@@ -25,7 +28,9 @@ export async function startLocalSite(pages: Record<string, [string, string]> = {
     site.requests.push({ path, userAgent: String(req.headers['user-agent'] ?? '') });
     if (site.hanging.has(path)) {
       open.add(res);
-      res.on('close', () => open.delete(res));
+      res.on('close', () => {
+        if (open.delete(res)) site.abandoned.push(path);
+      });
       return;
     }
     const page = site.pages.get(path);
@@ -46,7 +51,10 @@ export async function startLocalSite(pages: Record<string, [string, string]> = {
     url: `http://127.0.0.1:${port}`,
     close: () =>
       new Promise<void>((r) => {
-        for (const res of open) res.destroy();
+        for (const res of [...open]) {
+          open.delete(res);
+          res.destroy();
+        }
         server.close(() => r());
       }),
   };
