@@ -402,4 +402,64 @@ assert call("POST", "api/structure-runs/" + RUN_ID + "/events", [finish]) == 202
     expect(assets[0].meta!.source_uri).to.match(new RegExp(`^structure://${producer.structureId}/runs/`));
     expect(await download(api, created.body.bucket_id, assets[0].name)).to.equal('ALPHA BETA (shouted)');
   });
+  it('knowledge bases: schedule_expression has the same Temporal Schedule; transforms rewrite each text before chunking', async () => {
+    const temporal = getStack().env.client;
+    const bucketId = (await api.post('/api/buckets', { name: 'kb-docs' })).body.bucket_id;
+    await upload(api, bucketId, 'notes/a.txt', 'quiet words about otters');
+    const upper = await structureWithBuild(tenant.organizationId, {
+      files: {
+        'structure.py': `${PY_PRELUDE}
+item = json.loads(sys.argv[1])
+out = {"type": "TextArtifact", "value": item["value"].upper() + " " + sys.argv[2]}
+finish = {"type": "FinishStructureRunEvent", "timestamp": time.time(), "payload": {"output_task_output": out}}
+assert call("POST", "api/structure-runs/" + RUN_ID + "/events", [finish]) == 202
+`,
+      },
+    });
+    const badSchedule = await api.post('/api/knowledge-bases', {
+      name: 'KB',
+      type: 'gtc_pg_vector',
+      config: { gtc_pg_vector: {} },
+      schedule_expression: 'sometimes',
+    });
+    expect(badSchedule.status).to.equal(400);
+    const kb = await api.post('/api/knowledge-bases', {
+      name: 'Scheduled KB',
+      type: 'gtc_pg_vector',
+      config: { gtc_pg_vector: {} },
+      asset_paths: [`${bucketId}/notes/`],
+      schedule_expression: 'rate(6 hours)',
+      transforms: [{ structure: { structure_id: upper.structureId, args: ['[checked]'] } }],
+    });
+    expect(kb.status, kb.text).to.equal(201);
+    expect(kb.body).to.include({ schedule_expression: 'rate(6 hours)' });
+    const id = kb.body.knowledge_base_id;
+    const handle = temporal.schedule.getHandle(userScheduleId('knowledge-base', id));
+    expect(JSON.stringify((await handle.describe()).spec)).to.include('21600');
+    await handle.trigger();
+    let jobs: any[] = [];
+    for (let i = 0; i < 100 && jobs.length === 0; i++) {
+      await new Promise((r) => setTimeout(r, 200));
+      jobs = (await api.get(`/api/knowledge-bases/${id}/knowledge-base-jobs`)).body.knowledge_base_jobs;
+    }
+    expect(jobs).to.have.length(1);
+    expect(jobs[0].created_by).to.equal('schedule');
+    for (let i = 0; i < 300; i++) {
+      const job = await api.get(`/api/knowledge-base-jobs/${jobs[0].knowledge_base_job_id}`);
+      if (!['QUEUED', 'RUNNING'].includes(job.body.status)) {
+        expect(job.body.status, job.text).to.equal('SUCCEEDED');
+        break;
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const query = await api.post(`/api/knowledge-bases/${id}/query`, { query: 'otters' });
+    expect(query.body.entries[0].meta.content).to.equal('QUIET WORDS ABOUT OTTERS [checked]');
+    expect((await api.delete(`/api/knowledge-bases/${id}`)).status).to.equal(204);
+    expect(
+      await handle.describe().then(
+        () => 'exists',
+        (err: Error) => err.constructor.name,
+      ),
+    ).to.equal('ScheduleNotFoundError');
+  });
 });
