@@ -76,7 +76,10 @@ describe('data connectors', function () {
     });
     expect(created.status, created.text).to.equal(201);
     expect(created.body).to.include({ name: 'Wiki', type: 'wiki', description: 'our wiki' });
-    expect(created.body.config).to.deep.equal({ wiki: { wiki_email: 'me@example.test', domain: 'x.test' } });
+    expect(created.body.config).to.deep.equal({
+      wiki: { wiki_email: 'me@example.test', domain: 'x.test' },
+      confluence: { atlassian_email: 'me@example.test', domain: 'x.test' },
+    });
     expect(created.body.data_job_id).to.be.a('string');
     expect(created.text).to.not.include('tok-SECRET-1');
     const id = created.body.data_connector_id;

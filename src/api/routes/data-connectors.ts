@@ -179,7 +179,8 @@ const DataConnectorSchema = defineSchema('DataConnector', {
     type: { type: 'string' },
     config: {
       type: 'object',
-      description: 'One member named like the type; secret fields are never answered (drive: `access_token` is empty).',
+      description:
+        "The member named like the type (wiki, drive and objstore also beside in the provider's words: confluence, google_drive, s3); secret fields are never answered (drive: `access_token` is empty).",
       properties: Object.fromEntries(
         ['webscraper', 'data_lake', 'structure', 'objstore', 'drive', 'wiki'].map((t) => [t, open]),
       ),

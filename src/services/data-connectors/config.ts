@@ -4,7 +4,7 @@
 // interface's words first (src/services/provider-words.ts).
 import type { SecretBox } from '../../security/secret-box';
 import { badRequest } from '../../errors';
-import { neutralMember } from '../provider-words';
+import { neutralMember, PROVIDER_ALIASES } from '../provider-words';
 
 export const CONNECTOR_TYPES = ['webscraper', 'data_lake', 'structure', 'objstore', 'drive', 'wiki'] as const;
 export type ConnectorType = (typeof CONNECTOR_TYPES)[number];
@@ -66,7 +66,14 @@ export const sealField = (box: SecretBox, connectorId: string, field: string, va
   sealed: box.seal(value, `${connectorId}:${field}`).toString('base64'),
 });
 
-/** The config as answered: no secret field; drive answers `access_token` empty (the interface requires it). */
+const PROVIDER_WORD = Object.fromEntries(Object.entries(PROVIDER_ALIASES).map(([p, n]) => [n, p]));
+const providerWord = (w: string) => PROVIDER_WORD[w] ?? w;
+
+/**
+ * The config as answered: no secret field; drive answers `access_token` empty and data_lake `asset_paths` (the
+ * interface requires both). wiki, drive and objstore are answered beside in the provider's words too
+ * (`confluence`, `google_drive`, `s3`), which the generated griptape-cloud-client needs to parse the answer.
+ */
 export function presentConfig(type: string, stored: ConnectorConfig): ConnectorConfig {
   const member = Object.fromEntries(
     Object.entries(stored[type] ?? {}).filter(
@@ -74,5 +81,11 @@ export function presentConfig(type: string, stored: ConnectorConfig): ConnectorC
     ),
   );
   if (type === 'drive') member.access_token = '';
-  return { [type]: member };
+  if (type === 'data_lake') member.asset_paths ??= [];
+  const provider = providerWord(type);
+  if (provider === type) return { [type]: member };
+  return {
+    [type]: member,
+    [provider]: Object.fromEntries(Object.entries(member).map(([k, v]) => [providerWord(k), v])),
+  };
 }
