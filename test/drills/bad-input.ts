@@ -64,6 +64,8 @@ const VALID_BODIES: Record<string, unknown> = {
   RunToolActivity: { text: 'hi' },
   CreateEvents: { type: 'x', payload: {}, timestamp: 1 },
   CreateSpans: [],
+  CreateDataConnector: { name: 'x', type: 'webscraper', config: { webscraper: { urls: ['http://127.0.0.1:9/'] } } },
+  UpdateDataConnector: { name: 'x' },
 };
 
 /** Asset names that try to leave their bucket or are ambiguous, as they appear in a URL path. */
