@@ -113,7 +113,7 @@ describe('data connectors', function () {
     const wrongMember = await api.patch(`/api/data-connectors/${id}`, {
       config: { webscraper: { urls: ['http://127.0.0.1/'] } },
     });
-    expect(wrongMember.status).to.equal(400);
+    expect(wrongMember.status).to.equal(409);
     expect(wrongMember.body.errors[0].message).to.include('"wiki"');
     await jobEnd(api, reconfigured.body.data_job_id);
 

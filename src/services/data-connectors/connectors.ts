@@ -8,7 +8,7 @@ import type { Client } from '@temporalio/client';
 import type { DataSource } from 'typeorm';
 import type { Caller } from '../caller';
 import type { Config } from '../../config';
-import { badRequest } from '../../errors';
+import { badRequest, conflict } from '../../errors';
 import type { PageRequest } from '../../persistence/pagination';
 import { DataConnector, DataJob, Transform } from '../../persistence/entities/data-connector';
 import { Organization } from '../../persistence/entities';
@@ -139,9 +139,12 @@ export async function updateDataConnector(
   fields: ConnectorFields,
 ): Promise<{ connector: DataConnector; job?: DataJob }> {
   const connector = await findDataConnector(deps.ds, caller, id);
+  // Well-formed, but not for this connector: a conflict with what it is (409), like a missing reference.
   if (fields.type !== undefined && neutralWord(fields.type) !== connector.type)
-    throw badRequest(`A data connector's type cannot change (it is ${connector.type})`, '/body/type');
+    throw conflict(`A data connector's type cannot change (it is ${connector.type})`);
   if (fields.config !== undefined) {
+    if (neutralWord(Object.keys(fields.config)[0] ?? '') !== connector.type)
+      throw conflict(`config must have the member "${connector.type}" (the connector's type)`);
     const type = checkConfig(connector.type, fields.config);
     await checkConfigFields(deps.ds, caller, type, fields.config);
     connector.config = sealConfig(deps.box, connector.data_connector_id, type, fields.config);
