@@ -23,6 +23,8 @@ export interface DataJobEnding {
   errors?: JobError[];
   bytesIngested?: number;
   stats?: Record<string, number>;
+  /** Knowledge base jobs the chain started (status_detail.knowledge_base_job_ids). */
+  knowledgeBaseJobIds?: string[];
 }
 
 const SCHEDULE_ACTOR = 'schedule';
@@ -84,6 +86,7 @@ export function createDataJobActivities(deps: ActivityDeps) {
           ...(ending.message ? { message: ending.message } : {}),
           ...(ending.requestedBy ? { requested_by: ending.requestedBy } : {}),
           ...(ending.stats ? { stats: ending.stats } : {}),
+          ...(ending.knowledgeBaseJobIds?.length ? { knowledge_base_job_ids: ending.knowledgeBaseJobIds } : {}),
         },
         ...(ending.errors ? { errors: ending.errors } : {}),
         ...(ending.bytesIngested !== undefined ? { bytes_ingested: ending.bytesIngested } : {}),
@@ -92,20 +95,16 @@ export function createDataJobActivities(deps: ActivityDeps) {
       return job?.status ?? 'MISSING';
     },
 
-    /** After a SUCCEEDED job: knowledge base jobs of the knowledge bases covering the connector's prefix. */
+    /**
+     * After a successful ingest, before the terminal write (which records the ids): knowledge base jobs of the
+     * knowledge bases covering the connector's prefix.
+     */
     async chainKnowledgeBaseJobs(input: { jobId: string }): Promise<string[]> {
       const job = await ds.getRepository(DataJob).findOneBy({ data_job_id: input.jobId });
       const connector =
         job && (await ds.getRepository(DataConnector).findOneBy({ data_connector_id: job.data_connector_id }));
       if (!connector) return [];
-      const started = await chainKnowledgeBaseJobs(deps, connector, input.jobId);
-      if (started.length) {
-        await ds.query(
-          `UPDATE data_jobs SET status_detail = COALESCE(status_detail, '{}'::jsonb) || $2::jsonb WHERE data_job_id = $1`,
-          [input.jobId, JSON.stringify({ knowledge_base_job_ids: started })],
-        );
-      }
-      return started;
+      return chainKnowledgeBaseJobs(deps, connector, input.jobId);
     },
 
     /** What a schedule does when due: a job of its data connector or knowledge base, unless one is open. */

@@ -1,6 +1,6 @@
 // The data job workflow (id `data-job-<uuid>`): RUNNING, one heartbeating ingest activity (list, read,
-// transform and store the connector's items), the terminal write, then the knowledge base jobs of the chain
-// when it SUCCEEDED. In the run frame (`withinLimit`): a `cancel` signal or a workflow cancellation aborts
+// transform and store the connector's items), the knowledge base jobs of the chain when it succeeded, then the
+// terminal write (which records their ids). In the run frame (`withinLimit`): a `cancel` signal or a workflow cancellation aborts
 // the ingest and ends CANCELLED; the time limit (DATA_JOB_TIME_LIMIT_SECONDS) ends it FAILED; a failed
 // activity ends it FAILED with its type.
 import { ActivityFailure, ApplicationFailure, proxyActivities } from '@temporalio/workflow';
@@ -16,7 +16,7 @@ export async function dataJobWorkflow(input: DataJobInput): Promise<DataJobStatu
   const { ingestDataJob } = proxyActivities<Activities>(
     longActivity(input, { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 3 }),
   );
-  const status = await withinLimit<DataJobEnding, DataJobStatus | 'MISSING'>(
+  return withinLimit<DataJobEnding, DataJobStatus | 'MISSING'>(
     {
       timeLimitSeconds: input.timeLimitSeconds,
       cancelSignal: true,
@@ -40,10 +40,10 @@ export async function dataJobWorkflow(input: DataJobInput): Promise<DataJobStatu
     async (startTimer) => {
       if (!(await startDataJob({ jobId: input.jobId }))) return undefined;
       startTimer();
-      return ingestDataJob({ jobId: input.jobId });
+      const ending = await ingestDataJob({ jobId: input.jobId });
+      if (ending.status !== 'SUCCEEDED') return ending;
+      return { ...ending, knowledgeBaseJobIds: await chainKnowledgeBaseJobs({ jobId: input.jobId }) };
     },
     (ending) => finishDataJob({ jobId: input.jobId, ending }),
   );
-  if (status === 'SUCCEEDED') await chainKnowledgeBaseJobs({ jobId: input.jobId });
-  return status;
 }
