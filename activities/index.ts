@@ -7,6 +7,7 @@ import { createDeploymentActivities } from './deployments';
 import { createIntegrationActivities } from './integrations';
 import { createInviteActivities } from './invites';
 import { createKnowledgeBaseActivities } from './knowledge-bases';
+import { createDataJobActivities } from './data-jobs';
 import { createReconcilerActivities } from './reconciler';
 import { createCodeRunActivities } from './code-runs';
 
@@ -21,6 +22,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createBuildCleanupActivities(deps),
     ...createKnowledgeBaseActivities(deps),
     ...createIntegrationActivities(deps),
+    ...createDataJobActivities(deps),
   };
 }
 

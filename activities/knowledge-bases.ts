@@ -21,6 +21,7 @@ import {
 } from '../src/services/knowledge-bases/ingest';
 import { rankEntries, retrievalOf, saveQuery } from '../src/services/knowledge-bases/query';
 import { ensureVectorIndex } from '../src/services/knowledge-bases/vector-index';
+import { applyTransforms } from '../src/services/data-connectors/transforms';
 import type { KnowledgeBaseQueryInput } from '../src/temporal/contracts';
 import { MODEL_FAILURE_TYPE } from './model-call';
 
@@ -44,7 +45,8 @@ function modelFailure(err: ModelError) {
   });
 }
 
-export function createKnowledgeBaseActivities({ ds, blobs, models, log }: ActivityDeps) {
+export function createKnowledgeBaseActivities(deps: ActivityDeps) {
+  const { ds, blobs, models, log } = deps;
   return {
     /** QUEUED → RUNNING; false when the job is gone or already ended (nothing to do). */
     async startKnowledgeBaseJob(input: { jobId: string }): Promise<boolean> {
@@ -91,7 +93,29 @@ export function createKnowledgeBaseActivities({ ds, blobs, models, log }: Activi
           stopIfCancelled();
           beat();
           try {
-            const outcome = await ingestAsset(ds, blobs, kb, asset, embed && model ? { model, embed } : undefined);
+            const transform = kb.transforms?.length
+              ? (text: string) =>
+                  applyTransforms(
+                    deps,
+                    kb.transforms,
+                    { name: asset.path, text },
+                    {
+                      organizationId: kb.organization_id,
+                      createdBy: job!.created_by,
+                      jobId: input.jobId,
+                      signal: ctx.cancellationSignal,
+                      beat,
+                    },
+                  )
+              : undefined;
+            const outcome = await ingestAsset(
+              ds,
+              blobs,
+              kb,
+              asset,
+              embed && model ? { model, embed } : undefined,
+              transform,
+            );
             bytes += outcome.bytes;
             stats.chunks += outcome.chunks;
             stats.embedded += outcome.embedded;

@@ -5,6 +5,7 @@ import { appendEvents, transitionDeployment, transitionRun } from '../src/servic
 import { workflowIdOf } from '../src/temporal/workflow-start';
 import { transitionJob } from '../src/services/knowledge-bases/job-state';
 import { transitionDelivery } from '../src/services/integrations/deliveries';
+import { transitionDataJob } from '../src/services/data-connectors/job-state';
 
 /** What the workflow of an open record looks like from Temporal: still running, or closed (and how). */
 async function workflowState(deps: ActivityDeps, workflowId: string): Promise<'RUNNING' | string> {
@@ -22,7 +23,7 @@ const reasonFor = (state: string) =>
     : `Its workflow ended (${state}) without recording a final state`;
 
 /**
- * Settles records whose workflow is gone: a run, deployment or knowledge base job still QUEUED/STARTING/RUNNING/DEPLOYING
+ * Settles records whose workflow is gone: a run, deployment, knowledge base job or data job still QUEUED/STARTING/RUNNING/DEPLOYING
  * while Temporal says its workflow closed (terminated, timed out, failed) or never existed. Such a row
  * would otherwise say "RUNNING" forever. Only rows untouched for `olderThanSeconds` are examined, so a
  * record whose workflow is being started right now is left alone.
@@ -50,10 +51,13 @@ const untouched = `AND updated_at < now() - make_interval(secs => $1) ORDER BY u
 
 export function createReconcilerActivities(deps: ActivityDeps) {
   return {
-    async settleOrphans(input: {
-      olderThanSeconds: number;
-      limit: number;
-    }): Promise<{ runs: number; deployments: number; knowledgeBaseJobs: number; integrationDeliveries: number }> {
+    async settleOrphans(input: { olderThanSeconds: number; limit: number }): Promise<{
+      runs: number;
+      deployments: number;
+      knowledgeBaseJobs: number;
+      integrationDeliveries: number;
+      dataJobs: number;
+    }> {
       const runs = await settleStale<{ run_id: string; kind: RunKind }>(
         deps,
         input,
@@ -132,18 +136,33 @@ export function createReconcilerActivities(deps: ActivityDeps) {
           });
         },
       );
-      if (runs || deployments || knowledgeBaseJobs || integrationDeliveries) {
+      const dataJobs = await settleStale<{ data_job_id: string }>(
+        deps,
+        input,
+        {
+          sql: `SELECT data_job_id FROM data_jobs WHERE status IN ('QUEUED', 'RUNNING') ${untouched}`,
+          workflowId: (j) => workflowIdOf('data-job', j.data_job_id),
+        },
+        async (j, state) => {
+          const cancelled = state === 'CANCELLED';
+          return transitionDataJob(deps.ds, j.data_job_id, cancelled ? 'CANCELLED' : 'FAILED', {
+            status_detail: { reason: cancelled ? 'Cancelled' : 'WorkflowClosed', message: reasonFor(state) },
+          });
+        },
+      );
+      if (runs || deployments || knowledgeBaseJobs || integrationDeliveries || dataJobs) {
         deps.log.warn(
           {
             settledRuns: runs,
             settledDeployments: deployments,
             settledJobs: knowledgeBaseJobs,
             settledDeliveries: integrationDeliveries,
+            settledDataJobs: dataJobs,
           },
           'reconciler settled orphaned records',
         );
       }
-      return { runs, deployments, knowledgeBaseJobs, integrationDeliveries };
+      return { runs, deployments, knowledgeBaseJobs, integrationDeliveries, dataJobs };
     },
   };
 }

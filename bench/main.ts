@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { apiRead } from './api-read';
+import { dataJobs } from './data-jobs';
 import { eventStream } from './event-stream';
 import { runLatency } from './run-latency';
 import { scaling } from './scaling';
@@ -19,6 +20,7 @@ const BENCHMARKS: Record<string, (ctx: BenchContext) => Promise<BenchReport>> = 
   runs: runLatency,
   events: eventStream,
   scaling,
+  'data-jobs': dataJobs,
 };
 
 const DEFAULT_MAX_MINUTES = 20;

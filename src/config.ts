@@ -91,6 +91,8 @@ export interface Config {
   chatTimeLimitSeconds: number;
   /** Wall time of one knowledge base job (a workflow timer); past it the job ends FAILED. */
   knowledgeBaseJobTimeLimitSeconds: number;
+  /** Data jobs (docs/data-connectors.md): time limit, item cap, and what the webscraper may fetch. */
+  dataConnectors: DataConnectorsConfig;
   /** OpenAI-compatible model providers for assistant runs and chat messages (src/drivers/model). */
   models: ModelsConfig;
   /** Integration handlers (docs/integrations.md). */
@@ -158,6 +160,23 @@ export interface BillingConfig {
   returnUrl: string;
   /** Per request to the provider. */
   timeoutMs: number;
+}
+
+export interface DataConnectorsConfig {
+  /** Wall time of one data job (a workflow timer); past it the job ends FAILED. */
+  jobTimeLimitSeconds: number;
+  /** Largest item a job stores; a larger one is a `TooLarge` entry of the job's errors (read no further). */
+  maxItemBytes: number;
+  /** Outside fetches (webscraper): per request, in seconds; redirects followed; the User-Agent sent. */
+  fetchTimeoutSeconds: number;
+  maxRedirects: number;
+  userAgent: string;
+  /** Pages fetched at once by one webscraper job. */
+  fetchConcurrency: number;
+  /** Fetch private, loopback and link-local addresses too (off: refused, SSRF). */
+  allowPrivateNetworks: boolean;
+  /** Ranges fetched although private (DATA_CONNECTOR_ALLOW_CIDRS, e.g. an intranet wiki). */
+  allowCidrs: string[];
 }
 
 export interface SandboxConfig {
@@ -309,6 +328,18 @@ export function loadConfig(env: Env = process.env): Config {
     databasePoolSize: int('DATABASE_POOL_SIZE', 10, 1, 1000),
     chatTimeLimitSeconds: int('CHAT_MESSAGE_TIME_LIMIT_SECONDS', 900, 1, 24 * 3600),
     knowledgeBaseJobTimeLimitSeconds: int('KNOWLEDGE_BASE_JOB_TIME_LIMIT_SECONDS', 3600, 1, 7 * 24 * 3600),
+    dataConnectors: {
+      jobTimeLimitSeconds: int('DATA_JOB_TIME_LIMIT_SECONDS', 3600, 1, 7 * 24 * 3600),
+      maxItemBytes: int('DATA_CONNECTOR_MAX_ITEM_BYTES', 50 * 1024 * 1024, 1024),
+      fetchTimeoutSeconds: int('DATA_CONNECTOR_FETCH_TIMEOUT_SECONDS', 30, 1, 3600),
+      maxRedirects: int('DATA_CONNECTOR_MAX_REDIRECTS', 5, 0, 20),
+      userAgent: str('DATA_CONNECTOR_USER_AGENT', 'TarmacDataConnector/1.0 (+https://github.com/tarmac; webscraper)'),
+      fetchConcurrency: int('DATA_CONNECTOR_FETCH_CONCURRENCY', 4, 1, 64),
+      allowPrivateNetworks: ['1', 'true', 'yes', 'on'].includes(
+        (env.DATA_CONNECTOR_ALLOW_PRIVATE_NETWORKS ?? '').trim().toLowerCase(),
+      ),
+      allowCidrs: cidrList(env, 'DATA_CONNECTOR_ALLOW_CIDRS', problems),
+    },
     models: {
       ...modelProviders(env, problems),
       timeoutSeconds: int('MODEL_REQUEST_TIMEOUT_SECONDS', 600, 1, 24 * 3600),
@@ -446,6 +477,19 @@ function billingConfig(
   return { api, secretKey, webhookSecret: opt('BILLING_WEBHOOK_SECRET'), successUrl, cancelUrl, returnUrl, timeoutMs };
 }
 
+/** A comma-separated list of CIDRs (`10.1.0.0/16,127.0.0.0/8`). */
+function cidrList(env: Env, name: string, problems: string[]): string[] {
+  const list = (env[name] ?? '')
+    .split(',')
+    .map((c) => c.trim())
+    .filter(Boolean);
+  for (const c of list) {
+    if (!/^[0-9a-fA-F:.]+\/\d{1,3}$/.test(c))
+      problems.push(`${name} entries must be CIDRs (10.1.0.0/16), got ${JSON.stringify(c)}`);
+  }
+  return list;
+}
+
 function sandboxConfig(
   env: Env,
   dataDir: string,
@@ -454,17 +498,10 @@ function sandboxConfig(
 ): SandboxConfig {
   const mode = (env.SANDBOX ?? '').trim().toLowerCase() || 'on';
   if (mode !== 'on' && mode !== 'off') problems.push(`SANDBOX must be on or off, got ${JSON.stringify(env.SANDBOX)}`);
-  const allowCidrs = (env.SANDBOX_ALLOW_CIDRS ?? '')
-    .split(',')
-    .map((c) => c.trim())
-    .filter(Boolean);
-  for (const c of allowCidrs) {
-    if (!/^[0-9a-fA-F:.]+\/\d{1,3}$/.test(c))
-      problems.push(`SANDBOX_ALLOW_CIDRS entries must be CIDRs (10.1.0.0/16), got ${JSON.stringify(c)}`);
-  }
   const spawner = (env.SPAWNER ?? '').trim().toLowerCase() || 'process';
   if (spawner !== 'process' && spawner !== 'inline')
     problems.push(`SPAWNER must be process or inline, got ${JSON.stringify(env.SPAWNER)}`);
+  const allowCidrs = cidrList(env, 'SANDBOX_ALLOW_CIDRS', problems);
   const root = process.getuid?.() === 0;
   return {
     mode: mode === 'off' ? 'off' : 'on',

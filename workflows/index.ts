@@ -10,3 +10,5 @@ export { chatMessageWorkflow } from './chat-message';
 export { knowledgeBaseJobWorkflow } from './knowledge-base-job';
 export { knowledgeBaseQueryWorkflow } from './knowledge-base-query';
 export { integrationDeliveryWorkflow } from './integration-delivery';
+export { dataJobWorkflow } from './data-job';
+export { scheduledJobWorkflow } from './scheduled-job';

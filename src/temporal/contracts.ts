@@ -69,6 +69,24 @@ export interface KnowledgeBaseJobInput {
   heartbeatTimeoutSeconds: number;
 }
 
+/** Data jobs (id data-job-<uuid>): fetch a data connector's items into its bucket. */
+export interface DataJobInput {
+  jobId: string;
+  /** Snapshot of DATA_JOB_TIME_LIMIT_SECONDS when the job was created. */
+  timeLimitSeconds: number;
+  heartbeatTimeoutSeconds: number;
+}
+
+/** Started by the Temporal Schedule of a data connector or knowledge base (src/temporal/user-schedules.ts). */
+export interface ScheduledJobInput {
+  target: 'data-connector' | 'knowledge-base';
+  id: string;
+  organizationId: string;
+}
+
+/** What a scheduled start did: the job it created, or why none (one still open, the resource gone). */
+export type ScheduledJobOutcome = { jobId: string } | { skipped: string };
+
 /** A knowledge base query (id knowledge-base-query-<uuid>): the worker embeds the query, ranks and persists. */
 export interface KnowledgeBaseQueryInput {
   queryId: string;
@@ -107,6 +125,8 @@ export type DeploymentWorkflow = (input: DeploymentInput) => Promise<DeploymentS
 export type InviteWorkflow = (input: InviteInput) => Promise<InviteOutcome | 'WITHDRAWN'>;
 export type KnowledgeBaseJobWorkflow = (input: KnowledgeBaseJobInput) => Promise<KnowledgeBaseJobStatus | 'MISSING'>;
 export type IntegrationDeliveryWorkflow = (input: IntegrationDeliveryInput) => Promise<DeliveryStatus | 'MISSING'>;
+export type DataJobWorkflow = (input: DataJobInput) => Promise<KnowledgeBaseJobStatus | 'MISSING'>;
+export type ScheduledJobWorkflow = (input: ScheduledJobInput) => Promise<ScheduledJobOutcome>;
 /** Answers 'DONE' once the query row is written, 'MISSING' when the knowledge base is gone. */
 export type KnowledgeBaseQueryWorkflow = (input: KnowledgeBaseQueryInput) => Promise<'DONE' | 'MISSING'>;
 
@@ -122,6 +142,8 @@ export const WORKFLOW_TYPES = {
   knowledgeBaseJob: 'knowledgeBaseJobWorkflow',
   knowledgeBaseQuery: 'knowledgeBaseQueryWorkflow',
   integrationDelivery: 'integrationDeliveryWorkflow',
+  dataJob: 'dataJobWorkflow',
+  scheduledJob: 'scheduledJobWorkflow',
 } as const;
 
 /** A workflow to start: its type and its arguments, built only by `workflowStart` (so they match). */
@@ -148,6 +170,7 @@ export const workflowStart = {
     type: WORKFLOW_TYPES.integrationDelivery,
     args: [input],
   }),
+  dataJob: (input: DataJobInput): WorkflowStart => ({ type: WORKFLOW_TYPES.dataJob, args: [input] }),
 };
 
 export interface CancelRunSignal {

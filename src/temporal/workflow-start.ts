@@ -12,7 +12,8 @@ export type ResourceKind =
   | 'chat-run'
   | 'knowledge-base-job'
   | 'knowledge-base-query'
-  | 'integration-delivery';
+  | 'integration-delivery'
+  | 'data-job';
 
 export interface WorkflowResource {
   kind: ResourceKind;

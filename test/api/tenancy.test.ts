@@ -64,6 +64,7 @@ const bodies: Record<string, unknown> = {
   UpdateKnowledgeBase: { name: 'x' },
   CreateIntegration: { name: 'x', type: 'webhook', config: { webhook: {} } },
   UpdateIntegration: { name: 'x' },
+  UpdateDataConnector: { name: 'x' },
   CreateChatMessage: chatBody,
   CreateChatMessageStream: chatBody,
   CreateCheckoutSession: { price_lookup_key: 'tenancy-unknown-price' },
@@ -166,6 +167,12 @@ describe('tenancy: another organization sees nothing', () => {
       assistant_ids: [assistant.body.assistant_id],
     });
     expect(integration.status, integration.text).to.equal(201);
+    const connector = await apiA.post('/api/data-connectors', {
+      name: 'DC',
+      type: 'data_lake',
+      config: { data_lake: { bucket_id: bucket.bucket_id, asset_paths: ['dir/'] } },
+    });
+    expect(connector.status, connector.text).to.equal(201);
     const ids: Record<string, string> = {
       organization_id: a.organizationId,
       integration_id: integration.body.integration_id,
@@ -194,6 +201,8 @@ describe('tenancy: another organization sees nothing', () => {
       knowledge_base_job_id: kbJob.body.knowledge_base_job_id,
       knowledge_base_query_id: kbQuery.body.knowledge_base_query_id,
       connection_id: connection.body.connection_id,
+      data_connector_id: connector.body.data_connector_id,
+      data_job_id: connector.body.data_job_id,
     };
     const secretsOfA = Object.values(ids).filter((v) => v !== 'dir/file.txt');
 
@@ -240,6 +249,22 @@ describe('tenancy: another organization sees nothing', () => {
     expect((await apiA.get(`/api/knowledge-bases/${ids.knowledge_base_id}`)).body.name).to.equal('KB');
     expect((await apiA.get(`/api/knowledge-base-queries/${ids.knowledge_base_query_id}`)).status).to.equal(200);
     expect((await apiA.get(`/api/connections/${ids.connection_id}/access-token`)).status).to.equal(200);
+    expect((await apiA.get(`/api/data-connectors/${ids.data_connector_id}`)).body.name).to.equal('DC');
+    expect((await apiA.get(`/api/data-jobs/${ids.data_job_id}`)).status).to.equal(200);
+    // Nor can a connector read or write another organization's bucket.
+    const foreignLake = await apiB.post('/api/data-connectors', {
+      name: 'B',
+      type: 'data_lake',
+      config: { data_lake: { bucket_id: bucket.bucket_id } },
+    });
+    expect(foreignLake.status, foreignLake.text).to.equal(409);
+    const foreignTarget = await apiB.post('/api/data-connectors', {
+      name: 'B',
+      type: 'webscraper',
+      bucket_id: bucket.bucket_id,
+      config: { webscraper: { urls: ['http://127.0.0.1:9/'] } },
+    });
+    expect(foreignTarget.status, foreignTarget.text).to.equal(409);
     expect(
       (
         await apiB.post('/api/knowledge-bases', {

@@ -68,6 +68,8 @@ const VALID_BODIES: Record<string, unknown> = {
   CreateCheckoutSession: { price_lookup_key: 'drill-unknown-price' },
   CreateIntegration: { name: 'x', type: 'webhook', config: { webhook: {} } },
   UpdateIntegration: { name: 'x' },
+  CreateDataConnector: { name: 'x', type: 'webscraper', config: { webscraper: { urls: ['http://127.0.0.1:9/'] } } },
+  UpdateDataConnector: { name: 'x' },
 };
 
 /** Asset names that try to leave their bucket or are ambiguous, as they appear in a URL path. */

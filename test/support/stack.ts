@@ -139,6 +139,8 @@ export async function startStack(opts: { env?: Record<string, string>; inProcess
     BILLING_SECRET_KEY: stripe.secretKey,
     BILLING_WEBHOOK_SECRET: billingWebhookSecret,
     BILLING_SUCCESS_URL: `http://127.0.0.1:${apiPort}/billing/done`,
+    // Data connectors fetch the tests' local sites (127.0.0.1); other private ranges stay refused.
+    DATA_CONNECTOR_ALLOW_CIDRS: '127.0.0.0/8',
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
     ...opts.env,
   });

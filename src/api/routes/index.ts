@@ -8,6 +8,7 @@ import './chat';
 import './code-resources';
 import './connections';
 import './dashboard';
+import './data-connectors';
 import './deployments';
 import './events';
 import './function-runs';

@@ -1,4 +1,5 @@
 // Knowledge bases: CRUD, query, and the persisted queries. Their jobs are in knowledge-base-jobs.ts.
+import type { Client } from '@temporalio/client';
 import type { KnowledgeBase, KnowledgeBaseQuery } from '../../persistence/entities/knowledge-base';
 import { iso } from '../../persistence/scoped';
 import {
@@ -11,6 +12,7 @@ import {
 } from '../../services/knowledge-bases/knowledge-bases';
 import { findQuery, listQueries, MAX_QUERY_COUNT, retrievalOf } from '../../services/knowledge-bases/query';
 import { queryKnowledgeBase } from '../../services/knowledge-bases/run-query';
+import { SCHEDULE_EXPRESSION_PATTERN, SCHEDULE_FORMS } from '../../temporal/user-schedules';
 import { route } from '../http/route';
 import { defineSchema, pageOf, str, timestamp, uuid } from '../schemas/registry';
 
@@ -46,6 +48,31 @@ const assetPaths = {
     description:
       '<bucket_id>/<asset name>, or <bucket_id>/<prefix>/ for every asset under the prefix (<bucket_id>/: the whole bucket)',
   },
+};
+
+const scheduleExpression = {
+  type: 'string',
+  minLength: 1,
+  maxLength: 200,
+  pattern: SCHEDULE_EXPRESSION_PATTERN,
+  description: `Starts a job on this schedule (a Temporal Schedule; skipped while a job is open). ${SCHEDULE_FORMS}`,
+};
+const transforms = {
+  type: 'array',
+  maxItems: 10,
+  items: {
+    type: 'object',
+    required: ['structure'],
+    properties: {
+      structure: {
+        type: 'object',
+        required: ['structure_id'],
+        properties: { structure_id: uuid, args: { type: 'array', maxItems: 100, items: str(0, 10_000) } },
+      },
+    },
+  },
+  description:
+    "Structures each asset's text passes through before chunking: a run with the text (a TextArtifact as JSON) as first argument, then `args`; its output replaces the text.",
 };
 
 const settingsOutput = {
@@ -98,6 +125,8 @@ const KnowledgeBaseSchema = defineSchema('KnowledgeBase', {
       description: "The embedding model's dimension, known after the first job embedded something.",
     },
     use_default_embedding_model: { type: 'boolean' },
+    schedule_expression: { type: 'string' },
+    transforms: { type: 'array', items: { type: 'object' } },
     organization_id: uuid,
     created_by: { type: 'string' },
     created_at: timestamp,
@@ -133,6 +162,8 @@ const present = (kb: KnowledgeBase) => {
     asset_paths: kb.asset_paths,
     retrieval: retrievalOf(kb),
     embedding_dimensions: kb.embedding_dimensions,
+    ...(kb.schedule_expression != null ? { schedule_expression: kb.schedule_expression } : {}),
+    transforms: kb.transforms ?? [],
     organization_id: kb.organization_id,
     created_by: kb.created_by,
     created_at: iso(kb.created_at),
@@ -192,8 +223,14 @@ const fields = {
   asset_paths: assetPaths,
   embedding_model: str(1, 200),
   use_default_embedding_model: { type: 'boolean' },
+  schedule_expression: scheduleExpression,
+  transforms,
 };
 const kbPath = { knowledge_base_id: uuid };
+const schedulesOf = (deps: { temporal: Client; config: { temporal: { taskQueue: string } } }) => ({
+  temporal: deps.temporal,
+  taskQueue: deps.config.temporal.taskQueue,
+});
 const refsNote = 'Every asset path must name a bucket of the organization (409 naming it otherwise).';
 
 route({
@@ -230,7 +267,7 @@ route({
   responses: { 201: { description: 'Knowledge base', schema: KnowledgeBaseSchema } },
   handler: async ({ deps, caller, body }) => ({
     status: 201,
-    body: present(await createKnowledgeBase(deps.ds, deps.config.models, caller, body)),
+    body: present(await createKnowledgeBase(deps.ds, deps.config.models, caller, body, schedulesOf(deps))),
   }),
 });
 
@@ -255,11 +292,19 @@ route({
   tag: TAG,
   params: kbPath,
   summary: `Changes the given fields; a changed embedding model re-embeds everything at the next job. ${refsNote}`,
-  body: defineSchema('UpdateKnowledgeBaseRequest', { type: 'object', properties: fields }),
+  body: defineSchema('UpdateKnowledgeBaseRequest', {
+    type: 'object',
+    properties: {
+      ...fields,
+      schedule_expression: { anyOf: [scheduleExpression, { type: 'null' }], description: 'null removes the schedule.' },
+    },
+  }),
   responses: { 200: { description: 'Knowledge base', schema: KnowledgeBaseSchema } },
   handler: async ({ deps, caller, params, body }) => ({
     status: 200,
-    body: present(await updateKnowledgeBase(deps.ds, deps.config.models, caller, params.knowledge_base_id, body)),
+    body: present(
+      await updateKnowledgeBase(deps.ds, deps.config.models, caller, params.knowledge_base_id, body, schedulesOf(deps)),
+    ),
   }),
 });
 

@@ -19,6 +19,8 @@ export class Asset {
   /** Bytes stored; null until an upload completes. */
   @Column('bigint', { nullable: true, transformer: { to: (v) => v, from: (v) => (v === null ? null : Number(v)) } })
   size: number | null;
+  /** What a data job knows of the item the asset came from (string values); a KB job copies it into chunk meta. */
+  @Column('jsonb', { nullable: true }) meta: Record<string, string> | null;
   @Column('text') created_by: string;
   @Column('timestamptz') created_at: Date;
   @Column('timestamptz') updated_at: Date;

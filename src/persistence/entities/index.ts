@@ -5,6 +5,7 @@ import { BillingCustomer, BillingEvent } from './billing';
 import { CodeResource } from './code-resource';
 import { Connection } from './connection';
 import { Rule, Ruleset, RulesetRule, Thread, ThreadMessage } from './conversation';
+import { DataConnector, DataJob } from './data-connector';
 import { Deployment } from './deployment';
 import { Integration, IntegrationDelivery } from './integration';
 import { Invite } from './invite';
@@ -29,6 +30,8 @@ export {
   Bucket,
   CodeResource,
   Connection,
+  DataConnector,
+  DataJob,
   Deployment,
   Integration,
   IntegrationDelivery,
@@ -73,4 +76,6 @@ export const entities = [
   BillingEvent,
   Integration,
   IntegrationDelivery,
+  DataConnector,
+  DataJob,
 ];

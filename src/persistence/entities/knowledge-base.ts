@@ -21,6 +21,10 @@ export class KnowledgeBase {
   @Column('text', { nullable: true }) embedding_model: string | null;
   /** Known after the first job embedded something. */
   @Column('integer', { nullable: true }) embedding_dimensions: number | null;
+  /** A Temporal Schedule starts a job by it (src/temporal/user-schedules.ts). */
+  @Column('text', { nullable: true }) schedule_expression: string | null;
+  /** Structures each asset's text passes through before chunking (src/services/data-connectors/transforms.ts). */
+  @Column('jsonb') transforms: Array<{ structure: { structure_id: string; args?: string[] } }>;
   @Column('text') created_by: string;
   @Column('timestamptz') created_at: Date;
   @Column('timestamptz') updated_at: Date;

@@ -24,6 +24,8 @@ export interface CoveredAsset {
   name: string;
   /** `<bucket_id>/<name>`: the chunk's asset path and `meta.asset_path`. */
   path: string;
+  /** The asset's own metadata (a data job's source URI, title, ...), copied into each chunk's meta. */
+  meta?: Record<string, string> | null;
 }
 
 /** The uploaded assets the knowledge base's asset paths name; a path naming nothing is an error. */
@@ -35,8 +37,8 @@ export async function coveredAssets(
   const errors: JobError[] = [];
   for (const assetPath of kb.asset_paths) {
     const { bucketId, name, prefix } = splitAssetPath(assetPath);
-    const rows: Array<{ name: string }> = await ds.query(
-      `SELECT a.name FROM assets a JOIN buckets b ON b.bucket_id = a.bucket_id
+    const rows: Array<{ name: string; meta: Record<string, string> | null }> = await ds.query(
+      `SELECT a.name, a.meta FROM assets a JOIN buckets b ON b.bucket_id = a.bucket_id
        WHERE a.bucket_id = $1 AND b.organization_id = $2 AND a.size IS NOT NULL
          AND ${prefix ? `a.name LIKE $3 ESCAPE '\\'` : 'a.name = $3'}
        ORDER BY a.name`,
@@ -47,7 +49,7 @@ export async function coveredAssets(
     }
     for (const r of rows) {
       const path = `${bucketId}/${r.name}`;
-      assets.set(path, { bucketId, name: r.name, path });
+      assets.set(path, { bucketId, name: r.name, path, meta: r.meta });
     }
   }
   return { assets: [...assets.values()], errors };
@@ -86,9 +88,12 @@ export async function ingestAsset(
   kb: KnowledgeBase,
   asset: CoveredAsset,
   embedding: { model: string; embed: Embed } | undefined,
+  /** The knowledge base's transforms, applied to the extracted text before chunking. */
+  transform?: (text: string) => Promise<string>,
 ): Promise<AssetOutcome> {
   const bytes = await readAll(blobs, asset);
-  const chunks = chunkText(extractText(asset.name, bytes));
+  const extracted = extractText(asset.name, bytes);
+  const chunks = chunkText(transform ? await transform(extracted) : extracted);
   const existing: Array<{ chunk_index: number; content_hash: string; vector: string | null; model: string | null }> =
     await ds.query(
       `SELECT chunk_index, content_hash, embedding::text AS vector, embedding_model AS model
@@ -137,6 +142,7 @@ export async function ingestAsset(
         chunks.map((c) => c.content),
         chunks.map((c) =>
           JSON.stringify({
+            ...(asset.meta ?? {}),
             asset_path: asset.path,
             bucket_id: asset.bucketId,
             asset_name: asset.name,

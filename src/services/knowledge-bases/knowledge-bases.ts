@@ -1,7 +1,8 @@
 // Knowledge bases: CRUD. Guarantees: a knowledge base is of a type this platform stores itself
 // (gtc_pg_vector, gtc_hybrid_sql_pg_vector; the others are a 400 naming the type); every asset path names a
 // bucket of the caller's organization (409 naming the bucket otherwise); the embedding model is resolved once,
-// at create or update, to a configured `provider/model` or to none (full text only), and recorded.
+// at create or update, to a configured `provider/model` or to none (full text only), and recorded; a
+// `schedule_expression` has its Temporal Schedule (src/temporal/user-schedules.ts), removed with the knowledge base.
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import type { DataSource } from 'typeorm';
@@ -13,6 +14,9 @@ import { KnowledgeBase, KnowledgeBaseType } from '../../persistence/entities/kno
 import { findInOrg, pageInOrg } from '../../persistence/scoped';
 import { dropVectorIndex } from './vector-index';
 import { stopOpenJobs } from './jobs';
+import type { Transform } from '../../persistence/entities/data-connector';
+import { assertIdsInOrg } from '../../persistence/scoped';
+import { deleteUserSchedule, parseScheduleExpression, putUserSchedule } from '../../temporal/user-schedules';
 
 /** Types stored in this platform's own PostgreSQL. */
 export const SERVED_TYPES: readonly KnowledgeBaseType[] = ['gtc_pg_vector', 'gtc_hybrid_sql_pg_vector'];
@@ -27,7 +31,33 @@ export interface KnowledgeBaseFields {
   asset_paths?: string[];
   embedding_model?: string;
   use_default_embedding_model?: boolean;
+  /** A Temporal Schedule starts jobs by it (src/temporal/user-schedules.ts); null removes it. */
+  schedule_expression?: string | null;
+  /** Structures each asset's text passes through before chunking (src/services/data-connectors/transforms.ts). */
+  transforms?: Transform[];
 }
+
+/** Where a knowledge base's schedule is kept (absent: the schedule is not touched). */
+export interface ScheduleDeps {
+  temporal: Client;
+  taskQueue: string;
+}
+
+/** Checks the schedule expression (400 naming the forms) and that the transforms' structures are the organization's (409). */
+async function checkScheduleAndTransforms(ds: DataSource, organizationId: string, fields: KnowledgeBaseFields) {
+  if (fields.schedule_expression) parseScheduleExpression(fields.schedule_expression);
+  for (const [i, t] of (fields.transforms ?? []).entries())
+    await assertIdsInOrg(ds, 'structure', organizationId, [t.structure.structure_id], `/body/transforms/${i}`);
+}
+
+const putSchedule = (schedules: ScheduleDeps, kb: KnowledgeBase) =>
+  putUserSchedule(schedules.temporal, schedules.taskQueue, {
+    target: 'knowledge-base',
+    id: kb.knowledge_base_id,
+    organizationId: kb.organization_id,
+    name: kb.name,
+    expression: kb.schedule_expression,
+  });
 
 /** `<bucket_id>/<name>` → its parts; the route's schema made sure of the uuid and the slash. */
 export function splitAssetPath(path: string): { bucketId: string; name: string; prefix: boolean } {
@@ -108,12 +138,14 @@ export async function createKnowledgeBase(
   models: ModelsConfig,
   caller: Caller,
   fields: KnowledgeBaseFields & { name: string; type: string; config: Record<string, Record<string, unknown>> },
+  schedules?: ScheduleDeps,
 ): Promise<KnowledgeBase> {
   const type = checkType(fields.type);
   const assetPaths = [...new Set(fields.asset_paths ?? [])];
   await assertBuckets(ds, caller.organizationId, assetPaths);
+  await checkScheduleAndTransforms(ds, caller.organizationId, fields);
   const now = new Date();
-  return ds.getRepository(KnowledgeBase).save({
+  const kb = await ds.getRepository(KnowledgeBase).save({
     knowledge_base_id: randomUUID(),
     organization_id: caller.organizationId,
     name: fields.name,
@@ -123,10 +155,14 @@ export async function createKnowledgeBase(
     asset_paths: assetPaths,
     embedding_model: resolveEmbeddingModel(models, fields),
     embedding_dimensions: null,
+    schedule_expression: fields.schedule_expression ?? null,
+    transforms: fields.transforms ?? [],
     created_by: caller.actor,
     created_at: now,
     updated_at: now,
   });
+  if (schedules && kb.schedule_expression) await putSchedule(schedules, kb);
+  return kb;
 }
 
 /**
@@ -139,8 +175,14 @@ export async function updateKnowledgeBase(
   caller: Caller,
   id: string,
   fields: KnowledgeBaseFields,
+  schedules?: ScheduleDeps,
 ): Promise<KnowledgeBase> {
   const kb = await findKnowledgeBase(ds, caller, id);
+  await checkScheduleAndTransforms(ds, caller.organizationId, fields);
+  if (fields.transforms !== undefined) kb.transforms = fields.transforms;
+  const scheduleChanged =
+    fields.schedule_expression !== undefined && fields.schedule_expression !== kb.schedule_expression;
+  if (fields.schedule_expression !== undefined) kb.schedule_expression = fields.schedule_expression;
   if (fields.type !== undefined || fields.config !== undefined) {
     kb.type = checkType(fields.type ?? kb.type);
     if (fields.config) kb.config = fields.config;
@@ -168,7 +210,9 @@ export async function updateKnowledgeBase(
     }
   }
   kb.updated_at = new Date();
-  return ds.getRepository(KnowledgeBase).save(kb);
+  const saved = await ds.getRepository(KnowledgeBase).save(kb);
+  if (schedules && scheduleChanged) await putSchedule(schedules, saved);
+  return saved;
 }
 
 /** Deletes the knowledge base with its jobs (open ones are cancelled first, bounded wait), chunks and queries. */
@@ -178,6 +222,7 @@ export async function deleteKnowledgeBase(
   id: string,
 ): Promise<void> {
   const kb = await findKnowledgeBase(deps.ds, caller, id);
+  await deleteUserSchedule(deps.temporal, 'knowledge-base', kb.knowledge_base_id);
   await stopOpenJobs(deps, caller, kb.knowledge_base_id);
   await deps.ds.getRepository(KnowledgeBase).delete({ knowledge_base_id: kb.knowledge_base_id });
   await dropVectorIndex(deps.ds, kb.knowledge_base_id);

@@ -1,0 +1,135 @@
+// Structure runs a data job starts (the `structure` source and transforms): through the same path as the
+// api's runs (queuedCodeRun + insertAndStart of workflow `structure-run-<uuid>`, on the structure's latest
+// SUCCEEDED deployment), with an id derived from the job and the purpose, so a retried activity (a worker
+// killed mid-job) finds its run again instead of starting a second one. The caller heartbeats while it waits;
+// a cancelled job cancels the run.
+import { createHash } from 'node:crypto';
+import type { Client } from '@temporalio/client';
+import type { DataSource } from 'typeorm';
+import type { Config } from '../../config';
+import { CodeResource, Run } from '../../persistence/entities';
+import { RUN_TERMINAL } from '../../persistence/entities/run';
+import { workflowStart } from '../../temporal/contracts';
+import { insertAndStart } from '../../temporal/workflow-records';
+import { signalCancel } from '../runs/cancellation';
+import { queuedCodeRun } from '../runs/structure-runs';
+
+export interface StructureRunDeps {
+  ds: DataSource;
+  temporal: Client;
+  config: Config;
+}
+
+/** An error of one item (becomes an entry of the job's `errors[]`). */
+export class ItemError extends Error {
+  constructor(
+    readonly type: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** A uuid (v4 layout) derived from `parts`: the same parts, the same id. */
+export function derivedUuid(...parts: string[]): string {
+  const h = createHash('sha256').update(parts.join('\u0000')).digest();
+  h[6] = (h[6] & 0x0f) | 0x40;
+  h[8] = (h[8] & 0x3f) | 0x80;
+  const x = h.subarray(0, 16).toString('hex');
+  return `${x.slice(0, 8)}-${x.slice(8, 12)}-${x.slice(12, 16)}-${x.slice(16, 20)}-${x.slice(20)}`;
+}
+
+const POLL_MS = 200;
+
+/** Runs the structure (or finds the run of a previous attempt) and waits for its end; answers the ended run. */
+export async function runStructureAndWait(
+  deps: StructureRunDeps,
+  opts: {
+    runId: string;
+    organizationId: string;
+    createdBy: string;
+    structureId: string;
+    args: string[];
+    signal: AbortSignal;
+    beat: () => void;
+  },
+): Promise<Run> {
+  const runs = deps.ds.getRepository(Run);
+  let run = await runs.findOneBy({ run_id: opts.runId });
+  if (!run) {
+    const structure = await deps.ds
+      .getRepository(CodeResource)
+      .findOneBy({ resource_id: opts.structureId, organization_id: opts.organizationId, kind: 'structure' });
+    if (!structure) throw new ItemError('NotFound', `Structure ${opts.structureId} not found`);
+    const row = await queuedCodeRun(deps.ds, structure, {
+      runId: opts.runId,
+      organizationId: opts.organizationId,
+      createdBy: opts.createdBy,
+      args: opts.args,
+      envVars: [],
+      input: null,
+    });
+    if (!row) throw new ItemError('NotDeployed', `Structure ${structure.name} has no successful deployment yet`);
+    run = await insertAndStart(deps.ds, deps.temporal, {
+      taskQueue: deps.config.temporal.taskQueue,
+      resource: {
+        kind: 'structure-run',
+        id: row.run_id,
+        organizationId: row.organization_id,
+        summary: `Run of structure ${structure.name} for a data job`,
+      },
+      insert: (em) => em.getRepository(Run).save(row),
+      start: workflowStart.codeRun({
+        runId: row.run_id,
+        timeLimitSeconds: deps.config.runLimits.timeSeconds,
+        heartbeatTimeoutSeconds: deps.config.runProcess.heartbeatTimeoutSeconds,
+      }),
+    });
+  }
+  let cancelled = false;
+  while (!RUN_TERMINAL.includes(run.status)) {
+    if (opts.signal.aborted && !cancelled) {
+      cancelled = true;
+      await signalCancel(deps.temporal, run, 'data job cancelled');
+    }
+    if (opts.signal.aborted) throw opts.signal.reason ?? new Error('cancelled');
+    opts.beat();
+    await new Promise((r) => setTimeout(r, POLL_MS));
+    run = await runs.findOneByOrFail({ run_id: opts.runId });
+  }
+  return run;
+}
+
+interface Artifact {
+  type?: string;
+  value?: unknown;
+  name?: string;
+}
+
+/** The artifacts of a run's output: a ListArtifact's elements, one TextArtifact, or a plain value. */
+export function outputArtifacts(output: unknown): Array<{ name?: string; text: string }> {
+  const one = (a: unknown): { name?: string; text: string } => {
+    if (typeof a === 'string') return { text: a };
+    const art = a as Artifact;
+    if (art && typeof art === 'object' && 'value' in art) {
+      const text = typeof art.value === 'string' ? art.value : JSON.stringify(art.value);
+      return { ...(typeof art.name === 'string' ? { name: art.name } : {}), text };
+    }
+    return { text: JSON.stringify(a) };
+  };
+  if (output === null || output === undefined) return [];
+  const art = output as Artifact;
+  if (art && typeof art === 'object' && art.type === 'ListArtifact' && Array.isArray(art.value))
+    return art.value.map(one);
+  return [one(output)];
+}
+
+/** Why an ended run is not a success, as an item error. */
+export function runFailure(run: Run, what: string): ItemError {
+  const detail = run.status_detail as { error?: string; message?: string } | null;
+  const why = detail?.error ?? detail?.message ?? '';
+  return new ItemError(
+    'TransformFailed',
+    `${what}: structure run ${run.run_id} ended ${run.status}${why ? `: ${String(why).slice(0, 500)}` : ''}`,
+  );
+}
