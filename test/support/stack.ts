@@ -46,6 +46,8 @@ import { startModelProvider, ModelProvider } from './model-provider';
 import { Codehost, startCodehost } from './codehost';
 import { startStripeDouble, StripeDouble } from './stripe-double';
 import { ChatAppDouble, startChatAppDouble } from './chatapp-double';
+import { startDriveProvider, type DriveProvider } from './drive-provider';
+import { startWikiProvider, type WikiProvider } from './wiki-provider';
 import { CodehostAppDouble, startCodehostAppDouble } from './codehost-app-double';
 
 export interface Stack {
@@ -68,6 +70,9 @@ export interface Stack {
   billingWebhookSecret: string;
   /** The chat app's Web API (CHATAPP_API_BASE_URL) and the code host's app API (CODEHOST_API_BASE_URL). */
   chatApp: ChatAppDouble;
+  /** The drive (DRIVE_*) and wiki (WIKI_BASE_URL) of data connectors. */
+  drive: DriveProvider;
+  wiki: WikiProvider;
   codehostApp: CodehostAppDouble;
 }
 
@@ -110,10 +115,17 @@ export async function startStack(opts: { env?: Record<string, string>; inProcess
   const stripe = await startStripeDouble();
   stops.unshift(() => stripe.close());
   const billingWebhookSecret = `whsec_${Math.random().toString(36).slice(2)}`;
-  const [chatApp, codehostApp] = await Promise.all([startChatAppDouble(), startCodehostAppDouble()]);
+  const [chatApp, codehostApp, drive, wiki] = await Promise.all([
+    startChatAppDouble(),
+    startCodehostAppDouble(),
+    startDriveProvider(),
+    startWikiProvider(),
+  ]);
   stops.unshift(
     () => chatApp.close(),
     () => codehostApp.close(),
+    () => drive.close(),
+    () => wiki.close(),
   );
 
   const apiPort = await freePort();
@@ -130,6 +142,12 @@ export async function startStack(opts: { env?: Record<string, string>; inProcess
     DEFAULT_MODEL: 'local/test-model',
     DEFAULT_EMBEDDING_MODEL: 'local/test-embedding',
     CHATAPP_API_BASE_URL: chatApp.baseUrl,
+    DRIVE_OAUTH_TOKEN_URL: drive.settings().tokenUrl,
+    DRIVE_API_BASE_URL: drive.settings().apiBaseUrl,
+    DRIVE_DATA_CONNECTOR_CLIENT_ID: drive.settings().clientId,
+    DRIVE_DATA_CONNECTOR_CLIENT_SECRET: drive.settings().clientSecret,
+    DRIVE_OAUTH_REDIRECT_URI: drive.settings().redirectUri,
+    WIKI_BASE_URL: wiki.settings().baseUrl,
     CODEHOST_API_BASE_URL: codehostApp.baseUrl,
     OPENAI_API_KEY: '',
     CODEHOST_OAUTH_BASE_URL: codehost.baseUrl,
@@ -204,6 +222,8 @@ export async function startStack(opts: { env?: Record<string, string>; inProcess
     stripe,
     billingWebhookSecret,
     chatApp,
+    drive,
+    wiki,
     codehostApp,
   };
   if (opts.inProcess !== false) {

@@ -1,8 +1,7 @@
 // The registry of connector sources: type → factory. A factory gets the connector's opened config (secret
 // fields in clear) and what a source may use, and answers a ConnectorSource (./source.ts):
 //   (config: Record<string, unknown>, deps: SourceDeps) => ConnectorSource
-// objstore, drive and wiki are written on their own; until their modules are plugged in here, their jobs end
-// FAILED with `SourceNotServed`.
+// A type this build does not know ends its jobs FAILED with `SourceNotServed`.
 import type { Client } from '@temporalio/client';
 import type { DataSource } from 'typeorm';
 import type { BlobStore } from '../../../blobs/blob-store';
@@ -10,7 +9,12 @@ import type { Config } from '../../../config';
 import type { Logger } from '../../../logger';
 import type { DataConnector } from '../../../persistence/entities/data-connector';
 import type { SecretBox } from '../../../security/secret-box';
+import { lookup } from 'node:dns/promises';
 import { dataLakeSource } from './data-lake';
+import { driveSource, type DriveConfig, type DriveToken } from './drive';
+import { objstoreSource, type ObjstoreConfig } from './objstore';
+import { addressPolicy } from './safe-fetch';
+import { wikiSource, type WikiConfig } from './wiki';
 import type { ConnectorSource } from './source';
 import { structureSource } from './structure';
 import { webscraperSource } from './webscraper';
@@ -43,13 +47,53 @@ const notServed =
     read: () => Promise.reject(new Error(`${type} is not served yet`)),
   });
 
+/**
+ * An objstore connector's own endpoint is checked like a webscraper's URLs (SSRF): every address its host
+ * resolves to must be allowed. (The SDK resolves it again to connect; a host that answers differently the
+ * second time is the operator's DNS to trust.)
+ */
+const objstore: SourceFactory = (config, deps) => {
+  const policy = addressPolicy(deps.config.dataConnectors);
+  return objstoreSource(config as unknown as ObjstoreConfig, {
+    checkEndpoint: async (endpoint) => {
+      const host = endpoint.hostname.replace(/^\[|\]$/g, '');
+      for (const { address } of await lookup(host, { all: true })) {
+        const why = policy.check(address);
+        if (why) throw new Error(`The objstore endpoint ${endpoint.host} resolves to ${why}`);
+      }
+    },
+  });
+};
+
+/**
+ * drive: the OAuth token lives sealed in the connector's `access_token` field, as JSON (access and refresh
+ * token, expiry); an access token given as it is (not JSON) is used until the drive refuses it.
+ */
+const drive: SourceFactory = (config, deps) => {
+  const stored = typeof config.access_token === 'string' ? config.access_token : '';
+  return driveSource(config as unknown as DriveConfig, {
+    settings: deps.config.dataSources.drive,
+    tokens: {
+      load: async () => {
+        if (!stored) return undefined;
+        if (stored.startsWith('{')) return JSON.parse(stored) as DriveToken;
+        return { accessToken: stored, expiresAt: Number.MAX_SAFE_INTEGER };
+      },
+      save: (token) => deps.saveSecret('access_token', JSON.stringify(token)),
+    },
+  });
+};
+
+const wiki: SourceFactory = (config, deps) =>
+  wikiSource(config as unknown as WikiConfig, { settings: deps.config.dataSources.wiki });
+
 export const SOURCES: Record<string, SourceFactory> = {
   webscraper: webscraperSource,
   data_lake: dataLakeSource,
   structure: structureSource,
-  objstore: notServed('objstore'),
-  drive: notServed('drive'),
-  wiki: notServed('wiki'),
+  objstore,
+  drive,
+  wiki,
 };
 
 export function sourceFor(type: string, config: Record<string, unknown>, deps: SourceDeps): ConnectorSource {
