@@ -7,6 +7,7 @@ import { createDeploymentActivities } from './deployments';
 import { createInviteActivities } from './invites';
 import { createKnowledgeBaseActivities } from './knowledge-bases';
 import { createReconcilerActivities } from './reconciler';
+import { createRetrievalActivities } from './retrieval';
 import { createCodeRunActivities } from './code-runs';
 
 export function createActivities(deps: ActivityDeps) {
@@ -19,6 +20,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createReconcilerActivities(deps),
     ...createBuildCleanupActivities(deps),
     ...createKnowledgeBaseActivities(deps),
+    ...createRetrievalActivities(deps),
   };
 }
 

@@ -8,6 +8,7 @@ import { DefaultBuckets1764400000000 } from './1764400000000-default-buckets';
 import { SandboxGroups1764500000000 } from './1764500000000-sandbox-groups';
 import { Vector1764600000000 } from './1764600000000-vector';
 import { KnowledgeBases1764700000000 } from './1764700000000-knowledge-bases';
+import { KnowledgeBaseRetrieval1764800000000 } from './1764800000000-knowledge-base-retrieval';
 
 /** Every migration, in order; the data source runs these (never `synchronize`). */
 export const migrations = [
@@ -21,4 +22,5 @@ export const migrations = [
   SandboxGroups1764500000000,
   Vector1764600000000,
   KnowledgeBases1764700000000,
+  KnowledgeBaseRetrieval1764800000000,
 ];

@@ -9,3 +9,5 @@ export { assistantRunWorkflow } from './assistant-run';
 export { chatMessageWorkflow } from './chat-message';
 export { knowledgeBaseJobWorkflow } from './knowledge-base-job';
 export { knowledgeBaseQueryWorkflow } from './knowledge-base-query';
+export { knowledgeBaseSearchWorkflow } from './knowledge-base-search';
+export { retrieverQueryWorkflow } from './retriever-query';

@@ -45,6 +45,8 @@ const REFERENCEABLE = {
   secret: { table: 'secrets', idColumn: 'secret_id', kind: undefined, label: 'Secret' },
   thread: { table: 'threads', idColumn: 'thread_id', kind: undefined, label: 'Thread' },
   bucket: { table: 'buckets', idColumn: 'bucket_id', kind: undefined, label: 'Bucket' },
+  knowledge_base: { table: 'knowledge_bases', idColumn: 'knowledge_base_id', kind: undefined, label: 'Knowledge base' },
+  retriever: { table: 'retrievers', idColumn: 'retriever_id', kind: undefined, label: 'Retriever' },
 } as const;
 
 /**

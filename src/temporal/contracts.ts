@@ -85,6 +85,27 @@ export interface KnowledgeBaseQueryArgs {
   include_vectors?: boolean;
 }
 
+/** A knowledge base search (id knowledge-base-search-<uuid>): retrieve, the default model answers, persist. */
+export interface KnowledgeBaseSearchInput {
+  searchId: string;
+  knowledgeBaseId: string;
+  organizationId: string;
+  createdBy: string;
+  query: string;
+  args: KnowledgeBaseQueryArgs;
+}
+
+/** A retriever query (id retriever-query-<uuid>): each component retrieves, fused, maybe reranked, persisted. */
+export interface RetrieverQueryInput {
+  retrieverQueryId: string;
+  retrieverId: string;
+  organizationId: string;
+  createdBy: string;
+  query: string;
+  /** Per component name: `{count?, filter?}`. */
+  componentArgs: Record<string, { count?: number; filter?: Record<string, string | number | boolean> }>;
+}
+
 export type InviteOutcome = 'ACCEPTED' | 'REJECTED' | 'EXPIRED' | 'GONE';
 
 /** Workflow signatures: what starts and child executions are typed by. */
@@ -96,6 +117,9 @@ export type InviteWorkflow = (input: InviteInput) => Promise<InviteOutcome | 'WI
 export type KnowledgeBaseJobWorkflow = (input: KnowledgeBaseJobInput) => Promise<KnowledgeBaseJobStatus | 'MISSING'>;
 /** Answers 'DONE' once the query row is written, 'MISSING' when the knowledge base is gone. */
 export type KnowledgeBaseQueryWorkflow = (input: KnowledgeBaseQueryInput) => Promise<'DONE' | 'MISSING'>;
+/** Like a query: 'DONE' once the search row is written, 'MISSING' when the knowledge base is gone. */
+export type KnowledgeBaseSearchWorkflow = (input: KnowledgeBaseSearchInput) => Promise<'DONE' | 'MISSING'>;
+export type RetrieverQueryWorkflow = (input: RetrieverQueryInput) => Promise<'DONE' | 'MISSING'>;
 
 /** Workflow type names, as the worker registers them (the exported function names of workflows/). */
 export const WORKFLOW_TYPES = {
@@ -108,6 +132,8 @@ export const WORKFLOW_TYPES = {
   buildCleanup: 'buildCleanupWorkflow',
   knowledgeBaseJob: 'knowledgeBaseJobWorkflow',
   knowledgeBaseQuery: 'knowledgeBaseQueryWorkflow',
+  knowledgeBaseSearch: 'knowledgeBaseSearchWorkflow',
+  retrieverQuery: 'retrieverQueryWorkflow',
 } as const;
 
 /** A workflow to start: its type and its arguments, built only by `workflowStart` (so they match). */
@@ -128,6 +154,14 @@ export const workflowStart = {
   }),
   knowledgeBaseQuery: (input: KnowledgeBaseQueryInput): WorkflowStart => ({
     type: WORKFLOW_TYPES.knowledgeBaseQuery,
+    args: [input],
+  }),
+  knowledgeBaseSearch: (input: KnowledgeBaseSearchInput): WorkflowStart => ({
+    type: WORKFLOW_TYPES.knowledgeBaseSearch,
+    args: [input],
+  }),
+  retrieverQuery: (input: RetrieverQueryInput): WorkflowStart => ({
+    type: WORKFLOW_TYPES.retrieverQuery,
     args: [input],
   }),
 };

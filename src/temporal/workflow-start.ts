@@ -11,7 +11,9 @@ export type ResourceKind =
   | 'assistant-run'
   | 'chat-run'
   | 'knowledge-base-job'
-  | 'knowledge-base-query';
+  | 'knowledge-base-query'
+  | 'knowledge-base-search'
+  | 'retriever-query';
 
 export interface WorkflowResource {
   kind: ResourceKind;

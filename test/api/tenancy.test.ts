@@ -61,6 +61,9 @@ const bodies: Record<string, unknown> = {
   CreateEvents: { type: 'x', payload: {}, timestamp: 1 },
   CreateSpans: [],
   QueryKnowledgeBase: { query: 'x' },
+  SearchKnowledgeBase: { query: 'x' },
+  UpdateRetriever: { name: 'x' },
+  QueryRetriever: { query: 'x' },
   UpdateKnowledgeBase: { name: 'x' },
   CreateChatMessage: chatBody,
   CreateChatMessageStream: chatBody,
@@ -150,6 +153,19 @@ describe('tenancy: another organization sees nothing', () => {
     expect(kbJob.status, kbJob.text).to.equal(202);
     const kbQuery = await apiA.post(`/api/knowledge-bases/${kb.body.knowledge_base_id}/query`, { query: 'file' });
     expect(kbQuery.status, kbQuery.text).to.equal(200);
+    // The job may still run: a search without chunks asks no model, so the reply is withdrawn if unused.
+    const answer = { model: 'test-model', text: 'An answer.' };
+    getStack().modelProvider.script(answer);
+    const kbSearch = await apiA.post(`/api/knowledge-bases/${kb.body.knowledge_base_id}/search`, { query: 'file' });
+    expect(kbSearch.status, kbSearch.text).to.equal(200);
+    getStack().modelProvider.withdraw(answer);
+    const retriever = await apiA.post('/api/retrievers', {
+      name: 'R',
+      retriever_components: [
+        { name: 'kb', type: 'knowledge_base', config: { knowledge_base_id: kb.body.knowledge_base_id } },
+      ],
+    });
+    expect(retriever.status, retriever.text).to.equal(201);
     const ids: Record<string, string> = {
       organization_id: a.organizationId,
       user_id: a.userId,
@@ -176,6 +192,8 @@ describe('tenancy: another organization sees nothing', () => {
       knowledge_base_id: kb.body.knowledge_base_id,
       knowledge_base_job_id: kbJob.body.knowledge_base_job_id,
       knowledge_base_query_id: kbQuery.body.knowledge_base_query_id,
+      knowledge_base_search_id: kbSearch.body.knowledge_base_search_id,
+      retriever_id: retriever.body.retriever_id,
     };
     const secretsOfA = Object.values(ids).filter((v) => v !== 'dir/file.txt');
 
@@ -217,6 +235,8 @@ describe('tenancy: another organization sees nothing', () => {
     expect((await apiA.get(`/api/assistants/${ids.assistant_id}`)).body.name).to.equal('A');
     expect((await apiA.get(`/api/knowledge-bases/${ids.knowledge_base_id}`)).body.name).to.equal('KB');
     expect((await apiA.get(`/api/knowledge-base-queries/${ids.knowledge_base_query_id}`)).status).to.equal(200);
+    expect((await apiA.get(`/api/knowledge-base-searches/${ids.knowledge_base_search_id}`)).status).to.equal(200);
+    expect((await apiA.get(`/api/retrievers/${ids.retriever_id}`)).body.name).to.equal('R');
     expect(
       (
         await apiB.post('/api/knowledge-bases', {

@@ -1,4 +1,5 @@
-// Knowledge bases: CRUD, query, and the persisted queries. Their jobs are in knowledge-base-jobs.ts.
+// Knowledge bases: CRUD, query, and the persisted queries. Their jobs are in knowledge-base-jobs.ts, their
+// searches in knowledge-base-searches.ts.
 import type { KnowledgeBase, KnowledgeBaseQuery } from '../../persistence/entities/knowledge-base';
 import { iso } from '../../persistence/scoped';
 import {
@@ -16,7 +17,7 @@ import { defineSchema, pageOf, str, timestamp, uuid } from '../schemas/registry'
 
 const TAG = 'Knowledge bases';
 const MAX_ASSET_PATHS = 100;
-const MAX_QUERY_CHARS = 10_000;
+export const MAX_QUERY_CHARS = 10_000;
 
 const kbType = {
   type: 'string',
@@ -105,7 +106,7 @@ const KnowledgeBaseSchema = defineSchema('KnowledgeBase', {
   },
 });
 
-const QUERY_SCHEMA = {
+export const QUERY_SCHEMA = {
   type: 'object',
   properties: {
     count: { type: 'integer', minimum: 1, maximum: MAX_QUERY_COUNT },
@@ -140,7 +141,7 @@ const present = (kb: KnowledgeBase) => {
   };
 };
 
-const EntrySchema = {
+export const EntrySchema = {
   type: 'object',
   required: ['id', 'score', 'meta', 'namespace'],
   properties: {

@@ -7,6 +7,7 @@ import { Deployment } from './deployment';
 import { Invite } from './invite';
 import { KnowledgeBase, KnowledgeBaseJob, KnowledgeBaseQuery } from './knowledge-base';
 import { Organization } from './organization';
+import { KnowledgeBaseSearch, Retriever, RetrieverQuery } from './retrieval';
 import { Run, RunEvent } from './run';
 import { Secret } from './secret';
 import { Membership, User } from './user';
@@ -28,8 +29,11 @@ export {
   KnowledgeBase,
   KnowledgeBaseJob,
   KnowledgeBaseQuery,
+  KnowledgeBaseSearch,
   Membership,
   Organization,
+  Retriever,
+  RetrieverQuery,
   Run,
   RunEvent,
   Secret,
@@ -60,4 +64,7 @@ export const entities = [
   KnowledgeBase,
   KnowledgeBaseJob,
   KnowledgeBaseQuery,
+  KnowledgeBaseSearch,
+  Retriever,
+  RetrieverQuery,
 ];
