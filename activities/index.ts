@@ -1,5 +1,6 @@
 // Activities do all I/O. Built by a factory that receives their dependencies (samples-typescript style).
 import type { ActivityDeps } from './deps';
+import { createAssistantRetrievalActivities } from './assistant-retrieval';
 import { createAssistantRunActivities } from './assistant-runs';
 import { createBuildCleanupActivities } from './build-cleanup';
 import { createChatMessageActivities } from './chat-messages';
@@ -16,6 +17,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createDeploymentActivities(deps),
     ...createCodeRunActivities(deps),
     ...createAssistantRunActivities(deps),
+    ...createAssistantRetrievalActivities(deps),
     ...createChatMessageActivities(deps),
     ...createReconcilerActivities(deps),
     ...createBuildCleanupActivities(deps),

@@ -277,4 +277,87 @@ describe('knowledge base search and retrievers', function () {
     expect(out.body.outputs.map((o: any) => o.score)).to.deep.equal([1, 0.5]);
     expect(rerankRequest.response_format.type).to.equal('json_schema');
   });
+
+  it('gives an assistant run retrieval functions: the model searches the knowledge base and answers from it', async () => {
+    const provider = getStack().modelProvider;
+    const model = provider.uniqueModel('kb-assistant');
+    const retriever = await api.post('/api/retrievers', {
+      name: 'Zoo',
+      retriever_components: [{ name: 'zoo', type: 'knowledge_base', config: { knowledge_base_id: animals } }],
+    });
+    const assistant = await api.post('/api/assistants', { name: 'Librarian', knowledge_base_ids: [geography] });
+    expect(assistant.status, assistant.text).to.equal(201);
+    expect(assistant.body.knowledge_base_ids).to.deep.equal([geography]);
+    provider.script(
+      {
+        model,
+        toolCalls: [
+          { id: 'call_kb', name: 'knowledge_base_Geography', arguments: '{"query": "capital of France", "count": 1}' },
+        ],
+      },
+      {
+        model,
+        respond: (body) => {
+          const passage = body.messages.at(-1)!.content as string;
+          return { text: `From the documents: ${passage.split('\n')[1]}` };
+        },
+      },
+    );
+    const created = await api.post(`/api/assistants/${assistant.body.assistant_id}/runs`, {
+      input: 'What is the capital of France?',
+      model: `local/${model}`,
+      additional_retriever_ids: [retriever.body.retriever_id],
+    });
+    expect(created.status, created.text).to.equal(201);
+    expect(created.body).to.deep.include({
+      knowledge_base_ids: [geography],
+      retriever_ids: [retriever.body.retriever_id],
+    });
+    const runId = created.body.assistant_run_id;
+    let run: any;
+    for (const deadline = Date.now() + 60_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 100))) {
+      run = (await api.get(`/api/assistant-runs/${runId}`)).body;
+      if (['SUCCEEDED', 'FAILED', 'ERROR', 'CANCELLED'].includes(run.status)) break;
+    }
+    expect(run.status, JSON.stringify(run.status_detail)).to.equal('SUCCEEDED');
+    expect(run.output.value).to.equal(
+      'From the documents: The capital of France is Paris. Paris lies on the Seine river.',
+    );
+
+    const first = await provider.waitForRequest(model);
+    const offered = first.body.tools.map((f: any) => f.function.name);
+    expect(offered).to.deep.equal(['knowledge_base_Geography', 'retriever_Zoo']);
+    expect(first.body.tools[0].function.parameters.required).to.deep.equal(['query']);
+    const second = await provider.waitForRequest(model, 2);
+    expect(second.body.messages.at(-1)).to.deep.include({ role: 'tool', tool_call_id: 'call_kb' });
+    expect(second.body.messages.at(-1)!.content).to.match(/^\[1\] \(.+\/geo\/france\.txt\)\n/);
+
+    const events = (await api.get(`/api/assistant-runs/${runId}/events?limit=1000`)).body.events;
+    const started = events.find((e: any) => e.type === 'AssistantToolCallStarted');
+    expect(started.payload).to.deep.equal({
+      tool_call_id: 'call_kb',
+      name: 'knowledge_base_Geography',
+      kind: 'knowledge_base',
+      knowledge_base_id: geography,
+      query: 'capital of France',
+    });
+    const completed = events.find((e: any) => e.type === 'AssistantToolCallCompleted');
+    expect(completed.payload.entries).to.have.length(1);
+    expect(completed.payload.entries[0]).to.include({
+      namespace: `${bucketId}/geo/france.txt`,
+      content: 'The capital of France is Paris. Paris lies on the Seine river.',
+    });
+    expect(completed.payload).to.not.have.property('error');
+
+    // Another organization's knowledge bases and retrievers cannot be given to a run.
+    const other = as((await newTenant('kb-retrieval-intruder')).key);
+    const own = await other.post('/api/assistants', { name: 'Intruder' });
+    for (const body of [
+      { input: 'x', additional_knowledge_base_ids: [geography] },
+      { input: 'x', retriever_ids: [retriever.body.retriever_id] },
+    ]) {
+      const res = await other.post(`/api/assistants/${own.body.assistant_id}/runs`, body);
+      expect(res.status, res.text).to.equal(409);
+    }
+  });
 });
