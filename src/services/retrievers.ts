@@ -1,14 +1,15 @@
 // Retrievers: a name and components — knowledge bases to retrieve from (`knowledge_base`, fused by
 // reciprocal rank fusion) and reranking steps (`model_rerank`) — queried through workflow
 // `retriever-query-<uuid>` (the api calls no model). Every knowledge base a component names must be one of the
-// caller's organization (409 naming it, like every id a body refers to). Component schema:
-// docs/knowledge-bases.md#retrievers.
+// caller's organization (409 naming it, like every id a body refers to). Component schema (one per type, in
+// the route): docs/knowledge-bases.md#retrievers. Component names need not be unique: query args given for a
+// name apply to every knowledge_base component of that name.
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import type { DataSource } from 'typeorm';
 import type { Caller } from './caller';
 import type { Config } from '../config';
-import { badRequest, notFound } from '../errors';
+import { conflict, notFound } from '../errors';
 import type { PageRequest } from '../persistence/pagination';
 import {
   KnowledgeBaseComponentConfig,
@@ -25,7 +26,7 @@ import type { ComponentQueryArgs } from './knowledge-bases/retrieve';
 
 export interface ComponentInput {
   name: string;
-  type: string;
+  type: RetrieverComponent['type'];
   description?: string;
   config?: Record<string, unknown>;
 }
@@ -37,41 +38,34 @@ export interface RetrieverFields {
   retriever_component_ids?: string[];
 }
 
-/** Checks and shapes the components; `previous` keeps the ids (and created_at) of components kept by name. */
+/**
+ * Shapes the components (the route's schema checked each against its type) and checks their knowledge bases.
+ * `previous` keeps the ids (and created_at) of components kept by name and type.
+ */
 async function componentsOf(
   ds: DataSource,
   caller: Caller,
   inputs: ComponentInput[],
   previous: RetrieverComponent[] = [],
 ): Promise<RetrieverComponent[]> {
-  const names = new Set<string>();
   const now = new Date().toISOString();
-  const components = inputs.map((c, i): RetrieverComponent => {
-    const path = `/body/retriever_components/${i}`;
-    if (names.has(c.name)) throw badRequest(`Component name "${c.name}" is used twice`, `${path}/name`);
-    names.add(c.name);
+  const unclaimed = [...previous];
+  const components = inputs.map((c): RetrieverComponent => {
     const config = c.config ?? {};
-    let shaped: KnowledgeBaseComponentConfig | RerankComponentConfig;
-    if (c.type === 'knowledge_base') {
-      if (typeof config.knowledge_base_id !== 'string')
-        throw badRequest('A knowledge_base component needs config.knowledge_base_id', `${path}/config`);
-      if (config.model !== undefined || config.count !== undefined)
-        throw badRequest('model and count belong to model_rerank components', `${path}/config`);
-      shaped = {
-        knowledge_base_id: config.knowledge_base_id.toLowerCase(),
-        ...(config.query_args ? { query_args: config.query_args as KnowledgeBaseComponentConfig['query_args'] } : {}),
-      };
-    } else if (c.type === 'model_rerank') {
-      if (config.knowledge_base_id !== undefined || config.query_args !== undefined)
-        throw badRequest('knowledge_base_id and query_args belong to knowledge_base components', `${path}/config`);
-      shaped = {
-        ...(typeof config.model === 'string' ? { model: config.model } : {}),
-        ...(typeof config.count === 'number' ? { count: config.count } : {}),
-      };
-    } else {
-      throw badRequest(`Unknown component type "${c.type}": knowledge_base or model_rerank`, `${path}/type`);
-    }
-    const kept = previous.find((p) => p.name === c.name && p.type === c.type);
+    const shaped: KnowledgeBaseComponentConfig | RerankComponentConfig =
+      c.type === 'knowledge_base'
+        ? {
+            knowledge_base_id: String(config.knowledge_base_id).toLowerCase(),
+            ...(config.query_args
+              ? { query_args: config.query_args as KnowledgeBaseComponentConfig['query_args'] }
+              : {}),
+          }
+        : {
+            ...(typeof config.model === 'string' ? { model: config.model } : {}),
+            ...(typeof config.count === 'number' ? { count: config.count } : {}),
+          };
+    const kept = unclaimed.find((p) => p.name === c.name && p.type === c.type);
+    if (kept) unclaimed.splice(unclaimed.indexOf(kept), 1);
     return {
       retriever_component_id: kept?.retriever_component_id ?? randomUUID(),
       name: c.name,
@@ -98,15 +92,6 @@ async function componentsOf(
   return components;
 }
 
-function refuseComponentIds(fields: RetrieverFields) {
-  if (fields.retriever_component_ids?.length) {
-    throw badRequest(
-      'Standalone retriever components (/api/retriever-components) are not served: give the components inline in retriever_components',
-      '/body/retriever_component_ids',
-    );
-  }
-}
-
 export const findRetriever = (ds: DataSource, caller: Caller, id: string) =>
   findInOrg(ds, Retriever, caller.organizationId, { retriever_id: id }, 'Retriever');
 
@@ -118,7 +103,6 @@ export async function createRetriever(
   caller: Caller,
   fields: RetrieverFields & { name: string },
 ): Promise<Retriever> {
-  refuseComponentIds(fields);
   const now = new Date();
   return ds.getRepository(Retriever).save({
     retriever_id: randomUUID(),
@@ -134,7 +118,6 @@ export async function createRetriever(
 
 /** Changes the given fields; given components replace the stored ones (a component kept by name keeps its id). */
 export async function updateRetriever(ds: DataSource, caller: Caller, id: string, fields: RetrieverFields) {
-  refuseComponentIds(fields);
   const retriever = await findRetriever(ds, caller, id);
   if (fields.name !== undefined) retriever.name = fields.name;
   if (fields.description !== undefined) retriever.description = fields.description;
@@ -180,13 +163,12 @@ export async function queryRetrieverRequest(
 ): Promise<RetrieverQuery> {
   const retriever = await findRetriever(deps.ds, caller, retrieverId);
   const componentArgs = body.retriever_components_query_args ?? {};
-  for (const name of Object.keys(componentArgs)) {
-    if (!retriever.components.some((c) => c.name === name && c.type === 'knowledge_base'))
-      throw badRequest(
-        `The retriever has no knowledge_base component named "${name}"`,
-        `/body/retriever_components_query_args/${name}`,
-      );
-  }
+  // Which names exist is the stored retriever's business: a name it lacks conflicts with it (409).
+  const unknown = Object.keys(componentArgs).filter(
+    (name) => !retriever.components.some((c) => c.name === name && c.type === 'knowledge_base'),
+  );
+  if (unknown.length)
+    throw conflict(`The retriever has no knowledge_base component named ${unknown.map((n) => `"${n}"`).join(', ')}`);
   if (retriever.components.some((c) => c.type === 'model_rerank' && !(c.config as RerankComponentConfig).model))
     assertDefaultModel(deps.config, 'Reranking (a model_rerank component without a model)');
   const retrieverQueryId = randomUUID();

@@ -64,6 +64,10 @@ const VALID_BODIES: Record<string, unknown> = {
   RunToolActivity: { text: 'hi' },
   CreateEvents: { type: 'x', payload: {}, timestamp: 1 },
   CreateSpans: [],
+  SearchKnowledgeBase: { query: 'x' },
+  CreateRetriever: { name: 'x' },
+  UpdateRetriever: { name: 'x' },
+  QueryRetriever: { query: 'x' },
 };
 
 /** Asset names that try to leave their bucket or are ambiguous, as they appear in a URL path. */

@@ -53,6 +53,8 @@ route({
   method: 'post',
   path: '/knowledge-bases/{knowledge_base_id}/search',
   tag: TAG,
+  // griptape's GriptapeCloudVectorStoreDriver queries from inside a structure run, with the run's credential.
+  runScoped: true,
   params: kbPath,
   summary:
     'A natural-language answer to `query` by the default model, from the chunks a query with the same arguments retrieves, citing them as [n]. Persisted. 503 when no model (DEFAULT_MODEL) is configured or the provider fails.',

@@ -284,6 +284,8 @@ route({
   method: 'post',
   path: '/knowledge-bases/{knowledge_base_id}/query',
   tag: TAG,
+  // griptape's GriptapeCloudVectorStoreDriver queries from inside a structure run, with the run's credential.
+  runScoped: true,
   params: kbPath,
   summary:
     "The entries (chunks) that best match `query`: hybrid (vectors and full text fused by reciprocal rank fusion), vector or full text, as the record's `retrieval` says. Persisted.",

@@ -19,32 +19,42 @@ const MAX_COMPONENTS = 20;
 const filter = { type: 'object', description: 'Entries whose meta holds every member (values compared as strings).' };
 const count = { type: 'integer', minimum: 1, maximum: 100 };
 
+const queryArgs = { type: 'object', additionalProperties: false, properties: { count, filter } };
+const componentBase = { name: str(1, 200), description: str(0, 200) };
+
+/** One schema per component type, so that a body the schema accepts is one the service accepts. */
 const ComponentInput = defineSchema('RetrieverComponentInput', {
-  type: 'object',
-  required: ['name', 'type'],
-  additionalProperties: false,
-  properties: {
-    name: str(1, 200),
-    description: str(0, 200),
-    type: {
-      type: 'string',
-      enum: ['knowledge_base', 'model_rerank'],
-      description:
-        'knowledge_base: retrieve from a knowledge base; model_rerank: the model reorders the fused outputs.',
-    },
-    config: {
+  oneOf: [
+    {
       type: 'object',
+      required: ['name', 'type', 'config'],
       additionalProperties: false,
-      description:
-        'knowledge_base: {knowledge_base_id (required), query_args: {count, filter}}; model_rerank: {model, count}.',
       properties: {
-        knowledge_base_id: uuid,
-        query_args: { type: 'object', additionalProperties: false, properties: { count, filter } },
-        model: str(1, 200),
-        count,
+        ...componentBase,
+        type: { const: 'knowledge_base', description: 'Retrieves from a knowledge base of the organization.' },
+        config: {
+          type: 'object',
+          required: ['knowledge_base_id'],
+          additionalProperties: false,
+          properties: { knowledge_base_id: uuid, query_args: queryArgs },
+        },
       },
     },
-  },
+    {
+      type: 'object',
+      required: ['name', 'type'],
+      additionalProperties: false,
+      properties: {
+        ...componentBase,
+        type: { const: 'model_rerank', description: 'The model reorders the fused outputs by relevance.' },
+        config: {
+          type: 'object',
+          additionalProperties: false,
+          properties: { model: str(1, 200), count },
+        },
+      },
+    },
+  ],
 });
 
 const ComponentDetail = {
@@ -105,9 +115,9 @@ const fields = {
   retriever_components: { type: 'array', maxItems: MAX_COMPONENTS, items: ComponentInput },
   retriever_component_ids: {
     type: 'array',
-    maxItems: MAX_COMPONENTS,
+    maxItems: 0,
     items: uuid,
-    description: 'Not served (standalone components): must be empty.',
+    description: 'Standalone retriever components are not served: give the components inline; must be empty.',
   },
 };
 const idPath = { retriever_id: uuid };
@@ -191,6 +201,8 @@ route({
   method: 'post',
   path: '/retrievers/{retriever_id}/query',
   tag: TAG,
+  // griptape's GriptapeCloudVectorStoreDriver queries from inside a structure run, with the run's credential.
+  runScoped: true,
   params: idPath,
   summary:
     "Each knowledge_base component's entries for `query`, fused by reciprocal rank fusion, then reordered by each model_rerank component. 503 when a reranking model is needed and not configured, or the provider fails.",
@@ -203,7 +215,7 @@ route({
         type: 'object',
         description:
           "Per knowledge_base component name: {count, filter} (the retriever's retriever_components_schema).",
-        additionalProperties: { type: 'object', additionalProperties: false, properties: { count, filter } },
+        additionalProperties: queryArgs,
       },
     },
   }),
