@@ -86,9 +86,15 @@ def test_vector_store_driver_queries_a_knowledge_base(knowledge_structure):
         "name": "vector store", "type": "gtc_hybrid_sql_pg_vector", "asset_paths": [f"{bucket.bucket_id}/docs/"],
         "config": {"gtc_hybrid_sql_pg_vector": {"structured_columns": [], "unstructured_columns": []}}}))
     job = call("knowledge_base_jobs.create_knowledge_base_job", client, kb.knowledge_base_id)
-    done = wait_until(f"job {job.knowledge_base_job_id}", lambda: (
-        j := call("knowledge_base_jobs.get_knowledge_base_job", client, job.knowledge_base_job_id)).status.value in ("SUCCEEDED", "FAILED", "CANCELLED") and j)
-    assert done.status.value == "SUCCEEDED", done.to_dict()
+    seen = {}
+    def ended():
+        seen["job"] = call("knowledge_base_jobs.get_knowledge_base_job", client, job.knowledge_base_job_id).to_dict()
+        return seen["job"]["status"] in ("SUCCEEDED", "FAILED", "CANCELLED")
+    try:
+        wait_until(f"job {job.knowledge_base_job_id}", ended, timeout=300)
+    except AssertionError as e:
+        raise AssertionError(f"{e}; last seen: {seen.get('job')}") from None
+    assert seen["job"]["status"] == "SUCCEEDED", seen["job"]
 
     result = run_agent(client, knowledge_structure.structure_id, kb.knowledge_base_id, "vectors in PostgreSQL")
     entries = json.loads(result["logs"][-1])
