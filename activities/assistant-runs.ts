@@ -26,6 +26,7 @@ import { rulesetInstructions } from '../src/services/rulesets';
 import { appendThreadMessage, threadExchanges } from '../src/services/threads';
 import type { ResourceKind } from '../src/temporal/workflow-start';
 import { callModel } from './model-call';
+import { retrievalSources } from './assistant-retrieval';
 import { griptapeId } from '../src/ids';
 
 /** A child run the workflow starts (its row is inserted), or why it cannot. */
@@ -35,7 +36,8 @@ export interface ChildRun {
   organizationId: string;
   summary: string;
 }
-export type ChildRunPlan = ChildRun | { error: string };
+/** `retrieval`: the call is a knowledge base or retriever function, run by runAssistantRetrieval (no child run). */
+export type ChildRunPlan = ChildRun | { error: string } | { retrieval: true };
 
 export type ChildRunPurpose = { describe: string } | { toolCall: { step: number; toolCallId: string } };
 
@@ -49,7 +51,7 @@ interface LoadedRun {
   details: AssistantRun;
 }
 
-async function loadRun(ds: DataSource | EntityManager, runId: string): Promise<LoadedRun | undefined> {
+export async function loadRun(ds: DataSource | EntityManager, runId: string): Promise<LoadedRun | undefined> {
   const run = await ds.getRepository(Run).findOneBy({ run_id: runId, kind: 'assistant' });
   const details = await ds.getRepository(AssistantRun).findOneBy({ run_id: runId });
   return run && details ? { run, details } : undefined;
@@ -89,7 +91,7 @@ function chunkEvent(delta: CompletionDelta): NewEvent {
 }
 
 /** Adds an entry to the transcript unless one for the same step and role (and tool call) is there already. */
-async function appendTranscript(em: EntityManager, runId: string, entry: TranscriptEntry): Promise<boolean> {
+export async function appendTranscript(em: EntityManager, runId: string, entry: TranscriptEntry): Promise<boolean> {
   const [row]: Array<{ transcript: TranscriptEntry[] }> = await em.query(
     `SELECT transcript FROM assistant_runs WHERE run_id = $1 FOR UPDATE`,
     [runId],
@@ -144,7 +146,7 @@ export function createAssistantRunActivities(deps: ActivityDeps) {
       const loaded = await loadRun(ds, input.runId);
       if (!loaded) return { error: 'The assistant run no longer exists' };
       const { run, details } = loaded;
-      let target: AssistantToolDefinition['target'];
+      let target: Extract<AssistantToolDefinition['target'], { kind: 'structure' | 'tool' }>;
       let args: string[] = [];
       let childInput: unknown = null;
       let call: { id: string; name: string } | undefined;
@@ -165,6 +167,8 @@ export function createAssistantRunActivities(deps: ActivityDeps) {
         } catch {
           return { error: `The arguments of ${toolCall.name} are not valid JSON: ${toolCall.arguments.slice(0, 200)}` };
         }
+        if (definition.target.kind === 'knowledge_base' || definition.target.kind === 'retriever')
+          return { retrieval: true };
         target = definition.target;
         if (target.kind === 'structure') {
           const given = (parsed as { args?: unknown } | null)?.args ?? [];
@@ -256,7 +260,8 @@ export function createAssistantRunActivities(deps: ActivityDeps) {
         const s = byId.get(id);
         return s ? [{ id, name: s.name, description: s.description }] : [];
       });
-      const definitions = assistantToolDefinitions(structures, described);
+      const sources = await retrievalSources(ds, run.organization_id, details);
+      const definitions = assistantToolDefinitions(structures, described, sources);
       await ds.transaction(async (em) => {
         await em.query(`UPDATE assistant_runs SET tool_definitions = $2::jsonb WHERE run_id = $1`, [
           run.run_id,

@@ -1,5 +1,6 @@
 // Activities do all I/O. Built by a factory that receives their dependencies (samples-typescript style).
 import type { ActivityDeps } from './deps';
+import { createAssistantRetrievalActivities } from './assistant-retrieval';
 import { createAssistantRunActivities } from './assistant-runs';
 import { createBuildCleanupActivities } from './build-cleanup';
 import { createChatMessageActivities } from './chat-messages';
@@ -9,6 +10,7 @@ import { createInviteActivities } from './invites';
 import { createKnowledgeBaseActivities } from './knowledge-bases';
 import { createDataJobActivities } from './data-jobs';
 import { createReconcilerActivities } from './reconciler';
+import { createRetrievalActivities } from './retrieval';
 import { createCodeRunActivities } from './code-runs';
 
 export function createActivities(deps: ActivityDeps) {
@@ -17,12 +19,14 @@ export function createActivities(deps: ActivityDeps) {
     ...createDeploymentActivities(deps),
     ...createCodeRunActivities(deps),
     ...createAssistantRunActivities(deps),
+    ...createAssistantRetrievalActivities(deps),
     ...createChatMessageActivities(deps),
     ...createReconcilerActivities(deps),
     ...createBuildCleanupActivities(deps),
     ...createKnowledgeBaseActivities(deps),
     ...createIntegrationActivities(deps),
     ...createDataJobActivities(deps),
+    ...createRetrievalActivities(deps),
   };
 }
 

@@ -19,7 +19,8 @@ import {
   removeUncovered,
   type Embed,
 } from '../src/services/knowledge-bases/ingest';
-import { rankEntries, retrievalOf, saveQuery } from '../src/services/knowledge-bases/query';
+import { saveQuery } from '../src/services/knowledge-bases/query';
+import { retrieve } from '../src/services/knowledge-bases/retrieve';
 import { ensureVectorIndex } from '../src/services/knowledge-bases/vector-index';
 import { applyTransforms } from '../src/services/data-connectors/transforms';
 import type { KnowledgeBaseQueryInput } from '../src/temporal/contracts';
@@ -36,7 +37,7 @@ export interface JobEnding {
 }
 
 /** A ModelError as the failure the workflow records (not retried: the same request would fail the same way). */
-function modelFailure(err: ModelError) {
+export function modelFailure(err: ModelError) {
   return ApplicationFailure.create({
     message: err.message,
     type: MODEL_FAILURE_TYPE[err.kind],
@@ -186,16 +187,13 @@ export function createKnowledgeBaseActivities(deps: ActivityDeps) {
         organization_id: input.organizationId,
       });
       if (!kb) return 'MISSING';
-      let vector: number[] | undefined;
-      if (retrievalOf(kb) !== 'full_text' && kb.embedding_dimensions) {
-        try {
-          vector = (await models.embed({ model: kb.embedding_model!, input: [input.query] })).vectors[0];
-        } catch (err) {
-          if (err instanceof ModelError) throw modelFailure(err);
-          throw err;
-        }
+      let entries;
+      try {
+        entries = await retrieve(ds, models, kb, input.query, input.args);
+      } catch (err) {
+        if (err instanceof ModelError) throw modelFailure(err);
+        throw err;
       }
-      const entries = await rankEntries(ds, kb, input.query, input.args, vector);
       await saveQuery(ds, {
         knowledge_base_query_id: input.queryId,
         knowledge_base_id: kb.knowledge_base_id,

@@ -8,6 +8,7 @@ import { DefaultBuckets1764400000000 } from './1764400000000-default-buckets';
 import { SandboxGroups1764500000000 } from './1764500000000-sandbox-groups';
 import { Vector1764600000000 } from './1764600000000-vector';
 import { KnowledgeBases1764700000000 } from './1764700000000-knowledge-bases';
+import { KnowledgeBaseRetrieval1764800000000 } from './1764800000000-knowledge-base-retrieval';
 import { DataConnectors1764820000000 } from './1764820000000-data-connectors';
 import { Integrations1764840000000 } from './1764840000000-integrations';
 import { ApiKeyNotify1764900000000 } from './1764900000000-api-key-notify';
@@ -25,6 +26,7 @@ export const migrations = [
   SandboxGroups1764500000000,
   Vector1764600000000,
   KnowledgeBases1764700000000,
+  KnowledgeBaseRetrieval1764800000000,
   DataConnectors1764820000000,
   Integrations1764840000000,
   ConnectionsBilling1764850000000,

@@ -1,7 +1,7 @@
 // The assistant run workflow: STARTING; the assistant's tools described (child tool runs, cached per
 // deployment); RUNNING; then model steps: each step asks the model (an activity that streams tokens into
 // events and heartbeats), and each function call it makes runs a structure or tool run as a child workflow
-// whose result goes back to the model, up to `maxSteps` steps. The time limit is a workflow timer; a
+// (or, for a knowledge base or retriever function, a retrieval activity) whose result goes back to the model, up to `maxSteps` steps. The time limit is a workflow timer; a
 // `cancel` signal or a workflow cancellation (Temporal UI) aborts the model stream and the child runs.
 import {
   ChildWorkflowFailure,
@@ -28,7 +28,7 @@ const { startAssistantRun, planChildRun, resolveAssistantTools, recordToolCallRe
   proxyActivities<Activities>(STATUS_WRITES);
 
 export async function assistantRunWorkflow(input: AssistantRunInput): Promise<RunStatus | 'MISSING'> {
-  const { assistantModelStep } = proxyActivities<Activities>(
+  const { assistantModelStep, runAssistantRetrieval } = proxyActivities<Activities>(
     longActivity(input, { initialInterval: '1 second', maximumInterval: '10 seconds', maximumAttempts: 3 }),
   );
 
@@ -67,7 +67,7 @@ export async function assistantRunWorkflow(input: AssistantRunInput): Promise<Ru
       const failures = await Promise.all(
         start.toolsToDescribe.map(async (toolId) => {
           const plan = await planChildRun({ runId: input.runId, childRunId: uuid4(), purpose: { describe: toolId } });
-          if ('error' in plan) return { toolId, error: plan.error };
+          if (!('childRunId' in plan)) return { toolId, error: 'error' in plan ? plan.error : 'Not a tool' };
           await runChild(plan);
           return undefined;
         }),
@@ -89,6 +89,8 @@ export async function assistantRunWorkflow(input: AssistantRunInput): Promise<Ru
               childRunId,
               purpose: { toolCall: { step, toolCallId } },
             });
+            // A knowledge base or retriever function is answered by an activity, not a child run.
+            if ('retrieval' in plan) return runAssistantRetrieval({ runId: input.runId, step, toolCallId });
             if (!('error' in plan)) await runChild(plan);
             await recordToolCallResult({
               runId: input.runId,

@@ -12,3 +12,5 @@ export { knowledgeBaseQueryWorkflow } from './knowledge-base-query';
 export { integrationDeliveryWorkflow } from './integration-delivery';
 export { dataJobWorkflow } from './data-job';
 export { scheduledJobWorkflow } from './scheduled-job';
+export { knowledgeBaseSearchWorkflow } from './knowledge-base-search';
+export { retrieverQueryWorkflow } from './retriever-query';

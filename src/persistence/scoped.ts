@@ -47,6 +47,8 @@ const REFERENCEABLE = {
   bucket: { table: 'buckets', idColumn: 'bucket_id', kind: undefined, label: 'Bucket' },
   connection: { table: 'connections', idColumn: 'connection_id', kind: undefined, label: 'Connection' },
   assistant: { table: 'assistants', idColumn: 'assistant_id', kind: undefined, label: 'Assistant' },
+  knowledge_base: { table: 'knowledge_bases', idColumn: 'knowledge_base_id', kind: undefined, label: 'Knowledge base' },
+  retriever: { table: 'retrievers', idColumn: 'retriever_id', kind: undefined, label: 'Retriever' },
 } as const;
 
 /**

@@ -115,6 +115,27 @@ export interface IntegrationDeliveryInput {
   heartbeatTimeoutSeconds: number;
 }
 
+/** A knowledge base search (id knowledge-base-search-<uuid>): retrieve, the default model answers, persist. */
+export interface KnowledgeBaseSearchInput {
+  searchId: string;
+  knowledgeBaseId: string;
+  organizationId: string;
+  createdBy: string;
+  query: string;
+  args: KnowledgeBaseQueryArgs;
+}
+
+/** A retriever query (id retriever-query-<uuid>): each component retrieves, fused, maybe reranked, persisted. */
+export interface RetrieverQueryInput {
+  retrieverQueryId: string;
+  retrieverId: string;
+  organizationId: string;
+  createdBy: string;
+  query: string;
+  /** Per component name: `{count?, filter?}`. */
+  componentArgs: Record<string, { count?: number; filter?: Record<string, string | number | boolean> }>;
+}
+
 export type InviteOutcome = 'ACCEPTED' | 'REJECTED' | 'EXPIRED' | 'GONE';
 
 /** Workflow signatures: what starts and child executions are typed by. */
@@ -129,6 +150,9 @@ export type DataJobWorkflow = (input: DataJobInput) => Promise<KnowledgeBaseJobS
 export type ScheduledJobWorkflow = (input: ScheduledJobInput) => Promise<ScheduledJobOutcome>;
 /** Answers 'DONE' once the query row is written, 'MISSING' when the knowledge base is gone. */
 export type KnowledgeBaseQueryWorkflow = (input: KnowledgeBaseQueryInput) => Promise<'DONE' | 'MISSING'>;
+/** Like a query: 'DONE' once the search row is written, 'MISSING' when the knowledge base is gone. */
+export type KnowledgeBaseSearchWorkflow = (input: KnowledgeBaseSearchInput) => Promise<'DONE' | 'MISSING'>;
+export type RetrieverQueryWorkflow = (input: RetrieverQueryInput) => Promise<'DONE' | 'MISSING'>;
 
 /** Workflow type names, as the worker registers them (the exported function names of workflows/). */
 export const WORKFLOW_TYPES = {
@@ -144,6 +168,8 @@ export const WORKFLOW_TYPES = {
   integrationDelivery: 'integrationDeliveryWorkflow',
   dataJob: 'dataJobWorkflow',
   scheduledJob: 'scheduledJobWorkflow',
+  knowledgeBaseSearch: 'knowledgeBaseSearchWorkflow',
+  retrieverQuery: 'retrieverQueryWorkflow',
 } as const;
 
 /** A workflow to start: its type and its arguments, built only by `workflowStart` (so they match). */
@@ -171,6 +197,14 @@ export const workflowStart = {
     args: [input],
   }),
   dataJob: (input: DataJobInput): WorkflowStart => ({ type: WORKFLOW_TYPES.dataJob, args: [input] }),
+  knowledgeBaseSearch: (input: KnowledgeBaseSearchInput): WorkflowStart => ({
+    type: WORKFLOW_TYPES.knowledgeBaseSearch,
+    args: [input],
+  }),
+  retrieverQuery: (input: RetrieverQueryInput): WorkflowStart => ({
+    type: WORKFLOW_TYPES.retrieverQuery,
+    args: [input],
+  }),
 };
 
 export interface CancelRunSignal {

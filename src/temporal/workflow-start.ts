@@ -13,7 +13,9 @@ export type ResourceKind =
   | 'knowledge-base-job'
   | 'knowledge-base-query'
   | 'integration-delivery'
-  | 'data-job';
+  | 'data-job'
+  | 'knowledge-base-search'
+  | 'retriever-query';
 
 export interface WorkflowResource {
   kind: ResourceKind;

@@ -93,7 +93,10 @@ describe('assistants', function () {
     expect(bad.body.errors[0].message).to.contain(missing);
     const kb = await api.post('/api/assistants', { name: 'x', knowledge_base_ids: [missing] });
     expect(kb.status).to.equal(409);
-    expect(kb.body.errors[0].message).to.contain('not available');
+    expect(kb.body.errors[0]).to.deep.equal({
+      message: `Knowledge base not found: ${missing}`,
+      path: '/body/knowledge_base_ids',
+    });
     expect((await api.post('/api/assistants', { description: 'no name' })).status).to.equal(400);
 
     expect((await api.delete(`/api/assistants/${id}`)).status).to.equal(204);

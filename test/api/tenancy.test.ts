@@ -61,6 +61,9 @@ const bodies: Record<string, unknown> = {
   CreateEvents: { type: 'x', payload: {}, timestamp: 1 },
   CreateSpans: [],
   QueryKnowledgeBase: { query: 'x' },
+  SearchKnowledgeBase: { query: 'x' },
+  UpdateRetriever: { name: 'x' },
+  QueryRetriever: { query: 'x' },
   UpdateKnowledgeBase: { name: 'x' },
   CreateIntegration: { name: 'x', type: 'webhook', config: { webhook: {} } },
   UpdateIntegration: { name: 'x' },
@@ -173,6 +176,19 @@ describe('tenancy: another organization sees nothing', () => {
       config: { data_lake: { bucket_id: bucket.bucket_id, asset_paths: ['dir/'] } },
     });
     expect(connector.status, connector.text).to.equal(201);
+    // The job may still run: a search without chunks asks no model, so the reply is withdrawn if unused.
+    const answer = { model: 'test-model', text: 'An answer.' };
+    getStack().modelProvider.script(answer);
+    const kbSearch = await apiA.post(`/api/knowledge-bases/${kb.body.knowledge_base_id}/search`, { query: 'file' });
+    expect(kbSearch.status, kbSearch.text).to.equal(200);
+    getStack().modelProvider.withdraw(answer);
+    const retriever = await apiA.post('/api/retrievers', {
+      name: 'R',
+      retriever_components: [
+        { name: 'kb', type: 'knowledge_base', config: { knowledge_base_id: kb.body.knowledge_base_id } },
+      ],
+    });
+    expect(retriever.status, retriever.text).to.equal(201);
     const ids: Record<string, string> = {
       organization_id: a.organizationId,
       integration_id: integration.body.integration_id,
@@ -203,6 +219,8 @@ describe('tenancy: another organization sees nothing', () => {
       connection_id: connection.body.connection_id,
       data_connector_id: connector.body.data_connector_id,
       data_job_id: connector.body.data_job_id,
+      knowledge_base_search_id: kbSearch.body.knowledge_base_search_id,
+      retriever_id: retriever.body.retriever_id,
     };
     const secretsOfA = Object.values(ids).filter((v) => v !== 'dir/file.txt');
 
@@ -265,6 +283,8 @@ describe('tenancy: another organization sees nothing', () => {
       config: { webscraper: { urls: ['http://127.0.0.1:9/'] } },
     });
     expect(foreignTarget.status, foreignTarget.text).to.equal(409);
+    expect((await apiA.get(`/api/knowledge-base-searches/${ids.knowledge_base_search_id}`)).status).to.equal(200);
+    expect((await apiA.get(`/api/retrievers/${ids.retriever_id}`)).body.name).to.equal('R');
     expect(
       (
         await apiB.post('/api/knowledge-bases', {

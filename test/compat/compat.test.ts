@@ -84,6 +84,9 @@ describe('compat: the real Python clients (griptape, griptape-cloud-client) agai
     const [tenant, other] = await Promise.all([newTenant('compat'), newTenant('invitee')]);
     const model = modelProvider.uniqueModel('compat');
     modelProvider.script({ model, times: Infinity, respond: scriptedAgent });
+    // Knowledge base searches ask the default model (DEFAULT_MODEL=local/test-model): the same agent, withdrawn after.
+    const searches = { model: 'test-model', times: Infinity, respond: scriptedAgent };
+    modelProvider.script(searches);
     // Embeddings for this model never come: a knowledge base job that uses it stays RUNNING until cancelled.
     const stallEmbedding = modelProvider.uniqueModel('compat-stall');
     modelProvider.stallEmbeddings(stallEmbedding);
@@ -106,7 +109,7 @@ describe('compat: the real Python clients (griptape, griptape-cloud-client) agai
       // For griptape's drivers used in the test process itself.
       GT_CLOUD_BASE_URL: baseUrl,
       GT_CLOUD_API_KEY: tenant.key,
-    });
+    }).finally(() => modelProvider.withdraw(searches));
     // pytest's closing line (`=== 23 passed in 30.1s ===`) is never echoed as it stands: CI reads the test
     // count from the runner's summary line, and that must be mocha's.
     const summary = (output.trim().split('\n').pop() ?? '')

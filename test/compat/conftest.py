@@ -1,4 +1,5 @@
-"""Shared fixtures: the griptape project (projects/griptape) deployed once per session as a structure and a tool.
+"""Shared fixtures: the griptape project (projects/griptape) deployed once per session as two structures (an agent,
+and a knowledge base reader) and a tool.
 
 Both deployments pip-install griptape (the longest part of the suite), so they are started when the session
 begins and build while the generated-client tests run; the tests that need them wait for them.
@@ -31,7 +32,10 @@ def griptape_project():
     }))
     tool = call("tools.create_tool", client, body=m.CreateToolRequestContent.from_dict({
         "name": "griptape words", "code": code, "tool_config_file": "tool/tool_config.yaml"}))
-    return {"organization": organization, "structure": structure, "tool": tool}
+    # No GT_CLOUD_API_KEY here: the vector store driver uses the run's own credential.
+    knowledge = call("structures.create_structure", client, body=m.CreateStructureRequestContent.from_dict({
+        "name": "griptape knowledge", "code": code, "structure_config_file": "knowledge/structure_config.yaml"}))
+    return {"organization": organization, "structure": structure, "tool": tool, "knowledge": knowledge}
 
 
 def _deployed(latest_deployment_id: str):
@@ -47,6 +51,12 @@ def _deployed(latest_deployment_id: str):
 def agent_structure(griptape_project):
     _deployed(griptape_project["structure"].latest_deployment_id)
     return griptape_project["structure"]
+
+
+@pytest.fixture(scope="session")
+def knowledge_structure(griptape_project):
+    _deployed(griptape_project["knowledge"].latest_deployment_id)
+    return griptape_project["knowledge"]
 
 
 @pytest.fixture(scope="session")

@@ -265,6 +265,24 @@ def knowledge_bases(client, **_):
     assert answer.entries[0].meta.additional_properties["asset_name"] == "docs/a.txt"
     call("knowledge_bases.get_knowledge_base_query", client, answer.knowledge_base_query_id)
     call("knowledge_bases.list_knowledge_base_queries", client, kb.knowledge_base_id)
+    # Search: the default model (scripted in compat.test.ts to echo its input) answers from the retrieved passages.
+    found = call("knowledge_bases.search_knowledge_base", client, kb.knowledge_base_id,
+                 body=m.SearchKnowledgeBaseRequestContent.from_dict({"query": "PostgreSQL knowledge"}))
+    assert "Tarmac stores knowledge in PostgreSQL." in json.loads(found.result)["input"]
+    call("knowledge_bases.get_knowledge_base_search", client, found.knowledge_base_search_id)
+    call("knowledge_bases.list_knowledge_base_searches", client, kb.knowledge_base_id)
+    # Retrievers, with their components inline (standalone /retriever-components are not served).
+    retriever = call("retrievers.create_retriever", client, body=m.CreateRetrieverRequestContent.from_dict({
+        "name": "compat", "retriever_components": [
+            {"name": "kb", "type": "knowledge_base", "config": {"knowledge_base_id": kb.knowledge_base_id}}]}))
+    assert retriever.retriever_components[0].type_ == "knowledge_base"
+    call("retrievers.get_retriever", client, retriever.retriever_id)
+    call("retrievers.list_retrievers", client)
+    call("retrievers.update_retriever", client, retriever.retriever_id, body=m.UpdateRetrieverRequestContent(name="renamed"))
+    outputs = call("retrievers.query_retriever", client, retriever.retriever_id, body=m.QueryRetrieverRequestContent.from_dict(
+        {"query": "PostgreSQL knowledge", "retriever_components_query_args": {"kb": {"count": 1}}})).outputs
+    assert [o["meta"]["asset_name"] for o in outputs] == ["docs/a.txt"]
+    call("retrievers.delete_retriever", client, retriever.retriever_id)
     # A job whose embedding requests never get an answer (compat.test.ts) runs until cancelled.
     slow = call("knowledge_bases.create_knowledge_base", client, body=m.CreateKnowledgeBaseRequestContent.from_dict({
         "name": "slow", "type": "gtc_pg_vector", "asset_paths": [f"{bucket.bucket_id}/docs/a.txt"],
@@ -396,11 +414,9 @@ NOT_SERVED = {
     "credits_": "credits",
     "entitlement_policies": "entitlement policies",
     "export_jobs": "export jobs", "import_jobs": "import jobs",
-    "knowledge_bases.search_knowledge_base": "knowledge base search (a model's answer)",
-    "knowledge_bases.get_knowledge_base_search": "knowledge base search", "knowledge_bases.list_knowledge_base_searches": "knowledge base search",
     "libraries": "libraries",
     "license_groups": "license groups", "licenses": "licenses", "models": "models and auth configs",
-    "retriever_components": "retriever components", "retrievers": "retrievers", "session_pool": "sessions",
+    "retriever_components": "standalone retriever components (a retriever's components are given inline)", "session_pool": "sessions",
     "sessions": "sessions", "usage": "usage reports",
     "organizations.create_organization": "organizations are created by operators (npm run admin)",
     "organizations.update_organization": "organizations are changed by operators",

@@ -1,13 +1,14 @@
 """griptape's Griptape Cloud drivers, unmodified, inside a deployed structure (projects/griptape/structure): an Agent
 with the event listener and observability (GriptapeCloudStructure), the prompt driver, a ruleset by alias,
 conversation memory in a thread by alias and the file manager driver; then its spans as the observability driver
-posted them."""
+posted them. And the vector store driver querying a knowledge base from a structure run (projects/griptape/knowledge)."""
 from __future__ import annotations
 
 import json
 import uuid
 from datetime import datetime
 
+import httpx
 from griptape.drivers.file_manager.griptape_cloud import GriptapeCloudFileManagerDriver
 from griptape_cloud_client import models as m
 
@@ -69,3 +70,35 @@ def test_agent_with_cloud_drivers(agent_structure, griptape_project):
     assert len({s["trace_id"] for s in spans}) == 1
     assert all(s["parent_id"] is None or s["parent_id"] in ids for s in spans)
     assert any("Agent" in s["name"] or "run" in s["name"] for s in spans), [s["name"] for s in spans]
+
+
+def test_vector_store_driver_queries_a_knowledge_base(knowledge_structure):
+    """GriptapeCloudVectorStoreDriver in a structure run queries a knowledge base with the run's own credential
+    (the structure sets no GT_CLOUD_API_KEY): the entries parse, filters apply, and each becomes a TextArtifact."""
+    client = client_for()
+    bucket = call("buckets.create_bucket", client, body=m.CreateBucketRequestContent(name="vector-store"))
+    for name, text in (("docs/a.txt", b"Tarmac keeps vectors in PostgreSQL with pgvector."),
+                       ("docs/b.txt", b"PostgreSQL also stores the jobs of Tarmac.")):
+        call("assets.create_asset", client, bucket.bucket_id, body=m.CreateAssetRequestContent(name=name))
+        url = call("assets.create_asset_url", client, bucket.bucket_id, name, body=m.CreateAssetUrlRequestContent())
+        assert httpx.put(url.url, content=text).status_code == 200
+    kb = call("knowledge_bases.create_knowledge_base", client, body=m.CreateKnowledgeBaseRequestContent.from_dict({
+        "name": "vector store", "type": "gtc_hybrid_sql_pg_vector", "asset_paths": [f"{bucket.bucket_id}/docs/"],
+        "config": {"gtc_hybrid_sql_pg_vector": {"structured_columns": [], "unstructured_columns": []}}}))
+    job = call("knowledge_base_jobs.create_knowledge_base_job", client, kb.knowledge_base_id)
+    seen = {}
+    def ended():
+        seen["job"] = call("knowledge_base_jobs.get_knowledge_base_job", client, job.knowledge_base_job_id).to_dict()
+        return seen["job"]["status"] in ("SUCCEEDED", "FAILED", "CANCELLED")
+    try:
+        wait_until(f"job {job.knowledge_base_job_id}", ended, timeout=300)
+    except AssertionError as e:
+        raise AssertionError(f"{e}; last seen: {seen.get('job')}") from None
+    assert seen["job"]["status"] == "SUCCEEDED", seen["job"]
+
+    result = run_agent(client, knowledge_structure.structure_id, kb.knowledge_base_id, "vectors in PostgreSQL")
+    entries = json.loads(result["logs"][-1])
+    assert [e["namespace"] for e in entries] == [f"{bucket.bucket_id}/docs/a.txt"], entries
+    assert entries[0]["text"] == "Tarmac keeps vectors in PostgreSQL with pgvector."
+    assert entries[0]["score"] > 0
+    call("knowledge_bases.delete_knowledge_base", client, kb.knowledge_base_id)

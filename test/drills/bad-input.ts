@@ -70,6 +70,10 @@ const VALID_BODIES: Record<string, unknown> = {
   UpdateIntegration: { name: 'x' },
   CreateDataConnector: { name: 'x', type: 'webscraper', config: { webscraper: { urls: ['http://127.0.0.1:9/'] } } },
   UpdateDataConnector: { name: 'x' },
+  SearchKnowledgeBase: { query: 'x' },
+  CreateRetriever: { name: 'x' },
+  UpdateRetriever: { name: 'x' },
+  QueryRetriever: { query: 'x' },
 };
 
 /** Asset names that try to leave their bucket or are ambiguous, as they appear in a URL path. */

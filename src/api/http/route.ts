@@ -152,7 +152,9 @@ export function mount(router: Router, spec: RouteSpec, deps: Deps): void {
       const key = extractKey(ctx.get('authorization') || undefined, ctx.query.api_key, spec.auth === 'apiKeyOrQuery');
       caller = await authenticate(deps.ds, key, deps.keyCache);
       if (caller.runId && !spec.runScoped)
-        throw forbidden("A run's credential can only post and read that run's events");
+        throw forbidden(
+          "A run's credential can only post and read that run's events, chat, and query or search knowledge bases and retrievers",
+        );
     }
 
     let body: unknown = undefined;

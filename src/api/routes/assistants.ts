@@ -78,8 +78,8 @@ const fields = {
 };
 const assistantPath = { assistant_id: uuid };
 const idsNote =
-  'Every id must name a record of the organization (404 naming the missing ones); knowledge bases and ' +
-  'retrievers are not available yet, so those lists must be empty.';
+  'Every id must name a record of the organization (409 naming the missing ones). Knowledge bases and ' +
+  'retrievers become retrieval functions the model may call (docs/assistants.md).';
 
 route({
   operationId: 'ListAssistants',

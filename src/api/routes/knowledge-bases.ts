@@ -1,4 +1,5 @@
-// Knowledge bases: CRUD, query, and the persisted queries. Their jobs are in knowledge-base-jobs.ts.
+// Knowledge bases: CRUD, query, and the persisted queries. Their jobs are in knowledge-base-jobs.ts, their
+// searches in knowledge-base-searches.ts.
 import type { Client } from '@temporalio/client';
 import type { KnowledgeBase, KnowledgeBaseQuery } from '../../persistence/entities/knowledge-base';
 import { iso } from '../../persistence/scoped';
@@ -18,7 +19,7 @@ import { defineSchema, pageOf, str, timestamp, uuid } from '../schemas/registry'
 
 const TAG = 'Knowledge bases';
 const MAX_ASSET_PATHS = 100;
-const MAX_QUERY_CHARS = 10_000;
+export const MAX_QUERY_CHARS = 10_000;
 
 const kbType = {
   type: 'string',
@@ -134,7 +135,7 @@ const KnowledgeBaseSchema = defineSchema('KnowledgeBase', {
   },
 });
 
-const QUERY_SCHEMA = {
+export const QUERY_SCHEMA = {
   type: 'object',
   properties: {
     count: { type: 'integer', minimum: 1, maximum: MAX_QUERY_COUNT },
@@ -171,7 +172,7 @@ const present = (kb: KnowledgeBase) => {
   };
 };
 
-const EntrySchema = {
+export const EntrySchema = {
   type: 'object',
   required: ['id', 'score', 'meta', 'namespace'],
   properties: {
@@ -328,6 +329,8 @@ route({
   method: 'post',
   path: '/knowledge-bases/{knowledge_base_id}/query',
   tag: TAG,
+  // griptape's GriptapeCloudVectorStoreDriver queries from inside a structure run, with the run's credential.
+  runScoped: true,
   params: kbPath,
   summary:
     "The entries (chunks) that best match `query`: hybrid (vectors and full text fused by reciprocal rank fusion), vector or full text, as the record's `retrieval` says. Persisted.",

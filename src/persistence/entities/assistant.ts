@@ -60,5 +60,10 @@ export type TranscriptEntry = ChatTurn & { step: number };
 
 /** A function offered to the model, and what calling it runs. */
 export interface AssistantToolDefinition extends ToolDefinition {
-  target: { kind: 'structure'; id: string } | { kind: 'tool'; id: string; activity: string };
+  target:
+    | { kind: 'structure'; id: string }
+    | { kind: 'tool'; id: string; activity: string }
+    /** A retrieval function: the model's `{query, count?}` queried in the worker, no child run. */
+    | { kind: 'knowledge_base'; id: string }
+    | { kind: 'retriever'; id: string };
 }

@@ -11,6 +11,7 @@ import { Integration, IntegrationDelivery } from './integration';
 import { Invite } from './invite';
 import { KnowledgeBase, KnowledgeBaseJob, KnowledgeBaseQuery } from './knowledge-base';
 import { Organization } from './organization';
+import { KnowledgeBaseSearch, Retriever, RetrieverQuery } from './retrieval';
 import { Run, RunEvent } from './run';
 import { Secret } from './secret';
 import { Membership, User } from './user';
@@ -39,8 +40,11 @@ export {
   KnowledgeBase,
   KnowledgeBaseJob,
   KnowledgeBaseQuery,
+  KnowledgeBaseSearch,
   Membership,
   Organization,
+  Retriever,
+  RetrieverQuery,
   Run,
   RunEvent,
   Secret,
@@ -78,4 +82,7 @@ export const entities = [
   IntegrationDelivery,
   DataConnector,
   DataJob,
+  KnowledgeBaseSearch,
+  Retriever,
+  RetrieverQuery,
 ];

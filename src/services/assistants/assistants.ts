@@ -5,7 +5,6 @@ import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import type { DataSource } from 'typeorm';
 import type { Caller } from '../caller';
-import { missingReferences } from '../../errors';
 import type { PageRequest } from '../../persistence/pagination';
 import { Assistant, ASSISTANT_ID_LISTS, AssistantResourceIds } from '../../persistence/entities/assistant';
 import { assertIdsInOrg, findInOrg, pageInOrg } from '../../persistence/scoped';
@@ -17,11 +16,7 @@ export interface AssistantFields extends Partial<AssistantResourceIds> {
   input?: string | null;
 }
 
-/**
- * Checks the id lists of a request: rulesets, structures and tools of the organization. Knowledge bases
- * and retrievers are not available on this platform yet, so no id of theirs can exist: a non-empty list is
- * refused (409, like any missing reference) rather than stored and silently ignored.
- */
+/** Checks the id lists of a request: rulesets, structures, tools, knowledge bases and retrievers of the organization (409 naming the missing ones). */
 export async function assertAssistantIds(
   ds: DataSource,
   organizationId: string,
@@ -31,20 +26,14 @@ export async function assertAssistantIds(
   await assertIdsInOrg(ds, 'ruleset', organizationId, ids.ruleset_ids ?? [], `${pathPrefix}ruleset_ids`);
   await assertIdsInOrg(ds, 'structure', organizationId, ids.structure_ids ?? [], `${pathPrefix}structure_ids`);
   await assertIdsInOrg(ds, 'tool', organizationId, ids.tool_ids ?? [], `${pathPrefix}tool_ids`);
-  for (const [list, label] of [
-    ['knowledge_base_ids', 'Knowledge base'],
-    ['retriever_ids', 'Retriever'],
-  ] as const) {
-    const given = ids[list] ?? [];
-    if (given.length) {
-      throw missingReferences([
-        {
-          message: `${label} not found: ${given.join(', ')} (knowledge bases and retrievers are not available on this platform yet)`,
-          path: `${pathPrefix}${list}`,
-        },
-      ]);
-    }
-  }
+  await assertIdsInOrg(
+    ds,
+    'knowledge_base',
+    organizationId,
+    ids.knowledge_base_ids ?? [],
+    `${pathPrefix}knowledge_base_ids`,
+  );
+  await assertIdsInOrg(ds, 'retriever', organizationId, ids.retriever_ids ?? [], `${pathPrefix}retriever_ids`);
 }
 
 export const findAssistant = (ds: DataSource, caller: Caller, id: string) =>

@@ -65,13 +65,41 @@ export const STRUCTURE_PARAMETERS = {
   required: ['args'],
 };
 
+/** How many passages a retrieval function answers at most, and by default. */
+export const MAX_RETRIEVAL_COUNT = 20;
+export const DEFAULT_RETRIEVAL_COUNT = 5;
+
+export const RETRIEVAL_PARAMETERS = {
+  type: 'object',
+  properties: {
+    query: { type: 'string', description: 'What to look for, in words likely to appear in the passages.' },
+    count: {
+      type: 'integer',
+      minimum: 1,
+      maximum: MAX_RETRIEVAL_COUNT,
+      description: `How many passages to answer (default ${DEFAULT_RETRIEVAL_COUNT}).`,
+    },
+  },
+  required: ['query'],
+};
+
+export interface RetrievalSource {
+  kind: 'knowledge_base' | 'retriever';
+  id: string;
+  name: string;
+  description: string | null;
+}
+
 /**
- * One function per structure (`structure_<name>`, parameters `{args: string[]}`) and per tool activity
- * (`<tool name>_<activity>`, the activity's schema); names made unique with a numeric suffix.
+ * One function per structure (`structure_<name>`, parameters `{args: string[]}`), per tool activity
+ * (`<tool name>_<activity>`, the activity's schema), per knowledge base (`knowledge_base_<name>`) and per
+ * retriever (`retriever_<name>`), the last two taking `{query, count?}` and answering numbered passages;
+ * names made unique with a numeric suffix.
  */
 export function assistantToolDefinitions(
   structures: Array<{ id: string; name: string; description: string }>,
   tools: DescribedTool[],
+  sources: RetrievalSource[] = [],
 ): AssistantToolDefinition[] {
   const taken = new Set<string>();
   const unique = (base: string) => {
@@ -97,6 +125,17 @@ export function assistantToolDefinitions(
         target: { kind: 'tool', id: tool.toolId, activity: a.name },
       });
     }
+  }
+  for (const source of sources) {
+    const what = source.kind === 'knowledge_base' ? 'knowledge base' : 'retriever';
+    definitions.push({
+      name: unique(`${source.kind}_${slug(source.name)}`),
+      description:
+        `Searches the ${what} "${source.name}"${source.description ? ` (${source.description})` : ''} and answers ` +
+        'the passages that best match `query`, numbered, each with its source. Use it to answer from these documents.',
+      parameters: RETRIEVAL_PARAMETERS,
+      target: { kind: source.kind, id: source.id },
+    });
   }
   return definitions;
 }

@@ -8,13 +8,53 @@ import type { Caller } from '../caller';
 import type { Config } from '../../config';
 import { notFound, serviceUnavailable } from '../../errors';
 import { KnowledgeBaseQuery } from '../../persistence/entities/knowledge-base';
-import { workflowStart, type KnowledgeBaseQueryArgs } from '../../temporal/contracts';
+import {
+  workflowStart,
+  type KnowledgeBaseQueryArgs,
+  type WorkflowResource,
+  type WorkflowStart,
+} from '../../temporal/contracts';
 import { startAndWait } from '../../temporal/workflow-records';
 import { findKnowledgeBase } from './knowledge-bases';
 import { DEFAULT_QUERY_COUNT } from './query';
 
-/** How long a query may take, embedding included. */
+/** How long a query or search may take, embedding and answer included. */
 const QUERY_TIMEOUT_MS = 60_000;
+
+/**
+ * Starts a short retrieval workflow (query, search, retriever query) and waits for it (bounded). A workflow
+ * that failed (the provider refused or could not be reached) is a 503 naming the cause.
+ */
+export async function awaitRetrieval(
+  deps: { temporal: Client; config: Config },
+  opts: { resource: WorkflowResource; start: WorkflowStart },
+): Promise<void> {
+  try {
+    await startAndWait(deps.temporal, {
+      taskQueue: deps.config.temporal.taskQueue,
+      ...opts,
+      timeoutMs: QUERY_TIMEOUT_MS,
+    });
+  } catch (err) {
+    if (err instanceof WorkflowFailedError) {
+      const cause = (err.cause as { cause?: Error })?.cause ?? err.cause;
+      throw serviceUnavailable(
+        `The ${opts.resource.kind.replace(/-/g, ' ')} could not be answered: ${cause?.message ?? err.message}`,
+      );
+    }
+    throw err;
+  }
+}
+
+/** The query's arguments with their defaults. */
+export function queryArgsOf(given?: Partial<KnowledgeBaseQueryArgs>): KnowledgeBaseQueryArgs {
+  return {
+    count: given?.count ?? DEFAULT_QUERY_COUNT,
+    ...(given?.filter ? { filter: given.filter } : {}),
+    ...(given?.distance_metric ? { distance_metric: given.distance_metric } : {}),
+    ...(given?.include_vectors ? { include_vectors: true } : {}),
+  };
+}
 
 export async function queryKnowledgeBase(
   deps: { ds: DataSource; temporal: Client; config: Config },
@@ -24,38 +64,23 @@ export async function queryKnowledgeBase(
 ): Promise<KnowledgeBaseQuery> {
   const kb = await findKnowledgeBase(deps.ds, caller, knowledgeBaseId);
   const queryId = randomUUID();
-  const args: KnowledgeBaseQueryArgs = {
-    count: body.query_args?.count ?? DEFAULT_QUERY_COUNT,
-    ...(body.query_args?.filter ? { filter: body.query_args.filter } : {}),
-    ...(body.query_args?.distance_metric ? { distance_metric: body.query_args.distance_metric } : {}),
-    ...(body.query_args?.include_vectors ? { include_vectors: true } : {}),
-  };
-  try {
-    await startAndWait(deps.temporal, {
-      taskQueue: deps.config.temporal.taskQueue,
-      resource: {
-        kind: 'knowledge-base-query',
-        id: queryId,
-        organizationId: caller.organizationId,
-        summary: `Query of knowledge base ${kb.name} (${kb.knowledge_base_id})`,
-      },
-      start: workflowStart.knowledgeBaseQuery({
-        queryId,
-        knowledgeBaseId: kb.knowledge_base_id,
-        organizationId: caller.organizationId,
-        createdBy: caller.actor,
-        query: body.query,
-        args,
-      }),
-      timeoutMs: QUERY_TIMEOUT_MS,
-    });
-  } catch (err) {
-    if (err instanceof WorkflowFailedError) {
-      const cause = (err.cause as { cause?: Error })?.cause ?? err.cause;
-      throw serviceUnavailable(`The query could not be answered: ${cause?.message ?? err.message}`);
-    }
-    throw err;
-  }
+  const args = queryArgsOf(body.query_args);
+  await awaitRetrieval(deps, {
+    resource: {
+      kind: 'knowledge-base-query',
+      id: queryId,
+      organizationId: caller.organizationId,
+      summary: `Query of knowledge base ${kb.name} (${kb.knowledge_base_id})`,
+    },
+    start: workflowStart.knowledgeBaseQuery({
+      queryId,
+      knowledgeBaseId: kb.knowledge_base_id,
+      organizationId: caller.organizationId,
+      createdBy: caller.actor,
+      query: body.query,
+      args,
+    }),
+  });
   const row = await deps.ds.getRepository(KnowledgeBaseQuery).findOneBy({ knowledge_base_query_id: queryId });
   // No row: the knowledge base was deleted while the query ran.
   if (!row) throw notFound('Knowledge base');
