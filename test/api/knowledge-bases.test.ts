@@ -1,10 +1,11 @@
-// Knowledge bases through HTTP: CRUD and its refusals, a job that ingests text, Markdown, HTML, JSON and CSV
-// assets (a PDF is a per-asset error), hybrid queries with filters, incremental re-runs (only changed chunks
+// Knowledge bases through HTTP: CRUD and its refusals, a job that ingests text, Markdown, HTML, JSON, CSV and
+// PDF assets (a broken PDF and an image are per-asset errors), hybrid queries with filters, incremental re-runs (only changed chunks
 // are embedded again, chunks of assets no longer covered are removed), and cancelling a job whose embedding
 // request hangs. The stack's model provider embeds with a hashed bag of words (test/support/model-provider.ts).
 import { expect } from 'chai';
 import { as, request } from '../support/client';
 import { getStack, newTenant } from '../support/stack';
+import { makePdf } from '../fixtures/pdf';
 
 type Api = ReturnType<typeof as>;
 
@@ -113,6 +114,13 @@ describe('knowledge bases', () => {
     await upload(api, bucketId, 'docs/data.json', JSON.stringify({ animal: { name: 'Octopus', arms: 8 } }));
     await upload(api, bucketId, 'docs/table.csv', 'city,river\nLondon,Thames\nVienna,Danube\n');
     await upload(api, bucketId, 'docs/report.pdf', Buffer.from('%PDF-1.4 binary'));
+    await upload(api, bucketId, 'docs/photo.png', Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0]));
+    await upload(
+      api,
+      bucketId,
+      'docs/guide.pdf',
+      await makePdf([['Axolotls regrow their limbs.'], ['They live in lakes near Mexico City.']], 'Axolotl guide'),
+    );
     await upload(api, bucketId, 'elsewhere.txt', 'Not covered: Paris Paris Paris.');
 
     const kb = (
@@ -126,11 +134,13 @@ describe('knowledge bases', () => {
     const before = embeddedTexts().length;
     const job = await runJob(api, kb.knowledge_base_id);
     expect(job.status, JSON.stringify(job)).to.equal('SUCCEEDED');
-    expect(job.errors).to.have.length(1);
-    expect(job.errors[0]).to.deep.include({ type: 'UnsupportedFormat', path: `${bucketId}/docs/report.pdf` });
+    expect(job.errors).to.have.length(2);
+    expect(job.errors[0]).to.deep.include({ type: 'UnsupportedFormat', path: `${bucketId}/docs/photo.png` });
+    expect(job.errors[1]).to.deep.include({ type: 'InvalidContent', path: `${bucketId}/docs/report.pdf` });
+    expect(job.errors[1].message).to.include('docs/report.pdf is not a readable PDF');
     expect(job.bytes_ingested).to.be.greaterThan(100);
     expect(job.completed_at).to.be.a('string');
-    expect(embeddedTexts().length - before).to.equal(5);
+    expect(embeddedTexts().length - before).to.equal(6);
     expect(embeddedTexts().join(' ')).to.not.include('secret');
     expect((await api.get(`/api/knowledge-bases/${kb.knowledge_base_id}`)).body.embedding_dimensions).to.equal(64);
 
@@ -154,11 +164,23 @@ describe('knowledge bases', () => {
     const html = await api.post(`/api/knowledge-bases/${kb.knowledge_base_id}/query`, { query: 'krill Antarctica' });
     expect(html.body.entries[0].meta.content).to.equal('Penguins\nPenguins live in Antarctica & eat krill.');
     expect(html.body.entries[0]).to.not.have.property('vector');
+    // A PDF's text, with its own metadata in meta.
+    const pdf = await api.post(`/api/knowledge-bases/${kb.knowledge_base_id}/query`, { query: 'axolotls limbs' });
+    expect(pdf.body.entries[0].meta).to.include({
+      asset_name: 'docs/guide.pdf',
+      chunk_index: '0',
+      format: 'pdf',
+      pages: '2',
+      title: 'Axolotl guide',
+    });
+    expect(pdf.body.entries[0].meta.content).to.equal(
+      'Axolotls regrow their limbs.\n\nThey live in lakes near Mexico City.',
+    );
 
     const stored = await api.get(`/api/knowledge-base-queries/${q.body.knowledge_base_query_id}`);
     expect(stored.body).to.deep.equal(q.body);
     const queries = await api.get(`/api/knowledge-bases/${kb.knowledge_base_id}/queries`);
-    expect(queries.body.pagination.total_count).to.equal(3);
+    expect(queries.body.pagination.total_count).to.equal(4);
     for (const bad of [
       { query: '' },
       { query: 'x', query_args: { count: 0 } },
@@ -177,7 +199,7 @@ describe('knowledge bases', () => {
     // Narrowing the asset paths removes the chunks of assets no longer covered.
     await api.patch(`/api/knowledge-bases/${kb.knowledge_base_id}`, { asset_paths: [`${bucketId}/docs/notes.md`] });
     const narrowed = await runJob(api, kb.knowledge_base_id);
-    expect(narrowed.status_detail.stats).to.include({ assets: 1, removed: 4 });
+    expect(narrowed.status_detail.stats).to.include({ assets: 1, removed: 5 });
     const after = await api.post(`/api/knowledge-bases/${kb.knowledge_base_id}/query`, { query: 'Paris volcanoes' });
     expect(after.body.entries.map((e: any) => e.meta.asset_name)).to.deep.equal(['docs/notes.md']);
     const jobs = await api.get(`/api/knowledge-bases/${kb.knowledge_base_id}/knowledge-base-jobs?status=SUCCEEDED`);

@@ -11,7 +11,7 @@ import { assetBlobKey } from '../../blobs/keys';
 import { likeEscape } from '../../persistence/scoped';
 import type { JobError, KnowledgeBase } from '../../persistence/entities/knowledge-base';
 import { chunkText } from './chunking';
-import { extractText } from './extract';
+import { extractDocument } from './extract';
 import { splitAssetPath } from './knowledge-bases';
 
 /** Largest asset a job reads; larger ones are an error of that asset. */
@@ -88,7 +88,8 @@ export async function ingestAsset(
   embedding: { model: string; embed: Embed } | undefined,
 ): Promise<AssetOutcome> {
   const bytes = await readAll(blobs, asset);
-  const chunks = chunkText(extractText(asset.name, bytes));
+  const document = await extractDocument(asset.name, bytes);
+  const chunks = chunkText(document.text);
   const existing: Array<{ chunk_index: number; content_hash: string; vector: string | null; model: string | null }> =
     await ds.query(
       `SELECT chunk_index, content_hash, embedding::text AS vector, embedding_model AS model
@@ -137,6 +138,7 @@ export async function ingestAsset(
         chunks.map((c) => c.content),
         chunks.map((c) =>
           JSON.stringify({
+            ...document.meta,
             asset_path: asset.path,
             bucket_id: asset.bucketId,
             asset_name: asset.name,
