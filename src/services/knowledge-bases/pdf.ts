@@ -3,12 +3,16 @@
 // line, pages separated by a blank line. No rendering, no fonts loaded, no script evaluation. A file pdf.js
 // cannot parse, or a password-protected one, is InvalidContent; a PDF with no text layer at all (a scan:
 // we do no OCR) is InvalidContent too, so the job says why instead of ingesting nothing.
-import type { TextItem } from 'pdfjs-dist/types/src/display/api';
 import { ExtractionError } from './extraction-error';
 
 /** Pages read at most; a longer document is a TooLarge error (the size cap alone lets many tiny pages through). */
 export const MAX_PDF_PAGES = 5_000;
 
+/** pdf.js's text item (its type lives under a path the lint rules reserve for our HTTP layer). */
+interface TextItem {
+  str: string;
+  hasEOL: boolean;
+}
 type PdfJs = typeof import('pdfjs-dist/legacy/build/pdf.mjs');
 let pdfjs: Promise<PdfJs> | undefined;
 // pdf.js is an ES module; this compiles to CommonJS, where a dynamic import() loads it.
@@ -41,8 +45,8 @@ export async function extractPdf(name: string, bytes: Buffer): Promise<{ text: s
       const content = await page.getTextContent();
       pages.push(
         content.items
-          .filter((i): i is TextItem => 'str' in i)
-          .map((i) => i.str + (i.hasEOL ? '\n' : ''))
+          .filter((i) => 'str' in i)
+          .map((i) => (i as TextItem).str + ((i as TextItem).hasEOL ? '\n' : ''))
           .join('')
           .trim(),
       );
