@@ -1,7 +1,8 @@
 // Knowledge bases through HTTP: CRUD and its refusals, a job that ingests text, Markdown, HTML, JSON, CSV and
 // PDF assets (a broken PDF and an image are per-asset errors), hybrid queries with filters, incremental re-runs (only changed chunks
 // are embedded again, chunks of assets no longer covered are removed), and cancelling a job whose embedding
-// request hangs. The stack's model provider embeds with a hashed bag of words (test/support/model-provider.ts).
+// request hangs, and an embedding provider that rate-limits (429 with Retry-After: retried after the wait) or
+// keeps failing for one asset (retried, then that asset is an `errors[]` entry with nothing of it written). The stack's model provider embeds with a hashed bag of words (test/support/model-provider.ts).
 import { expect } from 'chai';
 import { as, request } from '../support/client';
 import { getStack, newTenant } from '../support/stack';
@@ -204,6 +205,61 @@ describe('knowledge bases', () => {
     expect(after.body.entries.map((e: any) => e.meta.asset_name)).to.deep.equal(['docs/notes.md']);
     const jobs = await api.get(`/api/knowledge-bases/${kb.knowledge_base_id}/knowledge-base-jobs?status=SUCCEEDED`);
     expect(jobs.body.pagination.total_count).to.equal(4);
+  });
+
+  it('retries a rate-limited provider after its Retry-After; a provider that keeps failing is an error of that asset only', async function () {
+    this.timeout(90_000);
+    const provider = getStack().modelProvider;
+    const model = provider.uniqueModel('flaky-embed');
+    provider.failEmbeddings(model, {
+      status: 429,
+      message: 'Rate limit reached for requests',
+      times: 2,
+      retryAfterSeconds: 1,
+    });
+    provider.failEmbeddings(model, {
+      status: 500,
+      message: 'The server is overloaded',
+      times: Infinity,
+      containing: 'POISON',
+    });
+    await upload(api, bucketId, 'flaky/good.txt', 'Hummingbirds hover and fly backwards.');
+    await upload(api, bucketId, 'flaky/poison.txt', 'POISON text that the provider never embeds.');
+    const kb = (
+      await api.post('/api/knowledge-bases', {
+        name: 'Flaky',
+        type: 'gtc_hybrid_sql_pg_vector',
+        config: { gtc_hybrid_sql_pg_vector: { embedding_model: `local/${model}` } },
+        asset_paths: [`${bucketId}/flaky/`],
+      })
+    ).body;
+    const job = await runJob(api, kb.knowledge_base_id);
+    expect(job.status, JSON.stringify(job)).to.equal('SUCCEEDED');
+    // good.txt: two 429s, each retried after the second the provider asked for, then embedded.
+    const good = provider.embeddingRequests.filter((r) => r.model === model && r.input[0].startsWith('Humming'));
+    expect(good.map((r) => r.status)).to.deep.equal([429, 429, 200]);
+    expect(good[1].at - good[0].at).to.be.at.least(900);
+    expect(good[2].at - good[1].at).to.be.at.least(900);
+    // poison.txt: the first attempt and MODEL_MAX_RETRIES retries, then an entry of errors[].
+    const poison = provider.embeddingRequests.filter((r) => r.model === model && r.input[0].startsWith('POISON'));
+    expect(poison.map((r) => r.status)).to.deep.equal(new Array(getStack().config.models.maxRetries + 1).fill(500));
+    expect(job.errors).to.have.length(1);
+    expect(job.errors[0]).to.deep.include({ type: 'EmbeddingFailed', path: `${bucketId}/flaky/poison.txt` });
+    expect(job.errors[0].message).to.include('500');
+    // Nothing of the failed asset was written; the other one is queryable.
+    const rows: Array<{ asset_path: string; embedded: boolean }> = await getStack().ds.query(
+      `SELECT asset_path, embedding IS NOT NULL AS embedded FROM knowledge_base_chunks WHERE knowledge_base_id = $1`,
+      [kb.knowledge_base_id],
+    );
+    expect(rows).to.deep.equal([{ asset_path: `${bucketId}/flaky/good.txt`, embedded: true }]);
+    // A re-run once the provider recovered embeds the asset that failed, and only it.
+    provider.recoverEmbeddings(model);
+    const mark = provider.embeddingRequests.length;
+    const again = await runJob(api, kb.knowledge_base_id);
+    expect(again.errors).to.deep.equal([]);
+    expect(provider.embeddingRequests.slice(mark).map((r) => r.input[0])).to.deep.equal([
+      'POISON text that the provider never embeds.',
+    ]);
   });
 
   it('cancels a running job (its embedding request hangs) and refuses a second open job', async function () {
