@@ -64,6 +64,9 @@ const VALID_BODIES: Record<string, unknown> = {
   RunToolActivity: { text: 'hi' },
   CreateEvents: { type: 'x', payload: {}, timestamp: 1 },
   CreateSpans: [],
+  CreateKnowledgeBase: { name: 'x', type: 'gtc_pg_vector', config: { gtc_pg_vector: {} } },
+  UpdateKnowledgeBase: { name: 'x' },
+  QueryKnowledgeBase: { query: 'x' },
 };
 
 /** Asset names that try to leave their bucket or are ambiguous, as they appear in a URL path. */
@@ -280,6 +283,20 @@ async function recordsOfEveryKind() {
     );
     return runId;
   };
+  // A knowledge base with an ended job (its asset has no bytes: an entry of errors[]) and a persisted query.
+  const kb = await api.post('/api/knowledge-bases', {
+    name: 'KB',
+    type: 'gtc_hybrid_sql_pg_vector',
+    config: { gtc_hybrid_sql_pg_vector: {} },
+    asset_paths: [`${bucket.body.bucket_id}/dir/`],
+  });
+  const kbJob = await api.post(`/api/knowledge-bases/${kb.body.knowledge_base_id}/knowledge-base-jobs`);
+  for (let i = 0; i < 300; i++) {
+    const job = await api.get(`/api/knowledge-base-jobs/${kbJob.body.knowledge_base_job_id}`);
+    if (!['QUEUED', 'RUNNING'].includes(job.body.status)) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const kbQuery = await api.post(`/api/knowledge-bases/${kb.body.knowledge_base_id}/query`, { query: 'file' });
   const ids: Record<string, string> = {
     organization_id: a.organizationId,
     user_id: a.userId,
@@ -297,6 +314,9 @@ async function recordsOfEveryKind() {
     function_run_id: await ended('function', fn.structureId, fn.deploymentId),
     tool_run_id: await ended('tool', tool.structureId, tool.deploymentId),
     activity_name: 'echo',
+    knowledge_base_id: kb.body.knowledge_base_id,
+    knowledge_base_job_id: kbJob.body.knowledge_base_job_id,
+    knowledge_base_query_id: kbQuery.body.knowledge_base_query_id,
   };
   return { a, ids };
 }
