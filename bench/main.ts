@@ -4,6 +4,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import { apiRead } from './api-read';
+import { kbIngest, kbQuery } from './knowledge-bases';
 import { eventStream } from './event-stream';
 import { runLatency } from './run-latency';
 import { scaling } from './scaling';
@@ -16,6 +17,8 @@ const BENCHMARKS: Record<string, (ctx: BenchContext) => Promise<BenchReport>> = 
   runs: runLatency,
   events: eventStream,
   scaling,
+  'kb-query': kbQuery,
+  'kb-ingest': kbIngest,
 };
 
 const DEFAULT_MAX_MINUTES = 20;
@@ -27,6 +30,8 @@ options (defaults in brackets):
   --sustained=N     runs and executes created back to back for the sustained rates [${DEFAULT_OPTIONS.sustained}]
   --levels=A,B,...  concurrent runs of the scaling curve [${DEFAULT_OPTIONS.levels.join(',')}]
   --clients=A,B,... SSE clients of the streaming benchmark [${DEFAULT_OPTIONS.clients.join(',')}]
+  --kb-chunks=N     chunks of the knowledge base kb-query searches [${DEFAULT_OPTIONS.kbChunks}]
+  --kb-ingest=A,B   corpus sizes (chunks) kb-ingest ingests [${DEFAULT_OPTIONS.kbIngest.join(',')}]
   --json=FILE       also write every number to FILE
   --max-minutes=M   stop everything and exit 1 after M minutes, whatever is running [${DEFAULT_MAX_MINUTES}]`;
 
@@ -50,6 +55,8 @@ function parseArgs(argv: string[]): { names: string[]; options: BenchOptions; js
     const [, key, value] = m;
     if (key === 'duration' || key === 'samples' || key === 'sustained') options[key] = Math.max(1, Number(value) || 0);
     else if (key === 'levels' || key === 'clients') options[key] = list(value);
+    else if (key === 'kb-chunks') options.kbChunks = Math.max(100, Number(value) || 0);
+    else if (key === 'kb-ingest') options.kbIngest = list(value);
     else if (key === 'json') json = value;
     else if (key === 'max-minutes') maxMinutes = Math.max(1, Number(value) || DEFAULT_MAX_MINUTES);
     else throw new Error(`unknown option --${key}\n${USAGE}`);

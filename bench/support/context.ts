@@ -21,6 +21,10 @@ export interface BenchOptions {
   levels: number[];
   /** SSE client counts of the streaming benchmark. */
   clients: number[];
+  /** Chunks of the knowledge base the query benchmark searches. */
+  kbChunks: number;
+  /** Corpus sizes (chunks) of the ingestion benchmark. */
+  kbIngest: number[];
 }
 
 export const DEFAULT_OPTIONS: BenchOptions = {
@@ -29,6 +33,8 @@ export const DEFAULT_OPTIONS: BenchOptions = {
   sustained: 100,
   levels: [1, 10, 100, 1000],
   clients: [1, 100, 500],
+  kbChunks: 100_000,
+  kbIngest: [1_000, 10_000],
 };
 
 /** The program of the run benchmarks: as small as a python program gets. */
