@@ -20,7 +20,8 @@ import {
   type Embed,
 } from '../src/services/knowledge-bases/ingest';
 import { rankEntries, retrievalOf, saveQuery } from '../src/services/knowledge-bases/query';
-import { ensureVectorIndex } from '../src/services/knowledge-bases/vector-index';
+import { openChunkStore, OutsideDatabaseError, type ChunkStore } from '../src/services/knowledge-bases/chunk-store';
+import { dropVectorIndex, ensureVectorIndex } from '../src/services/knowledge-bases/vector-index';
 import type { KnowledgeBaseQueryInput } from '../src/temporal/contracts';
 import { MODEL_FAILURE_TYPE } from './model-call';
 
@@ -44,7 +45,26 @@ function modelFailure(err: ModelError) {
   });
 }
 
-export function createKnowledgeBaseActivities({ ds, blobs, models, log }: ActivityDeps) {
+/** An outside database that cannot be reached or lacks pgvector, as the failure the workflow records. */
+function outsideFailure(err: OutsideDatabaseError) {
+  return ApplicationFailure.create({
+    message: err.message,
+    type: err.type,
+    nonRetryable: true,
+    category: ApplicationFailureCategory.BENIGN, // the user's database, not ours: no worker warning
+  });
+}
+
+export function createKnowledgeBaseActivities({ ds, blobs, models, log, box }: ActivityDeps) {
+  /** The chunk store of `kb` (ours, or a pg_vector knowledge base's outside table). */
+  const storeOf = async (kb: KnowledgeBase): Promise<ChunkStore> => {
+    try {
+      return await openChunkStore(ds, box, kb);
+    } catch (err) {
+      if (err instanceof OutsideDatabaseError) throw outsideFailure(err);
+      throw err;
+    }
+  };
   return {
     /** QUEUED → RUNNING; false when the job is gone or already ended (nothing to do). */
     async startKnowledgeBaseJob(input: { jobId: string }): Promise<boolean> {
@@ -61,12 +81,16 @@ export function createKnowledgeBaseActivities({ ds, blobs, models, log }: Activi
       const stopIfCancelled = () => {
         if (ctx.cancellationSignal.aborted) throw ctx.cancellationSignal.reason ?? new CancelledFailure('cancelled');
       };
+      let store: ChunkStore | undefined;
       try {
         const job = await ds.getRepository(KnowledgeBaseJob).findOneBy({ knowledge_base_job_id: input.jobId });
         const kb =
           job && (await ds.getRepository(KnowledgeBase).findOneBy({ knowledge_base_id: job.knowledge_base_id }));
         if (!kb) return { status: 'FAILED', reason: 'KnowledgeBaseDeleted', message: 'The knowledge base was deleted' };
         const { assets, errors } = await coveredAssets(ds, kb);
+        store = await storeOf(kb);
+        // A changed model forgot the dimension; ours dropped the index then, an outside table's is dropped now.
+        if (store.outside && kb.embedding_dimensions === null) await dropVectorIndex(store, kb.knowledge_base_id);
         let dimensions = kb.embedding_dimensions;
         const model = kb.embedding_model;
         const embed: Embed | undefined = model
@@ -91,7 +115,7 @@ export function createKnowledgeBaseActivities({ ds, blobs, models, log }: Activi
           stopIfCancelled();
           beat();
           try {
-            const outcome = await ingestAsset(ds, blobs, kb, asset, embed && model ? { model, embed } : undefined);
+            const outcome = await ingestAsset(store, blobs, kb, asset, embed && model ? { model, embed } : undefined);
             bytes += outcome.bytes;
             stats.chunks += outcome.chunks;
             stats.embedded += outcome.embedded;
@@ -106,11 +130,11 @@ export function createKnowledgeBaseActivities({ ds, blobs, models, log }: Activi
           }
         }
         stats.removed = await removeUncovered(
-          ds,
+          store,
           kb.knowledge_base_id,
           assets.map((a) => a.path),
         );
-        if (dimensions) await ensureVectorIndex(ds, kb.knowledge_base_id, dimensions);
+        if (dimensions) await ensureVectorIndex(store, kb.knowledge_base_id, dimensions);
         const failedAll = assets.length > 0 && errors.length >= assets.length && stats.chunks === 0;
         return {
           status: failedAll ? 'FAILED' : 'SUCCEEDED',
@@ -132,6 +156,7 @@ export function createKnowledgeBaseActivities({ ds, blobs, models, log }: Activi
         throw err;
       } finally {
         clearInterval(heartbeats);
+        await store?.close();
       }
     },
 
@@ -171,7 +196,13 @@ export function createKnowledgeBaseActivities({ ds, blobs, models, log }: Activi
           throw err;
         }
       }
-      const entries = await rankEntries(ds, kb, input.query, input.args, vector);
+      const store = await storeOf(kb);
+      let entries;
+      try {
+        entries = await rankEntries(store, kb, input.query, input.args, vector);
+      } finally {
+        await store.close();
+      }
       await saveQuery(ds, {
         knowledge_base_query_id: input.queryId,
         knowledge_base_id: kb.knowledge_base_id,

@@ -69,13 +69,17 @@ describe('knowledge bases', () => {
     const patched = await api.patch(`/api/knowledge-bases/${id}`, { name: 'Renamed', type: 'gtc_pg_vector' });
     expect(patched.body).to.include({ name: 'Renamed', type: 'gtc_pg_vector', retrieval: 'vector' });
 
-    const pg = await api.post('/api/knowledge-bases', {
+    const pgai = await api.post('/api/knowledge-bases', {
       name: 'x',
-      type: 'pg_vector',
+      type: 'pgai_knowledge_base',
       config: { gtc_pg_vector: {} },
     });
+    expect(pgai.status).to.equal(400);
+    expect(pgai.text).to.include('pgai_knowledge_base').and.include('not served');
+    // pg_vector (test/api/knowledge-bases-pg-vector.test.ts) needs its own config member.
+    const pg = await api.post('/api/knowledge-bases', { name: 'x', type: 'pg_vector', config: { gtc_pg_vector: {} } });
     expect(pg.status).to.equal(400);
-    expect(pg.text).to.include('pg_vector').and.include('not served');
+    expect(pg.text).to.include('config.pg_vector');
     const missing = '0b7e4d52-8f3a-4c1e-9d2b-3a4f5e6d7c8b';
     const unknown = await api.post('/api/knowledge-bases', {
       name: 'x',

@@ -20,9 +20,9 @@ const MAX_QUERY_CHARS = 10_000;
 
 const kbType = {
   type: 'string',
-  enum: ['gtc_pg_vector', 'gtc_hybrid_sql_pg_vector'],
+  enum: ['gtc_pg_vector', 'gtc_hybrid_sql_pg_vector', 'pg_vector'],
   description:
-    "gtc_pg_vector or gtc_hybrid_sql_pg_vector (stored in this platform's PostgreSQL); pg_vector (an outside database) and pgai_knowledge_base are not served",
+    "gtc_pg_vector or gtc_hybrid_sql_pg_vector (chunks in this platform's PostgreSQL) or pg_vector (chunks in a table the platform creates in an outside PostgreSQL with pgvector); pgai_knowledge_base (Timescale's pgai extension) is not served: 400",
 };
 const settingsInput = {
   type: 'object',
@@ -33,8 +33,24 @@ const configInput = {
   minProperties: 1,
   maxProperties: 1,
   additionalProperties: false,
-  properties: { gtc_pg_vector: settingsInput, gtc_hybrid_sql_pg_vector: settingsInput },
-  description: 'Exactly one member, named like the type: the embedding settings.',
+  properties: {
+    gtc_pg_vector: settingsInput,
+    gtc_hybrid_sql_pg_vector: settingsInput,
+    pg_vector: {
+      type: 'object',
+      required: ['connection_string', 'password'],
+      properties: {
+        ...settingsInput.properties,
+        connection_string: {
+          ...str(1, 2000),
+          description: 'postgres://user@host:port/database (no password in it); the database needs pgvector.',
+        },
+        password: { ...str(0, 1000), description: 'Stored encrypted; never answered.' },
+      },
+    },
+  },
+  description:
+    'Exactly one member, named like the type: the embedding settings (pg_vector: also the outside database).',
 };
 const assetPaths = {
   type: 'array',
@@ -85,7 +101,15 @@ const KnowledgeBaseSchema = defineSchema('KnowledgeBase', {
     type: { type: 'string' },
     config: {
       type: 'object',
-      properties: { gtc_pg_vector: settingsOutput, gtc_hybrid_sql_pg_vector: settingsOutput },
+      properties: {
+        gtc_pg_vector: settingsOutput,
+        gtc_hybrid_sql_pg_vector: settingsOutput,
+        pg_vector: {
+          ...settingsOutput,
+          required: [...settingsOutput.required, 'connection_string'],
+          properties: { ...settingsOutput.properties, connection_string: { type: 'string' } },
+        },
+      },
     },
     asset_paths: { type: 'array', items: { type: 'string' } },
     retrieval: {
@@ -128,6 +152,8 @@ const present = (kb: KnowledgeBase) => {
         use_default_embedding_model: given.embedding_model === undefined || given.use_default_embedding_model === true,
         query_schema: QUERY_SCHEMA,
         ...(kb.type === 'gtc_hybrid_sql_pg_vector' ? { structured_columns: [], unstructured_columns: [] } : {}),
+        // The password never leaves: only the connection string (which holds none) is answered.
+        ...(kb.type === 'pg_vector' ? { connection_string: String(given.connection_string ?? '') } : {}),
       },
     },
     asset_paths: kb.asset_paths,
@@ -230,7 +256,7 @@ route({
   responses: { 201: { description: 'Knowledge base', schema: KnowledgeBaseSchema } },
   handler: async ({ deps, caller, body }) => ({
     status: 201,
-    body: present(await createKnowledgeBase(deps.ds, deps.config.models, caller, body)),
+    body: present(await createKnowledgeBase(deps.ds, deps.config.models, caller, body, deps.box)),
   }),
 });
 
@@ -259,7 +285,9 @@ route({
   responses: { 200: { description: 'Knowledge base', schema: KnowledgeBaseSchema } },
   handler: async ({ deps, caller, params, body }) => ({
     status: 200,
-    body: present(await updateKnowledgeBase(deps.ds, deps.config.models, caller, params.knowledge_base_id, body)),
+    body: present(
+      await updateKnowledgeBase(deps.ds, deps.config.models, caller, params.knowledge_base_id, body, deps.box),
+    ),
   }),
 });
 
