@@ -48,15 +48,21 @@ async function fullTextHits(store: ChunkStore, kbId: string, query: string, filt
 async function vectorHits(store: ChunkStore, kb: KnowledgeBase, vector: number[], filter: string, limit: number) {
   const dims = kb.embedding_dimensions;
   if (!dims || vector.length !== dims || !/^[0-9a-f-]{36}$/.test(kb.knowledge_base_id)) return [];
-  // The expression and the inlined predicate are those of the knowledge base's HNSW index (vector-index.ts).
-  return (await store.query(
-    `SELECT chunk_id, 1 - (embedding::vector(${dims}) <=> $1::vector(${dims})) AS score
-     FROM ${store.table}
-     WHERE knowledge_base_id = '${kb.knowledge_base_id}' AND embedding IS NOT NULL AND embedding_model = $2
-       AND meta @> $3::jsonb
-     ORDER BY embedding::vector(${dims}) <=> $1::vector(${dims}) LIMIT $4`,
-    [JSON.stringify(vector), kb.embedding_model, filter, limit],
-  )) as Hit[];
+  // An HNSW scan yields at most ef_search rows (pgvector's default 40, fewer than the hybrid path's 50
+  // candidates) and its recall grows with it: ef_search is set for this query to twice the rows wanted.
+  const efSearch = Math.min(1000, Math.max(100, limit * 2));
+  return store.transaction(async (tx) => {
+    await tx.query(`SET LOCAL hnsw.ef_search = ${efSearch}`);
+    // The expression and the inlined predicate are those of the knowledge base's HNSW index (vector-index.ts).
+    return (await tx.query(
+      `SELECT chunk_id, 1 - (embedding::vector(${dims}) <=> $1::vector(${dims})) AS score
+       FROM ${store.table}
+       WHERE knowledge_base_id = '${kb.knowledge_base_id}' AND embedding IS NOT NULL AND embedding_model = $2
+         AND meta @> $3::jsonb
+       ORDER BY embedding::vector(${dims}) <=> $1::vector(${dims}) LIMIT $4`,
+      [JSON.stringify(vector), kb.embedding_model, filter, limit],
+    )) as Hit[];
+  });
 }
 
 /** Reciprocal rank fusion of rankings (best first). */
