@@ -12,6 +12,8 @@ import {
   KnowledgeBaseJobStatus,
 } from '../src/persistence/entities/knowledge-base';
 import { transitionJob } from '../src/services/knowledge-bases/job-state';
+import { ROW_VISIBLE_WAIT_MS } from '../src/services/runs/lifecycle';
+import { waitFor } from '../src/temporal/workflow-records';
 import {
   coveredAssets,
   ingestAsset,
@@ -66,11 +68,25 @@ export function createKnowledgeBaseActivities({ ds, blobs, models, log, box }: A
     }
   };
   return {
-    /** QUEUED → RUNNING; false when the job is gone or already ended (nothing to do). */
+    /** QUEUED → RUNNING; false when the job already ended, or its row never became visible (nothing to do). */
     async startKnowledgeBaseJob(input: { jobId: string }): Promise<boolean> {
-      await transitionJob(ds, input.jobId, 'RUNNING');
-      const job = await ds.getRepository(KnowledgeBaseJob).findOneBy({ knowledge_base_job_id: input.jobId });
-      return job?.status === 'RUNNING';
+      // Locked and read first, waiting for a row committed just after the workflow started (as runs and
+      // deployments do): the api starts the workflow inside the transaction that inserts the row.
+      const status = await waitFor(
+        () =>
+          ds.transaction(async (em) => {
+            const [row]: Array<{ status: KnowledgeBaseJobStatus }> = await em.query(
+              `SELECT status FROM knowledge_base_jobs WHERE knowledge_base_job_id = $1 FOR UPDATE`,
+              [input.jobId],
+            );
+            if (row?.status !== 'QUEUED') return row?.status;
+            await transitionJob(em, input.jobId, 'RUNNING');
+            return 'RUNNING';
+          }),
+        (s) => s !== undefined,
+        ROW_VISIBLE_WAIT_MS,
+      );
+      return status === 'RUNNING';
     },
 
     /** Ingests every covered asset; per-asset failures become `errors[]`. Heartbeats throughout. */
@@ -96,7 +112,14 @@ export function createKnowledgeBaseActivities({ ds, blobs, models, log, box }: A
         const embed: Embed | undefined = model
           ? async (texts) => {
               stopIfCancelled();
-              const answer = await models.embed({ model, input: texts, signal: ctx.cancellationSignal });
+              // A signal per request: the provider client leaves a listener on the signal it is given, and a
+              // job makes many requests (MaxListenersExceededWarning on the activity's own signal otherwise).
+              const ac = new AbortController();
+              const forward = () => ac.abort(ctx.cancellationSignal.reason);
+              ctx.cancellationSignal.addEventListener('abort', forward, { once: true });
+              const answer = await models
+                .embed({ model, input: texts, signal: ac.signal })
+                .finally(() => ctx.cancellationSignal.removeEventListener('abort', forward));
               const got = answer.vectors[0].length;
               dimensions ??= await recordDimensions(ds, kb.knowledge_base_id, got);
               if (got !== dimensions) {
