@@ -79,7 +79,7 @@ describe('knowledge bases', () => {
     // pg_vector (test/api/knowledge-bases-pg-vector.test.ts) needs its own config member.
     const pg = await api.post('/api/knowledge-bases', { name: 'x', type: 'pg_vector', config: { gtc_pg_vector: {} } });
     expect(pg.status).to.equal(400);
-    expect(pg.text).to.include('config.pg_vector');
+    expect(pg.text).to.include('pg_vector');
     const missing = '0b7e4d52-8f3a-4c1e-9d2b-3a4f5e6d7c8b';
     const unknown = await api.post('/api/knowledge-bases', {
       name: 'x',

@@ -42,8 +42,13 @@ const configInput = {
       properties: {
         ...settingsInput.properties,
         connection_string: {
-          ...str(1, 2000),
-          description: 'postgres://user@host:port/database (no password in it); the database needs pgvector.',
+          type: 'string',
+          maxLength: 2000,
+          // No password (it goes in `password`), a host name or address, only the sslmode parameter.
+          pattern:
+            '^postgres(ql)?://([A-Za-z0-9._~-]+@)?[A-Za-z0-9._-]+(:[0-9]{1,5})?(/[A-Za-z0-9._~-]*)?(\\?sslmode=(disable|prefer|require|verify-ca|verify-full|no-verify))?$',
+          description:
+            'postgres://user@host:port/database[?sslmode=...]: no password in it (give it in `password`), no other parameter; the database needs pgvector.',
         },
         password: { ...str(0, 1000), description: 'Stored encrypted; never answered.' },
       },
@@ -220,6 +225,17 @@ const fields = {
   use_default_embedding_model: { type: 'boolean' },
 };
 const kbPath = { knowledge_base_id: uuid };
+/** A pg_vector type goes with a pg_vector config member, and only with it. */
+const pgVectorPairing = [
+  {
+    if: { required: ['type'], properties: { type: { const: 'pg_vector' } } },
+    then: { properties: { config: { required: ['pg_vector'] } } },
+  },
+  {
+    if: { required: ['config'], properties: { config: { required: ['pg_vector'] } } },
+    then: { properties: { type: { const: 'pg_vector' } } },
+  },
+];
 const refsNote = 'Every asset path must name a bucket of the organization (409 naming it otherwise).';
 
 route({
@@ -251,6 +267,7 @@ route({
     type: 'object',
     required: ['name', 'type', 'config'],
     properties: fields,
+    allOf: pgVectorPairing,
   }),
   bodyRequired: true,
   responses: { 201: { description: 'Knowledge base', schema: KnowledgeBaseSchema } },
@@ -281,7 +298,7 @@ route({
   tag: TAG,
   params: kbPath,
   summary: `Changes the given fields; a changed embedding model re-embeds everything at the next job. ${refsNote}`,
-  body: defineSchema('UpdateKnowledgeBaseRequest', { type: 'object', properties: fields }),
+  body: defineSchema('UpdateKnowledgeBaseRequest', { type: 'object', properties: fields, allOf: pgVectorPairing }),
   responses: { 200: { description: 'Knowledge base', schema: KnowledgeBaseSchema } },
   handler: async ({ deps, caller, params, body }) => ({
     status: 200,

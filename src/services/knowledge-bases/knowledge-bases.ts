@@ -10,7 +10,7 @@ import type { Client } from '@temporalio/client';
 import type { DataSource } from 'typeorm';
 import type { Caller } from '../caller';
 import type { ModelsConfig } from '../../config';
-import { badRequest, missingReferences } from '../../errors';
+import { badRequest, conflict, missingReferences } from '../../errors';
 import type { PageRequest } from '../../persistence/pagination';
 import { KnowledgeBase, KnowledgeBaseType } from '../../persistence/entities/knowledge-base';
 import { findInOrg, pageInOrg } from '../../persistence/scoped';
@@ -101,6 +101,8 @@ export function resolveEmbeddingModel(models: ModelsConfig, fields: KnowledgeBas
   return `${provider}/${explicit}`;
 }
 
+const SSL_MODES = ['disable', 'prefer', 'require', 'verify-ca', 'verify-full', 'no-verify'];
+
 /**
  * The config as stored: for pg_vector, the connection string (a postgres:// URL without a password: the
  * password goes in `password`) and the password sealed; other types as given.
@@ -113,16 +115,12 @@ function storedConfig(
 ): Record<string, Record<string, unknown>> {
   if (type !== 'pg_vector') {
     // Never kept in clear under another type's config.
-    if (config.pg_vector)
-      throw badRequest(`config.pg_vector belongs to a pg_vector knowledge base, not ${type}`, '/body/config');
+    if (config.pg_vector) throw conflict(`config.pg_vector belongs to a pg_vector knowledge base, not ${type}`);
     return config;
   }
   const member = config.pg_vector as { connection_string?: string; password?: string } | undefined;
   if (!member?.connection_string || typeof member.password !== 'string') {
-    throw badRequest(
-      'A pg_vector knowledge base needs config.pg_vector with connection_string and password',
-      '/body/config',
-    );
+    throw conflict('A pg_vector knowledge base needs config.pg_vector with connection_string and password');
   }
   let url: URL | undefined;
   try {
@@ -133,6 +131,15 @@ function storedConfig(
   if (!url || !['postgres:', 'postgresql:'].includes(url.protocol) || !url.hostname) {
     throw badRequest(
       'connection_string must be a postgres:// or postgresql:// URL naming a host',
+      '/body/config/pg_vector/connection_string',
+    );
+  }
+  // Only sslmode: other parameters of the driver read files on the worker (sslcert, sslkey, sslrootcert) or
+  // point elsewhere than the URL's host (host=/a/socket).
+  const params = [...url.searchParams.keys()];
+  if (params.some((k) => k !== 'sslmode') || !SSL_MODES.includes(url.searchParams.get('sslmode') ?? 'prefer')) {
+    throw badRequest(
+      `connection_string may carry only sslmode (${SSL_MODES.join(', ')}) as a parameter`,
       '/body/config/pg_vector/connection_string',
     );
   }
@@ -198,15 +205,13 @@ export async function updateKnowledgeBase(
   if (fields.type !== undefined || fields.config !== undefined) {
     const type = checkType(fields.type ?? kb.type);
     if ((type === 'pg_vector') !== (kb.type === 'pg_vector')) {
-      throw badRequest(
+      throw conflict(
         `The type cannot change from ${kb.type} to ${type}: their chunks live in different databases (create a new knowledge base)`,
-        '/body/type',
       );
     }
     kb.type = type;
     if (fields.config) kb.config = storedConfig(box, kb.knowledge_base_id, type, fields.config);
-    else if (type === 'pg_vector' && !kb.config.pg_vector)
-      throw badRequest('config.pg_vector is required', '/body/config');
+    else if (type === 'pg_vector' && !kb.config.pg_vector) throw conflict('config.pg_vector is required');
   }
   if (fields.asset_paths !== undefined) {
     kb.asset_paths = [...new Set(fields.asset_paths)];
