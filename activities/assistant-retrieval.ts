@@ -53,7 +53,7 @@ const shown = (e: QueryEntry & { knowledge_base_id?: string }) => ({
   ...(e.knowledge_base_id ? { knowledge_base_id: e.knowledge_base_id } : {}),
 });
 
-export function createAssistantRetrievalActivities({ ds, models }: ActivityDeps) {
+export function createAssistantRetrievalActivities({ ds, models, box }: ActivityDeps) {
   return {
     /** Answers one retrieval function call of step `step`: transcript entry and events, once (idempotent). */
     async runAssistantRetrieval(input: { runId: string; step: number; toolCallId: string }): Promise<void> {
@@ -90,13 +90,16 @@ export function createAssistantRetrievalActivities({ ds, models }: ActivityDeps)
               .getRepository(KnowledgeBase)
               .findOneBy({ knowledge_base_id: target.id, organization_id: run.organization_id });
             if (!kb) throw new Error(`The knowledge base ${target.id} no longer exists`);
-            found = await retrieve(ds, models, kb, query, { count }, ctx.cancellationSignal);
+            found = await retrieve({ ds, box }, models, kb, query, { count }, ctx.cancellationSignal);
           } else {
             const retriever = await ds
               .getRepository(Retriever)
               .findOneBy({ retriever_id: target.id, organization_id: run.organization_id });
             if (!retriever) throw new Error(`The retriever ${target.id} no longer exists`);
-            found = (await queryRetriever(ds, models, retriever, query, {}, ctx.cancellationSignal)).slice(0, count);
+            found = (await queryRetriever({ ds, box }, models, retriever, query, {}, ctx.cancellationSignal)).slice(
+              0,
+              count,
+            );
           }
           entries = found.map(shown);
           content = found.length ? passages(found) : 'No passage matches the query.';

@@ -12,6 +12,8 @@ import {
   KnowledgeBaseJobStatus,
 } from '../src/persistence/entities/knowledge-base';
 import { transitionJob } from '../src/services/knowledge-bases/job-state';
+import { ROW_VISIBLE_WAIT_MS } from '../src/services/runs/lifecycle';
+import { waitFor } from '../src/temporal/workflow-records';
 import {
   coveredAssets,
   ingestAsset,
@@ -21,7 +23,8 @@ import {
 } from '../src/services/knowledge-bases/ingest';
 import { saveQuery } from '../src/services/knowledge-bases/query';
 import { retrieve } from '../src/services/knowledge-bases/retrieve';
-import { ensureVectorIndex } from '../src/services/knowledge-bases/vector-index';
+import { openChunkStore, OutsideDatabaseError, type ChunkStore } from '../src/services/knowledge-bases/chunk-store';
+import { dropVectorIndex, ensureVectorIndex } from '../src/services/knowledge-bases/vector-index';
 import { applyTransforms } from '../src/services/data-connectors/transforms';
 import type { KnowledgeBaseQueryInput } from '../src/temporal/contracts';
 import { MODEL_FAILURE_TYPE } from './model-call';
@@ -46,14 +49,47 @@ export function modelFailure(err: ModelError) {
   });
 }
 
+/** An outside database that cannot be reached or lacks pgvector, as the failure the workflow records. */
+function outsideFailure(err: OutsideDatabaseError) {
+  return ApplicationFailure.create({
+    message: err.message,
+    type: err.type,
+    nonRetryable: true,
+    category: ApplicationFailureCategory.BENIGN, // the user's database, not ours: no worker warning
+  });
+}
+
 export function createKnowledgeBaseActivities(deps: ActivityDeps) {
-  const { ds, blobs, models, log } = deps;
+  const { ds, blobs, models, log, box } = deps;
+  /** The chunk store of `kb` (ours, or a pg_vector knowledge base's outside table). */
+  const storeOf = async (kb: KnowledgeBase): Promise<ChunkStore> => {
+    try {
+      return await openChunkStore(ds, box, kb);
+    } catch (err) {
+      if (err instanceof OutsideDatabaseError) throw outsideFailure(err);
+      throw err;
+    }
+  };
   return {
-    /** QUEUED → RUNNING; false when the job is gone or already ended (nothing to do). */
+    /** QUEUED → RUNNING; false when the job already ended, or its row never became visible (nothing to do). */
     async startKnowledgeBaseJob(input: { jobId: string }): Promise<boolean> {
-      await transitionJob(ds, input.jobId, 'RUNNING');
-      const job = await ds.getRepository(KnowledgeBaseJob).findOneBy({ knowledge_base_job_id: input.jobId });
-      return job?.status === 'RUNNING';
+      // Locked and read first, waiting for a row committed just after the workflow started (as runs and
+      // deployments do): the api starts the workflow inside the transaction that inserts the row.
+      const status = await waitFor(
+        () =>
+          ds.transaction(async (em) => {
+            const [row]: Array<{ status: KnowledgeBaseJobStatus }> = await em.query(
+              `SELECT status FROM knowledge_base_jobs WHERE knowledge_base_job_id = $1 FOR UPDATE`,
+              [input.jobId],
+            );
+            if (row?.status !== 'QUEUED') return row?.status;
+            await transitionJob(em, input.jobId, 'RUNNING');
+            return 'RUNNING';
+          }),
+        (s) => s !== undefined,
+        ROW_VISIBLE_WAIT_MS,
+      );
+      return status === 'RUNNING';
     },
 
     /** Ingests every covered asset; per-asset failures become `errors[]`. Heartbeats throughout. */
@@ -64,18 +100,29 @@ export function createKnowledgeBaseActivities(deps: ActivityDeps) {
       const stopIfCancelled = () => {
         if (ctx.cancellationSignal.aborted) throw ctx.cancellationSignal.reason ?? new CancelledFailure('cancelled');
       };
+      let store: ChunkStore | undefined;
       try {
         const job = await ds.getRepository(KnowledgeBaseJob).findOneBy({ knowledge_base_job_id: input.jobId });
         const kb =
           job && (await ds.getRepository(KnowledgeBase).findOneBy({ knowledge_base_id: job.knowledge_base_id }));
         if (!kb) return { status: 'FAILED', reason: 'KnowledgeBaseDeleted', message: 'The knowledge base was deleted' };
         const { assets, errors } = await coveredAssets(ds, kb);
+        store = await storeOf(kb);
+        // A changed model forgot the dimension; ours dropped the index then, an outside table's is dropped now.
+        if (store.outside && kb.embedding_dimensions === null) await dropVectorIndex(store, kb.knowledge_base_id);
         let dimensions = kb.embedding_dimensions;
         const model = kb.embedding_model;
         const embed: Embed | undefined = model
           ? async (texts) => {
               stopIfCancelled();
-              const answer = await models.embed({ model, input: texts, signal: ctx.cancellationSignal });
+              // A signal per request: the provider client leaves a listener on the signal it is given, and a
+              // job makes many requests (MaxListenersExceededWarning on the activity's own signal otherwise).
+              const ac = new AbortController();
+              const forward = () => ac.abort(ctx.cancellationSignal.reason);
+              ctx.cancellationSignal.addEventListener('abort', forward, { once: true });
+              const answer = await models
+                .embed({ model, input: texts, signal: ac.signal })
+                .finally(() => ctx.cancellationSignal.removeEventListener('abort', forward));
               const got = answer.vectors[0].length;
               dimensions ??= await recordDimensions(ds, kb.knowledge_base_id, got);
               if (got !== dimensions) {
@@ -110,7 +157,7 @@ export function createKnowledgeBaseActivities(deps: ActivityDeps) {
                   )
               : undefined;
             const outcome = await ingestAsset(
-              ds,
+              store,
               blobs,
               kb,
               asset,
@@ -131,11 +178,11 @@ export function createKnowledgeBaseActivities(deps: ActivityDeps) {
           }
         }
         stats.removed = await removeUncovered(
-          ds,
+          store,
           kb.knowledge_base_id,
           assets.map((a) => a.path),
         );
-        if (dimensions) await ensureVectorIndex(ds, kb.knowledge_base_id, dimensions);
+        if (dimensions) await ensureVectorIndex(store, kb.knowledge_base_id, dimensions);
         const failedAll = assets.length > 0 && errors.length >= assets.length && stats.chunks === 0;
         return {
           status: failedAll ? 'FAILED' : 'SUCCEEDED',
@@ -157,6 +204,7 @@ export function createKnowledgeBaseActivities(deps: ActivityDeps) {
         throw err;
       } finally {
         clearInterval(heartbeats);
+        await store?.close();
       }
     },
 
@@ -189,9 +237,10 @@ export function createKnowledgeBaseActivities(deps: ActivityDeps) {
       if (!kb) return 'MISSING';
       let entries;
       try {
-        entries = await retrieve(ds, models, kb, input.query, input.args);
+        entries = await retrieve({ ds, box }, models, kb, input.query, input.args);
       } catch (err) {
         if (err instanceof ModelError) throw modelFailure(err);
+        if (err instanceof OutsideDatabaseError) throw outsideFailure(err);
         throw err;
       }
       await saveQuery(ds, {

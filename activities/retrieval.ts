@@ -20,7 +20,7 @@ async function withModelFailures<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
-export function createRetrievalActivities({ ds, models }: ActivityDeps) {
+export function createRetrievalActivities({ ds, models, box }: ActivityDeps) {
   return {
     /** Retrieves, has the default model answer from the chunks (citing them) and persists the search. */
     async runKnowledgeBaseSearch(input: KnowledgeBaseSearchInput): Promise<'DONE' | 'MISSING'> {
@@ -31,7 +31,7 @@ export function createRetrievalActivities({ ds, models }: ActivityDeps) {
       });
       if (!kb) return 'MISSING';
       const { entries, answer } = await withModelFailures(async () => {
-        const entries = await retrieve(ds, models, kb, input.query, input.args, signal);
+        const entries = await retrieve({ ds, box }, models, kb, input.query, input.args, signal);
         return { entries, answer: await answerFrom(models, input.query, entries, signal) };
       });
       await saveSearch(ds, {
@@ -58,7 +58,7 @@ export function createRetrievalActivities({ ds, models }: ActivityDeps) {
       });
       if (!retriever) return 'MISSING';
       const outputs = await withModelFailures(() =>
-        queryRetriever(ds, models, retriever, input.query, input.componentArgs, signal),
+        queryRetriever({ ds, box }, models, retriever, input.query, input.componentArgs, signal),
       );
       await saveRetrieverQuery(ds, {
         retriever_query_id: input.retrieverQueryId,

@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { apiRead } from './api-read';
 import { dataJobs } from './data-jobs';
+import { kbIngest, kbQuery } from './knowledge-bases';
 import { eventStream } from './event-stream';
 import { runLatency } from './run-latency';
 import { scaling } from './scaling';
@@ -21,6 +22,8 @@ const BENCHMARKS: Record<string, (ctx: BenchContext) => Promise<BenchReport>> = 
   events: eventStream,
   scaling,
   'data-jobs': dataJobs,
+  'kb-query': kbQuery,
+  'kb-ingest': kbIngest,
 };
 
 const DEFAULT_MAX_MINUTES = 20;
@@ -38,6 +41,8 @@ options (defaults in brackets):
   --worker-pool=N   DATABASE_POOL_SIZE of the worker process (production shape) [${DEFAULT_OPTIONS.workerPool}]
   --profile-dir=D   production shape: the api and worker processes write D/api.cpuprofile and
                     D/worker.cpuprofile (their whole run) at the end; read them with dist/bench/profile-top.js D
+  --kb-chunks=N     chunks of the knowledge base kb-query searches [${DEFAULT_OPTIONS.kbChunks}]
+  --kb-ingest=A,B   corpus sizes (chunks) kb-ingest ingests [${DEFAULT_OPTIONS.kbIngest.join(',')}]
   --json[=FILE]     also write every number to FILE [bench-<shape>-<time>.json]
   --max-minutes=M   stop everything and exit 1 after M minutes, whatever is running [${DEFAULT_MAX_MINUTES}]`;
 
@@ -65,6 +70,8 @@ function parseArgs(argv: string[]): { names: string[]; options: BenchOptions; js
     const [, key, value] = m;
     if (key === 'duration' || key === 'samples' || key === 'sustained') options[key] = Math.max(1, Number(value) || 0);
     else if (key === 'levels' || key === 'clients') options[key] = list(value);
+    else if (key === 'kb-chunks') options.kbChunks = Math.max(100, Number(value) || 0);
+    else if (key === 'kb-ingest') options.kbIngest = list(value);
     else if (key === 'json') json = value;
     else if (key === 'shape' && (value === 'inprocess' || value === 'production')) options.shape = value;
     else if (key === 'profile-dir') options.profileDir = path.resolve(value);

@@ -33,6 +33,10 @@ export interface BenchOptions {
   workerPool: number;
   /** Production shape: the api and worker write their CPU profiles here when they stop. */
   profileDir?: string;
+  /** Chunks of the knowledge base the query benchmark searches. */
+  kbChunks: number;
+  /** Corpus sizes (chunks) of the ingestion benchmark. */
+  kbIngest: number[];
 }
 
 export const DEFAULT_OPTIONS: BenchOptions = {
@@ -44,6 +48,8 @@ export const DEFAULT_OPTIONS: BenchOptions = {
   shape: 'production',
   apiPool: 10,
   workerPool: 10,
+  kbChunks: 100_000,
+  kbIngest: [1_000, 10_000],
 };
 
 /** The program of the run benchmarks: as small as a python program gets. */

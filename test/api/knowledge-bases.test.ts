@@ -1,10 +1,12 @@
-// Knowledge bases through HTTP: CRUD and its refusals, a job that ingests text, Markdown, HTML, JSON and CSV
-// assets (a PDF is a per-asset error), hybrid queries with filters, incremental re-runs (only changed chunks
+// Knowledge bases through HTTP: CRUD and its refusals, a job that ingests text, Markdown, HTML, JSON, CSV and
+// PDF assets (a broken PDF and an image are per-asset errors), hybrid queries with filters, incremental re-runs (only changed chunks
 // are embedded again, chunks of assets no longer covered are removed), and cancelling a job whose embedding
-// request hangs. The stack's model provider embeds with a hashed bag of words (test/support/model-provider.ts).
+// request hangs, and an embedding provider that rate-limits (429 with Retry-After: retried after the wait) or
+// keeps failing for one asset (retried, then that asset is an `errors[]` entry with nothing of it written). The stack's model provider embeds with a hashed bag of words (test/support/model-provider.ts).
 import { expect } from 'chai';
 import { as, request } from '../support/client';
 import { getStack, newTenant } from '../support/stack';
+import { makePdf } from '../fixtures/pdf';
 
 type Api = ReturnType<typeof as>;
 
@@ -67,13 +69,17 @@ describe('knowledge bases', () => {
     const patched = await api.patch(`/api/knowledge-bases/${id}`, { name: 'Renamed', type: 'gtc_pg_vector' });
     expect(patched.body).to.include({ name: 'Renamed', type: 'gtc_pg_vector', retrieval: 'vector' });
 
-    const pg = await api.post('/api/knowledge-bases', {
+    const pgai = await api.post('/api/knowledge-bases', {
       name: 'x',
-      type: 'pg_vector',
+      type: 'pgai_knowledge_base',
       config: { gtc_pg_vector: {} },
     });
+    expect(pgai.status).to.equal(400);
+    expect(pgai.text).to.include('pgai_knowledge_base').and.include('not served');
+    // pg_vector (test/api/knowledge-bases-pg-vector.test.ts) needs its own config member.
+    const pg = await api.post('/api/knowledge-bases', { name: 'x', type: 'pg_vector', config: { gtc_pg_vector: {} } });
     expect(pg.status).to.equal(400);
-    expect(pg.text).to.include('pg_vector').and.include('not served');
+    expect(pg.text).to.include('pg_vector');
     const missing = '0b7e4d52-8f3a-4c1e-9d2b-3a4f5e6d7c8b';
     const unknown = await api.post('/api/knowledge-bases', {
       name: 'x',
@@ -113,6 +119,13 @@ describe('knowledge bases', () => {
     await upload(api, bucketId, 'docs/data.json', JSON.stringify({ animal: { name: 'Octopus', arms: 8 } }));
     await upload(api, bucketId, 'docs/table.csv', 'city,river\nLondon,Thames\nVienna,Danube\n');
     await upload(api, bucketId, 'docs/report.pdf', Buffer.from('%PDF-1.4 binary'));
+    await upload(api, bucketId, 'docs/photo.png', Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0]));
+    await upload(
+      api,
+      bucketId,
+      'docs/guide.pdf',
+      await makePdf([['Axolotls regrow their limbs.'], ['They live in lakes near Mexico City.']], 'Axolotl guide'),
+    );
     await upload(api, bucketId, 'elsewhere.txt', 'Not covered: Paris Paris Paris.');
 
     const kb = (
@@ -126,11 +139,13 @@ describe('knowledge bases', () => {
     const before = embeddedTexts().length;
     const job = await runJob(api, kb.knowledge_base_id);
     expect(job.status, JSON.stringify(job)).to.equal('SUCCEEDED');
-    expect(job.errors).to.have.length(1);
-    expect(job.errors[0]).to.deep.include({ type: 'UnsupportedFormat', path: `${bucketId}/docs/report.pdf` });
+    expect(job.errors).to.have.length(2);
+    expect(job.errors[0]).to.deep.include({ type: 'UnsupportedFormat', path: `${bucketId}/docs/photo.png` });
+    expect(job.errors[1]).to.deep.include({ type: 'InvalidContent', path: `${bucketId}/docs/report.pdf` });
+    expect(job.errors[1].message).to.include('docs/report.pdf is not a readable PDF');
     expect(job.bytes_ingested).to.be.greaterThan(100);
     expect(job.completed_at).to.be.a('string');
-    expect(embeddedTexts().length - before).to.equal(5);
+    expect(embeddedTexts().length - before).to.equal(6);
     expect(embeddedTexts().join(' ')).to.not.include('secret');
     expect((await api.get(`/api/knowledge-bases/${kb.knowledge_base_id}`)).body.embedding_dimensions).to.equal(64);
 
@@ -154,11 +169,23 @@ describe('knowledge bases', () => {
     const html = await api.post(`/api/knowledge-bases/${kb.knowledge_base_id}/query`, { query: 'krill Antarctica' });
     expect(html.body.entries[0].meta.content).to.equal('Penguins\nPenguins live in Antarctica & eat krill.');
     expect(html.body.entries[0]).to.not.have.property('vector');
+    // A PDF's text, with its own metadata in meta.
+    const pdf = await api.post(`/api/knowledge-bases/${kb.knowledge_base_id}/query`, { query: 'axolotls limbs' });
+    expect(pdf.body.entries[0].meta).to.include({
+      asset_name: 'docs/guide.pdf',
+      chunk_index: '0',
+      format: 'pdf',
+      pages: '2',
+      title: 'Axolotl guide',
+    });
+    expect(pdf.body.entries[0].meta.content).to.equal(
+      'Axolotls regrow their limbs.\n\nThey live in lakes near Mexico City.',
+    );
 
     const stored = await api.get(`/api/knowledge-base-queries/${q.body.knowledge_base_query_id}`);
     expect(stored.body).to.deep.equal(q.body);
     const queries = await api.get(`/api/knowledge-bases/${kb.knowledge_base_id}/queries`);
-    expect(queries.body.pagination.total_count).to.equal(3);
+    expect(queries.body.pagination.total_count).to.equal(4);
     for (const bad of [
       { query: '' },
       { query: 'x', query_args: { count: 0 } },
@@ -177,11 +204,66 @@ describe('knowledge bases', () => {
     // Narrowing the asset paths removes the chunks of assets no longer covered.
     await api.patch(`/api/knowledge-bases/${kb.knowledge_base_id}`, { asset_paths: [`${bucketId}/docs/notes.md`] });
     const narrowed = await runJob(api, kb.knowledge_base_id);
-    expect(narrowed.status_detail.stats).to.include({ assets: 1, removed: 4 });
+    expect(narrowed.status_detail.stats).to.include({ assets: 1, removed: 5 });
     const after = await api.post(`/api/knowledge-bases/${kb.knowledge_base_id}/query`, { query: 'Paris volcanoes' });
     expect(after.body.entries.map((e: any) => e.meta.asset_name)).to.deep.equal(['docs/notes.md']);
     const jobs = await api.get(`/api/knowledge-bases/${kb.knowledge_base_id}/knowledge-base-jobs?status=SUCCEEDED`);
     expect(jobs.body.pagination.total_count).to.equal(4);
+  });
+
+  it('retries a rate-limited provider after its Retry-After; a provider that keeps failing is an error of that asset only', async function () {
+    this.timeout(90_000);
+    const provider = getStack().modelProvider;
+    const model = provider.uniqueModel('flaky-embed');
+    provider.failEmbeddings(model, {
+      status: 429,
+      message: 'Rate limit reached for requests',
+      times: 2,
+      retryAfterSeconds: 1,
+    });
+    provider.failEmbeddings(model, {
+      status: 500,
+      message: 'The server is overloaded',
+      times: Infinity,
+      containing: 'POISON',
+    });
+    await upload(api, bucketId, 'flaky/good.txt', 'Hummingbirds hover and fly backwards.');
+    await upload(api, bucketId, 'flaky/poison.txt', 'POISON text that the provider never embeds.');
+    const kb = (
+      await api.post('/api/knowledge-bases', {
+        name: 'Flaky',
+        type: 'gtc_hybrid_sql_pg_vector',
+        config: { gtc_hybrid_sql_pg_vector: { embedding_model: `local/${model}` } },
+        asset_paths: [`${bucketId}/flaky/`],
+      })
+    ).body;
+    const job = await runJob(api, kb.knowledge_base_id);
+    expect(job.status, JSON.stringify(job)).to.equal('SUCCEEDED');
+    // good.txt: two 429s, each retried after the second the provider asked for, then embedded.
+    const good = provider.embeddingRequests.filter((r) => r.model === model && r.input[0].startsWith('Humming'));
+    expect(good.map((r) => r.status)).to.deep.equal([429, 429, 200]);
+    expect(good[1].at - good[0].at).to.be.at.least(900);
+    expect(good[2].at - good[1].at).to.be.at.least(900);
+    // poison.txt: the first attempt and MODEL_MAX_RETRIES retries, then an entry of errors[].
+    const poison = provider.embeddingRequests.filter((r) => r.model === model && r.input[0].startsWith('POISON'));
+    expect(poison.map((r) => r.status)).to.deep.equal(new Array(getStack().config.models.maxRetries + 1).fill(500));
+    expect(job.errors).to.have.length(1);
+    expect(job.errors[0]).to.deep.include({ type: 'EmbeddingFailed', path: `${bucketId}/flaky/poison.txt` });
+    expect(job.errors[0].message).to.include('500');
+    // Nothing of the failed asset was written; the other one is queryable.
+    const rows: Array<{ asset_path: string; embedded: boolean }> = await getStack().ds.query(
+      `SELECT asset_path, embedding IS NOT NULL AS embedded FROM knowledge_base_chunks WHERE knowledge_base_id = $1`,
+      [kb.knowledge_base_id],
+    );
+    expect(rows).to.deep.equal([{ asset_path: `${bucketId}/flaky/good.txt`, embedded: true }]);
+    // A re-run once the provider recovered embeds the asset that failed, and only it.
+    provider.recoverEmbeddings(model);
+    const mark = provider.embeddingRequests.length;
+    const again = await runJob(api, kb.knowledge_base_id);
+    expect(again.errors).to.deep.equal([]);
+    expect(provider.embeddingRequests.slice(mark).map((r) => r.input[0])).to.deep.equal([
+      'POISON text that the provider never embeds.',
+    ]);
   });
 
   it('cancels a running job (its embedding request hangs) and refuses a second open job', async function () {

@@ -74,6 +74,9 @@ const VALID_BODIES: Record<string, unknown> = {
   CreateRetriever: { name: 'x' },
   UpdateRetriever: { name: 'x' },
   QueryRetriever: { query: 'x' },
+  CreateKnowledgeBase: { name: 'x', type: 'gtc_pg_vector', config: { gtc_pg_vector: {} } },
+  UpdateKnowledgeBase: { name: 'x' },
+  QueryKnowledgeBase: { query: 'x' },
 };
 
 /** Asset names that try to leave their bucket or are ambiguous, as they appear in a URL path. */
@@ -304,6 +307,20 @@ async function recordsOfEveryKind() {
     config: { webhook: {} },
     structure_ids: [structure.structureId],
   });
+  // A knowledge base with an ended job (its asset has no bytes: an entry of errors[]) and a persisted query.
+  const kb = await api.post('/api/knowledge-bases', {
+    name: 'KB',
+    type: 'gtc_hybrid_sql_pg_vector',
+    config: { gtc_hybrid_sql_pg_vector: {} },
+    asset_paths: [`${bucket.body.bucket_id}/dir/`],
+  });
+  const kbJob = await api.post(`/api/knowledge-bases/${kb.body.knowledge_base_id}/knowledge-base-jobs`);
+  for (let i = 0; i < 300; i++) {
+    const job = await api.get(`/api/knowledge-base-jobs/${kbJob.body.knowledge_base_job_id}`);
+    if (!['QUEUED', 'RUNNING'].includes(job.body.status)) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const kbQuery = await api.post(`/api/knowledge-bases/${kb.body.knowledge_base_id}/query`, { query: 'file' });
   const ids: Record<string, string> = {
     organization_id: a.organizationId,
     integration_id: integration.body.integration_id,
@@ -323,6 +340,9 @@ async function recordsOfEveryKind() {
     tool_run_id: await ended('tool', tool.structureId, tool.deploymentId),
     activity_name: 'echo',
     connection_id: connection.body.connection_id,
+    knowledge_base_id: kb.body.knowledge_base_id,
+    knowledge_base_job_id: kbJob.body.knowledge_base_job_id,
+    knowledge_base_query_id: kbQuery.body.knowledge_base_query_id,
   };
   return { a, ids };
 }

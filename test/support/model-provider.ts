@@ -7,8 +7,11 @@
  * POST /v1/embeddings answers any model with deterministic vectors (OpenAI's wire format): a hashed bag of
  * words (lower-cased words of letters and digits, each adding 1 to one of EMBEDDING_DIMENSIONS components),
  * L2-normalized, so texts sharing words are close in cosine distance. `stallEmbeddings(model)` makes
- * embedding requests for `model` wait until the client leaves (cancellation tests); `embeddingRequests`
- * records every embeddings request body.
+ * embedding requests for `model` wait until the client leaves (cancellation tests); `failEmbeddings(model,
+ * {status, message, times?, containing?, retryAfterSeconds?})` answers the next `times` requests for `model`
+ * (whose input holds `containing`, when given) with that HTTP error in OpenAI's error body, with a
+ * `retry-after` header in seconds when given (else `retry-after-ms: 0` for retryable statuses, like chat
+ * errors), until `recoverEmbeddings(model)`; `embeddingRequests` records every embeddings request body with its arrival time and status.
  *
  *   const provider = await startModelProvider();      // the stack runs one: getStack().modelProvider,
  *                                                      // configured as provider `local` (see stack.ts)
@@ -108,17 +111,41 @@ export interface ModelProvider {
   unused(model?: string): ScriptedReply[];
   /** Removes these replies (the objects given to `script`) from the queue. */
   withdraw(...replies: ScriptedReply[]): void;
-  /** Bodies of POST /v1/embeddings, in arrival order. */
-  embeddingRequests: Array<{ model: string; input: string[] }>;
+  /** Bodies of POST /v1/embeddings, in arrival order, with when they arrived and the status answered. */
+  embeddingRequests: EmbeddingRequestRecord[];
   /** Embedding requests for `model` get no answer until the client goes away. */
   stallEmbeddings(model: string): void;
+  /** The next `times` (default 1; Infinity: all) embedding requests for `model` get this error. */
+  failEmbeddings(model: string, failure: EmbeddingFailure): void;
+  /** Forgets the failures given for `model`. */
+  recoverEmbeddings(model: string): void;
   close(): Promise<void>;
+}
+
+export interface EmbeddingRequestRecord {
+  model: string;
+  input: string[];
+  /** Date.now() on arrival. */
+  at: number;
+  /** The HTTP status answered (0 while stalled). */
+  status: number;
+}
+
+export interface EmbeddingFailure {
+  status: number;
+  message: string;
+  times?: number;
+  /** Only requests with an input text holding this string fail. */
+  containing?: string;
+  /** Sent as `retry-after` (seconds). */
+  retryAfterSeconds?: number;
 }
 
 export async function startModelProvider(): Promise<ModelProvider> {
   const queue: Array<ScriptedReply & { left: number; source: ScriptedReply }> = [];
   const requests: RecordedRequest[] = [];
-  const embeddingRequests: Array<{ model: string; input: string[] }> = [];
+  const embeddingRequests: EmbeddingRequestRecord[] = [];
+  const embeddingFailures: Array<EmbeddingFailure & { model: string; left: number }> = [];
   const stalledEmbeddingModels = new Set<string>();
   const waiters: Array<{ model?: string; nth: number; resolve: (r: RecordedRequest) => void }> = [];
   let counter = 0;
@@ -173,11 +200,32 @@ export async function startModelProvider(): Promise<ModelProvider> {
       if (!Array.isArray(input) || !input.every((t) => typeof t === 'string') || typeof body.model !== 'string') {
         return sendError(res, 400, "'input' must be a string or an array of strings", 'invalid_request_error');
       }
-      embeddingRequests.push({ model: body.model, input });
+      const record: EmbeddingRequestRecord = { model: body.model, input, at: Date.now(), status: 0 };
+      embeddingRequests.push(record);
       if (stalledEmbeddingModels.has(body.model)) {
         await new Promise<void>((resolve) => res.on('close', () => resolve()));
         return;
       }
+      const failure = embeddingFailures.find(
+        (f) => f.model === body.model && f.left > 0 && (!f.containing || input.some((t) => t.includes(f.containing!))),
+      );
+      if (failure) {
+        failure.left--;
+        record.status = failure.status;
+        if (failure.retryAfterSeconds !== undefined) res.setHeader('retry-after', String(failure.retryAfterSeconds));
+        else if ([408, 409, 429].includes(failure.status) || failure.status >= 500)
+          res.setHeader('retry-after-ms', '0');
+        const type =
+          failure.status === 429 ? 'requests' : failure.status >= 500 ? 'server_error' : 'invalid_request_error';
+        return sendError(
+          res,
+          failure.status,
+          failure.message,
+          type,
+          failure.status === 429 ? 'rate_limit_exceeded' : null,
+        );
+      }
+      record.status = 200;
       return sendJson(res, 200, {
         object: 'list',
         model: body.model,
@@ -382,6 +430,11 @@ export async function startModelProvider(): Promise<ModelProvider> {
     requests,
     embeddingRequests,
     stallEmbeddings: (model) => stalledEmbeddingModels.add(model),
+    failEmbeddings: (model, failure) => embeddingFailures.push({ ...failure, model, left: failure.times ?? 1 }),
+    recoverEmbeddings: (model) => {
+      for (let i = embeddingFailures.length - 1; i >= 0; i--)
+        if (embeddingFailures[i].model === model) embeddingFailures.splice(i, 1);
+    },
     script: (...replies) => {
       for (const r of replies) queue.push({ ...r, left: r.times ?? 1, source: r });
     },

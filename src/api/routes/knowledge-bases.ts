@@ -23,9 +23,9 @@ export const MAX_QUERY_CHARS = 10_000;
 
 const kbType = {
   type: 'string',
-  enum: ['gtc_pg_vector', 'gtc_hybrid_sql_pg_vector'],
+  enum: ['gtc_pg_vector', 'gtc_hybrid_sql_pg_vector', 'pg_vector'],
   description:
-    "gtc_pg_vector or gtc_hybrid_sql_pg_vector (stored in this platform's PostgreSQL); pg_vector (an outside database) and pgai_knowledge_base are not served",
+    "gtc_pg_vector or gtc_hybrid_sql_pg_vector (chunks in this platform's PostgreSQL) or pg_vector (chunks in a table the platform creates in an outside PostgreSQL with pgvector); pgai_knowledge_base (Timescale's pgai extension) is not served: 400",
 };
 const settingsInput = {
   type: 'object',
@@ -36,8 +36,29 @@ const configInput = {
   minProperties: 1,
   maxProperties: 1,
   additionalProperties: false,
-  properties: { gtc_pg_vector: settingsInput, gtc_hybrid_sql_pg_vector: settingsInput },
-  description: 'Exactly one member, named like the type: the embedding settings.',
+  properties: {
+    gtc_pg_vector: settingsInput,
+    gtc_hybrid_sql_pg_vector: settingsInput,
+    pg_vector: {
+      type: 'object',
+      required: ['connection_string', 'password'],
+      properties: {
+        ...settingsInput.properties,
+        connection_string: {
+          type: 'string',
+          maxLength: 2000,
+          // No password (it goes in `password`), a host name or address, only the sslmode parameter.
+          pattern:
+            '^postgres(ql)?://([A-Za-z0-9._~-]+@)?[A-Za-z0-9._-]+(:[0-9]{1,5})?(/[A-Za-z0-9._~-]*)?(\\?sslmode=(disable|prefer|require|verify-ca|verify-full|no-verify))?$',
+          description:
+            'postgres://user@host:port/database[?sslmode=...]: no password in it (give it in `password`), no other parameter; the database needs pgvector.',
+        },
+        password: { ...str(0, 1000), description: 'Stored encrypted; never answered.' },
+      },
+    },
+  },
+  description:
+    'Exactly one member, named like the type: the embedding settings (pg_vector: also the outside database).',
 };
 const assetPaths = {
   type: 'array',
@@ -113,7 +134,15 @@ const KnowledgeBaseSchema = defineSchema('KnowledgeBase', {
     type: { type: 'string' },
     config: {
       type: 'object',
-      properties: { gtc_pg_vector: settingsOutput, gtc_hybrid_sql_pg_vector: settingsOutput },
+      properties: {
+        gtc_pg_vector: settingsOutput,
+        gtc_hybrid_sql_pg_vector: settingsOutput,
+        pg_vector: {
+          ...settingsOutput,
+          required: [...settingsOutput.required, 'connection_string'],
+          properties: { ...settingsOutput.properties, connection_string: { type: 'string' } },
+        },
+      },
     },
     asset_paths: { type: 'array', items: { type: 'string' } },
     retrieval: {
@@ -158,6 +187,8 @@ const present = (kb: KnowledgeBase) => {
         use_default_embedding_model: given.embedding_model === undefined || given.use_default_embedding_model === true,
         query_schema: QUERY_SCHEMA,
         ...(kb.type === 'gtc_hybrid_sql_pg_vector' ? { structured_columns: [], unstructured_columns: [] } : {}),
+        // The password never leaves: only the connection string (which holds none) is answered.
+        ...(kb.type === 'pg_vector' ? { connection_string: String(given.connection_string ?? '') } : {}),
       },
     },
     asset_paths: kb.asset_paths,
@@ -232,6 +263,18 @@ const schedulesOf = (deps: { temporal: Client; config: { temporal: { taskQueue: 
   temporal: deps.temporal,
   taskQueue: deps.config.temporal.taskQueue,
 });
+
+/** A pg_vector type goes with a pg_vector config member, and only with it. */
+const pgVectorPairing = [
+  {
+    if: { required: ['type'], properties: { type: { const: 'pg_vector' } } },
+    then: { properties: { config: { required: ['pg_vector'] } } },
+  },
+  {
+    if: { required: ['config'], properties: { config: { required: ['pg_vector'] } } },
+    then: { properties: { type: { const: 'pg_vector' } } },
+  },
+];
 const refsNote = 'Every asset path must name a bucket of the organization (409 naming it otherwise).';
 
 route({
@@ -263,12 +306,13 @@ route({
     type: 'object',
     required: ['name', 'type', 'config'],
     properties: fields,
+    allOf: pgVectorPairing,
   }),
   bodyRequired: true,
   responses: { 201: { description: 'Knowledge base', schema: KnowledgeBaseSchema } },
   handler: async ({ deps, caller, body }) => ({
     status: 201,
-    body: present(await createKnowledgeBase(deps.ds, deps.config.models, caller, body, schedulesOf(deps))),
+    body: present(await createKnowledgeBase(deps.ds, deps.config.models, caller, body, schedulesOf(deps), deps.box)),
   }),
 });
 
@@ -299,12 +343,21 @@ route({
       ...fields,
       schedule_expression: { anyOf: [scheduleExpression, { type: 'null' }], description: 'null removes the schedule.' },
     },
+    allOf: pgVectorPairing,
   }),
   responses: { 200: { description: 'Knowledge base', schema: KnowledgeBaseSchema } },
   handler: async ({ deps, caller, params, body }) => ({
     status: 200,
     body: present(
-      await updateKnowledgeBase(deps.ds, deps.config.models, caller, params.knowledge_base_id, body, schedulesOf(deps)),
+      await updateKnowledgeBase(
+        deps.ds,
+        deps.config.models,
+        caller,
+        params.knowledge_base_id,
+        body,
+        schedulesOf(deps),
+        deps.box,
+      ),
     ),
   }),
 });

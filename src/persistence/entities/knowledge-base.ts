@@ -4,7 +4,7 @@ import { Column, Entity, PrimaryColumn } from 'typeorm';
 
 const bigintNumber = { to: (v: number) => v, from: (v: string | null) => (v === null ? 0 : Number(v)) };
 
-export type KnowledgeBaseType = 'gtc_pg_vector' | 'gtc_hybrid_sql_pg_vector';
+export type KnowledgeBaseType = 'gtc_pg_vector' | 'gtc_hybrid_sql_pg_vector' | 'pg_vector';
 
 @Entity('knowledge_bases')
 export class KnowledgeBase {

@@ -1,53 +1,138 @@
-// Splitting text into chunks for embedding and full-text search: windows of at most CHUNK_SIZE characters
-// that overlap by about CHUNK_OVERLAP characters, cut at the last paragraph break, line break, sentence end
-// or space in the second half of the window when there is one (never inside a word when avoidable).
-// Characters, not tokens: no tokenizer per model is needed, and 1,000 characters (about 250 English tokens)
-// fit every embedding model's input.
+// Splitting text into chunks for embedding and full-text search, measured in tokens of OpenAI's cl100k_base
+// encoding (js-tiktoken; the encoding of text-embedding-3-* and ada-002, and close enough for other models):
+// windows of at most CHUNK_TOKENS tokens that overlap by at most CHUNK_OVERLAP_TOKENS, cut at the strongest
+// boundary (paragraph break, line break, sentence end, space) in the second half of the window, never inside a
+// word unless the word is very long. The text is cut into words with their leading whitespace first; their
+// token counts add up to (almost exactly) the count of their concatenation, and every chunk is counted once
+// more exactly before it is kept, so "at most CHUNK_TOKENS" holds. A word of more than LONG_WORD characters
+// (a hash, base64, a language written without spaces) is cut into pieces of at most LONG_WORD code points,
+// counted piece by piece: byte-pair encoding is quadratic in the length of a word (js-tiktoken takes seconds
+// for 2,000 repeated letters), so such a word is never encoded whole, and a chunk holding pieces is not
+// counted again (its count is the sum of its pieces').
 import { createHash } from 'node:crypto';
+import { Tiktoken } from 'js-tiktoken/lite';
+import cl100k from 'js-tiktoken/ranks/cl100k_base';
 
-export const CHUNK_SIZE = 1000;
-export const CHUNK_OVERLAP = 200;
+export const TOKENIZER = 'cl100k_base';
+/** About 1,000 characters of English prose; well inside every embedding model's input limit. */
+export const CHUNK_TOKENS = 256;
+/** About a fifth of a chunk, so a sentence cut by a boundary is whole in one of the two chunks. */
+export const CHUNK_OVERLAP_TOKENS = 50;
 
 export interface Chunk {
   index: number;
   content: string;
+  /** Tokens of `content` (cl100k_base). */
+  tokens: number;
   /** sha256 of the content: a chunk with the same text keeps its embedding on a re-run. */
   hash: string;
 }
 
-export function chunkText(text: string, size = CHUNK_SIZE, overlap = CHUNK_OVERLAP): Chunk[] {
+let encoder: Tiktoken | undefined;
+
+/** Tokens of `text`; special-token strings (`<|endoftext|>`) in the text count as plain text. */
+export function countTokens(text: string): number {
+  encoder ??= new Tiktoken(cl100k);
+  return encoder.encode(text, [], []).length;
+}
+
+/** Longest word counted whole (characters); longer words are cut. */
+const LONG_WORD = 64;
+
+interface Unit {
+  text: string;
+  tokens: number;
+  /** A piece of a cut word. */
+  piece?: true;
+}
+
+/** Words with their leading whitespace; a word longer than LONG_WORD characters is cut into pieces. */
+function unitsOf(text: string, size: number): Unit[] {
+  const counted = new Map<string, number>();
+  const count = (t: string) => {
+    let n = counted.get(t);
+    if (n === undefined) counted.set(t, (n = countTokens(t)));
+    return n;
+  };
+  // A code point is at most 4 UTF-8 bytes, hence at most 4 tokens: pieces of size/4 code points always fit.
+  const step = Math.max(1, Math.min(LONG_WORD, Math.floor(size / 4)));
+  const units: Unit[] = [];
+  for (const word of text.match(/\s*\S+/g) ?? []) {
+    const tokens = word.length <= LONG_WORD ? count(word) : Infinity;
+    if (tokens <= size) {
+      units.push({ text: word, tokens });
+      continue;
+    }
+    const points = Array.from(word);
+    for (let i = 0; i < points.length; i += step) {
+      const piece = points.slice(i, i + step).join('');
+      units.push({ text: piece, tokens: count(piece), piece: true });
+    }
+  }
+  return units;
+}
+
+/** How good a cut after `units[i]` is: 3 paragraph break, 2 line break, 1 sentence end, 0 space. */
+function strengthAfter(units: Unit[], i: number): number {
+  const next = units[i + 1]?.text ?? '\n\n';
+  if (/^\s*\n\s*\n/.test(next)) return 3;
+  if (next.startsWith('\n') || /^\s*\n/.test(next)) return 2;
+  return /[.!?;:]["')\]]?$/.test(units[i].text) ? 1 : 0;
+}
+
+export function chunkText(text: string, size = CHUNK_TOKENS, overlap = CHUNK_OVERLAP_TOKENS): Chunk[] {
   const clean = text
     .replace(/\r\n?/g, '\n')
     .replace(/[ \t]+/g, ' ')
     .replace(/\n{3,}/g, '\n\n')
     .trim();
-  const pieces: string[] = [];
+  const units = unitsOf(clean, size);
+  const pieces: Array<{ content: string; tokens: number }> = [];
   let start = 0;
-  while (start < clean.length) {
-    let end = Math.min(start + size, clean.length);
-    if (end < clean.length) {
-      const window = clean.slice(start, end);
-      const min = Math.floor(size / 2);
-      for (const sep of ['\n\n', '\n', '. ', ' ']) {
-        const at = window.lastIndexOf(sep);
-        if (at >= min) {
-          end = start + at + sep.length;
-          break;
-        }
+  while (start < units.length) {
+    let end = start;
+    let total = 0;
+    while (end < units.length && total + units[end].tokens <= size) total += units[end++].tokens;
+    if (end < units.length) {
+      // The strongest boundary in the window's second half (the latest of equals).
+      let best = end;
+      let strength = -1;
+      let kept = total;
+      for (let i = end; i > start && kept >= size / 2; kept -= units[--i].tokens) {
+        const s = strengthAfter(units, i - 1);
+        if (s > strength) [best, strength] = [i, s];
       }
+      end = best;
     }
-    const piece = clean.slice(start, end).trim();
-    if (piece) pieces.push(piece);
-    if (end >= clean.length) break;
-    // The next window starts `overlap` characters back, at a word start.
-    let next = Math.max(end - overlap, start + 1);
-    const space = clean.indexOf(' ', next);
-    if (space >= 0 && space < end) next = space + 1;
+    // Counted exactly: drop trailing words in the rare case the sum of the words' counts was short.
+    let content = '';
+    let tokens = 0;
+    for (;;) {
+      const window = units.slice(start, end);
+      content = window
+        .map((u) => u.text)
+        .join('')
+        .trim();
+      if (window.some((u) => u.piece)) {
+        tokens = window.reduce((n, u) => n + u.tokens, 0);
+        break;
+      }
+      tokens = countTokens(content);
+      if (tokens <= size || end - start <= 1) break;
+      end--;
+    }
+    if (content) pieces.push({ content, tokens });
+    if (end >= units.length) break;
+    // The next window starts up to `overlap` tokens back, at a word start, always past this one's start.
+    let next = end;
+    let back = 0;
+    while (next - 1 > start && back + units[next - 1].tokens <= overlap) back += units[--next].tokens;
     start = next;
   }
-  return pieces.map((content, index) => ({
+  return pieces.map(({ content, tokens }, index) => ({
     index,
     content,
+    tokens,
     hash: createHash('sha256').update(content, 'utf8').digest('hex'),
   }));
 }

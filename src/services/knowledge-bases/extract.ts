@@ -1,21 +1,19 @@
 // Text of an asset, by the extension of its name: plain text (.txt, .text, .log and names without an
-// extension that decode as UTF-8), Markdown (.md, .markdown: kept as written), HTML (.html, .htm: tags,
-// comments, scripts and styles removed, block elements become line breaks, entities decoded), JSON (.json:
-// every string, number and boolean as a `path: value` line), CSV (.csv, .tsv: each row a line). Anything
-// else (PDF, Office files, images, ...) is an UnsupportedFormat error for that asset. The text never holds a
-// NUL character (PostgreSQL text cannot).
+// extension, when the bytes are UTF-8 without NUL), Markdown (.md, .markdown: kept as written), HTML (.html,
+// .htm: tags, comments, scripts and styles removed, block elements become line breaks, entities decoded), JSON
+// (.json: every string, number and boolean as a `path: value` line), CSV (.csv, .tsv: each row a line), PDF
+// (.pdf: pdf.ts). Anything else (Office files, images, ...) is an UnsupportedFormat error for that asset;
+// bytes that are not what the name says are InvalidContent. The text never holds a NUL character
+// (PostgreSQL text cannot). `extractDocument` also answers the source's own metadata, as strings, for the
+// chunks' `meta`.
+import { ExtractionError } from './extraction-error';
+import { extractPdf } from './pdf';
 
-export class ExtractionError extends Error {
-  constructor(
-    readonly type: 'UnsupportedFormat' | 'InvalidContent',
-    message: string,
-  ) {
-    super(message);
-  }
-}
+export { ExtractionError };
 
 const TEXT = new Set(['txt', 'text', 'log', 'md', 'markdown', 'csv', 'tsv', '']);
 const HTML = new Set(['html', 'htm', 'xhtml']);
+const FORMAT: Record<string, string> = { md: 'markdown', markdown: 'markdown', csv: 'csv', tsv: 'csv', json: 'json' };
 
 export function extensionOf(name: string): string {
   const base = name.slice(name.lastIndexOf('/') + 1);
@@ -27,7 +25,7 @@ function decodeUtf8(bytes: Buffer, name: string): string {
   try {
     return new TextDecoder('utf-8', { fatal: true }).decode(bytes).replace(/^\uFEFF/, '');
   } catch {
-    throw new ExtractionError('UnsupportedFormat', `${name} is not UTF-8 text`);
+    throw new ExtractionError('InvalidContent', `${name} is not UTF-8 text`);
   }
 }
 
@@ -35,7 +33,7 @@ export function extractText(name: string, bytes: Buffer): string {
   const ext = extensionOf(name);
   let text: string;
   if (TEXT.has(ext)) {
-    if (ext === '' && bytes.includes(0)) throw new ExtractionError('UnsupportedFormat', `${name} is binary, not text`);
+    if (bytes.includes(0)) throw new ExtractionError('InvalidContent', `${name} is binary, not text`);
     text = decodeUtf8(bytes, name);
   } else if (HTML.has(ext)) {
     text = htmlToText(decodeUtf8(bytes, name));
@@ -50,10 +48,32 @@ export function extractText(name: string, bytes: Buffer): string {
   } else {
     throw new ExtractionError(
       'UnsupportedFormat',
-      `.${ext} files are not supported (text, Markdown, HTML, JSON and CSV are)`,
+      `.${ext} files are not supported (text, Markdown, HTML, JSON, CSV and PDF are)`,
     );
   }
   return text.replace(/\u0000/g, '');
+}
+
+export interface Extracted {
+  text: string;
+  /** The source's own metadata (`format`; a PDF's `title`, `author`, `pages`; an HTML page's `title`). */
+  meta: Record<string, string>;
+}
+
+/** The text and metadata of an asset: extractText, and PDFs (asynchronous: pdf.js). */
+export async function extractDocument(name: string, bytes: Buffer): Promise<Extracted> {
+  const ext = extensionOf(name);
+  if (ext === 'pdf') {
+    const pdf = await extractPdf(name, bytes);
+    return { text: pdf.text.replace(/\u0000/g, ''), meta: { format: 'pdf', ...pdf.meta } };
+  }
+  const text = extractText(name, bytes);
+  const meta: Record<string, string> = { format: HTML.has(ext) ? 'html' : (FORMAT[ext] ?? 'text') };
+  if (HTML.has(ext)) {
+    const title = /<title\b[^>]*>([^<]{1,500})<\/title>/i.exec(bytes.toString('utf8'))?.[1];
+    if (title) meta.title = htmlToText(title);
+  }
+  return { text, meta };
 }
 
 const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ' };

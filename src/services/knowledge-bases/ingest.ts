@@ -10,8 +10,9 @@ import type { BlobStore } from '../../blobs/blob-store';
 import { assetBlobKey } from '../../blobs/keys';
 import { likeEscape } from '../../persistence/scoped';
 import type { JobError, KnowledgeBase } from '../../persistence/entities/knowledge-base';
+import type { ChunkStore } from './chunk-store';
 import { chunkText } from './chunking';
-import { extractText } from './extract';
+import { extractDocument } from './extract';
 import { splitAssetPath } from './knowledge-bases';
 
 /** Largest asset a job reads; larger ones are an error of that asset. */
@@ -83,7 +84,7 @@ async function readAll(blobs: BlobStore, asset: CoveredAsset): Promise<Buffer> {
  * are unchanged keep their vectors; nothing is written when the asset's chunks are all unchanged.
  */
 export async function ingestAsset(
-  ds: DataSource,
+  store: ChunkStore,
   blobs: BlobStore,
   kb: KnowledgeBase,
   asset: CoveredAsset,
@@ -92,12 +93,12 @@ export async function ingestAsset(
   transform?: (text: string) => Promise<string>,
 ): Promise<AssetOutcome> {
   const bytes = await readAll(blobs, asset);
-  const extracted = extractText(asset.name, bytes);
-  const chunks = chunkText(transform ? await transform(extracted) : extracted);
+  const document = await extractDocument(asset.name, bytes);
+  const chunks = chunkText(transform ? await transform(document.text) : document.text);
   const existing: Array<{ chunk_index: number; content_hash: string; vector: string | null; model: string | null }> =
-    await ds.query(
+    await store.query(
       `SELECT chunk_index, content_hash, embedding::text AS vector, embedding_model AS model
-       FROM knowledge_base_chunks WHERE knowledge_base_id = $1 AND asset_path = $2 ORDER BY chunk_index`,
+       FROM ${store.table} WHERE knowledge_base_id = $1 AND asset_path = $2 ORDER BY chunk_index`,
       [kb.knowledge_base_id, asset.path],
     );
   const model = embedding?.model ?? null;
@@ -121,14 +122,14 @@ export async function ingestAsset(
     }
     if (dimensions === undefined && vectors.size) dimensions = JSON.parse(vectors.values().next().value!).length;
   }
-  await ds.transaction(async (em) => {
-    await em.query(`DELETE FROM knowledge_base_chunks WHERE knowledge_base_id = $1 AND asset_path = $2`, [
+  await store.transaction(async (tx) => {
+    await tx.execute(`DELETE FROM ${store.table} WHERE knowledge_base_id = $1 AND asset_path = $2`, [
       kb.knowledge_base_id,
       asset.path,
     ]);
     if (!chunks.length) return;
-    await em.query(
-      `INSERT INTO knowledge_base_chunks
+    await tx.execute(
+      `INSERT INTO ${store.table}
          (knowledge_base_id, asset_path, chunk_index, chunk_id, content_hash, content, meta, embedding, embedding_model)
        SELECT $1, $2, t.i, t.id, t.h, t.c, t.m::jsonb, t.e::vector, $3
        FROM unnest($4::int[], $5::uuid[], $6::text[], $7::text[], $8::text[], $9::text[]) AS t(i, id, h, c, m, e)`,
@@ -143,6 +144,7 @@ export async function ingestAsset(
         chunks.map((c) =>
           JSON.stringify({
             ...(asset.meta ?? {}),
+            ...document.meta,
             asset_path: asset.path,
             bucket_id: asset.bucketId,
             asset_name: asset.name,
@@ -163,12 +165,11 @@ export async function ingestAsset(
 }
 
 /** Deletes the chunks of assets the knowledge base does not cover any more. */
-export async function removeUncovered(ds: DataSource, knowledgeBaseId: string, covered: string[]): Promise<number> {
-  const [, count] = await ds.query(
-    `DELETE FROM knowledge_base_chunks WHERE knowledge_base_id = $1 AND NOT (asset_path = ANY($2::text[]))`,
+export async function removeUncovered(store: ChunkStore, knowledgeBaseId: string, covered: string[]): Promise<number> {
+  return store.execute(
+    `DELETE FROM ${store.table} WHERE knowledge_base_id = $1 AND NOT (asset_path = ANY($2::text[]))`,
     [knowledgeBaseId, covered],
   );
-  return count;
 }
 
 /** Records the dimension of the knowledge base's model the first time; answers the recorded one. */

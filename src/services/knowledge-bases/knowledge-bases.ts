@@ -1,5 +1,8 @@
-// Knowledge bases: CRUD. Guarantees: a knowledge base is of a type this platform stores itself
-// (gtc_pg_vector, gtc_hybrid_sql_pg_vector; the others are a 400 naming the type); every asset path names a
+// Knowledge bases: CRUD. Guarantees: a knowledge base is of a type this platform serves (gtc_pg_vector,
+// gtc_hybrid_sql_pg_vector in our PostgreSQL; pg_vector in an outside one, chunk-store.ts; pgai_knowledge_base
+// is a 400 naming the type); a pg_vector password is sealed at once (secret-box.ts, bound to the knowledge
+// base's id) and never stored or answered in clear, and the type cannot move to or from pg_vector (its chunks
+// live elsewhere: create a new knowledge base); every asset path names a
 // bucket of the caller's organization (409 naming the bucket otherwise); the embedding model is resolved once,
 // at create or update, to a configured `provider/model` or to none (full text only), and recorded; a
 // `schedule_expression` has its Temporal Schedule (src/temporal/user-schedules.ts), removed with the knowledge base.
@@ -8,10 +11,12 @@ import type { Client } from '@temporalio/client';
 import type { DataSource } from 'typeorm';
 import type { Caller } from '../caller';
 import type { ModelsConfig } from '../../config';
-import { badRequest, missingReferences } from '../../errors';
+import { badRequest, conflict, missingReferences } from '../../errors';
 import type { PageRequest } from '../../persistence/pagination';
 import { KnowledgeBase, KnowledgeBaseType } from '../../persistence/entities/knowledge-base';
 import { findInOrg, pageInOrg } from '../../persistence/scoped';
+import type { SecretBox } from '../../security/secret-box';
+import { dropOutsideTable, sealPassword } from './chunk-store';
 import { dropVectorIndex } from './vector-index';
 import { stopOpenJobs } from './jobs';
 import type { Transform } from '../../persistence/entities/data-connector';
@@ -19,9 +24,7 @@ import { assertIdsInOrg } from '../../persistence/scoped';
 import { deleteUserSchedule, parseScheduleExpression, putUserSchedule } from '../../temporal/user-schedules';
 
 /** Types stored in this platform's own PostgreSQL. */
-export const SERVED_TYPES: readonly KnowledgeBaseType[] = ['gtc_pg_vector', 'gtc_hybrid_sql_pg_vector'];
-/** Types of the wire format this platform does not serve (an outside database, pgai). */
-export const UNSERVED_TYPES = ['pg_vector', 'pgai_knowledge_base'] as const;
+export const SERVED_TYPES: readonly KnowledgeBaseType[] = ['gtc_pg_vector', 'gtc_hybrid_sql_pg_vector', 'pg_vector'];
 
 export interface KnowledgeBaseFields {
   name?: string;
@@ -87,11 +90,12 @@ async function assertBuckets(ds: DataSource, organizationId: string, paths: stri
  */
 function checkType(type: string): KnowledgeBaseType {
   if (!(SERVED_TYPES as readonly string[]).includes(type)) {
-    const why = (UNSERVED_TYPES as readonly string[]).includes(type)
-      ? 'is not served by this platform (it needs an outside database)'
-      : 'is unknown';
+    const why =
+      type === 'pgai_knowledge_base'
+        ? "is not served by this platform (pgai is Timescale's extension, which it does not run)"
+        : 'is unknown';
     throw badRequest(
-      `Knowledge base type "${type}" ${why}; use gtc_pg_vector or gtc_hybrid_sql_pg_vector (stored in this platform's PostgreSQL)`,
+      `Knowledge base type "${type}" ${why}; use gtc_pg_vector, gtc_hybrid_sql_pg_vector or pg_vector`,
       '/body/type',
     );
   }
@@ -127,6 +131,59 @@ export function resolveEmbeddingModel(models: ModelsConfig, fields: KnowledgeBas
   return `${provider}/${explicit}`;
 }
 
+const SSL_MODES = ['disable', 'prefer', 'require', 'verify-ca', 'verify-full', 'no-verify'];
+
+/**
+ * The config as stored: for pg_vector, the connection string (a postgres:// URL without a password: the
+ * password goes in `password`) and the password sealed; other types as given.
+ */
+function storedConfig(
+  box: SecretBox | undefined,
+  knowledgeBaseId: string,
+  type: KnowledgeBaseType,
+  config: Record<string, Record<string, unknown>>,
+): Record<string, Record<string, unknown>> {
+  if (type !== 'pg_vector') {
+    // Never kept in clear under another type's config.
+    if (config.pg_vector) throw conflict(`config.pg_vector belongs to a pg_vector knowledge base, not ${type}`);
+    return config;
+  }
+  const member = config.pg_vector as { connection_string?: string; password?: string } | undefined;
+  if (!member?.connection_string || typeof member.password !== 'string') {
+    throw conflict('A pg_vector knowledge base needs config.pg_vector with connection_string and password');
+  }
+  let url: URL | undefined;
+  try {
+    url = new URL(member.connection_string);
+  } catch {
+    url = undefined;
+  }
+  if (!url || !['postgres:', 'postgresql:'].includes(url.protocol) || !url.hostname) {
+    throw badRequest(
+      'connection_string must be a postgres:// or postgresql:// URL naming a host',
+      '/body/config/pg_vector/connection_string',
+    );
+  }
+  // Only sslmode: other parameters of the driver read files on the worker (sslcert, sslkey, sslrootcert) or
+  // point elsewhere than the URL's host (host=/a/socket).
+  const params = [...url.searchParams.keys()];
+  if (params.some((k) => k !== 'sslmode') || !SSL_MODES.includes(url.searchParams.get('sslmode') ?? 'prefer')) {
+    throw badRequest(
+      `connection_string may carry only sslmode (${SSL_MODES.join(', ')}) as a parameter`,
+      '/body/config/pg_vector/connection_string',
+    );
+  }
+  if (url.password) {
+    throw badRequest(
+      'connection_string must not hold a password: give it in config.pg_vector.password (it is stored encrypted)',
+      '/body/config/pg_vector/connection_string',
+    );
+  }
+  if (!box) throw new Error('sealing a pg_vector password needs the secret box');
+  const { password, ...rest } = member;
+  return { pg_vector: { ...rest, password_sealed: sealPassword(box, knowledgeBaseId, password) } };
+}
+
 export const findKnowledgeBase = (ds: DataSource, caller: Caller, id: string) =>
   findInOrg(ds, KnowledgeBase, caller.organizationId, { knowledge_base_id: id }, 'Knowledge base');
 
@@ -139,19 +196,22 @@ export async function createKnowledgeBase(
   caller: Caller,
   fields: KnowledgeBaseFields & { name: string; type: string; config: Record<string, Record<string, unknown>> },
   schedules?: ScheduleDeps,
+  box?: SecretBox,
 ): Promise<KnowledgeBase> {
   const type = checkType(fields.type);
+  const id = randomUUID();
+  const config = storedConfig(box, id, type, fields.config);
   const assetPaths = [...new Set(fields.asset_paths ?? [])];
   await assertBuckets(ds, caller.organizationId, assetPaths);
   await checkScheduleAndTransforms(ds, caller.organizationId, fields);
   const now = new Date();
   const kb = await ds.getRepository(KnowledgeBase).save({
-    knowledge_base_id: randomUUID(),
+    knowledge_base_id: id,
     organization_id: caller.organizationId,
     name: fields.name,
     description: fields.description ?? null,
     type,
-    config: fields.config,
+    config,
     asset_paths: assetPaths,
     embedding_model: resolveEmbeddingModel(models, fields),
     embedding_dimensions: null,
@@ -176,6 +236,7 @@ export async function updateKnowledgeBase(
   id: string,
   fields: KnowledgeBaseFields,
   schedules?: ScheduleDeps,
+  box?: SecretBox,
 ): Promise<KnowledgeBase> {
   const kb = await findKnowledgeBase(ds, caller, id);
   await checkScheduleAndTransforms(ds, caller.organizationId, fields);
@@ -184,8 +245,15 @@ export async function updateKnowledgeBase(
     fields.schedule_expression !== undefined && fields.schedule_expression !== kb.schedule_expression;
   if (fields.schedule_expression !== undefined) kb.schedule_expression = fields.schedule_expression;
   if (fields.type !== undefined || fields.config !== undefined) {
-    kb.type = checkType(fields.type ?? kb.type);
-    if (fields.config) kb.config = fields.config;
+    const type = checkType(fields.type ?? kb.type);
+    if ((type === 'pg_vector') !== (kb.type === 'pg_vector')) {
+      throw conflict(
+        `The type cannot change from ${kb.type} to ${type}: their chunks live in different databases (create a new knowledge base)`,
+      );
+    }
+    kb.type = type;
+    if (fields.config) kb.config = storedConfig(box, kb.knowledge_base_id, type, fields.config);
+    else if (type === 'pg_vector' && !kb.config.pg_vector) throw conflict('config.pg_vector is required');
   }
   if (fields.asset_paths !== undefined) {
     kb.asset_paths = [...new Set(fields.asset_paths)];
@@ -217,7 +285,7 @@ export async function updateKnowledgeBase(
 
 /** Deletes the knowledge base with its jobs (open ones are cancelled first, bounded wait), chunks and queries. */
 export async function deleteKnowledgeBase(
-  deps: { ds: DataSource; temporal: Client },
+  deps: { ds: DataSource; temporal: Client; box?: SecretBox },
   caller: Caller,
   id: string,
 ): Promise<void> {
@@ -226,4 +294,6 @@ export async function deleteKnowledgeBase(
   await stopOpenJobs(deps, caller, kb.knowledge_base_id);
   await deps.ds.getRepository(KnowledgeBase).delete({ knowledge_base_id: kb.knowledge_base_id });
   await dropVectorIndex(deps.ds, kb.knowledge_base_id);
+  // pg_vector: its table in the outside database goes too, when that database can be reached.
+  if (kb.type === 'pg_vector' && deps.box) await dropOutsideTable(kb, deps.box);
 }

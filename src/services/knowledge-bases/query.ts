@@ -10,6 +10,7 @@ import type { PageRequest } from '../../persistence/pagination';
 import { KnowledgeBase, KnowledgeBaseQuery, QueryEntry } from '../../persistence/entities/knowledge-base';
 import { findInOrg, pageInOrg } from '../../persistence/scoped';
 import type { KnowledgeBaseQueryArgs } from '../../temporal/contracts';
+import type { ChunkStore } from './chunk-store';
 
 /** The usual constant of reciprocal rank fusion (Cormack, Clarke and Büttcher, 2009). */
 export const RRF_K = 60;
@@ -31,31 +32,37 @@ interface Hit {
 const filterOf = (args: KnowledgeBaseQueryArgs) =>
   JSON.stringify(Object.fromEntries(Object.entries(args.filter ?? {}).map(([k, v]) => [k, String(v)])));
 
-async function fullTextHits(ds: DataSource, kbId: string, query: string, filter: string, limit: number) {
+async function fullTextHits(store: ChunkStore, kbId: string, query: string, filter: string, limit: number) {
   // Any word of the query may match (plainto_tsquery ANDs them; a question rarely has every word in one chunk).
   // The text form of a tsquery reads back as the same tsquery, with `|` for `&`.
-  return (await ds.query(
+  return (await store.query(
     `WITH q AS (SELECT replace(plainto_tsquery('simple', $2)::text, ' & ', ' | ')::tsquery AS tsq)
      SELECT c.chunk_id, ts_rank_cd(c.tsv, q.tsq) AS score
-     FROM knowledge_base_chunks c, q
+     FROM ${store.table} c, q
      WHERE c.knowledge_base_id = $1 AND c.meta @> $3::jsonb AND c.tsv @@ q.tsq
      ORDER BY score DESC, c.chunk_id LIMIT $4`,
     [kbId, query, filter, limit],
   )) as Hit[];
 }
 
-async function vectorHits(ds: DataSource, kb: KnowledgeBase, vector: number[], filter: string, limit: number) {
+async function vectorHits(store: ChunkStore, kb: KnowledgeBase, vector: number[], filter: string, limit: number) {
   const dims = kb.embedding_dimensions;
   if (!dims || vector.length !== dims || !/^[0-9a-f-]{36}$/.test(kb.knowledge_base_id)) return [];
-  // The expression and the inlined predicate are those of the knowledge base's HNSW index (vector-index.ts).
-  return (await ds.query(
-    `SELECT chunk_id, 1 - (embedding::vector(${dims}) <=> $1::vector(${dims})) AS score
-     FROM knowledge_base_chunks
-     WHERE knowledge_base_id = '${kb.knowledge_base_id}' AND embedding IS NOT NULL AND embedding_model = $2
-       AND meta @> $3::jsonb
-     ORDER BY embedding::vector(${dims}) <=> $1::vector(${dims}) LIMIT $4`,
-    [JSON.stringify(vector), kb.embedding_model, filter, limit],
-  )) as Hit[];
+  // An HNSW scan yields at most ef_search rows (pgvector's default 40, fewer than the hybrid path's 50
+  // candidates) and its recall grows with it: ef_search is set for this query to twice the rows wanted.
+  const efSearch = Math.min(1000, Math.max(100, limit * 2));
+  return store.transaction(async (tx) => {
+    await tx.query(`SET LOCAL hnsw.ef_search = ${efSearch}`);
+    // The expression and the inlined predicate are those of the knowledge base's HNSW index (vector-index.ts).
+    return (await tx.query(
+      `SELECT chunk_id, 1 - (embedding::vector(${dims}) <=> $1::vector(${dims})) AS score
+       FROM ${store.table}
+       WHERE knowledge_base_id = '${kb.knowledge_base_id}' AND embedding IS NOT NULL AND embedding_model = $2
+         AND meta @> $3::jsonb
+       ORDER BY embedding::vector(${dims}) <=> $1::vector(${dims}) LIMIT $4`,
+      [JSON.stringify(vector), kb.embedding_model, filter, limit],
+    )) as Hit[];
+  });
 }
 
 /** Reciprocal rank fusion of rankings (best first). */
@@ -71,7 +78,7 @@ export function fuse(rankings: Hit[][], count: number): Hit[] {
 
 /** The ranked entries of `query`; `vector` is the query's embedding (undefined without a model). */
 export async function rankEntries(
-  ds: DataSource,
+  store: ChunkStore,
   kb: KnowledgeBase,
   query: string,
   args: KnowledgeBaseQueryArgs,
@@ -82,16 +89,16 @@ export async function rankEntries(
   const candidates = Math.min(1000, Math.max(50, args.count * 4));
   let hits: Hit[];
   if (retrieval === 'full_text' || !vector) {
-    hits = (await fullTextHits(ds, kb.knowledge_base_id, query, filter, args.count)).map((h) => ({
+    hits = (await fullTextHits(store, kb.knowledge_base_id, query, filter, args.count)).map((h) => ({
       ...h,
       score: Number(h.score),
     }));
   } else if (retrieval === 'vector') {
-    hits = (await vectorHits(ds, kb, vector, filter, args.count)).map((h) => ({ ...h, score: Number(h.score) }));
+    hits = (await vectorHits(store, kb, vector, filter, args.count)).map((h) => ({ ...h, score: Number(h.score) }));
   } else {
     const [byVector, byText] = await Promise.all([
-      vectorHits(ds, kb, vector, filter, candidates),
-      fullTextHits(ds, kb.knowledge_base_id, query, filter, candidates),
+      vectorHits(store, kb, vector, filter, candidates),
+      fullTextHits(store, kb.knowledge_base_id, query, filter, candidates),
     ]);
     hits = fuse([byVector, byText], args.count);
   }
@@ -102,9 +109,9 @@ export async function rankEntries(
     content: string;
     meta: Record<string, string>;
     vector: string | null;
-  }> = await ds.query(
+  }> = await store.query(
     `SELECT chunk_id, asset_path, content, meta, ${args.include_vectors ? 'embedding::text' : 'NULL'} AS vector
-       FROM knowledge_base_chunks WHERE knowledge_base_id = $1 AND chunk_id = ANY($2::uuid[])`,
+       FROM ${store.table} WHERE knowledge_base_id = $1 AND chunk_id = ANY($2::uuid[])`,
     [kb.knowledge_base_id, hits.map((h) => h.chunk_id)],
   );
   const byId = new Map(rows.map((r) => [r.chunk_id, r]));

@@ -13,10 +13,18 @@ import type {
 } from '../../persistence/entities/retrieval';
 import type { KnowledgeBaseQueryArgs } from '../../temporal/contracts';
 import { DEFAULT_QUERY_COUNT, RRF_K, rankEntries, retrievalOf } from './query';
+import { openChunkStore } from './chunk-store';
+import type { SecretBox } from '../../security/secret-box';
 
-/** The ranked entries of `query` in `kb`. */
+/** Where chunks are read: our database, or a pg_vector knowledge base's outside one (its password sealed). */
+export interface RetrievalStores {
+  ds: DataSource;
+  box: SecretBox;
+}
+
+/** The ranked entries of `query` in `kb`; OutsideDatabaseError when a pg_vector knowledge base's database fails. */
 export async function retrieve(
-  ds: DataSource,
+  stores: RetrievalStores,
   models: ModelDriver,
   kb: KnowledgeBase,
   query: string,
@@ -27,7 +35,12 @@ export async function retrieve(
   if (retrievalOf(kb) !== 'full_text' && kb.embedding_dimensions) {
     vector = (await models.embed({ model: kb.embedding_model!, input: [query], signal })).vectors[0];
   }
-  return rankEntries(ds, kb, query, args, vector);
+  const store = await openChunkStore(stores.ds, stores.box, kb);
+  try {
+    return await rankEntries(store, kb, query, args, vector);
+  } finally {
+    await store.close();
+  }
 }
 
 /** The text of an entry (query.ts puts the chunk's text in `meta.content`). */
@@ -75,7 +88,7 @@ export type ComponentQueryArgs = Record<string, { count?: number; filter?: Recor
  * component's count bounds its own share); a model_rerank component's count keeps the first ones.
  */
 export async function queryRetriever(
-  ds: DataSource,
+  stores: RetrievalStores,
   models: ModelDriver,
   retriever: Retriever,
   query: string,
@@ -86,7 +99,7 @@ export async function queryRetriever(
   for (const c of retriever.components) {
     if (c.type !== 'knowledge_base') continue;
     const config = c.config as KnowledgeBaseComponentConfig;
-    const kb = await ds.getRepository(KnowledgeBase).findOneBy({
+    const kb = await stores.ds.getRepository(KnowledgeBase).findOneBy({
       knowledge_base_id: config.knowledge_base_id,
       organization_id: retriever.organization_id,
     });
@@ -96,7 +109,7 @@ export async function queryRetriever(
       count: given.count ?? DEFAULT_QUERY_COUNT,
       ...(given.filter ? { filter: given.filter } : {}),
     };
-    const entries = await retrieve(ds, models, kb, query, args, signal);
+    const entries = await retrieve(stores, models, kb, query, args, signal);
     rankings.push(
       entries.map((e) => ({
         ...e,

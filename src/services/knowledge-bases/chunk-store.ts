@@ -1,0 +1,150 @@
+// Where a knowledge base's chunks live. gtc_* types: the platform's own `knowledge_base_chunks` table.
+// pg_vector: a table the platform creates in the outside PostgreSQL the knowledge base names
+// (`connection_string` + the sealed `password`), `tarmac_kb_chunks_<id without dashes>`, with the same columns,
+// generated tsvector, GIN indexes and per-knowledge-base HNSW index as ours, so ingest.ts, query.ts and
+// vector-index.ts run the same SQL on either. That database needs the `vector` extension; when it is missing
+// and cannot be created, the job says so (OutsideDatabaseError) instead of failing obscurely.
+import { Client } from 'pg';
+import type { DataSource } from 'typeorm';
+import type { KnowledgeBase } from '../../persistence/entities/knowledge-base';
+import type { SecretBox } from '../../security/secret-box';
+
+export interface ChunkStore {
+  /** The chunks table (a safe identifier). */
+  readonly table: string;
+  readonly outside: boolean;
+  query<T = any>(sql: string, params?: unknown[]): Promise<T[]>;
+  /** Rows affected. */
+  execute(sql: string, params?: unknown[]): Promise<number>;
+  transaction<T>(fn: (tx: ChunkStore) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+export class OutsideDatabaseError extends Error {
+  readonly type = 'OutsideDatabaseError';
+}
+
+const CONNECT_TIMEOUT_MS = 10_000;
+
+export function localChunkStore(ds: DataSource): ChunkStore {
+  const over = (run: (sql: string, params?: unknown[]) => Promise<any>): ChunkStore => ({
+    table: 'knowledge_base_chunks',
+    outside: false,
+    query: (sql, params) => run(sql, params),
+    // TypeORM answers [rows, count] for UPDATE and DELETE.
+    execute: async (sql, params) => ((await run(sql, params)) as [unknown, number])[1],
+    transaction: (fn) => ds.transaction((em) => fn(over((sql, params) => em.query(sql, params)))),
+    close: async () => undefined,
+  });
+  return over((sql, params) => ds.query(sql, params));
+}
+
+export const outsideTableOf = (knowledgeBaseId: string) => `tarmac_kb_chunks_${knowledgeBaseId.replace(/-/g, '')}`;
+
+/** The sealed password of a pg_vector config is bound to the knowledge base's id (secret-box.ts). */
+export const sealPassword = (box: SecretBox, knowledgeBaseId: string, password: string) =>
+  box.seal(password, `knowledge-base:${knowledgeBaseId}`).toString('base64');
+
+/** A connected client to a pg_vector knowledge base's outside database. */
+export async function connectOutside(kb: KnowledgeBase, box: SecretBox): Promise<Client> {
+  const settings = kb.config.pg_vector as { connection_string?: string; password_sealed?: string } | undefined;
+  if (!settings?.connection_string || !settings.password_sealed) {
+    throw new OutsideDatabaseError('This pg_vector knowledge base has no connection string or password');
+  }
+  const password = box.open(Buffer.from(settings.password_sealed, 'base64'), `knowledge-base:${kb.knowledge_base_id}`);
+  // pg lets the connection string's (empty) password win over a `password` option: put it in the URL.
+  const url = new URL(settings.connection_string);
+  url.password = encodeURIComponent(password);
+  const client = new Client({
+    connectionString: url.toString(),
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    application_name: 'tarmac-knowledge-base',
+  });
+  client.on('error', () => undefined); // a dropped connection fails the next query instead of the process
+  try {
+    await client.connect();
+  } catch (err) {
+    await client.end().catch(() => undefined);
+    throw new OutsideDatabaseError(`The outside database could not be reached: ${(err as Error).message}`);
+  }
+  return client;
+}
+
+/** Opens the store of `kb`; for pg_vector, connects and creates the table and its indexes when missing. */
+export async function openChunkStore(ds: DataSource, box: SecretBox, kb: KnowledgeBase): Promise<ChunkStore> {
+  if (kb.type !== 'pg_vector') return localChunkStore(ds);
+  const client = await connectOutside(kb, box);
+  const table = outsideTableOf(kb.knowledge_base_id);
+  const over = (): ChunkStore => ({
+    table,
+    outside: true,
+    query: async (sql, params) => (await client.query(sql, params as unknown[])).rows,
+    execute: async (sql, params) => (await client.query(sql, params as unknown[])).rowCount ?? 0,
+    // One connection: a transaction is BEGIN/COMMIT on it.
+    transaction: async (fn) => {
+      await client.query('BEGIN');
+      try {
+        const out = await fn(store);
+        await client.query('COMMIT');
+        return out;
+      } catch (err) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw err;
+      }
+    },
+    close: () => client.end().catch(() => undefined),
+  });
+  const store = over();
+  try {
+    await ensureOutsideTable(client, table);
+  } catch (err) {
+    await store.close();
+    throw err;
+  }
+  return store;
+}
+
+async function ensureOutsideTable(client: Client, table: string): Promise<void> {
+  const has = async () => (await client.query(`SELECT 1 FROM pg_extension WHERE extname = 'vector'`)).rowCount === 1;
+  if (!(await has())) {
+    try {
+      await client.query('CREATE EXTENSION IF NOT EXISTS vector');
+    } catch (err) {
+      throw new OutsideDatabaseError(
+        `The outside database has no "vector" extension and it could not be created (${(err as Error).message}): ` +
+          'install pgvector on that server and run CREATE EXTENSION vector in that database',
+      );
+    }
+  }
+  await client.query(`
+    CREATE TABLE IF NOT EXISTS ${table} (
+      knowledge_base_id uuid NOT NULL,
+      asset_path text NOT NULL,
+      chunk_index integer NOT NULL,
+      chunk_id uuid NOT NULL UNIQUE,
+      content_hash text NOT NULL,
+      content text NOT NULL,
+      meta jsonb NOT NULL,
+      tsv tsvector GENERATED ALWAYS AS (to_tsvector('simple', content)) STORED,
+      embedding vector,
+      embedding_model text,
+      created_at timestamptz NOT NULL DEFAULT now(),
+      PRIMARY KEY (knowledge_base_id, asset_path, chunk_index)
+    )`);
+  await client.query(`CREATE INDEX IF NOT EXISTS ${table}_tsv ON ${table} USING gin (tsv)`);
+  await client.query(`CREATE INDEX IF NOT EXISTS ${table}_meta ON ${table} USING gin (meta jsonb_path_ops)`);
+}
+
+/** Drops a pg_vector knowledge base's table in its outside database (its delete; best effort when unreachable). */
+export async function dropOutsideTable(kb: KnowledgeBase, box: SecretBox): Promise<boolean> {
+  let client: Client | undefined;
+  try {
+    client = await connectOutside(kb, box);
+    await client.query(`DROP TABLE IF EXISTS ${outsideTableOf(kb.knowledge_base_id)}`);
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await client?.end().catch(() => undefined);
+  }
+}
