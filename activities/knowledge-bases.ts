@@ -50,7 +50,7 @@ export function modelFailure(err: ModelError) {
 }
 
 /** An outside database that cannot be reached or lacks pgvector, as the failure the workflow records. */
-function outsideFailure(err: OutsideDatabaseError) {
+export function outsideFailure(err: OutsideDatabaseError) {
   return ApplicationFailure.create({
     message: err.message,
     type: err.type,

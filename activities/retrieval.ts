@@ -1,5 +1,6 @@
 // Activities of knowledge base searches and retriever queries: retrieve (embedding the query), let the
-// model answer or rerank, persist the row the api answers. Model refusals are not retried (modelFailure).
+// model answer or rerank, persist the row the api answers. Model refusals and an outside database that fails
+// (a pg_vector knowledge base) are not retried.
 import { Context } from '@temporalio/activity';
 import type { ActivityDeps } from './deps';
 import { ModelError } from '../src/drivers/model/types';
@@ -9,13 +10,15 @@ import { answerFrom, queryRetriever, retrieve } from '../src/services/knowledge-
 import { saveSearch } from '../src/services/knowledge-bases/search';
 import { saveRetrieverQuery } from '../src/services/retrievers';
 import type { KnowledgeBaseSearchInput, RetrieverQueryInput } from '../src/temporal/contracts';
-import { modelFailure } from './knowledge-bases';
+import { modelFailure, outsideFailure } from './knowledge-bases';
+import { OutsideDatabaseError } from '../src/services/knowledge-bases/chunk-store';
 
 async function withModelFailures<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (err) {
     if (err instanceof ModelError) throw modelFailure(err);
+    if (err instanceof OutsideDatabaseError) throw outsideFailure(err);
     throw err;
   }
 }
