@@ -1,6 +1,6 @@
 // One trace per run: an api process and a worker process, both exporting to our OTLP collector double, serve a
 // created run; the request, the workflow start, the workflow, its activities and the user process's
-// TRACEPARENT share one trace id. The same worker serves /metrics with the Temporal SDK's metrics forwarded.
+// TRACEPARENT share one trace id, which the api's log line of the request carries. The same worker serves /metrics with the Temporal SDK's metrics forwarded.
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -36,7 +36,7 @@ describe('traces and worker metrics (OTLP to a collector double)', function () {
     fs.writeFileSync(bundleFile, bundle.code);
     // A task queue of their own: only this worker takes these runs.
     const env = { OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint, TEMPORAL_TASK_QUEUE: `traced-${randomUUID()}` };
-    api = await startApiProcess(procs, 'traced-api', env);
+    api = await startApiProcess(procs, 'traced-api', { ...env, LOG_LEVEL: 'debug' }); // its request log lines
     const metricsPort = await freePort();
     workerMetricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
     const worker = procs.spawn(
@@ -75,6 +75,9 @@ describe('traces and worker metrics (OTLP to a collector double)', function () {
     );
     expect(requestSpan.name).to.equal('POST /api/structures/:structure_id/runs');
     expect(requestSpan.attributes['tarmac.organization_id']).to.equal(t.organizationId);
+    // The api's log line of that request carries the trace id.
+    const logLine = JSON.parse(api.child.find(`"path":"/api/structures/${s.structureId}/runs"`)!);
+    expect(logLine).to.include({ msg: 'request', trace_id: requestSpan.traceId });
     const inTrace = (name: RegExp) => (x: ReceivedSpan) => x.traceId === requestSpan.traceId && name.test(x.name);
     const spans = await until('the workflow and activity spans', 30_000, async () => {
       const found = [/^StartWorkflow:/, /^RunWorkflow:/, /^StartActivity:/, /^RunActivity:executeCodeRun$/].map(
