@@ -109,6 +109,17 @@ export interface Config {
     codehostApiBaseUrl: string;
   };
   logLevel: string;
+  /** Prometheus metrics (docs/production.md#metrics). */
+  metrics: {
+    /** Bearer token `GET /metrics` requires; unset: open (keep the port private). */
+    token: string | undefined;
+    /** The worker's metrics listener (`GET /metrics`); undefined: none. */
+    workerPort: number | undefined;
+    /** Where the Temporal SDK's own Prometheus exporter binds (host:port); unset: a free loopback port. */
+    temporalAddress: string | undefined;
+  };
+  /** OTLP/HTTP endpoint (base URL; spans go to `<it>/v1/traces`); undefined: no tracing. */
+  otlpEndpoint: string | undefined;
   shutdownGraceMs: number;
   /** What `npm start` creates on its first start (empty database). */
   bootstrap: { organizationName: string; email: string };
@@ -353,6 +364,12 @@ export function loadConfig(env: Env = process.env): Config {
       codehostApiBaseUrl: url('CODEHOST_API_BASE_URL', 'https://api.github.com')!,
     },
     logLevel: str('LOG_LEVEL', 'info'),
+    metrics: {
+      token: opt('METRICS_TOKEN'),
+      workerPort: opt('WORKER_METRICS_PORT') === undefined ? undefined : int('WORKER_METRICS_PORT', 0, 0, 65535),
+      temporalAddress: opt('TEMPORAL_METRICS_ADDRESS'),
+    },
+    otlpEndpoint: url('OTEL_EXPORTER_OTLP_ENDPOINT', undefined),
     shutdownGraceMs: int('SHUTDOWN_GRACE_MS', 10_000, 0),
     bootstrap: {
       organizationName: str('BOOTSTRAP_ORGANIZATION', 'Default'),

@@ -7,7 +7,7 @@
 // watcher asks Temporal about the ones still waiting and reports those whose workflow is closed.
 import type { Client as TemporalClient } from '@temporalio/client';
 import type { Client } from 'pg';
-import { RUN_CHANNEL } from '../../src/services/runs/state';
+import { parseRunPayload, RUN_CHANNEL } from '../../src/services/runs/state';
 import { isTerminal } from '../../src/services/runs/lifecycle';
 import type { RunStatus } from '../../src/persistence/entities/run';
 import { workflowIdOf } from '../../src/temporal/workflow-start';
@@ -60,9 +60,10 @@ export class RunWatcher {
   async start(): Promise<void> {
     await this.client.connect();
     this.client.on('notification', (msg) => {
-      if (msg.channel === RUN_CHANNEL && msg.payload && this.waiting.has(msg.payload)) {
+      const runId = msg.channel === RUN_CHANNEL && msg.payload ? parseRunPayload(msg.payload).runId : undefined;
+      if (runId && this.waiting.has(runId)) {
         this.lastMove = Date.now();
-        this.mark(msg.payload);
+        this.mark(runId);
       }
     });
     await this.client.query(`LISTEN ${RUN_CHANNEL}`);

@@ -3,7 +3,10 @@ import Router from '@koa/router';
 import { KeyCache } from './http/key-cache';
 import Koa from 'koa';
 import type { Deps } from './deps';
-import { HttpError, methodNotAllowed, notFound } from '../errors';
+import { HttpError, methodNotAllowed, notFound, unauthorized } from '../errors';
+import { httpDuration, httpRequests } from '../observability/metrics';
+import { METRICS_CONTENT_TYPE, metricsAuthorized, metricsText } from '../observability/metrics-server';
+import { traceRequests } from '../observability/tracing';
 import { allRoutes, mount } from './http/route';
 import { isUnavailable } from '../persistence/unavailable';
 import './routes';
@@ -36,6 +39,7 @@ export function createApp(deps: Deps): Koa {
   }
   const app = new Koa({ proxy: true });
   const api = new Router({ prefix: '/api' });
+  app.use(traceRequests());
   app.use(async (ctx, next) => {
     const requestId = ctx.get('x-request-id') || randomUUID();
     ctx.set('x-request-id', requestId);
@@ -60,6 +64,10 @@ export function createApp(deps: Deps): Koa {
     }
     const ms = Number(process.hrtime.bigint() - started) / 1e6;
     deps.log.debug({ requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms }, 'request');
+    // By route template (bounded), never the raw path; requests no route matched share one label.
+    const labels = { method: ctx.method, route: ctx._matchedRoute?.toString() ?? 'unmatched', status: ctx.status };
+    httpRequests.inc(labels);
+    httpDuration.observe(labels, ms / 1000);
   });
 
   const root = new Router();
@@ -88,6 +96,13 @@ export function createApp(deps: Deps): Koa {
             .filter(([, v]) => v !== 'ok')
             .map(([k, v]) => ({ message: `${k}: ${v}` })),
         };
+  });
+  // Prometheus metrics of this process (docs/production.md#metrics): outside /api and the OpenAPI document.
+  root.get('/metrics', async (ctx) => {
+    if (!metricsAuthorized(ctx.get('authorization') || undefined, deps.config.metrics.token))
+      throw unauthorized('Authorization: Bearer <METRICS_TOKEN> is required');
+    ctx.type = METRICS_CONTENT_TYPE;
+    ctx.body = await metricsText();
   });
   app.use(root.routes());
 

@@ -9,15 +9,20 @@ import { connectClient } from '../temporal/connection';
 import { runUntilSignal } from '../process-lifecycle';
 import { createApp } from './app';
 import { RunUpdatesHub } from '../persistence/run-updates-hub';
+import { startProcessMetrics } from '../observability/metrics';
+import { startTracing } from '../observability/tracing';
 
 async function main() {
   const config = loadConfig();
   requireRuntime(config);
   const log = createLogger(config.logLevel, 'api');
+  // Before the Temporal client is made: its interceptors follow whether tracing is on.
+  const tracing = startTracing({ endpoint: config.otlpEndpoint, serviceName: 'tarmac-api' });
   const ds = await createDataSource(config.databaseUrl, {
     applicationName: 'tarmac-api',
     poolSize: config.databasePoolSize,
   }).initialize();
+  startProcessMetrics(ds);
   const temporal = await connectClient(config);
   const runUpdates = new RunUpdatesHub(config.databaseUrl, log);
   await runUpdates.start();
@@ -49,6 +54,7 @@ async function main() {
     });
     await temporal.connection.close();
     await ds.destroy();
+    await tracing?.shutdown();
   });
 }
 

@@ -1,4 +1,4 @@
-// One PostgreSQL connection per api process LISTENs on `run_updates` (payload: a run id) and wakes the
+// One PostgreSQL connection per api process LISTENs on `run_updates` (payload: a run id and a time) and wakes the
 // streams of that run in this process. Notifications only say "look again": streams always read the data
 // from the database, and re-check periodically too, so a lost notification (or a reconnect) costs latency,
 // never an event. The same connection LISTENs on `api_key_changes` (payload: a key's hash, in hex) for the
@@ -6,7 +6,8 @@
 // while it is not listening.
 import { Client } from 'pg';
 import type { Logger } from '../logger';
-import { RUN_CHANNEL } from '../services/runs/state';
+import { parseRunPayload, RUN_CHANNEL } from '../services/runs/state';
+import { notifyLag } from '../observability/metrics';
 
 /** Notified (by a trigger on `api_keys`) with the hex hash of a key deactivated or deleted. */
 export const API_KEY_CHANNEL = 'api_key_changes';
@@ -87,8 +88,11 @@ export class RunUpdatesHub {
   private async connect(): Promise<void> {
     const client = new Client({ connectionString: this.databaseUrl, application_name: 'tarmac-api-listen' });
     client.on('notification', (msg) => {
-      if (msg.channel === RUN_CHANNEL && msg.payload) this.wake(msg.payload);
-      else if (msg.channel === API_KEY_CHANNEL && msg.payload) this.keyListener?.changed(msg.payload);
+      if (msg.channel === RUN_CHANNEL && msg.payload) {
+        const { runId, sentAtMs } = parseRunPayload(msg.payload);
+        if (sentAtMs !== undefined) notifyLag.observe(Math.max(0, Date.now() - sentAtMs) / 1000);
+        this.wake(runId);
+      } else if (msg.channel === API_KEY_CHANNEL && msg.payload) this.keyListener?.changed(msg.payload);
     });
     client.on('error', (err) => this.lost(client, err));
     client.on('end', () => this.lost(client));

@@ -2,10 +2,11 @@ import { Client, Connection } from '@temporalio/client';
 import { Config, temporalAddress } from '../config';
 import type { Logger } from '../logger';
 import { SEARCH_ATTRIBUTES } from './search-attributes';
+import { clientTracingInterceptors } from '../observability/temporal-tracing';
 
 export async function connectClient(config: Config): Promise<Client> {
   const connection = await Connection.connect({ address: temporalAddress(config) });
-  return new Client({ connection, namespace: config.temporal.namespace });
+  return new Client({ connection, namespace: config.temporal.namespace, interceptors: clientTracingInterceptors() });
 }
 
 /**

@@ -3,6 +3,8 @@ import { DataSource, EntityManager } from 'typeorm';
 import type { WorkflowStart } from './contracts';
 import type { WakeUps } from '../persistence/run-updates-hub';
 import { startOptionsFor, WorkflowResource } from './workflow-start';
+import { jobsCreated } from '../observability/metrics';
+import { tagActiveSpan } from '../observability/tracing';
 
 /** An unreachable Temporal answers the client with 503 after this long instead of retrying for minutes. */
 const START_DEADLINE_MS = 5_000;
@@ -35,12 +37,15 @@ export async function insertAndStart<T>(
       }),
     );
   const { undo } = opts;
+  tagActiveSpan(opts.resource);
   if (!undo) {
-    return ds.transaction(async (em) => {
+    const row = await ds.transaction(async (em) => {
       const row = await opts.insert(em);
       await start();
       return row;
     });
+    jobsCreated.inc({ kind: opts.resource.kind });
+    return row;
   }
   const row = await ds.transaction((em) => opts.insert(em));
   try {
@@ -49,6 +54,7 @@ export async function insertAndStart<T>(
     await ds.transaction((em) => undo(em)).catch(() => undefined); // else the reconciler settles the row
     throw err;
   }
+  jobsCreated.inc({ kind: opts.resource.kind });
   return row;
 }
 

@@ -7,6 +7,8 @@ import type { Config } from '../config';
 import { createModelDriver } from '../drivers/model';
 import type { Logger } from '../logger';
 import type { Sandbox } from '../runtime/sandbox/sandbox';
+import { workerTracingOptions } from '../observability/temporal-tracing';
+import type { Tracing } from '../observability/tracing';
 import { SecretBox } from '../security/secret-box';
 
 /** Path of the workflows entry (compiled JS next to this file's tree). */
@@ -35,6 +37,8 @@ export async function createWorker(opts: {
   deps: ActivityDeps;
   workflowBundle?: WorkerOptions['workflowBundle'];
   shutdownGraceTime?: WorkerOptions['shutdownGraceTime'];
+  /** From startTracing: trace workflows and activities (a prebuilt bundle must include WORKFLOW_TRACING_MODULES). */
+  tracing?: Tracing;
 }): Promise<Worker> {
   return Worker.create({
     connection: opts.connection,
@@ -50,5 +54,6 @@ export async function createWorker(opts: {
     // A killed worker's cached workflows wait this long on its sticky queue before another worker takes
     // them over (Temporal's default is 10 s, which added that much to every recovery in the worker-kill drill).
     stickyQueueScheduleToStartTimeout: '3 seconds',
+    ...workerTracingOptions(opts.tracing),
   });
 }

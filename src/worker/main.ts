@@ -8,15 +8,26 @@ import { ensureSchedule, SCHEDULES } from '../temporal/schedules';
 import { Sandbox } from '../runtime/sandbox/sandbox';
 import { setSpawnMode } from '../runtime/process/spawn';
 import { activityDepsFor, createWorker } from './create-worker';
+import { startProcessMetrics } from '../observability/metrics';
+import { forwardedMetrics, freeLoopbackAddress, startMetricsServer } from '../observability/metrics-server';
+import { startTracing } from '../observability/tracing';
 
 async function main() {
   const config = loadConfig();
   requireRuntime(config);
   const log = createLogger(config.logLevel, 'worker');
+  const tracing = startTracing({ endpoint: config.otlpEndpoint, serviceName: 'tarmac-worker' });
+  // With WORKER_METRICS_PORT, the SDK's core exports its worker metrics (task slots, poll latencies, ...) in
+  // Prometheus format on its own loopback address, which our /metrics forwards on each scrape.
+  const metricsOn = config.metrics.workerPort !== undefined;
+  const sdkMetrics = metricsOn ? (config.metrics.temporalAddress ?? (await freeLoopbackAddress())) : undefined;
   // The SDK's own logger would print webpack bundle stats at INFO on every start.
   Runtime.install({
     logger: new DefaultLogger('WARN'),
-    telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'WARN' }) } },
+    telemetryOptions: {
+      logging: { filter: makeTelemetryFilterString({ core: 'WARN' }) },
+      ...(sdkMetrics ? { metrics: { prometheus: { bindAddress: sdkMetrics } } } : {}),
+    },
   });
 
   const client = await connectClient(config);
@@ -26,6 +37,17 @@ async function main() {
     applicationName: 'tarmac-worker',
     poolSize: config.databasePoolSize,
   }).initialize();
+  startProcessMetrics(ds);
+  const metricsServer =
+    config.metrics.workerPort === undefined
+      ? undefined
+      : await startMetricsServer({
+          port: config.metrics.workerPort,
+          host: config.host,
+          token: config.metrics.token,
+          extra: sdkMetrics ? forwardedMetrics(sdkMetrics) : undefined,
+          log,
+        });
   // Before polling: a worker that cannot isolate user code must not take any (SANDBOX, docs/security.md).
   setSpawnMode(config.sandbox.spawner === 'inline' ? 'inline' : 'spawner');
   const sandbox = await Sandbox.open(config.sandbox, { log, apiBaseUrl: config.runProcess.apiBaseUrl });
@@ -36,6 +58,7 @@ async function main() {
     taskQueue: config.temporal.taskQueue,
     deps: activityDepsFor(config, { ds, temporal: client, log, sandbox }),
     shutdownGraceTime: config.shutdownGraceMs,
+    tracing,
   });
   // Names and URLs only: keys never reach the log.
   const providers = Object.entries(config.models.providers).map(([name, p]) => `${name}=${p.baseUrl}`);
@@ -50,6 +73,8 @@ async function main() {
   await connection.close();
   await client.connection.close();
   await ds.destroy();
+  metricsServer?.close();
+  await tracing?.shutdown();
   log.info('worker stopped');
 }
 

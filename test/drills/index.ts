@@ -6,6 +6,7 @@ import { badInputDrill } from './bad-input';
 import type { DrillReport } from './kit';
 import { hostileTenantDrill } from './hostile-tenant';
 import { pgOutageDrill } from './pg-outage';
+import { scaleOutDrill } from './scale-out';
 import { temporalRestartDrill } from './temporal-restart';
 import { workerKillDrill } from './worker-kill';
 
@@ -57,6 +58,12 @@ export const DRILLS: Drill[] = [
     summary:
       'The same attacks on a worker started as a non-root user with the capabilities of docs/security.md: 0 escapes',
     full: () => hostileTenantDrill({ victims: 5, asUser: 'tarmac-worker' }),
+  },
+  {
+    name: 'scale-out',
+    summary:
+      '2 apis + 2 workers on one PostgreSQL, Temporal and S3: 500 runs while a worker is SIGKILLed, SSE on api A of events posted through B while A is SIGKILLed, assets across apis, throughput 1+1 vs 2+2',
+    full: () => scaleOutDrill({ runs: 500, throughputRuns: 100, streams: 50, streamRuns: 10, events: 30 }),
   },
   {
     name: 'bad-input',

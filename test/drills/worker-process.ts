@@ -1,7 +1,8 @@
 // A worker process for drills that kill it: workflows and activities, configured by the environment like
 // `npm run worker` (src/worker/main.ts), with the same createWorker. Two differences, both for speed and
 // isolation: the workflow code comes from a prebuilt bundle (argv[2]) instead of being bundled at start,
-// and it does not create the reconciler schedule. Prints "ready" once it polls.
+// and it does not create the reconciler schedule. Prints "ready" once it polls. Traces and metrics as the worker's
+// (OTEL_EXPORTER_OTLP_ENDPOINT: the bundle must include WORKFLOW_TRACING_MODULES; WORKER_METRICS_PORT).
 import { DefaultLogger, makeTelemetryFilterString, NativeConnection, Runtime } from '@temporalio/worker';
 import { loadConfig, requireRuntime, temporalAddress } from '../../src/config';
 import { createLogger } from '../../src/logger';
@@ -9,6 +10,9 @@ import { createDataSource } from '../../src/persistence/data-source';
 import { connectClient } from '../../src/temporal/connection';
 import { Sandbox } from '../../src/runtime/sandbox/sandbox';
 import { activityDepsFor, createWorker } from '../../src/worker/create-worker';
+import { startProcessMetrics } from '../../src/observability/metrics';
+import { forwardedMetrics, freeLoopbackAddress, startMetricsServer } from '../../src/observability/metrics-server';
+import { startTracing } from '../../src/observability/tracing';
 
 async function main() {
   const bundlePath = process.argv[2];
@@ -16,15 +20,31 @@ async function main() {
   const config = loadConfig();
   requireRuntime(config);
   const log = createLogger(config.logLevel, 'drill-worker');
+  const tracing = startTracing({ endpoint: config.otlpEndpoint, serviceName: 'tarmac-worker' });
+  const sdkMetrics = config.metrics.workerPort === undefined ? undefined : await freeLoopbackAddress();
   Runtime.install({
     logger: new DefaultLogger('ERROR'),
-    telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'ERROR' }) } },
+    telemetryOptions: {
+      logging: { filter: makeTelemetryFilterString({ core: 'ERROR' }) },
+      ...(sdkMetrics ? { metrics: { prometheus: { bindAddress: sdkMetrics } } } : {}),
+    },
   });
   const client = await connectClient(config);
   const ds = await createDataSource(config.databaseUrl, {
     poolSize: config.databasePoolSize,
     applicationName: 'tarmac-drill-worker',
   }).initialize();
+  startProcessMetrics(ds);
+  const metricsServer =
+    config.metrics.workerPort === undefined
+      ? undefined
+      : await startMetricsServer({
+          port: config.metrics.workerPort,
+          host: '127.0.0.1',
+          token: config.metrics.token,
+          extra: sdkMetrics ? forwardedMetrics(sdkMetrics) : undefined,
+          log,
+        });
   const sandbox = await Sandbox.open(config.sandbox, { log, apiBaseUrl: config.runProcess.apiBaseUrl });
   const connection = await NativeConnection.connect({ address: temporalAddress(config) });
   const worker = await createWorker({
@@ -34,6 +54,7 @@ async function main() {
     deps: activityDepsFor(config, { ds, temporal: client, log, sandbox }),
     workflowBundle: { codePath: bundlePath },
     shutdownGraceTime: config.shutdownGraceMs,
+    tracing,
   });
   const running = worker.run();
   console.log('ready');
@@ -42,6 +63,8 @@ async function main() {
   await connection.close();
   await client.connection.close();
   await ds.destroy();
+  metricsServer?.close();
+  await tracing?.shutdown();
 }
 
 main().catch((err) => {

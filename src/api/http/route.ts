@@ -8,6 +8,7 @@ import type { Deps } from '../deps';
 import { JsonSchema, validatorFor, withTextRule } from '../schemas/registry';
 import type { Caller } from '../../services/caller';
 import { authenticate, extractKey } from './auth';
+import { setSpanAttributes } from '../../observability/tracing';
 import { badRequest, forbidden, HttpError, payloadTooLarge, validationError } from '../../errors';
 import { guardInput } from './input-guard';
 import { MAX_PAGE, PageRequest } from '../../persistence/pagination';
@@ -151,6 +152,7 @@ export function mount(router: Router, spec: RouteSpec, deps: Deps): void {
     if (spec.auth !== 'none') {
       const key = extractKey(ctx.get('authorization') || undefined, ctx.query.api_key, spec.auth === 'apiKeyOrQuery');
       caller = await authenticate(deps.ds, key, deps.keyCache);
+      setSpanAttributes({ 'tarmac.organization_id': caller.organizationId });
       if (caller.runId && !spec.runScoped)
         throw forbidden(
           "A run's credential can only post and read that run's events, chat, and query or search knowledge bases and retrievers",

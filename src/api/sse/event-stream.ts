@@ -11,6 +11,7 @@ import type { Deps } from '../deps';
 import { badRequest } from '../../errors';
 import type { ResponseSpec } from '../http/route';
 import type { JsonSchema } from '../schemas/registry';
+import { sseConnections, sseConnectionsOpened } from '../../observability/metrics';
 
 /**
  * The response of an event stream. OpenAPI 3.1 (and schemathesis) read the `schema` of `text/event-stream` as
@@ -96,10 +97,13 @@ export function streamRunEvents(
     end: () => {
       if (closed) return;
       closed = true;
+      sseConnections.dec();
       detach();
       out.end();
     },
   };
+  sseConnections.inc();
+  sseConnectionsOpened.inc();
   out.on('close', stream.end);
   out.on('error', stream.end);
 

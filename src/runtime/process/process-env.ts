@@ -25,6 +25,8 @@ export function processEnvironment(input: {
   runApiKey?: string;
   /** The organization's default bucket: GT_CLOUD_BUCKET_ID (griptape's file manager driver) unless `vars` set it. */
   bucketId?: string;
+  /** W3C trace context of the run's activity span: the program's own spans join the run's trace. */
+  traceparent?: string;
 }): Record<string, string> {
   const env: Record<string, string> = {
     // The interpreter's directory first, so `python`/`pip` of the deployment's venv (or `node`) are found.
@@ -41,5 +43,6 @@ export function processEnvironment(input: {
   if (input.runApiKey !== undefined && !hasVar(input.vars, 'GT_CLOUD_API_KEY')) env.GT_CLOUD_API_KEY = input.runApiKey;
   if (input.bucketId !== undefined && !hasVar(input.vars, 'GT_CLOUD_BUCKET_ID'))
     env.GT_CLOUD_BUCKET_ID = input.bucketId;
+  if (input.traceparent !== undefined && !hasVar(input.vars, 'TRACEPARENT')) env.TRACEPARENT = input.traceparent;
   return env;
 }

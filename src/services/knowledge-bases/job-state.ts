@@ -1,6 +1,7 @@
 // The only writer of knowledge base job statuses: a guarded UPDATE that only moves forward and never leaves a
 // terminal state (QUEUED → RUNNING → SUCCEEDED | FAILED | CANCELLED), so a retried activity is harmless.
 import type { DataSource, EntityManager } from 'typeorm';
+import { recordStatus } from '../../observability/metrics';
 import type { JobError, KnowledgeBaseJobStatus } from '../../persistence/entities/knowledge-base';
 
 export const OPEN_JOB_STATUSES: KnowledgeBaseJobStatus[] = ['QUEUED', 'RUNNING'];
@@ -46,5 +47,6 @@ export async function transitionJob(
       ],
     )
     .then((r: [unknown[], number]) => r[0]);
+  if (rows.length) recordStatus('knowledge-base-job', to);
   return rows.length > 0;
 }

@@ -14,6 +14,7 @@ import { functionShim, Shim, toolShim } from '../../runtime/shims';
 import type { SecretBox } from '../../security/secret-box';
 import { createApiKey } from '../accounts';
 import { isUuid } from '../../ids';
+import { currentTraceparent } from '../../observability/tracing';
 
 export class RunSetupError extends Error {
   constructor(
@@ -197,6 +198,7 @@ export async function prepareExecution(
       runId: run.run_id,
       runApiKey,
       bucketId: organization.default_bucket_id,
+      traceparent: currentTraceparent(),
     }),
     home,
   };

@@ -7,9 +7,22 @@ import type { EntityManager } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { DeploymentStatus } from '../../persistence/entities/deployment';
 import { Run, RunEvent, RunStatus } from '../../persistence/entities/run';
+import { recordRun, recordStatus } from '../../observability/metrics';
 
-/** NOTIFY channel; payload is the run id. Sent on every event, log batch and status change of a run. */
+/**
+ * NOTIFY channel; payload `<run id> <epoch seconds of the writer's transaction start>` (runIdOfPayload). Sent on
+ * every event, log batch and status change of a run. The time (the NOTIFY lag metric) is the transaction's, so
+ * the notifications of one run in one transaction are still folded into one by PostgreSQL.
+ */
 export const RUN_CHANNEL = 'run_updates';
+const NOTIFY_RUN = `SELECT pg_notify($1, $2 || ' ' || extract(epoch FROM now())::text)`;
+
+/** The run id and the sending transaction's start (epoch ms, if present) of a `run_updates` payload. */
+export function parseRunPayload(payload: string): { runId: string; sentAtMs?: number } {
+  const [runId, at] = payload.split(' ');
+  const seconds = Number(at);
+  return at && Number.isFinite(seconds) ? { runId, sentAtMs: seconds * 1000 } : { runId };
+}
 
 const RUN_FROM: Record<RunStatus, RunStatus[]> = {
   QUEUED: [],
@@ -61,8 +74,10 @@ export async function transitionRun(
 ): Promise<Run | undefined> {
   if (!(await guardedTransition(em, { table: 'runs', idColumn: 'run_id', id: runId }, to, RUN_FROM[to], changes)))
     return undefined;
-  await em.query(`SELECT pg_notify($1, $2)`, [RUN_CHANNEL, runId]);
-  return em.getRepository(Run).findOneByOrFail({ run_id: runId });
+  await em.query(NOTIFY_RUN, [RUN_CHANNEL, runId]);
+  const run = await em.getRepository(Run).findOneByOrFail({ run_id: runId });
+  recordRun(run, changes.started_at !== undefined);
+  return run;
 }
 
 export interface NewEvent {
@@ -95,7 +110,7 @@ export async function appendEvents(em: EntityManager, runId: string, events: New
     created_at: now,
   }));
   await em.getRepository(RunEvent).insert(rows as QueryDeepPartialEntity<RunEvent>[]);
-  await em.query(`SELECT pg_notify($1, $2)`, [RUN_CHANNEL, runId]);
+  await em.query(NOTIFY_RUN, [RUN_CHANNEL, runId]);
   return rows;
 }
 
@@ -118,7 +133,7 @@ export async function appendLogs(em: EntityManager, runId: string, lines: LogLin
      SELECT $1, $2::bigint + ord - 1, s, l FROM unnest($3::text[], $4::text[]) WITH ORDINALITY AS t(s, l, ord)`,
     [runId, first, lines.map((l) => l.stream), lines.map((l) => l.line)],
   );
-  await em.query(`SELECT pg_notify($1, $2)`, [RUN_CHANNEL, runId]);
+  await em.query(NOTIFY_RUN, [RUN_CHANNEL, runId]);
 }
 
 const DEPLOYMENT_FROM: Record<DeploymentStatus, DeploymentStatus[]> = {
@@ -136,11 +151,8 @@ export async function transitionDeployment(
   to: DeploymentStatus,
   changes: { status_detail?: unknown; build_path?: string; code_source?: unknown; completed_at?: Date } = {},
 ): Promise<boolean> {
-  return guardedTransition(
-    em,
-    { table: 'deployments', idColumn: 'deployment_id', id: deploymentId },
-    to,
-    DEPLOYMENT_FROM[to],
-    changes,
-  );
+  const target = { table: 'deployments', idColumn: 'deployment_id', id: deploymentId } as const;
+  const moved = await guardedTransition(em, target, to, DEPLOYMENT_FROM[to], changes);
+  if (moved) recordStatus('deployment', to);
+  return moved;
 }

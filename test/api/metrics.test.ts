@@ -1,0 +1,87 @@
+// GET /metrics of the api: Prometheus text from this process's registry, requests counted by route template,
+// and METRICS_TOKEN enforced when set.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { expect } from 'chai';
+import { createApp } from '../../src/api/app';
+import { FsBlobStore } from '../../src/blobs/fs-blob-store';
+import { createLogger } from '../../src/logger';
+import { as } from '../support/client';
+import { getStack, newTenant } from '../support/stack';
+
+/** The value of one series in Prometheus text, 0 when absent. */
+function sample(text: string, name: string, labels: Record<string, string>): number {
+  const want = Object.entries(labels).map(([k, v]) => `${k}="${v}"`);
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(`${name}{`)) continue;
+    const inside = line.slice(name.length + 1, line.indexOf('}'));
+    const have = inside.split(',');
+    if (want.every((w) => have.includes(w)) && have.length === want.length) return Number(line.split(' ').pop());
+  }
+  return 0;
+}
+
+describe('GET /metrics', () => {
+  it('answers Prometheus text in which a request to a route is counted under its template', async () => {
+    const t = await newTenant('metrics');
+    const scrape = async () => {
+      const res = await fetch(`${getStack().baseUrl}/metrics`);
+      expect(res.status).to.equal(200);
+      expect(res.headers.get('content-type')).to.match(/^text\/plain; version=0\.0\.4/);
+      return res.text();
+    };
+    const series = { method: 'GET', route: '/api/structures/:structure_id', status: '404' };
+    const before = sample(await scrape(), 'tarmac_http_requests_total', series);
+    const missing = await as(t.key).get(`/api/structures/${'0'.repeat(8)}-0000-4000-8000-${'0'.repeat(12)}`);
+    expect(missing.status).to.equal(404);
+    const text = await scrape();
+    expect(sample(text, 'tarmac_http_requests_total', series)).to.equal(before + 1);
+    // The raw path never becomes a label; the latency histogram has the same labels.
+    expect(text).not.to.include('route="/api/structures/00000000');
+    expect(sample(text, 'tarmac_http_request_duration_seconds_count', series)).to.equal(before + 1);
+    expect(text).to.include('# TYPE tarmac_sse_connections gauge');
+    expect(text).to.include('# TYPE tarmac_jobs_created_total counter');
+    // Not an API operation: not in the OpenAPI document.
+    const doc = (await as(undefined).get('/api/openapi.json')).body;
+    expect(Object.keys(doc.paths).some((p) => p.includes('metrics'))).to.equal(false);
+  });
+
+  describe('with METRICS_TOKEN', () => {
+    let server: http.Server;
+    let baseUrl: string;
+    before(async () => {
+      const s = getStack();
+      const app = createApp({
+        config: { ...s.config, metrics: { ...s.config.metrics, token: 'scrape-secret' } },
+        ds: s.ds,
+        temporal: s.env.client,
+        blobs: new FsBlobStore(s.config.blobDir),
+        box: s.box,
+        log: createLogger('silent', 'test-metrics-api'),
+      });
+      server = http.createServer(app.callback());
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    });
+    after(async () => {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    });
+
+    it('refuses a scrape without the token or with another one, and answers one with it', async () => {
+      const refused: Array<Record<string, string>> = [
+        {},
+        { authorization: 'Bearer wrong' },
+        { authorization: 'scrape-secret' },
+      ];
+      for (const headers of refused) {
+        const res = await fetch(`${baseUrl}/metrics`, { headers });
+        expect(res.status).to.equal(401);
+        expect(((await res.json()) as { type: string }).type).to.equal('UnauthorizedError');
+      }
+      const res = await fetch(`${baseUrl}/metrics`, { headers: { authorization: 'Bearer scrape-secret' } });
+      expect(res.status).to.equal(200);
+      expect(await res.text()).to.include('# TYPE tarmac_http_requests_total counter');
+    });
+  });
+});
