@@ -6,7 +6,7 @@ import { createDataSource } from '../persistence/data-source';
 import { connectClient, ensureSearchAttributes } from '../temporal/connection';
 import { ensureSchedule, SCHEDULES } from '../temporal/schedules';
 import { Sandbox } from '../runtime/sandbox/sandbox';
-import { setSpawnMode } from '../runtime/process/spawn';
+import { setSpawnMode, stopSpawner } from '../runtime/process/spawn';
 import { activityDepsFor, createWorker } from './create-worker';
 import { startProcessMetrics } from '../observability/metrics';
 import { forwardedMetrics, freeLoopbackAddress, startMetricsServer } from '../observability/metrics-server';
@@ -69,6 +69,7 @@ async function main() {
   log.info({ taskQueue: config.temporal.taskQueue, address: temporalAddress(config) }, 'worker polling');
   // Worker.run() installs its own SIGINT/SIGTERM handling: it stops polling and drains in-flight tasks.
   await worker.run();
+  await stopSpawner();
   await sandbox.close();
   await connection.close();
   await client.connection.close();

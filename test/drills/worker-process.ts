@@ -3,6 +3,7 @@
 // isolation: the workflow code comes from a prebuilt bundle (argv[2]) instead of being bundled at start,
 // and it does not create the reconciler schedule. Prints "ready" once it polls. Traces and metrics as the worker's
 // (OTEL_EXPORTER_OTLP_ENDPOINT: the bundle must include WORKFLOW_TRACING_MODULES; WORKER_METRICS_PORT).
+import { stopSpawner } from '../../src/runtime/process/spawn';
 import { DefaultLogger, makeTelemetryFilterString, NativeConnection, Runtime } from '@temporalio/worker';
 import { loadConfig, requireRuntime, temporalAddress } from '../../src/config';
 import { createLogger } from '../../src/logger';
@@ -59,6 +60,7 @@ async function main() {
   const running = worker.run();
   console.log('ready');
   await running;
+  await stopSpawner();
   await sandbox.close();
   await connection.close();
   await client.connection.close();

@@ -39,6 +39,7 @@ import { createDataSource, migrate } from '../../src/persistence/data-source';
 import type { SecretBox } from '../../src/security/secret-box';
 import { temporalCli, temporalTestServer } from '../../src/temporal/binaries';
 import { SEARCH_ATTRIBUTES } from '../../src/temporal/search-attributes';
+import { stopSpawner } from '../../src/runtime/process/spawn';
 import { Sandbox } from '../../src/runtime/sandbox/sandbox';
 import { activityDepsFor, createWorker, WORKFLOWS_PATH } from '../../src/worker/create-worker';
 import { bootstrapOrganization } from '../../src/services/accounts';
@@ -190,6 +191,7 @@ export async function startStack(opts: { env?: Record<string, string>; inProcess
   const log = createLogger(config.logLevel, 'test-worker');
   const sandbox = await Sandbox.open(config.sandbox, { log, apiBaseUrl: config.runProcess.apiBaseUrl });
   stops.unshift(() => sandbox.close());
+  stops.unshift(() => stopSpawner()); // after the worker, which is stopped first
   const activityDeps: ActivityDeps = activityDepsFor(config, { ds, temporal: env.client, log, sandbox });
   const { box } = activityDeps;
   if (opts.inProcess !== false) {

@@ -122,6 +122,13 @@ class SpawnerClient {
     this.child.once('exit', () => this.lost());
   }
 
+  async stop(): Promise<void> {
+    if (this.gone) return;
+    const exited = new Promise<void>((resolve) => this.child.once('exit', () => resolve()));
+    this.child.disconnect();
+    await exited;
+  }
+
   spawn(req: SpawnRequest): Promise<Spawned> {
     if (this.gone) return Promise.reject(new Error('the spawner process is gone'));
     const id = this.nextId++;
@@ -204,6 +211,17 @@ class SpawnerClient {
 }
 
 let client: SpawnerClient | undefined;
+
+/**
+ * Ends the spawner (it kills the process groups it started, then exits) and waits for it. A worker process
+ * need not call it (its exit closes the channel); a process that goes on after its worker (the test stack, a
+ * drill) does.
+ */
+export async function stopSpawner(): Promise<void> {
+  const c = client;
+  client = undefined;
+  await c?.stop();
+}
 
 function spawnerProcess(): SpawnerClient {
   if (!client || client.gone) client = new SpawnerClient();
