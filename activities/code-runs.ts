@@ -9,7 +9,14 @@ import { signalGroup } from '../src/runtime/process/user-process';
 import { superviseUserProcess, SupervisedOutcome } from '../src/runtime/process/supervise';
 import { functionEnding } from '../src/services/runs/function-result';
 import { prepareExecution, RUN_HOME_PREFIX, RunSetupError } from '../src/services/runs/execution';
-import { finishRun, isTerminal, markRunning, markStarting, RunEnding } from '../src/services/runs/lifecycle';
+import {
+  claimExecution,
+  finishRun,
+  isTerminal,
+  markRunning,
+  markStarting,
+  RunEnding,
+} from '../src/services/runs/lifecycle';
 import { appendLogs } from '../src/services/runs/state';
 
 /** What a process activity records in its heartbeats: enough for a retry to find what it left behind. */
@@ -98,7 +105,8 @@ export function createCodeRunActivities(deps: ActivityDeps) {
      *
      * Retries: a retry that finds the run RUNNING means an earlier attempt's process was started and its
      * worker was lost. The run then ends ERROR rather than running the user's code a second time (it may
-     * have side effects); a retry that finds it STARTING (nothing was started) simply starts it.
+     * have side effects). So does a retry that finds it STARTING but claimed by an earlier attempt (claimed
+     * just before the spawn: that attempt may still be starting it); only an unclaimed run is started.
      */
     async executeCodeRun(input: { runId: string }): Promise<RunEnding> {
       const ctx = Context.current();
@@ -126,6 +134,15 @@ export function createCodeRunActivities(deps: ActivityDeps) {
       const identity = sandbox.enabled ? await sandbox.identity(sandbox.gidOf(prepared.sandboxIndex)) : undefined;
       try {
         if (identity && prepared.resultFile) await fs.promises.chown(prepared.resultFile, identity.uid, identity.gid);
+        // The fence, just before the spawn: an earlier attempt presumed lost (a missed heartbeat) may still be
+        // starting the process.
+        if (!(await claimExecution(ds, run.run_id, ctx.info.attempt))) {
+          return {
+            status: 'ERROR',
+            reason: 'WorkerLost',
+            error: 'The worker running this run stopped responding while starting it; the run was not restarted',
+          };
+        }
         const outcome = await superviseUserProcess({
           command: prepared.command,
           env: prepared.env,

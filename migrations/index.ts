@@ -12,6 +12,7 @@ import { KnowledgeBaseRetrieval1764800000000 } from './1764800000000-knowledge-b
 import { DataConnectors1764820000000 } from './1764820000000-data-connectors';
 import { Integrations1764840000000 } from './1764840000000-integrations';
 import { ApiKeyNotify1764900000000 } from './1764900000000-api-key-notify';
+import { RunExecutionClaim1764920000000 } from './1764920000000-run-execution-claim';
 import { ConnectionsBilling1764850000000 } from './1764850000000-connections-billing';
 
 /** Every migration, in order; the data source runs these (never `synchronize`). */
@@ -31,4 +32,5 @@ export const migrations = [
   Integrations1764840000000,
   ConnectionsBilling1764850000000,
   ApiKeyNotify1764900000000,
+  RunExecutionClaim1764920000000,
 ];

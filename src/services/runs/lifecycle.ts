@@ -55,6 +55,21 @@ async function markStartingOnce(ds: DataSource, runId: string): Promise<RunStatu
 }
 
 /**
+ * Claims the execution of a STARTING run for `attempt` of the execute activity, before its process is
+ * spawned. False when another attempt claimed it first: that attempt may have started (or be starting) the
+ * user's code, which must not run twice. Repeatable by the same attempt.
+ */
+export async function claimExecution(ds: DataSource, runId: string, attempt: number): Promise<boolean> {
+  const rows: Array<{ execution_attempt: number }> = await ds.query(
+    `UPDATE runs SET execution_attempt = $2
+      WHERE run_id = $1 AND status = 'STARTING' AND (execution_attempt IS NULL OR execution_attempt = $2)
+      RETURNING execution_attempt`,
+    [runId, attempt],
+  );
+  return rows.length === 1;
+}
+
+/**
  * → RUNNING once the process has started; false when the run already ended (then stop the process).
  * Repeatable: a retry after a commit whose answer was lost finds the run RUNNING since this `startedAt`.
  */
