@@ -47,9 +47,9 @@ const configInput = {
         connection_string: {
           type: 'string',
           maxLength: 2000,
-          // No password (it goes in `password`), a host name or address, only the sslmode parameter.
+          // No password (it goes in `password`), a host name or address, a port 1-65535, only the sslmode parameter.
           pattern:
-            '^postgres(ql)?://([A-Za-z0-9._~-]+@)?[A-Za-z0-9._-]+(:[0-9]{1,5})?(/[A-Za-z0-9._~-]*)?(\\?sslmode=(disable|prefer|require|verify-ca|verify-full|no-verify))?$',
+            '^postgres(ql)?://([A-Za-z0-9._~-]+@)?[A-Za-z0-9._-]+(:(6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3}))?(/[A-Za-z0-9._~-]*)?(\\?sslmode=(disable|prefer|require|verify-ca|verify-full|no-verify))?$',
           description:
             'postgres://user@host:port/database[?sslmode=...]: no password in it (give it in `password`), no other parameter; the database needs pgvector.',
         },
