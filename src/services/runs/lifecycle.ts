@@ -60,13 +60,14 @@ async function markStartingOnce(ds: DataSource, runId: string): Promise<RunStatu
  * user's code, which must not run twice. Repeatable by the same attempt.
  */
 export async function claimExecution(ds: DataSource, runId: string, attempt: number): Promise<boolean> {
-  const rows: Array<{ execution_attempt: number }> = await ds.query(
+  // TypeORM answers an UPDATE as [rows, count].
+  const [rows]: [Array<{ execution_attempt: number }>, number] = await ds.query(
     `UPDATE runs SET execution_attempt = $2
       WHERE run_id = $1 AND status = 'STARTING' AND (execution_attempt IS NULL OR execution_attempt = $2)
       RETURNING execution_attempt`,
     [runId, attempt],
   );
-  return rows.length === 1;
+  return rows.length > 0;
 }
 
 /**
