@@ -177,6 +177,12 @@ describe('pg_vector knowledge bases (an outside PostgreSQL)', function () {
     expect(failed.status).to.equal('FAILED');
     expect(failed.status_detail.reason).to.equal('OutsideDatabaseError');
     expect(failed.status_detail.message).to.include('could not be reached').and.include('password');
+    // Its query and search answer 409 naming the database: the user's to fix, not an outage of ours.
+    for (const op of ['query', 'search']) {
+      const refusedQuery = await api.post(`/api/knowledge-bases/${wrong.body.knowledge_base_id}/${op}`, { query: 'x' });
+      expect(refusedQuery.status, refusedQuery.text).to.equal(409);
+      expect(refusedQuery.body.errors[0].message).to.include('own database');
+    }
 
     // A database whose owner may not create the vector extension (it is not a trusted extension).
     const role = `kb_plain_${randomUUID().slice(0, 8)}`;

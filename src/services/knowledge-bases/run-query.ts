@@ -6,7 +6,7 @@ import { WorkflowFailedError, type Client } from '@temporalio/client';
 import type { DataSource } from 'typeorm';
 import type { Caller } from '../caller';
 import type { Config } from '../../config';
-import { notFound, serviceUnavailable } from '../../errors';
+import { conflict, notFound, serviceUnavailable } from '../../errors';
 import { KnowledgeBaseQuery } from '../../persistence/entities/knowledge-base';
 import {
   workflowStart,
@@ -23,7 +23,8 @@ const QUERY_TIMEOUT_MS = 60_000;
 
 /**
  * Starts a short retrieval workflow (query, search, retriever query) and waits for it (bounded). A workflow
- * that failed (the provider refused or could not be reached) is a 503 naming the cause.
+ * that failed (the provider refused or could not be reached) is a 503 naming the cause; a pg_vector knowledge
+ * base whose outside database failed is a 409 naming it.
  */
 export async function awaitRetrieval(
   deps: { temporal: Client; config: Config },
@@ -38,6 +39,9 @@ export async function awaitRetrieval(
   } catch (err) {
     if (err instanceof WorkflowFailedError) {
       const cause = (err.cause as { cause?: Error })?.cause ?? err.cause;
+      // A pg_vector knowledge base whose own database fails: the user's to fix, not an outage of ours.
+      if ((cause as { type?: string } | undefined)?.type === 'OutsideDatabaseError')
+        throw conflict(`The knowledge base's own database cannot serve it: ${cause!.message}`);
       throw serviceUnavailable(
         `The ${opts.resource.kind.replace(/-/g, ' ')} could not be answered: ${cause?.message ?? err.message}`,
       );
