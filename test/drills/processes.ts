@@ -144,6 +144,8 @@ export function processEnv(overrides: Record<string, string | undefined>): NodeJ
     HOST: '127.0.0.1',
     LOG_LEVEL: config.logLevel,
     SHUTDOWN_GRACE_MS: '2000',
+    // As the stack's own worker: data connectors may fetch the tests' local sites.
+    DATA_CONNECTOR_ALLOW_CIDRS: config.dataConnectors.allowCidrs.join(','),
     ...overrides,
   });
 }
