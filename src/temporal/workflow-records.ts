@@ -1,8 +1,8 @@
-import type { Client } from '@temporalio/client';
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { DataSource, EntityManager } from 'typeorm';
-import type { WorkflowStart } from './contracts';
+import { cancelRunSignal, type WorkflowStart } from './contracts';
 import type { WakeUps } from '../persistence/run-updates-hub';
-import { startOptionsFor, WorkflowResource } from './workflow-start';
+import { startOptionsFor, workflowIdOf, type ResourceKind, WorkflowResource } from './workflow-start';
 import { jobsCreated } from '../observability/metrics';
 import { tagActiveSpan } from '../observability/tracing';
 
@@ -120,4 +120,21 @@ export async function startAndWait<R>(
     }),
   );
   return (await handle.result()) as R;
+}
+
+/**
+ * Sends `cancel` (with who asked) to the workflow of a resource; a workflow that is gone already is not an
+ * error (the reconciler settles its row).
+ */
+export async function signalCancel(
+  temporal: Client,
+  kind: ResourceKind,
+  id: string,
+  requestedBy: string,
+): Promise<void> {
+  try {
+    await temporal.workflow.getHandle(workflowIdOf(kind, id)).signal(cancelRunSignal, { requestedBy });
+  } catch (err) {
+    if (!(err instanceof WorkflowNotFoundError)) throw err;
+  }
 }

@@ -2,7 +2,7 @@
 // `knowledge-base-job-<uuid>` in one step, at most one open job per knowledge base), list, get, cancel (the
 // workflow's `cancel` signal and a bounded wait for the recorded end). The api never writes a job's status.
 import { randomUUID } from 'node:crypto';
-import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import { In, type DataSource } from 'typeorm';
 import type { Caller } from '../caller';
 import type { Config } from '../../config';
@@ -10,9 +10,8 @@ import { conflict } from '../../errors';
 import type { PageRequest } from '../../persistence/pagination';
 import { KnowledgeBase, KnowledgeBaseJob, KnowledgeBaseJobStatus } from '../../persistence/entities/knowledge-base';
 import { findInOrg, pageInOrg } from '../../persistence/scoped';
-import { cancelRunSignal, workflowStart } from '../../temporal/contracts';
-import { insertAndStart, waitFor } from '../../temporal/workflow-records';
-import { workflowIdOf } from '../../temporal/workflow-start';
+import { workflowStart } from '../../temporal/contracts';
+import { insertAndStart, signalCancel as signalResourceCancel, waitFor } from '../../temporal/workflow-records';
 import { isTerminalJob, OPEN_JOB_STATUSES } from './job-state';
 
 const CANCEL_WAIT_MS = 10_000;
@@ -96,15 +95,8 @@ export async function createJob(deps: JobDeps, caller: Caller, knowledgeBaseId: 
   });
 }
 
-async function signalCancel(temporal: Client, jobId: string, requestedBy: string): Promise<void> {
-  try {
-    await temporal.workflow
-      .getHandle(workflowIdOf('knowledge-base-job', jobId))
-      .signal(cancelRunSignal, { requestedBy });
-  } catch (err) {
-    if (!(err instanceof WorkflowNotFoundError)) throw err;
-  }
-}
+const signalCancel = (temporal: Client, jobId: string, requestedBy: string) =>
+  signalResourceCancel(temporal, 'knowledge-base-job', jobId, requestedBy);
 
 /** Cancels the job and answers once its workflow recorded the end (bounded). Already CANCELLED: as is; ended otherwise: 409. */
 export async function cancelJob(deps: JobDeps, caller: Caller, id: string): Promise<KnowledgeBaseJob> {

@@ -1,14 +1,12 @@
 // Cancelling runs of any kind: the api sends the workflow's `cancel` signal (with who asked) and waits,
 // bounded, for the workflow to record the end. The api never writes a run's status itself.
-import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import type { DataSource } from 'typeorm';
 import type { Caller } from '../caller';
 import { conflict } from '../../errors';
 import { Run, RunKind, RunStatus } from '../../persistence/entities/run';
-import { workflowIdOf } from '../../temporal/workflow-start';
-import { cancelRunSignal } from '../../temporal/contracts';
 import { isTerminal } from './lifecycle';
-import { waitFor } from '../../temporal/workflow-records';
+import { signalCancel as signalResourceCancel, waitFor } from '../../temporal/workflow-records';
 import { runWakeUps, type RunUpdatesHub } from '../../persistence/run-updates-hub';
 
 /** How long a cancel waits for the workflow to record the end before answering with the current record. */
@@ -23,20 +21,9 @@ interface CancelDeps {
   runUpdates?: RunUpdatesHub;
 }
 
-/** Sends `cancel` to the run's workflow; a workflow that is gone already is not an error (the reconciler settles its row). */
-export async function signalCancel(
-  temporal: Client,
-  run: { run_id: string; kind: RunKind },
-  requestedBy: string,
-): Promise<void> {
-  try {
-    await temporal.workflow
-      .getHandle(workflowIdOf(`${run.kind}-run`, run.run_id))
-      .signal(cancelRunSignal, { requestedBy });
-  } catch (err) {
-    if (!(err instanceof WorkflowNotFoundError)) throw err;
-  }
-}
+/** Sends `cancel` to the run's workflow (signalCancel of workflow-records). */
+export const signalCancel = (temporal: Client, run: { run_id: string; kind: RunKind }, requestedBy: string) =>
+  signalResourceCancel(temporal, `${run.kind}-run`, run.run_id, requestedBy);
 
 /**
  * Cancels `run` and answers once its workflow recorded the end (bounded wait; then the current record).
