@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import { findOnePrepared } from '../src/persistence/prepared-reads';
 import os from 'node:os';
 import path from 'node:path';
 import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
@@ -110,7 +111,7 @@ export function createCodeRunActivities(deps: ActivityDeps) {
      */
     async executeCodeRun(input: { runId: string }): Promise<RunEnding> {
       const ctx = Context.current();
-      const run = await ds.getRepository(Run).findOneBy({ run_id: input.runId });
+      const run = await findOnePrepared(ds, Run, { run_id: input.runId });
       if (!run || isTerminal(run.status))
         return { status: 'ERROR', reason: 'AlreadyEnded', error: 'The run already ended' };
       if (run.status === 'RUNNING') {
@@ -179,9 +180,15 @@ export function createCodeRunActivities(deps: ActivityDeps) {
         }
         throw err;
       } finally {
-        // Nothing of the run outlives it: every process of its uid is killed before the uid is reused.
-        await identity?.release();
-        await fs.promises.rm(prepared.home, { recursive: true, force: true }).catch(() => undefined);
+        // Nothing of the run outlives it: every process of its uid is killed before the uid is reused (the
+        // lease is held until then). Not awaited: the sweep batches the runs that end together, and the
+        // run's end is recorded meanwhile; a worker that dies first leaves the lease to be reclaimed the same way.
+        identity
+          ?.release()
+          .catch((err: Error) =>
+            log.error({ err, runId: run.run_id }, 'a run uid could not be swept; it stays leased'),
+          );
+        void fs.promises.rm(prepared.home, { recursive: true, force: true }).catch(() => undefined);
       }
     },
 

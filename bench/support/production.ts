@@ -85,6 +85,7 @@ export async function startProduction(dataDir: string, sizes: ProcessSizes): Pro
     },
     async stop() {
       if (sizes.profileDir) {
+        fs.mkdirSync(sizes.profileDir, { recursive: true });
         // The probes write their profiles on their next tick (500 ms) once asked; a big one takes longer.
         for (const p of probes) fs.writeFileSync(path.join(probeDir, `${p.name}.json.stop`), '');
         const written = () => probes.every((p) => fs.existsSync(path.join(sizes.profileDir!, `${p.name}.cpuprofile`)));

@@ -1,6 +1,7 @@
 // Reads scoped to the caller's organization: another organization's record is "not found", never visible.
 import { DataSource, EntityTarget, FindOptionsOrder, FindOptionsWhere, ObjectLiteral } from 'typeorm';
 import { missingReferences, notFound } from '../errors';
+import { findOnePrepared } from './prepared-reads';
 import { PageRequest, paginate, Pagination, skipTake } from './pagination';
 
 type OrgOwned = ObjectLiteral & { organization_id: string };
@@ -9,12 +10,10 @@ export async function findInOrg<T extends OrgOwned>(
   ds: DataSource,
   entity: EntityTarget<T>,
   organizationId: string,
-  where: FindOptionsWhere<T>,
+  where: Partial<Record<keyof T & string, string | number | boolean>>,
   what: string,
 ): Promise<T> {
-  const row = await ds
-    .getRepository(entity)
-    .findOneBy({ ...where, organization_id: organizationId } as FindOptionsWhere<T>);
+  const row = await findOnePrepared(ds, entity, { ...where, organization_id: organizationId });
   if (!row) throw notFound(what);
   return row;
 }

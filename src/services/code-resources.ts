@@ -8,6 +8,7 @@ import { notFound } from '../errors';
 import type { PageRequest } from '../persistence/pagination';
 import { CodeResource } from '../persistence/entities';
 import type { CodeLocation, CodeResourceKind, EnvVar } from '../persistence/entities/code-resource';
+import { findOnePrepared } from '../persistence/prepared-reads';
 import { assertIdsInOrg, assertSecretRefs, pageInOrg } from '../persistence/scoped';
 import { DeploymentsDeps, planDeployment, startPlannedDeployment } from './deployments';
 import { OPEN_RUN_STATUSES, stopOpenRuns } from './runs/cancellation';
@@ -34,9 +35,11 @@ export async function findCodeResource(
   kind: CodeResourceKind,
   id: string,
 ): Promise<CodeResource> {
-  const row = await ds
-    .getRepository(CodeResource)
-    .findOneBy({ resource_id: id, kind, organization_id: caller.organizationId });
+  const row = await findOnePrepared(ds, CodeResource, {
+    resource_id: id,
+    kind,
+    organization_id: caller.organizationId,
+  });
   if (!row) throw notFound(KIND_LABEL[kind]);
   return row;
 }

@@ -4,7 +4,7 @@
 // is handed out again only once no process of it is left: release() kills whatever still runs as it.
 import fs from 'node:fs';
 import path from 'node:path';
-import { killProcessesOf, processExists } from './processes';
+import { processExists, ProcessSweeper } from './processes';
 
 export interface UidLease {
   uid: number;
@@ -14,6 +14,7 @@ export interface UidLease {
 
 export class UidPool {
   private readonly dir: string;
+  private readonly sweeper = new ProcessSweeper();
 
   constructor(
     stateDir: string,
@@ -49,7 +50,7 @@ export class UidPool {
     // Taken: reclaim it only when its lessee is gone (a worker that crashed), after killing what it left.
     const owner = Number(fs.readFileSync(file, 'utf8').trim());
     if (Number.isInteger(owner) && owner > 0 && processExists(owner)) return false;
-    await killProcessesOf(uid);
+    await this.sweeper.kill(uid);
     try {
       fs.unlinkSync(file);
       fs.writeFileSync(file, String(process.pid), { flag: 'wx', mode: 0o600 });
@@ -65,7 +66,7 @@ export class UidPool {
       uid,
       release: () =>
         (released ??= (async () => {
-          await killProcessesOf(uid);
+          await this.sweeper.kill(uid);
           fs.rmSync(this.lockFile(uid), { force: true });
         })()),
     };

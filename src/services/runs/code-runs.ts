@@ -8,26 +8,13 @@ import { CodeResource, Run } from '../../persistence/entities';
 import type { CodeResourceKind } from '../../persistence/entities/code-resource';
 import { RunStatus } from '../../persistence/entities/run';
 import { pageInOrg } from '../../persistence/scoped';
-
-const LABEL: Record<CodeResourceKind, string> = { structure: 'Structure', function: 'Function', tool: 'Tool' };
+import { findOnePrepared } from '../../persistence/prepared-reads';
+import { findCodeResource, KIND_LABEL } from '../code-resources';
 
 /** A run's own credential may only touch that run. */
 export function assertRunAccess(caller: Caller, runId: string): void {
   if (caller.runId && caller.runId !== runId)
     throw forbidden(`This credential belongs to run ${caller.runId} and can only access that run`);
-}
-
-export async function findResourceOfKind(
-  ds: DataSource,
-  caller: Caller,
-  kind: CodeResourceKind,
-  id: string,
-): Promise<CodeResource> {
-  const resource = await ds
-    .getRepository(CodeResource)
-    .findOneBy({ resource_id: id, organization_id: caller.organizationId, kind });
-  if (!resource) throw notFound(LABEL[kind]);
-  return resource;
 }
 
 export async function findRunOfKind(
@@ -37,8 +24,8 @@ export async function findRunOfKind(
   runId: string,
 ): Promise<Run> {
   assertRunAccess(caller, runId);
-  const run = await ds.getRepository(Run).findOneBy({ run_id: runId, organization_id: caller.organizationId, kind });
-  if (!run) throw notFound(`${LABEL[kind]} run`);
+  const run = await findOnePrepared(ds, Run, { run_id: runId, organization_id: caller.organizationId, kind });
+  if (!run) throw notFound(`${KIND_LABEL[kind]} run`);
   return run;
 }
 
@@ -71,7 +58,7 @@ export async function listRunsOfKind(
   page: PageRequest,
   statuses: RunStatus[] | undefined,
 ): Promise<{ items: Run[]; pagination: Pagination }> {
-  const resource = await findResourceOfKind(ds, caller, kind, resourceId);
+  const resource = await findCodeResource(ds, caller, kind, resourceId);
   return pageRuns(ds, caller, { resource_id: resource.resource_id }, page, statuses);
 }
 

@@ -1,6 +1,7 @@
 // Everything a run's process needs before it can start: the deployment's build, the command, the
 // environment (secret refs resolved) and the run's own credential. Problems that retrying cannot fix are
 // RunSetupErrors: the run ends ERROR with their message.
+import { findOnePrepared } from '../../persistence/prepared-reads';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -81,16 +82,14 @@ async function buildOf(
   ds: DataSource,
   run: Run,
 ): Promise<{ resource: CodeResource; manifest: BuildManifest; buildPath: string }> {
-  const resource = run.resource_id
-    ? await ds.getRepository(CodeResource).findOneBy({ resource_id: run.resource_id })
-    : null;
+  const resource = run.resource_id ? await findOnePrepared(ds, CodeResource, { resource_id: run.resource_id }) : null;
   if (!resource)
     throw new RunSetupError(
       `${run.kind[0].toUpperCase()}${run.kind.slice(1)}NotFound`,
       `The ${run.kind} of this run no longer exists`,
     );
   const deployment = run.deployment_id
-    ? await ds.getRepository(Deployment).findOneBy({ deployment_id: run.deployment_id })
+    ? await findOnePrepared(ds, Deployment, { deployment_id: run.deployment_id })
     : null;
   if (!deployment?.build_path) throw new RunSetupError('BuildUnavailable', 'The deployment of this run has no build');
   let manifest: BuildManifest;
@@ -179,9 +178,8 @@ export async function prepareExecution(
     resultFile = files.result;
   }
   if (resultFile) await fs.writeFile(resultFile, '', { mode: 0o600 });
-  const organization = await deps.ds
-    .getRepository(Organization)
-    .findOneByOrFail({ organization_id: run.organization_id });
+  const organization = await findOnePrepared(deps.ds, Organization, { organization_id: run.organization_id });
+  if (!organization) throw new RunSetupError('OrganizationNotFound', 'The organization of this run no longer exists');
   return {
     manifest,
     command,

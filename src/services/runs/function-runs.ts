@@ -7,7 +7,7 @@ import type { Caller } from '../caller';
 import { CodeResource, Run } from '../../persistence/entities';
 import { readManifest } from '../../runtime/manifest';
 import { isTerminal } from './lifecycle';
-import { findResourceOfKind } from './code-runs';
+import { findCodeResource } from '../code-resources';
 import { RunsDeps, startRun } from './structure-runs';
 import { waitFor } from '../../temporal/workflow-records';
 import { runWakeUps, type RunUpdatesHub } from '../../persistence/run-updates-hub';
@@ -19,7 +19,7 @@ export interface FunctionInput {
 }
 
 export const findFunction = (ds: DataSource, caller: Caller, functionId: string) =>
-  findResourceOfKind(ds, caller, 'function', functionId);
+  findCodeResource(ds, caller, 'function', functionId);
 
 /** Query parameters as handlers see them: strings; a repeated key keeps its last value. */
 export function queryParamsOf(query: Record<string, string | string[] | undefined>): Record<string, string> {

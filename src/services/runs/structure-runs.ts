@@ -13,7 +13,8 @@ import type { EnvVar } from '../../persistence/entities/code-resource';
 import { newRunRow } from '../../persistence/entities/run';
 import { latestSuccessfulDeployment } from '../deployments';
 import { cancelRunAndWait } from './cancellation';
-import { findResourceOfKind, findRunOfKind } from './code-runs';
+import { findCodeResource } from '../code-resources';
+import { findRunOfKind } from './code-runs';
 import { workflowStart } from '../../temporal/contracts';
 import { insertAndStart } from '../../temporal/workflow-records';
 
@@ -29,7 +30,7 @@ export interface RunsDeps {
 }
 
 export const findStructure = (ds: DataSource, caller: Caller, structureId: string) =>
-  findResourceOfKind(ds, caller, 'structure', structureId);
+  findCodeResource(ds, caller, 'structure', structureId);
 export const findStructureRun = (ds: DataSource, caller: Caller, runId: string) =>
   findRunOfKind(ds, caller, 'structure', runId);
 

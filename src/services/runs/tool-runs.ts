@@ -4,7 +4,7 @@
 import type { Caller } from '../caller';
 import { notFound } from '../../errors';
 import { Run } from '../../persistence/entities';
-import { findResourceOfKind } from './code-runs';
+import { findCodeResource } from '../code-resources';
 import { startAndWait } from './function-runs';
 import type { RunsDeps } from './structure-runs';
 
@@ -41,7 +41,7 @@ export async function runToolActivity(
   activity: string,
   params: unknown,
 ): Promise<ToolCallResult> {
-  const tool = await findResourceOfKind(deps.ds, caller, 'tool', toolId);
+  const tool = await findCodeResource(deps.ds, caller, 'tool', toolId);
   const run = await startAndWait(deps, caller, tool, { activity, params });
   const detail = (run.status_detail ?? {}) as { message?: string | null };
   if (run.status === 'FAILED' && detail.message?.startsWith('UnknownActivity:')) throw notFound('Activity');
@@ -49,7 +49,7 @@ export async function runToolActivity(
 }
 
 export async function describeTool(deps: RunsDeps, caller: Caller, toolId: string): Promise<ToolCallResult> {
-  const tool = await findResourceOfKind(deps.ds, caller, 'tool', toolId);
+  const tool = await findCodeResource(deps.ds, caller, 'tool', toolId);
   return resultOf(await startAndWait(deps, caller, tool, { describe: true }));
 }
 
