@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import { findOnePrepared } from '../src/persistence/prepared-reads';
+import { findOnePrepared } from '../src/persistence/direct-sql';
 import os from 'node:os';
 import path from 'node:path';
 import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';

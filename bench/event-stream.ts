@@ -166,6 +166,7 @@ export async function eventStream(ctx: BenchContext): Promise<BenchReport> {
         },
       );
       const apiProbe = ctx.production?.probes.find((p) => p.name === 'api')?.read();
+      const idleProbe = ctx.production?.probes.find((p) => p.name === 'idle')?.read();
       // The bare frame is shaped like ours (the same members), so both write about the same bytes.
       const bareRun = await fanOut({ url: bare.url, headers: {}, n }, async (i) => {
         const frame = {
@@ -250,6 +251,15 @@ export async function eventStream(ctx: BenchContext): Promise<BenchReport> {
             apiProbe.delayP99,
             'ms',
             goal ? { max: 20, below: true } : undefined,
+          ),
+        );
+      if (idleProbe)
+        figures.push(
+          figure(
+            'events',
+            `event-loop delay p99 of an idle process (the machine's share), ${clients}`,
+            idleProbe.delayP99,
+            'ms',
           ),
         );
       data[`clients_${n}`] = { ours, bare: bareRun, apiProbe };

@@ -31,7 +31,7 @@ interface Level {
   /** Each create call, answered or failed (ms). */
   createLatency: ReturnType<typeof summarize>;
   /** The api's and worker's probes over the level (production shape). */
-  probes: Partial<Record<'api' | 'worker', ProbeSample>>;
+  probes: Partial<Record<'api' | 'worker' | 'idle', ProbeSample>>;
   before: Record<Group, number>;
   peak: Record<Group, number>;
 }
@@ -183,6 +183,16 @@ export async function scaling(ctx: BenchContext): Promise<BenchReport> {
           l.probes.worker.delayP99,
           'ms',
           goal ? { max: 20, below: true } : undefined,
+        ),
+        figure('scaling', `worker longest GC pause, ${at}`, l.probes.worker.gcMax, 'ms'),
+      );
+    if (l.probes.idle)
+      figures.push(
+        figure(
+          'scaling',
+          `event-loop delay p99 of an idle process (the machine's share), ${at}`,
+          l.probes.idle.delayP99,
+          'ms',
         ),
       );
     if (l.probes.api)

@@ -94,7 +94,7 @@ export async function startContext(options: BenchOptions): Promise<{ ctx: BenchC
           profileDir: options.profileDir,
         })
       : undefined;
-  for (const p of production?.probes ?? []) setNamedPid(p.pid, p.name);
+  for (const p of production?.probes ?? []) if (p.name !== 'idle') setNamedPid(p.pid, p.name);
   const baseUrl = production?.baseUrl ?? stack.baseUrl;
   const tenant = await newTenant('bench');
   const trivial = await structureWithBuild(tenant.organizationId, {

@@ -6,7 +6,7 @@
 // the programs the worker spawns neither inherit nor load it.
 import fs from 'node:fs';
 import { Session } from 'node:inspector';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 
 export interface ProbeSample {
   pid: number;
@@ -15,6 +15,8 @@ export interface ProbeSample {
   /** Event-loop delay since the last reset, ms. */
   delayP99: number;
   delayMax: number;
+  /** The longest garbage-collection pause since the last reset, ms (what part of the delay GC explains). */
+  gcMax: number;
   at: number;
   /** The last reset it saw (the mtime of BENCH_PROBE_FILE.reset, as text). */
   reset: string;
@@ -47,12 +49,17 @@ function stopProfile(): void {
 // and a reset is seen by one stat: the probe's own cost must stay far below what it measures (a first
 // version, writing a new file and renaming it every 250 ms, cost the api ~10 % of its CPU on a loaded host).
 const SAMPLE_BYTES = 512;
+const RESOLUTION_MS = 10;
 if (file) {
-  const delay = monitorEventLoopDelay({ resolution: 10 });
+  const delay = monitorEventLoopDelay({ resolution: RESOLUTION_MS });
   delay.enable();
   const fd = fs.openSync(file, 'w');
   let peakRss = process.memoryUsage.rss();
   let resetSeen = '';
+  let gcMax = 0;
+  new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) gcMax = Math.max(gcMax, entry.duration);
+  }).observe({ entryTypes: ['gc'] });
   const write = () => {
     stopProfile();
     const reset = String(fs.statSync(`${file}.reset`, { throwIfNoEntry: false })?.mtimeMs ?? '');
@@ -60,13 +67,17 @@ if (file) {
       resetSeen = reset;
       delay.reset();
       peakRss = 0;
+      gcMax = 0;
     }
     peakRss = Math.max(peakRss, process.memoryUsage.rss());
     const sample: ProbeSample = {
       pid: process.pid,
       peakRss,
-      delayP99: delay.percentile(99) / 1e6,
-      delayMax: delay.max / 1e6,
+      // The histogram records the time between the timer's callbacks, the 10 ms of the resolution included:
+      // the delay is what exceeds it (as fastify's under-pressure reads it).
+      delayP99: Math.max(0, delay.percentile(99) / 1e6 - RESOLUTION_MS),
+      delayMax: Math.max(0, delay.max / 1e6 - RESOLUTION_MS),
+      gcMax,
       at: Date.now(),
       reset: resetSeen,
     };

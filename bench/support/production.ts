@@ -19,7 +19,8 @@ export interface ProcessSizes {
 }
 
 export interface Probed {
-  name: 'api' | 'worker';
+  /** `idle`: a Node process doing nothing, the control: its event-loop delay is the machine's share. */
+  name: 'api' | 'worker' | 'idle';
   pid: number;
   /** The probe's last sample (peak RSS and event-loop delay since the last reset). */
   read(): ProbeSample | undefined;
@@ -53,9 +54,15 @@ export async function startProduction(dataDir: string, sizes: ProcessSizes): Pro
     PUBLIC_BASE_URL: api.baseUrl,
     LOG_LEVEL: 'silent',
   });
-  const children = { api: api.child, worker };
+  // The control: what an event loop that has nothing to do is delayed by on this machine at the same moment
+  // (a CPU taken by other processes), so that the api's and worker's delay can be read against it.
+  const idle = procs.spawn('idle', process.execPath, ['-e', 'setInterval(() => undefined, 1 << 30)'], {
+    ...process.env,
+    ...probeEnv('idle'),
+  });
+  const children = { api: api.child, worker, idle };
   let resets = 0;
-  const probe = (name: 'api' | 'worker', pid: number): Probed => ({
+  const probe = (name: Probed['name'], pid: number): Probed => ({
     name,
     pid,
     read() {
@@ -66,7 +73,7 @@ export async function startProduction(dataDir: string, sizes: ProcessSizes): Pro
       }
     },
   });
-  const probes = [probe('api', api.child.proc.pid!), probe('worker', worker.proc.pid!)];
+  const probes = [probe('api', api.child.proc.pid!), probe('worker', worker.proc.pid!), probe('idle', idle.proc.pid!)];
   return {
     baseUrl: api.baseUrl,
     probes,

@@ -1,7 +1,7 @@
 // Reads scoped to the caller's organization: another organization's record is "not found", never visible.
 import { DataSource, EntityTarget, FindOptionsOrder, FindOptionsWhere, ObjectLiteral } from 'typeorm';
 import { missingReferences, notFound } from '../errors';
-import { findOnePrepared } from './prepared-reads';
+import { findOnePrepared } from './direct-sql';
 import { PageRequest, paginate, Pagination, skipTake } from './pagination';
 
 type OrgOwned = ObjectLiteral & { organization_id: string };

@@ -8,7 +8,7 @@ import { notFound } from '../errors';
 import type { PageRequest } from '../persistence/pagination';
 import { CodeResource } from '../persistence/entities';
 import type { CodeLocation, CodeResourceKind, EnvVar } from '../persistence/entities/code-resource';
-import { findOnePrepared } from '../persistence/prepared-reads';
+import { findOnePrepared } from '../persistence/direct-sql';
 import { assertIdsInOrg, assertSecretRefs, pageInOrg } from '../persistence/scoped';
 import { DeploymentsDeps, planDeployment, startPlannedDeployment } from './deployments';
 import { OPEN_RUN_STATUSES, stopOpenRuns } from './runs/cancellation';

@@ -1,6 +1,7 @@
 // Deployments as the api sees them: each one is a row (QUEUED) plus a workflow (deployment-<uuid>) started
 // together; the workflow's activities write every later status. A create-deployment request without
 // `force` reuses the newest deployment that is not FAILED/ERROR when it deploys the same source.
+import { findOnePrepared } from '../persistence/direct-sql';
 import { createHash, randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { DataSource, EntityManager, In } from 'typeorm';
@@ -59,10 +60,12 @@ export const listDeployments = (
 
 /** The newest SUCCEEDED deployment of a resource: what a new run executes (its build_path has the manifest). */
 export function latestSuccessfulDeployment(ds: DataSource, resourceId: string): Promise<Deployment | null> {
-  return ds.getRepository(Deployment).findOne({
-    where: { resource_id: resourceId, status: 'SUCCEEDED' },
-    order: { created_at: 'DESC', deployment_id: 'DESC' },
-  });
+  return findOnePrepared(
+    ds,
+    Deployment,
+    { resource_id: resourceId, status: 'SUCCEEDED' },
+    { created_at: 'DESC', deployment_id: 'DESC' },
+  );
 }
 
 /** The config file a deployment reads: the resource's, else the kind's default (always the default for `default` code). */

@@ -2,6 +2,7 @@
 // (chat-run-<uuid>, workflows/chat-message.ts), which calls the model in the worker. The api validates the
 // request, creates the row with the workflow, and then either streams the exchange's events or waits for
 // its end; when the client goes away first, it cancels the exchange, which aborts the provider request.
+import { insertRow } from '../../persistence/direct-sql';
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import type { Caller } from '../caller';
@@ -61,7 +62,7 @@ export async function createChatMessage(
       organizationId: caller.organizationId,
       summary: `Chat message${stream ? ' (streamed)' : ''}`,
     },
-    insert: (em) => em.getRepository(Run).save(run),
+    insert: (em) => insertRow(em, Run, run),
     undo: (em) => em.query(`DELETE FROM runs WHERE run_id = $1`, [runId]),
     start: workflowStart.chatMessage({
       runId,

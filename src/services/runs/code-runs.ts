@@ -8,7 +8,7 @@ import { CodeResource, Run } from '../../persistence/entities';
 import type { CodeResourceKind } from '../../persistence/entities/code-resource';
 import { RunStatus } from '../../persistence/entities/run';
 import { pageInOrg } from '../../persistence/scoped';
-import { findOnePrepared } from '../../persistence/prepared-reads';
+import { findOnePrepared } from '../../persistence/direct-sql';
 import { findCodeResource, KIND_LABEL } from '../code-resources';
 
 /** A run's own credential may only touch that run. */

@@ -1,5 +1,6 @@
 // Structure runs as the api sees them: create (row QUEUED + workflow start), read, list, cancel, logs.
 // The api never writes a run's status: the workflow's activities do (run-lifecycle.ts).
+import { insertRow } from '../../persistence/direct-sql';
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { DataSource } from 'typeorm';
@@ -130,7 +131,7 @@ export async function startRun(
       organizationId: run.organization_id,
       summary: `Run of ${resource.kind} ${resource.name}`,
     },
-    insert: (em) => em.getRepository(Run).save(run),
+    insert: (em) => insertRow(em, Run, run),
     undo: (em) => em.query(`DELETE FROM runs WHERE run_id = $1`, [run.run_id]),
     // One workflow type drives every kind of code run; the execution activity picks the command by run kind.
     start: workflowStart.codeRun({

@@ -1,0 +1,121 @@
+// The hot statements, straight to the driver: a record by key (a record by id in the caller's organization, a
+// run of a worker's activity, a resource's newest deployment) as one named, prepared statement per entity,
+// key set and order; a new row as one INSERT. TypeORM's `findOneBy` and `save` build and escape the same SQL
+// anew on every call and hydrate through the query builder (12-15 % of the api's CPU on the read path,
+// bench/RESULTS.md), and `save` first SELECTs the row it is about to insert. Values go through the driver
+// both ways as TypeORM sends and hydrates them (dates, jsonb, enums, transformers), so callers see the
+// same entity.
+import { createHash } from 'node:crypto';
+import type { Pool } from 'pg';
+import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata';
+import type { DataSource, EntityManager, EntityMetadata, EntityTarget, ObjectLiteral } from 'typeorm';
+import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
+
+type KeyValue = string | number | boolean;
+
+interface Statement {
+  name: string;
+  text: string;
+  metadata: EntityMetadata;
+  /** The columns of the parameters, in order. */
+  params: ColumnMetadata[];
+}
+
+const statements = new WeakMap<DataSource, Map<string, Statement>>();
+
+function columnOf(metadata: EntityMetadata, property: string): ColumnMetadata {
+  const column = metadata.findColumnWithPropertyPath(property);
+  if (!column) throw new Error(`${metadata.tableName} has no column ${property}`);
+  return column;
+}
+
+/** A statement's name always denotes one text (pg refuses to re-prepare a name): it is derived from it. */
+const nameOf = (text: string) => `direct_${createHash('sha1').update(text).digest('hex').slice(0, 16)}`;
+
+function cached(ds: DataSource, key: string, build: () => Omit<Statement, 'name'>): Statement {
+  let byDs = statements.get(ds);
+  if (!byDs) statements.set(ds, (byDs = new Map()));
+  let statement = byDs.get(key);
+  if (!statement) {
+    const built = build();
+    byDs.set(key, (statement = { ...built, name: nameOf(built.text) }));
+  }
+  return statement;
+}
+
+/** A row of `entity` as pg answered it (`RETURNING *`, a SELECT of its columns), hydrated as TypeORM does. */
+export function hydrateRow<T extends ObjectLiteral>(
+  ds: DataSource,
+  entity: EntityTarget<T>,
+  row: Record<string, unknown>,
+): T {
+  return hydrate<T>(ds.driver as PostgresDriver, ds.getMetadata(entity), row);
+}
+
+function hydrate<T>(driver: PostgresDriver, metadata: EntityMetadata, row: Record<string, unknown>): T {
+  const record = metadata.create() as T;
+  for (const column of metadata.columns)
+    column.setEntityValue(record as ObjectLiteral, driver.prepareHydratedValue(row[column.databaseName], column));
+  return record;
+}
+
+/**
+ * The row of `entity` whose columns equal `where` (property names, equality only), the first by `order` if
+ * several match, hydrated as TypeORM hydrates it; or null. Not for reads inside a transaction: it takes a
+ * connection of its own from the pool.
+ */
+export async function findOnePrepared<T extends ObjectLiteral>(
+  ds: DataSource,
+  entity: EntityTarget<T>,
+  where: Partial<Record<keyof T & string, KeyValue>>,
+  order?: Partial<Record<keyof T & string, 'ASC' | 'DESC'>>,
+): Promise<T | null> {
+  const metadata = ds.getMetadata(entity);
+  const keys = Object.keys(where).sort();
+  const orderBy = Object.entries(order ?? {}) as Array<[string, 'ASC' | 'DESC']>;
+  const statement = cached(ds, `one:${metadata.tableName}:${keys.join(',')}:${orderBy.join(',')}`, () => {
+    const params = keys.map((key) => columnOf(metadata, key));
+    const columns = metadata.columns.map((c) => `"${c.databaseName}"`).join(', ');
+    const conditions = params.map((c, i) => `"${c.databaseName}" = $${i + 1}`).join(' AND ');
+    const sort = orderBy.map(([key, dir]) => `"${columnOf(metadata, key).databaseName}" ${dir}`).join(', ');
+    return {
+      text: `SELECT ${columns} FROM "${metadata.tableName}" WHERE ${conditions}${sort ? ` ORDER BY ${sort}` : ''} LIMIT 1`,
+      metadata,
+      params,
+    };
+  });
+  const driver = ds.driver as PostgresDriver;
+  const { rows } = await (driver.master as Pool).query({
+    name: statement.name,
+    text: statement.text,
+    values: keys.map((k) => (where as Record<string, KeyValue>)[k]),
+  });
+  return rows[0] ? hydrate<T>(driver, metadata, rows[0] as Record<string, unknown>) : null;
+}
+
+/**
+ * Inserts `record` (every column it has a value for; the others take their defaults) as one INSERT in `em`'s
+ * transaction, and answers the row as stored.
+ */
+export async function insertRow<T extends ObjectLiteral>(
+  em: EntityManager,
+  entity: EntityTarget<T>,
+  record: T,
+): Promise<T> {
+  const ds = em.connection;
+  const metadata = ds.getMetadata(entity);
+  const present = metadata.columns.filter((c) => c.getEntityValue(record) !== undefined);
+  const statement = cached(ds, `insert:${metadata.tableName}:${present.map((c) => c.databaseName).join(',')}`, () => ({
+    text:
+      `INSERT INTO "${metadata.tableName}" (${present.map((c) => `"${c.databaseName}"`).join(', ')}) ` +
+      `VALUES (${present.map((_, i) => `$${i + 1}`).join(', ')}) RETURNING *`,
+    metadata,
+    params: present,
+  }));
+  const driver = ds.driver as PostgresDriver;
+  const rows: Array<Record<string, unknown>> = await em.query(
+    statement.text,
+    statement.params.map((c) => driver.preparePersistentValue(c.getEntityValue(record), c)),
+  );
+  return hydrate<T>(driver, metadata, rows[0]);
+}
