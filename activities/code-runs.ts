@@ -1,5 +1,4 @@
 import fs from 'node:fs';
-import { findOnePrepared } from '../src/persistence/direct-sql';
 import os from 'node:os';
 import path from 'node:path';
 import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
@@ -19,6 +18,7 @@ import {
   RunEnding,
 } from '../src/services/runs/lifecycle';
 import { appendLogs } from '../src/services/runs/state';
+import { findOnePrepared } from '../src/persistence/direct-sql';
 
 /** What a process activity records in its heartbeats: enough for a retry to find what it left behind. */
 interface ProcessMarker {
@@ -160,7 +160,7 @@ export function createCodeRunActivities(deps: ActivityDeps) {
           killGraceMs: config.runProcess.killGraceMs,
           // A database outage is waited out rather than losing log lines, or stopping a started process
           // (whose retry would run the user's code a second time).
-          writeLogs: (lines) => retryWhileUnavailable(() => ds.transaction((em) => appendLogs(em, run.run_id, lines))),
+          writeLogs: (lines) => retryWhileUnavailable(() => appendLogs(ds.manager, run.run_id, lines)), // one statement
           onStarted: () => {
             const startedAt = new Date();
             return retryWhileUnavailable(() => markRunning(ds, run.run_id, startedAt));

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { DataSource, EntityManager } from 'typeorm';
 import { newApiKeyValue, hashApiKey } from '../security/api-key-values';
 import { ApiKey, Bucket, Membership, Organization, User } from '../persistence/entities';
+import { insertRow } from '../persistence/direct-sql';
 
 /** The organization with its default bucket; `em` must be a transaction (the two rows name each other). */
 export async function createOrganization(
@@ -64,7 +65,7 @@ export async function createApiKey(
 ): Promise<{ key: ApiKey; value: string }> {
   const value = newApiKeyValue();
   const now = new Date();
-  const key = await em.getRepository(ApiKey).save({
+  const key = await insertRow(em instanceof DataSource ? em.manager : em, ApiKey, {
     api_key_id: randomUUID(),
     organization_id: input.organizationId,
     user_id: input.userId,

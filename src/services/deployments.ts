@@ -1,7 +1,6 @@
 // Deployments as the api sees them: each one is a row (QUEUED) plus a workflow (deployment-<uuid>) started
 // together; the workflow's activities write every later status. A create-deployment request without
 // `force` reuses the newest deployment that is not FAILED/ERROR when it deploys the same source.
-import { findOnePrepared } from '../persistence/direct-sql';
 import { createHash, randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { DataSource, EntityManager, In } from 'typeorm';
@@ -20,6 +19,7 @@ import { DEFAULT_PROJECTS } from '../runtime/templates/default-code';
 import type { SecretBox } from '../security/secret-box';
 import { type DeploymentInput, workflowStart } from '../temporal/contracts';
 import { insertAndStart } from '../temporal/workflow-records';
+import { findOnePrepared } from '../persistence/direct-sql';
 
 export interface DeploymentsDeps {
   ds: DataSource;

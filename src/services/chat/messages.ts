@@ -2,7 +2,6 @@
 // (chat-run-<uuid>, workflows/chat-message.ts), which calls the model in the worker. The api validates the
 // request, creates the row with the workflow, and then either streams the exchange's events or waits for
 // its end; when the client goes away first, it cancels the exchange, which aborts the provider request.
-import { insertRow } from '../../persistence/direct-sql';
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import type { Caller } from '../caller';
@@ -17,6 +16,7 @@ import { isTerminal } from '../runs/lifecycle';
 import type { RunsDeps } from '../runs/structure-runs';
 import { workflowStart } from '../../temporal/contracts';
 import { insertAndStart } from '../../temporal/workflow-records';
+import { insertRow } from '../../persistence/direct-sql';
 
 /** What an exchange's row keeps as `input`: the request as received, and whether the answer is streamed. */
 export interface ChatRunInput {

@@ -1,7 +1,6 @@
 // Everything a run's process needs before it can start: the deployment's build, the command, the
 // environment (secret refs resolved) and the run's own credential. Problems that retrying cannot fix are
 // RunSetupErrors: the run ends ERROR with their message.
-import { findOnePrepared } from '../../persistence/direct-sql';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -16,6 +15,7 @@ import type { SecretBox } from '../../security/secret-box';
 import { createApiKey } from '../accounts';
 import { isUuid } from '../../ids';
 import { currentTraceparent } from '../../observability/tracing';
+import { findOnePrepared } from '../../persistence/direct-sql';
 
 export class RunSetupError extends Error {
   constructor(

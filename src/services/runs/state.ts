@@ -156,7 +156,7 @@ export interface LogLine {
   line: string;
 }
 
-/** Appends log lines to a run in order (one statement: sequence, lines and notification). */
+/** Appends log lines to a run in order (one statement: sequence, lines and notification; atomic by itself). */
 export async function appendLogs(em: EntityManager, runId: string, lines: LogLine[]): Promise<void> {
   if (!lines.length) return;
   const counter: unknown[] = await em.query(

@@ -1,6 +1,5 @@
 // Structure runs as the api sees them: create (row QUEUED + workflow start), read, list, cancel, logs.
 // The api never writes a run's status: the workflow's activities do (run-lifecycle.ts).
-import { insertRow } from '../../persistence/direct-sql';
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { DataSource } from 'typeorm';
@@ -18,6 +17,7 @@ import { findCodeResource } from '../code-resources';
 import { findRunOfKind } from './code-runs';
 import { workflowStart } from '../../temporal/contracts';
 import { insertAndStart } from '../../temporal/workflow-records';
+import { insertRow } from '../../persistence/direct-sql';
 
 /** Linux refuses a single argv/env string longer than this (MAX_ARG_STRLEN, 128 KiB including the NUL). */
 export const MAX_ARG_BYTES = 131_071;
