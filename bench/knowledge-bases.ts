@@ -19,6 +19,7 @@ import { from as copyFrom } from 'pg-copy-streams';
 import { assetBlobKey } from '../src/blobs/keys';
 import { chunkText } from '../src/services/knowledge-bases/chunking';
 import { extractDocument } from '../src/services/knowledge-bases/extract';
+import { hnswEfSearch } from '../src/services/knowledge-bases/query';
 import { hashedBagOfWords } from '../test/support/model-provider';
 import type { BenchContext } from './support/context';
 import { pgPool } from './support/pg';
@@ -126,7 +127,7 @@ export async function kbQuery(ctx: BenchContext): Promise<BenchReport> {
         const c = await pool.connect();
         try {
           await c.query('BEGIN');
-          await c.query('SET LOCAL hnsw.ef_search = 100');
+          await c.query(`SET LOCAL hnsw.ef_search = ${hnswEfSearch(candidates)}`);
           const r = await c.query(vectorSql, [JSON.stringify(vector), 'local/test-embedding', '{}', candidates]);
           await c.query('COMMIT');
           return r;
@@ -175,20 +176,22 @@ export async function kbQuery(ctx: BenchContext): Promise<BenchReport> {
       bareMs.push(await timed(bare, q));
     }
 
-    // Recall@10 of the HNSW path against exact search (the same ORDER BY with index scans off), at pgvector's
-    // default ef_search (40) and at the one our query sets for this count (query.ts: 100).
-    const hits = { 40: 0, 100: 0 };
+    // Recall@10 of the HNSW path against exact search (the same ORDER BY with index scans off): at pgvector's
+    // default ef_search (40), at ours for the hybrid path's 50 candidates (query.ts), and a few more for the curve.
+    const oursEf = hnswEfSearch(50);
+    const efs = [...new Set([40, 100, 200, 400, oursEf])].sort((a, b) => a - b);
+    const hits = new Map(efs.map((ef) => [ef, 0]));
     const recallQueries = queries.slice(0, Math.min(50, queries.length));
     const client = await pool.connect();
     try {
       for (const q of recallQueries) {
         const vector = JSON.stringify(hashedBagOfWords(q));
         const args = [vector, 'local/test-embedding', '{}', COUNT];
-        const approx: Record<number, Array<{ score: number }>> = {};
-        for (const ef of [40, 100]) {
+        const approx = new Map<number, Array<{ score: number }>>();
+        for (const ef of efs) {
           await client.query('BEGIN');
           await client.query(`SET LOCAL hnsw.ef_search = ${ef}`);
-          approx[ef] = (await client.query(vectorSql, args)).rows;
+          approx.set(ef, (await client.query(vectorSql, args)).rows);
           await client.query('COMMIT');
         }
         await client.query('BEGIN');
@@ -197,13 +200,15 @@ export async function kbQuery(ctx: BenchContext): Promise<BenchReport> {
         const exact = (await client.query(vectorSql, args)).rows as Array<{ score: number }>;
         await client.query('COMMIT');
         const threshold = Number(exact[exact.length - 1].score) - 1e-9;
-        for (const ef of [40, 100] as const) hits[ef] += approx[ef].filter((h) => Number(h.score) >= threshold).length;
+        for (const ef of efs)
+          hits.set(ef, hits.get(ef)! + approx.get(ef)!.filter((h) => Number(h.score) >= threshold).length);
       }
     } finally {
       client.release();
     }
-    const recall = hits[100] / (recallQueries.length * COUNT);
-    const recallDefault = hits[40] / (recallQueries.length * COUNT);
+    const recallAt = (ef: number) => hits.get(ef)! / (recallQueries.length * COUNT);
+    const recall = recallAt(oursEf);
+    const recallDefault = recallAt(40);
 
     const o = summarize(oursMs);
     const b = summarize(bareMs);
@@ -223,14 +228,19 @@ export async function kbQuery(ctx: BenchContext): Promise<BenchReport> {
           ],
         ),
         table(
-          'kb-query: HNSW against exact search',
-          ['chunks', 'queries', 'recall@10 ef 100 (ours)', 'recall@10 ef 40', 'insert s', 'HNSW build s'],
+          'kb-query: HNSW against exact search (recall@10 by hnsw.ef_search)',
+          [
+            'chunks',
+            'queries',
+            ...efs.map((ef) => `ef ${ef}${ef === oursEf ? ' (ours)' : ''}`),
+            'insert s',
+            'HNSW build s',
+          ],
           [
             [
               String(n),
               String(recallQueries.length),
-              recall.toFixed(3),
-              recallDefault.toFixed(3),
+              ...efs.map((ef) => recallAt(ef).toFixed(3)),
               built.insertSeconds,
               built.indexSeconds,
             ],
@@ -239,10 +249,18 @@ export async function kbQuery(ctx: BenchContext): Promise<BenchReport> {
       ],
       ratios,
       notes: [
-        `recall@10 of HNSW = ${recall.toFixed(3)} at our ef_search 100 (${recallDefault.toFixed(3)} at the default 40)`,
+        `recall@10 of HNSW = ${recall.toFixed(3)} at our ef_search ${oursEf} (${recallDefault.toFixed(3)} at the default 40)`,
         'ours runs the query as a Temporal workflow in the worker and persists it; bare does neither',
       ],
-      data: { chunks: n, ours: o, bare: b, recall, recallDefault, ...built },
+      data: {
+        chunks: n,
+        ours: o,
+        bare: b,
+        recall,
+        recallDefault,
+        recallByEf: Object.fromEntries(efs.map((ef) => [ef, recallAt(ef)])),
+        ...built,
+      },
     };
   } finally {
     await pool.end();
