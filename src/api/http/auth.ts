@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import { hashApiKey } from '../../security/api-key-values';
+import { hashApiKeyHex } from '../../security/api-key-values';
 import type { Caller } from '../../services/caller';
 import { unauthorized } from '../../errors';
 import type { KeyCache } from './key-cache';
@@ -13,8 +13,7 @@ const LAST_USED_RESOLUTION_SECONDS = 60;
  */
 export async function authenticate(ds: DataSource, keyValue: string | undefined, cache?: KeyCache): Promise<Caller> {
   if (!keyValue) throw unauthorized();
-  const hash = hashApiKey(keyValue);
-  const hashHex = hash.toString('hex');
+  const hashHex = hashApiKeyHex(keyValue);
   const now = Date.now();
   let key = cache?.get(hashHex);
   if (!key) {
@@ -29,7 +28,7 @@ export async function authenticate(ds: DataSource, keyValue: string | undefined,
       `SELECT api_key_id, organization_id, user_id, run_id,
               last_used < now() - make_interval(secs => $2) AS stale
          FROM api_keys WHERE key_hash = $1 AND active`,
-      [hash, LAST_USED_RESOLUTION_SECONDS],
+      [Buffer.from(hashHex, 'hex'), LAST_USED_RESOLUTION_SECONDS],
     );
     const row = rows[0];
     if (!row) throw unauthorized('The API key is unknown, inactive or deleted');
