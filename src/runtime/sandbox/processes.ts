@@ -39,7 +39,7 @@ export class ProcessSweeper {
 
   constructor(
     private readonly timeoutMs = 5_000,
-    private readonly intervalMs = 250,
+    private readonly intervalMs = 500,
   ) {}
 
   /** Resolves once no process of `uid` is left; rejects when some survive SIGKILL for `timeoutMs`. */
