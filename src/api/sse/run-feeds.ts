@@ -14,6 +14,8 @@ import { isTerminal } from '../../services/runs/lifecycle';
 
 /** Events read per query while catching up. */
 const BATCH = 500;
+/** Streams written to before the fan-out yields to the event loop. */
+const DELIVERY_SLICE = 50;
 /** A client with this much unread in its socket buffer is dropped (it resumes with Last-Event-ID). */
 export const MAX_BUFFERED_BYTES = 1024 * 1024;
 
@@ -98,7 +100,7 @@ class RunFeed {
         ]);
         const batch = await eventsAfter(this.ds, this.runId, from, BATCH);
         const attached = readers.filter((s) => this.streams.has(s));
-        this.deliver(batch, attached);
+        await this.deliver(batch, attached);
         if (batch.length === BATCH) this.again = true;
         else if (!rows.length || isTerminal(rows[0].status)) for (const s of attached) s.end(); // all sent
       } while (this.again && this.streams.size);
@@ -109,7 +111,9 @@ class RunFeed {
     }
   }
 
-  private deliver(batch: RunEvent[], streams: FeedStream[]) {
+  // In slices of DELIVERY_SLICE streams, yielding to the event loop between them: writing one event to 500
+  // sockets at once held the loop for ~20 ms (every other request waited); a slice takes a millisecond or two.
+  private async deliver(batch: RunEvent[], streams: FeedStream[]): Promise<void> {
     if (!batch.length) return;
     const rendered = new Map<FeedStream['frame'], string[]>();
     const framesOf = (frame: FeedStream['frame']) => {
@@ -118,10 +122,12 @@ class RunFeed {
       return texts;
     };
     const last = batch[batch.length - 1].seq;
-    for (const s of streams) {
-      if (s.cursor >= last) continue;
+    for (let i = 0; i < streams.length; i++) {
+      if (i > 0 && i % DELIVERY_SLICE === 0) await new Promise((resolve) => setImmediate(resolve));
+      const s = streams[i];
+      if (s.cursor >= last || !this.streams.has(s)) continue;
       const texts = framesOf(s.frame);
-      const sent = batch.every((e, i) => e.seq <= s.cursor || !texts[i] || s.write(texts[i]));
+      const sent = batch.every((e, j) => e.seq <= s.cursor || !texts[j] || s.write(texts[j]));
       if (sent) s.cursor = last;
     }
   }
