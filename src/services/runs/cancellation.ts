@@ -5,7 +5,7 @@ import type { DataSource } from 'typeorm';
 import type { Caller } from '../caller';
 import { conflict } from '../../errors';
 import { Run, RunKind, RunStatus } from '../../persistence/entities/run';
-import { isTerminal } from './lifecycle';
+import { isTerminal, readRun } from './lifecycle';
 import { signalCancel as signalResourceCancel, waitFor } from '../../temporal/workflow-records';
 import { runWakeUps, type RunUpdatesHub } from '../../persistence/run-updates-hub';
 
@@ -37,7 +37,7 @@ export async function cancelRunAndWait(deps: CancelDeps, caller: Caller, run: Ru
   refuseIfEnded(run);
   await signalCancel(deps.temporal, run, caller.actor);
   const settled = await waitFor(
-    () => deps.ds.getRepository(Run).findOneByOrFail({ run_id: run.run_id }),
+    () => readRun(deps.ds, run.run_id),
     (r) => isTerminal(r.status),
     CANCEL_WAIT_MS,
     runWakeUps(deps.runUpdates, run.run_id),

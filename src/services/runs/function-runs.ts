@@ -6,7 +6,7 @@ import type { DataSource } from 'typeorm';
 import type { Caller } from '../caller';
 import { CodeResource, Run } from '../../persistence/entities';
 import { readManifest } from '../../runtime/manifest';
-import { isTerminal } from './lifecycle';
+import { isTerminal, readRun } from './lifecycle';
 import { findCodeResource } from '../code-resources';
 import { RunsDeps, startRun } from './structure-runs';
 import { waitFor } from '../../temporal/workflow-records';
@@ -61,7 +61,7 @@ export async function startAndWait(
 ): Promise<Run> {
   const run = await startRun(deps, caller, resource, { args: [], envVars: [], input });
   return waitFor(
-    () => deps.ds.getRepository(Run).findOneByOrFail({ run_id: run.run_id }),
+    () => readRun(deps.ds, run.run_id),
     (r) => isTerminal(r.status),
     deps.config.functionExecuteTimeoutSeconds * 1000,
     runWakeUps(deps.runUpdates, run.run_id),

@@ -5,6 +5,7 @@ import { iso } from '../../persistence/scoped';
 import { Run, RUN_TERMINAL, RunStatus } from '../../persistence/entities/run';
 import { appendEvents, transitionRun } from './state';
 import { waitFor } from '../../temporal/workflow-records';
+import { findOnePrepared } from '../../persistence/direct-sql';
 
 /** How a run ended, as decided by the activity (process outcome) or the workflow (cancel, time limit). */
 export type RunEnding =
@@ -18,6 +19,13 @@ export type RunEnding =
   | { status: 'CANCELLED'; requestedBy: string };
 
 export const isTerminal = (status: RunStatus) => RUN_TERMINAL.includes(status);
+
+/** A run by id (a prepared read): what the waits for a run's end re-read on every wake-up. */
+export async function readRun(ds: DataSource, runId: string): Promise<Run> {
+  const run = await findOnePrepared(ds, Run, { run_id: runId });
+  if (!run) throw new Error(`run ${runId} does not exist`);
+  return run;
+}
 
 /**
  * How long a start waits for the run's row to become visible. The api commits the row right after Temporal
