@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import autocannon from 'autocannon';
 import { BARE_TASK_QUEUE, BenchContext } from './support/context';
 import { oneRun, outcomesOtherThanSuccess, RunTiming, startBare } from './support/runs';
-import { BenchReport, fmt, pool, Ratio, sleep, summarize, table } from './support/stats';
+import { BenchReport, Figure, figure, fmt, pool, Ratio, sleep, summarize, table } from './support/stats';
 
 /** In-flight create calls of the sustained measurements (ours: autocannon connections; bare: client calls). */
 const CONCURRENCY = 10;
@@ -49,10 +49,8 @@ async function sequential(ctx: BenchContext) {
   return { ours, bare };
 }
 
-async function sustainedRuns(ctx: BenchContext) {
-  const n = ctx.options.sustained;
-  // Ours: autocannon POSTs `n` runs at CONCURRENCY connections; the runs are found by their structure.
-  const since = new Date();
+/** POSTs `n` runs through autocannon at CONCURRENCY connections; answers the result and how long it took. */
+async function postRuns(ctx: BenchContext, n: number) {
   const t0 = Date.now();
   const r = await autocannon({
     url: `${ctx.baseUrl}/api/structures/${ctx.structureId}/runs`,
@@ -64,7 +62,38 @@ async function sustainedRuns(ctx: BenchContext) {
     workers: 1,
     timeout: 60,
   });
-  const createdOurs = Date.now() - t0;
+  return { r, ms: Date.now() - t0, t0 };
+}
+
+/**
+ * The control of the creation rate (production shape): `n` runs created while our worker process is stopped
+ * (SIGSTOP), so that creating competes with no execution for the machine's CPUs; they run once it continues,
+ * and are waited for. Answers runs created per second.
+ */
+async function createdWithWorkerPaused(ctx: BenchContext, n: number): Promise<number | undefined> {
+  const worker = ctx.production?.probes.find((p) => p.name === 'worker');
+  if (!worker) return undefined;
+  const since = new Date();
+  process.kill(worker.pid, 'SIGSTOP');
+  let created;
+  try {
+    created = await postRuns(ctx, n);
+  } finally {
+    process.kill(worker.pid, 'SIGCONT');
+  }
+  const ids: Array<{ run_id: string }> = await ctx.stack.ds.query(
+    `SELECT run_id FROM runs WHERE resource_id = $1 AND created_at >= $2`,
+    [ctx.structureId, since],
+  );
+  await Promise.all(ids.map((x) => ctx.watcher.ended(x.run_id, RUN_TIMEOUT_MS + n * 500)));
+  return (created.r['2xx'] / created.ms) * 1000;
+}
+
+async function sustainedRuns(ctx: BenchContext) {
+  const n = ctx.options.sustained;
+  // Ours: autocannon POSTs `n` runs at CONCURRENCY connections; the runs are found by their structure.
+  const since = new Date();
+  const { r, ms: createdOurs, t0 } = await postRuns(ctx, n);
   const ids: Array<{ run_id: string }> = await ctx.stack.ds.query(
     `SELECT run_id FROM runs WHERE resource_id = $1 AND created_at >= $2`,
     [ctx.structureId, since],
@@ -78,7 +107,9 @@ async function sustainedRuns(ctx: BenchContext) {
   const createdBare = Date.now() - b0;
   const endsBare = await Promise.all(started.map((s) => s.done));
   const doneBare = Math.max(...endsBare.filter((e) => e.ok).map((e) => e.t0 + e.succeeded)) - b0;
+  const createdPerSWorkerPaused = await createdWithWorkerPaused(ctx, n);
   return {
+    createdPerSWorkerPaused,
     ours: {
       created: r['2xx'],
       failed: r.non2xx + r.errors,
@@ -209,8 +240,13 @@ export async function runLatency(ctx: BenchContext): Promise<BenchReport> {
     { bench: 'runs', metric: 'function execute p99', ours: fn.seqOurs.p99, bare: fn.seqBare.p99, unit: 'ms' },
     { bench: 'runs', metric: 'function executes/s', ours: fn.loadOurs.perS, bare: fn.loadBare.perS, unit: '/s' },
   ];
+  const figures: Figure[] =
+    sus.createdPerSWorkerPaused !== undefined
+      ? [figure('runs', 'runs created/s with our worker stopped (creation alone)', sus.createdPerSWorkerPaused, '/s')]
+      : [];
   return {
     name: 'runs',
+    figures,
     tables: [
       table(
         `runs: one at a time, ${n} each, interleaved (ms from the create call)`,
@@ -273,6 +309,9 @@ export async function runLatency(ctx: BenchContext): Promise<BenchReport> {
             `${sus.bare.ok}/${sus.bare.created}`,
             String(sus.bare.failed),
           ],
+          ...(sus.createdPerSWorkerPaused !== undefined
+            ? [['ours, our worker stopped meanwhile (the control)', sus.createdPerSWorkerPaused, NaN, '', '']]
+            : []),
         ],
       ),
       table(
