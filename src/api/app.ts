@@ -92,7 +92,8 @@ export function createApp(deps: Deps): Koa {
       ctx.body = { type: httpErr.type, errors: httpErr.errors };
     }
     const ms = Number(process.hrtime.bigint() - started) / 1e6;
-    deps.log.debug({ requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms }, 'request');
+    if (deps.log.isLevelEnabled('debug'))
+      deps.log.debug({ requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms }, 'request');
     // By route template (bounded), never the raw path; requests no route matched share one label.
     const labels = { method: ctx.method, route: ctx._matchedRoute?.toString() ?? 'unmatched', status: ctx.status };
     httpRequests.inc(labels);
@@ -133,10 +134,11 @@ export function createApp(deps: Deps): Koa {
     ctx.type = METRICS_CONTENT_TYPE;
     ctx.body = await metricsText();
   });
-  app.use(root.routes());
 
   for (const spec of allRoutes()) api.add(spec, deps);
   app.use(api.routes());
+  // After the api's routes: /api requests never try these.
+  app.use(root.routes());
 
   // Errors after the answer began (a streamed body): to the log, not Koa's console printer. A client that closes
   // once it has read Content-Length bytes (python-requests does) can beat the stream's own end: nothing was lost.
