@@ -3,12 +3,11 @@
 // breakdown of ours, sustained runs created and completed per second, and the same for a function execute
 // (POST /api/functions/{id}/execute against a bare workflow running the same handler through the same shim).
 import { randomUUID } from 'node:crypto';
-import autocannon from 'autocannon';
 import { BARE_TASK_QUEUE, BenchContext } from './support/context';
-import { oneRun, outcomesOtherThanSuccess, RunTiming, startBare } from './support/runs';
+import { oneRun, outcomesOtherThanSuccess, RunTiming, startBare, startOurs } from './support/runs';
 import { BenchReport, Figure, figure, fmt, pool, Ratio, sleep, summarize, table } from './support/stats';
 
-/** In-flight create calls of the sustained measurements (ours: autocannon connections; bare: client calls). */
+/** In-flight create calls of the sustained measurements (client calls from this process, ours and bare alike). */
 const CONCURRENCY = 10;
 /** A run of the trivial program that has not ended after this long is reported as stuck, not waited for. */
 const RUN_TIMEOUT_MS = 60_000;
@@ -49,20 +48,22 @@ async function sequential(ctx: BenchContext) {
   return { ours, bare };
 }
 
-/** POSTs `n` runs through autocannon at CONCURRENCY connections; answers the result and how long it took. */
+/**
+ * POSTs `n` runs, CONCURRENCY in flight, from this process as bare's starts are made (autocannon's `amount`
+ * mode ends on its 1 s tick: every rate it gave was a number of runs over a whole number of seconds, plus its
+ * worker thread's start). Answers the runs created (their ends are followed) and how long creating took.
+ */
 async function postRuns(ctx: BenchContext, n: number) {
   const t0 = Date.now();
-  const r = await autocannon({
-    url: `${ctx.baseUrl}/api/structures/${ctx.structureId}/runs`,
-    method: 'POST',
-    body: '{"args":[]}',
-    headers: { authorization: `Bearer ${ctx.key}`, 'content-type': 'application/json' },
-    connections: CONCURRENCY,
-    amount: n,
-    workers: 1,
-    timeout: 60,
-  });
-  return { r, ms: Date.now() - t0, t0 };
+  const answers = await pool(Array.from({ length: n }), CONCURRENCY, () =>
+    startOurs(ctx, RUN_TIMEOUT_MS + n * 500).then(
+      (started) => ({ started }),
+      (err: Error) => ({ failed: err.message }),
+    ),
+  );
+  const ms = Date.now() - t0;
+  const started = answers.flatMap((a) => ('started' in a ? [a.started] : []));
+  return { t0, ms, started, failed: n - started.length };
 }
 
 /**
@@ -73,7 +74,6 @@ async function postRuns(ctx: BenchContext, n: number) {
 async function createdWithWorkerPaused(ctx: BenchContext, n: number): Promise<number | undefined> {
   const worker = ctx.production?.probes.find((p) => p.name === 'worker');
   if (!worker) return undefined;
-  const since = new Date();
   process.kill(worker.pid, 'SIGSTOP');
   let created;
   try {
@@ -81,25 +81,16 @@ async function createdWithWorkerPaused(ctx: BenchContext, n: number): Promise<nu
   } finally {
     process.kill(worker.pid, 'SIGCONT');
   }
-  const ids: Array<{ run_id: string }> = await ctx.stack.ds.query(
-    `SELECT run_id FROM runs WHERE resource_id = $1 AND created_at >= $2`,
-    [ctx.structureId, since],
-  );
-  await Promise.all(ids.map((x) => ctx.watcher.ended(x.run_id, RUN_TIMEOUT_MS + n * 500)));
-  return (created.r['2xx'] / created.ms) * 1000;
+  await Promise.all(created.started.map((s) => s.done));
+  return (created.started.length / created.ms) * 1000;
 }
 
 async function sustainedRuns(ctx: BenchContext) {
   const n = ctx.options.sustained;
-  // Ours: autocannon POSTs `n` runs at CONCURRENCY connections; the runs are found by their structure.
-  const since = new Date();
-  const { r, ms: createdOurs, t0 } = await postRuns(ctx, n);
-  const ids: Array<{ run_id: string }> = await ctx.stack.ds.query(
-    `SELECT run_id FROM runs WHERE resource_id = $1 AND created_at >= $2`,
-    [ctx.structureId, since],
-  );
-  const endsOurs = await Promise.all(ids.map((x) => ctx.watcher.ended(x.run_id, RUN_TIMEOUT_MS + n * 500)));
-  const doneOurs = Math.max(...endsOurs.filter((e) => !e.timedOut && !e.lost).map((e) => e.seenAt)) - t0;
+  // Ours: `n` POSTs, CONCURRENCY in flight.
+  const ours = await postRuns(ctx, n);
+  const endsOurs = await Promise.all(ours.started.map((s) => s.done));
+  const doneOurs = Math.max(...endsOurs.filter((e) => e.ok).map((e) => e.t0 + e.succeeded)) - ours.t0;
 
   // Bare: the same number of workflow starts, CONCURRENCY in flight.
   const b0 = Date.now();
@@ -111,12 +102,12 @@ async function sustainedRuns(ctx: BenchContext) {
   return {
     createdPerSWorkerPaused,
     ours: {
-      created: r['2xx'],
-      failed: r.non2xx + r.errors,
-      createdPerS: (r['2xx'] / createdOurs) * 1000,
-      completedPerS: (endsOurs.filter((e) => !e.timedOut && !e.lost).length / doneOurs) * 1000,
-      ok: endsOurs.filter((e) => e.status === 'SUCCEEDED').length,
-      stuck: endsOurs.filter((e) => e.timedOut || e.lost).map((e) => `${e.lost ? 'lost' : 'stuck'} ${e.status}`),
+      created: ours.started.length,
+      failed: ours.failed,
+      createdPerS: (ours.started.length / ours.ms) * 1000,
+      completedPerS: (endsOurs.filter((e) => e.ok).length / doneOurs) * 1000,
+      ok: endsOurs.filter((e) => e.ok).length,
+      stuck: endsOurs.filter((e) => !e.ok).map((e) => e.outcome),
     },
     bare: {
       created: n,
@@ -296,7 +287,7 @@ export async function runLatency(ctx: BenchContext): Promise<BenchReport> {
         ['path', 'created/s', 'completed/s', 'succeeded', 'create failed'],
         [
           [
-            'ours (autocannon POST)',
+            'ours (POST /api/structures/{id}/runs)',
             sus.ours.createdPerS,
             sus.ours.completedPerS,
             `${sus.ours.ok}/${sus.ours.created}`,
