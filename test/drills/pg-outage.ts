@@ -182,6 +182,13 @@ export async function pgOutageDrill(
     );
     stopLoad = true;
     await load;
+    // The load went on creating runs until now: the last of them are given the same time to end.
+    await until(
+      'every run created at the end to end',
+      180_000,
+      async () => ((await terminal()) ? true : undefined),
+      250,
+    ).catch((err: Error) => f.violation(err.message));
     if (lastUnavailableAfterRestart)
       f.notes.push(
         `last 503 ${((lastUnavailableAfterRestart - restartedAt) / 1000).toFixed(1)} s after PostgreSQL was back`,

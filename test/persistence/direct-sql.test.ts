@@ -1,0 +1,87 @@
+// The hot statements of src/persistence/direct-sql.ts answer exactly what TypeORM answers for the same row:
+// the same entity class, every column hydrated the same way (dates, jsonb, nullable bigints through their
+// transformers), and an INSERT that stores what `save` stored.
+import { randomUUID } from 'node:crypto';
+import { expect } from 'chai';
+import { findOnePrepared, insertRow } from '../../src/persistence/direct-sql';
+import { ApiKey, Asset, Organization, Run } from '../../src/persistence/entities';
+import { newRunRow } from '../../src/persistence/entities/run';
+import { createApiKey } from '../../src/services/accounts';
+import { getStack, newTenant } from '../support/stack';
+import { structureWithBuild } from '../support/builds';
+
+describe('direct SQL (prepared reads, one-statement inserts)', () => {
+  it('reads a record as TypeORM does, with dates, jsonb, transformed bigints and composite keys', async () => {
+    const { ds } = getStack();
+    const tenant = await newTenant('direct-sql');
+    const org = await ds.getRepository(Organization).findOneByOrFail({ organization_id: tenant.organizationId });
+
+    const prepared = await findOnePrepared(ds, Organization, { organization_id: org.organization_id });
+    expect(prepared).to.be.instanceOf(Organization);
+    expect(prepared).to.deep.equal(org);
+
+    // An asset's size is a nullable bigint read through a transformer; its key has two columns.
+    const now = new Date();
+    const asset = await insertRow(ds.manager, Asset, {
+      bucket_id: org.default_bucket_id,
+      name: 'docs/a.txt',
+      organization_id: org.organization_id,
+      size: 12345,
+      meta: { source: 'test' },
+      created_by: tenant.userId,
+      created_at: now,
+      updated_at: now,
+    });
+    const where = { bucket_id: org.default_bucket_id, name: 'docs/a.txt' };
+    const assetRead = await ds.getRepository(Asset).findOneByOrFail(where);
+    expect(asset).to.deep.equal(assetRead);
+    expect(await findOnePrepared(ds, Asset, where)).to.deep.equal(assetRead);
+    expect(assetRead.size).to.equal(12345);
+
+    // A key set read twice reuses its statement; a key that matches nothing is null.
+    expect(await findOnePrepared(ds, Organization, { organization_id: org.organization_id })).to.deep.equal(org);
+    expect(await findOnePrepared(ds, Organization, { organization_id: randomUUID() })).to.equal(null);
+  });
+
+  it('inserts a row with one statement and answers it as stored', async () => {
+    const { ds } = getStack();
+    const tenant = await newTenant('direct-sql-insert');
+    const { structureId, deploymentId } = await structureWithBuild(tenant.organizationId, {
+      files: { 'structure.py': 'print(1)\n' },
+    });
+
+    const row = newRunRow({
+      run_id: randomUUID(),
+      kind: 'structure',
+      organization_id: tenant.organizationId,
+      resource_id: structureId,
+      deployment_id: deploymentId,
+      args: ['a', 'b c'],
+      env_vars: [{ name: 'X', value: 'y', source: 'manual' }],
+      input: { nested: [1, { two: null }] },
+      created_by: tenant.userId,
+    });
+    const stored = await insertRow(ds.manager, Run, row);
+    const read = await ds.getRepository(Run).findOneByOrFail({ run_id: row.run_id });
+    expect(stored).to.deep.equal(read);
+    expect(read.args).to.deep.equal(['a', 'b c']);
+    expect(read.input).to.deep.equal({ nested: [1, { two: null }] });
+    expect(await findOnePrepared(ds, Run, { run_id: row.run_id })).to.deep.equal(read);
+
+    const { key, value } = await createApiKey(ds, {
+      organizationId: tenant.organizationId,
+      userId: null,
+      name: 'direct',
+      createdBy: tenant.userId,
+    });
+    expect(value).to.be.a('string');
+    expect(key).to.deep.equal(await ds.getRepository(ApiKey).findOneByOrFail({ api_key_id: key.api_key_id }));
+  });
+
+  it('refuses a key that is not a column of the entity', async () => {
+    const { ds } = getStack();
+    let error: Error | undefined;
+    await findOnePrepared(ds, Organization, { no_such_column: 'x' } as never).catch((e: Error) => (error = e));
+    expect(error?.message).to.match(/has no column no_such_column/);
+  });
+});
