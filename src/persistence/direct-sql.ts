@@ -67,23 +67,34 @@ function hydrate<T>(driver: PostgresDriver, metadata: EntityMetadata, row: Recor
 }
 
 /**
- * The row of `entity` whose columns equal `where` (property names, equality only), the first by `order` if
- * several match, hydrated as TypeORM hydrates it; or null. Not for reads inside a transaction: it takes a
- * connection of its own from the pool.
+ * The row of `entity` whose columns equal `where` (property names; equality, or IS NULL for null), the first
+ * by `order` if several match, hydrated as TypeORM hydrates it; or null. Not for reads inside a transaction:
+ * it takes a connection of its own from the pool.
  */
 export async function findOnePrepared<T extends ObjectLiteral>(
   ds: DataSource,
   entity: EntityTarget<T>,
-  where: Partial<Record<keyof T & string, KeyValue>>,
+  where: Partial<Record<keyof T & string, KeyValue | null>>,
   order?: Partial<Record<keyof T & string, 'ASC' | 'DESC'>>,
 ): Promise<T | null> {
   const metadata = ds.getMetadata(entity);
-  const keys = Object.keys(where).sort();
+  const values = where as Record<string, KeyValue | null | undefined>;
+  // As findOneBy: an undefined member is no condition; null is IS NULL (the statement differs, not a value).
+  const keys = Object.keys(values)
+    .filter((k) => values[k] !== undefined && values[k] !== null)
+    .sort();
+  const nulls = Object.keys(values)
+    .filter((k) => values[k] === null)
+    .sort();
+  if (!keys.length && !nulls.length) throw new Error(`a read of ${metadata.tableName} by key names no key`);
   const orderBy = Object.entries(order ?? {}) as Array<[string, 'ASC' | 'DESC']>;
-  const statement = cached(ds, `one:${metadata.tableName}:${keys.join(',')}:${orderBy.join(',')}`, () => {
+  const statement = cached(ds, `one:${metadata.tableName}:${keys}:${nulls}:${orderBy.join(',')}`, () => {
     const params = keys.map((key) => columnOf(metadata, key));
     const columns = metadata.columns.map((c) => `"${c.databaseName}"`).join(', ');
-    const conditions = params.map((c, i) => `"${c.databaseName}" = $${i + 1}`).join(' AND ');
+    const conditions = [
+      ...params.map((c, i) => `"${c.databaseName}" = $${i + 1}`),
+      ...nulls.map((key) => `"${columnOf(metadata, key).databaseName}" IS NULL`),
+    ].join(' AND ');
     const sort = orderBy.map(([key, dir]) => `"${columnOf(metadata, key).databaseName}" ${dir}`).join(', ');
     return {
       text: `SELECT ${columns} FROM "${metadata.tableName}" WHERE ${conditions}${sort ? ` ORDER BY ${sort}` : ''} LIMIT 1`,
@@ -93,7 +104,7 @@ export async function findOnePrepared<T extends ObjectLiteral>(
   });
   const driver = ds.driver as PostgresDriver;
   const config = Object.create(statement.config) as { name: string; text: string; values: KeyValue[] };
-  config.values = keys.map((k) => (where as Record<string, KeyValue>)[k]);
+  config.values = keys.map((k) => values[k] as KeyValue);
   const { rows } = await (driver.master as Pool).query(config);
   return rows[0] ? hydrate<T>(driver, metadata, rows[0] as Record<string, unknown>) : null;
 }

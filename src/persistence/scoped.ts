@@ -10,7 +10,7 @@ export async function findInOrg<T extends OrgOwned>(
   ds: DataSource,
   entity: EntityTarget<T>,
   organizationId: string,
-  where: Partial<Record<keyof T & string, string | number | boolean>>,
+  where: Partial<Record<keyof T & string, string | number | boolean | null>>,
   what: string,
 ): Promise<T> {
   const row = await findOnePrepared(ds, entity, { ...where, organization_id: organizationId });

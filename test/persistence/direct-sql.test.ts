@@ -76,6 +76,20 @@ describe('direct SQL (prepared reads, one-statement inserts)', () => {
     });
     expect(value).to.be.a('string');
     expect(key).to.deep.equal(await ds.getRepository(ApiKey).findOneByOrFail({ api_key_id: key.api_key_id }));
+
+    // null is IS NULL: a user's key has no run; a run's credential is not found that way.
+    expect(await findOnePrepared(ds, ApiKey, { api_key_id: key.api_key_id, run_id: null })).to.deep.equal(key);
+    const { key: runKey } = await createApiKey(ds, {
+      organizationId: tenant.organizationId,
+      userId: null,
+      name: 'run',
+      createdBy: tenant.userId,
+      runId: row.run_id,
+    });
+    expect(await findOnePrepared(ds, ApiKey, { api_key_id: runKey.api_key_id, run_id: null })).to.equal(null);
+    expect(await findOnePrepared(ds, ApiKey, { api_key_id: runKey.api_key_id, user_id: undefined })).to.deep.equal(
+      runKey,
+    );
   });
 
   it('refuses a key that is not a column of the entity', async () => {

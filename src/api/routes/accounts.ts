@@ -257,11 +257,8 @@ route({
 });
 
 /** A key of the caller's organization; run credentials are not keys a user manages. */
-async function findApiKey(ds: DataSource, caller: Caller, apiKeyId: string): Promise<ApiKey> {
-  const key = await findInOrg(ds, ApiKey, caller.organizationId, { api_key_id: apiKeyId }, 'API key');
-  if (key.run_id !== null) throw notFound('API key');
-  return key;
-}
+const findApiKey = (ds: DataSource, caller: Caller, apiKeyId: string) =>
+  findInOrg(ds, ApiKey, caller.organizationId, { api_key_id: apiKeyId, run_id: null }, 'API key');
 
 route({
   operationId: 'GetApiKey',
