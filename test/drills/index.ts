@@ -4,6 +4,7 @@
 import { apiKillDrill } from './api-kill';
 import { badInputDrill } from './bad-input';
 import type { DrillReport } from './kit';
+import { hostileMachineDrill } from './hostile-machine';
 import { hostileTenantDrill } from './hostile-tenant';
 import { pgOutageDrill } from './pg-outage';
 import { scaleOutDrill } from './scale-out';
@@ -58,6 +59,13 @@ export const DRILLS: Drill[] = [
     summary:
       'The same attacks on a worker started as a non-root user with the capabilities of docs/security.md: 0 escapes',
     full: () => hostileTenantDrill({ victims: 5, asUser: 'tarmac-worker' }),
+  },
+  {
+    name: 'hostile-machine',
+    summary:
+      'A tenant tries to take the machine (memory, CPU, processes, disk, slots, file handles, the host network): every limit holds, others unharmed',
+    full: () => hostileMachineDrill({ quick: false }),
+    quick: () => hostileMachineDrill({ quick: true }),
   },
   {
     name: 'scale-out',
