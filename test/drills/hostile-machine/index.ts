@@ -12,7 +12,6 @@ function loadAttacks(): MachineAttack[] {
     .readdirSync(here)
     .filter((f) => f.endsWith('.js') && f !== 'index.js' && f !== 'kit.js')
     .sort();
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
   return modules.flatMap((f) => (require(path.join(here, f)) as { attacks?: MachineAttack[] }).attacks ?? []);
 }
 
