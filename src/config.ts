@@ -81,6 +81,14 @@ export interface Config {
    * api's URL as user code on a worker reaches it (GT_CLOUD_BASE_URL; in containers often not the public one).
    */
   runProcess: { heartbeatTimeoutSeconds: number; killGraceMs: number; apiBaseUrl: string };
+  /**
+   * Run output the database does not take at once (an outage, a full disk): the log lines a run's pump keeps
+   * unsent (bounded by lines and bytes), and how long it keeps retrying after the process ended before the
+   * rest is given up and recorded as lost on the run (docs/code-runs.md#lost-output).
+   */
+  runLogBuffer: { lines: number; bytes: number; graceSeconds: number };
+  /** Admission on free space: below either watermark on DATA_DIR's or BLOB_DIR's filesystem, new work gets 503. */
+  disk: { freeMinMb: number; freeMinPercent: number };
   /** SSE event streams: keep-alive comment interval and the safety re-check for missed notifications. */
   sse: { keepAliveMs: number; recheckMs: number };
   /** How long `POST/GET /api/functions/{id}/execute` waits for the run to end before answering 202 with the run. */
@@ -329,6 +337,15 @@ export function loadConfig(env: Env = process.env): Config {
       heartbeatTimeoutSeconds: int('RUN_HEARTBEAT_TIMEOUT_SECONDS', 15, 2, 3600),
       killGraceMs: int('RUN_KILL_GRACE_MS', 2000, 0, 60_000),
       apiBaseUrl: url('RUN_API_BASE_URL', undefined) ?? '', // default: publicBaseUrl (below)
+    },
+    runLogBuffer: {
+      lines: int('RUN_LOG_BUFFER_LINES', 20_000, 100, 10_000_000),
+      bytes: int('RUN_LOG_BUFFER_BYTES', 8 * 1024 * 1024, 64 * 1024),
+      graceSeconds: int('RUN_LOG_GRACE_SECONDS', 120, 0, 24 * 3600),
+    },
+    disk: {
+      freeMinMb: int('DISK_FREE_MIN_MB', 1024, 0),
+      freeMinPercent: int('DISK_FREE_MIN_PERCENT', 1, 0, 100),
     },
     sse: {
       keepAliveMs: int('SSE_KEEPALIVE_MS', 15_000, 100, 3_600_000),

@@ -117,6 +117,7 @@ for (const kind of ['structure', 'function', 'tool'] as CodeResourceKind[]) {
 
   route({
     operationId: `Create${Label}Deployment`,
+    needsDiskSpace: true,
     method: 'post',
     path,
     tag: TAG,

@@ -78,6 +78,7 @@ export const presentFunctionRun = async (ds: DataSource, run: Run) => (await pre
 for (const method of ['get', 'post'] as const) {
   route({
     operationId: method === 'get' ? 'CreateFunctionExecutionGet' : 'CreateFunctionExecutionPost',
+    needsDiskSpace: true,
     method,
     path: '/functions/{function_id}/execute',
     tag: TAG,

@@ -72,6 +72,7 @@ const runPath = { structure_run_id: uuid };
 
 route({
   operationId: 'CreateStructureRun',
+  needsDiskSpace: true,
   method: 'post',
   path: '/structures/{structure_id}/runs',
   tag: TAG,

@@ -105,6 +105,7 @@ route({
 
 route({
   operationId: 'RunToolActivity',
+  needsDiskSpace: true,
   method: 'post',
   path: '/tools/{tool_id}/activities/{activity_name}',
   tag: TAG,
