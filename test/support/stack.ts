@@ -139,6 +139,7 @@ export async function startStack(opts: { env?: Record<string, string>; inProcess
     TEMPORAL_TASK_QUEUE: 'tarmac-test',
     CODEHOST_BASE_URL: `file://${path.join(root, 'codehost')}`,
     SSE_KEEPALIVE_MS: '300', // so that a test sees keep-alive comments without waiting 15 s
+    RUN_LOG_GRACE_SECONDS: '6', // so that a test of lost output (test/api/out-of-space.test.ts) waits seconds, not minutes
     MODEL_PROVIDERS: `local=${modelProvider.baseUrl}`,
     DEFAULT_MODEL: 'local/test-model',
     DEFAULT_EMBEDDING_MODEL: 'local/test-embedding',
