@@ -6,13 +6,17 @@ import { expect } from 'chai';
 import { loadConfig } from '../../src/config';
 import { structureWithBuild } from '../support/builds';
 import { as, request } from '../support/client';
+import { waitForDeployment } from '../fixtures/projects';
 import { SLEEP_PROGRAM, waitForRun } from '../support/runs';
 import { getStack, newTenant, startApi } from '../support/stack';
 
 const DISK_FULL = `could not extend file "base/16384/16400": No space left on device`;
 
-/** Makes inserts into `table` for `runId` fail with 53100, for `seconds` (or until `diskFreed`). */
-async function fillDisk(table: 'run_logs' | 'run_events', runId: string, seconds?: number) {
+/**
+ * Makes inserts into `table` for `runId` fail with 53100, for `seconds` (or until `diskFreed`);
+ * `run_events:USER`: only the events the run's code posts.
+ */
+async function fillDisk(table: 'run_logs' | 'run_events' | 'run_events:USER', runId: string, seconds?: number) {
   await getStack().ds.query(
     `INSERT INTO test_disk_full (run_id, table_name, until) VALUES ($1, $2, clock_timestamp() + $3 * interval '1 second')`,
     [runId, table, seconds ?? null],
@@ -53,8 +57,17 @@ describe('out of space', function () {
         END IF;
         RETURN NEW;
       END $$;
+      CREATE FUNCTION test_disk_full_events() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF EXISTS (SELECT 1 FROM test_disk_full f WHERE f.run_id = NEW.run_id
+                   AND f.table_name IN ('run_events', 'run_events:' || NEW.origin)
+                   AND (f.until IS NULL OR clock_timestamp() < f.until)) THEN
+          RAISE EXCEPTION '${DISK_FULL}' USING ERRCODE = 'disk_full';
+        END IF;
+        RETURN NEW;
+      END $$;
       CREATE TRIGGER test_disk_full BEFORE INSERT ON run_logs FOR EACH ROW EXECUTE FUNCTION test_disk_full();
-      CREATE TRIGGER test_disk_full BEFORE INSERT ON run_events FOR EACH ROW EXECUTE FUNCTION test_disk_full();
+      CREATE TRIGGER test_disk_full BEFORE INSERT ON run_events FOR EACH ROW EXECUTE FUNCTION test_disk_full_events();
     `);
   });
 
@@ -63,6 +76,7 @@ describe('out of space', function () {
       DROP TRIGGER IF EXISTS test_disk_full ON run_logs;
       DROP TRIGGER IF EXISTS test_disk_full ON run_events;
       DROP FUNCTION IF EXISTS test_disk_full();
+      DROP FUNCTION IF EXISTS test_disk_full_events();
       DROP TABLE IF EXISTS test_disk_full;
     `);
   });
@@ -91,6 +105,23 @@ describe('out of space', function () {
       await diskFreed(runId);
       await as(t.key).post(`/api/structure-runs/${runId}/cancel`);
     }
+  });
+
+  it('the default structure retries its event post on 503 until the database takes it', async () => {
+    const t = await newTenant();
+    const created = await as(t.key).post('/api/structures', { name: 'default-retries' });
+    expect((await waitForDeployment(t.key, created.body.latest_deployment_id)).status).to.equal('SUCCEEDED');
+    const runId = (await as(t.key).post(`/api/structures/${created.body.structure_id}/runs`, { args: ['kept'] })).body
+      .structure_run_id;
+    await fillDisk('run_events:USER', runId, 3);
+    const run = await waitForRun(t.key, runId, undefined, 60_000);
+    expect(run.status, JSON.stringify(run.status_detail)).to.equal('SUCCEEDED');
+    expect(run.output).to.deep.equal({ type: 'TextArtifact', value: 'kept' });
+    const logs = await logsOf(t.key, runId);
+    expect(logs[0]).to.equal("Hello from the default structure. Arguments: ['kept']");
+    // Refused at least once, then retried after Retry-After (5 s).
+    expect(logs.slice(1)).to.include('event not posted yet (the platform is unavailable); retrying in 5.0 s');
+    expect((await eventsOf(t.key, runId)).filter((e) => e.type === 'FinishStructureRunEvent')).to.have.length(1);
   });
 
   it('keeps log lines the database refuses for a while and stores every one, in order, once it takes them', async () => {
