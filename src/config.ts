@@ -340,7 +340,7 @@ export function loadConfig(env: Env = process.env): Config {
     },
     runLogBuffer: {
       lines: int('RUN_LOG_BUFFER_LINES', 20_000, 100, 10_000_000),
-      bytes: int('RUN_LOG_BUFFER_BYTES', 8 * 1024 * 1024, 64 * 1024),
+      bytes: int('RUN_LOG_BUFFER_BYTES', 4 * 1024 * 1024, 64 * 1024),
       graceSeconds: int('RUN_LOG_GRACE_SECONDS', 120, 0, 24 * 3600),
     },
     disk: {
