@@ -2,6 +2,11 @@
 // Retry-After; a run whose log lines the database refuses keeps them until it takes them, or records what it
 // lost; below the free-space watermark new runs and uploads are refused (503 naming the disk) and /ready says so.
 // The full disk is the real server's error: a trigger raises SQLSTATE 53100 for the inserts of one run only.
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
 import { expect } from 'chai';
 import { loadConfig } from '../../src/config';
 import { structureWithBuild } from '../support/builds';
@@ -23,6 +28,23 @@ async function fillDisk(table: 'run_logs' | 'run_events' | 'run_events:USER', ru
   );
 }
 const diskFreed = (runId: string) => getStack().ds.query(`DELETE FROM test_disk_full WHERE run_id = $1`, [runId]);
+
+/** node:http PUT of a chunked body: the answer is read even when the server stops reading the body early. */
+function rawPut(url: string, body: Buffer): Promise<{ status: number; retryAfter?: string; json: any }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { method: 'PUT', headers: { 'transfer-encoding': 'chunked' } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        req.destroy();
+        const retryAfter = res.headers['retry-after'];
+        resolve({ status: res.statusCode!, retryAfter, json: JSON.parse(Buffer.concat(chunks).toString()) });
+      });
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
 
 const logsOf = async (key: string, runId: string) =>
   (await as(key).get(`/api/structure-runs/${runId}/logs`)).body.logs as string[];
@@ -161,6 +183,46 @@ describe('out of space', function () {
     ]);
     expect(events.at(-2)!.payload).to.deep.equal({ output_lost: { log_lines: 40, reason } });
     expect(events.at(-1)!.payload.status_detail.output_lost).to.deep.equal({ log_lines: 40, reason });
+  });
+
+  it('answers an upload that meets a full blob filesystem (ENOSPC) 503 with Retry-After and keeps nothing of it', async () => {
+    const t = await newTenant();
+    const stack = getStack();
+    // The blob store on a 64 KiB tmpfs, and no watermark: the disk fills faster than the watermark is read.
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tarmac-full-blobs-'));
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=64k', 'tarmac-full-blobs', dir]);
+    const small = await startApi(stack.env.client, 0, {
+      ...stack.config,
+      blobDir: dir,
+      disk: loadConfig({ DISK_FREE_MIN_MB: '0', DISK_FREE_MIN_PERCENT: '0' }).disk,
+    });
+    try {
+      const bucketId = (await as(t.key).get(`/api/organizations/${t.organizationId}`)).body.default_bucket_id;
+      const urlOf = async (name: string) => {
+        const url = new URL(
+          (await as(t.key).post(`/api/buckets/${bucketId}/asset-urls/${name}`, { operation: 'PUT' })).body.url,
+        );
+        return `${small.baseUrl}${url.pathname}${url.search}`;
+      };
+      const full = await rawPut(await urlOf('big.bin'), Buffer.alloc(256 * 1024, 7));
+      expect(full.status, JSON.stringify(full.json)).to.equal(503);
+      expect(full.retryAfter).to.equal('5');
+      expect(full.json).to.deep.equal({
+        type: 'ServiceUnavailableError',
+        errors: [{ message: 'The blob store is out of disk space; retry shortly' }],
+      });
+      expect((await as(t.key).get(`/api/buckets/${bucketId}/assets/big.bin`)).status).to.equal(404);
+      // The partial file is gone: the room it took is free again, and a small upload fits.
+      const files = fs.readdirSync(dir, { recursive: true, withFileTypes: true }).filter((e) => e.isFile());
+      expect(files.map((f) => f.name)).to.deep.equal([]);
+      const fits = await rawPut(await urlOf('small.bin'), Buffer.alloc(1000, 7));
+      expect(fits.status, JSON.stringify(fits.json)).to.equal(200);
+      expect(fits.json.size).to.equal(1000);
+    } finally {
+      await small.close();
+      execFileSync('umount', [dir]);
+      fs.rmdirSync(dir);
+    }
   });
 
   it('refuses new runs and uploads below the free-space watermark (503 naming the disk), and /ready says so', async () => {

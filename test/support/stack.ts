@@ -254,7 +254,7 @@ export async function startApi(
     config: config ?? s.config,
     ds: s.ds,
     temporal,
-    blobs: new FsBlobStore(s.config.blobDir),
+    blobs: new FsBlobStore((config ?? s.config).blobDir),
     box: s.box,
     log,
     runUpdates,
