@@ -49,7 +49,7 @@ export interface LogPumpOptions {
   bufferBytes: number;
   batchLines?: number;
   batchMs?: number;
-  /** Called once, with the first failed write: the pump keeps retrying (the caller logs it). */
+  /** Called with the first failed write of each outage (the pump keeps retrying; the caller logs it). */
   onWriteError?: (err: unknown) => void;
 }
 
@@ -191,6 +191,7 @@ export class LogPump {
         continue;
       }
       delay = RETRY_MIN_MS;
+      this.reported = false; // the next outage is reported again
       this.pending.splice(0, batch.length);
       this.pendingBytes -= batch.reduce((sum, line) => sum + sizeOf(line), 0);
     }
