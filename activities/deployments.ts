@@ -105,15 +105,16 @@ export function createDeploymentActivities({ ds, config, blobs, box, log, sandbo
         ? await organizationCache(config.buildDir, identity.gid)
         : path.join(config.buildDir, '.cache');
       await fs.mkdir(home, { recursive: true });
-      await fs.mkdir(cacheDir, { recursive: true });
-      // BUILD_DISK_MB and BUILD_CACHE_MB: past either, the running step is stopped as if cancelled.
-      const quota = await BuildQuotaWatch.start({ buildPath, cacheDir, quota: config.buildQuota });
-      const cancelled = Promise.race([ctx.cancelled, quota.exceeded]);
-      cancelled.catch(() => undefined);
-      const common = { output, cancelled };
       let fetched: Fetched | undefined;
+      let quota: BuildQuotaWatch | undefined;
       try {
         ctx.heartbeat();
+        await fs.mkdir(cacheDir, { recursive: true });
+        // BUILD_DISK_MB and BUILD_CACHE_MB: past either, the running step is stopped as if cancelled.
+        quota = await BuildQuotaWatch.start({ buildPath, cacheDir, quota: config.buildQuota });
+        const cancelled = Promise.race([ctx.cancelled, quota.exceeded]);
+        cancelled.catch(() => undefined);
+        const common = { output, cancelled };
         const sourceRoot = path.join(buildPath, 'src');
         fetched = await fetchSource(
           {
@@ -180,7 +181,7 @@ export function createDeploymentActivities({ ds, config, blobs, box, log, sandbo
           log.warn({ err, deploymentId: input.deploymentId, output: output.text() }, 'deployment build fault');
         throw err;
       } finally {
-        quota.stop();
+        quota?.stop();
         clearInterval(beat);
         await identity?.release();
         await trimCache(cacheDir, config.buildQuota.cacheBytes).catch((err: unknown) =>

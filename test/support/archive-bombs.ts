@@ -5,13 +5,14 @@ import fs from 'node:fs';
 import zlib from 'node:zlib';
 
 const SEGMENT_BYTES = 64 * 1024 ** 2;
-let gzipSegment: Buffer | undefined;
+const gzipMembers = new Map<number, Buffer>();
 let deflateSegment: Buffer | undefined;
 
-/** One gzip member inflating to SEGMENT_BYTES of zeros (~64 KB). */
-function zerosGzipMember(): Buffer {
-  gzipSegment ??= zlib.gzipSync(Buffer.alloc(SEGMENT_BYTES), { level: 9 });
-  return gzipSegment;
+/** One gzip member inflating to `bytes` zeros (~1/1000 of it), made once per size. */
+function zerosGzipMember(bytes = SEGMENT_BYTES): Buffer {
+  let member = gzipMembers.get(bytes);
+  if (!member) gzipMembers.set(bytes, (member = zlib.gzipSync(Buffer.alloc(bytes), { level: 9 })));
+  return member;
 }
 
 /** Raw deflate blocks (not final) inflating to SEGMENT_BYTES of zeros, repeatable back to back. */
@@ -53,7 +54,7 @@ export function writeTarGzBomb(out: string, files: number, fileBytes: number): n
       if (fileBytes >= SEGMENT_BYTES) {
         for (let done = 0; done < fileBytes; done += SEGMENT_BYTES) fs.writeSync(fd, zerosGzipMember());
       } else {
-        fs.writeSync(fd, zlib.gzipSync(Buffer.alloc(fileBytes)));
+        fs.writeSync(fd, zerosGzipMember(fileBytes));
       }
     }
     fs.writeSync(fd, zlib.gzipSync(Buffer.alloc(1024))); // the end-of-archive blocks
