@@ -147,12 +147,15 @@ export function createBuildCleanupActivities(deps: ActivityDeps) {
   };
 }
 
-/** Every organization's package cache, trimmed (least recently used first) to BUILD_CACHE_MB. */
+/** Every organization's package cache (SANDBOX=off: the one shared cache), trimmed to BUILD_CACHE_MB. */
 async function trimCaches(deps: ActivityDeps): Promise<void> {
   const root = path.join(deps.config.buildDir, '.cache');
-  for (const entry of await fs.readdir(root, { withFileTypes: true }).catch(() => [])) {
-    if (!entry.isDirectory()) continue;
-    const dir = path.join(root, entry.name);
+  const caches = deps.sandbox.enabled
+    ? (await fs.readdir(root, { withFileTypes: true }).catch(() => []))
+        .filter((e) => e.isDirectory())
+        .map((e) => path.join(root, e.name))
+    : [root];
+  for (const dir of caches) {
     const bytes = await trimCache(dir, deps.config.buildQuota.cacheBytes);
     if (bytes) deps.log.info({ dir, bytes }, 'trimmed a package cache to BUILD_CACHE_MB');
   }
