@@ -46,6 +46,11 @@ export interface Config {
   buildDir: string;
   /** How long an unused build (superseded, failed, orphaned) stays before the build-cleanup schedule removes it. */
   buildRetentionSeconds: number;
+  /**
+   * Disk quotas of builds (docs/security.md): bytes one build may leave in its directory (source, venv,
+   * node_modules), and bytes of an organization's pip/npm download cache (trimmed oldest first to it).
+   */
+  buildQuota: { diskBytes: number; cacheBytes: number };
   /** Base URL of the code host for `codehost` code locations: `<base>/<owner>/<name>.git`. */
   codehostBaseUrl: string;
   /**
@@ -322,6 +327,10 @@ export function loadConfig(env: Env = process.env): Config {
     inviteTtlSeconds: int('INVITE_TTL_SECONDS', 7 * 24 * 3600, 1),
     buildDir: path.resolve(str('BUILD_DIR', path.join(dataDir, 'builds'))),
     buildRetentionSeconds: int('BUILD_RETENTION_SECONDS', 3600, 0),
+    buildQuota: {
+      diskBytes: int('BUILD_DISK_MB', 4096, 1, 1024 * 1024) * 1024 * 1024,
+      cacheBytes: int('BUILD_CACHE_MB', 2048, 0, 1024 * 1024) * 1024 * 1024,
+    },
     codehostBaseUrl: url('CODEHOST_BASE_URL', 'https://github.com')!,
     codehostOAuth: codehostOAuthConfig(opt, url, problems),
     billing: undefined, // below: its URLs default to PUBLIC_BASE_URL

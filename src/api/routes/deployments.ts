@@ -27,7 +27,7 @@ const DeploymentSchema = defineSchema('Deployment', {
       description:
         'SUCCEEDED: `{reason: "Deployed", runtime, runtime_version?, interpreter_version}`. FAILED (the project does not build): ' +
         '`{reason, message, build_output_tail}` with reason SourceUnavailable, UnsafeArchive, InvalidArchive, CloneFailed, ConnectionUnavailable, ConfigNotFound, ' +
-        'InvalidConfig, FileNotFound, ScriptFailed or InstallFailed. ERROR (the platform): `{reason, message}` with reason ' +
+        'InvalidConfig, FileNotFound, ScriptFailed, InstallFailed, DiskQuotaExceeded (BUILD_DISK_MB) or CacheQuotaExceeded (BUILD_CACHE_MB). ERROR (the platform): `{reason, message}` with reason ' +
         'TimeLimitExceeded, InfrastructureError, WorkflowClosed or Cancelled.',
     },
     code_source: {

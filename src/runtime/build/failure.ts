@@ -13,7 +13,11 @@ export type FailureReason =
   | 'InvalidConfig'
   | 'FileNotFound'
   | 'ScriptFailed'
-  | 'InstallFailed';
+  | 'InstallFailed'
+  /** The build's directory outgrew BUILD_DISK_MB (the step was stopped). */
+  | 'DiskQuotaExceeded'
+  /** The build added more than BUILD_CACHE_MB to its organization's package cache. */
+  | 'CacheQuotaExceeded';
 
 export class DeploymentFailure extends Error {
   constructor(

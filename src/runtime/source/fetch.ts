@@ -13,7 +13,7 @@ import type { CodeLocation, CodeResourceKind } from '../../persistence/entities/
 import { OutputTail } from '../build/build-process';
 import { DeploymentFailure } from '../build/failure';
 import { DEFAULT_PROJECTS } from '../templates/default-code';
-import { archiveKindOf, unpackArchive } from './archive';
+import { archiveKindOf, MAX_UNPACKED_BYTES, unpackArchive } from './archive';
 import { cloneRepository } from './git';
 
 export interface FetchContext {
@@ -23,6 +23,8 @@ export interface FetchContext {
   organizationId: string;
   /** Where the download of an archive may go (removed afterwards). */
   scratchDir: string;
+  /** Bytes an archive may unpack to (the build's disk quota; never more than MAX_UNPACKED_BYTES). */
+  maxUnpackedBytes?: number;
   env: Record<string, string>;
   output: OutputTail;
   cancelled: Promise<never>;
@@ -93,7 +95,7 @@ async function fetchAsset(
     const download = path.join(ctx.scratchDir, kind === 'zip' ? 'source.zip' : 'source.tar');
     await pipeline(blob.stream, createWriteStream(download));
     try {
-      await unpackArchive(kind, download, dest);
+      await unpackArchive(kind, download, dest, Math.min(MAX_UNPACKED_BYTES, ctx.maxUnpackedBytes ?? Infinity));
     } finally {
       await fs.rm(download, { force: true });
     }
