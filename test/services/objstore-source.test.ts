@@ -7,6 +7,7 @@ import { objstoreSource, parseS3Uri, type ObjstoreConfig } from '../../src/servi
 import { SourceError, SourceUnavailableError } from '../../src/services/data-connectors/sources/source-error';
 import { createOutboundPolicy } from '../../src/security/outbound-policy';
 import { startS3Server, type S3Server, type S3Credentials } from '../support/s3-server';
+import { OUTSIDE_HOST } from '../support/stack';
 import { listAll, rejectionOf, sourceContext } from '../support/sources';
 
 describe('objstore source (moto S3 server)', function () {
@@ -182,7 +183,9 @@ describe('objstore source (moto S3 server)', function () {
     // The local store listens on 127.0.0.1: the outbound policy without allowances refuses it, by address
     // and by name (the endpoint's name resolves to it).
     const policy = createOutboundPolicy({ cidrs: [], hostPorts: [] });
-    for (const endpoint of [s3.endpoint, s3.endpoint.replace('127.0.0.1', 'localhost')]) {
+    const byName = new URL(s3.endpoint);
+    byName.hostname = 'localhost';
+    for (const endpoint of [s3.endpoint, byName.href]) {
       const refusing = objstoreSource({ ...config(['s3://docs/']), objstore_endpoint: endpoint }, { policy });
       const refused = await rejectionOf(listAll(refusing));
       expect(refused.type, refused.message).to.equal('AddressRefused');
@@ -190,7 +193,7 @@ describe('objstore source (moto S3 server)', function () {
     }
     // Allowed by host:port, the same store is listed.
     const port = Number(new URL(s3.endpoint).port);
-    const allowing = createOutboundPolicy({ cidrs: [], hostPorts: [{ host: '127.0.0.1', port }] });
+    const allowing = createOutboundPolicy({ cidrs: [], hostPorts: [{ host: OUTSIDE_HOST, port }] });
     const listed = await listAll(objstoreSource(config(['s3://docs/public/a.txt']), { policy: allowing }));
     expect(listed.items).to.have.length(1);
     expect(() => objstoreSource({ ...config([]), objstore_endpoint: 'file:///etc' })).to.throw('http(s) URL');
