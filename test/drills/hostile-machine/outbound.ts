@@ -4,6 +4,7 @@
 // on every address of the host (0.0.0.0) counts the connections that reach it: the policy holds when that
 // count stays 0, nothing is stored, and every pg_vector failure reads the same (no port scanner).
 import { randomUUID } from 'node:crypto';
+import os from 'node:os';
 import { OUTSIDE_UNREACHABLE } from '../../../src/services/knowledge-bases/chunk-store';
 import { as, request } from '../../support/client';
 import { hostInterfaceAddress, startHostWitness, type HostWitness } from '../../support/host-witness';
@@ -51,9 +52,9 @@ const webscraperToSelf: MachineAttack = {
       const urls = [
         `http://${self}:${witness.port}/`,
         `http://127.0.0.1:${witness.port}/`,
-        `http://[::ffff:${self}]:${witness.port}/`,
         `http://0.0.0.0:${witness.port}/`,
-        `http://2130706433:${witness.port}/`, // 127.0.0.1 as one number
+        `http://localhost:${witness.port}/`,
+        `http://${os.hostname()}:${witness.port}/`, // the host's own name
         `http://127.0.0.1:${apiPortOf(ctx.stack)}/api/openapi.json`, // the platform's own api
         'http://169.254.169.254/latest/meta-data/',
       ];
