@@ -70,7 +70,10 @@ const drive: SourceFactory = (config, deps) => {
 };
 
 const wiki: SourceFactory = (config, deps) =>
-  wikiSource(config as unknown as WikiConfig, { settings: deps.config.dataSources.wiki });
+  wikiSource(config as unknown as WikiConfig, {
+    settings: deps.config.dataSources.wiki,
+    policy: outboundPolicyFor(deps.config),
+  });
 
 export const SOURCES: Record<string, SourceFactory> = {
   webscraper: webscraperSource,
