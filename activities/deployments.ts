@@ -21,6 +21,7 @@ import { ROW_VISIBLE_WAIT_MS } from '../src/services/runs/lifecycle';
 import { transitionDeployment } from '../src/services/runs/state';
 import { waitFor } from '../src/temporal/workflow-records';
 import type { DeploymentInput } from '../src/temporal/contracts';
+import { outboundPolicyFor } from '../src/security/outbound-policy';
 
 export type DeploymentOutcome =
   | {
@@ -121,6 +122,7 @@ export function createDeploymentActivities({ ds, config, blobs, box, log, sandbo
             ds,
             blobs,
             codehostBaseUrl: config.codehostBaseUrl,
+            outbound: outboundPolicyFor(config),
             organizationId: row.organization_id,
             scratchDir: path.join(buildPath, 'download'),
             maxUnpackedBytes: config.buildQuota.diskBytes,

@@ -2,6 +2,7 @@
 // a bad value stops the process with one message naming every problem. docs/configuration.md has the table.
 import os from 'node:os';
 import path from 'node:path';
+import { parseOutboundAllow, type OutboundAllow } from './security/outbound-policy';
 
 export interface Config {
   port: number;
@@ -104,8 +105,13 @@ export interface Config {
   chatTimeLimitSeconds: number;
   /** Wall time of one knowledge base job (a workflow timer); past it the job ends FAILED. */
   knowledgeBaseJobTimeLimitSeconds: number;
-  /** Data jobs (docs/data-connectors.md): time limit, item cap, and what the webscraper may fetch. */
+  /** Data jobs (docs/data-connectors.md): time limit, item cap, and how the webscraper fetches. */
   dataConnectors: DataConnectorsConfig;
+  /**
+   * What the outbound address policy (src/security/outbound-policy.ts) allows although refused: OUTBOUND_ALLOW,
+   * with DATA_CONNECTOR_ALLOW_CIDRS and DATA_CONNECTOR_ALLOW_PRIVATE_NETWORKS as aliases.
+   */
+  outbound: OutboundAllow;
   /** OpenAI-compatible model providers for assistant runs and chat messages (src/drivers/model). */
   models: ModelsConfig;
   /** Integration handlers (docs/integrations.md). */
@@ -197,10 +203,6 @@ export interface DataConnectorsConfig {
   userAgent: string;
   /** Pages fetched at once by one webscraper job. */
   fetchConcurrency: number;
-  /** Fetch private, loopback and link-local addresses too (off: refused, SSRF). */
-  allowPrivateNetworks: boolean;
-  /** Ranges fetched although private (DATA_CONNECTOR_ALLOW_CIDRS, e.g. an intranet wiki). */
-  allowCidrs: string[];
 }
 
 export interface SandboxConfig {
@@ -372,11 +374,8 @@ export function loadConfig(env: Env = process.env): Config {
       maxRedirects: int('DATA_CONNECTOR_MAX_REDIRECTS', 5, 0, 20),
       userAgent: str('DATA_CONNECTOR_USER_AGENT', 'TarmacDataConnector/1.0 (+https://github.com/tarmac; webscraper)'),
       fetchConcurrency: int('DATA_CONNECTOR_FETCH_CONCURRENCY', 4, 1, 64),
-      allowPrivateNetworks: ['1', 'true', 'yes', 'on'].includes(
-        (env.DATA_CONNECTOR_ALLOW_PRIVATE_NETWORKS ?? '').trim().toLowerCase(),
-      ),
-      allowCidrs: cidrList(env, 'DATA_CONNECTOR_ALLOW_CIDRS', problems),
     },
+    outbound: outboundAllow(env, problems),
     models: {
       ...modelProviders(env, problems),
       timeoutSeconds: int('MODEL_REQUEST_TIMEOUT_SECONDS', 600, 1, 24 * 3600),
@@ -531,6 +530,15 @@ function cidrList(env: Env, name: string, problems: string[]): string[] {
       problems.push(`${name} entries must be CIDRs (10.1.0.0/16), got ${JSON.stringify(c)}`);
   }
   return list;
+}
+
+/** OUTBOUND_ALLOW, and its older names: DATA_CONNECTOR_ALLOW_CIDRS, DATA_CONNECTOR_ALLOW_PRIVATE_NETWORKS (every range). */
+function outboundAllow(env: Env, problems: string[]): OutboundAllow {
+  const allow = parseOutboundAllow(env.OUTBOUND_ALLOW ?? '', 'OUTBOUND_ALLOW', problems);
+  allow.cidrs.push(...cidrList(env, 'DATA_CONNECTOR_ALLOW_CIDRS', problems));
+  if (['1', 'true', 'yes', 'on'].includes((env.DATA_CONNECTOR_ALLOW_PRIVATE_NETWORKS ?? '').trim().toLowerCase()))
+    allow.cidrs.push('0.0.0.0/0', '::/0');
+  return allow;
 }
 
 function sandboxConfig(

@@ -13,6 +13,7 @@
 import { execFile } from 'node:child_process';
 import net from 'node:net';
 import { promisify } from 'node:util';
+import { firewallRanges } from '../../security/outbound-policy';
 import { findTool } from '../process/confine';
 import { processExists } from './processes';
 
@@ -20,20 +21,8 @@ const run = promisify(execFile);
 const CHAIN = 'TARMAC_SANDBOX';
 const ALLOW = 'TARMAC_SANDBOX_ALLOW';
 
-const BLOCKED: Record<4 | 6, string[]> = {
-  4: [
-    '0.0.0.0/8',
-    '10.0.0.0/8',
-    '100.64.0.0/10',
-    '127.0.0.0/8',
-    '169.254.0.0/16',
-    '172.16.0.0/12',
-    '192.168.0.0/16',
-    '224.0.0.0/4',
-    '240.0.0.0/4',
-  ],
-  6: ['::1/128', 'fc00::/7', 'fe80::/10', 'ff00::/8'],
-};
+/** The outbound address policy's refused ranges (src/security/outbound-policy.ts): one list for both. */
+const BLOCKED: Record<4 | 6, string[]> = { 4: firewallRanges(4), 6: firewallRanges(6) };
 
 export interface FirewallPlan {
   uidFirst: number;

@@ -15,11 +15,14 @@ import { DeploymentFailure } from '../build/failure';
 import { DEFAULT_PROJECTS } from '../templates/default-code';
 import { archiveKindOf, MAX_UNPACKED_BYTES, unpackArchive } from './archive';
 import { cloneRepository } from './git';
+import { OutboundRefused, type OutboundPolicy } from '../../security/outbound-policy';
 
 export interface FetchContext {
   ds: DataSource;
   blobs: BlobStore;
   codehostBaseUrl: string;
+  /** The outbound address policy: the code host's address is checked before a clone. */
+  outbound: OutboundPolicy;
   organizationId: string;
   /** Where the download of an archive may go (removed afterwards). */
   scratchDir: string;
@@ -52,6 +55,10 @@ export async function fetchSource(
     return { codeSource: { default: {} } };
   }
   if ('codehost' in code) {
+    // The code host is the operator's, but the clone is made on a tenant's behalf: the policy holds for it too.
+    await ctx.outbound.checkUrl(ctx.codehostBaseUrl).catch((err: unknown) => {
+      throw err instanceof OutboundRefused ? new DeploymentFailure('CloneFailed', err.message) : err;
+    });
     const { commitSha } = await cloneRepository({
       baseUrl: ctx.codehostBaseUrl,
       source: code.codehost,
