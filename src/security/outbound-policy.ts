@@ -4,7 +4,7 @@
 // the connection then goes to a checked address (a `lookup` hook, or the address itself), so a second DNS
 // answer cannot move it (rebinding). Refused: this host's own addresses (every interface, refreshed, and what
 // its host name resolves to), loopback, private, CGNAT, link-local (cloud metadata), reserved, multicast,
-// documentation and benchmarking ranges of both families, and v4 addresses of those ranges embedded in IPv6
+// benchmarking ranges of both families, and v4 addresses of those ranges embedded in IPv6
 // (mapped, compatible, NAT64, 6to4, Teredo, ISATAP). Operators open exceptions with OUTBOUND_ALLOW: CIDRs
 // (which never open this host's own non-loopback addresses, except a single-address CIDR) and host:port pairs.
 // A refusal reads the same whatever the port or the service behind it (OutboundRefused); the reason goes to
@@ -14,7 +14,12 @@ import net from 'node:net';
 import os from 'node:os';
 import { createLogger, type Logger } from '../logger';
 
-/** IANA special-purpose ranges (RFC 6890 and successors) and cloud metadata addresses. */
+/**
+ * IANA special-purpose ranges (RFC 6890 and successors) and cloud metadata addresses. Not the documentation
+ * ranges (192.0.2/24, 198.51.100/24, 203.0.113/24, 2001:db8::/32, 3fff::/20): nothing of a host or its network
+ * lives there by definition, so refusing them protects nothing, and some networks put their package mirrors
+ * there (builds must reach PyPI and npm through the run firewall, which writes this same list).
+ */
 export const REFUSED_RANGES: Readonly<Record<4 | 6, readonly string[]>> = {
   4: [
     '0.0.0.0/8', // this network (0.0.0.0 reaches the host)
@@ -24,12 +29,9 @@ export const REFUSED_RANGES: Readonly<Record<4 | 6, readonly string[]>> = {
     '169.254.0.0/16', // link-local (metadata 169.254.169.254)
     '172.16.0.0/12', // private
     '192.0.0.0/24', // IETF protocol assignments (Oracle's metadata 192.0.0.192)
-    '192.0.2.0/24', // documentation
     '192.88.99.0/24', // 6to4 relay anycast
     '192.168.0.0/16', // private
     '198.18.0.0/15', // benchmarking
-    '198.51.100.0/24', // documentation
-    '203.0.113.0/24', // documentation
     '224.0.0.0/4', // multicast
     '240.0.0.0/4', // reserved and broadcast
     '168.63.129.16/32', // Azure's platform endpoint (wire server, metadata)
@@ -40,8 +42,6 @@ export const REFUSED_RANGES: Readonly<Record<4 | 6, readonly string[]>> = {
     '64:ff9b:1::/48', // local-use NAT64
     '100::/64', // discard-only
     '2001::/23', // IETF protocol assignments (Teredo, benchmarking, ORCHID)
-    '2001:db8::/32', // documentation
-    '3fff::/20', // documentation
     '5f00::/16', // segment routing
     'fc00::/7', // unique local (AWS metadata fd00:ec2::254)
     'fe80::/10', // link-local

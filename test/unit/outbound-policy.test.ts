@@ -47,12 +47,9 @@ describe('outbound address policy', () => {
       '169.254.0.0/16': '169.254.169.254',
       '172.16.0.0/12': '172.31.0.1',
       '192.0.0.0/24': '192.0.0.192',
-      '192.0.2.0/24': '192.0.2.2',
       '192.88.99.0/24': '192.88.99.1',
       '192.168.0.0/16': '192.168.1.1',
       '198.18.0.0/15': '198.19.255.255',
-      '198.51.100.0/24': '198.51.100.7',
-      '203.0.113.0/24': '203.0.113.9',
       '224.0.0.0/4': '239.255.255.250',
       '240.0.0.0/4': '255.255.255.255',
       '168.63.129.16/32': '168.63.129.16',
@@ -61,8 +58,6 @@ describe('outbound address policy', () => {
       '64:ff9b:1::/48': '64:ff9b:1::1',
       '100::/64': '100::1',
       '2001::/23': '2001:0:4136:e378::1',
-      '2001:db8::/32': '2001:db8::1',
-      '3fff::/20': '3fff::1',
       '5f00::/16': '5f00::1',
       'fc00::/7': 'fd00:ec2::254',
       'fe80::/10': 'fe80::1%eth0',
@@ -73,7 +68,7 @@ describe('outbound address policy', () => {
     for (const [range, address] of Object.entries(samples)) {
       expect(await refused(address), `${address} (${range})`).to.equal(true);
     }
-    for (const address of ['8.8.8.8', '1.1.1.1', '2606:4700:4700::1111', '[2a00:1450:4001::1]']) {
+    for (const address of ['8.8.8.8', '1.1.1.1', '2606:4700:4700::1111', '[2a00:1450:4001::1]', '203.0.113.80']) {
       expect(await refused(address), address).to.equal(false);
     }
   });
@@ -249,7 +244,7 @@ describe('outbound address policy', () => {
       let answers = 0;
       const rebinding: Resolver = async () =>
         answers++ === 0 ? [{ address: '198.51.100.1', family: 4 }] : [{ address: '127.0.0.1', family: 4 }];
-      // 198.51.100.0/24 is documentation space: allowed here so that the first answer passes the check.
+      // The first answer is a public address (documentation space is not refused); the second is loopback.
       const opts = fetchOptions({ cidrs: ['198.51.100.0/24'], hostPorts: [] }, rebinding);
       const before = hits.length;
       const connected: string[] = [];

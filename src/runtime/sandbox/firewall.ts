@@ -33,6 +33,19 @@ export interface FirewallPlan {
   allowCidrs: string[];
 }
 
+/** iptables -S prints a host range as /32 (/128) and IPv6 in its shortest form; compare what it printed. */
+function sameCidr(listed: string, printed: string): boolean {
+  const [a, bits] = listed.split('/');
+  const [b, printedBits] = printed.split('/');
+  const family = net.isIPv6(a) ? 6 : 4;
+  if (family !== (net.isIPv6(b) ? 6 : 4)) return false;
+  const full = String(family === 6 ? 128 : 32);
+  if ((bits ?? full) !== (printedBits ?? full)) return false;
+  const list = new net.BlockList();
+  list.addAddress(a, family === 6 ? 'ipv6' : 'ipv4');
+  return list.check(b, family === 6 ? 'ipv6' : 'ipv4');
+}
+
 const familyOf = (addressOrCidr: string): 4 | 6 => (net.isIPv6(addressOrCidr.split('/')[0]) ? 6 : 4);
 
 /** Splits one line of `iptables -S` into arguments (comments are the only quoted values). */
@@ -92,6 +105,7 @@ export class Firewall {
     ]);
     await this.ensure(family, CHAIN, ['-m', 'addrtype', '--dst-type', 'LOCAL', '-j', 'REJECT']);
     for (const cidr of BLOCKED[family]) await this.ensure(family, CHAIN, ['-d', cidr, '-j', 'REJECT']);
+    await this.removeStaleRanges(family);
     await this.ensure(
       family,
       'OUTPUT',
@@ -113,6 +127,21 @@ export class Firewall {
       for (const proto of ['udp', 'tcp']) await mine(['-d', resolver, '-p', proto, '--dport', '53']);
     }
     for (const cidr of plan.allowCidrs.filter((c) => familyOf(c) === family)) await mine(['-d', cidr]);
+  }
+
+  /**
+   * Removes REJECT rules of ranges that are no longer on the list (written by an earlier version): the static
+   * chain outlives workers, and a stale range would keep refusing what the policy now allows.
+   */
+  private async removeStaleRanges(family: 4 | 6) {
+    const { stdout } = await this.ipt(family, ['-S', CHAIN]);
+    for (const line of stdout.split('\n')) {
+      const args = splitRule(line);
+      if (args[0] !== '-A' || args[2] !== '-d' || args[4] !== '-j' || args[5] !== 'REJECT') continue;
+      const cidr = args[3];
+      if (BLOCKED[family].some((b) => sameCidr(b, cidr))) continue;
+      await this.ipt(family, ['-D', ...args.slice(1)]).catch(() => undefined);
+    }
   }
 
   /** Removes this worker's ACCEPT rules (on shutdown). */
