@@ -2,23 +2,32 @@
 // STARTING (a local activity), then the process activity racing the run's time limit (a workflow timer, so time-skipping tests
 // can prove it), then the terminal write. A `cancel` signal (the api) and a workflow cancellation (the
 // Temporal UI) both stop the process and end the run CANCELLED. The activities look at the run's kind.
+// Before STARTING, the run takes an execution slot of its organization (execution-slot.ts): until it has one
+// it waits QUEUED, and a cancel then ends it without executing.
 import { patched, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { RunStatus } from '../src/persistence/entities/run';
 import type { CodeRunInput } from '../src/temporal/contracts';
 import { LOCAL_STATUS_WRITES, longActivity, runToEnding, STATUS_WRITES } from './run-scope';
+import { EXECUTION_SLOTS_PATCH, withExecutionSlot } from './execution-slot';
 
 type CodeRunActivities = Pick<Activities, 'startCodeRun' | 'executeCodeRun' | 'finishCodeRun'>;
 
 async function codeRun(input: CodeRunInput, activities: CodeRunActivities): Promise<RunStatus | 'MISSING'> {
+  const execute = async (startTimer: () => void) => {
+    if (!(await activities.startCodeRun({ runId: input.runId }))) return undefined;
+    startTimer();
+    return activities.executeCodeRun({ runId: input.runId });
+  };
+  // Runs started before the fair share execute without a slot.
+  const admitted = patched(EXECUTION_SLOTS_PATCH);
   // Code runs have no failure that ends them FAILED: a process's own failure is an ending, not a thrown error.
   return runToEnding(
     { timeLimitSeconds: input.timeLimitSeconds, failedTypes: [] },
-    async (startTimer) => {
-      if (!(await activities.startCodeRun({ runId: input.runId }))) return undefined;
-      startTimer();
-      return activities.executeCodeRun({ runId: input.runId });
-    },
+    (startTimer) =>
+      admitted
+        ? withExecutionSlot({ kind: 'run', jobId: input.runId }, () => execute(startTimer))
+        : execute(startTimer),
     (ending) => activities.finishCodeRun({ runId: input.runId, ending }),
   );
 }
