@@ -9,27 +9,32 @@ import type { Activities } from '../activities';
 import type { RunStatus } from '../src/persistence/entities/run';
 import type { CodeRunInput } from '../src/temporal/contracts';
 import { LOCAL_STATUS_WRITES, longActivity, runToEnding, STATUS_WRITES } from './run-scope';
-import { EXECUTION_SLOTS_PATCH, withExecutionSlot } from './execution-slot';
+import { EXECUTION_SLOTS_PATCH, ExecutionSlot } from './execution-slot';
 
 type CodeRunActivities = Pick<Activities, 'startCodeRun' | 'executeCodeRun' | 'finishCodeRun'>;
 
 async function codeRun(input: CodeRunInput, activities: CodeRunActivities): Promise<RunStatus | 'MISSING'> {
-  const execute = async (startTimer: () => void) => {
-    if (!(await activities.startCodeRun({ runId: input.runId }))) return undefined;
-    startTimer();
-    return activities.executeCodeRun({ runId: input.runId });
-  };
   // Runs started before the fair share execute without a slot.
-  const admitted = patched(EXECUTION_SLOTS_PATCH);
-  // Code runs have no failure that ends them FAILED: a process's own failure is an ending, not a thrown error.
-  return runToEnding(
-    { timeLimitSeconds: input.timeLimitSeconds, failedTypes: [] },
-    (startTimer) =>
-      admitted
-        ? withExecutionSlot({ kind: 'run', jobId: input.runId }, () => execute(startTimer))
-        : execute(startTimer),
-    (ending) => activities.finishCodeRun({ runId: input.runId, ending }),
-  );
+  const slot = patched(EXECUTION_SLOTS_PATCH) ? new ExecutionSlot({ kind: 'run', jobId: input.runId }) : undefined;
+  try {
+    // Code runs have no failure that ends them FAILED: a process's own failure is an ending, not a thrown error.
+    return await runToEnding(
+      { timeLimitSeconds: input.timeLimitSeconds, failedTypes: [] },
+      async (startTimer) => {
+        if (slot && !(await slot.acquire())) return undefined;
+        if (!(await activities.startCodeRun({ runId: input.runId }))) return undefined;
+        startTimer();
+        return activities.executeCodeRun({ runId: input.runId });
+      },
+      async (ending) => {
+        const status = await activities.finishCodeRun({ runId: input.runId, ending });
+        await slot?.release();
+        return status;
+      },
+    );
+  } finally {
+    await slot?.release();
+  }
 }
 
 const EXECUTE_RETRY = { initialInterval: '1 second', maximumInterval: '10 seconds', maximumAttempts: 5 };

@@ -9,7 +9,7 @@ import type { DeploymentOutcome } from '../activities/deployments';
 import type { DeploymentStatus } from '../src/persistence/entities/deployment';
 import type { DeploymentInput } from '../src/temporal/contracts';
 import { Endings, longActivity, STATUS_WRITES, withinLimit } from './run-scope';
-import { EXECUTION_SLOTS_PATCH, withExecutionSlot } from './execution-slot';
+import { EXECUTION_SLOTS_PATCH, ExecutionSlot } from './execution-slot';
 
 const { beginDeployment, finishDeployment } = proxyActivities<Activities>(STATUS_WRITES);
 
@@ -55,16 +55,24 @@ export async function deploymentWorkflow(input: DeploymentInput): Promise<Deploy
 
   if (patched(EXECUTION_SLOTS_PATCH)) {
     // The wait for a slot is inside the frame, so that a workflow cancellation meanwhile still ends the deployment.
-    return withinLimit(
-      opts,
-      (startTimer) =>
-        withExecutionSlot({ kind: 'deployment', jobId: input.deploymentId }, async () => {
-          if (!(await begin())) return undefined;
+    const slot = new ExecutionSlot({ kind: 'deployment', jobId: input.deploymentId });
+    try {
+      return await withinLimit(
+        opts,
+        async (startTimer) => {
+          if (!(await slot.acquire()) || !(await begin())) return undefined;
           startTimer();
           return buildDeployment(input);
-        }),
-      finish,
-    );
+        },
+        async (outcome) => {
+          const status = await finish(outcome);
+          await slot.release();
+          return status;
+        },
+      );
+    } finally {
+      await slot.release();
+    }
   }
   // Deployments started before the fair share: DEPLOYING first, then the frame.
   if (!(await begin())) return 'MISSING';

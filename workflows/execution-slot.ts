@@ -24,31 +24,45 @@ export const SLOT_RETRY_MS = 30_000;
 const { acquireExecutionSlot, releaseExecutionSlot } = proxyLocalActivities<Activities>(LOCAL_STATUS_WRITES);
 
 /**
- * Runs `body` once the job holds an execution slot of its organization. Answers undefined when there is no
- * job to execute (its row never appeared, or it already ended). The slot, or the place in the queue, is given
- * back whatever happens, in a non-cancellable scope: a job cancelled while waiting never executes.
+ * The execution slot of one job. `acquire()` answers once the job holds a slot (true), or when there is no
+ * job to execute (false: its row never appeared, or it already ended). `release()` gives the slot, or the
+ * place in the queue, back, in a non-cancellable scope; it is called after the job's terminal write (so that
+ * no more than the share execute or are still recording their end) and again, as a no-op, whatever happened.
  */
-export async function withExecutionSlot<R>(job: ExecutionSlotJob, body: () => Promise<R>): Promise<R | undefined> {
-  let grantSignalled = false;
-  setHandler(slotGrantedSignal, () => {
-    grantSignalled = true;
-  });
-  const { workflowId } = workflowInfo();
-  try {
+export class ExecutionSlot {
+  private taken = false;
+
+  constructor(private readonly job: ExecutionSlotJob) {}
+
+  async acquire(): Promise<boolean> {
+    let grantSignalled = false;
+    setHandler(slotGrantedSignal, () => {
+      grantSignalled = true;
+    });
+    const { workflowId } = workflowInfo();
+    this.taken = true; // from here on, whatever the answer (or a cancellation meanwhile), release
     for (;;) {
       grantSignalled = false;
-      const answer = await acquireExecutionSlot({ job, workflowId });
-      if (answer === 'MISSING' || answer === 'ENDED') return undefined;
-      if (answer.admitted) break;
+      const answer = await acquireExecutionSlot({ job: this.job, workflowId });
+      if (answer === 'MISSING' || answer === 'ENDED') {
+        this.taken = false;
+        return false;
+      }
+      if (answer.admitted) {
+        setCurrentDetails('');
+        return true;
+      }
       setCurrentDetails(
         `Waiting for an execution slot of its organization: ${answer.executing} executing ` +
           `(ORG_MAX_CONCURRENT_RUNS=${answer.limit}), ${answer.ahead} waiting before it`,
       );
       await condition(() => grantSignalled, SLOT_RETRY_MS);
     }
-    setCurrentDetails('');
-    return await body();
-  } finally {
-    await CancellationScope.nonCancellable(() => releaseExecutionSlot({ job }));
+  }
+
+  async release(): Promise<void> {
+    if (!this.taken) return;
+    await CancellationScope.nonCancellable(() => releaseExecutionSlot({ job: this.job }));
+    this.taken = false;
   }
 }
