@@ -13,9 +13,12 @@ import { EXECUTION_SLOTS_PATCH, ExecutionSlot } from './execution-slot';
 
 type CodeRunActivities = Pick<Activities, 'startCodeRun' | 'executeCodeRun' | 'finishCodeRun'>;
 
-async function codeRun(input: CodeRunInput, activities: CodeRunActivities): Promise<RunStatus | 'MISSING'> {
-  // Runs started before the fair share execute without a slot.
-  const slot = patched(EXECUTION_SLOTS_PATCH) ? new ExecutionSlot({ kind: 'run', jobId: input.runId }) : undefined;
+async function codeRun(
+  input: CodeRunInput,
+  activities: CodeRunActivities,
+  admitted: boolean,
+): Promise<RunStatus | 'MISSING'> {
+  const slot = admitted ? new ExecutionSlot({ kind: 'run', jobId: input.runId }) : undefined;
   try {
     // Code runs have no failure that ends them FAILED: a process's own failure is an ending, not a thrown error.
     return await runToEnding(
@@ -45,7 +48,8 @@ export async function codeRunWorkflow(input: CodeRunInput): Promise<RunStatus | 
     ? proxyLocalActivities<Activities>(LOCAL_STATUS_WRITES)
     : proxyActivities<Activities>(STATUS_WRITES);
   const { executeCodeRun } = proxyActivities<Activities>(longActivity(input, EXECUTE_RETRY));
-  return codeRun(input, { startCodeRun, executeCodeRun, finishCodeRun });
+  // Runs started before the fair share execute without a slot.
+  return codeRun(input, { startCodeRun, executeCodeRun, finishCodeRun }, patched(EXECUTION_SLOTS_PATCH));
 }
 
 /**
@@ -55,9 +59,13 @@ export async function codeRunWorkflow(input: CodeRunInput): Promise<RunStatus | 
 export async function structureRunWorkflow(input: CodeRunInput): Promise<RunStatus | 'MISSING'> {
   const { startStructureRun, finishStructureRun } = proxyActivities<Activities>(STATUS_WRITES);
   const { executeStructureRun } = proxyActivities<Activities>(longActivity(input, EXECUTE_RETRY));
-  return codeRun(input, {
-    startCodeRun: startStructureRun,
-    executeCodeRun: executeStructureRun,
-    finishCodeRun: finishStructureRun,
-  });
+  return codeRun(
+    input,
+    {
+      startCodeRun: startStructureRun,
+      executeCodeRun: executeStructureRun,
+      finishCodeRun: finishStructureRun,
+    },
+    false,
+  );
 }
