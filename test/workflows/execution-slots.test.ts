@@ -75,9 +75,9 @@ describe('execution slots in the run workflow (time-skipping)', function () {
   });
 
   after(async () => {
-    worker.shutdown();
+    worker?.shutdown();
     await running;
-    await ts.stop();
+    await ts?.stop();
   });
 
   const structures = new Map<string, string>();
