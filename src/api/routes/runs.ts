@@ -37,7 +37,7 @@ export const StructureRunSchema = defineSchema('StructureRun', {
     status: { type: 'string', enum: [...RUN_STATUSES] },
     status_detail: {
       description:
-        'SUCCEEDED/FAILED: `{reason: "Completed", message, exit_code}`; ERROR: `{reason, error}`; CANCELLED: `{reason: "Cancelled", message, requested_by}`.',
+        'QUEUED while waiting for an execution slot of its organization: `{reason: "WaitingForExecutionSlot", message, executing, limit, ahead}`; SUCCEEDED/FAILED: `{reason: "Completed", message, exit_code}`; ERROR: `{reason, error}`; CANCELLED: `{reason: "Cancelled", message, requested_by}`.',
     },
     args: { type: 'array', items: { type: 'string' } },
     env_vars: { type: 'array', items: EnvVarSchema },
