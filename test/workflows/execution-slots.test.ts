@@ -1,4 +1,4 @@
-// The fair share in the code run workflow (workflows/execution-slot.ts), on the time-skipping server with the
+// The fair share in the code run and deployment workflows (workflows/execution-slot.ts), on the time-skipping server with the
 // real admission activities and status writes (PostgreSQL) and a stubbed process activity: a run past its
 // organization's share waits QUEUED with no activity running; a release grants it by signal; a lost signal
 // is made up by the re-try timer; a cancel while waiting ends it CANCELLED without ever executing.
@@ -7,9 +7,16 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
 import { expect } from 'chai';
 import { createActivities } from '../../activities';
-import { Run } from '../../src/persistence/entities';
+import type { DeploymentOutcome } from '../../activities/deployments';
+import { releaseSlot } from '../../src/jobs/admission';
+import { Deployment, Run } from '../../src/persistence/entities';
 import type { RunEnding } from '../../src/services/runs/lifecycle';
-import { cancelRunSignal, type CodeRunInput } from '../../src/temporal/contracts';
+import {
+  cancelRunSignal,
+  slotGrantedSignal,
+  type CodeRunInput,
+  type DeploymentInput,
+} from '../../src/temporal/contracts';
 import { startOptionsFor } from '../../src/temporal/workflow-start';
 import { structureWithBuild } from '../support/builds';
 import { aRun } from '../support/runs';
@@ -68,6 +75,11 @@ describe('execution slots in the run workflow (time-skipping)', function () {
         async executeCodeRun(input: { runId: string }): Promise<RunEnding> {
           executed.push(input.runId);
           return new Promise((resolve) => release.set(input.runId, resolve));
+        },
+        // The build: ends at once (FAILED, so that no build directory is needed).
+        async buildDeployment(input: DeploymentInput): Promise<DeploymentOutcome> {
+          executed.push(input.deploymentId);
+          return { status: 'FAILED', detail: { reason: 'ScriptFailed', message: 'stubbed build' } };
         },
       },
     });
@@ -193,5 +205,57 @@ describe('execution slots in the run workflow (time-skipping)', function () {
     expect(executed).to.not.include(run.runId);
     expect(await slotOf(run.runId), 'its place in the queue is given back').to.equal(undefined);
     expect(await slotOf(holder)).to.equal('HOLDING');
+  });
+
+  it('keeps a build QUEUED while its organization has no free slot, and builds it once granted', async () => {
+    const { ds } = getStack();
+    const t = await newTenant('slots-build');
+    const holder = await holdSlot(t.organizationId);
+    const { structureId } = await structureWithBuild(t.organizationId, { files: { 'structure.py': '' } });
+    const deploymentId = randomUUID();
+    await ds.getRepository(Deployment).save({
+      deployment_id: deploymentId,
+      organization_id: t.organizationId,
+      resource_id: structureId,
+      resource_kind: 'structure',
+      status: 'QUEUED',
+      status_detail: null,
+      code_source: { default: {} },
+      created_by: 'test',
+      created_at: new Date(),
+      updated_at: new Date(),
+    });
+    const input: DeploymentInput = {
+      deploymentId,
+      kind: 'structure',
+      code: { default: {} },
+      configFile: 'structure_config.yaml',
+      timeLimitSeconds: 3600,
+      heartbeatTimeoutSeconds: 3600,
+    };
+    const handle = await ts.env.client.workflow.start('deploymentWorkflow', {
+      ...startOptionsFor(
+        { kind: 'deployment', id: deploymentId, organizationId: t.organizationId, summary: 'test' },
+        QUEUE,
+      ),
+      args: [input],
+    });
+    const waiting = await until(
+      () => ds.getRepository(Deployment).findOneByOrFail({ deployment_id: deploymentId }),
+      (d) => (d.status_detail as { reason?: string } | null)?.reason === 'WaitingForExecutionSlot',
+      'the build says it waits',
+    );
+    expect(waiting.status).to.equal('QUEUED');
+    expect(executed).to.not.include(deploymentId);
+
+    // What the holder's release does: the freed slot goes to the waiter, whose workflow is signalled.
+    const granted = await releaseSlot(ds, { kind: 'run', jobId: holder }, { limit: 1 });
+    expect(granted.map((g) => g.jobId)).to.deep.equal([deploymentId]);
+    await handle.signal(slotGrantedSignal);
+    expect(await handle.result()).to.equal('FAILED');
+    expect(executed).to.include(deploymentId);
+    const ended = await ds.getRepository(Deployment).findOneByOrFail({ deployment_id: deploymentId });
+    expect(ended.status_detail).to.deep.equal({ reason: 'ScriptFailed', message: 'stubbed build' });
+    expect(await slotOf(deploymentId), 'the build gave its slot back').to.equal(undefined);
   });
 });
