@@ -1,4 +1,4 @@
-// The fair share in the code run and deployment workflows (workflows/execution-slot.ts), on the time-skipping server with the
+// The fair share in the run and build workflows (workflows/execution-slot.ts), on the time-skipping server with the
 // real admission activities and status writes (PostgreSQL) and a stubbed process activity: a run past its
 // organization's share waits QUEUED with no activity running; a release grants it by signal; a lost signal
 // is made up by the re-try timer; a cancel while waiting ends it CANCELLED without ever executing.
