@@ -77,6 +77,8 @@ export interface Config {
   sandbox: SandboxConfig;
   /** Wall time of one deployment's build (a workflow timer). */
   deploymentTimeLimitSeconds: number;
+  /** The worker's activity slots and each organization's share of execution (src/jobs/admission.ts). */
+  execution: ExecutionConfig;
   /**
    * What deployment builds (pip, npm, git, build scripts) inherit from this process's environment: proxy,
    * CA-bundle, PIP_* and NPM_CONFIG_* variables only, so builds work behind a proxy or a private index.
@@ -164,6 +166,16 @@ export interface Config {
     data_lake_objstore_url: string;
     drive_data_connector_client_id: string;
   };
+}
+
+export interface ExecutionConfig {
+  /** Activities one worker runs at once (its activity task slots); a run or build holds one while it executes. */
+  workerActivitySlots: number;
+  /**
+   * Runs and builds of one organization that execute at once, across all workers; the others wait QUEUED,
+   * holding no worker slot, and start in order. Default: a quarter of WORKER_ACTIVITY_SLOTS.
+   */
+  orgMaxConcurrentRuns: number;
 }
 
 export interface BlobS3Config {
@@ -343,6 +355,7 @@ export function loadConfig(env: Env = process.env): Config {
     },
     sandbox: sandboxConfig(env, dataDir, int, problems),
     deploymentTimeLimitSeconds: int('DEPLOYMENT_TIME_LIMIT_SECONDS', 1800, 1),
+    execution: executionConfig(int),
     buildEnv: pickBuildEnv(env),
     runProcess: {
       heartbeatTimeoutSeconds: int('RUN_HEARTBEAT_TIMEOUT_SECONDS', 15, 2, 3600),
@@ -695,4 +708,12 @@ export function childEnv(overrides: Record<string, string | undefined> = {}): No
     else env[k] = v;
   }
   return env;
+}
+
+function executionConfig(int: (name: string, fallback: number, min: number, max?: number) => number): ExecutionConfig {
+  const workerActivitySlots = int('WORKER_ACTIVITY_SLOTS', 100, 1, 10_000);
+  return {
+    workerActivitySlots,
+    orgMaxConcurrentRuns: int('ORG_MAX_CONCURRENT_RUNS', Math.max(1, Math.floor(workerActivitySlots / 4)), 1, 100_000),
+  };
 }

@@ -224,6 +224,18 @@ export interface CancelRunSignal {
 /** Sent by the api's cancel endpoints (and when a resource with open runs is deleted) to every run workflow. */
 export const cancelRunSignal = defineSignal<[CancelRunSignal]>('cancel');
 
+/**
+ * Sent to a job's workflow that waits for an execution slot of its organization (src/jobs/admission.ts) by
+ * whoever granted it one: the job that released it, or the reconciler.
+ */
+export const slotGrantedSignal = defineSignal('slotGranted');
+
+/** A job that takes an execution slot of its organization: its kind and id (the row of its table). */
+export interface ExecutionSlotJob {
+  kind: 'run' | 'deployment';
+  jobId: string;
+}
+
 export interface InviteResponseSignal {
   response: 'ACCEPTED' | 'REJECTED';
   /** Who answered (user id or API key id), for the history. */
