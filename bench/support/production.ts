@@ -8,6 +8,7 @@ import path from 'node:path';
 import { Findings } from '../../test/drills/kit';
 import { Processes, startApiProcess, startWorkerProcess } from '../../test/drills/processes';
 import type { ProbeSample } from './probe';
+import { BENCH_SHARE } from './context';
 
 export interface ProcessSizes {
   /** DATABASE_POOL_SIZE of the api process. */
@@ -52,6 +53,7 @@ export async function startProduction(dataDir: string, sizes: ProcessSizes): Pro
     ...probeEnv('worker'),
     DATABASE_POOL_SIZE: String(sizes.workerPool),
     PUBLIC_BASE_URL: api.baseUrl,
+    ...BENCH_SHARE,
     LOG_LEVEL: 'silent',
   });
   // The control: what an event loop that has nothing to do is delayed by on this machine at the same moment
