@@ -10,14 +10,8 @@ import { newTenant, startStack, stopStack, type Stack } from '../../test/support
 import { functionShim } from '../../src/runtime/shims';
 import { createBareActivities, type BareCommand, type BareFunctionCall } from '../baseline/activities';
 import { setNamedPid } from './processes';
-import { Production, startProduction } from './production';
+import { BENCH_SHARE, Production, startProduction } from './production';
 import { RunWatcher } from './run-watcher';
-
-/**
- * The bench runs one organization's work against bare Temporal, which has no fair share: the organization may use
- * every activity slot, so the fair share (ORG_MAX_CONCURRENT_RUNS) does not turn throughput into queueing.
- */
-export const BENCH_SHARE = { ORG_MAX_CONCURRENT_RUNS: '100' };
 
 export type Shape = 'inprocess' | 'production';
 
