@@ -213,6 +213,18 @@ export interface SandboxConfig {
   fileBytes: number;
   /** Extra destinations (CIDRs) user code may reach although they are private (an internal package index). */
   allowCidrs: string[];
+  /**
+   * Single services of the host (or of a private network) user code may reach, by host and port
+   * (SANDBOX_ALLOW_HOST_PORTS, e.g. a model server at 127.0.0.1:11434); loopback ones are forwarded into
+   * each run's network namespace (src/runtime/sandbox/network.ts).
+   */
+  allowHostPorts: HostPort[];
+}
+
+export interface HostPort {
+  /** An IP address or a name (resolved when the worker starts). */
+  host: string;
+  port: number;
 }
 
 export interface ModelsConfig {
@@ -507,6 +519,22 @@ function cidrList(env: Env, name: string, problems: string[]): string[] {
   return list;
 }
 
+/** `host:port,...` (an IPv6 address in brackets: `[::1]:11434`). */
+function hostPortList(env: Env, name: string, problems: string[]): HostPort[] {
+  const list: HostPort[] = [];
+  for (const entry of (env[name] ?? '')
+    .split(',')
+    .map((e) => e.trim())
+    .filter(Boolean)) {
+    const m = /^(?:\[([0-9a-fA-F:.]+)\]|([A-Za-z0-9.-]+)):(\d{1,5})$/.exec(entry);
+    const port = Number(m?.[3]);
+    if (!m || port < 1 || port > 65535)
+      problems.push(`${name} entries must be host:port (127.0.0.1:11434, [::1]:11434), got ${JSON.stringify(entry)}`);
+    else list.push({ host: m[1] ?? m[2], port });
+  }
+  return list;
+}
+
 function sandboxConfig(
   env: Env,
   dataDir: string,
@@ -532,6 +560,7 @@ function sandboxConfig(
     maxProcesses: int('SANDBOX_MAX_PROCESSES', 256, 8, 1_000_000),
     fileBytes: int('SANDBOX_FILE_MB', 1024, 1, 1024 * 1024) * 1024 * 1024,
     allowCidrs,
+    allowHostPorts: hostPortList(env, 'SANDBOX_ALLOW_HOST_PORTS', problems),
   };
 }
 
