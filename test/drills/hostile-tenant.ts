@@ -46,7 +46,7 @@ export const WORKER_CAPABILITIES = [
 export type Verdicts = Map<string, { escaped: boolean; detail: string }>;
 
 /** Deploys through `baseUrl`'s api, so that the drill's worker builds it (builds belong to the worker's user). */
-async function deploy(
+export async function deploy(
   key: string,
   baseUrl: string,
   files: Record<string, string>,

@@ -53,7 +53,8 @@ pipe info_r info_w
 pipe userns_r userns_w
 pipe exec_r exec_w
 pipe ready_r ready_w
-"$@" ${INFO_FD}>&$info_w ${USERNS_GATE_FD}<&$userns_r ${EXEC_GATE_FD}<&$exec_r \
+# env -u: what bash adds to its commands' environment does not reach the program.
+/usr/bin/env -u SHLVL -u _ "$@" ${INFO_FD}>&$info_w ${USERNS_GATE_FD}<&$userns_r ${EXEC_GATE_FD}<&$exec_r \
   {info_r}<&- {info_w}>&- {userns_r}<&- {userns_w}>&- {exec_r}<&- {exec_w}>&- {ready_r}<&- {ready_w}>&- &
 sandbox=$!
 exec {info_w}>&- {userns_r}<&- {exec_r}<&-
