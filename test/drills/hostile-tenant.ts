@@ -152,7 +152,14 @@ export async function hostileTenantDrill(
     // A platform service listening on every interface, reached by the host's own (non-loopback) address.
     const exposed = net.createServer((c) => c.destroy());
     await new Promise<void>((resolve) => exposed.listen(0, '0.0.0.0', resolve));
-    stopExposed = () => exposed.close();
+    // And one on an abstract unix address of the host's network namespace (D-Bus and systemd use these).
+    const abstractName = `tarmac-drill-${marker}`;
+    const abstract = net.createServer((c) => c.destroy());
+    await new Promise<void>((resolve) => abstract.listen(`\0${abstractName}`, resolve));
+    stopExposed = () => {
+      exposed.close();
+      abstract.close();
+    };
     const hostAddress =
       Object.values(os.networkInterfaces())
         .flat()
@@ -171,6 +178,7 @@ export async function hostileTenantDrill(
       api_port: port(api.baseUrl),
       host_address: hostAddress,
       host_port: (exposed.address() as net.AddressInfo).port,
+      abstract_socket: abstractName,
       ports: {
         postgres: port((ds.options as { url: string }).url),
         temporal: Number(env.address.split(':').pop()),
