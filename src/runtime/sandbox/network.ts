@@ -12,8 +12,9 @@
 // from there and go through the helper and the firewall like any other. The gateway is not mapped to the
 // host (--no-map-gw). The only way to the host's loopback is the helper's outbound forwarding (-T) of
 // chosen ports: the api's (GT_CLOUD_BASE_URL on 127.0.0.1) and the operator's SANDBOX_ALLOW_HOST_PORTS.
-// DNS: the host's resolvers are reached through the helper as they are; a loopback resolver (a local
-// caching daemon) is reached through the helper's DNS forwarding at NS_DNS, named by the run's resolv.conf.
+// DNS: the host's resolvers (/etc/resolv.conf, seen by the run too) are reached through the helper as they
+// are. A resolver on the host's loopback (systemd-resolved's 127.0.0.53) is out of reach: this pasta's DNS
+// forwarding ignores loopback resolvers, so Sandbox.open warns (see loopbackResolvers).
 //
 // The launcher (LAUNCHER, a bash script run as the run's uid) starts bubblewrap, writes the uid and gid map
 // of its user namespace, attaches pasta to its network namespace, lets the program start once the network
@@ -29,7 +30,6 @@ export const NS_ADDRESS = {
   v6: 'fd7a:7a72::100',
   gateway6: 'fd7a:7a72::2',
 };
-export const NS_DNS = '10.0.2.3';
 
 /** The fds the launcher gives bubblewrap (below the 10+ that bash gives its own). */
 const INFO_FD = 5;
@@ -109,22 +109,14 @@ export class RunNetwork {
     private readonly plan: RunNetworkPlan,
   ) {}
 
-  /** A loopback resolver is out of reach inside the namespace: the run asks the helper's forwarder instead. */
-  get forwardsDns(): boolean {
-    return this.plan.resolvers.length > 0 && this.plan.resolvers.every(isLoopback);
+  /** The host's resolvers that runs cannot reach (on loopback: the namespace's loopback is its own). */
+  get loopbackResolvers(): string[] {
+    return this.plan.resolvers.filter(isLoopback);
   }
 
-  /** The resolv.conf of a run when forwardsDns (bound over the host's). */
-  resolvConf(): string {
-    return `nameserver ${NS_DNS}\noptions edns0\n`;
-  }
-
-  /**
-   * bubblewrap options: a new network namespace, and the fds the launcher waits on. `resolvConfFd`: where
-   * resolvConf() is open, when forwardsDns. These go after the system mounts (the resolv.conf over /etc's).
-   */
-  bwrapArgs(resolvConfFd?: number): string[] {
-    const args = [
+  /** bubblewrap options: a new network namespace, and the fds the launcher waits on. */
+  bwrapArgs(): string[] {
+    return [
       '--unshare-net',
       '--info-fd',
       String(INFO_FD),
@@ -136,8 +128,6 @@ export class RunNetwork {
       '--block-fd',
       String(EXEC_GATE_FD),
     ];
-    if (resolvConfFd !== undefined) args.push('--ro-bind-data', String(resolvConfFd), '/etc/resolv.conf');
-    return args;
   }
 
   /** The command (file, argv) that runs `command` (bubblewrap with bwrapArgs()) as `uid`:`gid` with its network. */
@@ -168,7 +158,6 @@ export class RunNetwork {
       NS_ADDRESS.v6,
       '--gateway',
       NS_ADDRESS.gateway6,
-      ...(this.forwardsDns ? ['--dns-forward', NS_DNS] : []),
     ];
     return [
       '-c',

@@ -10,6 +10,7 @@
 //             size-capped tmpfs for HOME and /tmp; the seccomp filter of seccomp.ts)
 // behind the owner-matched firewall of firewall.ts. See docs/security.md for what each layer stops.
 // With SANDBOX=off (single-tenant development only) it runs as the worker's user, with prlimit alone.
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -119,7 +120,7 @@ export class Sandbox {
     private readonly firewall: Firewall | undefined,
     private readonly seccompFile: string | undefined,
     private readonly dropBoundingSet: boolean,
-    private readonly network?: { helper: RunNetwork; resolvConfFile?: string },
+    private readonly network?: RunNetwork,
   ) {}
 
   get enabled(): boolean {
@@ -169,7 +170,10 @@ export class Sandbox {
     const program = seccompProgram();
     let seccompFile: string | undefined;
     if (program) {
-      seccompFile = path.join(config.stateDir, 'seccomp.bpf');
+      // Named by its content: workers of another version on this host (the state directory is host-wide)
+      // keep their own filter instead of replacing this one's.
+      const digest = createHash('sha256').update(program).digest('hex').slice(0, 16);
+      seccompFile = path.join(config.stateDir, `seccomp-${digest}.bpf`);
       fs.writeFileSync(seccompFile, program, { mode: 0o600 });
     } else {
       log.warn({ arch: process.arch }, 'no seccomp filter for this architecture: user code runs without one');
@@ -195,10 +199,11 @@ export class Sandbox {
         resolvers: resolvers(),
       },
     );
-    let resolvConfFile: string | undefined;
-    if (helper.forwardsDns) {
-      resolvConfFile = path.join(config.stateDir, 'resolv.conf');
-      fs.writeFileSync(resolvConfFile, helper.resolvConf(), { mode: 0o600 });
+    if (helper.loopbackResolvers.length) {
+      log.warn(
+        { resolvers: helper.loopbackResolvers },
+        "runs cannot reach the host's DNS resolvers on loopback (their network is their own): name resolvers that are not on loopback in /etc/resolv.conf (with systemd-resolved, link /etc/resolv.conf to /run/systemd/resolve/resolv.conf)",
+      );
     }
 
     const firewall = Firewall.onThisHost();
@@ -223,7 +228,7 @@ export class Sandbox {
       firewall,
       seccompFile,
       root || has(caps, CAP_SETPCAP),
-      { helper, resolvConfFile },
+      helper,
     );
     await sandbox.selfTest().catch((err: Error) => {
       throw refuse(err.message);
@@ -298,9 +303,7 @@ export class Sandbox {
       bwrap.push('--seccomp', '3');
     }
     // A network namespace of its own, connected by the launcher's helper (network.ts).
-    const { helper, resolvConfFile } = this.network;
-    if (resolvConfFile) extraFiles.push(resolvConfFile);
-    bwrap.push(...helper.bwrapArgs(resolvConfFile ? 2 + extraFiles.length : undefined));
+    bwrap.push(...this.network.bwrapArgs());
     // CPU: SIGXCPU at the limit (the run's reason), SIGKILL 5 s later for a process that ignores it.
     // The limits are set after the launcher, so that they bind the user's processes and not the helper
     // (whose fixed buffers alone take more address space than the smallest memory limit).
@@ -333,7 +336,7 @@ export class Sandbox {
       'KILL',
       '--',
       this.tools.bash,
-      ...helper.launch(id.uid, id.gid, limited),
+      ...this.network.launch(id.uid, id.gid, limited),
     ];
     return {
       file: this.tools.setpriv,

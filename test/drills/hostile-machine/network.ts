@@ -143,6 +143,9 @@ async function probeOnce(ctx: MachineAttackContext): Promise<Verdicts> {
       listen_port: listenPort,
       listen_seconds: listenSeconds,
     };
+    const uidLast = config.sandbox.uidBase + config.sandbox.uidCount - 1;
+    // Helpers of other runs on this host (another worker's) are not this run's.
+    const helpersBefore = new Set(helpersOfRunUids(config.sandbox.uidBase, uidLast));
     const started = await as(tenant.key, api.baseUrl).post(`/api/structures/${structureId}/runs`, {
       args: [JSON.stringify(targets)],
       env_vars: [],
@@ -191,7 +194,7 @@ async function probeOnce(ctx: MachineAttackContext): Promise<Verdicts> {
       result: line('allowed-host-port'),
     });
     await new Promise((r) => setTimeout(r, 500));
-    const left = helpersOfRunUids(config.sandbox.uidBase, config.sandbox.uidBase + config.sandbox.uidCount - 1);
+    const left = helpersOfRunUids(config.sandbox.uidBase, uidLast).filter((pid) => !helpersBefore.has(pid));
     verdicts.set('helper-leftover', {
       held: left.length === 0,
       result: left.length ? `pasta pids ${left.join(',')} alive after the run` : 'no network helper after the run',
