@@ -22,7 +22,7 @@
 import fs from 'node:fs';
 import net from 'node:net';
 
-/** The namespace's side: a private /24 of its own; the gateway and DNS addresses are the helper's. */
+/** The namespace's side: a private /24 of its own, not the host's address; the gateway is the helper. */
 export const NS_ADDRESS = {
   v4: '10.0.2.100',
   prefix: 24,
