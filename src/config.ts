@@ -2,7 +2,7 @@
 // a bad value stops the process with one message naming every problem. docs/configuration.md has the table.
 import os from 'node:os';
 import path from 'node:path';
-import { parseOutboundAllow, type OutboundAllow } from './security/outbound-policy';
+import { parseOutboundAllow, type HostPort, type OutboundAllow } from './security/outbound-policy';
 
 export interface Config {
   port: number;
@@ -240,6 +240,12 @@ export interface SandboxConfig {
   fileBytes: number;
   /** Extra destinations (CIDRs) user code may reach although they are private (an internal package index). */
   allowCidrs: string[];
+  /**
+   * Single services of the host (or of a private network) user code may reach, by host and port
+   * (SANDBOX_ALLOW_HOST_PORTS, e.g. a model server at 127.0.0.1:11434); loopback ones are forwarded into
+   * each run's network namespace (src/runtime/sandbox/network.ts).
+   */
+  allowHostPorts: HostPort[];
 }
 
 export interface ModelsConfig {
@@ -554,6 +560,16 @@ function outboundAllow(env: Env, problems: string[]): OutboundAllow {
   return allow;
 }
 
+/** `host:port,...` (an IPv6 address in brackets: `[::1]:11434`), parsed as OUTBOUND_ALLOW's pairs are. */
+function hostPortList(env: Env, name: string, problems: string[]): HostPort[] {
+  const allow = parseOutboundAllow(env[name] ?? '', name, problems);
+  if (allow.cidrs.length)
+    problems.push(
+      `${name} takes host:port pairs only (ranges go in SANDBOX_ALLOW_CIDRS), got ${allow.cidrs.join(', ')}`,
+    );
+  return allow.hostPorts;
+}
+
 function sandboxConfig(
   env: Env,
   dataDir: string,
@@ -579,6 +595,7 @@ function sandboxConfig(
     maxProcesses: int('SANDBOX_MAX_PROCESSES', 256, 8, 1_000_000),
     fileBytes: int('SANDBOX_FILE_MB', 1024, 1, 1024 * 1024) * 1024 * 1024,
     allowCidrs,
+    allowHostPorts: hostPortList(env, 'SANDBOX_ALLOW_HOST_PORTS', problems),
   };
 }
 

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Obtains what isolating user code needs (src/runtime/sandbox, docs/security.md): bubblewrap for the
-# namespaces, iptables for the run-uid firewall, util-linux's setpriv and prlimit. Installed from Debian's
+# namespaces, passt's pasta for each run's network namespace (and a /dev/net/tun that run uids may open, as
+# udev makes it on most hosts), iptables for the run-uid firewall, util-linux's setpriv and prlimit, bash
+# for the network launcher. Installed from Debian's
 # packages when missing and this runs as root; otherwise it says what is missing and the worker refuses
 # to run user code (unless SANDBOX=off). Nothing to do with SANDBOX=off.
 set -euo pipefail
@@ -9,11 +11,22 @@ if [ "${SANDBOX:-on}" = "off" ]; then
   exit 0
 fi
 missing=()
-for tool in bwrap:bubblewrap iptables:iptables setpriv:util-linux prlimit:util-linux; do
+# pasta opens /dev/net/tun inside each run's namespace as the run's uid. Opening it grants nothing by itself
+# (creating an interface needs CAP_NET_ADMIN over a network namespace); hosts without udev leave it 0600.
+tun_usable() {
+  [ -c /dev/net/tun ] && [ "$(( 0$(stat -c %a /dev/net/tun) & 06 ))" = 6 ]
+}
+if ! tun_usable && [ "$(id -u)" = "0" ]; then
+  if [ ! -e /dev/net/tun ]; then mkdir -p /dev/net && mknod -m 0666 /dev/net/tun c 10 200; else chmod 0666 /dev/net/tun; fi
+  echo "sandbox: /dev/net/tun made usable by run uids (mode 0666, as udev makes it)"
+fi
+tun_usable || echo "sandbox: /dev/net/tun is not usable by run uids: run this as root, or chmod 0666 /dev/net/tun" >&2
+missing=()
+for tool in bwrap:bubblewrap pasta:passt bash:bash iptables:iptables setpriv:util-linux prlimit:util-linux; do
   command -v "${tool%%:*}" >/dev/null 2>&1 || [ -x "/usr/sbin/${tool%%:*}" ] || missing+=("${tool#*:}")
 done
 if [ ${#missing[@]} -eq 0 ]; then
-  echo "sandbox: bubblewrap, iptables, setpriv and prlimit present"
+  echo "sandbox: bubblewrap, pasta, iptables, setpriv and prlimit present"
   exit 0
 fi
 packages="$(printf '%s\n' "${missing[@]}" | sort -u | tr '\n' ' ')"

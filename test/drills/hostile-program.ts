@@ -90,8 +90,10 @@ attempt("connect-host-address", lambda: connect(T["host_port"], T["host_address"
 attempt("connect-metadata", lambda: connect(80, "169.254.169.254"))
 def abstract_socket():
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(3)
+    s.connect("\0" + T["abstract_socket"])
     s.close()
-    return "opened a unix socket (abstract addresses of the host are reachable)"
+    return "connected to the host's abstract unix socket @%s" % T["abstract_socket"]
 attempt("unix-socket", abstract_socket)
 def reach_api():
     connect(T["api_port"])

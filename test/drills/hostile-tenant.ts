@@ -46,7 +46,7 @@ export const WORKER_CAPABILITIES = [
 export type Verdicts = Map<string, { escaped: boolean; detail: string }>;
 
 /** Deploys through `baseUrl`'s api, so that the drill's worker builds it (builds belong to the worker's user). */
-async function deploy(
+export async function deploy(
   key: string,
   baseUrl: string,
   files: Record<string, string>,
@@ -152,7 +152,14 @@ export async function hostileTenantDrill(
     // A platform service listening on every interface, reached by the host's own (non-loopback) address.
     const exposed = net.createServer((c) => c.destroy());
     await new Promise<void>((resolve) => exposed.listen(0, '0.0.0.0', resolve));
-    stopExposed = () => exposed.close();
+    // And one on an abstract unix address of the host's network namespace (D-Bus and systemd use these).
+    const abstractName = `tarmac-drill-${marker}`;
+    const abstract = net.createServer((c) => c.destroy());
+    await new Promise<void>((resolve) => abstract.listen(`\0${abstractName}`, resolve));
+    stopExposed = () => {
+      exposed.close();
+      abstract.close();
+    };
     const hostAddress =
       Object.values(os.networkInterfaces())
         .flat()
@@ -171,6 +178,7 @@ export async function hostileTenantDrill(
       api_port: port(api.baseUrl),
       host_address: hostAddress,
       host_port: (exposed.address() as net.AddressInfo).port,
+      abstract_socket: abstractName,
       ports: {
         postgres: port((ds.options as { url: string }).url),
         temporal: Number(env.address.split(':').pop()),

@@ -1,11 +1,13 @@
-// The drills' independent witness of user code: an HTTP server on loopback to which every execution of
-// the drill program reports itself (started, each event the api accepted, finished). Sandboxed code may
-// not reach local ports, so the witness opens a hole for its own port in the run-uid firewall
+// The drills' independent witness of user code: an HTTP server on the host's own address to which every
+// execution of the drill program reports itself (started, each event the api accepted, finished). A run's
+// loopback is its own (a network namespace per run), and its way to the host's address goes through the
+// run-uid firewall, so the witness opens a hole for its own address and port there
 // (TARMAC_SANDBOX_ALLOW, comment "tarmac drill witness <pid>"), as an operator would for a service of theirs,
 // and closes it again; a hole left by a crashed drill is removed by the next worker (its pid is gone).
 import { execFileSync } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import os from 'node:os';
 import { findTool } from '../../src/runtime/process/confine';
 
 export interface Execution {
@@ -37,15 +39,19 @@ export class Witness {
         }
       });
     });
-    await new Promise<void>((resolve) => w.server.listen(0, '127.0.0.1', resolve));
+    const address =
+      Object.values(os.networkInterfaces())
+        .flat()
+        .find((i) => i && i.family === 'IPv4' && !i.internal)?.address ?? '127.0.0.1';
+    await new Promise<void>((resolve) => w.server.listen(0, address, resolve));
     const { port } = w.server.address() as AddressInfo;
-    w.url = `http://127.0.0.1:${port}/mark`;
+    w.url = `http://${address}:${port}/mark`;
     const iptables = findTool('iptables');
     if (iptables) {
       w.rule = [
         'TARMAC_SANDBOX_ALLOW',
         '-d',
-        '127.0.0.1',
+        address,
         '-p',
         'tcp',
         '--dport',

@@ -2,11 +2,14 @@
 // packet filter rules (iptables, both families) for the whole run-uid range. Sandboxed processes may reach
 // the internet, the DNS resolvers and the api's own address and port; never a local address of this host
 // (PostgreSQL, the Temporal frontend, the worker, model servers on loopback), private or link-local ranges
-// (cloud metadata at 169.254.169.254), unless the operator lists a range in SANDBOX_ALLOW_CIDRS.
+// (cloud metadata at 169.254.169.254), unless the operator lists a range in SANDBOX_ALLOW_CIDRS or a single
+// service in SANDBOX_ALLOW_HOST_PORTS. Each run has a network namespace of its own (network.ts) whose
+// user-mode network helper runs as the run's uid: its traffic on the host's side is what these rules match.
 //
 //   OUTPUT               -m owner --uid-owner <range> -j TARMAC_SANDBOX
 //   TARMAC_SANDBOX       -j TARMAC_SANDBOX_ALLOW; REJECT local addresses; REJECT private ranges
 //   TARMAC_SANDBOX_ALLOW per worker (comment "tarmac worker <pid>"): ACCEPT api, resolvers, allowed CIDRs
+//                        and allowed host:ports
 //
 // The static chain is only ever appended to (never flushed), so there is no moment without it; each worker
 // adds its own ACCEPT rules and removes those of workers that are gone.
@@ -31,6 +34,8 @@ export interface FirewallPlan {
   api: { addresses: string[]; port: number };
   resolvers: string[];
   allowCidrs: string[];
+  /** Single services user code may reach (SANDBOX_ALLOW_HOST_PORTS), by resolved address and port. */
+  allowHostPorts: Array<{ address: string; port: number }>;
 }
 
 /** iptables -S prints a host range as /32 (/128) and IPv6 in its shortest form; compare what it printed. */
@@ -127,6 +132,9 @@ export class Firewall {
       for (const proto of ['udp', 'tcp']) await mine(['-d', resolver, '-p', proto, '--dport', '53']);
     }
     for (const cidr of plan.allowCidrs.filter((c) => familyOf(c) === family)) await mine(['-d', cidr]);
+    for (const { address, port } of plan.allowHostPorts.filter((a) => familyOf(a.address) === family)) {
+      for (const proto of ['tcp', 'udp']) await mine(['-d', address, '-p', proto, '--dport', String(port)]);
+    }
   }
 
   /**

@@ -1,15 +1,19 @@
 // The one path by which user code runs (builds, structure, function and tool runs). With SANDBOX=on each
 // process tree runs:
-//   prlimit  (address space, CPU seconds, processes of its uid, file size, no core dumps)
 //   setpriv  (a run uid of its own and its organization's gid, no supplementary groups, no capabilities,
 //             no_new_privs, killed with the worker)
-//   bwrap    (new user, pid, ipc, uts and cgroup namespaces: it sees only its own processes; a read-only
+//   launcher (network.ts: the network helper, pasta, beside the sandbox, as the same uid)
+//   prlimit  (address space, CPU seconds, processes of its uid, file size, no core dumps)
+//   bwrap    (new user, pid, ipc, uts, cgroup and network namespaces: it sees only its own processes and
+//             sockets; a read-only
 //             root of /usr and /etc; its build read-only (read-write while building); a private
 //             size-capped tmpfs for HOME and /tmp; the seccomp filter of seccomp.ts)
 // behind the owner-matched firewall of firewall.ts. See docs/security.md for what each layer stops.
 // With SANDBOX=off (single-tenant development only) it runs as the worker's user, with prlimit alone.
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { lookup } from 'node:dns/promises';
@@ -19,6 +23,7 @@ import { confine, findTool } from '../process/confine';
 import { type ExitStatus, sandboxExitStatus, signalGroup } from '../process/user-process';
 import { spawnDetached } from '../process/spawn';
 import { Firewall } from './firewall';
+import { loopbackPortsOf, RunNetwork, tunUsable } from './network';
 import { seccompProgram } from './seccomp';
 import { UidPool } from './uid-pool';
 
@@ -91,6 +96,12 @@ function systemMounts(): string[] {
   return args;
 }
 
+/** The addresses of `host` (an IP address as it is, a name resolved). */
+async function addressesOf(host: string): Promise<string[]> {
+  const bare = host.replace(/^\[|\]$/g, '');
+  return net.isIP(bare) ? [bare] : (await lookup(bare, { all: true }).catch(() => [])).map((a) => a.address);
+}
+
 function resolvers(): string[] {
   try {
     return [...fs.readFileSync('/etc/resolv.conf', 'utf8').matchAll(/^\s*nameserver\s+(\S+)/gm)].map((m) =>
@@ -104,11 +115,12 @@ function resolvers(): string[] {
 export class Sandbox {
   private constructor(
     readonly config: SandboxConfig,
-    private readonly tools: { bwrap: string; setpriv: string; prlimit: string } | undefined,
+    private readonly tools: { bwrap: string; setpriv: string; prlimit: string; bash: string } | undefined,
     private readonly uids: UidPool | undefined,
     private readonly firewall: Firewall | undefined,
     private readonly seccompFile: string | undefined,
     private readonly dropBoundingSet: boolean,
+    private readonly network?: RunNetwork,
   ) {}
 
   get enabled(): boolean {
@@ -133,8 +145,17 @@ export class Sandbox {
     const bwrap = findTool('bwrap');
     const setpriv = findTool('setpriv');
     const prlimit = findTool('prlimit');
+    const pasta = findTool('pasta');
+    const bash = findTool('bash');
     if (!bwrap) throw refuse('bubblewrap (bwrap) is not installed (Debian: apt-get install bubblewrap)');
     if (!setpriv || !prlimit) throw refuse('setpriv and prlimit (util-linux) are not installed');
+    if (!pasta || !bash)
+      throw refuse('pasta, the network helper of each run, is not installed (Debian: apt-get install passt)');
+    if (!tunUsable()) {
+      throw refuse(
+        '/dev/net/tun is not usable by run uids, which pasta needs inside each run (chmod 0666 /dev/net/tun, as udev does on most hosts; tools/obtain-sandbox.sh does it)',
+      );
+    }
     const caps = effectiveCapabilities();
     const root = process.geteuid?.() === 0;
     if (!root && !(has(caps, CAP_SETUID) && has(caps, CAP_SETGID) && has(caps, CAP_CHOWN) && has(caps, CAP_KILL))) {
@@ -149,27 +170,52 @@ export class Sandbox {
     const program = seccompProgram();
     let seccompFile: string | undefined;
     if (program) {
-      seccompFile = path.join(config.stateDir, 'seccomp.bpf');
+      // Named by its content: workers of another version on this host (the state directory is host-wide)
+      // keep their own filter instead of replacing this one's.
+      const digest = createHash('sha256').update(program).digest('hex').slice(0, 16);
+      seccompFile = path.join(config.stateDir, `seccomp-${digest}.bpf`);
       fs.writeFileSync(seccompFile, program, { mode: 0o600 });
     } else {
       log.warn({ arch: process.arch }, 'no seccomp filter for this architecture: user code runs without one');
     }
 
+    const api = new URL(opts.apiBaseUrl);
+    const apiPort = Number(api.port || (api.protocol === 'https:' ? 443 : 80));
+    const apiAddresses = await addressesOf(api.hostname);
+    const allowHostPorts = (
+      await Promise.all(
+        config.allowHostPorts.map(async (a) =>
+          (await addressesOf(a.host)).map((address) => ({ address, port: a.port })),
+        ),
+      )
+    ).flat();
+    const helper = new RunNetwork(
+      { pasta, setpriv },
+      {
+        loopbackPorts: loopbackPortsOf([
+          ...apiAddresses.map((address) => ({ address, port: apiPort })),
+          ...allowHostPorts,
+        ]),
+        resolvers: resolvers(),
+      },
+    );
+    if (helper.loopbackResolvers.length) {
+      log.warn(
+        { resolvers: helper.loopbackResolvers },
+        "runs cannot reach the host's DNS resolvers on loopback (their network is their own): name resolvers that are not on loopback in /etc/resolv.conf (with systemd-resolved, link /etc/resolv.conf to /run/systemd/resolve/resolv.conf)",
+      );
+    }
+
     const firewall = Firewall.onThisHost();
     if (firewall && (root || has(caps, CAP_NET_ADMIN))) {
-      const api = new URL(opts.apiBaseUrl);
-      const port = Number(api.port || (api.protocol === 'https:' ? 443 : 80));
-      const host = api.hostname.replace(/^\[|\]$/g, '');
-      const addresses = net.isIP(host)
-        ? [host]
-        : (await lookup(host, { all: true }).catch(() => [])).map((a) => a.address);
       try {
         await firewall.install({
           uidFirst: config.uidBase,
           uidLast: config.uidBase + config.uidCount - 1,
-          api: { addresses, port },
+          api: { addresses: apiAddresses, port: apiPort },
           resolvers: resolvers(),
           allowCidrs: config.allowCidrs,
+          allowHostPorts,
         });
       } catch (err) {
         log.warn({ err }, 'could not install the sandbox firewall rules; relying on rules installed by the operator');
@@ -177,11 +223,12 @@ export class Sandbox {
     }
     const sandbox = new Sandbox(
       config,
-      { bwrap, setpriv, prlimit },
+      { bwrap, setpriv, prlimit, bash },
       uids,
       firewall,
       seccompFile,
       root || has(caps, CAP_SETPCAP),
+      helper,
     );
     await sandbox.selfTest().catch((err: Error) => {
       throw refuse(err.message);
@@ -192,7 +239,7 @@ export class Sandbox {
 
   /** The same sandbox with other limits (tests); it leaves the firewall rules to this one. */
   withConfig(config: SandboxConfig): Sandbox {
-    return new Sandbox(config, this.tools, this.uids, undefined, this.seccompFile, this.dropBoundingSet);
+    return new Sandbox(config, this.tools, this.uids, undefined, this.seccompFile, this.dropBoundingSet, this.network);
   }
 
   /** Leases a run uid in `gid` (an organization's group). SANDBOX=off: undefined. */
@@ -214,7 +261,7 @@ export class Sandbox {
       return { file, argv, extraFiles: [], readExit: (status) => status };
     }
     const id = spec.identity;
-    if (!id || !this.tools) throw new Error('a sandboxed process needs a run identity');
+    if (!id || !this.tools || !this.network) throw new Error('a sandboxed process needs a run identity');
     const c = this.config;
     const extraFiles: string[] = [];
     const bwrap = [
@@ -223,7 +270,8 @@ export class Sandbox {
       '--unshare-ipc',
       '--unshare-uts',
       '--unshare-cgroup-try',
-      '--disable-userns',
+      // No --disable-userns: it cannot go with the network launcher's --userns-block-fd (network.ts). New user
+      // namespaces stay refused by the seccomp filter (unshare, setns, clone with CLONE_NEWUSER, clone3).
       '--hostname',
       'sandbox',
       '--die-with-parent',
@@ -254,23 +302,18 @@ export class Sandbox {
       extraFiles.push(this.seccompFile);
       bwrap.push('--seccomp', '3');
     }
+    // A network namespace of its own, connected by the launcher's helper (network.ts).
+    bwrap.push(...this.network.bwrapArgs());
     // CPU: SIGXCPU at the limit (the run's reason), SIGKILL 5 s later for a process that ignores it.
-    const argv = [
+    // The limits are set after the launcher, so that they bind the user's processes and not the helper
+    // (whose fixed buffers alone take more address space than the smallest memory limit).
+    const limited = [
+      this.tools.prlimit,
       `--as=${spec.memoryBytes}`,
       `--cpu=${c.cpuSeconds}:${c.cpuSeconds + 5}`,
       `--nproc=${c.maxProcesses}`,
       `--fsize=${c.fileBytes}`,
       '--core=0',
-      '--',
-      this.tools.setpriv,
-      `--reuid=${id.uid}`,
-      `--regid=${id.gid}`,
-      '--clear-groups',
-      '--inh-caps=-all',
-      ...(this.dropBoundingSet ? ['--bounding-set=-all'] : []),
-      '--no-new-privs',
-      '--pdeathsig',
-      'KILL',
       '--',
       // bwrap sets PWD whatever it is told: env -u keeps the environment exactly what the platform built.
       this.tools.bwrap,
@@ -282,8 +325,21 @@ export class Sandbox {
       spec.file,
       ...spec.argv,
     ];
+    const argv = [
+      `--reuid=${id.uid}`,
+      `--regid=${id.gid}`,
+      '--clear-groups',
+      '--inh-caps=-all',
+      ...(this.dropBoundingSet ? ['--bounding-set=-all'] : []),
+      '--no-new-privs',
+      '--pdeathsig',
+      'KILL',
+      '--',
+      this.tools.bash,
+      ...this.network.launch(id.uid, id.gid, limited),
+    ];
     return {
-      file: this.tools.prlimit,
+      file: this.tools.setpriv,
       argv,
       extraFiles,
       readExit: sandboxExitStatus,
@@ -319,17 +375,34 @@ export class Sandbox {
     await this.firewall?.uninstall();
   }
 
-  /** Runs a probe in the sandbox: it must run as its run uid, under seccomp, and not reach a local port. */
+  /**
+   * Runs a probe in the sandbox: it must run as its run uid, under seccomp, in a network namespace of its
+   * own (the host's listening socket absent from its /proc/net/tcp), and reach neither that socket on
+   * loopback nor on the host's own address (the helper's traffic meets the firewall).
+   */
   private async selfTest(): Promise<void> {
     const server = net.createServer((s) => s.destroy());
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    await new Promise<void>((resolve) => server.listen(0, '0.0.0.0', resolve));
     const port = (server.address() as net.AddressInfo).port;
+    const hostAddress = Object.values(os.networkInterfaces())
+      .flat()
+      .find((i) => i && i.family === 'IPv4' && !i.internal)?.address;
+    const targets = ['127.0.0.1', ...(hostAddress ? [hostAddress] : [])];
     const identity = await this.identity(this.config.gidBase);
     const home = fs.mkdtempSync(path.join(this.config.stateDir, 'probe-'));
     try {
       const script =
         'id -u; grep -E "^(Seccomp|NoNewPrivs|CapEff):" /proc/self/status; ls /proc | grep -cE "^[0-9]+$"; ' +
-        `(exec 3<>/dev/tcp/127.0.0.1/${port}) 2>/dev/null && echo reached || echo blocked`;
+        'echo "netns: $(readlink /proc/self/ns/net)"; ' +
+        `echo "listeners: $(grep -ci ':${port.toString(16).padStart(4, '0')} ' /proc/net/tcp /proc/net/tcp6 | awk -F: '{n += $2} END {print n}')"; ` +
+        targets
+          // A refused connection is dropped rather than reset by this version of pasta: a connection that
+          // is not made in 2 s was not allowed (an allowed one is made in milliseconds).
+          .map(
+            (t) =>
+              `timeout 2 bash -c 'exec 3<>/dev/tcp/${t}/${port}' 2>/dev/null && echo "${t}: reached" || echo "${t}: blocked"`,
+          )
+          .join('; ');
       const w = this.wrap({
         file: '/bin/bash',
         argv: ['-c', script],
@@ -360,9 +433,13 @@ export class Sandbox {
       if (field('NoNewPrivs') !== '1' || !/^0+$/.test(field('CapEff') ?? ''))
         throw new Error('the probe kept privileges');
       if (this.seccompFile && field('Seccomp') !== '2') throw new Error('the seccomp filter was not applied');
-      if (lines.at(-1) !== 'blocked') {
+      if (field('netns') === fs.readlinkSync('/proc/self/ns/net'))
+        throw new Error("the probe shared the host's network namespace");
+      if (field('listeners') !== '0') throw new Error("the probe saw the host's listening sockets in /proc/net/tcp");
+      const reached = targets.filter((t) => field(t) !== 'blocked');
+      if (reached.length) {
         throw new Error(
-          'a sandboxed process reached a local port: no firewall for run uids (install iptables and run the worker ' +
+          `a sandboxed process reached a local port (${reached.join(', ')}): no firewall for run uids (install iptables and run the worker ` +
             `as root or with CAP_NET_ADMIN, or install the rules of docs/security.md for uids ${this.config.uidBase}-${this.config.uidBase + this.config.uidCount - 1})`,
         );
       }

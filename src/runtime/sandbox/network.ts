@@ -1,0 +1,180 @@
+// A network namespace per sandboxed process tree (a run, a build step): bubblewrap makes it
+// (--unshare-net), and pasta (Debian's `passt`), a user-mode network helper, connects it to the outside
+// through ordinary sockets of the host. So a run sees none of the host's sockets (/proc/net/tcp, abstract
+// unix sockets) and cannot listen on a host port: the helper forwards nothing inwards.
+//
+// The helper runs as the run's own uid (it is started after setpriv): every connection it makes on the
+// host's side belongs to that uid, and the owner-matched firewall of firewall.ts decides as it always did.
+// One list of refused ranges covers a run whichever way it goes out, and the helper can reach nothing the
+// run's uid could not.
+//
+// Inside, the namespace has an address of its own (not the host's), so the host's own addresses are remote
+// from there and go through the helper and the firewall like any other. The gateway is not mapped to the
+// host (--no-map-gw). The only way to the host's loopback is the helper's outbound forwarding (-T) of
+// chosen ports: the api's (GT_CLOUD_BASE_URL on 127.0.0.1) and the operator's SANDBOX_ALLOW_HOST_PORTS.
+// DNS: the host's resolvers (/etc/resolv.conf, seen by the run too) are reached through the helper as they
+// are. A resolver on the host's loopback (systemd-resolved's 127.0.0.53) is out of reach: this pasta's DNS
+// forwarding ignores loopback resolvers, so Sandbox.open warns (see loopbackResolvers).
+//
+// The launcher (LAUNCHER, a bash script run as the run's uid) starts bubblewrap, writes the uid and gid map
+// of its user namespace, attaches pasta to its network namespace, lets the program start once the network
+// is up, and ends the helper when bubblewrap ends (the helper also dies with the launcher: --pdeathsig).
+import fs from 'node:fs';
+import net from 'node:net';
+
+/** The namespace's side: a private /24 of its own, not the host's address; the gateway is the helper. */
+export const NS_ADDRESS = {
+  v4: '10.0.2.100',
+  prefix: 24,
+  gateway: '10.0.2.2',
+  v6: 'fd7a:7a72::100',
+  gateway6: 'fd7a:7a72::2',
+};
+
+/** The fds the launcher gives bubblewrap (below the 10+ that bash gives its own). */
+const INFO_FD = 5;
+const USERNS_GATE_FD = 6;
+const EXEC_GATE_FD = 7;
+
+/**
+ * Run as `bash -c LAUNCHER tarmac-netns <pasta> <setpriv> <uid> <gid> <pasta options...> -- <command...>`,
+ * where <command> is bubblewrap (with bwrapArgs()) behind whatever limits it is given (prlimit).
+ * `exec {fd}<> <(:)` is bash's way to an anonymous pipe; /dev/fd/N opens one end of it alone.
+ */
+export const LAUNCHER = String.raw`
+set -u
+pasta=$1 setpriv=$2 uid=$3 gid=$4
+shift 4
+helper_options=()
+while [ "$1" != -- ]; do helper_options+=("$1"); shift; done
+shift
+pipe() { local p; exec {p}<> <(:); eval "exec {$1}</dev/fd/$p {$2}>/dev/fd/$p {p}>&-"; }
+pipe info_r info_w
+pipe userns_r userns_w
+pipe exec_r exec_w
+pipe ready_r ready_w
+# env -u: what bash adds to its commands' environment does not reach the program.
+/usr/bin/env -u SHLVL -u _ "$@" ${INFO_FD}>&$info_w ${USERNS_GATE_FD}<&$userns_r ${EXEC_GATE_FD}<&$exec_r \
+  {info_r}<&- {info_w}>&- {userns_r}<&- {userns_w}>&- {exec_r}<&- {exec_w}>&- {ready_r}<&- {ready_w}>&- &
+sandbox=$!
+exec {info_w}>&- {userns_r}<&- {exec_r}<&-
+fail() { echo "tarmac: the sandbox's network could not be set up: $1" >&2; kill -KILL $sandbox 2>/dev/null; wait $sandbox; exit 125; }
+# bubblewrap reports its child's pid once the namespaces exist; the child then waits for its uid map.
+child=
+while [ -z "$child" ] && read -r -t 10 -u $info_r line; do
+  [[ $line =~ \"child-pid\":\ *([0-9]+) ]] && child=${'${BASH_REMATCH[1]}'}
+done
+# No pid: bubblewrap failed first, and its own status and message say why.
+[ -n "$child" ] || { wait $sandbox; exit $?; }
+{ echo deny >/proc/$child/setgroups && echo "$uid $uid 1" >/proc/$child/uid_map && echo "$gid $gid 1" >/proc/$child/gid_map; } 2>/dev/null ||
+  fail "could not map the run's uid"
+# (info_r stays open: bubblewrap writes more after the pid, and a closed pipe would kill it with SIGPIPE.)
+exec {userns_w}>&-
+# pasta writes its pid (-P) once the namespace's interface, addresses and routes are up.
+"$setpriv" --pdeathsig KILL -- "$pasta" "${'${helper_options[@]}'}" -P /dev/fd/$ready_w "$child" \
+  {info_r}<&- {ready_r}<&- {exec_w}>&- &
+helper=$!
+exec {ready_w}>&-
+read -r -t 20 -u $ready_r _ || fail "pasta did not start"
+exec {ready_r}<&- {exec_w}>&-
+wait $sandbox
+status=$?
+kill $helper 2>/dev/null
+wait $helper
+exit $status
+`;
+
+export interface RunNetworkPlan {
+  /** Ports of the host's loopback that runs reach at the same address and port (the api, allowed host:ports). */
+  loopbackPorts: number[];
+  /** The host's resolvers (/etc/resolv.conf). */
+  resolvers: string[];
+}
+
+const isLoopback = (address: string) => /^127\./.test(address) || address === '::1';
+
+/** Whether a process of another uid may open the tun device, as pasta must inside the namespace. */
+export function tunUsable(): boolean {
+  try {
+    const st = fs.statSync('/dev/net/tun');
+    return st.isCharacterDevice() && (st.mode & 0o006) === 0o006;
+  } catch {
+    return false;
+  }
+}
+
+export class RunNetwork {
+  constructor(
+    private readonly tools: { pasta: string; setpriv: string },
+    private readonly plan: RunNetworkPlan,
+  ) {}
+
+  /** The host's resolvers that runs cannot reach (on loopback: the namespace's loopback is its own). */
+  get loopbackResolvers(): string[] {
+    return this.plan.resolvers.filter(isLoopback);
+  }
+
+  /** bubblewrap options: a new network namespace, and the fds the launcher waits on. */
+  bwrapArgs(): string[] {
+    return [
+      '--unshare-net',
+      '--info-fd',
+      String(INFO_FD),
+      // bubblewrap's child waits here while the launcher writes its uid map (instead of nesting a second
+      // user namespace that the helper could not join) ...
+      '--userns-block-fd',
+      String(USERNS_GATE_FD),
+      // ... and here, before the program starts, while the helper brings the network up.
+      '--block-fd',
+      String(EXEC_GATE_FD),
+    ];
+  }
+
+  /** The command (file, argv) that runs `command` (bubblewrap with bwrapArgs()) as `uid`:`gid` with its network. */
+  launch(uid: number, gid: number, command: string[]): string[] {
+    const ports = [...new Set(this.plan.loopbackPorts)].sort((a, b) => a - b);
+    const helper = [
+      '--config-net',
+      '--quiet',
+      '--foreground',
+      // Nothing inwards: no port of the namespace is ever reachable from the host (the default is `auto`).
+      '--tcp-ports',
+      'none',
+      '--udp-ports',
+      'none',
+      // Outwards to the host's loopback: these ports only.
+      '--tcp-ns',
+      ports.length ? ports.join(',') : 'none',
+      '--udp-ns',
+      'none',
+      '--no-map-gw',
+      '--address',
+      NS_ADDRESS.v4,
+      '--netmask',
+      String(NS_ADDRESS.prefix),
+      '--gateway',
+      NS_ADDRESS.gateway,
+      '--address',
+      NS_ADDRESS.v6,
+      '--gateway',
+      NS_ADDRESS.gateway6,
+    ];
+    return [
+      '-c',
+      LAUNCHER,
+      'tarmac-netns',
+      this.tools.pasta,
+      this.tools.setpriv,
+      String(uid),
+      String(gid),
+      ...helper,
+      '--',
+      ...command,
+    ];
+  }
+}
+
+/** The host's loopback ports among `targets` (the api's and the allowed host:ports, resolved). */
+export function loopbackPortsOf(targets: Array<{ address: string; port: number }>): number[] {
+  return targets.filter((t) => net.isIP(t.address) && isLoopback(t.address)).map((t) => t.port);
+}
