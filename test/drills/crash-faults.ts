@@ -75,6 +75,9 @@ class Platform {
         // The drill's structures are built into the stack's build directory (structureWithBuild).
         BUILD_DIR: config.buildDir,
         LOG_LEVEL: 'warn',
+        // The free-space watermark (where the platform has one) scaled to the drill's small disk: the platform is
+        // ready on it, and refuses new work once the filler has taken most of it.
+        DISK_FREE_MIN_MB: '64',
         ...Object.fromEntries(
           ['DATABASE_URL', 'TEMPORAL_ADDRESS', 'TEMPORAL_TASK_QUEUE', 'SECRETS_KEY', 'BLOB_DIR'].map((k) => [
             k,
