@@ -13,6 +13,7 @@
 // The parts, in start/ (the local PostgreSQL's own launcher is in postgres/):
 //   launcher.ts        the launcher
 //   supervisor.ts      the supervisor: signals, unexpected exits, the ordered shutdown
+//   restarts.ts        restarting a crashed local PostgreSQL or Temporal dev server in place
 //   sequence.ts        the start sequence, step by step, using:
 //     obtain.ts          the binaries, obtained by tools/*.sh
 //     ports.ts           the ports about to be bound are free

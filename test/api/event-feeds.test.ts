@@ -1,6 +1,6 @@
 // The shared reader of a run's events (src/api/sse/run-feeds.ts): every stream gets each event once, in
 // order, from its own cursor; a stream that cannot keep up is dropped without holding back the others; all
-// end once the run is terminal and everything was sent.
+// end once the run is terminal and everything was sent, with the final status (the end frame); a dropped one without.
 import { expect } from 'chai';
 import type { RunEvent } from '../../src/persistence/entities';
 import { Run } from '../../src/persistence/entities';
@@ -13,6 +13,8 @@ import { getStack, newTenant } from '../support/stack';
 interface Collected extends FeedStream {
   seqs: number[];
   ended: boolean;
+  /** The final status the stream was ended with (its end frame), if any. */
+  finalStatus?: string;
 }
 
 function collector(cursor: number, opts: { acceptFrames?: number } = {}): Collected {
@@ -29,8 +31,9 @@ function collector(cursor: number, opts: { acceptFrames?: number } = {}): Collec
       s.seqs.push(Number(/id: (\d+)/.exec(text)![1]));
       return true;
     },
-    end() {
+    end(finalStatus) {
       s.ended = true;
+      s.finalStatus = finalStatus;
     },
   };
   return s;
@@ -62,8 +65,8 @@ describe('event feeds (one reader per run per api process)', () => {
     for (const s of [fromStart, resumed, stalled]) {
       const detach = feeds.attach(run.run_id, s);
       const end = s.end;
-      s.end = () => {
-        end();
+      s.end = (finalStatus) => {
+        end(finalStatus);
         detach(); // as the response's close does
       };
     }
@@ -76,6 +79,7 @@ describe('event feeds (one reader per run per api process)', () => {
     expect(resumed.seqs).to.deep.equal(Array.from({ length: 602 }, (_, i) => i + 4));
     expect(stalled.seqs).to.deep.equal([1, 2]);
     expect(stalled.ended).to.equal(true);
+    expect(stalled.finalStatus).to.equal(undefined); // dropped, not ended: no end frame
     expect(fromStart.ended || resumed.ended).to.equal(false);
 
     await ds.transaction(async (em) => {
@@ -85,6 +89,8 @@ describe('event feeds (one reader per run per api process)', () => {
     await until(() => fromStart.ended && resumed.ended, 'both streams ended');
     expect(fromStart.seqs.at(-1)).to.equal(606);
     expect(resumed.seqs.at(-1)).to.equal(606);
+    // Ended with the final status (the end frame), after the last event.
+    expect([fromStart.finalStatus, resumed.finalStatus]).to.deep.equal(['CANCELLED', 'CANCELLED']);
     expect(feeds.size).to.equal(0);
   });
 });

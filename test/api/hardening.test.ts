@@ -13,7 +13,7 @@ import { presignAssetUrl } from '../../src/services/buckets';
 import { structureWithBuild } from '../support/builds';
 import { as, request } from '../support/client';
 import { ECHO_PROGRAM, waitForRun } from '../support/runs';
-import { readSse, SseFrame } from '../support/sse';
+import { readSse, SseRead } from '../support/sse';
 import { getStack, newTenant } from '../support/stack';
 
 /** A path of the route with every parameter a fresh uuid (or a plain asset name). */
@@ -56,26 +56,41 @@ async function documentAjv() {
   return { doc, compile };
 }
 
-/** Checks each frame against the declared event schema of `text/event-stream`, and its `data` against `contentSchema`. */
+/**
+ * Checks each frame against the declared event schema of `text/event-stream` (as schemathesis parses SSE: `event`
+ * defaults to `message`, the last `id` persists), and its `data` against the `contentSchema` of its kind; a
+ * resumable stream's end frame (`event: end`) too.
+ */
 async function expectFramesMatchDocument(
   path: string,
   method: string,
   status: string,
-  frames: SseFrame[],
+  read: Pick<SseRead, 'frames' | 'end'>,
   withId: boolean,
 ) {
   const { doc, compile } = await documentAjv();
   const eventSchema = doc.paths[path][method].responses[status].content['text/event-stream'].schema;
   const validateEvent = compile(eventSchema);
-  const validateData = compile(eventSchema.properties.data.contentSchema);
-  expect(frames.length).to.be.greaterThan(0);
-  for (const frame of frames) {
-    const event = { data: JSON.stringify(frame.data), event: 'message', ...(withId ? { id: String(frame.id) } : {}) };
+  const kinds: any[] = eventSchema.oneOf ?? [eventSchema];
+  const dataOf = (kind: string) =>
+    compile(kinds.find((k) => k.properties.event.enum.includes(kind)).properties.data.contentSchema);
+  const check = (event: Record<string, string>, data: unknown, validateData: ReturnType<typeof compile>) => {
     expect(validateEvent(event), `${JSON.stringify(event)}: ${JSON.stringify(validateEvent.errors)}`).to.equal(true);
-    expect(validateData(frame.data), `${JSON.stringify(frame.data)}: ${JSON.stringify(validateData.errors)}`).to.equal(
-      true,
+    expect(validateData(data), `${JSON.stringify(data)}: ${JSON.stringify(validateData.errors)}`).to.equal(true);
+  };
+  expect(read.frames.length).to.be.greaterThan(0);
+  const validateMessage = dataOf('message');
+  for (const frame of read.frames) {
+    check(
+      { data: JSON.stringify(frame.data), event: 'message', ...(withId ? { id: String(frame.id) } : {}) },
+      frame.data,
+      validateMessage,
     );
   }
+  if (!withId) return;
+  expect(read.end, 'the end frame').to.not.equal(undefined);
+  const lastId = String(read.frames[read.frames.length - 1].id);
+  check({ data: JSON.stringify(read.end), event: 'end', id: lastId }, read.end, dataOf('end'));
 }
 
 describe('hardening: the document is true for careless and hostile input', function () {
@@ -233,13 +248,7 @@ describe('hardening: the document is true for careless and hostile input', funct
       .structure_run_id;
     await waitForRun(t.key, runId);
     const run = await readSse(`${baseUrl}/api/structure-runs/${runId}/events/stream`, t.key);
-    await expectFramesMatchDocument(
-      '/api/structure-runs/{structure_run_id}/events/stream',
-      'get',
-      '200',
-      run.frames,
-      true,
-    );
+    await expectFramesMatchDocument('/api/structure-runs/{structure_run_id}/events/stream', 'get', '200', run, true);
 
     const model = provider.uniqueModel();
     provider.script({ model, text: 'one two', toolCalls: [{ name: 'T_go', arguments: '{}' }] });
@@ -258,7 +267,7 @@ describe('hardening: the document is true for careless and hostile input', funct
       },
     });
     expect(chat.status).to.equal(201);
-    await expectFramesMatchDocument('/api/chat/messages/stream', 'post', '201', chat.frames, false);
+    await expectFramesMatchDocument('/api/chat/messages/stream', 'post', '201', chat, false);
     expect(chat.frames.map((f) => f.data.content?.type)).to.include.members([
       'TextDeltaMessageContent',
       'ActionCallDeltaMessageContent',
@@ -267,7 +276,7 @@ describe('hardening: the document is true for careless and hostile input', funct
     const failed = await readSse(`${baseUrl}/api/chat/messages/stream`, t.key, {
       body: { messages: [message], tools: [], driver_configuration: { model: `local/${provider.uniqueModel()}` } },
     });
-    await expectFramesMatchDocument('/api/chat/messages/stream', 'post', '201', failed.frames, false);
+    await expectFramesMatchDocument('/api/chat/messages/stream', 'post', '201', failed, false);
     expect(failed.frames.at(-1)!.data).to.have.property('error');
   });
 

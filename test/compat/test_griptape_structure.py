@@ -12,7 +12,7 @@ import httpx
 from griptape.drivers.file_manager.griptape_cloud import GriptapeCloudFileManagerDriver
 from griptape_cloud_client import models as m
 
-from support import call, client_for, raw, wait_until
+from support import API_KEY, BASE_URL, call, client_for, raw, wait_until
 
 
 def run_agent(client, structure_id: str, *args: str) -> dict:
@@ -70,6 +70,26 @@ def test_agent_with_cloud_drivers(agent_structure, griptape_project):
     assert len({s["trace_id"] for s in spans}) == 1
     assert all(s["parent_id"] is None or s["parent_id"] in ids for s in spans)
     assert any("Agent" in s["name"] or "run" in s["name"] for s in spans), [s["name"] for s in spans]
+
+
+def test_structure_run_driver_reads_the_event_stream_to_its_end_frame(agent_structure):
+    """griptape's GriptapeCloudStructureRunDriver, unmodified, as its try_run does it: create a run, then read its event
+    stream line by line up to the close, decoding every `data:` line as an event. The stream's last frame, the end
+    frame (`event: end`), reaches it as a SYSTEM event of a type it does not know, and it passes over it."""
+    from griptape.artifacts import TextArtifact
+    from griptape.drivers.structure_run.griptape_cloud import GriptapeCloudStructureRunDriver
+
+    client = client_for()
+    rule = call("rules.create_rule", client, body=m.CreateRuleRequestContent(name="driver", rule="Answer in one word."))
+    rules_alias, thread_alias = f"rules-{uuid.uuid4().hex}", f"thread-{uuid.uuid4().hex}"
+    call("rulesets.create_ruleset", client, body=m.CreateRulesetRequestContent.from_dict({"name": "driver", "alias": rules_alias, "rule_ids": [rule.rule_id]}))
+    driver = GriptapeCloudStructureRunDriver(base_url=BASE_URL, api_key=API_KEY, structure_id=agent_structure.structure_id)
+    run_id = driver._create_run(TextArtifact("driven"), TextArtifact(thread_alias), TextArtifact(rules_alias))
+    output = driver._get_run_result(run_id)
+    assert json.loads(output.value)["input"] == "driven"
+    events = list(driver._get_run_events(run_id))
+    assert events[-2]["type"] == "StructureRunCompleted"
+    assert events[-1] == {"status": "SUCCEEDED", "type": "StreamEnd", "origin": "SYSTEM", "payload": {"status": "SUCCEEDED"}}
 
 
 def test_vector_store_driver_queries_a_knowledge_base(knowledge_structure):

@@ -79,6 +79,7 @@ export async function apiKillDrill(
       f.twice(repeated, `events on stream ${i} (run ${runId})`);
       if (wrong) f.violation(`stream ${i}: frames out of order or not the stored events`);
       if (!got.done) f.violation(`stream ${i} did not reach the run's end: ${got.breaks.join('; ')}`);
+      for (const v of got.endViolations) f.violation(`a stream: ${v}`);
       f.count('reconnects', got.reconnects);
       if (got.reconnects < 1) f.violation(`stream ${i} never reconnected: was it on the killed api?`);
     });

@@ -1,8 +1,9 @@
 // The drills, by name, each with its full size (`npm run drill`) and, for the ones that take seconds, a quick
 // size for `npm test`. The Temporal restart (each stop waits out the api's 5 s start deadline, each start of
-// the dev server takes seconds) and the 10 s PostgreSQL outage run in `npm run drill` only.
+// the dev server takes seconds), the 10 s PostgreSQL outage and the crash faults run in `npm run drill` only.
 import { apiKillDrill } from './api-kill';
 import { badInputDrill } from './bad-input';
+import { crashFaultsDrill } from './crash-faults';
 import type { DrillReport } from './kit';
 import { hostileMachineDrill } from './hostile-machine';
 import { hostileTenantDrill } from './hostile-tenant';
@@ -46,6 +47,12 @@ export const DRILLS: Drill[] = [
     summary:
       'Stop PostgreSQL for 10 s under load: 503 meanwhile, recovery by itself, every status, event and log line kept',
     full: () => pgOutageDrill({ runs: 20, outageMs: 10_000, lines: 40, events: 20, seconds: 14 }),
+  },
+  {
+    name: 'crash-faults',
+    summary:
+      'npm start on a 384 MiB tmpfs, 10 runs in flight each time: SIGKILL of PostgreSQL, of Temporal (the supervisor restarts them), of every process at once (a power cut), a full disk: no run lost, doubled or stuck, every line and event stored or its loss recorded, every stream to its end frame',
+    full: () => crashFaultsDrill({ runs: 10, lines: 30, events: 10, seconds: 12, diskMb: 384, fullMs: 20_000 }),
   },
   {
     name: 'hostile-tenant',

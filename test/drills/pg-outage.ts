@@ -236,6 +236,7 @@ export async function pgOutageDrill(
       f.twice(repeated, `events on the stream of run ${main[i]}`);
       if (wrong) f.violation(`the stream of run ${main[i]}: frames out of order or not the stored events`);
       if (!got.done) f.violation(`the stream of run ${main[i]} did not reach the end: ${got.breaks.join('; ')}`);
+      for (const v of got.endViolations) f.violation(`a stream: ${v}`);
       f.count('streamReconnects', got.reconnects);
     });
     f.count('runs', runIds.length);

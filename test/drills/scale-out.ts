@@ -225,6 +225,7 @@ export async function scaleOutDrill(
       f.twice(repeated, `SSE events on stream ${i} (run ${runId})`);
       if (wrong) f.violation(`stream ${i}: frames out of order or not the stored events`);
       if (!got.done) f.violation(`stream ${i} did not reach the run's end: ${got.breaks.join('; ')}`);
+      for (const v of got.endViolations) f.violation(`a stream: ${v}`);
       if (got.reconnects < 1) f.violation(`stream ${i} never reconnected: was it on the killed api?`);
     });
     f.count('SSE events missed after reconnect', missed);

@@ -1,6 +1,6 @@
-// An SSE client that does what a careful client does when its api goes away: reconnect (to the next api in
-// its list, or the same one) with `Last-Event-ID` = the id of the last frame it got, until it has seen the
-// run's final event and the server ended the stream.
+// An SSE client that does what a careful client does: a stream that closes without its end frame (`event: end`)
+// did not end, its api went away; it reconnects (to the next api in its list, or the same one) with
+// `Last-Event-ID` = the id of the last frame it got, until the end frame has come.
 import { sseBlocks } from '../support/sse';
 import { sleep } from './kit';
 
@@ -12,7 +12,12 @@ export interface Followed {
   reconnects: number;
   /** Why each earlier connection ended. */
   breaks: string[];
+  /** The end frame came (and the stream closed after it). */
   done: boolean;
+  /** The final status the end frame named. */
+  status?: string;
+  /** Something broke the end frame's promise: no final event before it, frames after it. */
+  endViolations: string[];
 }
 
 export async function followStream(
@@ -21,7 +26,7 @@ export async function followStream(
   key: string,
   opts: { maxConnections?: number; deadline: number; onFrame?: () => void },
 ): Promise<Followed> {
-  const out: Followed = { frames: [], reconnects: 0, breaks: [], done: false };
+  const out: Followed = { frames: [], reconnects: 0, breaks: [], done: false, endViolations: [] };
   const maxConnections = opts.maxConnections ?? 50;
   for (let attempt = 0; attempt < maxConnections && Date.now() < opts.deadline; attempt++) {
     const urls = baseUrls();
@@ -39,17 +44,28 @@ export async function followStream(
         await sleep(200);
         continue;
       }
+      let end: any;
       for await (const block of sseBlocks(res.body)) {
         if ('comments' in block) continue;
+        if ('end' in block) {
+          end = block.end;
+          continue;
+        }
+        if (end !== undefined) out.endViolations.push(`a frame (id ${block.id}) after the end frame`);
         out.frames.push(block);
         opts.onFrame?.();
       }
-      const final = out.frames.some((fr) => FINAL_EVENTS.includes(fr.data.type));
-      if (final) {
+      if (end !== undefined) {
+        const final = out.frames[out.frames.length - 1]?.data;
+        if (!FINAL_EVENTS.includes(final?.type))
+          out.endViolations.push(`the end frame (${JSON.stringify(end)}) came after ${final?.type}, not a final event`);
+        else if (final.payload?.status !== undefined && final.payload.status !== end.status)
+          out.endViolations.push(`the end frame says ${end.status}, the final event ${final.payload.status}`);
+        out.status = end.status;
         out.done = true;
         return out;
       }
-      out.breaks.push('ended before the final event');
+      out.breaks.push('closed without the end frame');
     } catch (err) {
       out.breaks.push(String((err as Error).cause ?? (err as Error).message));
       await sleep(100);

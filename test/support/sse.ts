@@ -15,12 +15,17 @@ export interface SseRead {
   comments: string[];
   /** True when the server ended the response; false when we stopped reading. */
   ended: boolean;
+  /** The `data` of the end frame (`event: end`, the run's final status), when the stream sent one. */
+  end?: any;
+  /** Frames that came after the end frame (there must be none). */
+  afterEnd: number;
 }
 
-/** The blocks of an SSE body as they arrive: a frame (`id`, JSON `data`) or the comment lines of a comment block. */
-export async function* sseBlocks(
-  body: ReadableStream<Uint8Array>,
-): AsyncGenerator<{ id: number; data: any } | { comments: string[] }> {
+/** A block of an SSE body: an event frame (`id`, JSON `data`), the end frame (`event: end`), or comment lines. */
+export type SseBlock = { id: number; data: any } | { end: any } | { comments: string[] };
+
+/** The blocks of an SSE body as they arrive. */
+export async function* sseBlocks(body: ReadableStream<Uint8Array>): AsyncGenerator<SseBlock> {
   const reader = body.getReader();
   const decoder = new TextDecoder();
   let buffered = '';
@@ -37,16 +42,16 @@ export async function* sseBlocks(
           yield { comments: fields.map((l) => l.slice(1).trim()) };
           continue;
         }
-        const id = Number(fields.find((l) => l.startsWith('id: '))?.slice(4));
-        yield {
-          id,
-          data: JSON.parse(
-            fields
-              .filter((l) => l.startsWith('data: '))
-              .map((l) => l.slice(6))
-              .join('\n'),
-          ),
-        };
+        const data = JSON.parse(
+          fields
+            .filter((l) => l.startsWith('data: '))
+            .map((l) => l.slice(6))
+            .join('\n'),
+        );
+        const event = fields.find((l) => l.startsWith('event: '))?.slice(7);
+        if (event === 'end') yield { end: data };
+        else if (event !== undefined) throw new Error(`unexpected SSE event type ${event}`);
+        else yield { id: Number(fields.find((l) => l.startsWith('id: '))?.slice(4)), data };
       }
     }
   } finally {
@@ -75,6 +80,7 @@ export async function readSse(
     frames: [],
     comments: [],
     ended: false,
+    afterEnd: 0,
   };
   if (!out.contentType.startsWith('text/event-stream')) {
     const text = await res.text();
@@ -87,6 +93,11 @@ export async function readSse(
       out.comments.push(...block.comments);
       continue;
     }
+    if ('end' in block) {
+      out.end = block.end;
+      continue;
+    }
+    if (out.end !== undefined) out.afterEnd++;
     out.frames.push({ ...block, at: Date.now() });
     if (opts.stopAfter !== undefined && out.frames.length >= opts.stopAfter) {
       abort.abort();

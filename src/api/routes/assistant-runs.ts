@@ -254,7 +254,8 @@ route({
   params: runPath,
   summary:
     'Server-sent events of an assistant run, framed like the structure run stream (`id: <seq>`, `data: <event JSON>`, ' +
-    'resume with `Last-Event-ID`, keep-alive comments); the response ends once the run has ended and all its events were sent.',
+    'resume with `Last-Event-ID`, keep-alive comments, the `event: end` frame with the final status once the run has ended ' +
+    'and all its events were sent; a response that ends without it means: resume).',
   query: lastEventIdQuery,
   responses: { 200: eventStreamResponse('Event stream', EventSchema) },
   handler: async ({ ctx, deps, caller, params, query }) => {

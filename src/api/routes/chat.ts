@@ -348,6 +348,7 @@ route({
       unsubscribe?.();
       if (!ctx.res.writableFinished) void abandon('the client disconnected');
     });
-    streamRunEvents(ctx, deps, run.run_id, 0, chatFrame, { status: 201 });
+    // No end frame: griptape's prompt driver reads every `data:` line as a DeltaMessage; the answer ends with its `usage` piece.
+    streamRunEvents(ctx, deps, run.run_id, 0, chatFrame, { status: 201, endFrame: false });
   },
 });

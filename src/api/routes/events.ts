@@ -107,8 +107,9 @@ route({
   runScoped: true,
   summary:
     'Server-sent events: one `id: <seq>` / `data: <event JSON>` frame per event, in order, from the start or after ' +
-    'the `Last-Event-ID` header (or `?last_event_id=`); `: keep-alive` comments every SSE_KEEPALIVE_MS (15 s). The ' +
-    'response ends once the run has ended and all its events were sent.',
+    'the `Last-Event-ID` header (or `?last_event_id=`); `: keep-alive` comments every SSE_KEEPALIVE_MS (15 s). Once ' +
+    'the run has ended and all its events were sent, an `event: end` frame with the final status (StreamEnd, no `id`) ' +
+    'and the end of the response; a response that ends without it means: resume with `Last-Event-ID`.',
   params: runPath,
   query: lastEventIdQuery,
   responses: { 200: eventStreamResponse('Event stream', EventSchema) },

@@ -1,36 +1,77 @@
 // The SSE response of a run's events: `id: <seq>` + `data: <event JSON>` frames from `afterSeq` on, a
-// keep-alive comment now and then, and the end of the response once the run is terminal and every event
-// up to then has been sent. The events come from the process's one reader of the run (run-feeds.ts),
+// keep-alive comment now and then, and, once the run is terminal and every event up to then has been sent,
+// the end frame (`event: end`, the final status; no `id`, so it is outside the event sequence) and the end
+// of the response. A response that ends without the end frame (the api went away, the client fell too far
+// behind) means: resume with `Last-Event-ID`. The events come from the process's one reader of the run (run-feeds.ts),
 // woken by the hub (LISTEN/NOTIFY) and by a periodic re-check.
 import type { Context } from 'koa';
 import type { RunEvent } from '../../persistence/entities';
-import type { RunStatus } from '../../persistence/entities/run';
+import { RUN_TERMINAL, RunStatus } from '../../persistence/entities/run';
 import { presentEvent } from '../../services/runs/events';
 import { FeedStream, MAX_BUFFERED_BYTES, RunFeeds } from './run-feeds';
 import type { Deps } from '../deps';
 import { badRequest } from '../../errors';
 import type { ResponseSpec } from '../http/route';
-import type { JsonSchema } from '../schemas/registry';
+import { defineSchema, JsonSchema } from '../schemas/registry';
 import { sseConnections, sseConnectionsOpened } from '../../observability/metrics';
+
+/** The `data` of a stream's end frame: the run's final status. `type`, `origin` and `payload` are there for
+ * the clients that read every `data:` line as an event and pick theirs by `origin` and `type` (griptape's
+ * structure run and assistant drivers): to them it is a SYSTEM event of a type they do not know. */
+export const StreamEndData = defineSchema('StreamEnd', {
+  type: 'object',
+  required: ['status', 'type', 'origin', 'payload'],
+  properties: {
+    status: { type: 'string', enum: [...RUN_TERMINAL], description: 'The status the run ended in.' },
+    type: { type: 'string', enum: ['StreamEnd'] },
+    origin: { type: 'string', enum: ['SYSTEM'] },
+    payload: {
+      type: 'object',
+      required: ['status'],
+      properties: { status: { type: 'string', enum: [...RUN_TERMINAL] } },
+    },
+  },
+});
+
+/** The end frame of a run's stream, after its last event: `event: end`, no `id` (Last-Event-ID stays the last event's). */
+export const sseEndFrame = (status: RunStatus) =>
+  `event: end\ndata: ${JSON.stringify({ status, type: 'StreamEnd', origin: 'SYSTEM', payload: { status } })}\n\n`;
 
 /**
  * The response of an event stream. OpenAPI 3.1 (and schemathesis) read the `schema` of `text/event-stream` as
  * the schema of each event: `{data, id?, event}` with `data` the JSON text of `data` (keep-alive comments are
- * no events). `withId`: frames carry `id: <seq>` (resumable streams).
+ * no events). `withId`: frames carry `id: <seq>` (resumable streams), and the stream ends with the end frame
+ * (`event: end`; its parsed `id` is the last event's, which SSE keeps until another is sent).
  */
 export function eventStreamResponse(description: string, data: JsonSchema, withId = true): ResponseSpec {
-  return {
-    description: `${description}. Each event: \`data\` is JSON${withId ? ', `id` its sequence number' : ''}.`,
-    contentType: 'text/event-stream',
-    schema: {
-      type: 'object',
-      required: ['data', ...(withId ? ['id'] : [])],
-      properties: {
-        data: { type: 'string', contentMediaType: 'application/json', contentSchema: data },
-        ...(withId ? { id: { type: 'string', pattern: '^[0-9]+$' } } : {}),
-        event: { type: 'string', enum: ['message'] },
-      },
+  const id = { type: 'string', pattern: '^[0-9]+$' };
+  const eventFrame = {
+    type: 'object',
+    required: ['data', ...(withId ? ['id'] : [])],
+    properties: {
+      data: { type: 'string', contentMediaType: 'application/json', contentSchema: data },
+      ...(withId ? { id } : {}),
+      event: { type: 'string', enum: ['message'] },
     },
+  };
+  const endFrame = {
+    type: 'object',
+    required: ['data', 'event'],
+    properties: {
+      data: { type: 'string', contentMediaType: 'application/json', contentSchema: StreamEndData },
+      id,
+      event: { type: 'string', enum: ['end'] },
+    },
+  };
+  return {
+    description:
+      `${description}. Each event: \`data\` is JSON${withId ? ', `id` its sequence number' : ''}` +
+      (withId
+        ? '. Once the run has ended and every event was sent, the last frame is `event: end` with the final status ' +
+          '(StreamEnd), then the response ends; a response that ends without it means: resume with `Last-Event-ID`.'
+        : '.'),
+    contentType: 'text/event-stream',
+    schema: withId ? { oneOf: [eventFrame, endFrame] } : eventFrame,
   };
 }
 
@@ -66,7 +107,8 @@ const structureRunFrame = (e: RunEvent) => sseFrame(e);
  * Sets up the response of `ctx` as the event stream of `runId`, starting after sequence `afterSeq`.
  * `frame` renders each event (structure run events by default; an empty string skips the event); pass the
  * same function for every stream of a shape. `status`: of the response (200 by default; a stream that
- * creates what it streams answers 201). The events come from the process's shared feed of the run.
+ * creates what it streams answers 201). `endFrame: false`: no end frame (a stream whose clients read every `data:`
+ * line as their own shape). The events come from the process's shared feed of the run.
  */
 export function streamRunEvents(
   ctx: Context,
@@ -74,7 +116,7 @@ export function streamRunEvents(
   runId: string,
   afterSeq: number,
   frame: (e: RunEvent) => string = structureRunFrame,
-  { status = 200 }: { status?: number } = {},
+  { status = 200, endFrame = true }: { status?: number; endFrame?: boolean } = {},
 ): void {
   // The stream is written to the socket directly: Koa's body piping would report every client that
   // disconnects as an error.
@@ -94,18 +136,19 @@ export function streamRunEvents(
       out.write(text);
       return true;
     },
-    end: () => {
+    end: (finalStatus) => {
       if (closed) return;
       closed = true;
       sseConnections.dec();
       detach();
+      if (finalStatus && endFrame) out.write(sseEndFrame(finalStatus));
       out.end();
     },
   };
   sseConnections.inc();
   sseConnectionsOpened.inc();
-  out.on('close', stream.end);
-  out.on('error', stream.end);
+  out.on('close', () => stream.end());
+  out.on('error', () => stream.end());
 
   ctx.req.socket.setTimeout(0);
   ctx.req.socket.setNoDelay(true);

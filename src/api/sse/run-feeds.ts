@@ -27,8 +27,11 @@ export interface FeedStream {
   frame: (e: RunEvent) => string;
   /** Writes `text`; false when the client is too slow and the stream was ended. */
   write(text: string): boolean;
-  /** Ends the stream (run terminal and everything sent, or the process shutting down). */
-  end(): void;
+  /**
+   * Ends the stream. With `finalStatus` (the run ended and every event was sent) its end frame goes first; without
+   * (the process shutting down, a client too slow) it just closes, which tells the client to resume.
+   */
+  end(finalStatus?: RunStatus): void;
 }
 
 export interface FeedTimings {
@@ -102,7 +105,9 @@ class RunFeed {
         const attached = readers.filter((s) => this.streams.has(s));
         await this.deliver(batch, attached);
         if (batch.length === BATCH) this.again = true;
-        else if (!rows.length || isTerminal(rows[0].status)) for (const s of attached) s.end(); // all sent
+        else if (!rows.length)
+          for (const s of attached) s.end(); // deleted: a resume answers 404
+        else if (isTerminal(rows[0].status)) for (const s of attached) s.end(rows[0].status); // all sent
       } while (this.again && this.streams.size);
     } catch (err) {
       this.log.warn({ err, runId: this.runId }, 'event stream read failed; retrying on the next wake-up');

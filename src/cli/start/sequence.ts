@@ -17,6 +17,9 @@ import { waitForApi, waitForTemporal, waitForWorker } from './readiness';
 import { Running, StartHooks, Stopped } from './running';
 import { readOrCreateSecretsKey } from './secrets-key';
 
+/** TEMPORAL_ADDRESS, else the local dev server's. */
+export const temporalAddressOf = (config: Config) => config.temporal.address ?? `127.0.0.1:${config.temporal.devPort}`;
+
 export async function run(
   config: Config,
   running: Running,
@@ -62,7 +65,7 @@ export async function run(
   step();
 
   // 4. Temporal.
-  const temporalAddress = config.temporal.address ?? `127.0.0.1:${config.temporal.devPort}`;
+  const temporalAddress = temporalAddressOf(config);
   if (local.temporal) {
     await startLocalTemporal(config, temporalAddress, running, onUnexpectedExit, hooks.isStopping);
   } else {

@@ -1,15 +1,18 @@
-// The supervisor: runs the start sequence (sequence.ts) and owns the shutdown. Whatever ends it (Ctrl-C
-// or SIGTERM forwarded by the launcher, a child exiting on its own, a failed step, a bug here, the
-// launcher going away), everything started is stopped once and in order: the api and the worker first
+// The supervisor: runs the start sequence (sequence.ts), restarts a crashed local PostgreSQL or Temporal dev
+// server in place once everything is up (restarts.ts), and owns the shutdown. Whatever ends it (Ctrl-C
+// or SIGTERM forwarded by the launcher, the api or the worker exiting on its own, a dependency that could not
+// be restarted, a failed step, a bug here, the launcher going away), everything started is stopped once and in order: the api and the worker first
 // (SHUTDOWN_GRACE_MS plus 5 s to drain, then killed), then Temporal, then PostgreSQL. Then it exits: 0
 // after a signal, 1 otherwise, 2 for a bad configuration. A second signal more than 2 s after the first
 // kills the api, the worker and Temporal at once. A first-start API key the banner has not shown yet is
 // printed before exiting.
 import { Config, ConfigError, loadConfig } from '../../config';
 import { describeExit, OnUnexpectedExit } from './children';
+import { startLocalPostgres, startLocalTemporal } from './local-services';
 import { red, say, shout } from './output';
+import { Restarter } from './restarts';
 import type { Running } from './running';
-import { run } from './sequence';
+import { run, temporalAddressOf } from './sequence';
 
 /** Extra time, beyond SHUTDOWN_GRACE_MS, before an api or worker that ignores SIGTERM is killed. */
 const KILL_MARGIN_MS = 5_000;
@@ -76,8 +79,33 @@ export async function supervise(): Promise<void> {
   process.stdin.on('error', () => undefined);
   process.stdin.resume();
 
+  // Once everything is up, a crashed local PostgreSQL or Temporal dev server is restarted in place (restarts.ts);
+  // the api and the worker keep running. Only when restarts keep failing does everything stop.
+  const giveUp = (reason: string) => {
+    if (stopping) return;
+    shout(`!!! ${reason}; stopping everything`);
+    void shutdown(1, 'stopping everything: a dependency could not be restarted');
+  };
+  const isStopping = () => stopping !== undefined;
+  const restarters: Record<string, Restarter> = {
+    PostgreSQL: new Restarter('PostgreSQL', () => startLocalPostgres(config!, running, onUnexpectedExit), {
+      isStopping,
+      giveUp,
+    }),
+    temporal: new Restarter(
+      'The Temporal dev server',
+      () => startLocalTemporal(config!, temporalAddressOf(config!), running, onUnexpectedExit, isStopping),
+      { isStopping, giveUp },
+    ),
+  };
+
   const onUnexpectedExit: OnUnexpectedExit = (name, code, signal) => {
     if (stopping) return;
+    const restarter = restarters[name];
+    if (ready && restarter) {
+      restarter.crashed(describeExit(code, signal));
+      return;
+    }
     shout('');
     shout(`!!! ${name} exited unexpectedly (${describeExit(code, signal)}); stopping everything`);
     shout('');
@@ -96,7 +124,7 @@ export async function supervise(): Promise<void> {
       throw err;
     }
     await run(config, running, onUnexpectedExit, {
-      isStopping: () => stopping !== undefined,
+      isStopping,
       setBootstrapKey: (k) => (bootstrapKey = k),
       setReady: () => (ready = true),
     });
