@@ -374,8 +374,8 @@ export function loadConfig(env: Env = process.env): Config {
       graceSeconds: int('RUN_LOG_GRACE_SECONDS', 120, 0, 24 * 3600),
     },
     disk: {
-      freeMinMb: int('DISK_FREE_MIN_MB', 1024, 0),
-      freeMinPercent: int('DISK_FREE_MIN_PERCENT', 1, 0, 100),
+      freeMinMb: int('DISK_FREE_MIN_MB', 256, 0),
+      freeMinPercent: int('DISK_FREE_MIN_PERCENT', 0, 0, 100),
     },
     sse: {
       keepAliveMs: int('SSE_KEEPALIVE_MS', 15_000, 100, 3_600_000),

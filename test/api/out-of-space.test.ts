@@ -241,7 +241,7 @@ describe('out of space', function () {
       expect(refused.headers.get('retry-after')).to.equal('5');
       expect(refused.body.type).to.equal('ServiceUnavailableError');
       expect(refused.body.errors[0].message).to.match(
-        /^Low disk space: the data directory's filesystem \(.+\) has \d+ MiB free, below the watermark \(DISK_FREE_MIN_MB=1073741824, DISK_FREE_MIN_PERCENT=1\); new runs, jobs and uploads are refused until space is freed$/,
+        /^Low disk space: the data directory's filesystem \(.+\) has \d+ MiB free, below the watermark \(DISK_FREE_MIN_MB=1073741824, DISK_FREE_MIN_PERCENT=0\); new runs, jobs and uploads are refused until space is freed$/,
       );
       expect(refused.body.errors[0].message).to.contain(stack.config.dataDir);
 
