@@ -134,7 +134,6 @@ export function createCodeRunActivities(deps: ActivityDeps) {
       // The organization was read by prepareExecution: its group is known without another query.
       const identity = sandbox.enabled ? await sandbox.identity(sandbox.gidOf(prepared.sandboxIndex)) : undefined;
       try {
-        if (identity && prepared.resultFile) await fs.promises.chown(prepared.resultFile, identity.uid, identity.gid);
         // The fence, just before the spawn: an earlier attempt presumed lost (a missed heartbeat) may still be
         // starting the process.
         if (!(await claimExecution(ds, run.run_id, ctx.info.attempt))) {
@@ -154,9 +153,9 @@ export function createCodeRunActivities(deps: ActivityDeps) {
               identity,
               memoryBytes: config.runLimits.memoryMb * 1024 * 1024,
               readOnly: [prepared.buildPath, ...prepared.inputFiles],
-              writable: prepared.resultFile ? [prepared.resultFile] : [],
             }),
           logLimitBytes: config.runLimits.logBytes,
+          ...(prepared.returnsResult ? { resultLimitBytes: config.runLimits.resultBytes } : {}),
           killGraceMs: config.runProcess.killGraceMs,
           // A database outage is waited out rather than losing log lines, or stopping a started process
           // (whose retry would run the user's code a second time).
@@ -171,7 +170,9 @@ export function createCodeRunActivities(deps: ActivityDeps) {
           onLogWriteError: (err) => log.warn({ err, runId: run.run_id }, 'dropped a batch of run logs'),
         });
         const ending = endingOf(outcome, config.runLimits.logBytes, config.sandbox);
-        return prepared.resultFile ? await functionEnding(ending, prepared.resultFile) : ending;
+        return prepared.returnsResult
+          ? functionEnding(ending, outcome.kind === 'exited' ? outcome.result : undefined, config.runLimits.resultBytes)
+          : ending;
       } catch (err) {
         // A worker shutting down is not a cancellation of the run: fail this attempt so that the retry (on
         // another worker) records what happened.

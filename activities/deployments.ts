@@ -11,6 +11,7 @@ import { BuildContext, buildEnvironment, buildProject } from '../src/runtime/bui
 import { readDeployConfig } from '../src/runtime/build/config-file';
 import { DeploymentFailure } from '../src/runtime/build/failure';
 import type { BuildManifest } from '../src/runtime/manifest';
+import { readUntrustedText } from '../src/runtime/untrusted-file';
 import { sandboxIdentityFor } from '../src/services/sandbox-identity';
 import { fetchSource, Fetched } from '../src/runtime/source/fetch';
 import { codeLocationToken } from '../src/services/connections';
@@ -39,11 +40,12 @@ const OUTPUT_TAIL_BYTES = 4096;
 
 /**
  * The version of the build's interpreter, read rather than run: a build's own steps may have replaced
- * anything in its venv, and the platform never runs the build's files outside the sandbox.
+ * anything in its venv (pyvenv.cfg by a link to a root-only file or to a FIFO), so it is read as an untrusted
+ * file, and the platform never runs the build's files outside the sandbox. Refused: no version reported.
  */
 async function interpreterVersion(manifest: BuildManifest, buildPath: string): Promise<string | undefined> {
   if (manifest.runtime === 'nodejs') return `node ${process.version}`;
-  const cfg = await fs.readFile(path.join(buildPath, 'venv', 'pyvenv.cfg'), 'utf8').catch(() => '');
+  const cfg = (await readUntrustedText(buildPath, 'venv/pyvenv.cfg', { maxBytes: 64 * 1024 })) ?? '';
   const version = /^version(?:_info)?\s*=\s*([0-9][\w.]*)/m.exec(cfg)?.[1];
   return version ? `Python ${version}` : undefined;
 }

@@ -62,6 +62,8 @@ export interface Config {
     memoryMb: number;
     /** stdout+stderr kept per run; past it the run ends ERROR. */
     logBytes: number;
+    /** A function's or tool's result (read over a pipe, never a file); past it the run ends ERROR ResultTooLarge. */
+    resultBytes: number;
   };
   /**
    * Isolation of user code (src/runtime/sandbox, docs/security.md): `on` runs every user process (builds,
@@ -321,6 +323,8 @@ export function loadConfig(env: Env = process.env): Config {
       timeSeconds: int('RUN_TIME_LIMIT_SECONDS', 3600, 1),
       memoryMb: int('RUN_MEMORY_LIMIT_MB', 2048, 64),
       logBytes: int('RUN_LOG_LIMIT_BYTES', 10 * 1024 * 1024, 1024),
+      // Results travel through Temporal's history (payloads up to 2 MiB): 1.5 MiB at most.
+      resultBytes: int('RUN_RESULT_LIMIT_BYTES', 1024 * 1024, 2, 1536 * 1024),
     },
     sandbox: sandboxConfig(env, dataDir, int, problems),
     deploymentTimeLimitSeconds: int('DEPLOYMENT_TIME_LIMIT_SECONDS', 1800, 1),
