@@ -7,7 +7,7 @@ import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activ
 import type { ActivityDeps } from './deps';
 import { Deployment, DEPLOYMENT_TERMINAL, DeploymentStatus } from '../src/persistence/entities/deployment';
 import { OutputTail } from '../src/runtime/build/build-process';
-import { BuildContext, buildEnvironment, buildProject } from '../src/runtime/build/build';
+import { buildEnvironment, buildProject } from '../src/runtime/build/build';
 import { readDeployConfig } from '../src/runtime/build/config-file';
 import { DeploymentFailure } from '../src/runtime/build/failure';
 import type { BuildManifest } from '../src/runtime/manifest';
@@ -106,9 +106,21 @@ export function createDeploymentActivities({ ds, config, blobs, box, log, sandbo
         ? await organizationCache(config.buildDir, identity.gid)
         : path.join(config.buildDir, '.cache');
       await fs.mkdir(home, { recursive: true });
+      // The build's steps are user code, and so is a git clone of the user's repository: they run as the
+      // build's own uid, writing only the build and the cache (and seeing `readOnly`: a local code host).
+      const isolate = (command: { file: string; argv: string[]; cwd: string }, extra?: { readOnly?: string[] }) =>
+        sandbox.wrap({
+          ...command,
+          home,
+          identity,
+          memoryBytes: config.runLimits.memoryMb * 1024 * 1024,
+          writable: [buildPath, cacheDir],
+          readOnly: extra?.readOnly,
+        });
       let fetched: Fetched | undefined;
       try {
         ctx.heartbeat();
+        if (identity && 'codehost' in input.code) await sandbox.chownTree(buildPath, identity);
         const sourceRoot = path.join(buildPath, 'src');
         fetched = await fetchSource(
           {
@@ -118,6 +130,7 @@ export function createDeploymentActivities({ ds, config, blobs, box, log, sandbo
             organizationId: row.organization_id,
             scratchDir: path.join(buildPath, 'download'),
             env: buildEnvironment(config.buildEnv, home, cacheDir),
+            git: { isolate, limits: config.git, outbound: config.dataConnectors },
             ...common,
           },
           input.kind,
@@ -126,16 +139,7 @@ export function createDeploymentActivities({ ds, config, blobs, box, log, sandbo
           { commitSha: input.commitSha, accessToken: token },
         );
         const deployConfig = await readDeployConfig(sourceRoot, input.configFile, input.kind);
-        // The build's steps are user code: they run as the build's own uid, writing only the build and the cache.
         if (identity) await sandbox.chownTree(buildPath, identity);
-        const isolate: BuildContext['isolate'] = (command) =>
-          sandbox.wrap({
-            ...command,
-            home,
-            identity,
-            memoryBytes: config.runLimits.memoryMb * 1024 * 1024,
-            writable: [buildPath, cacheDir],
-          });
         const manifest = await buildProject(
           { buildPath, home, cacheDir, passthroughEnv: config.buildEnv, isolate, ...common },
           deployConfig,

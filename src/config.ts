@@ -73,6 +73,8 @@ export interface Config {
   sandbox: SandboxConfig;
   /** Wall time of one deployment's build (a workflow timer). */
   deploymentTimeLimitSeconds: number;
+  /** git sources, cloned inside the sandbox: bytes on disk (GIT_MAX_MB) and wall time (GIT_TIME_LIMIT_SECONDS). */
+  git: { maxBytes: number; timeSeconds: number };
   /**
    * What deployment builds (pip, npm, git, build scripts) inherit from this process's environment: proxy,
    * CA-bundle, PIP_* and NPM_CONFIG_* variables only, so builds work behind a proxy or a private index.
@@ -328,6 +330,10 @@ export function loadConfig(env: Env = process.env): Config {
     },
     sandbox: sandboxConfig(env, dataDir, int, problems),
     deploymentTimeLimitSeconds: int('DEPLOYMENT_TIME_LIMIT_SECONDS', 1800, 1),
+    git: {
+      maxBytes: int('GIT_MAX_MB', 1024, 1, 1024 * 1024) * 1024 * 1024,
+      timeSeconds: int('GIT_TIME_LIMIT_SECONDS', 300, 1, 24 * 3600),
+    },
     buildEnv: pickBuildEnv(env),
     runProcess: {
       heartbeatTimeoutSeconds: int('RUN_HEARTBEAT_TIMEOUT_SECONDS', 15, 2, 3600),

@@ -40,6 +40,8 @@ export interface FirewallPlan {
   uidLast: number;
   /** Where user code may reach the api (GT_CLOUD_BASE_URL): its resolved addresses and port. */
   api: { addresses: string[]; port: number };
+  /** Other services of the platform's own choosing user code may reach (the code host): addresses and port. */
+  reach?: Array<{ addresses: string[]; port: number }>;
   resolvers: string[];
   allowCidrs: string[];
 }
@@ -117,8 +119,9 @@ export class Firewall {
     });
     const mine = (rule: string[]) =>
       this.ipt(family, ['-A', ALLOW, ...rule, '-m', 'comment', '--comment', tag, '-j', 'ACCEPT']);
-    for (const address of plan.api.addresses.filter((a) => familyOf(a) === family)) {
-      await mine(['-d', address, '-p', 'tcp', '--dport', String(plan.api.port)]);
+    for (const { addresses, port } of [plan.api, ...(plan.reach ?? [])]) {
+      for (const address of addresses.filter((a) => familyOf(a) === family))
+        await mine(['-d', address, '-p', 'tcp', '--dport', String(port)]);
     }
     for (const resolver of plan.resolvers.filter((a) => familyOf(a) === family)) {
       for (const proto of ['udp', 'tcp']) await mine(['-d', resolver, '-p', proto, '--dport', '53']);

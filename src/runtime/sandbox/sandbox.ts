@@ -119,7 +119,11 @@ export class Sandbox {
    * Prepares isolation on this host (firewall rules, seccomp filter) and proves it with a sandboxed probe.
    * Throws SandboxUnavailable, naming what is missing and the SANDBOX setting, when SANDBOX=on cannot hold.
    */
-  static async open(config: SandboxConfig, opts: { log: Logger; apiBaseUrl: string }): Promise<Sandbox> {
+  static async open(
+    config: SandboxConfig,
+    /** `reach`: URLs of the platform's choosing (the code host) whose host and port user code may reach. */
+    opts: { log: Logger; apiBaseUrl: string; reach?: string[] },
+  ): Promise<Sandbox> {
     const { log } = opts;
     if (config.mode === 'off') {
       log.warn('SANDBOX=off: user code runs as the worker user, unisolated; for single-tenant development only');
@@ -157,17 +161,21 @@ export class Sandbox {
 
     const firewall = Firewall.onThisHost();
     if (firewall && (root || has(caps, CAP_NET_ADMIN))) {
-      const api = new URL(opts.apiBaseUrl);
-      const port = Number(api.port || (api.protocol === 'https:' ? 443 : 80));
-      const host = api.hostname.replace(/^\[|\]$/g, '');
-      const addresses = net.isIP(host)
-        ? [host]
-        : (await lookup(host, { all: true }).catch(() => [])).map((a) => a.address);
+      const destination = async (url: URL) => {
+        const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
+        const host = url.hostname.replace(/^\[|\]$/g, '');
+        const addresses = net.isIP(host)
+          ? [host]
+          : (await lookup(host, { all: true }).catch(() => [])).map((a) => a.address);
+        return { addresses, port };
+      };
+      const reach = (opts.reach ?? []).map((u) => new URL(u)).filter((u) => /^https?:$/.test(u.protocol));
       try {
         await firewall.install({
           uidFirst: config.uidBase,
           uidLast: config.uidBase + config.uidCount - 1,
-          api: { addresses, port },
+          api: await destination(new URL(opts.apiBaseUrl)),
+          reach: await Promise.all(reach.map(destination)),
           resolvers: resolvers(),
           allowCidrs: config.allowCidrs,
         });

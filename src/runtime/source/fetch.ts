@@ -14,7 +14,7 @@ import { OutputTail } from '../build/build-process';
 import { DeploymentFailure } from '../build/failure';
 import { DEFAULT_PROJECTS } from '../templates/default-code';
 import { archiveKindOf, unpackArchive } from './archive';
-import { cloneRepository } from './git';
+import { CloneOptions, cloneRepository } from './git';
 
 export interface FetchContext {
   ds: DataSource;
@@ -24,6 +24,8 @@ export interface FetchContext {
   /** Where the download of an archive may go (removed afterwards). */
   scratchDir: string;
   env: Record<string, string>;
+  /** git sources: cloned inside the sandbox, within limits, the code host's address checked. */
+  git: Pick<CloneOptions, 'isolate' | 'limits' | 'outbound'>;
   output: OutputTail;
   cancelled: Promise<never>;
 }
@@ -57,6 +59,7 @@ export async function fetchSource(
       accessToken: opts.accessToken,
       dest,
       env: ctx.env,
+      ...ctx.git,
       output: ctx.output,
       cancelled: ctx.cancelled,
     });
