@@ -135,7 +135,6 @@ export function createCodeRunActivities(deps: ActivityDeps) {
       // The organization was read by prepareExecution: its group is known without another query.
       const identity = sandbox.enabled ? await sandbox.identity(sandbox.gidOf(prepared.sandboxIndex)) : undefined;
       try {
-        if (identity && prepared.resultFile) await fs.promises.chown(prepared.resultFile, identity.uid, identity.gid);
         // The fence, just before the spawn: an earlier attempt presumed lost (a missed heartbeat) may still be
         // starting the process.
         if (!(await claimExecution(ds, run.run_id, ctx.info.attempt))) {
@@ -155,10 +154,10 @@ export function createCodeRunActivities(deps: ActivityDeps) {
               identity,
               memoryBytes: config.runLimits.memoryMb * 1024 * 1024,
               readOnly: [prepared.buildPath, ...prepared.inputFiles],
-              writable: prepared.resultFile ? [prepared.resultFile] : [],
             }),
           logLimitBytes: config.runLimits.logBytes,
           logBuffer: { ...config.runLogBuffer, graceMs: config.runLogBuffer.graceSeconds * 1000 },
+          ...(prepared.returnsResult ? { resultLimitBytes: config.runLimits.resultBytes } : {}),
           killGraceMs: config.runProcess.killGraceMs,
           // A database outage (or full disk) is waited out rather than losing log lines (the pump retries and
           // records what it had to give up), or stopping a started process (whose retry would run the user's
@@ -175,7 +174,13 @@ export function createCodeRunActivities(deps: ActivityDeps) {
             log.warn({ err, runId: run.run_id }, 'run logs could not be written; retrying while the run lasts'),
         });
         const processEnding = endingOf(outcome, config.runLimits.logBytes, config.sandbox);
-        const ending = prepared.resultFile ? await functionEnding(processEnding, prepared.resultFile) : processEnding;
+        const ending = prepared.returnsResult
+          ? functionEnding(
+              processEnding,
+              outcome.kind === 'exited' ? outcome.result : undefined,
+              config.runLimits.resultBytes,
+            )
+          : processEnding;
         if (outcome.lostOutput)
           log.error({ runId: run.run_id, lost: outcome.lostOutput }, 'run output lost: recorded on the run');
         return withLostOutput(ending, outcome.lostOutput);

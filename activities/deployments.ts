@@ -7,12 +7,13 @@ import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activ
 import type { ActivityDeps } from './deps';
 import { Deployment, DEPLOYMENT_TERMINAL, DeploymentStatus } from '../src/persistence/entities/deployment';
 import { OutputTail } from '../src/runtime/build/build-process';
-import { BuildContext, buildEnvironment, buildProject } from '../src/runtime/build/build';
+import { buildEnvironment, buildProject } from '../src/runtime/build/build';
 import { readDeployConfig } from '../src/runtime/build/config-file';
 import { BuildQuotaWatch } from '../src/runtime/build/disk-quota';
 import { DeploymentFailure } from '../src/runtime/build/failure';
 import { organizationCache, trimCache, withGroupUmask } from '../src/runtime/build/package-cache';
 import type { BuildManifest } from '../src/runtime/manifest';
+import { readUntrustedText } from '../src/runtime/untrusted-file';
 import { sandboxIdentityFor } from '../src/services/sandbox-identity';
 import { fetchSource, Fetched } from '../src/runtime/source/fetch';
 import { codeLocationToken } from '../src/services/connections';
@@ -42,11 +43,12 @@ const OUTPUT_TAIL_BYTES = 4096;
 
 /**
  * The version of the build's interpreter, read rather than run: a build's own steps may have replaced
- * anything in its venv, and the platform never runs the build's files outside the sandbox.
+ * anything in its venv (pyvenv.cfg by a link to a root-only file or to a FIFO), so it is read as an untrusted
+ * file, and the platform never runs the build's files outside the sandbox. Refused: no version reported.
  */
 async function interpreterVersion(manifest: BuildManifest, buildPath: string): Promise<string | undefined> {
   if (manifest.runtime === 'nodejs') return `node ${process.version}`;
-  const cfg = await fs.readFile(path.join(buildPath, 'venv', 'pyvenv.cfg'), 'utf8').catch(() => '');
+  const cfg = (await readUntrustedText(buildPath, 'venv/pyvenv.cfg', { maxBytes: 64 * 1024 })) ?? '';
   const version = /^version(?:_info)?\s*=\s*([0-9][\w.]*)/m.exec(cfg)?.[1];
   return version ? `Python ${version}` : undefined;
 }
@@ -106,6 +108,17 @@ export function createDeploymentActivities({ ds, config, blobs, box, log, sandbo
         ? await organizationCache(config.buildDir, identity.gid)
         : path.join(config.buildDir, '.cache');
       await fs.mkdir(home, { recursive: true });
+      // The build's steps are user code, and so is a git clone of the user's repository: they run as the
+      // build's own uid, writing only the build and the cache (and seeing `readOnly`: a local code host).
+      const isolate = (command: { file: string; argv: string[]; cwd: string }, extra?: { readOnly?: string[] }) =>
+        sandbox.wrap({
+          ...withGroupUmask(command),
+          home,
+          identity,
+          memoryBytes: config.runLimits.memoryMb * 1024 * 1024,
+          writable: [buildPath, cacheDir],
+          readOnly: extra?.readOnly,
+        });
       let fetched: Fetched | undefined;
       let quota: BuildQuotaWatch | undefined;
       try {
@@ -116,6 +129,7 @@ export function createDeploymentActivities({ ds, config, blobs, box, log, sandbo
         const cancelled = Promise.race([ctx.cancelled, quota.exceeded]);
         cancelled.catch(() => undefined);
         const common = { output, cancelled };
+        if (identity && 'codehost' in input.code) await sandbox.chownTree(buildPath, identity);
         const sourceRoot = path.join(buildPath, 'src');
         fetched = await fetchSource(
           {
@@ -127,6 +141,7 @@ export function createDeploymentActivities({ ds, config, blobs, box, log, sandbo
             scratchDir: path.join(buildPath, 'download'),
             maxUnpackedBytes: config.buildQuota.diskBytes,
             env: buildEnvironment(config.buildEnv, home, cacheDir),
+            git: { isolate, limits: config.git },
             ...common,
           },
           input.kind,
@@ -135,16 +150,7 @@ export function createDeploymentActivities({ ds, config, blobs, box, log, sandbo
           { commitSha: input.commitSha, accessToken: token },
         );
         const deployConfig = await readDeployConfig(sourceRoot, input.configFile, input.kind);
-        // The build's steps are user code: they run as the build's own uid, writing only the build and the cache.
         if (identity) await sandbox.chownTree(buildPath, identity);
-        const isolate: BuildContext['isolate'] = (command) =>
-          sandbox.wrap({
-            ...withGroupUmask(command),
-            home,
-            identity,
-            memoryBytes: config.runLimits.memoryMb * 1024 * 1024,
-            writable: [buildPath, cacheDir],
-          });
         const manifest = await buildProject(
           { buildPath, home, cacheDir, passthroughEnv: config.buildEnv, isolate, ...common },
           deployConfig,

@@ -68,6 +68,8 @@ export interface Config {
     memoryMb: number;
     /** stdout+stderr kept per run; past it the run ends ERROR. */
     logBytes: number;
+    /** A function's or tool's result (read over a pipe, never a file); past it the run ends ERROR ResultTooLarge. */
+    resultBytes: number;
   };
   /**
    * Isolation of user code (src/runtime/sandbox, docs/security.md): `on` runs every user process (builds,
@@ -79,6 +81,8 @@ export interface Config {
   deploymentTimeLimitSeconds: number;
   /** The worker's activity slots and each organization's share of execution (src/jobs/admission.ts). */
   execution: ExecutionConfig;
+  /** git sources, cloned inside the sandbox: bytes on disk (GIT_MAX_MB) and wall time (GIT_TIME_LIMIT_SECONDS). */
+  git: { maxBytes: number; timeSeconds: number };
   /**
    * What deployment builds (pip, npm, git, build scripts) inherit from this process's environment: proxy,
    * CA-bundle, PIP_* and NPM_CONFIG_* variables only, so builds work behind a proxy or a private index.
@@ -358,10 +362,16 @@ export function loadConfig(env: Env = process.env): Config {
       timeSeconds: int('RUN_TIME_LIMIT_SECONDS', 3600, 1),
       memoryMb: int('RUN_MEMORY_LIMIT_MB', 2048, 64),
       logBytes: int('RUN_LOG_LIMIT_BYTES', 10 * 1024 * 1024, 1024),
+      // Results travel through Temporal's history (payloads up to 2 MiB): 1.5 MiB at most.
+      resultBytes: int('RUN_RESULT_LIMIT_BYTES', 1024 * 1024, 2, 1536 * 1024),
     },
     sandbox: sandboxConfig(env, dataDir, int, problems),
     deploymentTimeLimitSeconds: int('DEPLOYMENT_TIME_LIMIT_SECONDS', 1800, 1),
     execution: executionConfig(int),
+    git: {
+      maxBytes: int('GIT_MAX_MB', 1024, 1, 1024 * 1024) * 1024 * 1024,
+      timeSeconds: int('GIT_TIME_LIMIT_SECONDS', 300, 1, 24 * 3600),
+    },
     buildEnv: pickBuildEnv(env),
     runProcess: {
       heartbeatTimeoutSeconds: int('RUN_HEARTBEAT_TIMEOUT_SECONDS', 15, 2, 3600),

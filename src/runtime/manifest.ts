@@ -2,6 +2,7 @@
 // <build_path>/manifest.json; a run reads it to know what to execute. Build directories are immutable.
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { readUntrustedFile } from './untrusted-file';
 
 export interface BuildManifest {
   version: 1;
@@ -21,6 +22,7 @@ export interface BuildManifest {
 }
 
 export const MANIFEST_FILE = 'manifest.json';
+const MAX_MANIFEST_BYTES = 64 * 1024;
 
 export async function writeManifest(buildPath: string, manifest: BuildManifest): Promise<void> {
   // The build's own steps could have left a link here (to a file of the platform's): replace, never follow.
@@ -29,8 +31,10 @@ export async function writeManifest(buildPath: string, manifest: BuildManifest):
   await fs.writeFile(file, JSON.stringify(manifest, null, 2), { flag: 'wx' });
 }
 
+/** The manifest is the platform's, but it lives in a directory a build wrote: read as an untrusted file. */
 export async function readManifest(buildPath: string): Promise<BuildManifest> {
-  const parsed = JSON.parse(await fs.readFile(path.join(buildPath, MANIFEST_FILE), 'utf8')) as BuildManifest;
+  const text = (await readUntrustedFile(buildPath, MANIFEST_FILE, { maxBytes: MAX_MANIFEST_BYTES })).toString('utf8');
+  const parsed = JSON.parse(text) as BuildManifest;
   if (parsed.version !== 1) throw new Error(`unsupported build manifest version ${String(parsed.version)}`);
   return parsed;
 }
@@ -46,33 +50,34 @@ export function mainCommand(m: BuildManifest, args: string[]): { file: string; a
 
 /**
  * The command of a function run: the runtime's shim (written into the run's HOME) loads the main file and
- * calls its handler with the event in `inputFile`; the result (or `{error}`) lands in `resultFile`.
+ * calls its handler with the event in `input`; the result (or `{error}`) is written to the fd `result`.
  */
 export function functionCommand(
   m: BuildManifest,
-  files: { shim: string; input: string; result: string },
+  files: { shim: string; input: string; result: number },
 ): { file: string; argv: string[]; cwd: string } {
   return {
     file: m.interpreter,
-    argv: [files.shim, m.mainFile, m.handler ?? 'handler', files.input, files.result],
+    argv: [files.shim, m.mainFile, m.handler ?? 'handler', files.input, String(files.result)],
     cwd: m.workDir,
   };
 }
 
 /**
  * The command of a tool run (python3): the tool shim (in the run's HOME) loads `tool.initToolFile`, calls
- * `tool.initToolFunction()` and either describes the tool or runs one activity with the params in `paramsFile`.
+ * `tool.initToolFunction()` and either describes the tool or runs one activity with the params in `params`;
+ * the result goes to the fd `result`.
  */
 export function toolCommand(
   m: BuildManifest,
-  files: { shim: string; result: string; params: string },
+  files: { shim: string; result: number; params: string },
   call: { describe: true } | { activity: string },
 ): { file: string; argv: string[]; cwd: string } {
   const init = m.tool ?? { initToolFile: m.mainFile, initToolFunction: 'init_tool' };
   const mode = 'activity' in call ? ['run', call.activity, files.params] : ['describe'];
   return {
     file: m.interpreter,
-    argv: [files.shim, init.initToolFile, init.initToolFunction, files.result, ...mode],
+    argv: [files.shim, init.initToolFile, init.initToolFunction, String(files.result), ...mode],
     cwd: m.workDir,
   };
 }

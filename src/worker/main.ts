@@ -50,7 +50,11 @@ async function main() {
         });
   // Before polling: a worker that cannot isolate user code must not take any (SANDBOX, docs/security.md).
   setSpawnMode(config.sandbox.spawner === 'inline' ? 'inline' : 'spawner');
-  const sandbox = await Sandbox.open(config.sandbox, { log, apiBaseUrl: config.runProcess.apiBaseUrl });
+  const sandbox = await Sandbox.open(config.sandbox, {
+    log,
+    apiBaseUrl: config.runProcess.apiBaseUrl,
+    reach: [config.codehostBaseUrl],
+  });
   const connection = await NativeConnection.connect({ address: temporalAddress(config) });
   const worker = await createWorker({
     connection,

@@ -1,6 +1,7 @@
 // How deployments fail: the user's project (FAILED with reason, message and the build output's tail) and
 // archives that try to write or point outside their directory (refused before anything is built).
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import { assetBlobKey } from '../../src/blobs/keys';
@@ -219,4 +220,63 @@ describe('deployment failures', function () {
       }
     });
   }
+});
+
+describe('files a build plants for the worker', function () {
+  this.timeout(180_000);
+
+  it('pyvenv.cfg as a link to a root-only file or a FIFO: nothing read, nothing blocked, another deployment on time', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tarmac-secret-'));
+    fs.chmodSync(dir, 0o711);
+    const secret = path.join(dir, 'root-only.cfg');
+    fs.writeFileSync(secret, 'version = 6.6.6-SECRET\n', { mode: 0o600 });
+    const venv = 'V="$(dirname "$(dirname "$(command -v python)")")"\nrm -f "$V/pyvenv.cfg"\n';
+    const plants = [
+      `ln -s ${secret} "$V/pyvenv.cfg"`,
+      'mkfifo "$V/pyvenv.cfg"',
+      'mkfifo "$V/fifo"\nln -s "$V/fifo" "$V/pyvenv.cfg"',
+      'mkfifo "$V/pyvenv.cfg"',
+      'mkfifo "$V/fifo"\nln -s fifo "$V/pyvenv.cfg"',
+    ];
+    const t = await newTenant('plants');
+    const started = Date.now();
+    try {
+      const planted = plants.map(async (plant, i) => {
+        const zip = makeArchive(
+          'zip',
+          entriesOf({
+            'structure_config.yaml': config(
+              'python3',
+              '  main_file: main.py\n',
+              '  post_build_install_script: plant.sh\n',
+            ),
+            'main.py': 'print("hi")\n',
+            'plant.sh': `set -e\n${venv}${plant}\n`,
+          }),
+        );
+        const bucketId = await uploadToNewBucket(t.key, `plant${i}.zip`, zip);
+        const created = await as(t.key).post('/api/structures', {
+          name: `plant ${i}`,
+          code: { data_lake: { bucket_id: bucketId, asset_path: `plant${i}.zip` } },
+        });
+        expect(created.status, created.text).to.equal(201);
+        return waitForDeployment(t.key, created.body.latest_deployment_id);
+      });
+      for (const done of await Promise.all(planted)) {
+        expect(done.status, JSON.stringify(done.status_detail)).to.equal('SUCCEEDED');
+        expect(done.status_detail.interpreter_version, 'no version read through the plant').to.equal(undefined);
+        expect(JSON.stringify(done)).to.not.include('6.6.6');
+      }
+      expect(Date.now() - started).to.be.lessThan(150_000);
+      // Four FIFOs opened for reading used to hold all four of the worker's libuv threads for good: another
+      // organization's deployment, which reads files too, then hung. Now it deploys as on a quiet worker.
+      const otherStarted = Date.now();
+      const nodeOnly = { 'structure_config.yaml': config('nodejs', '  main_file: main.js\n'), ...nodeMain };
+      const other = await deploy('plants-other', 'other.zip', makeArchive('zip', entriesOf(nodeOnly)));
+      expect(other.status).to.equal('SUCCEEDED');
+      expect(Date.now() - otherStarted).to.be.lessThan(30_000);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

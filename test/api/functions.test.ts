@@ -118,6 +118,39 @@ describe('function runs', function () {
     expect(res.body).to.deep.equal({ module: 'greeter', file: 'greeter.py' });
   });
 
+  it('a result past RUN_RESULT_LIMIT_BYTES ends the run ERROR ResultTooLarge (python and nodejs); nothing is written to disk', async () => {
+    const t = await newTenant();
+    const limit = getStack().config.runLimits.resultBytes;
+    const python = await structureWithBuild(t.organizationId, {
+      kind: 'function',
+      files: { 'main.py': `def handler(event):\n    return "x" * ${limit * 3}\n` },
+      mainFile: 'main.py',
+    });
+    const nodejs = await structureWithBuild(t.organizationId, {
+      kind: 'function',
+      runtime: 'nodejs',
+      files: { 'index.mjs': `export const handler = () => 'y'.repeat(${limit * 3});\n` },
+      mainFile: 'index.mjs',
+    });
+    for (const fn of [python, nodejs]) {
+      const res = await as(t.key).post(`/api/functions/${fn.structureId}/execute`, {});
+      expect(res.status, res.text).to.equal(502);
+      expect(res.body.errors[0].message).to.include(`larger than the limit of ${limit} bytes (RUN_RESULT_LIMIT_BYTES)`);
+      const [run] = (await as(t.key).get(`/api/functions/${fn.structureId}/runs`)).body.function_runs;
+      expect(run.status).to.equal('ERROR');
+      expect(run.status_detail.reason).to.equal('ResultTooLarge');
+    }
+    // Just under the limit (JSON quotes included) still answers.
+    const fits = await structureWithBuild(t.organizationId, {
+      kind: 'function',
+      files: { 'main.py': `def handler(event):\n    return "z" * ${limit - 2}\n` },
+      mainFile: 'main.py',
+    });
+    const res = await as(t.key).post(`/api/functions/${fits.structureId}/execute`, {});
+    expect(res.status).to.equal(200);
+    expect(res.body.length).to.equal(limit - 2);
+  });
+
   it('runs an async nodejs handler named by the config', async () => {
     const t = await newTenant();
     const fn = await structureWithBuild(t.organizationId, {

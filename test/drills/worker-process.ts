@@ -46,7 +46,11 @@ async function main() {
           extra: sdkMetrics ? forwardedMetrics(sdkMetrics) : undefined,
           log,
         });
-  const sandbox = await Sandbox.open(config.sandbox, { log, apiBaseUrl: config.runProcess.apiBaseUrl });
+  const sandbox = await Sandbox.open(config.sandbox, {
+    log,
+    apiBaseUrl: config.runProcess.apiBaseUrl,
+    reach: [config.codehostBaseUrl],
+  });
   const connection = await NativeConnection.connect({ address: temporalAddress(config) });
   const worker = await createWorker({
     connection,

@@ -19,7 +19,11 @@ async function main() {
   const ds = await createDataSource(config.databaseUrl, {
     applicationName: 'tarmac-test-activity-worker',
   }).initialize();
-  const sandbox = await Sandbox.open(config.sandbox, { log, apiBaseUrl: config.runProcess.apiBaseUrl });
+  const sandbox = await Sandbox.open(config.sandbox, {
+    log,
+    apiBaseUrl: config.runProcess.apiBaseUrl,
+    reach: [config.codehostBaseUrl],
+  });
   const connection = await NativeConnection.connect({ address: temporalAddress(config) });
   const worker = await Worker.create({
     connection,

@@ -202,7 +202,12 @@ export async function startStack(opts: { env?: Record<string, string>; inProcess
   stops.unshift(() => env.teardown());
 
   const log = createLogger(config.logLevel, 'test-worker');
-  const sandbox = await Sandbox.open(config.sandbox, { log, apiBaseUrl: config.runProcess.apiBaseUrl });
+  // The code host over HTTP (private-clone.test.ts): git runs sandboxed, so the firewall lets it through.
+  const sandbox = await Sandbox.open(config.sandbox, {
+    log,
+    apiBaseUrl: config.runProcess.apiBaseUrl,
+    reach: [config.codehostBaseUrl, codehost.baseUrl],
+  });
   stops.unshift(() => sandbox.close());
   stops.unshift(() => stopSpawner()); // after the worker, which is stopped first
   const activityDeps: ActivityDeps = activityDepsFor(config, { ds, temporal: env.client, log, sandbox });

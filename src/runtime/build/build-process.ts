@@ -59,14 +59,6 @@ function killGroup(pid: number): void {
 /** After the step's main process exits, how long escaped background children may keep our pipes open. */
 const DRAIN_MS = 2_000;
 
-/** For the platform's own tools (git): not user code, run as they are. */
-export const unconfined = (command: { file: string; argv: string[] }): Wrapped => ({
-  file: command.file,
-  argv: command.argv,
-  extraFiles: [],
-  readExit: (status) => status,
-});
-
 /** Runs one step to its end. Rejects with a plain Error when it cannot be started (an infrastructure fault). */
 export async function runStep(opts: StepOptions): Promise<StepResult> {
   opts.output.append(`$ ${[opts.file, ...opts.argv].join(' ')}\n`);

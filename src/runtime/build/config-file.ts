@@ -7,6 +7,10 @@ import YAML from 'yaml';
 import type { CodeResourceKind } from '../../persistence/entities/code-resource';
 import { DeploymentFailure } from './failure';
 import { requireFile, resolveInSource } from './source-paths';
+import { readUntrustedFile, UntrustedFileError } from '../untrusted-file';
+
+/** Config files are a few lines of YAML. */
+const MAX_CONFIG_BYTES = 1024 * 1024;
 
 export const DEFAULT_CONFIG_FILE: Record<CodeResourceKind, string> = {
   structure: 'structure_config.yaml',
@@ -57,10 +61,18 @@ export async function readDeployConfig(
   kind: CodeResourceKind,
 ): Promise<DeployConfig> {
   const configPath = await resolveInSource(sourceRoot, sourceRoot, configFile.replace(/^\/+/, ''), 'The config file');
+  // Links inside the source are allowed (resolveInSource checked where they lead); the file they lead to is
+  // read as an untrusted file: a regular file only (never a FIFO), capped.
   let text: string;
   try {
-    text = await fs.readFile(configPath, 'utf8');
-  } catch {
+    const realRoot = await fs.realpath(sourceRoot);
+    const real = await fs.realpath(configPath);
+    text = (await readUntrustedFile(realRoot, path.relative(realRoot, real), { maxBytes: MAX_CONFIG_BYTES })).toString(
+      'utf8',
+    );
+  } catch (err) {
+    if (err instanceof UntrustedFileError && err.problem !== 'missing')
+      throw invalid(configFile, `refused: ${err.message.replace(/^[^ ]+ /, '')}`);
     throw new DeploymentFailure(
       'ConfigNotFound',
       `The config file ${JSON.stringify(configFile)} was not found in the source`,

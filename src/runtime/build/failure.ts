@@ -7,6 +7,10 @@ export type FailureReason =
   | 'UnsafeArchive'
   | 'InvalidArchive'
   | 'CloneFailed'
+  /** A git source with a link out of its tree or a special file (GIT_* limits: docs/configuration.md). */
+  | 'UnsafeRepository'
+  /** A git source larger than GIT_MAX_MB, or slower to clone than GIT_TIME_LIMIT_SECONDS. */
+  | 'RepositoryTooLarge'
   /** The connection a codehost code location names is gone, or its token expired and cannot be refreshed. */
   | 'ConnectionUnavailable'
   | 'ConfigNotFound'

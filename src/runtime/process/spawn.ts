@@ -11,6 +11,7 @@ import { ChildProcess, fork, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
+import { collectResult, type ResultBytes, resultStreamOf, stdioWith } from './result-channel';
 import type { SpawnerReply, SpawnerRequest } from './spawner-main';
 
 export interface ExitStatus {
@@ -25,6 +26,8 @@ export interface SpawnRequest {
   env: Record<string, string>;
   /** Opened read-only and given to the process as fds 3, 4, ... (the sandbox's seccomp filter). */
   extraFiles?: string[];
+  /** A pipe at RESULT_FD for the run's result, read up to `limitBytes` (result-channel.ts). */
+  result?: { limitBytes: number };
 }
 
 export interface Spawned {
@@ -37,6 +40,8 @@ export interface Spawned {
   hasExited(): boolean;
   /** Stops reading its output (descendants that escaped its group may hold the pipes open). */
   abandonOutput(): void;
+  /** What arrived at RESULT_FD (when asked for), once every writer closed it, or at the limit. */
+  result?: Promise<ResultBytes>;
 }
 
 export type SpawnMode = 'spawner' | 'inline';
@@ -60,12 +65,13 @@ async function spawnInline(req: SpawnRequest): Promise<Spawned> {
       cwd: req.cwd,
       env: req.env,
       detached: true, // setsid(): a new process group whose id is the child's pid
-      stdio: ['ignore', 'pipe', 'pipe', ...fds],
+      stdio: stdioWith(fds, Boolean(req.result)),
       shell: false,
     });
   } finally {
     fds.forEach((fd) => fs.closeSync(fd));
   }
+  const resultStream = req.result ? resultStreamOf(child) : undefined;
   await new Promise<void>((resolve, reject) => {
     child.once('spawn', resolve);
     child.once('error', reject);
@@ -87,7 +93,9 @@ async function spawnInline(req: SpawnRequest): Promise<Spawned> {
     abandonOutput: () => {
       child.stdout?.destroy();
       child.stderr?.destroy();
+      resultStream?.destroy();
     },
+    result: resultStream && collectResult(resultStream, req.result!.limitBytes),
   };
 }
 
@@ -98,6 +106,8 @@ interface Pending {
   stderr: PassThrough;
   exit: (status: ExitStatus) => void;
   done: boolean;
+  /** Settles the result (when one was asked for); undefined once it has. */
+  settleResult?: (r: ResultBytes) => void;
 }
 
 /** The worker's side of the spawner: requests by id, output into streams, exits into promises. */
@@ -136,9 +146,10 @@ class SpawnerClient {
     const exited = new Promise<ExitStatus>((resolve) => (exit = resolve));
     const p: Pending = { started: undefined, stdout: new PassThrough(), stderr: new PassThrough(), exit, done: false };
     const started = new Promise<number>((resolve, reject) => (p.started = { resolve, reject }));
+    const result = req.result ? new Promise<ResultBytes>((resolve) => (p.settleResult = resolve)) : undefined;
     this.pending.set(id, p);
     const { file, argv, cwd, env } = req; // only these cross the channel
-    this.send({ type: 'spawn', id, file, argv, cwd, env, extraFiles: req.extraFiles ?? [] });
+    this.send({ type: 'spawn', id, file, argv, cwd, env, extraFiles: req.extraFiles ?? [], result: req.result });
     return started.then((pid) => ({
       pid,
       stdout: p.stdout,
@@ -147,8 +158,9 @@ class SpawnerClient {
       hasExited: () => p.done,
       abandonOutput: () => {
         this.send({ type: 'abandon', id });
-        this.forget(id);
+        this.forget(id, true);
       },
+      result,
     }));
   }
 
@@ -175,20 +187,28 @@ class SpawnerClient {
         break;
       case 'end':
         (m.stream === 'stdout' ? p.stdout : p.stderr).end();
-        if (p.done && p.stdout.writableEnded && p.stderr.writableEnded) this.forget(m.id);
+        this.forget(m.id);
         break;
       case 'exit':
         p.done = true;
         p.exit({ code: m.code, signal: m.signal as NodeJS.Signals | null });
-        if (p.stdout.writableEnded && p.stderr.writableEnded) this.forget(m.id);
+        this.forget(m.id);
+        break;
+      case 'result':
+        p.settleResult?.(m.tooLarge ? { tooLarge: true } : { bytes: Buffer.from(m.bytes ?? []) });
+        p.settleResult = undefined;
+        this.forget(m.id);
         break;
     }
   }
 
-  private forget(id: number) {
+  /** Drops `id` once it exited and its output and result are in (or at once, `now`). */
+  private forget(id: number, now = false) {
     const p = this.pending.get(id);
     if (!p) return;
+    if (!now && !(p.done && p.stdout.writableEnded && p.stderr.writableEnded && !p.settleResult)) return;
     this.pending.delete(id);
+    p.settleResult?.({ bytes: Buffer.alloc(0) });
     p.stdout.end();
     p.stderr.end();
     if (![...this.pending.values()].some((q) => q.pid !== undefined)) this.child.unref();
@@ -205,7 +225,7 @@ class SpawnerClient {
         p.done = true;
         p.exit({ code: null, signal: 'SIGKILL' });
       }
-      this.forget(id);
+      this.forget(id, true);
     }
   }
 }

@@ -3,6 +3,7 @@
 // when the worker goes (the channel closes), it kills each of their process groups and exits.
 import { ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
+import { collectResult, resultStreamOf, stdioWith } from './result-channel';
 
 export type SpawnerRequest =
   | {
@@ -13,6 +14,7 @@ export type SpawnerRequest =
       cwd: string;
       env: Record<string, string>;
       extraFiles: string[];
+      result?: { limitBytes: number };
     }
   /** Stop forwarding the output of `id` (its pipes are closed here). */
   | { type: 'abandon'; id: number };
@@ -22,7 +24,9 @@ export type SpawnerReply =
   | { type: 'failed'; id: number; message: string; code?: string }
   | { type: 'data'; id: number; stream: 'stdout' | 'stderr'; chunk: Uint8Array }
   | { type: 'end'; id: number; stream: 'stdout' | 'stderr' }
-  | { type: 'exit'; id: number; code: number | null; signal: string | null };
+  | { type: 'exit'; id: number; code: number | null; signal: string | null }
+  /** What arrived at RESULT_FD, collected here up to its limit (one message, at most the limit). */
+  | { type: 'result'; id: number; bytes?: Uint8Array; tooLarge?: boolean };
 
 const children = new Map<number, ChildProcess>();
 
@@ -39,7 +43,7 @@ function start(req: Extract<SpawnerRequest, { type: 'spawn' }>) {
       cwd: req.cwd,
       env: req.env,
       detached: true,
-      stdio: ['ignore', 'pipe', 'pipe', ...fds],
+      stdio: stdioWith(fds, Boolean(req.result)),
       shell: false,
     });
   } catch (err) {
@@ -53,6 +57,15 @@ function start(req: Extract<SpawnerRequest, { type: 'spawn' }>) {
   child.once('spawn', () => {
     children.set(req.id, child);
     reply({ type: 'spawned', id: req.id, pid: child.pid! });
+    if (req.result) {
+      void collectResult(resultStreamOf(child)!, req.result.limitBytes).then((r) =>
+        reply(
+          'tooLarge' in r
+            ? { type: 'result', id: req.id, tooLarge: true }
+            : { type: 'result', id: req.id, bytes: r.bytes },
+        ),
+      );
+    }
     for (const stream of ['stdout', 'stderr'] as const) {
       const s = child[stream]!;
       // One chunk in flight per stream: a worker that reads slowly slows the process, as a pipe would.
@@ -74,6 +87,7 @@ process.on('message', (m: SpawnerRequest) => {
     const child = children.get(m.id);
     child?.stdout?.destroy();
     child?.stderr?.destroy();
+    (child && resultStreamOf(child))?.destroy();
   }
 });
 

@@ -2,10 +2,12 @@
 // it runs, and stops its whole process group on cancellation or when its output passes the log limit.
 import type { Wrapped } from '../sandbox/sandbox';
 import { LogPump, LostOutput, OutputLine } from './log-pump';
+import type { ResultBytes } from './result-channel';
 import { ExitStatus, startUserProcess, UserProcess } from './user-process';
 
 export type SupervisedOutcome =
-  | { kind: 'exited'; status: ExitStatus }
+  /** `result`: what the process wrote to RESULT_FD, when a result was asked for. */
+  | { kind: 'exited'; status: ExitStatus; result?: ResultBytes }
   | { kind: 'log-limit' }
   | { kind: 'start-failed'; message: string }
   /** `onStarted` said the run had already ended; the process was stopped at once. */
@@ -22,6 +24,8 @@ export interface SuperviseOptions {
   logLimitBytes: number;
   /** The log pump's buffer of unsent lines, and how long it retries after the process ended (LogPump). */
   logBuffer: { lines: number; bytes: number; graceMs: number };
+  /** Function and tool runs: a result pipe at RESULT_FD, read up to this many bytes. */
+  resultLimitBytes?: number;
   killGraceMs: number;
   writeLogs: (lines: OutputLine[]) => Promise<void>;
   /** Called once the process runs; false means "stop it" (the run ended meanwhile). */
@@ -57,6 +61,7 @@ export async function superviseUserProcess(opts: SuperviseOptions): Promise<Supe
       env: opts.env,
       extraFiles: wrapped.extraFiles,
       readExit: wrapped.readExit,
+      ...(opts.resultLimitBytes !== undefined ? { result: { limitBytes: opts.resultLimitBytes } } : {}),
       onLine: (s, l) => pump.add(s, l),
     });
   } catch (err) {
@@ -85,7 +90,8 @@ export async function superviseUserProcess(opts: SuperviseOptions): Promise<Supe
       throw first.cancelled;
     }
     const lostOutput = await drain();
-    return pump.limitExceeded ? { kind: 'log-limit', lostOutput } : { kind: 'exited', status: first, lostOutput };
+    if (pump.limitExceeded) return { kind: 'log-limit', lostOutput };
+    return { kind: 'exited', status: first, lostOutput, ...(started.result ? { result: await started.result } : {}) };
   } finally {
     clearInterval(beat);
   }

@@ -2,14 +2,17 @@
 // (spawn.ts), stdout and stderr read line by line. Stopping it signals the whole group, so children die with it.
 import os from 'node:os';
 import { LineSplitter, StreamName } from './log-pump';
+import type { ResultBytes } from './result-channel';
 import { spawnDetached, type ExitStatus } from './spawn';
 
 export type { ExitStatus };
 
 export interface UserProcess {
   pid: number;
-  /** Resolves when the process has exited and its output has been read (or abandoned, see below). */
+  /** Resolves when the process has exited and its output (and result) has been read, or abandoned (see below). */
   finished: Promise<ExitStatus>;
+  /** What the process wrote to RESULT_FD (when asked for); settled by the time `finished` is. */
+  result?: Promise<ResultBytes>;
   /** SIGTERM to the group, SIGKILL after `graceMs`; resolves once the process has exited. */
   stop(graceMs: number): Promise<void>;
 }
@@ -47,6 +50,8 @@ export async function startUserProcess(opts: {
   extraFiles?: string[];
   /** How the process ended as its program sees it (Wrapped.readExit); as reported by default. */
   readExit?: (status: ExitStatus) => ExitStatus;
+  /** A result pipe at RESULT_FD, read up to this many bytes. */
+  result?: { limitBytes: number };
   onLine: (stream: StreamName, line: string) => void;
 }): Promise<UserProcess> {
   const child = await spawnDetached(opts);
@@ -69,7 +74,7 @@ export async function startUserProcess(opts: {
   const finished = exited.then(async (status) => {
     // Whatever the main process left behind in its group goes too (background children holding the pipes).
     signalGroup(pid, 'SIGKILL');
-    const drained = Promise.all(outputs).then(() => true);
+    const drained = Promise.all([...outputs, child.result]).then(() => true);
     const timedOut = new Promise<false>((r) => setTimeout(() => r(false), OUTPUT_DRAIN_MS).unref());
     if (!(await Promise.race([drained, timedOut]))) {
       child.abandonOutput();
@@ -85,5 +90,5 @@ export async function startUserProcess(opts: {
     await exited;
     clearTimeout(timer);
   };
-  return { pid, finished, stop };
+  return { pid, finished, stop, result: child.result };
 }

@@ -131,7 +131,11 @@ export class Sandbox {
    * Prepares isolation on this host (firewall rules, seccomp filter) and proves it with a sandboxed probe.
    * Throws SandboxUnavailable, naming what is missing and the SANDBOX setting, when SANDBOX=on cannot hold.
    */
-  static async open(config: SandboxConfig, opts: { log: Logger; apiBaseUrl: string }): Promise<Sandbox> {
+  static async open(
+    config: SandboxConfig,
+    /** `reach`: URLs of the platform's choosing (the code host) whose host and port user code may reach. */
+    opts: { log: Logger; apiBaseUrl: string; reach?: string[] },
+  ): Promise<Sandbox> {
     const { log } = opts;
     if (config.mode === 'off') {
       log.warn('SANDBOX=off: user code runs as the worker user, unisolated; for single-tenant development only');
@@ -182,9 +186,15 @@ export class Sandbox {
     const api = new URL(opts.apiBaseUrl);
     const apiPort = Number(api.port || (api.protocol === 'https:' ? 443 : 80));
     const apiAddresses = await addressesOf(api.hostname);
+    // Single services runs may reach: the operator's (SANDBOX_ALLOW_HOST_PORTS) and the platform's own
+    // (`reach`: the code host a build clones from), by address and port.
+    const reach = (opts.reach ?? [])
+      .map((u) => new URL(u))
+      .filter((u) => /^https?:$/.test(u.protocol))
+      .map((u) => ({ host: u.hostname, port: Number(u.port || (u.protocol === 'https:' ? 443 : 80)) }));
     const allowHostPorts = (
       await Promise.all(
-        config.allowHostPorts.map(async (a) =>
+        [...config.allowHostPorts, ...reach].map(async (a) =>
           (await addressesOf(a.host)).map((address) => ({ address, port: a.port })),
         ),
       )

@@ -6,10 +6,23 @@ import os
 import sys
 
 
-def fail(result_path, code, kind, message):
+def result_channel(arg):
+    """The result fd named on the command line (a pipe to the platform), kept from the user's subprocesses."""
+    fd = int(arg)
+    os.set_inheritable(fd, False)
+    return fd
+
+
+def write_result(result_fd, value):
+    """Writes `value` as JSON to the result pipe and closes it. Past the platform's result limit the pipe is
+    closed on the other side: the write fails (BrokenPipeError) and the run ends ResultTooLarge."""
+    with os.fdopen(result_fd, "wb") as f:
+        f.write(json.dumps(value, default=str).encode("utf-8"))
+
+
+def fail(result_fd, code, kind, message):
     """Writes {"error": {type, message}} as the result and exits with `code`."""
-    with open(result_path, "w") as f:
-        json.dump({"error": {"type": kind, "message": message}}, f)
+    write_result(result_fd, {"error": {"type": kind, "message": message}})
     sys.exit(code)
 
 

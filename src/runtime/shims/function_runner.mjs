@@ -1,18 +1,33 @@
 // Runs one function invocation (nodejs runtime).
 //
-// usage: node function_runner.mjs <main_file> <handler_name> <input_json_file> <result_json_file>
+// usage: node function_runner.mjs <main_file> <handler_name> <input_json_file> <result_fd>
 //
 // Imports <main_file> (CommonJS or ES module, relative to the working directory), calls its export
 // <handler_name>(event) with event = {body, query_params}, awaits it, and writes the JSON-encoded result to
-// <result_json_file>. Exit codes: 0 ok, 1 the handler threw, 2 the handler could not be loaded.
+// the pipe <result_fd> (past the platform's result limit the pipe is closed on the other side: EPIPE). Exit codes: 0 ok, 1 the handler threw, 2 the handler could not be loaded.
 import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 
-const [mainFile, handlerName, inputPath, resultPath] = process.argv.slice(2);
+const [mainFile, handlerName, inputPath, resultArg] = process.argv.slice(2);
+const resultFd = Number(resultArg);
+
+function writeResult(text) {
+  const bytes = Buffer.from(text);
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  for (let written = 0; written < bytes.length;) {
+    try {
+      written += fs.writeSync(resultFd, bytes, written);
+    } catch (err) {
+      if (err.code !== 'EAGAIN') throw err;
+      Atomics.wait(pause, 0, 0, 5); // the platform reads as it arrives
+    }
+  }
+  fs.closeSync(resultFd);
+}
 
 function fail(code, type, message) {
-  fs.writeFileSync(resultPath, JSON.stringify({ error: { type, message } }));
+  writeResult(JSON.stringify({ error: { type, message } }));
   process.exit(code);
 }
 
@@ -30,7 +45,7 @@ if (typeof handler !== 'function')
 const event = JSON.parse(fs.readFileSync(inputPath, 'utf8'));
 try {
   const result = await handler(event);
-  fs.writeFileSync(resultPath, JSON.stringify(result === undefined ? null : result));
+  writeResult(JSON.stringify(result === undefined ? null : result));
 } catch (err) {
   console.error(err);
   fail(1, err?.name ?? 'Error', String(err?.message ?? err));

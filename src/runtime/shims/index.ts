@@ -1,10 +1,10 @@
 // The programs that run one function or tool invocation, real files beside this module (the build copies
 // them into dist/, see package.json). A run writes its runtime's shim and the shim's companions into its
 // private HOME and runs it:
-//   <interpreter> <shim> <main_file> <handler_name> <input_json_file> <result_json_file>   (functions)
-//   <python> tool_runner.py <init_tool_file> <init_tool_function> <result_json_file> describe | run <activity> <params>
-// Exit codes: 0 ok, 1 the handler raised, 2 it could not be loaded. The result file holds the JSON result,
-// or {"error": {type, message}}.
+//   <interpreter> <shim> <main_file> <handler_name> <input_json_file> <result_fd>   (functions)
+//   <python> tool_runner.py <init_tool_file> <init_tool_function> <result_fd> describe | run <activity> <params>
+// Exit codes: 0 ok, 1 the handler raised, 2 it could not be loaded. The shim writes the JSON result, or
+// {"error": {type, message}}, to the pipe <result_fd> (RESULT_FD, src/runtime/process/result-channel.ts).
 import fs from 'node:fs';
 import path from 'node:path';
 

@@ -1,7 +1,7 @@
 """Runs one tool invocation (python3 runtime).
 
-usage: python tool_runner.py <init_tool_file> <init_tool_function> <result_json_file> describe
-       python tool_runner.py <init_tool_file> <init_tool_function> <result_json_file> run <activity> <params_json_file>
+usage: python tool_runner.py <init_tool_file> <init_tool_function> <result_fd> describe
+       python tool_runner.py <init_tool_file> <init_tool_function> <result_fd> run <activity> <params_json_file>
 
 Imports <init_tool_file> (relative to the working directory) and calls <init_tool_function>() for the tool.
 describe writes {"name", "activities": [{"name", "description", "schema"}]}: a griptape BaseTool's @activity
@@ -17,7 +17,7 @@ import os
 import sys
 import traceback
 
-from _tarmac_shim import fail, load_module
+from _tarmac_shim import fail, load_module, result_channel, write_result
 
 
 def griptape_activities(tool):
@@ -60,29 +60,29 @@ def to_artifact(x):
 
 
 def main():
-    init_file, init_function, result_path, mode = sys.argv[1:5]
+    init_file, init_function, result_arg, mode = sys.argv[1:5]
+    result_fd = result_channel(result_arg)
     sys.path.insert(0, os.getcwd())
     try:
         module = load_module(init_file, "tool_init")
         init = getattr(module, init_function, None)
         if not callable(init):
-            fail(result_path, 2, "LoadError", f"{init_file} defines no function named {init_function!r}")
+            fail(result_fd, 2, "LoadError", f"{init_file} defines no function named {init_function!r}")
         tool = init()
     except SystemExit:
         raise
     except Exception as exc:  # noqa: BLE001 - any load-time error is the user's to see
         traceback.print_exc()
-        fail(result_path, 2, "LoadError", f"{type(exc).__name__}: {exc}")
+        fail(result_fd, 2, "LoadError", f"{type(exc).__name__}: {exc}")
     gt = griptape_activities(tool)
     activities = gt if gt is not None else plain_activities(tool)
     if mode == "describe":
         name = getattr(tool, "name", None) or type(tool).__name__
-        with open(result_path, "w") as f:
-            json.dump({"name": str(name), "activities": activities}, f, default=str)
+        write_result(result_fd, {"name": str(name), "activities": activities})
         return
     activity, params_path = sys.argv[5:7]
     if activity not in [a["name"] for a in activities]:
-        fail(result_path, 2, "UnknownActivity", f"The tool has no activity named {activity!r}")
+        fail(result_fd, 2, "UnknownActivity", f"The tool has no activity named {activity!r}")
     with open(params_path) as f:
         params = json.load(f)
     try:
@@ -92,9 +92,8 @@ def main():
         artifact = to_artifact(result)
     except Exception as exc:  # noqa: BLE001
         traceback.print_exc()
-        fail(result_path, 1, type(exc).__name__, str(exc))
-    with open(result_path, "w") as f:
-        json.dump(artifact, f, default=str)
+        fail(result_fd, 1, type(exc).__name__, str(exc))
+    write_result(result_fd, artifact)
 
 
 if __name__ == "__main__":

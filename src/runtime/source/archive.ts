@@ -280,8 +280,8 @@ async function unpackZip(file: string, dest: string, maxBytes: number): Promise<
   await makeLinks(links);
 }
 
-/** Every symlink under `root` must resolve inside it (or dangle inside it). */
-async function checkLinksOnDisk(root: string): Promise<void> {
+/** Every symlink under `root` must resolve inside it (or dangle inside it). Also used for git sources. */
+export async function checkLinksOnDisk(root: string): Promise<void> {
   const realRoot = await fs.realpath(root);
   for (const entry of await fs.readdir(root, { recursive: true, withFileTypes: true })) {
     if (!entry.isSymbolicLink()) continue;

@@ -13,9 +13,9 @@ import type { CodeLocation, CodeResourceKind } from '../../persistence/entities/
 import { OutputTail } from '../build/build-process';
 import { DeploymentFailure } from '../build/failure';
 import { DEFAULT_PROJECTS } from '../templates/default-code';
+import type { OutboundPolicy } from '../../security/outbound-policy';
 import { archiveKindOf, MAX_UNPACKED_BYTES, unpackArchive } from './archive';
-import { cloneRepository } from './git';
-import { OutboundRefused, type OutboundPolicy } from '../../security/outbound-policy';
+import { CloneOptions, cloneRepository } from './git';
 
 export interface FetchContext {
   ds: DataSource;
@@ -29,6 +29,8 @@ export interface FetchContext {
   /** Bytes an archive may unpack to (the build's disk quota; never more than MAX_UNPACKED_BYTES). */
   maxUnpackedBytes?: number;
   env: Record<string, string>;
+  /** git sources: cloned inside the sandbox, within limits, the code host's address checked. */
+  git: Pick<CloneOptions, 'isolate' | 'limits'>;
   output: OutputTail;
   cancelled: Promise<never>;
 }
@@ -55,10 +57,6 @@ export async function fetchSource(
     return { codeSource: { default: {} } };
   }
   if ('codehost' in code) {
-    // The code host is the operator's, but the clone is made on a tenant's behalf: the policy holds for it too.
-    await ctx.outbound.checkUrl(ctx.codehostBaseUrl).catch((err: unknown) => {
-      throw err instanceof OutboundRefused ? new DeploymentFailure('CloneFailed', err.message) : err;
-    });
     const { commitSha } = await cloneRepository({
       baseUrl: ctx.codehostBaseUrl,
       source: code.codehost,
@@ -66,6 +64,8 @@ export async function fetchSource(
       accessToken: opts.accessToken,
       dest,
       env: ctx.env,
+      ...ctx.git,
+      outbound: ctx.outbound,
       output: ctx.output,
       cancelled: ctx.cancelled,
     });

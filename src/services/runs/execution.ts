@@ -11,6 +11,7 @@ import type { EnvVar } from '../../persistence/entities/code-resource';
 import { BuildManifest, functionCommand, mainCommand, readManifest, toolCommand } from '../../runtime/manifest';
 import { hasVar, NamedValue, processEnvironment } from '../../runtime/process/process-env';
 import { functionShim, Shim, toolShim } from '../../runtime/shims';
+import { RESULT_FD } from '../../runtime/process/result-channel';
 import type { SecretBox } from '../../security/secret-box';
 import { createApiKey } from '../accounts';
 import { isUuid } from '../../ids';
@@ -74,8 +75,8 @@ export interface PreparedExecution {
   sandboxIndex: number;
   /** Files the platform wrote into `home` for the process to read (shims, inputs). */
   inputFiles: string[];
-  /** Function and tool runs: where the shim writes the handler's result / the artifact (inside `home`), created empty. */
-  resultFile?: string;
+  /** Function and tool runs: the shim writes the handler's result / the artifact to the result pipe (RESULT_FD). */
+  returnsResult: boolean;
 }
 
 async function buildOf(
@@ -140,7 +141,7 @@ export async function prepareExecution(
   // this directory to them, never list it.
   await fs.chmod(home, 0o711);
   let command = mainCommand(manifest, run.args);
-  let resultFile: string | undefined;
+  let returnsResult = false;
   const inputFiles: string[] = [];
   const writeInput = async (file: string, content: string) => {
     await fs.writeFile(file, content, { mode: 0o644 });
@@ -157,17 +158,17 @@ export async function prepareExecution(
     const files = {
       shim: await writeShim(functionShim(manifest.runtime)),
       input: path.join(home, 'function-input.json'),
-      result: path.join(home, 'function-result.json'),
+      result: RESULT_FD,
     };
     await writeInput(files.input, JSON.stringify(run.input ?? { body: null, query_params: {} }));
     command = functionCommand(manifest, files);
-    resultFile = files.result;
+    returnsResult = true;
   } else if (run.kind === 'tool') {
     const input = (run.input ?? {}) as { describe?: boolean; activity?: string; params?: unknown };
     const files = {
       shim: await writeShim(toolShim()),
       params: path.join(home, 'tool-params.json'),
-      result: path.join(home, 'tool-result.json'),
+      result: RESULT_FD,
     };
     await writeInput(files.params, JSON.stringify(input.params ?? {}));
     command = toolCommand(
@@ -175,9 +176,8 @@ export async function prepareExecution(
       files,
       input.activity !== undefined && !input.describe ? { activity: input.activity } : { describe: true },
     );
-    resultFile = files.result;
+    returnsResult = true;
   }
-  if (resultFile) await fs.writeFile(resultFile, '', { mode: 0o600 });
   const organization = await findOnePrepared(deps.ds, Organization, { organization_id: run.organization_id });
   if (!organization) throw new RunSetupError('OrganizationNotFound', 'The organization of this run no longer exists');
   return {
@@ -186,7 +186,7 @@ export async function prepareExecution(
     buildPath,
     sandboxIndex: organization.sandbox_index,
     inputFiles,
-    resultFile,
+    returnsResult,
     env: processEnvironment({
       runtime: manifest.runtime,
       interpreter: manifest.interpreter,
