@@ -58,7 +58,9 @@ function mounts(): Mount[] {
     const [type, , superOptions] = right.split(' ');
     if (type !== 'cgroup' && type !== 'cgroup2') continue;
     const fields = left.split(' ');
-    found.push({ type, root: fields[3], point: fields[4], options: superOptions.split(',') });
+    // A mount hidden by a later one on or above it is listed still: only a visible hierarchy counts.
+    if (fs.existsSync(path.join(fields[4], 'cgroup.procs')))
+      found.push({ type, root: fields[3], point: fields[4], options: superOptions.split(',') });
   }
   return found;
 }
@@ -86,9 +88,17 @@ const exists = (file: string) => fs.existsSync(file);
 /** `key N` lines of memory.events, pids.events, memory.oom_control. */
 function counter(file: string, key: string): number {
   try {
-    return Number(new RegExp(`^${key} (\\d+)$`, 'm').exec(read(file))?.[1] ?? 0);
+    return Number(new RegExp(`^${key ? `${key} ` : ''}(\\d+)$`, 'm').exec(read(file))?.[1] ?? 0);
   } catch {
     return 0;
+  }
+}
+
+function peak(file: string): number | undefined {
+  try {
+    return Number(read(file));
+  } catch {
+    return undefined; // an older kernel (v2 memory.peak is 5.19+), or the group is gone
   }
 }
 
@@ -187,8 +197,8 @@ export abstract class CgroupTree {
     }
     if (missing.length) {
       throw new CgroupUnavailable(
-        `no cgroup v2 hierarchy with the cpu, memory and pids controllers, and no cgroup v1 ${missing.join(', ')} ` +
-          'controller mounted',
+        'no cgroup v2 hierarchy with the cpu, memory and pids controllers, and the cgroup v1 controllers ' +
+          `${missing.join(', ')} are not mounted (or this process is in none of their groups)`,
       );
     }
     return new CgroupTreeV1(dirs, opts.platformWeight);
@@ -198,11 +208,12 @@ export abstract class CgroupTree {
   abstract createRun(organizationGid: number, runUid: number, limits: RunGroupLimits): Promise<RunGroup>;
 }
 
-/** Writes what must hold, and reports the first write that failed as CgroupUnavailable. */
-function attempt<T>(what: string, fn: () => T): T {
+/** Writes what must hold, and reports the first write that failed as CgroupUnavailable (after `undo`). */
+function attempt<T>(what: string, fn: () => T, undo?: () => void): T {
   try {
     return fn();
   } catch (err) {
+    undo?.();
     if (err instanceof CgroupUnavailable) throw err;
     throw new CgroupUnavailable(`${what}: ${(err as Error).message}`);
   }
@@ -241,29 +252,27 @@ class CgroupTreeV2 extends CgroupTree {
     const org = path.join(this.tarmac, 'runs', `org-${gid}`);
     const dir = path.join(org, `run-${uid}`);
     if (exists(dir)) await destroyV2(dir);
-    attempt(`cannot create the run's control group ${dir}`, () => {
-      makeDir(org);
-      if (!read(path.join(org, 'cgroup.subtree_control')).includes('memory'))
-        write(path.join(org, 'cgroup.subtree_control'), V2_CONTROLLERS.map((c) => `+${c}`).join(' '));
-      fs.mkdirSync(dir);
-      write(path.join(dir, 'memory.max'), limits.memoryBytes);
-      if (exists(path.join(dir, 'memory.swap.max'))) write(path.join(dir, 'memory.swap.max'), 0);
-      write(path.join(dir, 'pids.max'), limits.maxProcesses);
-      write(path.join(dir, 'cpu.weight'), DEFAULT_WEIGHT);
-    });
+    attempt(
+      `cannot create the run's control group ${dir}`,
+      () => {
+        makeDir(org);
+        if (!read(path.join(org, 'cgroup.subtree_control')).includes('memory'))
+          write(path.join(org, 'cgroup.subtree_control'), V2_CONTROLLERS.map((c) => `+${c}`).join(' '));
+        fs.mkdirSync(dir);
+        write(path.join(dir, 'memory.max'), limits.memoryBytes);
+        if (exists(path.join(dir, 'memory.swap.max'))) write(path.join(dir, 'memory.swap.max'), 0);
+        write(path.join(dir, 'pids.max'), limits.maxProcesses);
+        write(path.join(dir, 'cpu.weight'), DEFAULT_WEIGHT);
+      },
+      () => [dir, org].forEach(removeIfUnused),
+    );
     return {
       procsFiles: [path.join(dir, 'cgroup.procs')],
       counters: () => ({
         oomKills: counter(path.join(dir, 'memory.events'), 'oom_kill'),
         processLimitHits: counter(path.join(dir, 'pids.events'), 'max'),
       }),
-      peakMemoryBytes: () => {
-        try {
-          return Number(read(path.join(dir, 'memory.peak')));
-        } catch {
-          return undefined;
-        }
-      },
+      peakMemoryBytes: () => peak(path.join(dir, 'memory.peak')),
       destroy: async () => {
         await destroyV2(dir);
         removeIfUnused(org);
@@ -330,25 +339,30 @@ class CgroupTreeV1 extends CgroupTree {
       }
     };
     if (V1_CONTROLLERS.some((c) => exists(dir(c)))) await destroy();
-    attempt(`cannot create the run's control group ${relative} under ${this.roots.join(', ')}`, () => {
-      for (const c of V1_CONTROLLERS) makeDir(dir(c));
-      write(path.join(dir('memory'), 'memory.limit_in_bytes'), limits.memoryBytes);
-      // No swap beyond it either (the file exists when the kernel accounts swap).
-      const memsw = path.join(dir('memory'), 'memory.memsw.limit_in_bytes');
-      if (exists(memsw)) write(memsw, limits.memoryBytes);
-      write(path.join(dir('pids'), 'pids.max'), limits.maxProcesses);
-    });
+    attempt(
+      `cannot create the run's control group ${relative} under ${this.roots.join(', ')}`,
+      () => {
+        for (const c of V1_CONTROLLERS) makeDir(dir(c));
+        write(path.join(dir('memory'), 'memory.limit_in_bytes'), limits.memoryBytes);
+        // No swap beyond it either (the file exists when the kernel accounts swap).
+        const memsw = path.join(dir('memory'), 'memory.memsw.limit_in_bytes');
+        if (exists(memsw)) write(memsw, limits.memoryBytes);
+        write(path.join(dir('pids'), 'pids.max'), limits.maxProcesses);
+      },
+      () => V1_CONTROLLERS.forEach((c) => [dir(c), path.dirname(dir(c))].forEach(removeIfUnused)),
+    );
     const oomControl = path.join(dir('memory'), 'memory.oom_control');
     return {
       procsFiles: V1_CONTROLLERS.map((c) => path.join(dir(c), 'cgroup.procs')),
       counters: () => ({
         // oom_kill (kernel 4.13+); before that, failcnt counts every time the limit was reached.
-        oomKills: /^oom_kill /m.test(read(oomControl))
-          ? counter(oomControl, 'oom_kill')
-          : Number(read(path.join(dir('memory'), 'memory.failcnt'))),
+        oomKills:
+          exists(oomControl) && !/^oom_kill /m.test(read(oomControl))
+            ? counter(path.join(dir('memory'), 'memory.failcnt'), '')
+            : counter(oomControl, 'oom_kill'),
         processLimitHits: counter(path.join(dir('pids'), 'pids.events'), 'max'),
       }),
-      peakMemoryBytes: () => Number(read(path.join(dir('memory'), 'memory.max_usage_in_bytes'))),
+      peakMemoryBytes: () => peak(path.join(dir('memory'), 'memory.max_usage_in_bytes')),
       destroy,
     };
   }
