@@ -166,6 +166,8 @@ export abstract class CgroupTree {
   abstract readonly version: 1 | 2;
   /** Where the tree is (one directory per hierarchy), for the logs and for the operator. */
   abstract readonly roots: string[];
+  /** The groups of an organization's runs in the memory hierarchy, and the file of a group's peak usage. */
+  abstract readonly memory: { organizationDir(gid: number): string; peakFile: string };
 
   /**
    * Finds the controllers on this host, creates the tree, moves this process (the worker) into the platform
@@ -222,6 +224,10 @@ function attempt<T>(what: string, fn: () => T, undo?: () => void): T {
 class CgroupTreeV2 extends CgroupTree {
   readonly version = 2 as const;
   readonly roots: string[];
+  readonly memory = {
+    organizationDir: (gid: number) => path.join(this.tarmac, 'runs', `org-${gid}`),
+    peakFile: 'memory.peak',
+  };
   private readonly tarmac: string;
 
   constructor(base: string, platformWeight: number) {
@@ -305,6 +311,10 @@ async function freezeAndKill(stateFile: string, frozen: string, thawed: string, 
 class CgroupTreeV1 extends CgroupTree {
   readonly version = 1 as const;
   readonly roots: string[];
+  readonly memory = {
+    organizationDir: (gid: number) => path.join(this.tarmac.memory, 'runs', `org-${gid}`),
+    peakFile: 'memory.max_usage_in_bytes',
+  };
   private readonly tarmac: Record<V1Controller, string>;
 
   constructor(bases: Record<V1Controller, string>, platformWeight: number) {
