@@ -9,6 +9,7 @@
 //             size-capped tmpfs for HOME and /tmp; the seccomp filter of seccomp.ts)
 // behind the owner-matched firewall of firewall.ts. See docs/security.md for what each layer stops.
 // With SANDBOX=off (single-tenant development only) it runs as the worker's user, with prlimit alone.
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
@@ -163,7 +164,10 @@ export class Sandbox {
     const program = seccompProgram();
     let seccompFile: string | undefined;
     if (program) {
-      seccompFile = path.join(config.stateDir, 'seccomp.bpf');
+      // Named by its content: the state directory is host-wide, and a worker of another version on the same
+      // host must not replace the filter this one's runs load.
+      const digest = createHash('sha256').update(program).digest('hex').slice(0, 16);
+      seccompFile = path.join(config.stateDir, `seccomp-${digest}.bpf`);
       fs.writeFileSync(seccompFile, program, { mode: 0o600 });
     } else {
       log.warn({ arch: process.arch }, 'no seccomp filter for this architecture: user code runs without one');
