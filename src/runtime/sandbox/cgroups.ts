@@ -339,10 +339,10 @@ class CgroupTreeV1 extends CgroupTree {
     const relative = path.join('runs', `org-${gid}`, `run-${uid}`);
     const dir = (c: V1Controller) => path.join(this.tarmac[c], relative);
     const destroy = async () => {
-      if (exists(dir('freezer')))
-        await freezeAndKill(path.join(dir('freezer'), 'freezer.state'), 'FROZEN', 'THAWED', () =>
-          V1_CONTROLLERS.flatMap((c) => pidsIn(dir(c))),
-        );
+      const pids = () => V1_CONTROLLERS.flatMap((c) => pidsIn(dir(c)));
+      // An empty group (the run ended with its processes) has nothing that could fork meanwhile.
+      if (exists(dir('freezer')) && pids().length)
+        await freezeAndKill(path.join(dir('freezer'), 'freezer.state'), 'FROZEN', 'THAWED', pids);
       for (const c of V1_CONTROLLERS) {
         await removeDir(dir(c));
         removeIfUnused(path.dirname(dir(c)));
