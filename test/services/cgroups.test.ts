@@ -110,6 +110,24 @@ print(sum(1 for p in pids if os.waitpid(p, 0)[1] != 0))'`;
     }
   });
 
+  it('sweeps the groups a dead worker left (their uid not leased), with what still runs in them, and nothing else', async () => {
+    const leftover = await tree.createRun(GID, uid++, { memoryBytes: 64 * MiB, maxProcesses: 16 });
+    const live = await tree.createRun(GID, uid++, { memoryBytes: 64 * MiB, maxProcesses: 16 });
+    try {
+      const { stdout } = await runIn(leftover, 'setsid -f sh -c "echo \\$\\$; exec sleep 300 >/dev/null"; sleep 0.3');
+      const orphan = Number(stdout.trim());
+      expect(processAlive(orphan)).to.equal(true);
+      const leftoverUid = Number(/run-(\d+)/.exec(leftover.procsFiles[0])![1]);
+      expect(await tree.sweep((u) => u !== leftoverUid)).to.equal(1);
+      expect(processAlive(orphan), 'killed with its group').to.equal(false);
+      for (const f of leftover.procsFiles) expect(fs.existsSync(f), `${f} removed`).to.equal(false);
+      for (const f of live.procsFiles) expect(fs.existsSync(f), `${f} kept`).to.equal(true);
+    } finally {
+      await leftover.destroy();
+      await live.destroy();
+    }
+  });
+
   it('fails closed: a group whose limits cannot be written is not made, and Sandbox.identity refuses the run', async () => {
     const leased = uid++;
     const err = await tree.createRun(GID, leased, { memoryBytes: NaN, maxProcesses: 16 }).then(

@@ -208,6 +208,39 @@ export abstract class CgroupTree {
 
   /** Creates the group of one run or build (replacing a leftover of a lost worker of the same name). */
   abstract createRun(organizationGid: number, runUid: number, limits: RunGroupLimits): Promise<RunGroup>;
+
+  /** Kills what is left in a run's group and removes it (and its organization's, once unused). */
+  protected abstract destroyRun(organizationGid: number, runUid: number): Promise<void>;
+
+  /** The directory of `runs/org-<gid>/run-<uid>` in one hierarchy (all have the same). */
+  protected abstract get runsDir(): string;
+
+  /**
+   * Removes the run groups whose uid no worker holds (`isLeased`): left by a worker that died. A uid is
+   * leased before its group is made and released after it is removed, so no live run's group is touched.
+   * Answers how many were removed.
+   */
+  async sweep(isLeased: (uid: number) => boolean): Promise<number> {
+    const list = (dir: string) => {
+      try {
+        return fs.readdirSync(dir);
+      } catch {
+        return [];
+      }
+    };
+    let removed = 0;
+    for (const org of list(this.runsDir)) {
+      const gid = /^org-(\d+)$/.exec(org)?.[1];
+      if (!gid) continue;
+      for (const run of list(path.join(this.runsDir, org))) {
+        const uid = /^run-(\d+)$/.exec(run)?.[1];
+        if (!uid || isLeased(Number(uid))) continue;
+        await this.destroyRun(Number(gid), Number(uid));
+        removed++;
+      }
+    }
+    return removed;
+  }
 }
 
 /** Writes what must hold, and reports the first write that failed as CgroupUnavailable (after `undo`). */
@@ -254,8 +287,19 @@ class CgroupTreeV2 extends CgroupTree {
     enable(path.join(this.tarmac, 'runs'));
   }
 
+  protected get runsDir() {
+    return path.join(this.tarmac, 'runs');
+  }
+
+  protected async destroyRun(gid: number, uid: number): Promise<void> {
+    const org = path.join(this.runsDir, `org-${gid}`);
+    const dir = path.join(org, `run-${uid}`);
+    if (exists(dir)) await destroyV2(dir);
+    removeIfUnused(org);
+  }
+
   async createRun(gid: number, uid: number, limits: RunGroupLimits): Promise<RunGroup> {
-    const org = path.join(this.tarmac, 'runs', `org-${gid}`);
+    const org = path.join(this.runsDir, `org-${gid}`);
     const dir = path.join(org, `run-${uid}`);
     if (exists(dir)) await destroyV2(dir);
     attempt(
@@ -279,10 +323,7 @@ class CgroupTreeV2 extends CgroupTree {
         processLimitHits: counter(path.join(dir, 'pids.events'), 'max'),
       }),
       peakMemoryBytes: () => peak(path.join(dir, 'memory.peak')),
-      destroy: async () => {
-        await destroyV2(dir);
-        removeIfUnused(org);
-      },
+      destroy: () => this.destroyRun(gid, uid),
     };
   }
 }
@@ -335,19 +376,30 @@ class CgroupTreeV1 extends CgroupTree {
       attempt(`cannot create ${this.tarmac[c]}/runs`, () => makeDir(path.join(this.tarmac[c], 'runs')));
   }
 
+  protected get runsDir() {
+    return path.join(this.tarmac.pids, 'runs');
+  }
+
+  private runDir(controller: V1Controller, gid: number, uid: number): string {
+    return path.join(this.tarmac[controller], 'runs', `org-${gid}`, `run-${uid}`);
+  }
+
+  protected async destroyRun(gid: number, uid: number): Promise<void> {
+    const dir = (c: V1Controller) => this.runDir(c, gid, uid);
+    const pids = () => V1_CONTROLLERS.flatMap((c) => pidsIn(dir(c)));
+    // An empty group (the run ended with its processes) has nothing that could fork meanwhile.
+    if (exists(dir('freezer')) && pids().length)
+      await freezeAndKill(path.join(dir('freezer'), 'freezer.state'), 'FROZEN', 'THAWED', pids);
+    for (const c of V1_CONTROLLERS) {
+      await removeDir(dir(c));
+      removeIfUnused(path.dirname(dir(c)));
+    }
+  }
+
   async createRun(gid: number, uid: number, limits: RunGroupLimits): Promise<RunGroup> {
     const relative = path.join('runs', `org-${gid}`, `run-${uid}`);
-    const dir = (c: V1Controller) => path.join(this.tarmac[c], relative);
-    const destroy = async () => {
-      const pids = () => V1_CONTROLLERS.flatMap((c) => pidsIn(dir(c)));
-      // An empty group (the run ended with its processes) has nothing that could fork meanwhile.
-      if (exists(dir('freezer')) && pids().length)
-        await freezeAndKill(path.join(dir('freezer'), 'freezer.state'), 'FROZEN', 'THAWED', pids);
-      for (const c of V1_CONTROLLERS) {
-        await removeDir(dir(c));
-        removeIfUnused(path.dirname(dir(c)));
-      }
-    };
+    const dir = (c: V1Controller) => this.runDir(c, gid, uid);
+    const destroy = () => this.destroyRun(gid, uid);
     if (V1_CONTROLLERS.some((c) => exists(dir(c)))) await destroy();
     attempt(
       `cannot create the run's control group ${relative} under ${this.roots.join(', ')}`,

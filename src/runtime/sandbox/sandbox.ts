@@ -160,6 +160,9 @@ export class Sandbox {
     fs.mkdirSync(config.stateDir, { recursive: true, mode: 0o700 });
     fs.chmodSync(config.stateDir, 0o700);
     const uids = new UidPool(config.stateDir, config.uidBase, config.uidCount);
+    // Groups left by a worker that died (their uid no longer leased) go, with whatever still runs in them.
+    const swept = await cgroups.sweep((uid) => uids.isLeased(uid));
+    if (swept) log.info({ swept }, 'removed the control groups of runs whose worker is gone');
 
     const program = seccompProgram();
     let seccompFile: string | undefined;
