@@ -7,6 +7,7 @@
 import { Context } from '@temporalio/activity';
 import { In, type DataSource } from 'typeorm';
 import type { ActivityDeps } from './deps';
+import { outboundPolicyFor } from '../src/security/outbound-policy';
 import type { AssistantRun } from '../src/persistence/entities/assistant';
 import { KnowledgeBase, QueryEntry } from '../src/persistence/entities/knowledge-base';
 import { Retriever } from '../src/persistence/entities/retrieval';
@@ -53,7 +54,8 @@ const shown = (e: QueryEntry & { knowledge_base_id?: string }) => ({
   ...(e.knowledge_base_id ? { knowledge_base_id: e.knowledge_base_id } : {}),
 });
 
-export function createAssistantRetrievalActivities({ ds, models, box }: ActivityDeps) {
+export function createAssistantRetrievalActivities({ ds, models, box, config }: ActivityDeps) {
+  const stores = { ds, box, outbound: outboundPolicyFor(config) };
   return {
     /** Answers one retrieval function call of step `step`: transcript entry and events, once (idempotent). */
     async runAssistantRetrieval(input: { runId: string; step: number; toolCallId: string }): Promise<void> {
@@ -90,13 +92,13 @@ export function createAssistantRetrievalActivities({ ds, models, box }: Activity
               .getRepository(KnowledgeBase)
               .findOneBy({ knowledge_base_id: target.id, organization_id: run.organization_id });
             if (!kb) throw new Error(`The knowledge base ${target.id} no longer exists`);
-            found = await retrieve({ ds, box }, models, kb, query, { count }, ctx.cancellationSignal);
+            found = await retrieve(stores, models, kb, query, { count }, ctx.cancellationSignal);
           } else {
             const retriever = await ds
               .getRepository(Retriever)
               .findOneBy({ retriever_id: target.id, organization_id: run.organization_id });
             if (!retriever) throw new Error(`The retriever ${target.id} no longer exists`);
-            found = (await queryRetriever({ ds, box }, models, retriever, query, {}, ctx.cancellationSignal)).slice(
+            found = (await queryRetriever(stores, models, retriever, query, {}, ctx.cancellationSignal)).slice(
               0,
               count,
             );

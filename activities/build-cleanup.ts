@@ -1,7 +1,13 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
+import { Context } from '@temporalio/activity';
 import type { ActivityDeps } from './deps';
 import { isUuid } from '../src/ids';
+import { removeTree, trimCache } from '../src/runtime/build/package-cache';
+import { workflowIdOf } from '../src/temporal/contracts';
+
+/** How long a deleted resource's build in progress may take to stop once cancelled. */
+const BUILD_STOP_WAIT_MS = 60_000;
 
 /** Bytes under `dir` (files and symlinks themselves, not what links point at). */
 async function sizeOf(dir: string): Promise<number> {
@@ -104,7 +110,53 @@ export function createBuildCleanupActivities(deps: ActivityDeps) {
         if (orphan) result.orphans++;
       }
       if (result.removed) deps.log.info({ ...result, buildDir }, 'removed unused build directories');
+      await trimCaches(deps);
       return result;
     },
+
+    /**
+     * The builds of a deleted resource (its rows are gone): a build in progress is cancelled (its workflow
+     * kills the build's processes) and waited for, then every directory goes. Idempotent.
+     */
+    async removeBuilds(input: { deploymentIds: string[] }): Promise<{ removed: number; cancelled: number }> {
+      const ctx = Context.current();
+      let removed = 0;
+      let cancelled = 0;
+      for (const id of input.deploymentIds) {
+        ctx.heartbeat();
+        const handle = deps.temporal.workflow.getHandle(workflowIdOf('deployment', id));
+        const running = await handle.describe().then(
+          (d) => d.status.name === 'RUNNING',
+          () => false, // never started, or no longer known: nothing to stop
+        );
+        if (running) {
+          await handle.cancel();
+          cancelled++;
+          const stopped = handle.result().catch(() => undefined);
+          await Promise.race([stopped, new Promise((resolve) => setTimeout(resolve, BUILD_STOP_WAIT_MS).unref())]);
+        }
+        if (!isUuid(id)) continue;
+        const dir = path.join(deps.config.buildDir, id.toLowerCase());
+        if (!(await fs.lstat(dir).catch(() => null))) continue;
+        await removeTree(dir);
+        removed++;
+      }
+      if (removed || cancelled) deps.log.info({ removed, cancelled }, "removed a deleted resource's builds");
+      return { removed, cancelled };
+    },
   };
+}
+
+/** Every organization's package cache (SANDBOX=off: the one shared cache), trimmed to BUILD_CACHE_MB. */
+async function trimCaches(deps: ActivityDeps): Promise<void> {
+  const root = path.join(deps.config.buildDir, '.cache');
+  const caches = deps.sandbox.enabled
+    ? (await fs.readdir(root, { withFileTypes: true }).catch(() => []))
+        .filter((e) => e.isDirectory())
+        .map((e) => path.join(root, e.name))
+    : [root];
+  for (const dir of caches) {
+    const bytes = await trimCache(dir, deps.config.buildQuota.cacheBytes);
+    if (bytes) deps.log.info({ dir, bytes }, 'trimmed a package cache to BUILD_CACHE_MB');
+  }
 }

@@ -16,6 +16,7 @@ import {
   markRunning,
   markStarting,
   RunEnding,
+  withLostOutput,
 } from '../src/services/runs/lifecycle';
 import { appendLogs } from '../src/services/runs/state';
 import { findOnePrepared } from '../src/persistence/direct-sql';
@@ -163,10 +164,12 @@ export function createCodeRunActivities(deps: ActivityDeps) {
               writable: prepared.resultFile ? [prepared.resultFile] : [],
             }),
           logLimitBytes: config.runLimits.logBytes,
+          logBuffer: { ...config.runLogBuffer, graceMs: config.runLogBuffer.graceSeconds * 1000 },
           killGraceMs: config.runProcess.killGraceMs,
-          // A database outage is waited out rather than losing log lines, or stopping a started process
-          // (whose retry would run the user's code a second time).
-          writeLogs: (lines) => retryWhileUnavailable(() => appendLogs(ds.manager, run.run_id, lines)), // one statement
+          // A database outage (or full disk) is waited out rather than losing log lines (the pump retries and
+          // records what it had to give up), or stopping a started process (whose retry would run the user's
+          // code a second time).
+          writeLogs: (lines) => appendLogs(ds.manager, run.run_id, lines), // one statement
           onStarted: () => {
             const startedAt = new Date();
             return retryWhileUnavailable(() => markRunning(ds, run.run_id, startedAt));
@@ -174,10 +177,14 @@ export function createCodeRunActivities(deps: ActivityDeps) {
           heartbeat: (pid) => ctx.heartbeat({ pid, host: os.hostname(), home: prepared.home } satisfies ProcessMarker),
           heartbeatEveryMs: Math.max(200, Math.min(1_000, heartbeatTimeoutMs / 4)),
           cancelled: ctx.cancelled,
-          onLogWriteError: (err) => log.warn({ err, runId: run.run_id }, 'dropped a batch of run logs'),
+          onLogWriteError: (err) =>
+            log.warn({ err, runId: run.run_id }, 'run logs could not be written; retrying while the run lasts'),
         });
-        const ending = endingOf(outcome, config.runLimits.logBytes);
-        return prepared.resultFile ? await functionEnding(ending, prepared.resultFile) : ending;
+        const processEnding = endingOf(outcome, config.runLimits.logBytes);
+        const ending = prepared.resultFile ? await functionEnding(processEnding, prepared.resultFile) : processEnding;
+        if (outcome.lostOutput)
+          log.error({ runId: run.run_id, lost: outcome.lostOutput }, 'run output lost: recorded on the run');
+        return withLostOutput(ending, outcome.lostOutput);
       } catch (err) {
         // A worker shutting down is not a cancellation of the run: fail this attempt so that the retry (on
         // another worker) records what happened.

@@ -9,7 +9,9 @@ import { Deployment, DEPLOYMENT_TERMINAL, DeploymentStatus } from '../src/persis
 import { OutputTail } from '../src/runtime/build/build-process';
 import { BuildContext, buildEnvironment, buildProject } from '../src/runtime/build/build';
 import { readDeployConfig } from '../src/runtime/build/config-file';
+import { BuildQuotaWatch } from '../src/runtime/build/disk-quota';
 import { DeploymentFailure } from '../src/runtime/build/failure';
+import { organizationCache, trimCache, withGroupUmask } from '../src/runtime/build/package-cache';
 import type { BuildManifest } from '../src/runtime/manifest';
 import { sandboxIdentityFor } from '../src/services/sandbox-identity';
 import { CgroupUnavailable } from '../src/runtime/sandbox/cgroups';
@@ -20,6 +22,7 @@ import { ROW_VISIBLE_WAIT_MS } from '../src/services/runs/lifecycle';
 import { transitionDeployment } from '../src/services/runs/state';
 import { waitFor } from '../src/temporal/workflow-records';
 import type { DeploymentInput } from '../src/temporal/contracts';
+import { outboundPolicyFor } from '../src/security/outbound-policy';
 
 export type DeploymentOutcome =
   | {
@@ -97,7 +100,6 @@ export function createDeploymentActivities({ ds, config, blobs, box, log, sandbo
       const output = new OutputTail(OUTPUT_TAIL_BYTES, token ? [token] : []);
       const beatEveryMs = Math.max(200, Math.min(1_000, (ctx.info.heartbeatTimeoutMs ?? 10_000) / 4));
       const beat = setInterval(() => ctx.heartbeat(), beatEveryMs);
-      const common = { output, cancelled: ctx.cancelled };
       const home = path.join(buildPath, 'home');
       let identity;
       try {
@@ -118,16 +120,25 @@ export function createDeploymentActivities({ ds, config, blobs, box, log, sandbo
         : path.join(config.buildDir, '.cache');
       await fs.mkdir(home, { recursive: true });
       let fetched: Fetched | undefined;
+      let quota: BuildQuotaWatch | undefined;
       try {
         ctx.heartbeat();
+        await fs.mkdir(cacheDir, { recursive: true });
+        // BUILD_DISK_MB and BUILD_CACHE_MB: past either, the running step is stopped as if cancelled.
+        quota = await BuildQuotaWatch.start({ buildPath, cacheDir, quota: config.buildQuota });
+        const cancelled = Promise.race([ctx.cancelled, quota.exceeded]);
+        cancelled.catch(() => undefined);
+        const common = { output, cancelled };
         const sourceRoot = path.join(buildPath, 'src');
         fetched = await fetchSource(
           {
             ds,
             blobs,
             codehostBaseUrl: config.codehostBaseUrl,
+            outbound: outboundPolicyFor(config),
             organizationId: row.organization_id,
             scratchDir: path.join(buildPath, 'download'),
+            maxUnpackedBytes: config.buildQuota.diskBytes,
             env: buildEnvironment(config.buildEnv, home, cacheDir),
             ...common,
           },
@@ -141,7 +152,7 @@ export function createDeploymentActivities({ ds, config, blobs, box, log, sandbo
         if (identity) await sandbox.chownTree(buildPath, identity);
         const isolate: BuildContext['isolate'] = (command) =>
           sandbox.wrap({
-            ...command,
+            ...withGroupUmask(command),
             home,
             identity,
             memoryBytes: config.runLimits.memoryMb * 1024 * 1024,
@@ -151,6 +162,8 @@ export function createDeploymentActivities({ ds, config, blobs, box, log, sandbo
           { buildPath, home, cacheDir, passthroughEnv: config.buildEnv, isolate, ...common },
           deployConfig,
         );
+        quota.stop();
+        await quota.check(); // what the last second wrote
         await identity?.release();
         // Then the build belongs to the platform, readable by the organization's group only.
         if (identity) await sandbox.chownTree(buildPath, { platformFor: identity.gid });
@@ -183,8 +196,12 @@ export function createDeploymentActivities({ ds, config, blobs, box, log, sandbo
           log.warn({ err, deploymentId: input.deploymentId, output: output.text() }, 'deployment build fault');
         throw err;
       } finally {
+        quota?.stop();
         clearInterval(beat);
         await identity?.release();
+        await trimCache(cacheDir, config.buildQuota.cacheBytes).catch((err: unknown) =>
+          log.warn({ err, cacheDir }, 'could not trim the package cache'),
+        );
       }
     },
 
@@ -216,16 +233,4 @@ export function createDeploymentActivities({ ds, config, blobs, box, log, sandbo
       return row ? row.status : 'MISSING';
     },
   };
-}
-
-/** `<buildDir>/.cache/<gid>`: root-owned, writable by the organization's group (setgid, so files stay in it). */
-async function organizationCache(buildDir: string, gid: number): Promise<string> {
-  const root = path.join(buildDir, '.cache');
-  await fs.mkdir(root, { recursive: true });
-  await fs.chmod(root, 0o711);
-  const dir = path.join(root, String(gid));
-  await fs.mkdir(dir, { recursive: true });
-  await fs.chown(dir, process.geteuid?.() ?? 0, gid);
-  await fs.chmod(dir, 0o2770);
-  return dir;
 }

@@ -12,6 +12,7 @@ import { createDataJobActivities } from './data-jobs';
 import { createReconcilerActivities } from './reconciler';
 import { createRetrievalActivities } from './retrieval';
 import { createCodeRunActivities } from './code-runs';
+import { createExecutionSlotActivities } from './execution-slots';
 
 export function createActivities(deps: ActivityDeps) {
   return {
@@ -27,6 +28,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createIntegrationActivities(deps),
     ...createDataJobActivities(deps),
     ...createRetrievalActivities(deps),
+    ...createExecutionSlotActivities(deps),
   };
 }
 

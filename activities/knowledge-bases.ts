@@ -28,6 +28,7 @@ import { dropVectorIndex, ensureVectorIndex } from '../src/services/knowledge-ba
 import { applyTransforms } from '../src/services/data-connectors/transforms';
 import type { KnowledgeBaseQueryInput } from '../src/temporal/contracts';
 import { MODEL_FAILURE_TYPE } from './model-call';
+import { outboundPolicyFor } from '../src/security/outbound-policy';
 
 export interface JobEnding {
   status: Exclude<KnowledgeBaseJobStatus, 'QUEUED' | 'RUNNING'>;
@@ -61,10 +62,11 @@ export function outsideFailure(err: OutsideDatabaseError) {
 
 export function createKnowledgeBaseActivities(deps: ActivityDeps) {
   const { ds, blobs, models, log, box } = deps;
+  const stores = { ds, box, outbound: outboundPolicyFor(deps.config) };
   /** The chunk store of `kb` (ours, or a pg_vector knowledge base's outside table). */
   const storeOf = async (kb: KnowledgeBase): Promise<ChunkStore> => {
     try {
-      return await openChunkStore(ds, box, kb);
+      return await openChunkStore(stores, kb);
     } catch (err) {
       if (err instanceof OutsideDatabaseError) throw outsideFailure(err);
       throw err;
@@ -237,7 +239,7 @@ export function createKnowledgeBaseActivities(deps: ActivityDeps) {
       if (!kb) return 'MISSING';
       let entries;
       try {
-        entries = await retrieve({ ds, box }, models, kb, input.query, input.args);
+        entries = await retrieve(stores, models, kb, input.query, input.args);
       } catch (err) {
         if (err instanceof ModelError) throw modelFailure(err);
         if (err instanceof OutsideDatabaseError) throw outsideFailure(err);

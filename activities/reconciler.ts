@@ -6,6 +6,8 @@ import { workflowIdOf } from '../src/temporal/workflow-start';
 import { transitionJob } from '../src/services/knowledge-bases/job-state';
 import { transitionDelivery } from '../src/services/integrations/deliveries';
 import { transitionDataJob } from '../src/services/data-connectors/job-state';
+import { releaseSlot, staleSlotHolders } from '../src/jobs/admission';
+import { signalGranted } from './execution-slots';
 
 /** What the workflow of an open record looks like from Temporal: still running, or closed (and how). */
 async function workflowState(deps: ActivityDeps, workflowId: string): Promise<'RUNNING' | string> {
@@ -47,6 +49,21 @@ async function settleStale<R>(
   return settled;
 }
 
+/**
+ * Frees the execution slots (and queue places) of jobs whose workflow closed without giving them back (a
+ * terminated workflow, a lost release), and signals the waiters that get them. Answers how many were freed.
+ */
+async function freeOrphanSlots(deps: ActivityDeps, input: { olderThanSeconds: number; limit: number }) {
+  let freed = 0;
+  for (const holder of await staleSlotHolders(deps.ds, input)) {
+    if ((await workflowState(deps, holder.workflowId)) === 'RUNNING') continue;
+    const limit = deps.config.execution.orgMaxConcurrentRuns;
+    await signalGranted(deps, await releaseSlot(deps.ds, holder, { limit }));
+    freed++;
+  }
+  return freed;
+}
+
 const untouched = `AND updated_at < now() - make_interval(secs => $1) ORDER BY updated_at LIMIT $2`;
 
 export function createReconcilerActivities(deps: ActivityDeps) {
@@ -57,6 +74,7 @@ export function createReconcilerActivities(deps: ActivityDeps) {
       knowledgeBaseJobs: number;
       integrationDeliveries: number;
       dataJobs: number;
+      executionSlots: number;
     }> {
       const runs = await settleStale<{ run_id: string; kind: RunKind }>(
         deps,
@@ -150,7 +168,8 @@ export function createReconcilerActivities(deps: ActivityDeps) {
           });
         },
       );
-      if (runs || deployments || knowledgeBaseJobs || integrationDeliveries || dataJobs) {
+      const executionSlots = await freeOrphanSlots(deps, input);
+      if (runs || deployments || knowledgeBaseJobs || integrationDeliveries || dataJobs || executionSlots) {
         deps.log.warn(
           {
             settledRuns: runs,
@@ -158,11 +177,12 @@ export function createReconcilerActivities(deps: ActivityDeps) {
             settledJobs: knowledgeBaseJobs,
             settledDeliveries: integrationDeliveries,
             settledDataJobs: dataJobs,
+            freedExecutionSlots: executionSlots,
           },
           'reconciler settled orphaned records',
         );
       }
-      return { runs, deployments, knowledgeBaseJobs, integrationDeliveries, dataJobs };
+      return { runs, deployments, knowledgeBaseJobs, integrationDeliveries, dataJobs, executionSlots };
     },
   };
 }

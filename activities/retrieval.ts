@@ -3,6 +3,7 @@
 // (a pg_vector knowledge base) are not retried.
 import { Context } from '@temporalio/activity';
 import type { ActivityDeps } from './deps';
+import { outboundPolicyFor } from '../src/security/outbound-policy';
 import { ModelError } from '../src/drivers/model/types';
 import { KnowledgeBase } from '../src/persistence/entities/knowledge-base';
 import { Retriever } from '../src/persistence/entities/retrieval';
@@ -23,7 +24,8 @@ async function withModelFailures<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
-export function createRetrievalActivities({ ds, models, box }: ActivityDeps) {
+export function createRetrievalActivities({ ds, models, box, config }: ActivityDeps) {
+  const stores = { ds, box, outbound: outboundPolicyFor(config) };
   return {
     /** Retrieves, has the default model answer from the chunks (citing them) and persists the search. */
     async runKnowledgeBaseSearch(input: KnowledgeBaseSearchInput): Promise<'DONE' | 'MISSING'> {
@@ -34,7 +36,7 @@ export function createRetrievalActivities({ ds, models, box }: ActivityDeps) {
       });
       if (!kb) return 'MISSING';
       const { entries, answer } = await withModelFailures(async () => {
-        const entries = await retrieve({ ds, box }, models, kb, input.query, input.args, signal);
+        const entries = await retrieve(stores, models, kb, input.query, input.args, signal);
         return { entries, answer: await answerFrom(models, input.query, entries, signal) };
       });
       await saveSearch(ds, {
@@ -61,7 +63,7 @@ export function createRetrievalActivities({ ds, models, box }: ActivityDeps) {
       });
       if (!retriever) return 'MISSING';
       const outputs = await withModelFailures(() =>
-        queryRetriever({ ds, box }, models, retriever, input.query, input.componentArgs, signal),
+        queryRetriever(stores, models, retriever, input.query, input.componentArgs, signal),
       );
       await saveRetrieverQuery(ds, {
         retriever_query_id: input.retrieverQueryId,

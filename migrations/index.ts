@@ -14,6 +14,7 @@ import { Integrations1764840000000 } from './1764840000000-integrations';
 import { ApiKeyNotify1764900000000 } from './1764900000000-api-key-notify';
 import { RunExecutionClaim1764920000000 } from './1764920000000-run-execution-claim';
 import { ConnectionsBilling1764850000000 } from './1764850000000-connections-billing';
+import { ExecutionSlots1764950000000 } from './1764950000000-execution-slots';
 
 /** Every migration, in order; the data source runs these (never `synchronize`). */
 export const migrations = [
@@ -33,4 +34,5 @@ export const migrations = [
   ConnectionsBilling1764850000000,
   ApiKeyNotify1764900000000,
   RunExecutionClaim1764920000000,
+  ExecutionSlots1764950000000,
 ];

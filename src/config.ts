@@ -2,6 +2,7 @@
 // a bad value stops the process with one message naming every problem. docs/configuration.md has the table.
 import os from 'node:os';
 import path from 'node:path';
+import { parseOutboundAllow, type OutboundAllow } from './security/outbound-policy';
 
 export interface Config {
   port: number;
@@ -46,6 +47,11 @@ export interface Config {
   buildDir: string;
   /** How long an unused build (superseded, failed, orphaned) stays before the build-cleanup schedule removes it. */
   buildRetentionSeconds: number;
+  /**
+   * Disk quotas of builds (docs/security.md): bytes one build may leave in its directory (source, venv,
+   * node_modules), and bytes of an organization's pip/npm download cache (trimmed oldest first to it).
+   */
+  buildQuota: { diskBytes: number; cacheBytes: number };
   /** Base URL of the code host for `codehost` code locations: `<base>/<owner>/<name>.git`. */
   codehostBaseUrl: string;
   /**
@@ -71,6 +77,8 @@ export interface Config {
   sandbox: SandboxConfig;
   /** Wall time of one deployment's build (a workflow timer). */
   deploymentTimeLimitSeconds: number;
+  /** The worker's activity slots and each organization's share of execution (src/jobs/admission.ts). */
+  execution: ExecutionConfig;
   /**
    * What deployment builds (pip, npm, git, build scripts) inherit from this process's environment: proxy,
    * CA-bundle, PIP_* and NPM_CONFIG_* variables only, so builds work behind a proxy or a private index.
@@ -81,6 +89,14 @@ export interface Config {
    * api's URL as user code on a worker reaches it (GT_CLOUD_BASE_URL; in containers often not the public one).
    */
   runProcess: { heartbeatTimeoutSeconds: number; killGraceMs: number; apiBaseUrl: string };
+  /**
+   * Run output the database does not take at once (an outage, a full disk): the log lines a run's pump keeps
+   * unsent (bounded by lines and bytes), and how long it keeps retrying after the process ended before the
+   * rest is given up and recorded as lost on the run (docs/code-runs.md#lost-output).
+   */
+  runLogBuffer: { lines: number; bytes: number; graceSeconds: number };
+  /** Admission on free space: below either watermark on DATA_DIR's or BLOB_DIR's filesystem, new work gets 503. */
+  disk: { freeMinMb: number; freeMinPercent: number };
   /** SSE event streams: keep-alive comment interval and the safety re-check for missed notifications. */
   sse: { keepAliveMs: number; recheckMs: number };
   /** How long `POST/GET /api/functions/{id}/execute` waits for the run to end before answering 202 with the run. */
@@ -91,8 +107,13 @@ export interface Config {
   chatTimeLimitSeconds: number;
   /** Wall time of one knowledge base job (a workflow timer); past it the job ends FAILED. */
   knowledgeBaseJobTimeLimitSeconds: number;
-  /** Data jobs (docs/data-connectors.md): time limit, item cap, and what the webscraper may fetch. */
+  /** Data jobs (docs/data-connectors.md): time limit, item cap, and how the webscraper fetches. */
   dataConnectors: DataConnectorsConfig;
+  /**
+   * What the outbound address policy (src/security/outbound-policy.ts) allows although refused: OUTBOUND_ALLOW,
+   * with DATA_CONNECTOR_ALLOW_CIDRS and DATA_CONNECTOR_ALLOW_PRIVATE_NETWORKS as aliases.
+   */
+  outbound: OutboundAllow;
   /** OpenAI-compatible model providers for assistant runs and chat messages (src/drivers/model). */
   models: ModelsConfig;
   /** Integration handlers (docs/integrations.md). */
@@ -147,6 +168,16 @@ export interface Config {
   };
 }
 
+export interface ExecutionConfig {
+  /** Activities one worker runs at once (its activity task slots); a run or build holds one while it executes. */
+  workerActivitySlots: number;
+  /**
+   * Runs and builds of one organization that execute at once, across all workers; the others wait QUEUED,
+   * holding no worker slot, and start in order. Default: a quarter of WORKER_ACTIVITY_SLOTS.
+   */
+  orgMaxConcurrentRuns: number;
+}
+
 export interface BlobS3Config {
   bucket: string;
   region: string;
@@ -184,10 +215,6 @@ export interface DataConnectorsConfig {
   userAgent: string;
   /** Pages fetched at once by one webscraper job. */
   fetchConcurrency: number;
-  /** Fetch private, loopback and link-local addresses too (off: refused, SSRF). */
-  allowPrivateNetworks: boolean;
-  /** Ranges fetched although private (DATA_CONNECTOR_ALLOW_CIDRS, e.g. an intranet wiki). */
-  allowCidrs: string[];
 }
 
 export interface SandboxConfig {
@@ -320,6 +347,10 @@ export function loadConfig(env: Env = process.env): Config {
     inviteTtlSeconds: int('INVITE_TTL_SECONDS', 7 * 24 * 3600, 1),
     buildDir: path.resolve(str('BUILD_DIR', path.join(dataDir, 'builds'))),
     buildRetentionSeconds: int('BUILD_RETENTION_SECONDS', 3600, 0),
+    buildQuota: {
+      diskBytes: int('BUILD_DISK_MB', 4096, 1, 1024 * 1024) * 1024 * 1024,
+      cacheBytes: int('BUILD_CACHE_MB', 2048, 0, 1024 * 1024) * 1024 * 1024,
+    },
     codehostBaseUrl: url('CODEHOST_BASE_URL', 'https://github.com')!,
     codehostOAuth: codehostOAuthConfig(opt, url, problems),
     billing: undefined, // below: its URLs default to PUBLIC_BASE_URL
@@ -330,11 +361,21 @@ export function loadConfig(env: Env = process.env): Config {
     },
     sandbox: sandboxConfig(env, dataDir, int, problems),
     deploymentTimeLimitSeconds: int('DEPLOYMENT_TIME_LIMIT_SECONDS', 1800, 1),
+    execution: executionConfig(int),
     buildEnv: pickBuildEnv(env),
     runProcess: {
       heartbeatTimeoutSeconds: int('RUN_HEARTBEAT_TIMEOUT_SECONDS', 15, 2, 3600),
       killGraceMs: int('RUN_KILL_GRACE_MS', 2000, 0, 60_000),
       apiBaseUrl: url('RUN_API_BASE_URL', undefined) ?? '', // default: publicBaseUrl (below)
+    },
+    runLogBuffer: {
+      lines: int('RUN_LOG_BUFFER_LINES', 20_000, 100, 10_000_000),
+      bytes: int('RUN_LOG_BUFFER_BYTES', 4 * 1024 * 1024, 64 * 1024),
+      graceSeconds: int('RUN_LOG_GRACE_SECONDS', 120, 0, 24 * 3600),
+    },
+    disk: {
+      freeMinMb: int('DISK_FREE_MIN_MB', 1024, 0),
+      freeMinPercent: int('DISK_FREE_MIN_PERCENT', 1, 0, 100),
     },
     sse: {
       keepAliveMs: int('SSE_KEEPALIVE_MS', 15_000, 100, 3_600_000),
@@ -352,11 +393,8 @@ export function loadConfig(env: Env = process.env): Config {
       maxRedirects: int('DATA_CONNECTOR_MAX_REDIRECTS', 5, 0, 20),
       userAgent: str('DATA_CONNECTOR_USER_AGENT', 'TarmacDataConnector/1.0 (+https://github.com/tarmac; webscraper)'),
       fetchConcurrency: int('DATA_CONNECTOR_FETCH_CONCURRENCY', 4, 1, 64),
-      allowPrivateNetworks: ['1', 'true', 'yes', 'on'].includes(
-        (env.DATA_CONNECTOR_ALLOW_PRIVATE_NETWORKS ?? '').trim().toLowerCase(),
-      ),
-      allowCidrs: cidrList(env, 'DATA_CONNECTOR_ALLOW_CIDRS', problems),
     },
+    outbound: outboundAllow(env, problems),
     models: {
       ...modelProviders(env, problems),
       timeoutSeconds: int('MODEL_REQUEST_TIMEOUT_SECONDS', 600, 1, 24 * 3600),
@@ -511,6 +549,15 @@ function cidrList(env: Env, name: string, problems: string[]): string[] {
       problems.push(`${name} entries must be CIDRs (10.1.0.0/16), got ${JSON.stringify(c)}`);
   }
   return list;
+}
+
+/** OUTBOUND_ALLOW, and its older names: DATA_CONNECTOR_ALLOW_CIDRS, DATA_CONNECTOR_ALLOW_PRIVATE_NETWORKS (every range). */
+function outboundAllow(env: Env, problems: string[]): OutboundAllow {
+  const allow = parseOutboundAllow(env.OUTBOUND_ALLOW ?? '', 'OUTBOUND_ALLOW', problems);
+  allow.cidrs.push(...cidrList(env, 'DATA_CONNECTOR_ALLOW_CIDRS', problems));
+  if (['1', 'true', 'yes', 'on'].includes((env.DATA_CONNECTOR_ALLOW_PRIVATE_NETWORKS ?? '').trim().toLowerCase()))
+    allow.cidrs.push('0.0.0.0/0', '::/0');
+  return allow;
 }
 
 function sandboxConfig(
@@ -670,4 +717,12 @@ export function childEnv(overrides: Record<string, string | undefined> = {}): No
     else env[k] = v;
   }
   return env;
+}
+
+function executionConfig(int: (name: string, fallback: number, min: number, max?: number) => number): ExecutionConfig {
+  const workerActivitySlots = int('WORKER_ACTIVITY_SLOTS', 100, 1, 10_000);
+  return {
+    workerActivitySlots,
+    orgMaxConcurrentRuns: int('ORG_MAX_CONCURRENT_RUNS', Math.max(1, Math.floor(workerActivitySlots / 4)), 1, 100_000),
+  };
 }

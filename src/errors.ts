@@ -28,6 +28,8 @@ export class HttpError extends Error {
     readonly status: number,
     readonly type: ErrorType,
     readonly errors: ErrorDetail[],
+    /** Sent as `Retry-After`: the condition is transient (a 503 without it will not pass by retrying). */
+    readonly retryAfterSeconds?: number,
   ) {
     super(errors.map((e) => e.message).join('; ') || type);
   }
@@ -53,4 +55,9 @@ export const payloadTooLarge = (limitBytes: number) =>
   new HttpError(413, 'PayloadTooLargeError', [{ message: `Request body exceeds the limit of ${limitBytes} bytes` }]);
 export const tooManyRequests = (message: string) => new HttpError(429, 'TooManyRequestsError', [{ message }]);
 export const serviceUnavailable = (message: string) => new HttpError(503, 'ServiceUnavailableError', [{ message }]);
+/** Seconds a client is told to wait (`Retry-After`) before retrying a request refused for a transient reason. */
+export const RETRY_AFTER_SECONDS = 5;
+/** 503 with `Retry-After`: a backing service is unreachable or out of resources (a full disk); retrying will do. */
+export const temporarilyUnavailable = (message: string) =>
+  new HttpError(503, 'ServiceUnavailableError', [{ message }], RETRY_AFTER_SECONDS);
 export const functionExecutionError = (message: string) => new HttpError(502, 'FunctionExecutionError', [{ message }]);

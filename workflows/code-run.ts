@@ -2,25 +2,42 @@
 // STARTING (a local activity), then the process activity racing the run's time limit (a workflow timer, so time-skipping tests
 // can prove it), then the terminal write. A `cancel` signal (the api) and a workflow cancellation (the
 // Temporal UI) both stop the process and end the run CANCELLED. The activities look at the run's kind.
+// Before STARTING, the run takes an execution slot of its organization (execution-slot.ts): until it has one
+// it waits QUEUED, and a cancel then ends it without executing.
 import { patched, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { RunStatus } from '../src/persistence/entities/run';
 import type { CodeRunInput } from '../src/temporal/contracts';
 import { LOCAL_STATUS_WRITES, longActivity, runToEnding, STATUS_WRITES } from './run-scope';
+import { EXECUTION_SLOTS_PATCH, ExecutionSlot } from './execution-slot';
 
 type CodeRunActivities = Pick<Activities, 'startCodeRun' | 'executeCodeRun' | 'finishCodeRun'>;
 
-async function codeRun(input: CodeRunInput, activities: CodeRunActivities): Promise<RunStatus | 'MISSING'> {
-  // Code runs have no failure that ends them FAILED: a process's own failure is an ending, not a thrown error.
-  return runToEnding(
-    { timeLimitSeconds: input.timeLimitSeconds, failedTypes: [] },
-    async (startTimer) => {
-      if (!(await activities.startCodeRun({ runId: input.runId }))) return undefined;
-      startTimer();
-      return activities.executeCodeRun({ runId: input.runId });
-    },
-    (ending) => activities.finishCodeRun({ runId: input.runId, ending }),
-  );
+async function codeRun(
+  input: CodeRunInput,
+  activities: CodeRunActivities,
+  admitted: boolean,
+): Promise<RunStatus | 'MISSING'> {
+  const slot = admitted ? new ExecutionSlot({ kind: 'run', jobId: input.runId }) : undefined;
+  try {
+    // Code runs have no failure that ends them FAILED: a process's own failure is an ending, not a thrown error.
+    return await runToEnding(
+      { timeLimitSeconds: input.timeLimitSeconds, failedTypes: [] },
+      async (startTimer) => {
+        if (slot && !(await slot.acquire())) return undefined;
+        if (!(await activities.startCodeRun({ runId: input.runId }))) return undefined;
+        startTimer();
+        return activities.executeCodeRun({ runId: input.runId });
+      },
+      async (ending) => {
+        const status = await activities.finishCodeRun({ runId: input.runId, ending });
+        await slot?.release();
+        return status;
+      },
+    );
+  } finally {
+    await slot?.release();
+  }
 }
 
 const EXECUTE_RETRY = { initialInterval: '1 second', maximumInterval: '10 seconds', maximumAttempts: 5 };
@@ -31,7 +48,8 @@ export async function codeRunWorkflow(input: CodeRunInput): Promise<RunStatus | 
     ? proxyLocalActivities<Activities>(LOCAL_STATUS_WRITES)
     : proxyActivities<Activities>(STATUS_WRITES);
   const { executeCodeRun } = proxyActivities<Activities>(longActivity(input, EXECUTE_RETRY));
-  return codeRun(input, { startCodeRun, executeCodeRun, finishCodeRun });
+  // Runs started before the fair share execute without a slot.
+  return codeRun(input, { startCodeRun, executeCodeRun, finishCodeRun }, patched(EXECUTION_SLOTS_PATCH));
 }
 
 /**
@@ -41,9 +59,13 @@ export async function codeRunWorkflow(input: CodeRunInput): Promise<RunStatus | 
 export async function structureRunWorkflow(input: CodeRunInput): Promise<RunStatus | 'MISSING'> {
   const { startStructureRun, finishStructureRun } = proxyActivities<Activities>(STATUS_WRITES);
   const { executeStructureRun } = proxyActivities<Activities>(longActivity(input, EXECUTE_RETRY));
-  return codeRun(input, {
-    startCodeRun: startStructureRun,
-    executeCodeRun: executeStructureRun,
-    finishCodeRun: finishStructureRun,
-  });
+  return codeRun(
+    input,
+    {
+      startCodeRun: startStructureRun,
+      executeCodeRun: executeStructureRun,
+      finishCodeRun: finishStructureRun,
+    },
+    false,
+  );
 }

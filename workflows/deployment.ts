@@ -1,12 +1,15 @@
 // The deployment workflow: QUEUED → DEPLOYING, then the build activity racing the deployment's time limit
 // (a workflow timer, so time-skipping tests can prove it), then the terminal write in a non-cancellable
 // scope: SUCCEEDED, FAILED (the user's project does not build) or ERROR (infrastructure, time limit).
-import { ActivityFailure, proxyActivities } from '@temporalio/workflow';
+// Before DEPLOYING, the build takes an execution slot of its organization (execution-slot.ts): until it has
+// one it waits QUEUED.
+import { ActivityFailure, isCancellation, patched, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { DeploymentOutcome } from '../activities/deployments';
 import type { DeploymentStatus } from '../src/persistence/entities/deployment';
 import type { DeploymentInput } from '../src/temporal/contracts';
-import { longActivity, STATUS_WRITES, withinLimit } from './run-scope';
+import { Endings, longActivity, STATUS_WRITES, withinLimit } from './run-scope';
+import { EXECUTION_SLOTS_PATCH, ExecutionSlot } from './execution-slot';
 
 const { beginDeployment, finishDeployment } = proxyActivities<Activities>(STATUS_WRITES);
 
@@ -21,39 +24,64 @@ export async function deploymentWorkflow(input: DeploymentInput): Promise<Deploy
     longActivity(input, { initialInterval: '2 seconds', maximumInterval: '30 seconds', maximumAttempts: 3 }),
   );
 
-  try {
-    if (!(await beginDeployment({ deploymentId: input.deploymentId }))) return 'MISSING';
-  } catch {
-    return 'MISSING'; // the row never became visible: its transaction rolled back
-  }
-
+  const begin = async (): Promise<boolean> => {
+    try {
+      return await beginDeployment({ deploymentId: input.deploymentId });
+    } catch (err) {
+      if (isCancellation(err)) throw err;
+      return false; // the row never became visible: its transaction rolled back
+    }
+  };
   // Deployments have no cancel signal and no CANCELLED state: a workflow cancellation ends them ERROR.
-  return withinLimit<DeploymentOutcome, DeploymentStatus | 'MISSING'>(
-    {
-      timeLimitSeconds: input.timeLimitSeconds,
-      cancelSignal: false,
-      endings: {
-        timedOut: () => ({
-          status: 'ERROR',
-          detail: {
-            reason: 'TimeLimitExceeded',
-            message: `Deployment exceeded its time limit of ${input.timeLimitSeconds} s`,
-          },
-        }),
-        cancelled: () => ({
-          status: 'ERROR',
-          detail: { reason: 'Cancelled', message: 'The deployment workflow was cancelled' },
-        }),
-        failed: (err) => ({
-          status: 'ERROR',
-          detail: { reason: 'InfrastructureError', message: `The deployment could not be built: ${causeOf(err)}` },
-        }),
+  const endings: Endings<DeploymentOutcome> = {
+    timedOut: () => ({
+      status: 'ERROR',
+      detail: {
+        reason: 'TimeLimitExceeded',
+        message: `Deployment exceeded its time limit of ${input.timeLimitSeconds} s`,
       },
-    },
+    }),
+    cancelled: () => ({
+      status: 'ERROR',
+      detail: { reason: 'Cancelled', message: 'The deployment workflow was cancelled' },
+    }),
+    failed: (err) => ({
+      status: 'ERROR',
+      detail: { reason: 'InfrastructureError', message: `The deployment could not be built: ${causeOf(err)}` },
+    }),
+  };
+  const finish = (outcome: DeploymentOutcome) => finishDeployment({ deploymentId: input.deploymentId, outcome });
+  const opts = { timeLimitSeconds: input.timeLimitSeconds, cancelSignal: false, endings };
+
+  if (patched(EXECUTION_SLOTS_PATCH)) {
+    // The wait for a slot is inside the frame, so that a workflow cancellation meanwhile still ends the deployment.
+    const slot = new ExecutionSlot({ kind: 'deployment', jobId: input.deploymentId });
+    try {
+      return await withinLimit(
+        opts,
+        async (startTimer) => {
+          if (!(await slot.acquire()) || !(await begin())) return undefined;
+          startTimer();
+          return buildDeployment(input);
+        },
+        async (outcome) => {
+          const status = await finish(outcome);
+          await slot.release();
+          return status;
+        },
+      );
+    } finally {
+      await slot.release();
+    }
+  }
+  // Deployments started before the fair share: DEPLOYING first, then the frame.
+  if (!(await begin())) return 'MISSING';
+  return withinLimit(
+    opts,
     async (startTimer) => {
       startTimer();
       return buildDeployment(input);
     },
-    (outcome) => finishDeployment({ deploymentId: input.deploymentId, outcome }),
+    finish,
   );
 }

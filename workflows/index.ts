@@ -3,7 +3,7 @@
 export { deploymentWorkflow } from './deployment';
 export { inviteWorkflow } from './invite';
 export { reconcilerWorkflow } from './reconciler';
-export { buildCleanupWorkflow } from './build-cleanup';
+export { buildCleanupWorkflow, buildRemovalWorkflow } from './build-cleanup';
 export { codeRunWorkflow, structureRunWorkflow } from './code-run';
 export { assistantRunWorkflow } from './assistant-run';
 export { chatMessageWorkflow } from './chat-message';

@@ -3,12 +3,20 @@ import Router from '@koa/router';
 import { KeyCache } from './http/key-cache';
 import Koa from 'koa';
 import type { Deps } from './deps';
-import { HttpError, methodNotAllowed, notFound, unauthorized } from '../errors';
+import {
+  HttpError,
+  methodNotAllowed,
+  notFound,
+  RETRY_AFTER_SECONDS,
+  temporarilyUnavailable,
+  unauthorized,
+} from '../errors';
 import { httpDuration, httpRequests } from '../observability/metrics';
 import { METRICS_CONTENT_TYPE, metricsAuthorized, metricsText } from '../observability/metrics-server';
 import { traceRequests } from '../observability/tracing';
 import { allRoutes, mount, type RouteSpec } from './http/route';
-import { isUnavailable } from '../persistence/unavailable';
+import { unavailableReason } from '../persistence/unavailable';
+import { DiskSpace, meterDiskSpace } from '../observability/disk-space';
 import './routes';
 
 function toHttpError(err: unknown): HttpError | undefined {
@@ -16,12 +24,9 @@ function toHttpError(err: unknown): HttpError | undefined {
   const e = err as { code?: string; status?: number; expose?: boolean; message?: string };
   if (e?.code === '23505')
     return new HttpError(409, 'ConflictError', [{ message: 'A record with the same unique value already exists' }]);
-  // An unreachable PostgreSQL or Temporal: 503, so clients retry.
-  if (isUnavailable(err))
-    return new HttpError(503, 'ServiceUnavailableError', [
-      { message: 'A backing service is unavailable; retry shortly' },
-    ]);
-  return undefined;
+  // An unreachable PostgreSQL or Temporal, or one out of resources (a full disk): 503 with Retry-After.
+  const unavailable = unavailableReason(err);
+  return unavailable === undefined ? undefined : temporarilyUnavailable(unavailable);
 }
 
 /**
@@ -66,6 +71,8 @@ export function createApp(deps: Deps): Koa {
     deps.keyCache = new KeyCache(() => hub.listening);
     hub.onKeyChange(deps.keyCache);
   }
+  const disk = (deps.disk ??= DiskSpace.fromConfig(deps.config));
+  meterDiskSpace(disk);
   const app = new Koa({ proxy: true });
   const api = new ApiRouters();
   app.use(traceRequests());
@@ -89,6 +96,7 @@ export function createApp(deps: Deps): Koa {
       if (!known || httpErr.status >= 500)
         deps.log.error({ err, requestId, method: ctx.method, path: ctx.path }, 'request failed');
       ctx.status = httpErr.status;
+      if (httpErr.retryAfterSeconds !== undefined) ctx.set('Retry-After', String(httpErr.retryAfterSeconds));
       ctx.body = { type: httpErr.type, errors: httpErr.errors };
     }
     const ms = Number(process.hrtime.bigint() - started) / 1e6;
@@ -115,9 +123,11 @@ export function createApp(deps: Deps): Koa {
         () => (checks.temporal = 'ok'),
         (e: Error) => (checks.temporal = String(e?.message ?? e)),
       ),
+      disk.status().then((s) => (checks.disk = s.admitting ? 'ok' : s.reason!)),
     ]);
     const ready = Object.values(checks).every((v) => v === 'ok');
     ctx.status = ready ? 200 : 503;
+    if (!ready) ctx.set('Retry-After', String(RETRY_AFTER_SECONDS));
     ctx.body = ready
       ? { status: 'ready', checks }
       : {

@@ -6,6 +6,7 @@ import type { Logger } from '../logger';
 import type { SecretBox } from '../security/secret-box';
 import type { RunUpdatesHub } from '../persistence/run-updates-hub';
 import type { KeyCache } from './http/key-cache';
+import type { DiskSpace } from '../observability/disk-space';
 
 /** Everything a request handler may use; built once per api process. */
 export interface Deps {
@@ -22,4 +23,6 @@ export interface Deps {
   runUpdates?: RunUpdatesHub;
   /** Authenticated keys of this process (src/api/http/key-cache.ts); made by createApp when there is a hub. */
   keyCache?: KeyCache;
+  /** Free space of the data and blob filesystems (admission, /ready); made by createApp from the config if absent. */
+  disk?: DiskSpace;
 }

@@ -3,6 +3,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { DataSource, EntityManager } from 'typeorm';
+import type { Config } from '../config';
+import type { Logger } from '../logger';
+import { workflowStart } from '../temporal/contracts';
 import type { Caller } from './caller';
 import { notFound } from '../errors';
 import type { PageRequest } from '../persistence/pagination';
@@ -133,13 +136,14 @@ export async function updateCodeResource(
   return resource;
 }
 
-/** Deployments and runs go with it (foreign keys cascade). */
 /**
  * Deletes the resource with its deployments and runs (cascade). Open runs are stopped first (see
- * stopOpenRuns); the rows are deleted either way.
+ * stopOpenRuns); the rows are deleted either way. Then its builds go, durably: the build-removal workflow
+ * cancels a build in progress and removes every build directory (should it not start, the build cleanup
+ * schedule removes them as orphans once BUILD_RETENTION_SECONDS have passed).
  */
 export async function deleteCodeResource(
-  deps: { ds: DataSource; temporal: Client },
+  deps: { ds: DataSource; temporal: Client; config: Config; log: Logger },
   caller: Caller,
   resource: CodeResource,
 ): Promise<void> {
@@ -148,5 +152,27 @@ export async function deleteCodeResource(
     [resource.resource_id, OPEN_RUN_STATUSES],
   );
   await stopOpenRuns(deps, caller, open);
-  await deps.ds.getRepository(CodeResource).delete({ resource_id: resource.resource_id });
+  const deployments: Array<{ deployment_id: string }> = await deps.ds.transaction(async (em) => {
+    const rows = await em.query(`SELECT deployment_id FROM deployments WHERE resource_id = $1`, [resource.resource_id]);
+    await em.getRepository(CodeResource).delete({ resource_id: resource.resource_id });
+    return rows;
+  });
+  if (!deployments.length) return;
+  const start = workflowStart.buildRemoval({
+    resourceId: resource.resource_id,
+    deploymentIds: deployments.map((d) => d.deployment_id),
+  });
+  try {
+    await deps.temporal.workflow.start(start.type, {
+      args: start.args,
+      taskQueue: deps.config.temporal.taskQueue,
+      workflowId: `build-removal-${resource.resource_id}`,
+      staticSummary: `Builds of deleted ${resource.kind} ${resource.name}`,
+    });
+  } catch (err) {
+    deps.log.warn(
+      { err, resourceId: resource.resource_id },
+      'could not start the removal of the builds of a deleted resource',
+    );
+  }
 }

@@ -136,6 +136,13 @@ export interface RetrieverQueryInput {
   componentArgs: Record<string, { count?: number; filter?: Record<string, string | number | boolean> }>;
 }
 
+/** The builds of a deleted structure, function or tool (id build-removal-<resource uuid>). */
+export interface BuildRemovalInput {
+  resourceId: string;
+  /** Every deployment the resource had when it was deleted (their rows are gone by now). */
+  deploymentIds: string[];
+}
+
 export type InviteOutcome = 'ACCEPTED' | 'REJECTED' | 'EXPIRED' | 'GONE';
 
 /** Workflow signatures: what starts and child executions are typed by. */
@@ -163,6 +170,7 @@ export const WORKFLOW_TYPES = {
   invite: 'inviteWorkflow',
   reconciler: 'reconcilerWorkflow',
   buildCleanup: 'buildCleanupWorkflow',
+  buildRemoval: 'buildRemovalWorkflow',
   knowledgeBaseJob: 'knowledgeBaseJobWorkflow',
   knowledgeBaseQuery: 'knowledgeBaseQueryWorkflow',
   integrationDelivery: 'integrationDeliveryWorkflow',
@@ -184,6 +192,7 @@ export const workflowStart = {
   chatMessage: (input: ChatMessageInput): WorkflowStart => ({ type: WORKFLOW_TYPES.chatMessage, args: [input] }),
   deployment: (input: DeploymentInput): WorkflowStart => ({ type: WORKFLOW_TYPES.deployment, args: [input] }),
   invite: (input: InviteInput): WorkflowStart => ({ type: WORKFLOW_TYPES.invite, args: [input] }),
+  buildRemoval: (input: BuildRemovalInput): WorkflowStart => ({ type: WORKFLOW_TYPES.buildRemoval, args: [input] }),
   knowledgeBaseJob: (input: KnowledgeBaseJobInput): WorkflowStart => ({
     type: WORKFLOW_TYPES.knowledgeBaseJob,
     args: [input],
@@ -214,6 +223,18 @@ export interface CancelRunSignal {
 
 /** Sent by the api's cancel endpoints (and when a resource with open runs is deleted) to every run workflow. */
 export const cancelRunSignal = defineSignal<[CancelRunSignal]>('cancel');
+
+/**
+ * Sent to a job's workflow that waits for an execution slot of its organization (src/jobs/admission.ts) by
+ * whoever granted it one: the job that released it, or the reconciler.
+ */
+export const slotGrantedSignal = defineSignal('slotGranted');
+
+/** A job that takes an execution slot of its organization: its kind and id (the row of its table). */
+export interface ExecutionSlotJob {
+  kind: 'run' | 'deployment';
+  jobId: string;
+}
 
 export interface InviteResponseSignal {
   response: 'ACCEPTED' | 'REJECTED';

@@ -47,6 +47,8 @@ export async function createWorker(opts: {
     activities: createActivities(opts.deps),
     ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
     shutdownGraceTime: opts.shutdownGraceTime ?? '10 seconds',
+    // Each organization gets its share of these (ORG_MAX_CONCURRENT_RUNS, src/jobs/admission.ts).
+    maxConcurrentActivityTaskExecutions: opts.deps.config.execution.workerActivitySlots,
     // Heartbeats carry cancellation back to long activities (a cancelled run stops its process when its
     // heartbeat is answered). The default throttle (80% of the heartbeat timeout) would delay a cancel by
     // up to ~12 s; one second keeps it prompt at one small RPC per second per running activity.

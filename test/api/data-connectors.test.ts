@@ -244,7 +244,7 @@ describe('data connectors', function () {
       [`${site.url}/docs/missing.html`]: 'NotFound',
       'http://10.255.255.1/': 'AddressRefused',
     });
-    expect(job.errors.find((e: any) => e.type === 'AddressRefused').message).to.include('DATA_CONNECTOR_ALLOW_CIDRS');
+    expect(job.errors.find((e: any) => e.type === 'AddressRefused').message).to.include('OUTBOUND_ALLOW');
     expect(site.requests.some((r) => r.path.startsWith('/private'))).to.equal(false);
     expect(site.requests.every((r) => r.userAgent.startsWith('TarmacDataConnector/'))).to.equal(true);
 

@@ -4,12 +4,12 @@ import { as, request } from '../support/client';
 import { getStack, newTenant } from '../support/stack';
 
 describe('platform endpoints', () => {
-  it('answers /health and /ready (database and Temporal reachable)', async () => {
+  it('answers /health and /ready (database and Temporal reachable, disk above its watermark)', async () => {
     const health = await request('GET', '/health');
     expect(health.status).to.equal(200);
     const ready = await request('GET', '/ready');
     expect(ready.status).to.equal(200);
-    expect(ready.body.checks).to.deep.equal({ database: 'ok', temporal: 'ok' });
+    expect(ready.body.checks).to.deep.equal({ database: 'ok', temporal: 'ok', disk: 'ok' });
   });
 
   it("serves GET /api/config from configuration, under the interface's keys and the client's provider-named keys", async () => {

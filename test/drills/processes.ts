@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { childEnv } from '../../src/config';
+import { formatOutboundAllow } from '../../src/security/outbound-policy';
 import { temporalCli } from '../../src/temporal/binaries';
 import { SEARCH_ATTRIBUTES } from '../../src/temporal/search-attributes';
 import { freePort, getStack } from '../support/stack';
@@ -145,7 +146,7 @@ export function processEnv(overrides: Record<string, string | undefined>): NodeJ
     LOG_LEVEL: config.logLevel,
     SHUTDOWN_GRACE_MS: '2000',
     // As the stack's own worker: data connectors may fetch the tests' local sites.
-    DATA_CONNECTOR_ALLOW_CIDRS: config.dataConnectors.allowCidrs.join(','),
+    OUTBOUND_ALLOW: formatOutboundAllow(config.outbound),
     ...overrides,
   });
 }

@@ -54,7 +54,12 @@ export async function workerKillDrill(
   try {
     // The api snapshots the heartbeat timeout into each run's workflow: 2 s until a silent worker is presumed lost.
     const api = await startApiProcess(procs, 'api', { TEMPORAL_TASK_QUEUE: queue, RUN_HEARTBEAT_TIMEOUT_SECONDS: '2' });
-    const workerEnv = { TEMPORAL_TASK_QUEUE: queue, RUN_API_BASE_URL: api.baseUrl };
+    // Every run in flight is of one organization: its share must not hold any of them back.
+    const workerEnv = {
+      TEMPORAL_TASK_QUEUE: queue,
+      RUN_API_BASE_URL: api.baseUrl,
+      ORG_MAX_CONCURRENT_RUNS: String(opts.inFlight + opts.before + opts.during),
+    };
     const victim = await startWorkerProcess(procs, 'worker-1', workerEnv);
     const t = await newTenant('drill-worker-kill');
     const s = await structureWithBuild(t.organizationId, { files: { 'structure.py': DRILL_PROGRAM } });

@@ -5,7 +5,9 @@ import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { expect } from 'chai';
 import { objstoreSource, parseS3Uri, type ObjstoreConfig } from '../../src/services/data-connectors/sources/objstore';
 import { SourceError, SourceUnavailableError } from '../../src/services/data-connectors/sources/source-error';
+import { createOutboundPolicy } from '../../src/security/outbound-policy';
 import { startS3Server, type S3Server, type S3Credentials } from '../support/s3-server';
+import { OUTSIDE_HOST } from '../support/stack';
 import { listAll, rejectionOf, sourceContext } from '../support/sources';
 
 describe('objstore source (moto S3 server)', function () {
@@ -178,12 +180,22 @@ describe('objstore source (moto S3 server)', function () {
     );
     expect(err.name).to.equal('AbortError');
 
-    const refusing = objstoreSource(config(['s3://docs/']), {
-      checkEndpoint: async (u) => {
-        throw new SourceUnavailableError('AddressRefused', `${u.host} is a loopback address`);
-      },
-    });
-    expect((await rejectionOf(listAll(refusing))).type).to.equal('AddressRefused');
+    // The local store listens on 127.0.0.1: the outbound policy without allowances refuses it, by address
+    // and by name (the endpoint's name resolves to it).
+    const policy = createOutboundPolicy({ cidrs: [], hostPorts: [] });
+    const byName = new URL(s3.endpoint);
+    byName.hostname = 'localhost';
+    for (const endpoint of [s3.endpoint, byName.href]) {
+      const refusing = objstoreSource({ ...config(['s3://docs/']), objstore_endpoint: endpoint }, { policy });
+      const refused = await rejectionOf(listAll(refusing));
+      expect(refused.type, refused.message).to.equal('AddressRefused');
+      expect(refused.message).to.include('OUTBOUND_ALLOW').and.not.include(new URL(s3.endpoint).port);
+    }
+    // Allowed by host:port, the same store is listed.
+    const port = Number(new URL(s3.endpoint).port);
+    const allowing = createOutboundPolicy({ cidrs: [], hostPorts: [{ host: OUTSIDE_HOST, port }] });
+    const listed = await listAll(objstoreSource(config(['s3://docs/public/a.txt']), { policy: allowing }));
+    expect(listed.items).to.have.length(1);
     expect(() => objstoreSource({ ...config([]), objstore_endpoint: 'file:///etc' })).to.throw('http(s) URL');
   });
 });

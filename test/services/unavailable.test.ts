@@ -4,7 +4,9 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { Run } from '../../src/persistence/entities';
-import { isUnavailable, retryWhileUnavailable } from '../../src/persistence/unavailable';
+import fs from 'node:fs';
+import { Client, DatabaseError } from 'pg';
+import { isUnavailable, retryWhileUnavailable, unavailableReason } from '../../src/persistence/unavailable';
 import { markRunning, markStarting } from '../../src/services/runs/lifecycle';
 import { structureWithBuild } from '../support/builds';
 import { getStack, newTenant } from '../support/stack';
@@ -40,6 +42,64 @@ describe('database unavailable', () => {
     expect(isUnavailable(next)).to.equal(true);
     expect(commit).to.have.property('name', 'QueryRunnerAlreadyReleasedError');
     expect(isUnavailable(commit)).to.equal(true);
+  });
+
+  it('takes out-of-resources errors (PostgreSQL class 53, a full filesystem) as unavailability, naming the cause', async () => {
+    const { ds } = getStack();
+    const raised = (code: string) =>
+      ds
+        .query(`DO $$ BEGIN RAISE EXCEPTION 'raised %', '${code}' USING ERRCODE = '${code}'; END $$`)
+        .catch((e: unknown) => e);
+    const reasons: Record<string, string | undefined> = {};
+    for (const code of ['53000', '53100', '53200', '53300', '53400', '57P01', '22012', '42P01', 'P0001'])
+      reasons[code] = unavailableReason(await raised(code));
+    expect(reasons).to.deep.equal({
+      '53000': 'The database is out of resources; retry shortly',
+      '53100': 'The database is out of disk space; retry shortly',
+      '53200': 'The database is out of memory; retry shortly',
+      '53300': 'The database has too many connections; retry shortly',
+      '53400': 'The database reached a configured limit; retry shortly',
+      '57P01': 'A backing service is unavailable; retry shortly',
+      '22012': undefined,
+      '42P01': undefined,
+      P0001: undefined,
+    });
+    // The driver's own DatabaseError (no TypeORM wrapper), as a pooled client sees it.
+    const url = (ds.options as { url: string }).url;
+    const client = new Client({ connectionString: url });
+    await client.connect();
+    const diskFull = await client
+      .query(`DO $$ BEGIN RAISE EXCEPTION 'could not extend file' USING ERRCODE = 'disk_full'; END $$`)
+      .catch((e: unknown) => e);
+    await client.end();
+    expect(diskFull).to.be.instanceOf(DatabaseError).and.have.property('code', '53100');
+    expect(isUnavailable(diskFull)).to.equal(true);
+    // The server's own 53300: a role past its connection limit.
+    const role = `full_${randomUUID().slice(0, 8)}`;
+    await ds.query(`CREATE ROLE ${role} LOGIN PASSWORD 'limited' CONNECTION LIMIT 0`);
+    try {
+      const limited = new URL(url);
+      limited.username = role;
+      limited.password = 'limited';
+      const refused = await new Client({ connectionString: limited.toString() }).connect().catch((e: unknown) => e);
+      expect(refused).to.have.property('code', '53300');
+      expect(unavailableReason(refused)).to.equal('The database has too many connections; retry shortly');
+    } finally {
+      await ds.query(`DROP ROLE ${role}`);
+    }
+    // A full filesystem (the blob store's): /dev/full answers every write with ENOSPC.
+    let enospc: unknown;
+    try {
+      fs.writeFileSync('/dev/full', 'x');
+    } catch (err) {
+      enospc = err;
+    }
+    expect(enospc).to.have.property('code', 'ENOSPC');
+    expect(unavailableReason(enospc)).to.equal('The blob store is out of disk space; retry shortly');
+    expect(unavailableReason(new Error('wrapped', { cause: enospc }))).to.equal(
+      'The blob store is out of disk space; retry shortly',
+    );
+    expect(isUnavailable(Object.assign(new Error('x'), { code: 'toString' }))).to.equal(false);
   });
 
   it('retries while the database is unreachable, not otherwise, and gives up after its limit', async () => {

@@ -9,6 +9,7 @@ import {
   WikiAuthError,
   type WikiConfig,
 } from '../../src/services/data-connectors/sources/wiki';
+import { createOutboundPolicy } from '../../src/security/outbound-policy';
 import { startWikiProvider, type WikiProvider } from '../support/wiki-provider';
 import { listAll, rejectionOf, sourceContext } from '../support/sources';
 
@@ -151,6 +152,21 @@ describe('wiki source (wiki double)', () => {
     );
     expect(err.type).to.equal('InvalidConfig');
     expect(err.message).to.contain('host name');
+    expect(wiki.requests).to.have.length(0);
+  });
+
+  it("checks a tenant's own domain (any suffix allowed) with the outbound policy before the first request", async () => {
+    // A domain whose DNS answers cloud metadata: refused, and nothing is asked of anyone.
+    const anyDomain = { baseUrl: undefined, domainSuffixes: [] };
+    const policy = createOutboundPolicy(
+      { cidrs: [], hostPorts: [] },
+      { resolver: async () => [{ address: '169.254.169.254', family: 4 }] },
+    );
+    const err = await rejectionOf(
+      listAll(wikiSource({ ...config, domain: 'wiki.tenant.example' }, { settings: anyDomain, policy })),
+    );
+    expect(err.type).to.equal('AddressRefused');
+    expect(err.message).to.contain('OUTBOUND_ALLOW');
     expect(wiki.requests).to.have.length(0);
   });
 });

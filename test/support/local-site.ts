@@ -1,7 +1,8 @@
-// A small website on 127.0.0.1 for webscraper tests: pages by path (changeable while it runs), a robots.txt,
+// A small website on OUTSIDE_HOST (a loopback address the stack allows) for webscraper tests: pages by path (changeable while it runs), a robots.txt,
 // a page that never answers, and a record of every request (path and User-Agent).
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { OUTSIDE_HOST } from './stack';
 
 export interface LocalSite {
   url: string;
@@ -44,11 +45,11 @@ export async function startLocalSite(pages: Record<string, [string, string]> = {
     }
     res.writeHead(200, { 'content-type': page[0] }).end(page[1]);
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  await new Promise<void>((r) => server.listen(0, OUTSIDE_HOST, r));
   const { port } = server.address() as AddressInfo;
   return {
     ...site,
-    url: `http://127.0.0.1:${port}`,
+    url: `http://${OUTSIDE_HOST}:${port}`,
     close: () =>
       new Promise<void>((r) => {
         for (const res of [...open]) {

@@ -18,7 +18,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { S3Client, CreateBucketCommand } from '@aws-sdk/client-s3';
 import { pythonVenv } from './python-venv';
-import { freePort } from './stack';
+import { freePort, OUTSIDE_HOST } from './stack';
 
 export const MOTO = 'moto[server]==5.2.5';
 
@@ -45,8 +45,8 @@ const REGION = 'us-east-1';
 export async function startS3Server(): Promise<S3Server> {
   const python = await pythonVenv('moto', [MOTO]);
   const port = await freePort();
-  const endpoint = `http://127.0.0.1:${port}`;
-  const child: ChildProcess = spawn(python, ['-m', 'moto.server', '-H', '127.0.0.1', '-p', String(port)], {
+  const endpoint = `http://${OUTSIDE_HOST}:${port}`;
+  const child: ChildProcess = spawn(python, ['-m', 'moto.server', '-H', OUTSIDE_HOST, '-p', String(port)], {
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let stderr = '';

@@ -86,6 +86,13 @@ export function getStack(): Stack {
   return stack;
 }
 
+/**
+ * Where the outside doubles the platform reaches on a tenant's behalf (webscraper sites, objstore endpoints)
+ * listen: a loopback address apart from the platform's own services (127.0.0.1), the one range the stack's
+ * OUTBOUND_ALLOW opens besides single host:port pairs.
+ */
+export const OUTSIDE_HOST = '127.0.0.2';
+
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = net.createServer().listen(0, '127.0.0.1', () => {
@@ -131,6 +138,9 @@ export async function startStack(opts: { env?: Record<string, string>; inProcess
   );
 
   const apiPort = await freePort();
+  const testDatabaseUrl = process.env.TEST_DATABASE_URL;
+  const pgPort = testDatabaseUrl ? Number(new URL(testDatabaseUrl).port || 5432) : await freePort();
+  const pgHost = testDatabaseUrl ? new URL(testDatabaseUrl).hostname : 'localhost';
   const config = loadConfig({
     ...process.env,
     PORT: String(apiPort),
@@ -140,6 +150,7 @@ export async function startStack(opts: { env?: Record<string, string>; inProcess
     TEMPORAL_TASK_QUEUE: 'tarmac-test',
     CODEHOST_BASE_URL: `file://${path.join(root, 'codehost')}`,
     SSE_KEEPALIVE_MS: '300', // so that a test sees keep-alive comments without waiting 15 s
+    RUN_LOG_GRACE_SECONDS: '6', // so that a test of lost output (test/api/out-of-space.test.ts) waits seconds, not minutes
     MODEL_PROVIDERS: `local=${modelProvider.baseUrl}`,
     DEFAULT_MODEL: 'local/test-model',
     DEFAULT_EMBEDDING_MODEL: 'local/test-embedding',
@@ -159,8 +170,10 @@ export async function startStack(opts: { env?: Record<string, string>; inProcess
     BILLING_SECRET_KEY: stripe.secretKey,
     BILLING_WEBHOOK_SECRET: billingWebhookSecret,
     BILLING_SUCCESS_URL: `http://127.0.0.1:${apiPort}/billing/done`,
-    // Data connectors fetch the tests' local sites (127.0.0.1); other private ranges stay refused.
-    DATA_CONNECTOR_ALLOW_CIDRS: '127.0.0.0/8',
+    // On a tenant's behalf the platform reaches the outside doubles (OUTSIDE_HOST), the stack's PostgreSQL by
+    // its name (pg_vector knowledge bases use it as their outside database) and the code host's git; every
+    // other address of this host (127.0.0.1:<PostgreSQL> included) stays refused.
+    OUTBOUND_ALLOW: `${OUTSIDE_HOST}/32,${pgHost}:${pgPort},${new URL(codehost.baseUrl).host}`,
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
     ...opts.env,
   });
@@ -168,11 +181,11 @@ export async function startStack(opts: { env?: Record<string, string>; inProcess
   // The test process (the worker) and what it starts (PostgreSQL, Temporal) share the platform's CPU
   // weight, above that of the runs, as `npm start` does (src/runtime/sandbox/cgroups.ts).
   if (config.sandbox.mode === 'on') joinPlatformGroup(config.sandbox.platformCpuWeight);
-  let databaseUrl = process.env.TEST_DATABASE_URL;
+  let databaseUrl = testDatabaseUrl;
   if (!databaseUrl) {
     const pg: RunningPostgres = await startEmbeddedPostgres({
       dir: path.join(root, 'postgres'),
-      port: await freePort(),
+      port: pgPort,
       database: 'tarmac_test',
       persistent: false,
       config,
@@ -257,7 +270,7 @@ export async function startApi(
     config: config ?? s.config,
     ds: s.ds,
     temporal,
-    blobs: new FsBlobStore(s.config.blobDir),
+    blobs: new FsBlobStore((config ?? s.config).blobDir),
     box: s.box,
     log,
     runUpdates,

@@ -52,6 +52,11 @@ export interface RouteSpec<TBody = any, TQuery = any> {
   /** The handler reads the request stream itself (uploads); no JSON parsing. */
   rawBody?: { contentType: string; description: string };
   responses: Record<number, ResponseSpec>;
+  /**
+   * The route creates work or stores bytes (runs, jobs, deployments, uploads): refused with 503 and
+   * Retry-After while a watched filesystem is below its free-space watermark (src/observability/disk-space.ts).
+   */
+  needsDiskSpace?: boolean;
   handler: (req: RouteRequest<TBody, TQuery>) => Promise<RouteResult | void>;
 }
 
@@ -158,6 +163,9 @@ export function mount(router: Router, spec: RouteSpec, deps: Deps): void {
           "A run's credential can only post and read that run's events, chat, and query or search knowledge bases and retrievers",
         );
     }
+
+    // Before the body is read: a refused upload is not received first.
+    if (spec.needsDiskSpace) await deps.disk?.admit();
 
     let body: unknown = undefined;
     if (validateBody) {

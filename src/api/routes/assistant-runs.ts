@@ -106,6 +106,7 @@ const runPath = { assistant_run_id: uuid };
 
 route({
   operationId: 'CreateAssistantRun',
+  needsDiskSpace: true,
   method: 'post',
   path: '/assistants/{assistant_id}/runs',
   tag: TAG,

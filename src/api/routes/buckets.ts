@@ -341,6 +341,7 @@ route({
 
 route({
   operationId: 'UploadAssetData',
+  needsDiskSpace: true,
   method: 'put',
   path: '/asset-data/{bucket_id}/{name}',
   greedyParam: 'name',

@@ -266,6 +266,7 @@ const SUMMARY_ERRORS =
 
 route({
   operationId: 'CreateChatMessage',
+  needsDiskSpace: true,
   method: 'post',
   path: '/chat/messages',
   tag: TAG,
@@ -310,6 +311,7 @@ route({
 
 route({
   operationId: 'CreateChatMessageStream',
+  needsDiskSpace: true,
   method: 'post',
   path: '/chat/messages/stream',
   tag: TAG,

@@ -214,6 +214,7 @@ function declare(k: KindSpec): void {
 
   route({
     operationId: `Create${Label}`,
+    needsDiskSpace: true,
     method: 'post',
     path: k.path,
     tag,

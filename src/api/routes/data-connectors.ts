@@ -272,6 +272,7 @@ route({
 
 route({
   operationId: 'CreateDataConnector',
+  needsDiskSpace: true,
   method: 'post',
   path: '/data-connectors',
   tag: TAG,
@@ -331,6 +332,7 @@ route({
 
 route({
   operationId: 'CreateDataJob',
+  needsDiskSpace: true,
   method: 'post',
   path: '/data-connectors/{data_connector_id}/data-jobs',
   tag: TAG,

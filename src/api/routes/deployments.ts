@@ -25,9 +25,9 @@ const DeploymentSchema = defineSchema('Deployment', {
     },
     status_detail: {
       description:
-        'SUCCEEDED: `{reason: "Deployed", runtime, runtime_version?, interpreter_version}`. FAILED (the project does not build): ' +
+        'QUEUED while waiting for an execution slot of its organization: `{reason: "WaitingForExecutionSlot", message, executing, limit, ahead}`; SUCCEEDED: `{reason: "Deployed", runtime, runtime_version?, interpreter_version}`. FAILED (the project does not build): ' +
         '`{reason, message, build_output_tail}` with reason SourceUnavailable, UnsafeArchive, InvalidArchive, CloneFailed, ConnectionUnavailable, ConfigNotFound, ' +
-        'InvalidConfig, FileNotFound, ScriptFailed or InstallFailed. ERROR (the platform): `{reason, message}` with reason ' +
+        'InvalidConfig, FileNotFound, ScriptFailed, InstallFailed, DiskQuotaExceeded (BUILD_DISK_MB) or CacheQuotaExceeded (BUILD_CACHE_MB). ERROR (the platform): `{reason, message}` with reason ' +
         'TimeLimitExceeded, InfrastructureError, WorkflowClosed or Cancelled.',
     },
     code_source: {
@@ -117,6 +117,7 @@ for (const kind of ['structure', 'function', 'tool'] as CodeResourceKind[]) {
 
   route({
     operationId: `Create${Label}Deployment`,
+    needsDiskSpace: true,
     method: 'post',
     path,
     tag: TAG,

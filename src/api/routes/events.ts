@@ -24,7 +24,7 @@ const EventSchema = defineSchema('StructureRunEvent', {
     type: {
       type: 'string',
       description:
-        'SYSTEM: StructureRunStarting, StructureRunRunning, StructureRunCompleted, StructureRunError, StructureRunCancelled. USER: as posted.',
+        'SYSTEM: StructureRunStarting, StructureRunRunning, StructureRunOutputLost (just before the final event, when output could not be stored), StructureRunCompleted, StructureRunError, StructureRunCancelled. USER: as posted.',
     },
     origin: { type: 'string', enum: ['SYSTEM', 'USER'] },
     payload: {},

@@ -33,7 +33,7 @@ export const FunctionRunSchema = defineSchema('FunctionRun', {
     status: { type: 'string', enum: [...RUN_STATUSES] },
     status_detail: {
       description:
-        'SUCCEEDED/FAILED: `{reason: "Completed", message, exit_code}` (FAILED message: `<ErrorType>: <message>` of what the handler raised); ERROR: `{reason, error}`.',
+        'QUEUED while waiting for an execution slot of its organization: `{reason: "WaitingForExecutionSlot", message, executing, limit, ahead}`; SUCCEEDED/FAILED: `{reason: "Completed", message, exit_code}` (FAILED message: `<ErrorType>: <message>` of what the handler raised); ERROR: `{reason, error}`.',
     },
     input: { description: 'The event the handler received: `{body, query_params}`.' },
     runtime_path: {
@@ -78,6 +78,7 @@ export const presentFunctionRun = async (ds: DataSource, run: Run) => (await pre
 for (const method of ['get', 'post'] as const) {
   route({
     operationId: method === 'get' ? 'CreateFunctionExecutionGet' : 'CreateFunctionExecutionPost',
+    needsDiskSpace: true,
     method,
     path: '/functions/{function_id}/execute',
     tag: TAG,

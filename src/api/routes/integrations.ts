@@ -418,6 +418,7 @@ const HandlerAnswer = defineSchema('IntegrationHandlerAnswer', {
 
 route({
   operationId: 'InvokeIntegrationHandler',
+  needsDiskSpace: true,
   method: 'post',
   path: '/integrations/{integration_id}/handler',
   tag: TAG,

@@ -47,6 +47,7 @@ const jobPath = { knowledge_base_job_id: uuid };
 
 route({
   operationId: 'CreateKnowledgeBaseJob',
+  needsDiskSpace: true,
   method: 'post',
   path: '/knowledge-bases/{knowledge_base_id}/knowledge-base-jobs',
   tag: TAG,

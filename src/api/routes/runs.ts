@@ -37,7 +37,7 @@ export const StructureRunSchema = defineSchema('StructureRun', {
     status: { type: 'string', enum: [...RUN_STATUSES] },
     status_detail: {
       description:
-        'SUCCEEDED/FAILED: `{reason: "Completed", message, exit_code}`; ERROR: `{reason, error}`; CANCELLED: `{reason: "Cancelled", message, requested_by}`.',
+        'QUEUED while waiting for an execution slot of its organization: `{reason: "WaitingForExecutionSlot", message, executing, limit, ahead}`; SUCCEEDED/FAILED: `{reason: "Completed", message, exit_code}`; ERROR: `{reason, error}`; CANCELLED: `{reason: "Cancelled", message, requested_by}`. With `output_lost: {log_lines, reason}` when output the run wrote could not be stored (docs/code-runs.md).',
     },
     args: { type: 'array', items: { type: 'string' } },
     env_vars: { type: 'array', items: EnvVarSchema },
@@ -72,6 +72,7 @@ const runPath = { structure_run_id: uuid };
 
 route({
   operationId: 'CreateStructureRun',
+  needsDiskSpace: true,
   method: 'post',
   path: '/structures/{structure_id}/runs',
   tag: TAG,

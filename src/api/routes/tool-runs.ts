@@ -40,7 +40,7 @@ export const ToolRunSchema = defineSchema('ToolRun', {
     status: { type: 'string', enum: [...RUN_STATUSES] },
     status_detail: {
       description:
-        'SUCCEEDED/FAILED: `{reason: "Completed", message, exit_code}` (FAILED message: `<ErrorType>: <message>`); ERROR: `{reason, error}`.',
+        'QUEUED while waiting for an execution slot of its organization: `{reason: "WaitingForExecutionSlot", message, executing, limit, ahead}`; SUCCEEDED/FAILED: `{reason: "Completed", message, exit_code}` (FAILED message: `<ErrorType>: <message>`); ERROR: `{reason, error}`.',
     },
     input: { description: '`{activity, params}` (an activity call) or `{describe: true}` (the OpenAPI document).' },
     runtime_path: { type: 'string', description: "Absolute path of the deployment's tool file on the workers." },
@@ -105,6 +105,7 @@ route({
 
 route({
   operationId: 'RunToolActivity',
+  needsDiskSpace: true,
   method: 'post',
   path: '/tools/{tool_id}/activities/{activity_name}',
   tag: TAG,

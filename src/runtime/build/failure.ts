@@ -16,6 +16,10 @@ export type FailureReason =
   | 'FileNotFound'
   | 'ScriptFailed'
   | 'InstallFailed'
+  /** The build's directory outgrew BUILD_DISK_MB (the step was stopped). */
+  | 'DiskQuotaExceeded'
+  /** The build added more than BUILD_CACHE_MB to its organization's package cache. */
+  | 'CacheQuotaExceeded'
   /** A build step stopped by a resource limit of the sandbox (src/runtime/sandbox/limits.ts). */
   | LimitReason;
 

@@ -1,7 +1,7 @@
 // Runs one user process to its end: starts it confined, pumps its output into run logs, heartbeats while
 // it runs, and stops its whole process group on cancellation or when its output passes the log limit.
 import type { Wrapped } from '../sandbox/sandbox';
-import { LogPump, OutputLine } from './log-pump';
+import { LogPump, LostOutput, OutputLine } from './log-pump';
 import { ExitStatus, startUserProcess, UserProcess } from './user-process';
 
 export type SupervisedOutcome =
@@ -11,12 +11,17 @@ export type SupervisedOutcome =
   /** `onStarted` said the run had already ended; the process was stopped at once. */
   | { kind: 'not-wanted' };
 
+/** How the process ended, and the output that could not be stored (the database refused it past the grace). */
+export type SupervisedResult = SupervisedOutcome & { lostOutput?: LostOutput };
+
 export interface SuperviseOptions {
   command: { file: string; argv: string[]; cwd: string };
   env: Record<string, string>;
   /** The command as the sandbox runs it (Sandbox.wrap). */
   isolate: (command: { file: string; argv: string[]; cwd: string }) => Wrapped;
   logLimitBytes: number;
+  /** The log pump's buffer of unsent lines, and how long it retries after the process ended (LogPump). */
+  logBuffer: { lines: number; bytes: number; graceMs: number };
   killGraceMs: number;
   writeLogs: (lines: OutputLine[]) => Promise<void>;
   /** Called once the process runs; false means "stop it" (the run ended meanwhile). */
@@ -26,10 +31,11 @@ export interface SuperviseOptions {
   heartbeatEveryMs: number;
   /** Rejects when the run must stop now (activity cancellation); the rejection is rethrown after the stop. */
   cancelled: Promise<never>;
+  /** The first failed log write (the pump keeps retrying). */
   onLogWriteError?: (err: unknown) => void;
 }
 
-export async function superviseUserProcess(opts: SuperviseOptions): Promise<SupervisedOutcome> {
+export async function superviseUserProcess(opts: SuperviseOptions): Promise<SupervisedResult> {
   let child: UserProcess | undefined;
   let stopping: Promise<void> | undefined;
   const stop = () => (stopping ??= child ? child.stop(opts.killGraceMs) : Promise.resolve());
@@ -37,8 +43,11 @@ export async function superviseUserProcess(opts: SuperviseOptions): Promise<Supe
     write: opts.writeLogs,
     limitBytes: opts.logLimitBytes,
     onLimit: () => void stop(),
+    bufferLines: opts.logBuffer.lines,
+    bufferBytes: opts.logBuffer.bytes,
     onWriteError: opts.onLogWriteError,
   });
+  const drain = () => pump.finish(opts.logBuffer.graceMs);
   const wrapped = opts.isolate(opts.command);
   try {
     child = await startUserProcess({
@@ -65,19 +74,18 @@ export async function superviseUserProcess(opts: SuperviseOptions): Promise<Supe
     if (!wanted) {
       await stop();
       await started.finished;
-      await pump.flush();
-      return { kind: 'not-wanted' };
+      return { kind: 'not-wanted', lostOutput: await drain() };
     }
     const cancellation = opts.cancelled.catch((err: unknown) => ({ cancelled: err }));
     const first = await Promise.race([started.finished, cancellation]);
     if ('cancelled' in first) {
       await stop();
       await started.finished;
-      await pump.flush();
+      await drain();
       throw first.cancelled;
     }
-    await pump.flush();
-    return pump.limitExceeded ? { kind: 'log-limit' } : { kind: 'exited', status: first };
+    const lostOutput = await drain();
+    return pump.limitExceeded ? { kind: 'log-limit', lostOutput } : { kind: 'exited', status: first, lostOutput };
   } finally {
     clearInterval(beat);
   }

@@ -13,6 +13,7 @@
 import { execFile } from 'node:child_process';
 import net from 'node:net';
 import { promisify } from 'node:util';
+import { firewallRanges } from '../../security/outbound-policy';
 import { findTool } from '../process/confine';
 import { processExists } from './processes';
 
@@ -20,20 +21,8 @@ const run = promisify(execFile);
 const CHAIN = 'TARMAC_SANDBOX';
 const ALLOW = 'TARMAC_SANDBOX_ALLOW';
 
-const BLOCKED: Record<4 | 6, string[]> = {
-  4: [
-    '0.0.0.0/8',
-    '10.0.0.0/8',
-    '100.64.0.0/10',
-    '127.0.0.0/8',
-    '169.254.0.0/16',
-    '172.16.0.0/12',
-    '192.168.0.0/16',
-    '224.0.0.0/4',
-    '240.0.0.0/4',
-  ],
-  6: ['::1/128', 'fc00::/7', 'fe80::/10', 'ff00::/8'],
-};
+/** The outbound address policy's refused ranges (src/security/outbound-policy.ts): one list for both. */
+const BLOCKED: Record<4 | 6, string[]> = { 4: firewallRanges(4), 6: firewallRanges(6) };
 
 export interface FirewallPlan {
   uidFirst: number;
@@ -42,6 +31,19 @@ export interface FirewallPlan {
   api: { addresses: string[]; port: number };
   resolvers: string[];
   allowCidrs: string[];
+}
+
+/** iptables -S prints a host range as /32 (/128) and IPv6 in its shortest form; compare what it printed. */
+function sameCidr(listed: string, printed: string): boolean {
+  const [a, bits] = listed.split('/');
+  const [b, printedBits] = printed.split('/');
+  const family = net.isIPv6(a) ? 6 : 4;
+  if (family !== (net.isIPv6(b) ? 6 : 4)) return false;
+  const full = String(family === 6 ? 128 : 32);
+  if ((bits ?? full) !== (printedBits ?? full)) return false;
+  const list = new net.BlockList();
+  list.addAddress(a, family === 6 ? 'ipv6' : 'ipv4');
+  return list.check(b, family === 6 ? 'ipv6' : 'ipv4');
 }
 
 const familyOf = (addressOrCidr: string): 4 | 6 => (net.isIPv6(addressOrCidr.split('/')[0]) ? 6 : 4);
@@ -103,6 +105,7 @@ export class Firewall {
     ]);
     await this.ensure(family, CHAIN, ['-m', 'addrtype', '--dst-type', 'LOCAL', '-j', 'REJECT']);
     for (const cidr of BLOCKED[family]) await this.ensure(family, CHAIN, ['-d', cidr, '-j', 'REJECT']);
+    await this.removeStaleRanges(family);
     await this.ensure(
       family,
       'OUTPUT',
@@ -124,6 +127,21 @@ export class Firewall {
       for (const proto of ['udp', 'tcp']) await mine(['-d', resolver, '-p', proto, '--dport', '53']);
     }
     for (const cidr of plan.allowCidrs.filter((c) => familyOf(c) === family)) await mine(['-d', cidr]);
+  }
+
+  /**
+   * Removes REJECT rules of ranges that are no longer on the list (written by an earlier version): the static
+   * chain outlives workers, and a stale range would keep refusing what the policy now allows.
+   */
+  private async removeStaleRanges(family: 4 | 6) {
+    const { stdout } = await this.ipt(family, ['-S', CHAIN]);
+    for (const line of stdout.split('\n')) {
+      const args = splitRule(line);
+      if (args[0] !== '-A' || args[2] !== '-d' || args[4] !== '-j' || args[5] !== 'REJECT') continue;
+      const cidr = args[3];
+      if (BLOCKED[family].some((b) => sameCidr(b, cidr))) continue;
+      await this.ipt(family, ['-D', ...args.slice(1)]).catch(() => undefined);
+    }
   }
 
   /** Removes this worker's ACCEPT rules (on shutdown). */

@@ -13,16 +13,21 @@ import type { CodeLocation, CodeResourceKind } from '../../persistence/entities/
 import { OutputTail } from '../build/build-process';
 import { DeploymentFailure } from '../build/failure';
 import { DEFAULT_PROJECTS } from '../templates/default-code';
-import { archiveKindOf, unpackArchive } from './archive';
+import { archiveKindOf, MAX_UNPACKED_BYTES, unpackArchive } from './archive';
 import { cloneRepository } from './git';
+import { OutboundRefused, type OutboundPolicy } from '../../security/outbound-policy';
 
 export interface FetchContext {
   ds: DataSource;
   blobs: BlobStore;
   codehostBaseUrl: string;
+  /** The outbound address policy: the code host's address is checked before a clone. */
+  outbound: OutboundPolicy;
   organizationId: string;
   /** Where the download of an archive may go (removed afterwards). */
   scratchDir: string;
+  /** Bytes an archive may unpack to (the build's disk quota; never more than MAX_UNPACKED_BYTES). */
+  maxUnpackedBytes?: number;
   env: Record<string, string>;
   output: OutputTail;
   cancelled: Promise<never>;
@@ -50,6 +55,10 @@ export async function fetchSource(
     return { codeSource: { default: {} } };
   }
   if ('codehost' in code) {
+    // The code host is the operator's, but the clone is made on a tenant's behalf: the policy holds for it too.
+    await ctx.outbound.checkUrl(ctx.codehostBaseUrl).catch((err: unknown) => {
+      throw err instanceof OutboundRefused ? new DeploymentFailure('CloneFailed', err.message) : err;
+    });
     const { commitSha } = await cloneRepository({
       baseUrl: ctx.codehostBaseUrl,
       source: code.codehost,
@@ -93,7 +102,7 @@ async function fetchAsset(
     const download = path.join(ctx.scratchDir, kind === 'zip' ? 'source.zip' : 'source.tar');
     await pipeline(blob.stream, createWriteStream(download));
     try {
-      await unpackArchive(kind, download, dest);
+      await unpackArchive(kind, download, dest, Math.min(MAX_UNPACKED_BYTES, ctx.maxUnpackedBytes ?? Infinity));
     } finally {
       await fs.rm(download, { force: true });
     }

@@ -12,6 +12,7 @@ import json
 import os
 import sys
 import time
+import urllib.error
 import urllib.request
 
 
@@ -28,14 +29,28 @@ def post_output(text):
             "output_task_output": {"type": "TextArtifact", "value": text},
         },
     }
-    request = urllib.request.Request(
-        f"{base.rstrip('/')}/api/structure-runs/{run_id}/events",
-        data=json.dumps(event).encode(),
-        headers={"Content-Type": "application/json", "Authorization": f"Bearer {os.environ.get('GT_CLOUD_API_KEY', '')}"},
-        method="POST",
-    )
-    with urllib.request.urlopen(request, timeout=30) as response:
-        response.read()
+    body = json.dumps(event).encode()
+    headers = {"Content-Type": "application/json", "Authorization": f"Bearer {os.environ.get('GT_CLOUD_API_KEY', '')}"}
+    url = f"{base.rstrip('/')}/api/structure-runs/{run_id}/events"
+    # 503 (the platform is briefly unavailable, e.g. its disk is full) and connection errors are retried,
+    # after Retry-After or a backoff, for as long as the run lives: its time limit ends the wait.
+    delay = 0.5
+    while True:
+        request = urllib.request.Request(url, data=body, headers=headers, method="POST")
+        try:
+            with urllib.request.urlopen(request, timeout=30) as response:
+                response.read()
+            return
+        except urllib.error.HTTPError as err:
+            if err.code != 503:
+                raise
+            wait = err.headers.get("Retry-After", "")
+            wait = min(float(wait), 30.0) if wait.isdigit() else delay
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            wait = delay
+        print(f"event not posted yet (the platform is unavailable); retrying in {wait:.1f} s", file=sys.stderr)
+        time.sleep(wait)
+        delay = min(delay * 2, 10.0)
 
 
 def main():

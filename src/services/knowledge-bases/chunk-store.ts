@@ -4,9 +4,11 @@
 // generated tsvector, GIN indexes and per-knowledge-base HNSW index as ours, so ingest.ts, query.ts and
 // vector-index.ts run the same SQL on either. That database needs the `vector` extension; when it is missing
 // and cannot be created, the job says so (OutsideDatabaseError) instead of failing obscurely.
+import net from 'node:net';
 import { Client } from 'pg';
 import type { DataSource } from 'typeorm';
 import type { KnowledgeBase } from '../../persistence/entities/knowledge-base';
+import { canonical, OutboundRefused, type OutboundPolicy } from '../../security/outbound-policy';
 import type { SecretBox } from '../../security/secret-box';
 
 export interface ChunkStore {
@@ -45,35 +47,82 @@ export const outsideTableOf = (knowledgeBaseId: string) => `tarmac_kb_chunks_${k
 export const sealPassword = (box: SecretBox, knowledgeBaseId: string, password: string) =>
   box.seal(password, `knowledge-base:${knowledgeBaseId}`).toString('base64');
 
-/** A connected client to a pg_vector knowledge base's outside database. */
-export async function connectOutside(kb: KnowledgeBase, box: SecretBox): Promise<Client> {
+/**
+ * What every failure to connect answers, whatever the cause (a refused address, a closed port, a service that
+ * is not PostgreSQL, this platform's own database, a wrong password): telling them apart would make the worker
+ * a port scanner. The cause goes to the worker's log.
+ */
+export const OUTSIDE_UNREACHABLE =
+  "The knowledge base's database could not be reached or refused the connection: check its host, port, database, " +
+  'user, password and sslmode. Addresses of this platform, loopback, private, link-local and metadata ranges are ' +
+  'refused unless an operator allows them (OUTBOUND_ALLOW)';
+
+/** pg's TLS options for an sslmode (as pg reads it), naming the server as the tenant did (the address is checked). */
+function sslOf(sslmode: string | null, servername: string | undefined) {
+  if (sslmode === null || sslmode === 'disable') return false;
+  return { ...(servername ? { servername } : {}), ...(sslmode === 'no-verify' ? { rejectUnauthorized: false } : {}) };
+}
+
+/**
+ * A connected client to a pg_vector knowledge base's outside database: its host resolved once through the
+ * outbound address policy, and the connection made to a checked address (the name kept for TLS).
+ */
+export async function connectOutside(kb: KnowledgeBase, box: SecretBox, policy: OutboundPolicy): Promise<Client> {
   const settings = kb.config.pg_vector as { connection_string?: string; password_sealed?: string } | undefined;
   if (!settings?.connection_string || !settings.password_sealed) {
     throw new OutsideDatabaseError('This pg_vector knowledge base has no connection string or password');
   }
   const password = box.open(Buffer.from(settings.password_sealed, 'base64'), `knowledge-base:${kb.knowledge_base_id}`);
-  // pg lets the connection string's (empty) password win over a `password` option: put it in the URL.
-  const url = new URL(settings.connection_string);
-  url.password = encodeURIComponent(password);
-  const client = new Client({
-    connectionString: url.toString(),
-    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
-    application_name: 'tarmac-knowledge-base',
-  });
-  client.on('error', () => undefined); // a dropped connection fails the next query instead of the process
+  const given = new URL(settings.connection_string);
+  const host = given.hostname.replace(/^\[|\]$/g, '');
+  const port = Number(given.port) || 5432;
+  const target = `${host} port ${port}`;
+  let addresses: Array<{ address: string }>;
   try {
-    await client.connect();
+    addresses = await policy.resolve(host, port);
   } catch (err) {
-    await client.end().catch(() => undefined);
-    throw new OutsideDatabaseError(`The outside database could not be reached: ${(err as Error).message}`);
+    if (!(err instanceof OutboundRefused)) policy.logFailure(target, (err as Error).message);
+    throw new OutsideDatabaseError(OUTSIDE_UNREACHABLE);
   }
-  return client;
+  const ssl = sslOf(given.searchParams.get('sslmode'), canonical(host) ? undefined : host);
+  const reasons: string[] = [];
+  for (const { address } of addresses) {
+    // pg lets the connection string win over options: the checked address, port and password go into it.
+    const url = new URL(settings.connection_string);
+    url.hostname = net.isIPv6(address) ? `[${address}]` : address;
+    url.port = String(port);
+    url.search = '';
+    url.password = encodeURIComponent(password);
+    const client = new Client({
+      connectionString: url.toString(),
+      ssl,
+      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+      application_name: 'tarmac-knowledge-base',
+    });
+    client.on('error', () => undefined); // a dropped connection fails the next query instead of the process
+    try {
+      await client.connect();
+      return client;
+    } catch (err) {
+      await client.end().catch(() => undefined);
+      reasons.push(`${address}: ${(err as Error).message}`);
+    }
+  }
+  policy.logFailure(target, reasons.join('; '));
+  throw new OutsideDatabaseError(OUTSIDE_UNREACHABLE);
+}
+
+/** Where chunk stores are opened from: our database, and for pg_vector the sealed password and the policy. */
+export interface ChunkStores {
+  ds: DataSource;
+  box: SecretBox;
+  outbound: OutboundPolicy;
 }
 
 /** Opens the store of `kb`; for pg_vector, connects and creates the table and its indexes when missing. */
-export async function openChunkStore(ds: DataSource, box: SecretBox, kb: KnowledgeBase): Promise<ChunkStore> {
-  if (kb.type !== 'pg_vector') return localChunkStore(ds);
-  const client = await connectOutside(kb, box);
+export async function openChunkStore(stores: ChunkStores, kb: KnowledgeBase): Promise<ChunkStore> {
+  if (kb.type !== 'pg_vector') return localChunkStore(stores.ds);
+  const client = await connectOutside(kb, stores.box, stores.outbound);
   const table = outsideTableOf(kb.knowledge_base_id);
   const over = (): ChunkStore => ({
     table,
@@ -136,10 +185,10 @@ async function ensureOutsideTable(client: Client, table: string): Promise<void> 
 }
 
 /** Drops a pg_vector knowledge base's table in its outside database (its delete; best effort when unreachable). */
-export async function dropOutsideTable(kb: KnowledgeBase, box: SecretBox): Promise<boolean> {
+export async function dropOutsideTable(kb: KnowledgeBase, box: SecretBox, policy: OutboundPolicy): Promise<boolean> {
   let client: Client | undefined;
   try {
-    client = await connectOutside(kb, box);
+    client = await connectOutside(kb, box, policy);
     await client.query(`DROP TABLE IF EXISTS ${outsideTableOf(kb.knowledge_base_id)}`);
     return true;
   } catch {

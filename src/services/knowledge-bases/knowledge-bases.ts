@@ -10,11 +10,12 @@ import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import type { DataSource } from 'typeorm';
 import type { Caller } from '../caller';
-import type { ModelsConfig } from '../../config';
+import type { Config, ModelsConfig } from '../../config';
 import { badRequest, conflict, missingReferences } from '../../errors';
 import type { PageRequest } from '../../persistence/pagination';
 import { KnowledgeBase, KnowledgeBaseType } from '../../persistence/entities/knowledge-base';
 import { findInOrg, pageInOrg } from '../../persistence/scoped';
+import { outboundPolicyFor } from '../../security/outbound-policy';
 import type { SecretBox } from '../../security/secret-box';
 import { dropOutsideTable, sealPassword } from './chunk-store';
 import { dropVectorIndex } from './vector-index';
@@ -285,7 +286,7 @@ export async function updateKnowledgeBase(
 
 /** Deletes the knowledge base with its jobs (open ones are cancelled first, bounded wait), chunks and queries. */
 export async function deleteKnowledgeBase(
-  deps: { ds: DataSource; temporal: Client; box?: SecretBox },
+  deps: { ds: DataSource; temporal: Client; box?: SecretBox; config: Pick<Config, 'outbound' | 'logLevel'> },
   caller: Caller,
   id: string,
 ): Promise<void> {
@@ -295,5 +296,5 @@ export async function deleteKnowledgeBase(
   await deps.ds.getRepository(KnowledgeBase).delete({ knowledge_base_id: kb.knowledge_base_id });
   await dropVectorIndex(deps.ds, kb.knowledge_base_id);
   // pg_vector: its table in the outside database goes too, when that database can be reached.
-  if (kb.type === 'pg_vector' && deps.box) await dropOutsideTable(kb, deps.box);
+  if (kb.type === 'pg_vector' && deps.box) await dropOutsideTable(kb, deps.box, outboundPolicyFor(deps.config));
 }

@@ -2,7 +2,6 @@
 // (when the knowledge base has a model), rank its chunks (query.ts), and, for searches, have the model answer
 // from the chunks it is given, citing them as [1], [2], ...; for retrievers, fuse the components' rankings by
 // reciprocal rank fusion and optionally let the model rerank them. Model failures surface as ModelError.
-import type { DataSource } from 'typeorm';
 import type { ChatTurn, ModelDriver } from '../../drivers/model/types';
 import { KnowledgeBase, QueryEntry } from '../../persistence/entities/knowledge-base';
 import type {
@@ -13,14 +12,10 @@ import type {
 } from '../../persistence/entities/retrieval';
 import type { KnowledgeBaseQueryArgs } from '../../temporal/contracts';
 import { DEFAULT_QUERY_COUNT, RRF_K, rankEntries, retrievalOf } from './query';
-import { openChunkStore } from './chunk-store';
-import type { SecretBox } from '../../security/secret-box';
+import { openChunkStore, type ChunkStores } from './chunk-store';
 
 /** Where chunks are read: our database, or a pg_vector knowledge base's outside one (its password sealed). */
-export interface RetrievalStores {
-  ds: DataSource;
-  box: SecretBox;
-}
+export type RetrievalStores = ChunkStores;
 
 /** The ranked entries of `query` in `kb`; OutsideDatabaseError when a pg_vector knowledge base's database fails. */
 export async function retrieve(
@@ -35,7 +30,7 @@ export async function retrieve(
   if (retrievalOf(kb) !== 'full_text' && kb.embedding_dimensions) {
     vector = (await models.embed({ model: kb.embedding_model!, input: [query], signal })).vectors[0];
   }
-  const store = await openChunkStore(stores.ds, stores.box, kb);
+  const store = await openChunkStore(stores, kb);
   try {
     return await rankEntries(store, kb, query, args, vector);
   } finally {

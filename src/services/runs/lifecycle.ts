@@ -6,6 +6,7 @@ import { Run, RUN_TERMINAL, RunStatus } from '../../persistence/entities/run';
 import { appendEvents, transitionRun } from './state';
 import { waitFor } from '../../temporal/workflow-records';
 import { findOnePrepared } from '../../persistence/direct-sql';
+import type { LostOutput } from '../../runtime/process/log-pump';
 
 /** How a run ended, as decided by the activity (process outcome) or the workflow (cancel, time limit). */
 export type RunEnding =
@@ -13,9 +14,16 @@ export type RunEnding =
    * A process that exited (`exitCode`), or an assistant run that answered. `output`: function and
    * assistant runs, the result (recorded with output_timestamp = now).
    */
-  | { status: 'SUCCEEDED' | 'FAILED'; exitCode?: number; message: string | null; output?: unknown }
+  | {
+      status: 'SUCCEEDED' | 'FAILED';
+      exitCode?: number;
+      message: string | null;
+      output?: unknown;
+      /** Output the platform could not store (docs/code-runs.md#lost-output). */
+      outputLost?: LostOutput;
+    }
   /** ERROR: the platform could not run it; FAILED with a reason: an assistant run's model refused (e.g. a bad request). */
-  | { status: 'ERROR' | 'FAILED'; reason: string; error: string }
+  | { status: 'ERROR' | 'FAILED'; reason: string; error: string; outputLost?: LostOutput }
   | { status: 'CANCELLED'; requestedBy: string };
 
 export const isTerminal = (status: RunStatus) => RUN_TERMINAL.includes(status);
@@ -99,20 +107,31 @@ export async function markRunning(ds: DataSource, runId: string, startedAt: Date
   });
 }
 
+/** The ending with `lost` recorded on it (when anything was lost and the ending can carry it). */
+export function withLostOutput(ending: RunEnding, lost: LostOutput | undefined): RunEnding {
+  return lost && ending.status !== 'CANCELLED' ? { ...ending, outputLost: lost } : ending;
+}
+
 function statusDetailOf(ending: RunEnding): Record<string, unknown> {
-  if ('error' in ending) return { reason: ending.reason, error: ending.error };
   if (ending.status === 'CANCELLED')
     return { reason: 'Cancelled', message: `Cancelled by ${ending.requestedBy}`, requested_by: ending.requestedBy };
+  // Lost output keeps the status the process earned, but is said in the detail (and by a SYSTEM event).
+  const lost = ending.outputLost ? { output_lost: ending.outputLost } : {};
+  if ('error' in ending) return { reason: ending.reason, error: ending.error, ...lost };
   return {
     reason: 'Completed',
-    message: ending.message,
+    message: ending.outputLost
+      ? [ending.message, ending.outputLost.reason].filter((m) => m !== null).join('; ')
+      : ending.message,
     ...(ending.exitCode !== undefined ? { exit_code: ending.exitCode } : {}),
+    ...lost,
   };
 }
 
 /**
  * The terminal write: status, status_detail, completed_at and the final SYSTEM event (StructureRunCompleted
- * for SUCCEEDED/FAILED, StructureRunError, StructureRunCancelled), and the run's own credentials are deleted.
+ * for SUCCEEDED/FAILED, StructureRunError, StructureRunCancelled; after StructureRunOutputLost when output
+ * was lost), and the run's own credentials are deleted.
  * Returns the status the run has afterwards (the earlier one if it had already ended).
  */
 export async function finishRun(
@@ -143,7 +162,11 @@ export async function finishRun(
             ? { type: 'StructureRunCancelled', payload: { status: 'CANCELLED', ...times, status_detail: detail } }
             : { type: 'StructureRunCompleted', payload: { status: ending.status, ...times, status_detail: detail } };
       await alsoWhenMoved?.(em, moved);
-      await appendEvents(em, runId, [{ ...event, origin: 'SYSTEM' }]);
+      const lost =
+        ending.status !== 'CANCELLED' && ending.outputLost
+          ? [{ type: 'StructureRunOutputLost', origin: 'SYSTEM' as const, payload: { output_lost: ending.outputLost } }]
+          : [];
+      await appendEvents(em, runId, [...lost, { ...event, origin: 'SYSTEM' }]);
     }
     // Deleted rather than deactivated: a deactivated key could be reactivated with UpdateApiKey.
     await em.query(`DELETE FROM api_keys WHERE run_id = $1`, [runId]);

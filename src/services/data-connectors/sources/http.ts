@@ -39,7 +39,8 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
 
 /**
  * `fetch` that waits out 429 and 503 answers carrying Retry-After (at most `policy.retries` times, each wait at
- * most `policy.maxWaitSeconds`) and returns the last answer otherwise. `init` is rebuilt per attempt.
+ * most `policy.maxWaitSeconds`) and returns the last answer otherwise. `init` is rebuilt per attempt; redirects
+ * are followed unless it says otherwise.
  */
 export async function fetchWithRetry(
   url: string,
@@ -49,7 +50,7 @@ export async function fetchWithRetry(
   onWait?: (seconds: number) => void,
 ): Promise<Response> {
   for (let attempt = 0; ; attempt++) {
-    const res = await fetch(url, { ...init(), signal, redirect: 'follow' });
+    const res = await fetch(url, { redirect: 'follow', ...init(), signal });
     const limited = res.status === 429 || (res.status === 503 && res.headers.has('retry-after'));
     if (!limited || attempt >= policy.retries) return res;
     const wait = retryAfterSeconds(res.headers.get('retry-after'));

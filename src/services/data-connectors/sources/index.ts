@@ -9,11 +9,10 @@ import type { Config } from '../../../config';
 import type { Logger } from '../../../logger';
 import type { DataConnector } from '../../../persistence/entities/data-connector';
 import type { SecretBox } from '../../../security/secret-box';
-import { lookup } from 'node:dns/promises';
 import { dataLakeSource } from './data-lake';
 import { driveSource, type DriveConfig, type DriveToken } from './drive';
 import { objstoreSource, type ObjstoreConfig } from './objstore';
-import { addressPolicy } from './safe-fetch';
+import { outboundPolicyFor } from '../../../security/outbound-policy';
 import { wikiSource, type WikiConfig } from './wiki';
 import type { ConnectorSource } from './source';
 import { structureSource } from './structure';
@@ -47,23 +46,9 @@ const notServed =
     read: () => Promise.reject(new Error(`${type} is not served yet`)),
   });
 
-/**
- * An objstore connector's own endpoint is checked like a webscraper's URLs (SSRF): every address its host
- * resolves to must be allowed. (The SDK resolves it again to connect; a host that answers differently the
- * second time is the operator's DNS to trust.)
- */
-const objstore: SourceFactory = (config, deps) => {
-  const policy = addressPolicy(deps.config.dataConnectors);
-  return objstoreSource(config as unknown as ObjstoreConfig, {
-    checkEndpoint: async (endpoint) => {
-      const host = endpoint.hostname.replace(/^\[|\]$/g, '');
-      for (const { address } of await lookup(host, { all: true })) {
-        const why = policy.check(address);
-        if (why) throw new Error(`The objstore endpoint ${endpoint.host} resolves to ${why}`);
-      }
-    },
-  });
-};
+/** objstore: its endpoint, and every connection to it, goes through the outbound address policy (SSRF). */
+const objstore: SourceFactory = (config, deps) =>
+  objstoreSource(config as unknown as ObjstoreConfig, { policy: outboundPolicyFor(deps.config) });
 
 /**
  * drive: the OAuth token lives sealed in the connector's `access_token` field, as JSON (access and refresh
@@ -85,7 +70,10 @@ const drive: SourceFactory = (config, deps) => {
 };
 
 const wiki: SourceFactory = (config, deps) =>
-  wikiSource(config as unknown as WikiConfig, { settings: deps.config.dataSources.wiki });
+  wikiSource(config as unknown as WikiConfig, {
+    settings: deps.config.dataSources.wiki,
+    policy: outboundPolicyFor(deps.config),
+  });
 
 export const SOURCES: Record<string, SourceFactory> = {
   webscraper: webscraperSource,

@@ -3,8 +3,11 @@
 // Version = the object's ETag. Reads ask for a byte range one past the cap, so a huge object is never
 // downloaded past the cap. Config members beyond the interface's (docs/data-connectors.md):
 // `objstore_endpoint` (default AWS), `objstore_region` (default us-east-1), `objstore_force_path_style`.
+import http from 'node:http';
+import https from 'node:https';
 import type { Readable } from 'node:stream';
 import { GetObjectCommand, ListObjectsV2Command, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
+import { OutboundRefused, type OutboundPolicy } from '../../../security/outbound-policy';
 import type { ConnectorSource, SourceContent, SourceContext, SourceItem, SourceItemError } from './source';
 import { itemError, safeSegment, SourceError, SourceUnavailableError, toItemError, tooLarge } from './source-error';
 
@@ -19,10 +22,10 @@ export interface ObjstoreConfig {
 
 export interface ObjstoreDeps {
   /**
-   * Refuses an endpoint the installation must not reach (the data-connector SSRF rule: loopback, private
-   * addresses); throws with the reason. Called once per listing, before the first request.
+   * The outbound address policy (SSRF): the endpoint is checked once per listing, before the first request,
+   * and every connection of the client goes to an address the policy checked (its agents' lookup hook).
    */
-  checkEndpoint?: (endpoint: URL) => Promise<void>;
+  policy?: OutboundPolicy;
 }
 
 const BUCKET = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
@@ -56,8 +59,18 @@ export function objstoreSource(config: ObjstoreConfig, deps: ObjstoreDeps = {}):
       throw new SourceError('InvalidConfig', `objstore_endpoint must be an http(s) URL`);
     }
   }
+  const endpointPort = endpoint ? Number(endpoint.port) || (endpoint.protocol === 'http:' ? 80 : 443) : 443;
+  const lookup = deps.policy?.lookup(endpointPort);
   const client = new S3Client({
     endpoint: endpoint?.toString(),
+    ...(lookup
+      ? {
+          requestHandler: {
+            httpAgent: new http.Agent({ keepAlive: true, lookup }),
+            httpsAgent: new https.Agent({ keepAlive: true, lookup }),
+          },
+        }
+      : {}),
     region: config.objstore_region || DEFAULT_REGION,
     forcePathStyle: config.objstore_force_path_style ?? false,
     credentials: {
@@ -101,7 +114,13 @@ export function objstoreSource(config: ObjstoreConfig, deps: ObjstoreDeps = {}):
 
   return {
     async *list(ctx) {
-      if (endpoint && deps.checkEndpoint) await deps.checkEndpoint(endpoint);
+      // An address in the endpoint is connected to without a lookup: checked here (a name is checked again
+      // by the lookup hook at every connection).
+      if (endpoint && deps.policy) {
+        await deps.policy.resolve(endpoint.hostname, endpointPort).catch((err: unknown) => {
+          throw err instanceof OutboundRefused ? new SourceUnavailableError(err.type, err.message) : err;
+        });
+      }
       const seen = new Set<string>();
       for (const uri of config.uris) {
         const parsed = parseS3Uri(uri);
@@ -206,6 +225,7 @@ const CREDENTIALS_REFUSED = new Set(['InvalidAccessKeyId', 'SignatureDoesNotMatc
  */
 function classify(err: unknown, uri: string): SourceItemError {
   if (err instanceof SourceError) return toItemError(uri, err);
+  if (err instanceof OutboundRefused) throw new SourceUnavailableError(err.type, err.message);
   if (!(err instanceof S3ServiceException)) {
     // No answer at all (connection refused, DNS, TLS) or aborted: no URI can be read.
     if ((err as Error)?.name === 'AbortError') throw err;

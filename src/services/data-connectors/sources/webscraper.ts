@@ -9,7 +9,8 @@
 import { createHash } from 'node:crypto';
 import robotsParser from 'robots-parser';
 import type { SourceFactory } from './index';
-import { addressPolicy, FetchError, safeFetch, type FetchOptions } from './safe-fetch';
+import { outboundPolicyFor } from '../../../security/outbound-policy';
+import { FetchError, safeFetch, type FetchOptions } from './safe-fetch';
 import { htmlToText, linksOf } from './html-text';
 import type { SourceContent, SourceItem, SourceItemError } from './source';
 
@@ -40,7 +41,7 @@ export function pathOfUrl(href: string): string {
 
 export const webscraperSource: SourceFactory = (config, deps) => {
   const settings = deps.config.dataConnectors;
-  const policy = addressPolicy(settings);
+  const policy = outboundPolicyFor(deps.config);
   const urls = (config.urls as string[]) ?? [];
   const maxDepth = Math.max(0, Math.min(5, Number(config.max_depth ?? 0) || 0));
   const maxPages = Math.max(1, Math.min(1000, Number(config.max_pages ?? DEFAULT_MAX_PAGES) || DEFAULT_MAX_PAGES));

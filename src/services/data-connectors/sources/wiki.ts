@@ -6,6 +6,7 @@
 import { convert } from 'html-to-text';
 import type { ConnectorSource, SourceContent, SourceContext, SourceItem, SourceItemError } from './source';
 import { itemError, safeSegment, SourceError, SourceUnavailableError, toItemError, tooLarge } from './source-error';
+import { OutboundRefused, type OutboundPolicy } from '../../../security/outbound-policy';
 import { DEFAULT_RETRY, fetchWithRetry, rateLimited, readCapped, readJson, type RetryPolicy } from './http';
 
 export interface WikiConfig {
@@ -29,6 +30,11 @@ export interface WikiDeps {
   retry?: RetryPolicy;
   /** Results per listing request (the provider may answer fewer). */
   pageSize?: number;
+  /**
+   * The outbound address policy, for a wiki at the tenant's domain (no WIKI_BASE_URL): its addresses are checked
+   * before the first request, and its answers may not redirect elsewhere.
+   */
+  policy?: OutboundPolicy;
 }
 
 export class WikiAuthError extends SourceUnavailableError {
@@ -102,12 +108,24 @@ export function wikiSource(config: WikiConfig, deps: WikiDeps): ConnectorSource 
   const wikiRoot = `${deps.settings.baseUrl ?? `https://${domain}`}/wiki`;
   const api = `${wikiRoot}/rest/api`;
 
+  const tenantHost = deps.settings.baseUrl === undefined;
+  let hostChecked: Promise<unknown> | undefined;
+
   async function get(url: string, ctx: SourceContext, what: string): Promise<Response> {
+    if (tenantHost && deps.policy) {
+      hostChecked ??= deps.policy.resolve(domain, 443);
+      await hostChecked.catch((err: unknown) => {
+        throw err instanceof OutboundRefused ? new SourceUnavailableError(err.type, err.message) : err;
+      });
+    }
     let res: Response;
     try {
       res = await fetchWithRetry(
         url,
-        () => ({ headers: { authorization: auth, accept: 'application/json' } }),
+        () => ({
+          headers: { authorization: auth, accept: 'application/json' },
+          ...(tenantHost ? { redirect: 'error' as const } : {}),
+        }),
         ctx.signal,
         retry,
         (s) => ctx.progress(`${what}: rate limited, waiting ${s} s`),

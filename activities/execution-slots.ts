@@ -1,0 +1,55 @@
+// The activities of admission (src/jobs/admission.ts): take or wait for an execution slot of the job's
+// organization, give it back, and signal `slotGranted` to the workflows of the waiters a change granted.
+import { WorkflowNotFoundError } from '@temporalio/client';
+import type { ActivityDeps } from './deps';
+import { acquireSlot, releaseSlot, type SlotGrant } from '../src/jobs/admission';
+import { ROW_VISIBLE_WAIT_MS } from '../src/services/runs/lifecycle';
+import { slotGrantedSignal, type ExecutionSlotJob } from '../src/temporal/contracts';
+import { waitFor } from '../src/temporal/workflow-records';
+
+/** What the workflow learns: it may execute, it waits (and why), or there is no job to execute. */
+export type SlotAnswer =
+  { admitted: true } | { admitted: false; executing: number; ahead: number; limit: number } | 'MISSING' | 'ENDED';
+
+/** Signals the granted waiters; one that cannot be reached re-tries on its own timer (or the reconciler frees its slot). */
+export async function signalGranted(deps: ActivityDeps, grants: SlotGrant[]): Promise<void> {
+  await Promise.all(
+    grants.map((g) =>
+      deps.temporal.workflow
+        .getHandle(g.workflowId)
+        .signal(slotGrantedSignal)
+        .catch((err: Error) => {
+          if (!(err instanceof WorkflowNotFoundError))
+            deps.log.warn({ err, workflowId: g.workflowId }, 'a granted execution slot could not be signalled');
+        }),
+    ),
+  );
+}
+
+export function createExecutionSlotActivities(deps: ActivityDeps) {
+  const limit = () => deps.config.execution.orgMaxConcurrentRuns;
+  return {
+    /**
+     * Takes an execution slot of the job's organization or queues the job (its status detail says so).
+     * Waits for a row committed just after its workflow started; 'MISSING' when it never appears.
+     */
+    async acquireExecutionSlot(input: { job: ExecutionSlotJob; workflowId: string }): Promise<SlotAnswer> {
+      const admission = await waitFor(
+        () => acquireSlot(deps.ds, input.job, { workflowId: input.workflowId, limit: limit() }),
+        (a) => a.outcome !== 'missing',
+        ROW_VISIBLE_WAIT_MS,
+      );
+      if (admission.outcome === 'missing') return 'MISSING';
+      await signalGranted(deps, admission.granted);
+      if (admission.outcome === 'ended') return 'ENDED';
+      if (admission.outcome === 'admitted') return { admitted: true };
+      const { executing, ahead } = admission;
+      return { admitted: false, executing, ahead, limit: admission.limit };
+    },
+
+    /** Gives the job's slot (or place in the queue) back; the next waiters of its organization are signalled. */
+    async releaseExecutionSlot(input: { job: ExecutionSlotJob }): Promise<void> {
+      await signalGranted(deps, await releaseSlot(deps.ds, input.job, { limit: limit() }));
+    },
+  };
+}

@@ -1,0 +1,114 @@
+// The per-organization fair share of execution through the public api: with ORG_MAX_CONCURRENT_RUNS=2, one
+// organization's backlog of sleeping runs waits QUEUED (saying why) and runs two at a time, in order, while
+// another organization's run starts at once. An api and a worker of their own run with that setting, on a
+// task queue of their own, beside the stack's.
+import { Worker } from '@temporalio/worker';
+import { expect } from 'chai';
+import { createActivities } from '../../activities';
+import { structureWithBuild } from '../support/builds';
+import { as } from '../support/client';
+import { SLEEP_PROGRAM, TERMINAL, waitForRun } from '../support/runs';
+import { getStack, newTenant, startApi } from '../support/stack';
+
+const LIMIT = 2;
+const BACKLOG = 6;
+const SLEEP_SECONDS = 2;
+
+describe('fair share of execution (ORG_MAX_CONCURRENT_RUNS)', function () {
+  this.timeout(180_000);
+
+  it("one organization's backlog waits its turn in order and does not delay another organization's run", async () => {
+    const s = getStack();
+    const config = {
+      ...s.config,
+      temporal: { ...s.config.temporal, taskQueue: 'tarmac-test-fair-share' },
+      execution: { ...s.config.execution, orgMaxConcurrentRuns: LIMIT },
+    };
+    const worker = await Worker.create({
+      connection: s.env.nativeConnection,
+      namespace: s.env.namespace ?? 'default',
+      taskQueue: config.temporal.taskQueue,
+      workflowBundle: s.workflowBundle,
+      activities: createActivities({ ...s.activityDeps, config }),
+    });
+    const api = await startApi(s.env.client, 0, config);
+    try {
+      await worker.runUntil(async () => {
+        const busy = await newTenant('fair-busy');
+        const quiet = await newTenant('fair-quiet');
+        const sleeper = await structureWithBuild(busy.organizationId, { files: { 'structure.py': SLEEP_PROGRAM } });
+        const oneLiner = await structureWithBuild(quiet.organizationId, {
+          files: { 'structure.py': 'print("hello")\n' },
+        });
+
+        const backlog: string[] = [];
+        for (let i = 0; i < BACKLOG; i++) {
+          const created = await as(busy.key, api.baseUrl).post(`/api/structures/${sleeper.structureId}/runs`, {
+            args: [String(SLEEP_SECONDS)],
+          });
+          expect(created.status, created.text).to.equal(201);
+          backlog.push(created.body.structure_run_id);
+        }
+        // The last of the backlog waits, and says for what.
+        const waiting = await waitForRun(
+          busy.key,
+          backlog[BACKLOG - 1],
+          (r) => r.status_detail?.reason === 'WaitingForExecutionSlot' || TERMINAL.includes(r.status),
+          30_000,
+          api.baseUrl,
+        );
+        expect(waiting.status).to.equal('QUEUED');
+        expect(waiting.status_detail.message).to.include(`ORG_MAX_CONCURRENT_RUNS=${LIMIT}`);
+        expect(waiting.status_detail.limit).to.equal(LIMIT);
+
+        // Another organization's one-line run is not held up behind the backlog.
+        const askedAt = Date.now();
+        const quick = await as(quiet.key, api.baseUrl).post(`/api/structures/${oneLiner.structureId}/runs`, {
+          args: [],
+        });
+        expect(quick.status, quick.text).to.equal(201);
+        const quickEnd = await waitForRun(quiet.key, quick.body.structure_run_id, undefined, 60_000, api.baseUrl);
+        const quickMs = Date.now() - askedAt;
+        expect(quickEnd.status).to.equal('SUCCEEDED');
+
+        const ended = [];
+        for (const runId of backlog) ended.push(await waitForRun(busy.key, runId, undefined, 120_000, api.baseUrl));
+        expect(ended.map((r) => r.status)).to.deep.equal(backlog.map(() => 'SUCCEEDED'));
+        // The whole backlog takes at least BACKLOG / LIMIT sleeps; the other organization's run took far less.
+        const backlogMs =
+          Math.max(...ended.map((r) => Date.parse(r.completed_at))) -
+          Math.min(...ended.map((r) => Date.parse(r.created_at)));
+        expect(backlogMs).to.be.at.least(((BACKLOG / LIMIT) * SLEEP_SECONDS - 0.5) * 1000);
+        expect(
+          quickMs,
+          `the quiet organization's run (${quickMs} ms) waited for the backlog (${backlogMs} ms)`,
+        ).to.be.lessThan(backlogMs - SLEEP_SECONDS * 1000);
+
+        // In order, never more than LIMIT at once.
+        // Runs admitted together may start their processes in either order; a run LIMIT places later never first.
+        const starts = ended.map((r) => Date.parse(r.started_at));
+        for (let j = LIMIT; j < BACKLOG; j++) {
+          for (let i = 0; i <= j - LIMIT; i++) {
+            expect(starts[j], `run ${j} started after run ${i}`).to.be.greaterThan(starts[i]);
+          }
+        }
+        for (const r of ended) {
+          const at = Date.parse(r.started_at);
+          const overlapping = ended.filter((o) => Date.parse(o.started_at) <= at && Date.parse(o.completed_at) > at);
+          expect(overlapping.length, 'runs of the organization executing at once').to.be.at.most(LIMIT);
+        }
+        // Given back just after each run's terminal write.
+        const held = async () =>
+          (
+            await s.ds.query(`SELECT count(*)::int AS n FROM execution_slots WHERE organization_id = $1`, [
+              busy.organizationId,
+            ])
+          )[0].n as number;
+        for (let i = 0; i < 100 && (await held()) > 0; i++) await new Promise((r) => setTimeout(r, 50));
+        expect(await held(), 'every slot and queue place was given back').to.equal(0);
+      });
+    } finally {
+      await api.close();
+    }
+  });
+});

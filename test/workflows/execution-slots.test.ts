@@ -1,0 +1,261 @@
+// The fair share in the run and build workflows (workflows/execution-slot.ts), on the time-skipping server with the
+// real admission activities and status writes (PostgreSQL) and a stubbed process activity: a run past its
+// organization's share waits QUEUED with no activity running; a release grants it by signal; a lost signal
+// is made up by the re-try timer; a cancel while waiting ends it CANCELLED without ever executing.
+import { randomUUID } from 'node:crypto';
+import type { WorkflowHandle } from '@temporalio/client';
+import { Worker } from '@temporalio/worker';
+import { expect } from 'chai';
+import { createActivities } from '../../activities';
+import type { DeploymentOutcome } from '../../activities/deployments';
+import { releaseSlot } from '../../src/jobs/admission';
+import { Deployment, Run } from '../../src/persistence/entities';
+import type { RunEnding } from '../../src/services/runs/lifecycle';
+import {
+  cancelRunSignal,
+  slotGrantedSignal,
+  type CodeRunInput,
+  type DeploymentInput,
+} from '../../src/temporal/contracts';
+import { startOptionsFor } from '../../src/temporal/workflow-start';
+import { structureWithBuild } from '../support/builds';
+import { aRun } from '../support/runs';
+import { getStack, newTenant, startTimeSkipping } from '../support/stack';
+
+const QUEUE = 'tarmac-test-slots';
+
+/** The event types of a workflow's history, in order (the one `<type>EventAttributes` member of each). */
+async function historyOf(handle: WorkflowHandle): Promise<string[]> {
+  const history = await handle.fetchHistory();
+  return (history.events ?? []).map(
+    (e) =>
+      Object.keys(e)
+        .find((k) => k.endsWith('EventAttributes') && (e as Record<string, unknown>)[k])
+        ?.replace('EventAttributes', '') ?? '?',
+  );
+}
+
+const signalNames = async (handle: WorkflowHandle) =>
+  ((await handle.fetchHistory()).events ?? [])
+    .map((e) => e.workflowExecutionSignaledEventAttributes?.signalName)
+    .filter(Boolean);
+
+async function until<T>(read: () => Promise<T>, done: (v: T) => boolean, what: string, ms = 20_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await read();
+    if (done(v)) return v;
+    if (Date.now() > deadline) throw new Error(`${what}: still ${JSON.stringify(v)}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe('execution slots in the run workflow (time-skipping)', function () {
+  this.timeout(120_000);
+  let ts: Awaited<ReturnType<typeof startTimeSkipping>>;
+  /** Runs whose stubbed process activity was started, and how to end each. */
+  const executed: string[] = [];
+  const release = new Map<string, (e: RunEnding) => void>();
+  let worker: Worker;
+  let running: Promise<void>;
+
+  before(async () => {
+    const s = getStack();
+    ts = await startTimeSkipping();
+    const config = { ...s.config, execution: { ...s.config.execution, orgMaxConcurrentRuns: 1 } };
+    const activities = createActivities({ ...s.activityDeps, config, temporal: ts.env.client });
+    worker = await Worker.create({
+      connection: ts.env.nativeConnection,
+      namespace: ts.env.namespace ?? 'default',
+      taskQueue: QUEUE,
+      workflowBundle: s.workflowBundle,
+      activities: {
+        ...activities,
+        // The process: runs until the test ends it (a run of HOLD), or ends at once.
+        async executeCodeRun(input: { runId: string }): Promise<RunEnding> {
+          executed.push(input.runId);
+          return new Promise((resolve) => release.set(input.runId, resolve));
+        },
+        // The build: ends at once (FAILED, so that no build directory is needed).
+        async buildDeployment(input: DeploymentInput): Promise<DeploymentOutcome> {
+          executed.push(input.deploymentId);
+          return { status: 'FAILED', detail: { reason: 'ScriptFailed', message: 'stubbed build' } };
+        },
+      },
+    });
+    running = worker.run();
+  });
+
+  after(async () => {
+    worker?.shutdown();
+    await running;
+    await ts?.stop();
+  });
+
+  const structures = new Map<string, string>();
+  async function startRun(organizationId: string): Promise<{ runId: string; handle: WorkflowHandle }> {
+    const { ds } = getStack();
+    if (!structures.has(organizationId)) {
+      const built = await structureWithBuild(organizationId, { files: { 'structure.py': 'print("stubbed")\n' } });
+      structures.set(organizationId, built.structureId);
+    }
+    const run = await ds
+      .getRepository(Run)
+      .save(aRun({ kind: 'structure', organization_id: organizationId, resource_id: structures.get(organizationId)! }));
+    const input: CodeRunInput = { runId: run.run_id, timeLimitSeconds: 3600, heartbeatTimeoutSeconds: 3600 };
+    const handle = await ts.env.client.workflow.start('codeRunWorkflow', {
+      ...startOptionsFor({ kind: 'structure-run', id: run.run_id, organizationId, summary: 'test' }, QUEUE),
+      args: [input],
+    });
+    return { runId: run.run_id, handle };
+  }
+
+  const rowOf = (runId: string) => getStack().ds.getRepository(Run).findOneByOrFail({ run_id: runId });
+  const slotOf = async (runId: string) =>
+    (await getStack().ds.query(`SELECT state FROM execution_slots WHERE job_id = $1`, [runId]))[0]?.state as
+      string | undefined;
+  const executing = (runId: string) => until(async () => executed.includes(runId), Boolean, `${runId} executes`);
+
+  /** A slot of the organization held by a job whose workflow does not exist (its signal goes nowhere). */
+  async function holdSlot(organizationId: string): Promise<string> {
+    const jobId = randomUUID();
+    await getStack().ds.query(
+      `INSERT INTO execution_slots (job_kind, job_id, organization_id, workflow_id, state, granted_at)
+       VALUES ('run', $1, $2, $3, 'HOLDING', now())`,
+      [jobId, organizationId, `structure-run-${jobId}`],
+    );
+    return jobId;
+  }
+
+  it('waits QUEUED past its organization share, with no activity running, and starts on the grant signal', async () => {
+    const t = await newTenant('slots-grant');
+    const first = await startRun(t.organizationId);
+    await executing(first.runId);
+    const second = await startRun(t.organizationId);
+
+    const waiting = await until(
+      () => rowOf(second.runId),
+      (r) => (r.status_detail as { reason?: string } | null)?.reason === 'WaitingForExecutionSlot',
+      'the second run says it waits',
+    );
+    expect(waiting.status).to.equal('QUEUED');
+    expect(waiting.status_detail).to.include({ executing: 1, limit: 1, ahead: 0 });
+    expect((waiting.status_detail as { message: string }).message).to.include('ORG_MAX_CONCURRENT_RUNS=1');
+    expect(await slotOf(second.runId)).to.equal('WAITING');
+    const described = await second.handle.describe();
+    expect(described.raw.pendingActivities ?? [], 'no activity runs while it waits').to.have.length(0);
+    expect(executed).to.not.include(second.runId);
+
+    // Another organization is not held up by this one's backlog.
+    const other = await newTenant('slots-other');
+    const third = await startRun(other.organizationId);
+    await executing(third.runId);
+    release.get(third.runId)!({ status: 'SUCCEEDED', exitCode: 0, message: null });
+    expect(await third.handle.result()).to.equal('SUCCEEDED');
+
+    release.get(first.runId)!({ status: 'SUCCEEDED', exitCode: 0, message: null });
+    expect(await first.handle.result()).to.equal('SUCCEEDED');
+    expect(await slotOf(first.runId), 'the ended run gave its slot back').to.equal(undefined);
+    await executing(second.runId);
+    expect(await signalNames(second.handle)).to.deep.equal(['slotGranted']);
+    const started = await rowOf(second.runId);
+    expect(started.status_detail, 'the waiting detail is cleared once admitted').to.equal(null);
+    release.get(second.runId)!({ status: 'SUCCEEDED', exitCode: 0, message: null });
+    expect(await second.handle.result()).to.equal('SUCCEEDED');
+    const history = await historyOf(second.handle);
+    expect(history).to.include('timerCanceled'); // the re-try timer was not needed
+    expect(history).to.not.include('timerFired');
+  });
+
+  it('asks again on its timer when the grant signal is lost', async () => {
+    const t = await newTenant('slots-timer');
+    const holder = await holdSlot(t.organizationId);
+    const run = await startRun(t.organizationId);
+    await until(
+      () => slotOf(run.runId),
+      (s) => s === 'WAITING',
+      'the run waits',
+    );
+    // The holder goes without signalling anyone (a lost signal).
+    await getStack().ds.query(`DELETE FROM execution_slots WHERE job_id = $1`, [holder]);
+    const before = await ts.env.currentTimeMs();
+    await ts.env.sleep(31_000); // skipped: the re-try timer fires
+    await executing(run.runId);
+    expect((await ts.env.currentTimeMs()) - before).to.be.at.least(30_000);
+    release.get(run.runId)!({ status: 'SUCCEEDED', exitCode: 0, message: null });
+    expect(await run.handle.result()).to.equal('SUCCEEDED');
+    expect(await historyOf(run.handle)).to.include('timerFired');
+    expect(await signalNames(run.handle)).to.deep.equal([]);
+  });
+
+  it('ends a run cancelled while it waits CANCELLED at once, without ever executing or holding a slot', async () => {
+    const t = await newTenant('slots-cancel');
+    const holder = await holdSlot(t.organizationId);
+    const run = await startRun(t.organizationId);
+    await until(
+      () => slotOf(run.runId),
+      (s) => s === 'WAITING',
+      'the run waits',
+    );
+    await run.handle.signal(cancelRunSignal, { requestedBy: t.userId });
+    expect(await run.handle.result()).to.equal('CANCELLED');
+    const row = await rowOf(run.runId);
+    expect(row.status).to.equal('CANCELLED');
+    expect(row.status_detail).to.include({ reason: 'Cancelled', requested_by: t.userId });
+    expect(executed).to.not.include(run.runId);
+    expect(await slotOf(run.runId), 'its place in the queue is given back').to.equal(undefined);
+    expect(await slotOf(holder)).to.equal('HOLDING');
+  });
+
+  it('keeps a build QUEUED while its organization has no free slot, and builds it once granted', async () => {
+    const { ds } = getStack();
+    const t = await newTenant('slots-build');
+    const holder = await holdSlot(t.organizationId);
+    const { structureId } = await structureWithBuild(t.organizationId, { files: { 'structure.py': '' } });
+    const deploymentId = randomUUID();
+    await ds.getRepository(Deployment).save({
+      deployment_id: deploymentId,
+      organization_id: t.organizationId,
+      resource_id: structureId,
+      resource_kind: 'structure',
+      status: 'QUEUED',
+      status_detail: null,
+      code_source: { default: {} },
+      created_by: 'test',
+      created_at: new Date(),
+      updated_at: new Date(),
+    });
+    const input: DeploymentInput = {
+      deploymentId,
+      kind: 'structure',
+      code: { default: {} },
+      configFile: 'structure_config.yaml',
+      timeLimitSeconds: 3600,
+      heartbeatTimeoutSeconds: 3600,
+    };
+    const handle = await ts.env.client.workflow.start('deploymentWorkflow', {
+      ...startOptionsFor(
+        { kind: 'deployment', id: deploymentId, organizationId: t.organizationId, summary: 'test' },
+        QUEUE,
+      ),
+      args: [input],
+    });
+    const waiting = await until(
+      () => ds.getRepository(Deployment).findOneByOrFail({ deployment_id: deploymentId }),
+      (d) => (d.status_detail as { reason?: string } | null)?.reason === 'WaitingForExecutionSlot',
+      'the build says it waits',
+    );
+    expect(waiting.status).to.equal('QUEUED');
+    expect(executed).to.not.include(deploymentId);
+
+    // What the holder's release does: the freed slot goes to the waiter, whose workflow is signalled.
+    const granted = await releaseSlot(ds, { kind: 'run', jobId: holder }, { limit: 1 });
+    expect(granted.map((g) => g.jobId)).to.deep.equal([deploymentId]);
+    await handle.signal(slotGrantedSignal);
+    expect(await handle.result()).to.equal('FAILED');
+    expect(executed).to.include(deploymentId);
+    const ended = await ds.getRepository(Deployment).findOneByOrFail({ deployment_id: deploymentId });
+    expect(ended.status_detail).to.deep.equal({ reason: 'ScriptFailed', message: 'stubbed build' });
+    expect(await slotOf(deploymentId), 'the build gave its slot back').to.equal(undefined);
+  });
+});
