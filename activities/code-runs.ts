@@ -20,6 +20,7 @@ import {
 } from '../src/services/runs/lifecycle';
 import { appendLogs } from '../src/services/runs/state';
 import { findOnePrepared } from '../src/persistence/direct-sql';
+import { CgroupUnavailable } from '../src/runtime/sandbox/cgroups';
 
 /** What a process activity records in its heartbeats: enough for a retry to find what it left behind. */
 interface ProcessMarker {
@@ -51,11 +52,7 @@ function cleanUpLeftover(marker: ProcessMarker | undefined, runId: string): void
   }
 }
 
-function endingOf(
-  outcome: SupervisedOutcome,
-  logLimitBytes: number,
-  { cpuSeconds, fileBytes }: { cpuSeconds: number; fileBytes: number },
-): RunEnding {
+function endingOf(outcome: SupervisedOutcome, logLimitBytes: number): RunEnding {
   switch (outcome.kind) {
     case 'start-failed':
       return { status: 'ERROR', reason: 'StartFailed', error: `The process could not be started: ${outcome.message}` };
@@ -68,21 +65,15 @@ function endingOf(
     case 'not-wanted':
       return { status: 'ERROR', reason: 'AlreadyEnded', error: 'The run ended before its process started' };
     case 'exited': {
-      const { code, signal } = outcome.status;
+      const { code, signal, limit } = outcome.status;
       if (code === 0) return { status: 'SUCCEEDED', exitCode: 0, message: null };
+      // Stopped by a resource limit (the sandbox's one mapping, src/runtime/sandbox/limits.ts).
+      if (limit) {
+        const subject =
+          limit.reason === 'CpuLimitExceeded' || limit.reason === 'FileSizeLimitExceeded' ? 'process' : 'run';
+        return { status: 'ERROR', reason: limit.reason, error: `The ${subject} ${limit.message}` };
+      }
       if (code !== null) return { status: 'FAILED', exitCode: code, message: `The process exited with code ${code}` };
-      if (signal === 'SIGXCPU')
-        return {
-          status: 'ERROR',
-          reason: 'CpuLimitExceeded',
-          error: `The process used more than its CPU time limit of ${cpuSeconds} s`,
-        };
-      if (signal === 'SIGXFSZ')
-        return {
-          status: 'ERROR',
-          reason: 'FileSizeLimitExceeded',
-          error: `The process wrote a file larger than its limit of ${fileBytes} bytes`,
-        };
       // Shell convention for a death by signal (e.g. 137 for SIGKILL, which is also what an OOM kill looks like).
       const number = os.constants.signals[signal as NodeJS.Signals] ?? 0;
       return { status: 'FAILED', exitCode: 128 + number, message: `The process was killed by ${signal}` };
@@ -133,7 +124,22 @@ export function createCodeRunActivities(deps: ActivityDeps) {
       }
       const heartbeatTimeoutMs = ctx.info.heartbeatTimeoutMs ?? 15_000;
       // The organization was read by prepareExecution: its group is known without another query.
-      const identity = sandbox.enabled ? await sandbox.identity(sandbox.gidOf(prepared.sandboxIndex)) : undefined;
+      let identity;
+      try {
+        identity = await sandbox.identity(
+          sandbox.gidOf(prepared.sandboxIndex),
+          config.runLimits.memoryMb * 1024 * 1024,
+        );
+      } catch (err) {
+        // Fail closed: no control group, no run.
+        void fs.promises.rm(prepared.home, { recursive: true, force: true }).catch(() => undefined);
+        if (!(err instanceof CgroupUnavailable)) throw err;
+        return {
+          status: 'ERROR',
+          reason: 'SandboxUnavailable',
+          error: `The run could not be isolated: ${err.message}`,
+        };
+      }
       try {
         // The fence, just before the spawn: an earlier attempt presumed lost (a missed heartbeat) may still be
         // starting the process.
@@ -173,7 +179,7 @@ export function createCodeRunActivities(deps: ActivityDeps) {
           onLogWriteError: (err) =>
             log.warn({ err, runId: run.run_id }, 'run logs could not be written; retrying while the run lasts'),
         });
-        const processEnding = endingOf(outcome, config.runLimits.logBytes, config.sandbox);
+        const processEnding = endingOf(outcome, config.runLimits.logBytes);
         const ending = prepared.returnsResult
           ? functionEnding(
               processEnding,

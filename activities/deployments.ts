@@ -15,6 +15,7 @@ import { organizationCache, trimCache, withGroupUmask } from '../src/runtime/bui
 import type { BuildManifest } from '../src/runtime/manifest';
 import { readUntrustedText } from '../src/runtime/untrusted-file';
 import { sandboxIdentityFor } from '../src/services/sandbox-identity';
+import { CgroupUnavailable } from '../src/runtime/sandbox/cgroups';
 import { fetchSource, Fetched } from '../src/runtime/source/fetch';
 import { codeLocationToken } from '../src/services/connections';
 import { fingerprintOf, openAccessToken } from '../src/services/deployments';
@@ -102,7 +103,19 @@ export function createDeploymentActivities({ ds, config, blobs, box, log, sandbo
       const beatEveryMs = Math.max(200, Math.min(1_000, (ctx.info.heartbeatTimeoutMs ?? 10_000) / 4));
       const beat = setInterval(() => ctx.heartbeat(), beatEveryMs);
       const home = path.join(buildPath, 'home');
-      const identity = await sandboxIdentityFor(ds, sandbox, row.organization_id);
+      let identity;
+      try {
+        identity = await sandboxIdentityFor(ds, sandbox, row.organization_id, config.runLimits.memoryMb * 1024 * 1024);
+      } catch (err) {
+        // Fail closed: no control group, no build.
+        clearInterval(beat);
+        await fs.rm(buildPath, { recursive: true, force: true });
+        if (!(err instanceof CgroupUnavailable)) throw err;
+        return {
+          status: 'ERROR',
+          detail: { reason: 'SandboxUnavailable', message: `The build could not be isolated: ${err.message}` },
+        };
+      }
       // pip and npm download caches: one per organization when sandboxed (a shared one could be poisoned).
       const cacheDir = identity
         ? await organizationCache(config.buildDir, identity.gid)

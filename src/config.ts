@@ -64,7 +64,7 @@ export interface Config {
   runLimits: {
     /** Wall time of one run (a workflow timer); a run past it ends ERROR. */
     timeSeconds: number;
-    /** Address-space limit of the user process, in MiB. */
+    /** Memory of the whole run or build (its control group: every process and its tmpfs mounts), in MiB. */
     memoryMb: number;
     /** stdout+stderr kept per run; past it the run ends ERROR. */
     logBytes: number;
@@ -238,8 +238,14 @@ export interface SandboxConfig {
   diskBytes: number;
   /** CPU seconds per process (RLIMIT_CPU; past it SIGXCPU ends the run ERROR). */
   cpuSeconds: number;
-  /** Processes and threads of one run (RLIMIT_NPROC of its uid). */
+  /** Processes and threads of one run (pids.max of its control group, and RLIMIT_NPROC of its uid). */
   maxProcesses: number;
+  /** Open files per process of a run (RLIMIT_NOFILE). */
+  maxOpenFiles: number;
+  /** Size of a run's /dev/shm (a tmpfs counted in the run's memory). */
+  shmBytes: number;
+  /** CPU weight of the platform's own processes against all runs together (weight 100), cgroup v2 units. */
+  platformCpuWeight: number;
   /** Largest file a user process may write (RLIMIT_FSIZE). */
   fileBytes: number;
   /** Extra destinations (CIDRs) user code may reach although they are private (an internal package index). */
@@ -604,6 +610,9 @@ function sandboxConfig(
     cpuSeconds: int('SANDBOX_CPU_SECONDS', 3600, 1),
     maxProcesses: int('SANDBOX_MAX_PROCESSES', 256, 8, 1_000_000),
     fileBytes: int('SANDBOX_FILE_MB', 1024, 1, 1024 * 1024) * 1024 * 1024,
+    maxOpenFiles: int('SANDBOX_MAX_OPEN_FILES', 4096, 64, 1_048_576),
+    shmBytes: int('SANDBOX_SHM_MB', 64, 1, 1024 * 1024) * 1024 * 1024,
+    platformCpuWeight: int('SANDBOX_PLATFORM_CPU_WEIGHT', 400, 1, 10_000),
     allowCidrs,
     allowHostPorts: hostPortList(env, 'SANDBOX_ALLOW_HOST_PORTS', problems),
   };

@@ -8,8 +8,9 @@ export async function sandboxIdentityFor(
   ds: DataSource,
   sandbox: Sandbox,
   organizationId: string,
+  memoryBytes: number,
 ): Promise<SandboxIdentity | undefined> {
   if (!sandbox.enabled) return undefined;
   const organization = await ds.getRepository(Organization).findOneByOrFail({ organization_id: organizationId });
-  return sandbox.identity(sandbox.gidOf(organization.sandbox_index));
+  return sandbox.identity(sandbox.gidOf(organization.sandbox_index), memoryBytes);
 }

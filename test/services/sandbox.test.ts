@@ -4,8 +4,12 @@ import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
-import { sandboxExitStatus } from '../../src/runtime/process/user-process';
+import fs from 'node:fs';
+import os from 'node:os';
+import { sandboxExitStatus, startUserProcess } from '../../src/runtime/process/user-process';
 import { REFUSED_SYSCALLS, seccompProgram } from '../../src/runtime/sandbox/seccomp';
+import { python3 } from '../support/builds';
+import { getStack } from '../support/stack';
 
 const DIST = path.join(__dirname, '..', '..');
 
@@ -49,9 +53,90 @@ describe('sandbox', () => {
   it('builds one seccomp program of 8-byte instructions that ends in ALLOW, and none on other architectures', () => {
     const program = seccompProgram('x64')!;
     expect(program.length % 8).to.equal(0);
-    // arch check (3) + x32 (3) + 2 per refused call + clone3 (2) + clone (5)
-    expect(program.length / 8).to.equal(6 + 2 * Object.keys(REFUSED_SYSCALLS).length + 2 + 5);
+    // arch check (3) + x32 (3) + 2 per refused call + socket (10) + clone3 (2) + clone (5)
+    expect(program.length / 8).to.equal(6 + 2 * Object.keys(REFUSED_SYSCALLS).length + 10 + 2 + 5);
     expect(program.readUInt32LE(program.length - 4)).to.equal(0x7fff0000);
     expect(seccompProgram('arm64')).to.equal(undefined);
+  });
+
+  it('gives user code unix, IPv4, IPv6 and route netlink sockets only (no vsock, no raw packets), RLIMIT_NOFILE, a read-only /dev and a sized /dev/shm', async () => {
+    const { sandbox } = getStack().activityDeps;
+    const { maxOpenFiles, shmBytes } = sandbox.config;
+    const identity = (await sandbox.identity(sandbox.config.gidBase, 512 * 1024 * 1024))!;
+    const home = fs.mkdtempSync(path.join(os.tmpdir(), 'tarmac-sandbox-test-'));
+    fs.chownSync(home, identity.uid, identity.gid);
+    const program = `import errno, os, socket
+def attempt(name, family, kind, proto=0):
+    try:
+        socket.socket(family, kind, proto).close()
+        print(name, "opened")
+    except OSError as e:
+        print(name, errno.errorcode[e.errno])
+attempt("inet", socket.AF_INET, socket.SOCK_STREAM)
+attempt("inet6", socket.AF_INET6, socket.SOCK_DGRAM)
+attempt("netlink-route", socket.AF_NETLINK, socket.SOCK_RAW, 0)
+attempt("netlink-uevent", socket.AF_NETLINK, socket.SOCK_RAW, 15)
+attempt("vsock", 40, socket.SOCK_STREAM)
+attempt("packet", 17, socket.SOCK_RAW)
+attempt("unix", socket.AF_UNIX, socket.SOCK_STREAM)
+print("getaddrinfo", socket.getaddrinfo("localhost", 80, socket.AF_INET)[0][4][0])
+files = []
+try:
+    while True:
+        files.append(open("/dev/null"))
+except OSError as e:
+    print("files", len(files) + 3, errno.errorcode[e.errno])
+for f in files:
+    f.close()
+written = 0
+try:
+    with open("/dev/shm/fill", "wb") as f:
+        while True:
+            f.write(b"x" * 1048576)
+            f.flush()
+            written += 1048576
+except OSError as e:
+    print("shm", written, errno.errorcode[e.errno])
+try:
+    open("/dev/planted", "w")
+except OSError as e:
+    print("dev", errno.errorcode[e.errno])
+`;
+    const lines: string[] = [];
+    try {
+      const w = sandbox.wrap({
+        file: python3(),
+        argv: ['-c', program],
+        cwd: '/',
+        home,
+        memoryBytes: 512 * 1024 * 1024,
+        identity,
+      });
+      const child = await startUserProcess({
+        ...w,
+        cwd: '/',
+        env: { PATH: '/usr/bin:/bin', HOME: home },
+        onLine: (_stream, line) => lines.push(line),
+      });
+      expect((await child.finished).code, lines.join('\n')).to.equal(0);
+    } finally {
+      await identity.release();
+      fs.rmSync(home, { recursive: true, force: true });
+    }
+    const said = new Map(lines.map((l) => [l.split(' ')[0], l.split(' ').slice(1).join(' ')]));
+    expect(said.get('inet')).to.equal('opened');
+    expect(said.get('inet6')).to.equal('opened');
+    expect(said.get('netlink-route')).to.equal('opened');
+    expect(said.get('netlink-uevent')).to.equal('EAFNOSUPPORT');
+    expect(said.get('vsock')).to.equal('EAFNOSUPPORT');
+    expect(said.get('packet')).to.equal('EAFNOSUPPORT');
+    expect(said.get('unix')).to.equal('opened');
+    expect(said.get('getaddrinfo')).to.equal('127.0.0.1');
+    // stdin, stdout, stderr, what the interpreter holds and the files it opened: the limit, then EMFILE.
+    const [opened, error] = said.get('files')!.split(' ');
+    expect(error).to.equal('EMFILE');
+    expect(Number(opened)).to.be.within(maxOpenFiles - 8, maxOpenFiles);
+    expect(said.get('shm')).to.equal(`${shmBytes} ENOSPC`);
+    expect(said.get('dev')).to.equal('EROFS');
   });
 });

@@ -41,6 +41,7 @@ import { temporalCli, temporalTestServer } from '../../src/temporal/binaries';
 import { SEARCH_ATTRIBUTES } from '../../src/temporal/search-attributes';
 import { stopSpawner } from '../../src/runtime/process/spawn';
 import { Sandbox } from '../../src/runtime/sandbox/sandbox';
+import { joinPlatformGroup } from '../../src/runtime/sandbox/cgroups';
 import { activityDepsFor, createWorker, WORKFLOWS_PATH } from '../../src/worker/create-worker';
 import { bootstrapOrganization } from '../../src/services/accounts';
 import { startModelProvider, ModelProvider } from './model-provider';
@@ -177,6 +178,9 @@ export async function startStack(opts: { env?: Record<string, string>; inProcess
     ...opts.env,
   });
 
+  // The test process (the worker) and what it starts (PostgreSQL, Temporal) share the platform's CPU
+  // weight, above that of the runs, as `npm start` does (src/runtime/sandbox/cgroups.ts).
+  if (config.sandbox.mode === 'on') joinPlatformGroup(config.sandbox.platformCpuWeight);
   let databaseUrl = testDatabaseUrl;
   if (!databaseUrl) {
     const pg: RunningPostgres = await startEmbeddedPostgres({

@@ -13,6 +13,7 @@ import { red, say, shout } from './output';
 import { Restarter } from './restarts';
 import type { Running } from './running';
 import { run, temporalAddressOf } from './sequence';
+import { joinPlatformGroup } from '../../runtime/sandbox/cgroups';
 
 /** Extra time, beyond SHUTDOWN_GRACE_MS, before an api or worker that ignores SIGTERM is killed. */
 const KILL_MARGIN_MS = 5_000;
@@ -122,6 +123,13 @@ export async function supervise(): Promise<void> {
         process.exit(2);
       }
       throw err;
+    }
+    // Everything started from here (PostgreSQL, Temporal, api, worker) shares the platform's CPU weight,
+    // above that of the runs (src/runtime/sandbox/cgroups.ts). The worker itself refuses to run user code
+    // without control groups; here a failure is only said.
+    if (config.sandbox.mode === 'on') {
+      const why = joinPlatformGroup(config.sandbox.platformCpuWeight);
+      if (why) say(`not in the platform's control group: ${why}`);
     }
     await run(config, running, onUnexpectedExit, {
       isStopping,

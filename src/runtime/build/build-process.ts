@@ -1,7 +1,7 @@
 // One build step (git, python -m venv, pip, npm, a user's build script) as a subprocess: no shell, its own
 // process group, a clean environment, output kept as a bounded tail. Cancellation (the deployment's time
 // limit, or the worker shutting down) kills the whole group at once: a build has nothing to save.
-import { spawnDetached, type Spawned } from '../process/spawn';
+import { spawnDetached, type ExitStatus, type Spawned } from '../process/spawn';
 import type { Wrapped } from '../sandbox/sandbox';
 
 /** The last `limit` bytes of everything the build steps printed, for status_detail.build_output_tail. */
@@ -43,10 +43,8 @@ export interface StepOptions {
   cancelled: Promise<never>;
 }
 
-export interface StepResult {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-}
+/** How the step ended, with the resource limit that stopped it (if any). */
+export type StepResult = ExitStatus;
 
 function killGroup(pid: number): void {
   try {

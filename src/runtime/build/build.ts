@@ -93,6 +93,8 @@ export async function buildProject(ctx: BuildContext, config: DeployConfig): Pro
       output: ctx.output,
       cancelled: ctx.cancelled,
     });
+    // Stopped by a resource limit: the limit is the reason, named with its setting.
+    if (result.limit) throw new DeploymentFailure(result.limit.reason, `${what} ${result.limit.message}`);
     if (result.code !== 0) throw new DeploymentFailure(failure, `${what} ${describeExit(result)}`);
   };
   const script = (file: string | undefined, what: string) =>
@@ -114,6 +116,7 @@ export async function buildProject(ctx: BuildContext, config: DeployConfig): Pro
       output: ctx.output,
       cancelled: ctx.cancelled,
     });
+    if (result.limit) throw new DeploymentFailure(result.limit.reason, `python3 -m venv ${result.limit.message}`);
     if (result.code !== 0) throw new Error(`python3 -m venv ${describeExit(result)}: ${ctx.output.text().slice(-500)}`);
     interpreter = path.join(venv, 'bin', 'python');
     await script(config.build.preBuildInstallScript, 'The pre-build script');

@@ -1,3 +1,5 @@
+import type { LimitReason } from '../sandbox/limits';
+
 // How a deployment ends when it is not a success. A DeploymentFailure is the user's to fix (broken config,
 // failed install, missing main file): the deployment ends FAILED with {reason, message, build_output_tail}.
 // Anything else thrown while deploying is an infrastructure fault and ends the deployment ERROR.
@@ -21,7 +23,9 @@ export type FailureReason =
   /** The build's directory outgrew BUILD_DISK_MB (the step was stopped). */
   | 'DiskQuotaExceeded'
   /** The build added more than BUILD_CACHE_MB to its organization's package cache. */
-  | 'CacheQuotaExceeded';
+  | 'CacheQuotaExceeded'
+  /** A build step stopped by a resource limit of the sandbox (src/runtime/sandbox/limits.ts). */
+  | LimitReason;
 
 export class DeploymentFailure extends Error {
   constructor(

@@ -12,11 +12,14 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import { collectResult, type ResultBytes, resultStreamOf, stdioWith } from './result-channel';
+import type { LimitHit } from '../sandbox/limits';
 import type { SpawnerReply, SpawnerRequest } from './spawner-main';
 
 export interface ExitStatus {
   code: number | null;
   signal: NodeJS.Signals | null;
+  /** The resource limit that stopped it (sandboxed processes: Wrapped.readExit, src/runtime/sandbox/limits.ts). */
+  limit?: LimitHit;
 }
 
 export interface SpawnRequest {

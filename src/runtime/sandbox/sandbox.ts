@@ -1,12 +1,13 @@
 // The one path by which user code runs (builds, structure, function and tool runs). With SANDBOX=on each
 // process tree runs:
+//   sh       (enters the run's control group, cgroups.ts: memory of the whole run, processes, CPU weight)
 //   setpriv  (a run uid of its own and its organization's gid, no supplementary groups, no capabilities,
 //             no_new_privs, killed with the worker)
 //   launcher (network.ts: the network helper, pasta, beside the sandbox, as the same uid)
-//   prlimit  (address space, CPU seconds, processes of its uid, file size, no core dumps)
+//   prlimit  (CPU seconds, processes of its uid, file size, open files, no core dumps)
 //   bwrap    (new user, pid, ipc, uts, cgroup and network namespaces: it sees only its own processes and
-//             sockets; a read-only
-//             root of /usr and /etc; its build read-only (read-write while building); a private
+//             sockets; a read-only root of /usr and /etc; a read-only /dev with a sized /dev/shm; its build
+//             read-only (read-write while building); a private
 //             size-capped tmpfs for HOME and /tmp; the seccomp filter of seccomp.ts)
 // behind the owner-matched firewall of firewall.ts. See docs/security.md for what each layer stops.
 // With SANDBOX=off (single-tenant development only) it runs as the worker's user, with prlimit alone.
@@ -26,11 +27,15 @@ import { Firewall } from './firewall';
 import { loopbackPortsOf, RunNetwork, tunUsable } from './network';
 import { seccompProgram } from './seccomp';
 import { UidPool } from './uid-pool';
+import { CgroupTree, CgroupUnavailable, entryCommand, type RunGroup } from './cgroups';
+import { limitHit } from './limits';
 
 /** Who a sandboxed process runs as; `release()` once its processes are done (kills any left). */
 export interface SandboxIdentity {
   uid: number;
   gid: number;
+  /** The run's (or build's) control group; release() kills what is left in it and removes it. */
+  group: RunGroup;
   release(): Promise<void>;
 }
 
@@ -115,11 +120,12 @@ function resolvers(): string[] {
 export class Sandbox {
   private constructor(
     readonly config: SandboxConfig,
-    private readonly tools: { bwrap: string; setpriv: string; prlimit: string; bash: string } | undefined,
+    private readonly tools: { bwrap: string; setpriv: string; prlimit: string; bash: string; sh: string } | undefined,
     private readonly uids: UidPool | undefined,
     private readonly firewall: Firewall | undefined,
     private readonly seccompFile: string | undefined,
     private readonly dropBoundingSet: boolean,
+    private readonly cgroups: CgroupTree | undefined,
     private readonly network?: RunNetwork,
   ) {}
 
@@ -139,7 +145,7 @@ export class Sandbox {
     const { log } = opts;
     if (config.mode === 'off') {
       log.warn('SANDBOX=off: user code runs as the worker user, unisolated; for single-tenant development only');
-      return new Sandbox(config, undefined, undefined, undefined, undefined, false);
+      return new Sandbox(config, undefined, undefined, undefined, undefined, false, undefined);
     }
     const refuse = (why: string) =>
       new SandboxUnavailable(
@@ -151,8 +157,9 @@ export class Sandbox {
     const prlimit = findTool('prlimit');
     const pasta = findTool('pasta');
     const bash = findTool('bash');
+    const sh = findTool('sh');
     if (!bwrap) throw refuse('bubblewrap (bwrap) is not installed (Debian: apt-get install bubblewrap)');
-    if (!setpriv || !prlimit) throw refuse('setpriv and prlimit (util-linux) are not installed');
+    if (!setpriv || !prlimit || !sh) throw refuse('setpriv and prlimit (util-linux) or sh are not installed');
     if (!pasta || !bash)
       throw refuse('pasta, the network helper of each run, is not installed (Debian: apt-get install passt)');
     if (!tunUsable()) {
@@ -167,9 +174,19 @@ export class Sandbox {
         'the worker is not root and lacks CAP_SETUID, CAP_SETGID, CAP_CHOWN and CAP_KILL to switch user code to run uids',
       );
     }
+    let cgroups: CgroupTree;
+    try {
+      cgroups = CgroupTree.open({ platformWeight: config.platformCpuWeight });
+    } catch (err) {
+      if (!(err instanceof CgroupUnavailable)) throw err;
+      throw refuse(`no control group for each run (memory, processes, CPU weight): ${err.message}`);
+    }
     fs.mkdirSync(config.stateDir, { recursive: true, mode: 0o700 });
     fs.chmodSync(config.stateDir, 0o700);
     const uids = new UidPool(config.stateDir, config.uidBase, config.uidCount);
+    // Groups left by a worker that died (their uid no longer leased) go, with whatever still runs in them.
+    const swept = await cgroups.sweep((uid) => uids.isLeased(uid));
+    if (swept) log.info({ swept }, 'removed the control groups of runs whose worker is gone');
 
     const program = seccompProgram();
     let seccompFile: string | undefined;
@@ -233,30 +250,66 @@ export class Sandbox {
     }
     const sandbox = new Sandbox(
       config,
-      { bwrap, setpriv, prlimit, bash },
+      { bwrap, setpriv, prlimit, bash, sh },
       uids,
       firewall,
       seccompFile,
       root || has(caps, CAP_SETPCAP),
+      cgroups,
       helper,
     );
     await sandbox.selfTest().catch((err: Error) => {
       throw refuse(err.message);
     });
-    log.info({ uids: `${config.uidBase}+${config.uidCount}`, seccomp: Boolean(seccompFile) }, 'user code is sandboxed');
+    log.info(
+      {
+        uids: `${config.uidBase}+${config.uidCount}`,
+        seccomp: Boolean(seccompFile),
+        cgroups: { version: cgroups.version, roots: cgroups.roots },
+      },
+      'user code is sandboxed',
+    );
     return sandbox;
   }
 
   /** The same sandbox with other limits (tests); it leaves the firewall rules to this one. */
   withConfig(config: SandboxConfig): Sandbox {
-    return new Sandbox(config, this.tools, this.uids, undefined, this.seccompFile, this.dropBoundingSet, this.network);
+    return new Sandbox(
+      config,
+      this.tools,
+      this.uids,
+      undefined,
+      this.seccompFile,
+      this.dropBoundingSet,
+      this.cgroups,
+      this.network,
+    );
   }
 
-  /** Leases a run uid in `gid` (an organization's group). SANDBOX=off: undefined. */
-  async identity(gid: number): Promise<SandboxIdentity | undefined> {
-    if (!this.uids) return undefined;
+  /**
+   * Leases a run uid in `gid` (an organization's group) and creates its control group, whose memory limit
+   * (`memoryBytes`) counts every process of the run and its tmpfs mounts. SANDBOX=off: undefined.
+   * Throws CgroupUnavailable when the group cannot be made: the run must not start.
+   */
+  async identity(gid: number, memoryBytes: number): Promise<SandboxIdentity | undefined> {
+    if (!this.uids || !this.cgroups) return undefined;
     const lease = await this.uids.lease();
-    return { uid: lease.uid, gid, release: lease.release };
+    let group: RunGroup;
+    try {
+      group = await this.cgroups.createRun(gid, lease.uid, { memoryBytes, maxProcesses: this.config.maxProcesses });
+    } catch (err) {
+      await lease.release();
+      throw err;
+    }
+    let released: Promise<void> | undefined;
+    const release = async () => {
+      try {
+        await group.destroy();
+      } finally {
+        await lease.release();
+      }
+    };
+    return { uid: lease.uid, gid, group, release: () => (released ??= release()) };
   }
 
   /** The gid of an organization, from its index (organizations.sandbox_index). */
@@ -274,6 +327,8 @@ export class Sandbox {
     if (!id || !this.tools || !this.network) throw new Error('a sandboxed process needs a run identity');
     const c = this.config;
     const extraFiles: string[] = [];
+    const entry = entryCommand(id.group, this.tools.sh);
+    const countersBefore = id.group.counters();
     const bwrap = [
       '--unshare-user',
       '--unshare-pid',
@@ -291,6 +346,15 @@ export class Sandbox {
       '--proc',
       '/proc',
       '--dev',
+      '/dev',
+      // A sized /dev/shm (its pages count in the run's memory), then the rest of /dev read-only.
+      '--size',
+      String(c.shmBytes),
+      '--perms',
+      '1777',
+      '--tmpfs',
+      '/dev/shm',
+      '--remount-ro',
       '/dev',
       '--size',
       String(c.diskBytes),
@@ -314,15 +378,17 @@ export class Sandbox {
     }
     // A network namespace of its own, connected by the launcher's helper (network.ts).
     bwrap.push(...this.network.bwrapArgs());
+    // Memory is the control group's (the whole run), not an address-space limit per process.
     // CPU: SIGXCPU at the limit (the run's reason), SIGKILL 5 s later for a process that ignores it.
-    // The limits are set after the launcher, so that they bind the user's processes and not the helper
-    // (whose fixed buffers alone take more address space than the smallest memory limit).
+    // These limits are set after the launcher, so that they bind the user's processes and not the helper.
     const limited = [
       this.tools.prlimit,
-      `--as=${spec.memoryBytes}`,
       `--cpu=${c.cpuSeconds}:${c.cpuSeconds + 5}`,
-      `--nproc=${c.maxProcesses}`,
+      // The run's processes are counted by its group (pids.max, which names the limit when hit); the uid's
+      // RLIMIT_NPROC is a backstop a little above it.
+      `--nproc=${c.maxProcesses + 16}`,
       `--fsize=${c.fileBytes}`,
+      `--nofile=${c.maxOpenFiles}`,
       '--core=0',
       '--',
       // bwrap sets PWD whatever it is told: env -u keeps the environment exactly what the platform built.
@@ -335,7 +401,11 @@ export class Sandbox {
       spec.file,
       ...spec.argv,
     ];
+    // The chain, each step exec'ing the next: enter the cgroup (as the worker) → setpriv → the network
+    // launcher (as the run's uid) → prlimit → bwrap.
     const argv = [
+      ...entry.prefix,
+      this.tools.setpriv,
       `--reuid=${id.uid}`,
       `--regid=${id.gid}`,
       '--clear-groups',
@@ -348,11 +418,16 @@ export class Sandbox {
       this.tools.bash,
       ...this.network.launch(id.uid, id.gid, limited),
     ];
+    const settings = { ...c, memoryBytes: spec.memoryBytes };
     return {
-      file: this.tools.setpriv,
+      file: entry.file,
       argv,
       extraFiles,
-      readExit: sandboxExitStatus,
+      readExit: (status) => {
+        const read = sandboxExitStatus(status);
+        const limit = limitHit(read, { before: countersBefore, after: id.group.counters() }, settings);
+        return limit ? { ...read, limit } : read;
+      },
     };
   }
 
@@ -398,7 +473,7 @@ export class Sandbox {
       .flat()
       .find((i) => i && i.family === 'IPv4' && !i.internal)?.address;
     const targets = ['127.0.0.1', ...(hostAddress ? [hostAddress] : [])];
-    const identity = await this.identity(this.config.gidBase);
+    const identity = await this.identity(this.config.gidBase, 512 * 1024 * 1024);
     const home = fs.mkdtempSync(path.join(this.config.stateDir, 'probe-'));
     try {
       const script =

@@ -1,10 +1,11 @@
 // The seccomp filter of every sandboxed process (bubblewrap loads it with --seccomp just before the exec):
 // classic BPF over struct seccomp_data, x86_64 only. It refuses (EPERM) the syscalls a tenant needs for
 // nothing but attacking the kernel or its neighbours: tracing, mounts, kernel modules and keyrings, BPF,
-// io_uring, new namespaces (unshare, setns, clone with CLONE_NEW*), and the x32 ABI that could sidestep the
-// filter. Unix sockets are allowed: abstract addresses belong to a network namespace, and every sandboxed
-// process has one of its own (network.ts), so the host's (D-Bus, systemd, containerd) are out of reach; the
-// sandbox's file system holds no socket of the host's to connect to by path.
+// io_uring, new namespaces (unshare, setns, clone with CLONE_NEW*), every socket family but unix, IPv4, IPv6 and
+// route netlink (no vsock to the hypervisor, no raw packets, no bluetooth, can, xdp, ...), and the x32 ABI that
+// could sidestep the filter. Unix sockets are allowed: abstract addresses belong to a network namespace, and
+// every sandboxed process has one of its own (network.ts), so the host's (D-Bus, systemd, containerd) are out
+// of reach; the sandbox's file system holds no socket of the host's to connect to by path.
 // Everything else is allowed: interpreters, pip and npm work unchanged.
 
 const AUDIT_ARCH_X86_64 = 0xc000003e;
@@ -14,6 +15,7 @@ const RET_KILL_PROCESS = 0x80000000;
 const retErrno = (errno: number) => 0x00050000 | errno;
 const EPERM = 1;
 const ENOSYS = 38;
+const EAFNOSUPPORT = 97;
 
 const LD_W_ABS = 0x20;
 const JEQ_K = 0x15;
@@ -71,6 +73,15 @@ export const REFUSED_SYSCALLS: Record<string, number> = {
   fspick: 433,
   mount_setattr: 442,
 };
+const SOCKET = 41;
+const AF_UNIX = 1;
+const AF_INET = 2;
+const AF_INET6 = 10;
+const AF_NETLINK = 16;
+/** The one netlink protocol user code needs: glibc's getaddrinfo asks it for the host's addresses. */
+const NETLINK_ROUTE = 0;
+/** The families socket() may open (Python and Node need nothing else); socketpair is not filtered. */
+export const ALLOWED_SOCKET_FAMILIES = { AF_UNIX, AF_INET, AF_INET6, AF_NETLINK };
 const CLONE = 56;
 const CLONE3 = 435;
 /** CLONE_NEWNS | NEWCGROUP | NEWUTS | NEWIPC | NEWUSER | NEWPID | NEWNET | NEWTIME. */
@@ -91,6 +102,20 @@ export function seccompProgram(arch: string = process.arch): Buffer | undefined 
     [RET_K, 0, 0, retErrno(EPERM)],
   ];
   for (const nr of Object.values(REFUSED_SYSCALLS)) p.push([JEQ_K, 0, 1, nr], [RET_K, 0, 0, retErrno(EPERM)]);
+  // socket(): an allow-list of families; any other is "not supported" (EAFNOSUPPORT), which libraries probe
+  // for. Netlink only for routes (getaddrinfo).
+  p.push(
+    [JEQ_K, 0, 9, SOCKET],
+    [LD_W_ABS, 0, 0, 16], // args[0] (domain)
+    [JEQ_K, 6, 0, AF_UNIX],
+    [JEQ_K, 5, 0, AF_INET],
+    [JEQ_K, 4, 0, AF_INET6],
+    [JEQ_K, 0, 2, AF_NETLINK],
+    [LD_W_ABS, 0, 0, 32], // args[2] (protocol)
+    [JEQ_K, 1, 0, NETLINK_ROUTE],
+    [RET_K, 0, 0, retErrno(EAFNOSUPPORT)],
+    [RET_K, 0, 0, RET_ALLOW],
+  );
   // clone3 passes its flags in memory, out of a filter's reach: ENOSYS makes libc fall back to clone.
   p.push([JEQ_K, 0, 1, CLONE3], [RET_K, 0, 0, retErrno(ENOSYS)]);
   p.push(

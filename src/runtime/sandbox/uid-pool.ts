@@ -35,6 +35,16 @@ export class UidPool {
     throw new Error(`every sandbox uid of [${this.base}, ${this.base + this.count}) is in use (SANDBOX_UID_COUNT)`);
   }
 
+  /** Whether a live process holds `uid` (its lock file names one). */
+  isLeased(uid: number): boolean {
+    try {
+      const owner = Number(fs.readFileSync(this.lockFile(uid), 'utf8').trim());
+      return !Number.isInteger(owner) || owner <= 0 || processExists(owner);
+    } catch {
+      return false;
+    }
+  }
+
   private lockFile(uid: number) {
     return path.join(this.dir, String(uid));
   }

@@ -1,0 +1,462 @@
+// A control group per run and per build: the memory of the whole run (every process, and the pages of its
+// tmpfs mounts, which the kernel charges to the writer's group), its number of processes and its share of
+// the CPU. The tree, under the group the worker itself was started in:
+//   <base>/tarmac/platform            the platform's own processes (worker, api, PostgreSQL, Temporal), CPU
+//                                     weight SANDBOX_PLATFORM_CPU_WEIGHT
+//   <base>/tarmac/runs/org-<gid>/     one per organization, equal weight: 200 busy processes of one
+//                                     organization get the share of one
+//   <base>/tarmac/runs/org-<gid>/run-<uid>   one per run or build (its leased uid): memory.max, pids.max
+// cgroup v2 where the host's unified hierarchy has the controllers, else the v1 controllers cpu, memory,
+// pids and freezer (each its own hierarchy, the same relative path in each). A run enters its group before
+// anything of it runs (the first step of its command, see entryCommand) and is killed by its group: no
+// double fork or new session escapes.
+import fs from 'node:fs';
+import path from 'node:path';
+
+export class CgroupUnavailable extends Error {}
+
+/** Which limits a run's group hit, counted since `counters()` was read before. */
+export interface LimitCounters {
+  oomKills: number;
+  processLimitHits: number;
+}
+
+export interface RunGroup {
+  /** The files a process writes its own pid into to enter the group (one per hierarchy). */
+  readonly procsFiles: string[];
+  counters(): LimitCounters;
+  /** The most memory the run used at once, in bytes (undefined where the kernel does not tell). */
+  peakMemoryBytes(): number | undefined;
+  /** Kills every process of the group (no fork escapes: frozen first, or cgroup.kill), waits until none is left, removes it. */
+  destroy(): Promise<void>;
+}
+
+export interface RunGroupLimits {
+  memoryBytes: number;
+  maxProcesses: number;
+}
+
+const V2_CONTROLLERS = ['cpu', 'memory', 'pids'];
+const V1_CONTROLLERS = ['cpu', 'memory', 'pids', 'freezer'] as const;
+type V1Controller = (typeof V1_CONTROLLERS)[number];
+/** Where our own tree sits under a group: a process already in it (started by `npm start`) is not nested again. */
+const PLATFORM_SUFFIX = /\/tarmac\/platform$/;
+const DEFAULT_WEIGHT = 100;
+
+interface Mount {
+  type: 'cgroup' | 'cgroup2';
+  root: string;
+  point: string;
+  options: string[];
+}
+
+function mounts(): Mount[] {
+  const found: Mount[] = [];
+  for (const line of fs.readFileSync('/proc/self/mountinfo', 'utf8').split('\n')) {
+    const [left, right] = line.split(' - ');
+    if (!right) continue;
+    const [type, , superOptions] = right.split(' ');
+    if (type !== 'cgroup' && type !== 'cgroup2') continue;
+    const fields = left.split(' ');
+    // A mount hidden by a later one on or above it is listed still: only a visible hierarchy counts.
+    if (fs.existsSync(path.join(fields[4], 'cgroup.procs')))
+      found.push({ type, root: fields[3], point: fields[4], options: superOptions.split(',') });
+  }
+  return found;
+}
+
+/** This process's group in each hierarchy: '' for v2, else the controller names (`cpu,cpuacct`). */
+function ownGroups(pid: number | 'self' = 'self'): Map<string, string> {
+  const groups = new Map<string, string>();
+  for (const line of fs.readFileSync(`/proc/${pid}/cgroup`, 'utf8').trim().split('\n')) {
+    const m = /^\d+:([^:]*):(.*)$/.exec(line);
+    if (m) for (const name of m[1] === '' ? [''] : m[1].split(',')) groups.set(name, m[2]);
+  }
+  return groups;
+}
+
+/** The directory of a group path of the mount (the mount's root may be a sub-path in a container). */
+function dirOf(mount: Mount, group: string): string {
+  const relative = mount.root !== '/' && group.startsWith(mount.root) ? group.slice(mount.root.length) : group;
+  return path.join(mount.point, relative.replace(PLATFORM_SUFFIX, ''));
+}
+
+const write = (file: string, value: string | number) => fs.writeFileSync(file, String(value));
+const read = (file: string) => fs.readFileSync(file, 'utf8');
+const exists = (file: string) => fs.existsSync(file);
+
+/** `key N` lines of memory.events, pids.events, memory.oom_control. */
+function counter(file: string, key: string): number {
+  try {
+    return Number(new RegExp(`^${key ? `${key} ` : ''}(\\d+)$`, 'm').exec(read(file))?.[1] ?? 0);
+  } catch {
+    return 0;
+  }
+}
+
+function peak(file: string): number | undefined {
+  try {
+    return Number(read(file));
+  } catch {
+    return undefined; // an older kernel (v2 memory.peak is 5.19+), or the group is gone
+  }
+}
+
+function pidsIn(dir: string): number[] {
+  try {
+    return read(path.join(dir, 'cgroup.procs')).split('\n').filter(Boolean).map(Number);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw err;
+  }
+}
+
+function killAll(pids: number[]) {
+  for (const pid of pids) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // gone
+    }
+  }
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** rmdir, retried while the kernel still counts processes that are dying; gives up after `timeoutMs`. */
+async function removeDir(dir: string, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      fs.rmdirSync(dir);
+      return;
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT') return;
+      if (code !== 'EBUSY' || Date.now() > deadline) throw err;
+      killAll(pidsIn(dir));
+      await sleep(20);
+    }
+  }
+}
+
+/** rmdir of an organization's group once its last run is gone; still in use (another run): left. */
+function removeIfUnused(dir: string): void {
+  try {
+    fs.rmdirSync(dir);
+  } catch {
+    // busy or gone
+  }
+}
+
+/** mkdir -p that tolerates a racing rmdir of an emptied parent (another run of the organization ending). */
+function makeDir(dir: string): void {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      fs.mkdirSync(dir, { recursive: true });
+      return;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || attempt >= 3) throw err;
+    }
+  }
+}
+
+/** The control-group tree of this worker's runs. */
+export abstract class CgroupTree {
+  abstract readonly version: 1 | 2;
+  /** Where the tree is (one directory per hierarchy), for the logs and for the operator. */
+  abstract readonly roots: string[];
+  /** The groups of an organization's runs in the memory hierarchy, and the file of a group's peak usage. */
+  abstract readonly memory: { organizationDir(gid: number): string; peakFile: string };
+
+  /**
+   * Finds the controllers on this host, creates the tree, moves this process (the worker) into the platform
+   * group. Throws CgroupUnavailable naming what is missing.
+   */
+  static open(opts: { platformWeight: number }): CgroupTree {
+    let all: Mount[];
+    try {
+      all = mounts();
+    } catch (err) {
+      throw new CgroupUnavailable(`cannot read /proc/self/mountinfo: ${(err as Error).message}`);
+    }
+    const own = ownGroups();
+    const unified = all.find((m) => m.type === 'cgroup2');
+    if (unified && own.has('')) {
+      const base = dirOf(unified, own.get('')!);
+      const available = exists(path.join(base, 'cgroup.controllers'))
+        ? read(path.join(base, 'cgroup.controllers')).split(/\s+/)
+        : [];
+      if (V2_CONTROLLERS.every((c) => available.includes(c))) return new CgroupTreeV2(base, opts.platformWeight);
+    }
+    const dirs = {} as Record<V1Controller, string>;
+    const missing: string[] = [];
+    for (const controller of V1_CONTROLLERS) {
+      const mount = all.find((m) => m.type === 'cgroup' && m.options.includes(controller));
+      const group = own.get(controller);
+      if (!mount || group === undefined) missing.push(controller);
+      else dirs[controller] = dirOf(mount, group);
+    }
+    if (missing.length) {
+      throw new CgroupUnavailable(
+        'no cgroup v2 hierarchy with the cpu, memory and pids controllers, and the cgroup v1 controllers ' +
+          `${missing.join(', ')} are not mounted (or this process is in none of their groups)`,
+      );
+    }
+    return new CgroupTreeV1(dirs, opts.platformWeight);
+  }
+
+  /** Creates the group of one run or build (replacing a leftover of a lost worker of the same name). */
+  abstract createRun(organizationGid: number, runUid: number, limits: RunGroupLimits): Promise<RunGroup>;
+
+  /** Kills what is left in a run's group and removes it (and its organization's, once unused). */
+  protected abstract destroyRun(organizationGid: number, runUid: number): Promise<void>;
+
+  /** The directory of `runs/org-<gid>/run-<uid>` in one hierarchy (all have the same). */
+  protected abstract get runsDir(): string;
+
+  /**
+   * Removes the run groups whose uid no worker holds (`isLeased`): left by a worker that died. A uid is
+   * leased before its group is made and released after it is removed, so no live run's group is touched.
+   * Answers how many were removed.
+   */
+  async sweep(isLeased: (uid: number) => boolean): Promise<number> {
+    const list = (dir: string) => {
+      try {
+        return fs.readdirSync(dir);
+      } catch {
+        return [];
+      }
+    };
+    let removed = 0;
+    for (const org of list(this.runsDir)) {
+      const gid = /^org-(\d+)$/.exec(org)?.[1];
+      if (!gid) continue;
+      for (const run of list(path.join(this.runsDir, org))) {
+        const uid = /^run-(\d+)$/.exec(run)?.[1];
+        if (!uid || isLeased(Number(uid))) continue;
+        await this.destroyRun(Number(gid), Number(uid));
+        removed++;
+      }
+    }
+    return removed;
+  }
+}
+
+/** Writes what must hold, and reports the first write that failed as CgroupUnavailable (after `undo`). */
+function attempt<T>(what: string, fn: () => T, undo?: () => void): T {
+  try {
+    return fn();
+  } catch (err) {
+    undo?.();
+    if (err instanceof CgroupUnavailable) throw err;
+    throw new CgroupUnavailable(`${what}: ${(err as Error).message}`);
+  }
+}
+
+class CgroupTreeV2 extends CgroupTree {
+  readonly version = 2 as const;
+  readonly roots: string[];
+  readonly memory = {
+    organizationDir: (gid: number) => path.join(this.tarmac, 'runs', `org-${gid}`),
+    peakFile: 'memory.peak',
+  };
+  private readonly tarmac: string;
+
+  constructor(base: string, platformWeight: number) {
+    super();
+    this.tarmac = path.join(base, 'tarmac');
+    this.roots = [this.tarmac];
+    const platform = path.join(this.tarmac, 'platform');
+    attempt(`cannot create the platform's control group ${platform}`, () => {
+      makeDir(platform);
+      write(path.join(platform, 'cgroup.procs'), process.pid);
+    });
+    // A group that passes controllers to its children may hold no process itself (v2's rule): the worker
+    // has just left <base>; anything else left there makes this fail, and the operator must move it.
+    const enable = (dir: string) =>
+      attempt(
+        `cannot enable the cpu, memory and pids controllers in ${dir} (a group that hands out controllers may ` +
+          'hold no process: start the worker in a control group of its own, e.g. systemd Delegate=yes)',
+        () => write(path.join(dir, 'cgroup.subtree_control'), V2_CONTROLLERS.map((c) => `+${c}`).join(' ')),
+      );
+    enable(base);
+    enable(this.tarmac);
+    attempt('cannot set the platform CPU weight', () => write(path.join(platform, 'cpu.weight'), platformWeight));
+    makeDir(path.join(this.tarmac, 'runs'));
+    enable(path.join(this.tarmac, 'runs'));
+  }
+
+  protected get runsDir() {
+    return path.join(this.tarmac, 'runs');
+  }
+
+  protected async destroyRun(gid: number, uid: number): Promise<void> {
+    const org = path.join(this.runsDir, `org-${gid}`);
+    const dir = path.join(org, `run-${uid}`);
+    if (exists(dir)) await destroyV2(dir);
+    removeIfUnused(org);
+  }
+
+  async createRun(gid: number, uid: number, limits: RunGroupLimits): Promise<RunGroup> {
+    const org = path.join(this.runsDir, `org-${gid}`);
+    const dir = path.join(org, `run-${uid}`);
+    if (exists(dir)) await destroyV2(dir);
+    attempt(
+      `cannot create the run's control group ${dir}`,
+      () => {
+        makeDir(org);
+        if (!read(path.join(org, 'cgroup.subtree_control')).includes('memory'))
+          write(path.join(org, 'cgroup.subtree_control'), V2_CONTROLLERS.map((c) => `+${c}`).join(' '));
+        fs.mkdirSync(dir);
+        write(path.join(dir, 'memory.max'), limits.memoryBytes);
+        if (exists(path.join(dir, 'memory.swap.max'))) write(path.join(dir, 'memory.swap.max'), 0);
+        write(path.join(dir, 'pids.max'), limits.maxProcesses);
+        write(path.join(dir, 'cpu.weight'), DEFAULT_WEIGHT);
+      },
+      () => [dir, org].forEach(removeIfUnused),
+    );
+    return {
+      procsFiles: [path.join(dir, 'cgroup.procs')],
+      counters: () => ({
+        oomKills: counter(path.join(dir, 'memory.events'), 'oom_kill'),
+        processLimitHits: counter(path.join(dir, 'pids.events'), 'max'),
+      }),
+      peakMemoryBytes: () => peak(path.join(dir, 'memory.peak')),
+      destroy: () => this.destroyRun(gid, uid),
+    };
+  }
+}
+
+async function destroyV2(dir: string): Promise<void> {
+  if (exists(path.join(dir, 'cgroup.kill'))) write(path.join(dir, 'cgroup.kill'), 1);
+  else await freezeAndKill(path.join(dir, 'cgroup.freeze'), '1', '0', () => pidsIn(dir));
+  await removeDir(dir);
+}
+
+/** Freezes the group (no fork can race the kill), kills every process of it, thaws it so they die. */
+async function freezeAndKill(stateFile: string, frozen: string, thawed: string, pids: () => number[]) {
+  write(stateFile, frozen);
+  try {
+    const deadline = Date.now() + 2_000;
+    // v1 passes through FREEZING; a frozen v2 group says so in cgroup.events. Killing during the
+    // transition is still safe: whatever forks meanwhile is found by removeDir's retries.
+    while (stateFile.endsWith('freezer.state') && read(stateFile).trim() !== 'FROZEN' && Date.now() < deadline)
+      await sleep(5);
+    killAll(pids());
+  } finally {
+    write(stateFile, thawed);
+  }
+}
+
+class CgroupTreeV1 extends CgroupTree {
+  readonly version = 1 as const;
+  readonly roots: string[];
+  readonly memory = {
+    organizationDir: (gid: number) => path.join(this.tarmac.memory, 'runs', `org-${gid}`),
+    peakFile: 'memory.max_usage_in_bytes',
+  };
+  private readonly tarmac: Record<V1Controller, string>;
+
+  constructor(bases: Record<V1Controller, string>, platformWeight: number) {
+    super();
+    this.tarmac = Object.fromEntries(V1_CONTROLLERS.map((c) => [c, path.join(bases[c], 'tarmac')])) as Record<
+      V1Controller,
+      string
+    >;
+    this.roots = Object.values(this.tarmac);
+    // Only the CPU share matters for the platform: its memory and processes stay where they were started.
+    const platform = path.join(this.tarmac.cpu, 'platform');
+    attempt(`cannot create the platform's control group ${platform}`, () => {
+      makeDir(platform);
+      write(path.join(platform, 'cpu.shares'), Math.round((platformWeight * 1024) / DEFAULT_WEIGHT));
+      write(path.join(platform, 'cgroup.procs'), process.pid);
+    });
+    for (const c of V1_CONTROLLERS)
+      attempt(`cannot create ${this.tarmac[c]}/runs`, () => makeDir(path.join(this.tarmac[c], 'runs')));
+  }
+
+  protected get runsDir() {
+    return path.join(this.tarmac.pids, 'runs');
+  }
+
+  private runDir(controller: V1Controller, gid: number, uid: number): string {
+    return path.join(this.tarmac[controller], 'runs', `org-${gid}`, `run-${uid}`);
+  }
+
+  protected async destroyRun(gid: number, uid: number): Promise<void> {
+    const dir = (c: V1Controller) => this.runDir(c, gid, uid);
+    const pids = () => V1_CONTROLLERS.flatMap((c) => pidsIn(dir(c)));
+    // An empty group (the run ended with its processes) has nothing that could fork meanwhile.
+    if (exists(dir('freezer')) && pids().length)
+      await freezeAndKill(path.join(dir('freezer'), 'freezer.state'), 'FROZEN', 'THAWED', pids);
+    for (const c of V1_CONTROLLERS) {
+      await removeDir(dir(c));
+      removeIfUnused(path.dirname(dir(c)));
+    }
+  }
+
+  async createRun(gid: number, uid: number, limits: RunGroupLimits): Promise<RunGroup> {
+    const relative = path.join('runs', `org-${gid}`, `run-${uid}`);
+    const dir = (c: V1Controller) => this.runDir(c, gid, uid);
+    const destroy = () => this.destroyRun(gid, uid);
+    if (V1_CONTROLLERS.some((c) => exists(dir(c)))) await destroy();
+    attempt(
+      `cannot create the run's control group ${relative} under ${this.roots.join(', ')}`,
+      () => {
+        for (const c of V1_CONTROLLERS) makeDir(dir(c));
+        write(path.join(dir('memory'), 'memory.limit_in_bytes'), limits.memoryBytes);
+        // No swap beyond it either (the file exists when the kernel accounts swap).
+        const memsw = path.join(dir('memory'), 'memory.memsw.limit_in_bytes');
+        if (exists(memsw)) write(memsw, limits.memoryBytes);
+        write(path.join(dir('pids'), 'pids.max'), limits.maxProcesses);
+      },
+      () => V1_CONTROLLERS.forEach((c) => [dir(c), path.dirname(dir(c))].forEach(removeIfUnused)),
+    );
+    const oomControl = path.join(dir('memory'), 'memory.oom_control');
+    return {
+      procsFiles: V1_CONTROLLERS.map((c) => path.join(dir(c), 'cgroup.procs')),
+      counters: () => ({
+        // oom_kill (kernel 4.13+); before that, failcnt counts every time the limit was reached.
+        oomKills:
+          exists(oomControl) && !/^oom_kill /m.test(read(oomControl))
+            ? counter(path.join(dir('memory'), 'memory.failcnt'), '')
+            : counter(oomControl, 'oom_kill'),
+        processLimitHits: counter(path.join(dir('pids'), 'pids.events'), 'max'),
+      }),
+      peakMemoryBytes: () => peak(path.join(dir('memory'), 'memory.max_usage_in_bytes')),
+      destroy,
+    };
+  }
+}
+
+/**
+ * The command that enters the group and then execs `file argv`: a shell writes its own pid into each
+ * procs file (it runs as the worker, before the privileges are dropped) and execs the rest, so the pid
+ * stays the same and nothing of the command runs outside the group.
+ */
+export function entryCommand(group: RunGroup, shell: string): { file: string; prefix: string[] } {
+  const script =
+    'while [ "$1" != -- ]; do echo $$ > "$1" || { echo "tarmac: cannot enter the control group $1" >&2; exit 125; }; ' +
+    'shift; done; shift; exec "$@"';
+  return { file: shell, prefix: ['-c', script, 'tarmac-cgroup-entry', ...group.procsFiles, '--'] };
+}
+
+/**
+ * Moves this process into the platform's group, so that what it starts next (api, PostgreSQL, Temporal,
+ * the worker) shares the platform's CPU weight. Best effort (answers why not): the worker's own sandbox
+ * is what refuses to run user code without control groups.
+ */
+export function joinPlatformGroup(platformWeight: number): string | undefined {
+  try {
+    CgroupTree.open({ platformWeight });
+    return undefined;
+  } catch (err) {
+    return (err as Error).message;
+  }
+}
+
+/** The group `pid` is in, in each hierarchy (tests and drills: proof that a process is where it should be). */
+export function groupsOf(pid: number): Map<string, string> {
+  return ownGroups(pid);
+}
