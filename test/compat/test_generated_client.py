@@ -337,7 +337,8 @@ def data_connectors(client, **_):
     assert wait_until(f"data job {job.data_job_id}", lambda: ended(job.data_job_id)).status.value == "SUCCEEDED"
     call("data_jobs.list_data_jobs", client, connector.data_connector_id)
 
-    # A webscraper whose page never answers (a local server of this test, on loopback, which the stack allows) runs until cancelled.
+    # A webscraper whose page never answers (a local server of this test on 127.0.0.2, the one loopback address the
+    # stack's OUTBOUND_ALLOW opens for outside doubles) runs until cancelled.
     class Hang(http.server.BaseHTTPRequestHandler):
         def do_GET(self):  # noqa: N802 - the handler's name
             if self.path == "/robots.txt":
@@ -349,13 +350,13 @@ def data_connectors(client, **_):
         def log_message(self, *_):
             pass
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Hang)
+    server = http.server.ThreadingHTTPServer(("127.0.0.2", 0), Hang)
     server.daemon_threads = True
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         scraper = call("data_connectors.create_data_connector", client, body=m.CreateDataConnectorRequestContent.from_dict({
             "name": "compat scraper", "type": "webscraper",
-            "config": {"webscraper": {"urls": [f"http://127.0.0.1:{server.server_address[1]}/page"]}}}))
+            "config": {"webscraper": {"urls": [f"http://127.0.0.2:{server.server_address[1]}/page"]}}}))
         wait_until("the scraper job to run", lambda: call("data_jobs.get_data_job", client, scraper.data_job_id).status.value == "RUNNING")
         assert call("data_jobs.cancel_data_job", client, scraper.data_job_id).status.value == "CANCELLED"
         call("data_connectors.delete_data_connector", client, scraper.data_connector_id)

@@ -59,6 +59,51 @@ describe('sandbox', () => {
     expect(seccompProgram('arm64')).to.equal(undefined);
   });
 
+  it("gives the program its environment and the steps that start it none of it (LD_PRELOAD, BASH_ENV of the tenant's)", async () => {
+    const { sandbox } = getStack().activityDeps;
+    const identity = (await sandbox.identity(sandbox.config.gidBase, 512 * 1024 * 1024))!;
+    const home = fs.mkdtempSync(path.join(os.tmpdir(), 'tarmac-sandbox-test-'));
+    fs.chownSync(home, identity.uid, identity.gid);
+    // What a tenant could plant: a script that bash would source as BASH_ENV, on the host's file system (the
+    // network launcher runs there), leaving a mark where anyone may write.
+    const planted = fs.mkdtempSync(path.join(os.tmpdir(), 'tarmac-planted-'));
+    fs.chmodSync(planted, 0o777);
+    const mark = path.join(planted, 'sourced');
+    fs.writeFileSync(path.join(planted, 'evil.sh'), `echo yes > ${mark}\n`, { mode: 0o755 });
+    const env = {
+      PATH: '/usr/bin:/bin',
+      HOME: home,
+      BASH_ENV: path.join(planted, 'evil.sh'),
+      LD_PRELOAD: path.join(planted, 'missing.so'),
+      TENANT_SECRET: 'line one\nline two = with "quotes" and $dollars',
+    };
+    const lines: string[] = [];
+    try {
+      const w = sandbox.wrap({
+        file: python3(),
+        argv: ['-c', 'import json, os; print(json.dumps(dict(os.environ)))'],
+        cwd: '/',
+        home,
+        memoryBytes: 512 * 1024 * 1024,
+        identity,
+      });
+      const child = await startUserProcess({ ...w, cwd: '/', env, onLine: (_stream, line) => lines.push(line) });
+      expect((await child.finished).code, lines.join('\n')).to.equal(0);
+    } finally {
+      await identity.release();
+      fs.rmSync(home, { recursive: true, force: true });
+    }
+    expect(fs.existsSync(mark), "a step outside the sandbox sourced the tenant's BASH_ENV").to.equal(false);
+    fs.rmSync(planted, { recursive: true, force: true });
+    // The loader complains once per program that gets the missing LD_PRELOAD: inside the sandbox only, env(1)
+    // and the program (the five steps before them would add five more).
+    expect(lines.filter((l) => l.includes('cannot be preloaded'))).to.have.length.at.most(2);
+    const seen = JSON.parse(lines.find((l) => l.startsWith('{'))!) as Record<string, string>;
+    expect(seen).to.include({ TENANT_SECRET: env.TENANT_SECRET, BASH_ENV: env.BASH_ENV, HOME: home });
+    // Nothing else (Python's locale coercion may add LC_CTYPE itself).
+    expect(Object.keys(seen).filter((k) => k !== 'LC_CTYPE').sort()).to.deep.equal(Object.keys(env).sort());
+  });
+
   it('gives user code unix, IPv4, IPv6 and route netlink sockets only (no vsock, no raw packets), RLIMIT_NOFILE, a read-only /dev and a sized /dev/shm', async () => {
     const { sandbox } = getStack().activityDeps;
     const { maxOpenFiles, shmBytes } = sandbox.config;

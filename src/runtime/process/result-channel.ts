@@ -36,9 +36,18 @@ export function collectResult(stream: Readable, limitBytes: number): Promise<Res
   });
 }
 
-/** The stdio of a spawn: stdin ignored, stdout and stderr piped, `fds` as 3, 4, ..., and the result pipe. */
-export function stdioWith(fds: number[], result: boolean): Array<'ignore' | 'pipe' | number> {
-  const stdio: Array<'ignore' | 'pipe' | number> = ['ignore', 'pipe', 'pipe', ...fds];
+/**
+ * The stdio of a spawn: stdin ignored, stdout and stderr piped, `fds` as 3, 4, ..., then (`envPipe`) the pipe
+ * its environment travels on (env-channel.ts), and the result pipe.
+ */
+export function stdioWith(fds: number[], result: boolean, envPipe = false): Array<'ignore' | 'pipe' | number> {
+  const stdio: Array<'ignore' | 'pipe' | number> = [
+    'ignore',
+    'pipe',
+    'pipe',
+    ...fds,
+    ...(envPipe ? ['pipe' as const] : []),
+  ];
   if (!result) return stdio;
   if (stdio.length > RESULT_FD) throw new Error(`too many extra files for the result fd ${RESULT_FD}`);
   while (stdio.length < RESULT_FD) stdio.push('ignore');

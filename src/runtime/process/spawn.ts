@@ -11,6 +11,7 @@ import { ChildProcess, fork, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
+import { CHAIN_ENV, sendEnv } from './env-channel';
 import { collectResult, type ResultBytes, resultStreamOf, stdioWith } from './result-channel';
 import type { LimitHit } from '../sandbox/limits';
 import type { SpawnerReply, SpawnerRequest } from './spawner-main';
@@ -29,6 +30,11 @@ export interface SpawnRequest {
   env: Record<string, string>;
   /** Opened read-only and given to the process as fds 3, 4, ... (the sandbox's seccomp filter). */
   extraFiles?: string[];
+  /**
+   * Sandboxed processes (Wrapped.envArgsFd): `env` goes to bubblewrap as arguments on a pipe at this fd (the
+   * one after the extra files), and the process itself gets a fixed environment (env-channel.ts).
+   */
+  envArgsFd?: number;
   /** A pipe at RESULT_FD for the run's result, read up to `limitBytes` (result-channel.ts). */
   result?: { limitBytes: number };
 }
@@ -66,14 +72,15 @@ async function spawnInline(req: SpawnRequest): Promise<Spawned> {
   try {
     child = spawn(req.file, req.argv, {
       cwd: req.cwd,
-      env: req.env,
+      env: req.envArgsFd === undefined ? req.env : { ...CHAIN_ENV },
       detached: true, // setsid(): a new process group whose id is the child's pid
-      stdio: stdioWith(fds, Boolean(req.result)),
+      stdio: stdioWith(fds, Boolean(req.result), req.envArgsFd !== undefined),
       shell: false,
     });
   } finally {
     fds.forEach((fd) => fs.closeSync(fd));
   }
+  if (req.envArgsFd !== undefined) sendEnv(child, req.envArgsFd, req.env);
   const resultStream = req.result ? resultStreamOf(child) : undefined;
   await new Promise<void>((resolve, reject) => {
     child.once('spawn', resolve);
@@ -151,8 +158,18 @@ class SpawnerClient {
     const started = new Promise<number>((resolve, reject) => (p.started = { resolve, reject }));
     const result = req.result ? new Promise<ResultBytes>((resolve) => (p.settleResult = resolve)) : undefined;
     this.pending.set(id, p);
-    const { file, argv, cwd, env } = req; // only these cross the channel
-    this.send({ type: 'spawn', id, file, argv, cwd, env, extraFiles: req.extraFiles ?? [], result: req.result });
+    const { file, argv, cwd, env, envArgsFd } = req; // only these cross the channel
+    this.send({
+      type: 'spawn',
+      id,
+      file,
+      argv,
+      cwd,
+      env,
+      envArgsFd,
+      extraFiles: req.extraFiles ?? [],
+      result: req.result,
+    });
     return started.then((pid) => ({
       pid,
       stdout: p.stdout,

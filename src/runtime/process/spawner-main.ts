@@ -3,6 +3,7 @@
 // when the worker goes (the channel closes), it kills each of their process groups and exits.
 import { ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
+import { CHAIN_ENV, sendEnv } from './env-channel';
 import { collectResult, resultStreamOf, stdioWith } from './result-channel';
 
 export type SpawnerRequest =
@@ -13,6 +14,7 @@ export type SpawnerRequest =
       argv: string[];
       cwd: string;
       env: Record<string, string>;
+      envArgsFd?: number;
       extraFiles: string[];
       result?: { limitBytes: number };
     }
@@ -41,9 +43,9 @@ function start(req: Extract<SpawnerRequest, { type: 'spawn' }>) {
     for (const f of req.extraFiles) fds.push(fs.openSync(f, 'r'));
     child = spawn(req.file, req.argv, {
       cwd: req.cwd,
-      env: req.env,
+      env: req.envArgsFd === undefined ? req.env : { ...CHAIN_ENV },
       detached: true,
-      stdio: stdioWith(fds, Boolean(req.result)),
+      stdio: stdioWith(fds, Boolean(req.result), req.envArgsFd !== undefined),
       shell: false,
     });
   } catch (err) {
@@ -51,6 +53,7 @@ function start(req: Extract<SpawnerRequest, { type: 'spawn' }>) {
   } finally {
     fds.forEach((fd) => fs.closeSync(fd));
   }
+  if (req.envArgsFd !== undefined) sendEnv(child, req.envArgsFd, req.env);
   child.once('error', (err: NodeJS.ErrnoException) => {
     if (!child.pid) reply({ type: 'failed', id: req.id, message: err.message, code: err.code });
   });

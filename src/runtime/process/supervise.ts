@@ -60,6 +60,7 @@ export async function superviseUserProcess(opts: SuperviseOptions): Promise<Supe
       cwd: opts.command.cwd,
       env: opts.env,
       extraFiles: wrapped.extraFiles,
+      envArgsFd: wrapped.envArgsFd,
       readExit: wrapped.readExit,
       ...(opts.resultLimitBytes !== undefined ? { result: { limitBytes: opts.resultLimitBytes } } : {}),
       onLine: (s, l) => pump.add(s, l),

@@ -48,6 +48,8 @@ export async function startUserProcess(opts: {
   env: Record<string, string>;
   /** Opened read-only as fds 3, 4, ... of the child (the sandbox's seccomp filter). */
   extraFiles?: string[];
+  /** Sandboxed: the fd its environment travels on to bubblewrap (Wrapped.envArgsFd). */
+  envArgsFd?: number;
   /** How the process ended as its program sees it (Wrapped.readExit); as reported by default. */
   readExit?: (status: ExitStatus) => ExitStatus;
   /** A result pipe at RESULT_FD, read up to this many bytes. */

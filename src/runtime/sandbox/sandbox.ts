@@ -59,6 +59,11 @@ export interface Wrapped {
   file: string;
   argv: string[];
   extraFiles: string[];
+  /**
+   * Sandboxed: the program's environment reaches bubblewrap as arguments on this fd, and the steps before it
+   * get a fixed one (src/runtime/process/env-channel.ts). Undefined with SANDBOX=off.
+   */
+  envArgsFd?: number;
   /** How the spawned process ended, as the user's program ended (bubblewrap reports a signal as 128 + N). */
   readExit(status: ExitStatus): ExitStatus;
 }
@@ -376,6 +381,10 @@ export class Sandbox {
       extraFiles.push(this.seccompFile);
       bwrap.push('--seccomp', '3');
     }
+    // The program's environment, and nothing else's: --clearenv and --setenv pairs on the pipe after the
+    // extra files (env-channel.ts), never the variables the steps before bubblewrap were started with.
+    const envArgsFd = 3 + extraFiles.length;
+    bwrap.push('--args', String(envArgsFd));
     // A network namespace of its own, connected by the launcher's helper (network.ts).
     bwrap.push(...this.network.bwrapArgs());
     // Memory is the control group's (the whole run), not an address-space limit per process.
@@ -423,6 +432,7 @@ export class Sandbox {
       file: entry.file,
       argv,
       extraFiles,
+      envArgsFd,
       readExit: (status) => {
         const read = sandboxExitStatus(status);
         const limit = limitHit(read, { before: countersBefore, after: id.group.counters() }, settings);
