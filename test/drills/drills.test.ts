@@ -54,6 +54,14 @@ describe('resilience drills (quick)', function () {
     expect(r.facts.blocked).to.be.at.least(30);
   });
 
+  it('hostile-machine: every limit holds against a tenant trying to take memory, processes, disk, files or the network', async () => {
+    const r = await quick('hostile-machine');
+    reports.push(r);
+    expectClean(r);
+    expect(r.facts.broken ?? 0).to.equal(0);
+    expect(r.facts.held).to.be.at.least(15);
+  });
+
   it('worker-kill: runs in flight on a killed worker end WorkerLost, the others succeed, none runs twice', async () => {
     const r = await quick('worker-kill');
     reports.push(r);

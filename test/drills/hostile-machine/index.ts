@@ -30,12 +30,20 @@ export function machineTable(verdicts: MachineVerdict[]): string {
   return [line(head), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.map(line)].join('\n');
 }
 
-export async function hostileMachineDrill(opts: { quick: boolean; only?: string[] }): Promise<DrillReport> {
+/**
+ * `only` runs the named attacks; `except` leaves the named ones out (`npm test` leaves out the ones whose verdict
+ * is a ratio of latencies, which a busy 2-core machine makes noisy: `npm run drill` runs them).
+ */
+export async function hostileMachineDrill(opts: {
+  quick: boolean;
+  only?: string[];
+  except?: string[];
+}): Promise<DrillReport> {
   const findings = new Findings('hostile-machine', 'a tenant tries to take memory, CPU, disk, slots or the network');
   const stack = getStack();
   const verdicts: MachineVerdict[] = [];
   for (const attack of loadAttacks()) {
-    if (opts.only && !opts.only.includes(attack.name)) continue;
+    if ((opts.only && !opts.only.includes(attack.name)) || opts.except?.includes(attack.name)) continue;
     findings.faults++;
     const r = await attack.run({ stack, quick: opts.quick, note: (l) => findings.notes.push(`${attack.name}: ${l}`) });
     findings.checked++;
