@@ -101,7 +101,11 @@ describe('sandbox', () => {
     const seen = JSON.parse(lines.find((l) => l.startsWith('{'))!) as Record<string, string>;
     expect(seen).to.include({ TENANT_SECRET: env.TENANT_SECRET, BASH_ENV: env.BASH_ENV, HOME: home });
     // Nothing else (Python's locale coercion may add LC_CTYPE itself).
-    expect(Object.keys(seen).filter((k) => k !== 'LC_CTYPE').sort()).to.deep.equal(Object.keys(env).sort());
+    expect(
+      Object.keys(seen)
+        .filter((k) => k !== 'LC_CTYPE')
+        .sort(),
+    ).to.deep.equal(Object.keys(env).sort());
   });
 
   it('gives user code unix, IPv4, IPv6 and route netlink sockets only (no vsock, no raw packets), RLIMIT_NOFILE, a read-only /dev and a sized /dev/shm', async () => {
