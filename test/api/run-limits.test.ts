@@ -4,27 +4,12 @@
 import { expect } from 'chai';
 import { entriesOf, makeArchive, uploadToNewBucket, waitForDeployment, config } from '../fixtures/projects';
 import { structureWithBuild } from '../support/builds';
-import { watchRunMemory } from '../support/cgroups';
+import { memoryHogs, watchRunMemory } from '../support/cgroups';
 import { as } from '../support/client';
 import { waitForRun } from '../support/runs';
 import { getStack, newTenant } from '../support/stack';
 
 const MiB = 1024 * 1024;
-
-/** Four processes that each try to hold `mib` MiB (touched, so it is really used) for a few seconds. */
-export const memoryHogs = (mib: number) => `import os, time
-pids = []
-for i in range(4):
-    pid = os.fork()
-    if pid == 0:
-        b = bytearray(${mib} * 1024 * 1024)
-        time.sleep(3)
-        os._exit(0)
-    pids.append(pid)
-killed = sum(1 for p in pids if os.waitpid(p, 0)[1] != 0)
-print("%d of 4 killed" % killed)
-raise SystemExit(1 if killed else 0)
-`;
 
 describe('run limits', function () {
   this.timeout(120_000);

@@ -21,7 +21,7 @@ import { createDataSource } from '../../src/persistence/data-source';
 import { bootstrapOrganization } from '../../src/services/accounts';
 import { structureWithBuild } from '../support/builds';
 import { freePort, getStack } from '../support/stack';
-import { descendantsOf, DrillReport, Findings, pidAlive, sleep, tempDir, until } from './kit';
+import { apiCaller, descendantsOf, DrillReport, Findings, pidAlive, sleep, tempDir, until } from './kit';
 import { DrillChild, Processes, processEnv } from './processes';
 import { checkRuns, DRILL_PROGRAM } from './run-checks';
 import { compareFrames, Followed, followStream } from './sse-follower';
@@ -189,21 +189,7 @@ export async function crashFaultsDrill(
       keyName: 'drill',
     });
     const s = await structureWithBuild(organization.organization_id, { files: { 'structure.py': DRILL_PROGRAM }, ds });
-    const call = async (method: string, p: string, body?: unknown) => {
-      const res = await fetch(`${platform.baseUrl}${p}`, {
-        method,
-        signal: AbortSignal.timeout(20_000),
-        headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-        body: body ? JSON.stringify(body) : undefined,
-      });
-      const text = await res.text();
-      return {
-        status: res.status,
-        text,
-        retryAfter: res.headers.get('retry-after'),
-        body: res.headers.get('content-type')?.includes('json') && text ? JSON.parse(text) : undefined,
-      };
-    };
+    const call = apiCaller(() => platform.baseUrl, key, 20_000);
     const runBody = (args: string[]) => ({ args, env_vars: [{ name: 'DRILL_WITNESS', value: witness.url }] });
 
     const phase = async (fault: Fault, inject: () => Promise<void>) => {

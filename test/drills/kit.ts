@@ -138,3 +138,32 @@ export function descendantsOf(root: number): Array<{ pid: number; command: strin
   walk(root);
   return out;
 }
+
+export interface DrillAnswer {
+  status: number;
+  text: string;
+  retryAfter: string | null;
+  body: any;
+}
+
+/**
+ * Calls an api process as `key` with a deadline, answering status, text, Retry-After and the parsed JSON body;
+ * rejects only when nothing answered (the process is down or the deadline passed).
+ */
+export function apiCaller(baseUrl: () => string, key: string, timeoutMs: number) {
+  return async (method: string, p: string, body?: unknown): Promise<DrillAnswer> => {
+    const res = await fetch(`${baseUrl()}${p}`, {
+      method,
+      signal: AbortSignal.timeout(timeoutMs),
+      headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
+    });
+    const text = await res.text();
+    return {
+      status: res.status,
+      text,
+      retryAfter: res.headers.get('retry-after'),
+      body: res.headers.get('content-type')?.includes('json') && text ? JSON.parse(text) : undefined,
+    };
+  };
+}

@@ -12,7 +12,7 @@ import { createDataSource, migrate } from '../../src/persistence/data-source';
 import { bootstrapOrganization } from '../../src/services/accounts';
 import { structureWithBuild } from '../support/builds';
 import { freePort, getStack } from '../support/stack';
-import { DrillReport, Findings, sleep, tempDir, until } from './kit';
+import { apiCaller, DrillReport, Findings, sleep, tempDir, until } from './kit';
 import { Processes, startApiProcess, startWorkerProcess } from './processes';
 import { Witness } from './witness';
 import { checkRuns, DRILL_PROGRAM } from './run-checks';
@@ -67,20 +67,7 @@ export async function pgOutageDrill(
     });
     const s = await structureWithBuild(organization.organization_id, { files: { 'structure.py': DRILL_PROGRAM }, ds });
 
-    const call = async (method: string, p: string, body?: unknown) => {
-      const res = await fetch(`${api.baseUrl}${p}`, {
-        method,
-        signal: AbortSignal.timeout(15_000),
-        headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-        body: body ? JSON.stringify(body) : undefined,
-      });
-      const text = await res.text();
-      return {
-        status: res.status,
-        text,
-        body: res.headers.get('content-type')?.includes('json') && text ? JSON.parse(text) : undefined,
-      };
-    };
+    const call = apiCaller(() => api.baseUrl, key, 15_000);
     const runBody = {
       args: [String(opts.lines), String(opts.seconds), String(opts.events)],
       env_vars: [{ name: 'DRILL_WITNESS', value: witness.url }],

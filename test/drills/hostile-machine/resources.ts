@@ -4,7 +4,7 @@
 // filter's socket families (src/runtime/sandbox/). Measured from the host where the api cannot tell: the
 // run group's peak memory.
 import { entriesOf, makeArchive, uploadToNewBucket, waitForDeployment, config } from '../../fixtures/projects';
-import { watchRunMemory } from '../../support/cgroups';
+import { memoryHogs, watchRunMemory } from '../../support/cgroups';
 import { as } from '../../support/client';
 import { waitForRun } from '../../support/runs';
 import { newTenant } from '../../support/stack';
@@ -56,23 +56,7 @@ const memoryAcrossProcesses: MachineAttack = {
     const limitMb = stack.config.runLimits.memoryMb;
     // Four processes, each after half the limit: twice the limit together.
     const each = limitMb / 2;
-    const { run, logs, peak } = await runOnce(
-      `import os, time
-pids = []
-for i in range(4):
-    pid = os.fork()
-    if pid == 0:
-        b = bytearray(${each} * 1024 * 1024)
-        time.sleep(3)
-        os._exit(0)
-    pids.append(pid)
-killed = sum(1 for p in pids if os.waitpid(p, 0)[1] != 0)
-print("%d of 4 killed" % killed)
-raise SystemExit(1 if killed else 0)
-`,
-      90_000,
-      { watchMemory: true },
-    );
+    const { run, logs, peak } = await runOnce(memoryHogs(each), 90_000, { watchMemory: true });
     const peakMb = Math.round((peak ?? 0) / MiB);
     note(`4 × ${each} MiB asked for under ${limitMb} MiB: group peak ${peakMb} MiB; ${logs.at(-1)}; ${detail(run)}`);
     return {
