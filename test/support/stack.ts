@@ -43,7 +43,7 @@ import { stopSpawner } from '../../src/runtime/process/spawn';
 import { Sandbox } from '../../src/runtime/sandbox/sandbox';
 import { joinPlatformGroup } from '../../src/runtime/sandbox/cgroups';
 import { activityDepsFor, createWorker, WORKFLOWS_PATH } from '../../src/worker/create-worker';
-import { bootstrapOrganization } from '../../src/services/accounts';
+import { bootstrapOrganization } from '../../src/services/accounts/accounts';
 import { startModelProvider, ModelProvider } from './model-provider';
 import { Codehost, startCodehost } from './codehost';
 import { startStripeDouble, StripeDouble } from './stripe-double';

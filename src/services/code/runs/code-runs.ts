@@ -1,14 +1,14 @@
 // Runs of code (structures, functions, tools) as the api finds and lists them, whatever their kind: a run's
 // own credential (GT_CLOUD_API_KEY) may only touch its run; every query is scoped to the caller's organization.
 import { In, type DataSource } from 'typeorm';
-import type { Caller } from '../caller';
-import { forbidden, notFound } from '../../errors';
-import type { PageRequest, Pagination } from '../../persistence/pagination';
-import { CodeResource, Run } from '../../persistence/entities';
-import type { CodeResourceKind } from '../../persistence/entities/code-resource';
-import { RunStatus } from '../../persistence/entities/run';
-import { pageInOrg } from '../../persistence/scoped';
-import { findOnePrepared } from '../../persistence/direct-sql';
+import type { Caller } from '../../caller';
+import { forbidden, notFound } from '../../../errors';
+import type { PageRequest, Pagination } from '../../../persistence/pagination';
+import { CodeResource, Run } from '../../../persistence/entities';
+import type { CodeResourceKind } from '../../../persistence/entities/code-resource';
+import { RunStatus } from '../../../persistence/entities/run';
+import { pageInOrg } from '../../../persistence/scoped';
+import { findOnePrepared } from '../../../persistence/direct-sql';
 import { findCodeResource, KIND_LABEL } from '../code-resources';
 
 /** A run's own credential may only touch that run. */

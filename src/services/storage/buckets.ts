@@ -5,15 +5,15 @@
 import { randomUUID, timingSafeEqual } from 'node:crypto';
 import { PassThrough, Readable } from 'node:stream';
 import { DataSource } from 'typeorm';
-import type { Caller } from './caller';
-import { badRequest, conflict, forbidden, notFound, payloadTooLarge } from '../errors';
-import { PageRequest, paginate, Pagination, skipTake } from '../persistence/pagination';
-import { BlobStore, BlobTooLargeError } from '../blobs/blob-store';
-import { assetBlobKey, bucketBlobPrefix } from '../blobs/keys';
-import { Asset, Bucket } from '../persistence/entities';
-import { findInOrg, pageInOrg } from '../persistence/scoped';
-import type { SecretBox } from '../security/secret-box';
-import { likeEscape } from '../persistence/scoped';
+import type { Caller } from '../caller';
+import { badRequest, conflict, forbidden, notFound, payloadTooLarge } from '../../errors';
+import { PageRequest, paginate, Pagination, skipTake } from '../../persistence/pagination';
+import { BlobStore, BlobTooLargeError } from '../../blobs/blob-store';
+import { assetBlobKey, bucketBlobPrefix } from '../../blobs/keys';
+import { Asset, Bucket } from '../../persistence/entities';
+import { findInOrg, pageInOrg } from '../../persistence/scoped';
+import type { SecretBox } from '../../security/secret-box';
+import { likeEscape } from '../../persistence/scoped';
 
 export const MAX_BUCKET_NAME = 256;
 export const MAX_ASSET_NAME = 256;

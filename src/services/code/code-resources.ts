@@ -3,16 +3,16 @@
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { DataSource, EntityManager } from 'typeorm';
-import type { Config } from '../config';
-import type { Logger } from '../logger';
-import { workflowStart } from '../temporal/contracts';
-import type { Caller } from './caller';
-import { notFound } from '../errors';
-import type { PageRequest } from '../persistence/pagination';
-import { CodeResource } from '../persistence/entities';
-import type { CodeLocation, CodeResourceKind, EnvVar } from '../persistence/entities/code-resource';
-import { findOnePrepared } from '../persistence/direct-sql';
-import { assertIdsInOrg, assertSecretRefs, pageInOrg } from '../persistence/scoped';
+import type { Config } from '../../config';
+import type { Logger } from '../../logger';
+import { workflowStart } from '../../temporal/contracts';
+import type { Caller } from '../caller';
+import { notFound } from '../../errors';
+import type { PageRequest } from '../../persistence/pagination';
+import { CodeResource } from '../../persistence/entities';
+import type { CodeLocation, CodeResourceKind, EnvVar } from '../../persistence/entities/code-resource';
+import { findOnePrepared } from '../../persistence/direct-sql';
+import { assertIdsInOrg, assertSecretRefs, pageInOrg } from '../../persistence/scoped';
 import { DeploymentsDeps, planDeployment, startPlannedDeployment } from './deployments';
 import { OPEN_RUN_STATUSES, stopOpenRuns } from './runs/cancellation';
 

@@ -3,12 +3,12 @@
 // ruleset (foreign key cascade). Assistant runs read them through `rulesetInstructions`.
 import { randomUUID } from 'node:crypto';
 import { DataSource, EntityManager } from 'typeorm';
-import type { Caller } from './caller';
-import { HttpError, missingReferences, notFound } from '../errors';
-import { PageRequest, paginate, Pagination, skipTake } from '../persistence/pagination';
-import { Rule, Ruleset, RulesetRule } from '../persistence/entities';
-import { findInOrg } from '../persistence/scoped';
-import { aliasGuard, checkMetadata } from './record-fields';
+import type { Caller } from '../caller';
+import { HttpError, missingReferences, notFound } from '../../errors';
+import { PageRequest, paginate, Pagination, skipTake } from '../../persistence/pagination';
+import { Rule, Ruleset, RulesetRule } from '../../persistence/entities';
+import { findInOrg } from '../../persistence/scoped';
+import { aliasGuard, checkMetadata } from '../record-fields';
 
 /** A ruleset holds at most this many rules; `GET /rules` returns this many per page by default. */
 export const MAX_RULES_PER_RULESET = 100;

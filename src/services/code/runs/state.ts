@@ -4,10 +4,10 @@
 // how every api process learns about them (SSE fan-out goes through PostgreSQL, not memory).
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
-import { DeploymentStatus } from '../../persistence/entities/deployment';
-import { Run, RunEvent, RunStatus } from '../../persistence/entities/run';
-import { recordRun, recordStatus } from '../../observability/metrics';
-import { hydrateRow } from '../../persistence/direct-sql';
+import { DeploymentStatus } from '../../../persistence/entities/deployment';
+import { Run, RunEvent, RunStatus } from '../../../persistence/entities/run';
+import { recordRun, recordStatus } from '../../../observability/metrics';
+import { hydrateRow } from '../../../persistence/direct-sql';
 
 /**
  * NOTIFY channel; payload `<run id> <epoch seconds of the writer's transaction start>` (runIdOfPayload). Sent on

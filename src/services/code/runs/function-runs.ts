@@ -3,14 +3,14 @@
 // runtime's shim calls the handler, see run-execution.ts) and the output comes from the shim's result file.
 import path from 'node:path';
 import type { DataSource } from 'typeorm';
-import type { Caller } from '../caller';
-import { CodeResource, Run } from '../../persistence/entities';
-import { readManifest } from '../../runtime/manifest';
+import type { Caller } from '../../caller';
+import { CodeResource, Run } from '../../../persistence/entities';
+import { readManifest } from '../../../runtime/manifest';
 import { isTerminal, readRun } from './lifecycle';
 import { findCodeResource } from '../code-resources';
 import { RunsDeps, startRun } from './structure-runs';
-import { waitFor } from '../../temporal/workflow-records';
-import { runWakeUps, type RunUpdatesHub } from '../../persistence/run-updates-hub';
+import { waitFor } from '../../../temporal/workflow-records';
+import { runWakeUps, type RunUpdatesHub } from '../../../persistence/run-updates-hub';
 
 /** The event a handler receives. */
 export interface FunctionInput {

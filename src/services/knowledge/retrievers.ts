@@ -7,22 +7,22 @@
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import type { DataSource } from 'typeorm';
-import type { Caller } from './caller';
-import type { Config } from '../config';
-import { conflict, notFound } from '../errors';
-import type { PageRequest } from '../persistence/pagination';
+import type { Caller } from '../caller';
+import type { Config } from '../../config';
+import { conflict, notFound } from '../../errors';
+import type { PageRequest } from '../../persistence/pagination';
 import {
   KnowledgeBaseComponentConfig,
   RerankComponentConfig,
   Retriever,
   RetrieverComponent,
   RetrieverQuery,
-} from '../persistence/entities/retrieval';
-import { assertIdsInOrg, findInOrg, iso, pageInOrg } from '../persistence/scoped';
-import { workflowStart } from '../temporal/contracts';
-import { awaitRetrieval } from './knowledge-bases/run-query';
-import { assertDefaultModel } from './knowledge-bases/search';
-import type { ComponentQueryArgs } from './knowledge-bases/retrieve';
+} from '../../persistence/entities/retrieval';
+import { assertIdsInOrg, findInOrg, iso, pageInOrg } from '../../persistence/scoped';
+import { workflowStart } from '../../temporal/contracts';
+import { awaitRetrieval } from './run-query';
+import { assertDefaultModel } from './search';
+import type { ComponentQueryArgs } from './retrieve';
 
 export interface ComponentInput {
   name: string;

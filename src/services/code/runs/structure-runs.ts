@@ -3,21 +3,21 @@
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { DataSource } from 'typeorm';
-import type { Caller } from '../caller';
-import { badRequest, conflict } from '../../errors';
-import { assertSecretRefs } from '../../persistence/scoped';
-import type { Config } from '../../config';
-import type { RunUpdatesHub } from '../../persistence/run-updates-hub';
-import { CodeResource, Run } from '../../persistence/entities';
-import type { EnvVar } from '../../persistence/entities/code-resource';
-import { newRunRow } from '../../persistence/entities/run';
+import type { Caller } from '../../caller';
+import { badRequest, conflict } from '../../../errors';
+import { assertSecretRefs } from '../../../persistence/scoped';
+import type { Config } from '../../../config';
+import type { RunUpdatesHub } from '../../../persistence/run-updates-hub';
+import { CodeResource, Run } from '../../../persistence/entities';
+import type { EnvVar } from '../../../persistence/entities/code-resource';
+import { newRunRow } from '../../../persistence/entities/run';
 import { latestSuccessfulDeployment } from '../deployments';
 import { cancelRunAndWait } from './cancellation';
 import { findCodeResource } from '../code-resources';
 import { findRunOfKind } from './code-runs';
-import { workflowStart } from '../../temporal/contracts';
-import { insertAndStart } from '../../temporal/workflow-records';
-import { insertRow } from '../../persistence/direct-sql';
+import { workflowStart } from '../../../temporal/contracts';
+import { insertAndStart } from '../../../temporal/workflow-records';
+import { insertRow } from '../../../persistence/direct-sql';
 
 /** Linux refuses a single argv/env string longer than this (MAX_ARG_STRLEN, 128 KiB including the NUL). */
 export const MAX_ARG_BYTES = 131_071;

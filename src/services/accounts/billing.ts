@@ -4,12 +4,12 @@
 // its first billing request (with an idempotency key, so two concurrent first requests create one).
 // Without BILLING_SECRET_KEY every billing operation answers 503 and organizations stay FREE.
 import type { DataSource } from 'typeorm';
-import type { Caller } from './caller';
-import type { BillingConfig, Config } from '../config';
-import { conflict, HttpError, serviceUnavailable, unauthorized } from '../errors';
-import type { Logger } from '../logger';
-import { Stripe, stripeClient } from '../drivers/billing/stripe';
-import { BillingCustomer, Organization } from '../persistence/entities';
+import type { Caller } from '../caller';
+import type { BillingConfig, Config } from '../../config';
+import { conflict, HttpError, serviceUnavailable, unauthorized } from '../../errors';
+import type { Logger } from '../../logger';
+import { Stripe, stripeClient } from '../../drivers/billing/stripe';
+import { BillingCustomer, Organization } from '../../persistence/entities';
 
 export interface BillingDeps {
   ds: DataSource;

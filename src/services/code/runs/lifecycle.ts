@@ -1,12 +1,12 @@
 // The status changes of a structure run, each with its SYSTEM event in the same transaction (through
 // run-state.ts, the only writer). Called by the run workflow's activities; every one is idempotent.
 import type { DataSource, EntityManager } from 'typeorm';
-import { iso } from '../../persistence/scoped';
-import { Run, RUN_TERMINAL, RunStatus } from '../../persistence/entities/run';
+import { iso } from '../../../persistence/scoped';
+import { Run, RUN_TERMINAL, RunStatus } from '../../../persistence/entities/run';
 import { appendEvents, transitionRun } from './state';
-import { waitFor } from '../../temporal/workflow-records';
-import { findOnePrepared } from '../../persistence/direct-sql';
-import type { LostOutput } from '../../runtime/process/log-pump';
+import { waitFor } from '../../../temporal/workflow-records';
+import { findOnePrepared } from '../../../persistence/direct-sql';
+import type { LostOutput } from '../../../runtime/process/log-pump';
 
 /** How a run ended, as decided by the activity (process outcome) or the workflow (cancel, time limit). */
 export type RunEnding =

@@ -3,13 +3,13 @@
 // and deletes are serialized and indexes stay 0..n-1 without gaps or duplicates.
 import { randomUUID } from 'node:crypto';
 import { DataSource, EntityManager } from 'typeorm';
-import type { Caller } from './caller';
-import { notFound } from '../errors';
-import { PageRequest, paginate, Pagination, skipTake } from '../persistence/pagination';
-import { Thread, ThreadMessage } from '../persistence/entities';
-import { findInOrg } from '../persistence/scoped';
-import { aliasGuard, checkMetadata, returnedRows } from './record-fields';
-import { likeEscape } from '../persistence/scoped';
+import type { Caller } from '../caller';
+import { notFound } from '../../errors';
+import { PageRequest, paginate, Pagination, skipTake } from '../../persistence/pagination';
+import { Thread, ThreadMessage } from '../../persistence/entities';
+import { findInOrg } from '../../persistence/scoped';
+import { aliasGuard, checkMetadata, returnedRows } from '../record-fields';
+import { likeEscape } from '../../persistence/scoped';
 
 /** Largest `input` and `output` of one message, in characters (the request body limit applies too). */
 export const MAX_MESSAGE_TEXT = 1_048_576;

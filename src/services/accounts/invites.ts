@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { DataSource, MoreThan } from 'typeorm';
-import { conflict, forbidden, notFound } from '../errors';
-import type { Caller } from './caller';
-import { Invite, User } from '../persistence/entities';
-import { workflowIdOf } from '../temporal/workflow-start';
+import { conflict, forbidden, notFound } from '../../errors';
+import type { Caller } from '../caller';
+import { Invite, User } from '../../persistence/entities';
+import { workflowIdOf } from '../../temporal/workflow-start';
 import { isMember } from './accounts';
-import { insertAndStart, waitFor } from '../temporal/workflow-records';
-import { respondSignal, withdrawSignal, workflowStart } from '../temporal/contracts';
+import { insertAndStart, waitFor } from '../../temporal/workflow-records';
+import { respondSignal, withdrawSignal, workflowStart } from '../../temporal/contracts';
 
 /** How long RespondToInvite waits for the workflow to record the answer before replying anyway. */
 const RESPONSE_WAIT_MS = 10_000;

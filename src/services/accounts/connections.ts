@@ -4,9 +4,9 @@
 // read, under a row lock, so concurrent readers never spend the same (rotating) refresh token twice.
 import { randomUUID } from 'node:crypto';
 import type { DataSource, EntityManager } from 'typeorm';
-import type { Caller } from './caller';
-import type { Config } from '../config';
-import { badRequest, conflict, HttpError, notFound, serviceUnavailable } from '../errors';
+import type { Caller } from '../caller';
+import type { Config } from '../../config';
+import { badRequest, conflict, HttpError, notFound, serviceUnavailable } from '../../errors';
 import {
   exchangeCode,
   OAuthApp,
@@ -14,11 +14,11 @@ import {
   OAuthUnavailable,
   refreshToken,
   TokenGrant,
-} from '../drivers/codehost/oauth';
-import { Connection } from '../persistence/entities';
-import type { CodeLocation } from '../persistence/entities/code-resource';
-import { DeploymentFailure } from '../runtime/build/failure';
-import type { SecretBox } from '../security/secret-box';
+} from '../../drivers/codehost/oauth';
+import { Connection } from '../../persistence/entities';
+import type { CodeLocation } from '../../persistence/entities/code-resource';
+import { DeploymentFailure } from '../../runtime/build/failure';
+import type { SecretBox } from '../../security/secret-box';
 
 export interface ConnectionsDeps {
   ds: DataSource;

@@ -5,18 +5,18 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { DataSource } from 'typeorm';
-import type { Config } from '../../config';
-import { CodeResource, Deployment, Organization, Run } from '../../persistence/entities';
-import type { EnvVar } from '../../persistence/entities/code-resource';
-import { BuildManifest, functionCommand, mainCommand, readManifest, toolCommand } from '../../runtime/manifest';
-import { hasVar, NamedValue, processEnvironment } from '../../runtime/process/process-env';
-import { functionShim, Shim, toolShim } from '../../runtime/shims';
-import { RESULT_FD } from '../../runtime/process/result-channel';
-import type { SecretBox } from '../../security/secret-box';
-import { createApiKey } from '../accounts';
-import { isUuid } from '../../ids';
-import { currentTraceparent } from '../../observability/tracing';
-import { findOnePrepared } from '../../persistence/direct-sql';
+import type { Config } from '../../../config';
+import { CodeResource, Deployment, Organization, Run } from '../../../persistence/entities';
+import type { EnvVar } from '../../../persistence/entities/code-resource';
+import { BuildManifest, functionCommand, mainCommand, readManifest, toolCommand } from '../../../runtime/manifest';
+import { hasVar, NamedValue, processEnvironment } from '../../../runtime/process/process-env';
+import { functionShim, Shim, toolShim } from '../../../runtime/shims';
+import { RESULT_FD } from '../../../runtime/process/result-channel';
+import type { SecretBox } from '../../../security/secret-box';
+import { createApiKey } from '../../accounts/accounts';
+import { isUuid } from '../../../ids';
+import { currentTraceparent } from '../../../observability/tracing';
+import { findOnePrepared } from '../../../persistence/direct-sql';
 
 export class RunSetupError extends Error {
   constructor(

@@ -3,9 +3,9 @@
 // A run keeps a bounded amount: past MAX_SPANS_PER_RUN spans or MAX_SPAN_BYTES_PER_RUN bytes a batch is
 // refused whole (413), so an exporter in a loop cannot fill the database.
 import type { DataSource } from 'typeorm';
-import type { Caller } from '../caller';
-import { badRequest, HttpError, notFound } from '../../errors';
-import { PageRequest, paginate, Pagination, skipTake } from '../../persistence/pagination';
+import type { Caller } from '../../caller';
+import { badRequest, HttpError, notFound } from '../../../errors';
+import { PageRequest, paginate, Pagination, skipTake } from '../../../persistence/pagination';
 import { assertRunAccess } from './code-runs';
 
 export const MAX_SPANS_PER_REQUEST = 1000;

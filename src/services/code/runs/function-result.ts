@@ -1,7 +1,7 @@
 // How a function (or tool) run ended, from its process's ending and what the shim wrote to the result pipe
 // (src/runtime/process/result-channel.ts): the handler's JSON result becomes the run's output;
 // `{error: {type, message}}` (handler raised, load error) becomes the FAILED message.
-import type { ResultBytes } from '../../runtime/process/result-channel';
+import type { ResultBytes } from '../../../runtime/process/result-channel';
 import type { RunEnding } from './lifecycle';
 
 /**

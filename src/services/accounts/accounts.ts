@@ -1,9 +1,9 @@
 // Organizations, users and their API keys.
 import { randomUUID } from 'node:crypto';
 import { DataSource, EntityManager } from 'typeorm';
-import { newApiKeyValue, hashApiKey } from '../security/api-key-values';
-import { ApiKey, Bucket, Membership, Organization, User } from '../persistence/entities';
-import { insertRow } from '../persistence/direct-sql';
+import { newApiKeyValue, hashApiKey } from '../../security/api-key-values';
+import { ApiKey, Bucket, Membership, Organization, User } from '../../persistence/entities';
+import { insertRow } from '../../persistence/direct-sql';
 
 /** The organization with its default bucket; `em` must be a transaction (the two rows name each other). */
 export async function createOrganization(

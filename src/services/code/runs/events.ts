@@ -1,10 +1,10 @@
 // Events of structure runs: USER events posted by the run's code (or anyone of its organization), the
 // SYSTEM events of its lifecycle, read as offset lists, singly, or live (SSE, src/api/sse).
 import type { DataSource } from 'typeorm';
-import type { Caller } from '../caller';
-import { conflict, notFound } from '../../errors';
-import { RunEvent } from '../../persistence/entities';
-import { RunStatus } from '../../persistence/entities/run';
+import type { Caller } from '../../caller';
+import { conflict, notFound } from '../../../errors';
+import { RunEvent } from '../../../persistence/entities';
+import { RunStatus } from '../../../persistence/entities/run';
 import { isTerminal } from './lifecycle';
 import { appendEvents } from './state';
 import { assertRunAccess } from './code-runs';

@@ -2,12 +2,12 @@
 // bounded, for the workflow to record the end. The api never writes a run's status itself.
 import type { Client } from '@temporalio/client';
 import type { DataSource } from 'typeorm';
-import type { Caller } from '../caller';
-import { conflict } from '../../errors';
-import { Run, RunKind, RunStatus } from '../../persistence/entities/run';
+import type { Caller } from '../../caller';
+import { conflict } from '../../../errors';
+import { Run, RunKind, RunStatus } from '../../../persistence/entities/run';
 import { isTerminal, readRun } from './lifecycle';
-import { signalCancel as signalResourceCancel, waitFor } from '../../temporal/workflow-records';
-import { runWakeUps, type RunUpdatesHub } from '../../persistence/run-updates-hub';
+import { signalCancel as signalResourceCancel, waitFor } from '../../../temporal/workflow-records';
+import { runWakeUps, type RunUpdatesHub } from '../../../persistence/run-updates-hub';
 
 /** How long a cancel waits for the workflow to record the end before answering with the current record. */
 const CANCEL_WAIT_MS = 10_000;

@@ -1,7 +1,7 @@
 // The identity user code of an organization runs as: a leased run uid in the organization's own group.
 import type { DataSource } from 'typeorm';
-import { Organization } from '../persistence/entities/organization';
-import type { Sandbox, SandboxIdentity } from '../runtime/sandbox/sandbox';
+import { Organization } from '../../persistence/entities/organization';
+import type { Sandbox, SandboxIdentity } from '../../runtime/sandbox/sandbox';
 
 /** Leases a run identity for code of `organizationId`; SANDBOX=off: undefined. The caller releases it. */
 export async function sandboxIdentityFor(
