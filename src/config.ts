@@ -3,6 +3,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { parseOutboundAllow, type HostPort, type OutboundAllow } from './security/outbound-policy';
+import { parseRateLimits, type RateLimitRules } from './security/rate-limit-rules';
 
 export interface Config {
   port: number;
@@ -120,6 +121,8 @@ export interface Config {
   outbound: OutboundAllow;
   /** OpenAI-compatible model providers for assistant runs and chat messages (src/drivers/model). */
   models: ModelsConfig;
+  /** The api's token buckets (RATE_LIMITS, docs/run-control.md#rate-limits); undefined: no limits. */
+  rateLimits: RateLimitRules | undefined;
   /** Integration handlers (docs/integrations.md). */
   integrations: {
     /** Deliveries per integration per minute past which the handler answers 429 (counted in PostgreSQL). */
@@ -364,6 +367,7 @@ export function loadConfig(env: Env = process.env): Config {
     codehostBaseUrl: url('CODEHOST_BASE_URL', 'https://github.com')!,
     codehostOAuth: codehostOAuthConfig(opt, url, problems),
     billing: undefined, // below: its URLs default to PUBLIC_BASE_URL
+    rateLimits: parseRateLimits(env.RATE_LIMITS, problems),
     runLimits: {
       timeSeconds: int('RUN_TIME_LIMIT_SECONDS', 3600, 1),
       memoryMb: int('RUN_MEMORY_LIMIT_MB', 2048, 64),
