@@ -15,6 +15,7 @@ import { readModels, type ModelSettings } from './models';
 import { readObservability, type ObservabilitySettings } from './observability';
 import { readOutbound, type OutboundSettings } from './outbound';
 import { readPublicConfig, type PublicConfigSettings } from './public-config';
+import { readRateLimits, type RateLimitSettings } from './rate-limits';
 import { readRuns, type RunSettings } from './runs';
 import { readSandbox, type SandboxSettings } from './sandbox';
 import { readSecrets, type SecretsSettings } from './secrets';
@@ -44,7 +45,8 @@ type Settings = ApiSettings &
   DataConnectorSettings &
   OutboundSettings &
   ObservabilitySettings &
-  PublicConfigSettings;
+  PublicConfigSettings &
+  RateLimitSettings;
 
 /**
  * Read-only all the way down, as the object is at run time. Arrays keep their mutable type so that they can be
@@ -81,6 +83,7 @@ export function loadConfig(env: Env = process.env): Config {
     ...readOutbound(reader),
     ...readObservability(reader),
     ...readPublicConfig(reader, blobs.blobS3),
+    ...readRateLimits(reader),
   };
   reader.throwIfProblems();
   return deepFreeze(config);
