@@ -32,11 +32,7 @@ const SCHEDULE_ACTOR = 'schedule';
 export function createDataJobActivities(deps: ActivityDeps) {
   const { ds, log } = deps;
   return {
-    /**
-     * QUEUED → RUNNING; false when the job does not exist or already ended (nothing to do). The api commits
-     * the row just after Temporal accepted the workflow, so the row is waited for (as runs do, ROW_VISIBLE_WAIT_MS)
-     * and locked and read before the transition.
-     */
+    /** QUEUED → RUNNING once the row committed (the kernel's start); false when the job does not exist or already ended. */
     async startDataJob(input: { jobId: string }): Promise<boolean> {
       return (await startJob(ds, DATA_JOB, input.jobId)) === 'RUNNING';
     },
