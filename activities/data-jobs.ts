@@ -11,9 +11,9 @@ import { ingestDataJob } from '../src/services/data-connectors/ingest';
 import { transitionDataJob } from '../src/services/data-connectors/job-state';
 import { startDataJob } from '../src/services/data-connectors/jobs';
 import { createJob } from '../src/services/knowledge/jobs';
-import { ROW_VISIBLE_WAIT_MS } from '../src/services/code/runs/lifecycle';
+import { DATA_JOB } from '../src/jobs/kinds';
+import { startJob } from '../src/jobs/start';
 import type { ScheduledJobInput, ScheduledJobOutcome } from '../src/temporal/contracts';
-import { waitFor } from '../src/temporal/workflow-records';
 
 export interface DataJobEnding {
   status: Exclude<DataJobStatus, 'QUEUED' | 'RUNNING'>;
@@ -32,27 +32,9 @@ const SCHEDULE_ACTOR = 'schedule';
 export function createDataJobActivities(deps: ActivityDeps) {
   const { ds, log } = deps;
   return {
-    /**
-     * QUEUED → RUNNING; false when the job does not exist or already ended (nothing to do). The api commits
-     * the row just after Temporal accepted the workflow, so the row is waited for (as runs do, ROW_VISIBLE_WAIT_MS)
-     * and locked and read before the transition.
-     */
+    /** QUEUED → RUNNING once the row committed (the kernel's start); false when the job does not exist or already ended. */
     async startDataJob(input: { jobId: string }): Promise<boolean> {
-      const status = await waitFor(
-        () =>
-          ds.transaction(async (em) => {
-            const rows: Array<{ status: DataJobStatus }> = await em.query(
-              `SELECT status FROM data_jobs WHERE data_job_id = $1 FOR UPDATE`,
-              [input.jobId],
-            );
-            if (rows[0]?.status !== 'QUEUED') return rows[0]?.status;
-            await transitionDataJob(em, input.jobId, 'RUNNING');
-            return 'RUNNING' as const;
-          }),
-        (s) => s !== undefined,
-        ROW_VISIBLE_WAIT_MS,
-      );
-      return status === 'RUNNING';
+      return (await startJob(ds, DATA_JOB, input.jobId)) === 'RUNNING';
     },
 
     /** Lists, reads, transforms and stores every item of the connector; per-item failures become `errors[]`. */

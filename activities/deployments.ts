@@ -19,9 +19,9 @@ import { CgroupUnavailable } from '../src/runtime/sandbox/cgroups';
 import { fetchSource, Fetched } from '../src/runtime/source/fetch';
 import { codeLocationToken } from '../src/services/accounts/connections';
 import { fingerprintOf, openAccessToken } from '../src/services/code/deployments';
-import { ROW_VISIBLE_WAIT_MS } from '../src/services/code/runs/lifecycle';
+import { DEPLOYMENT_JOB } from '../src/jobs/kinds';
+import { goesOn, startJob } from '../src/jobs/start';
 import { transitionDeployment } from '../src/services/code/runs/state';
-import { waitFor } from '../src/temporal/workflow-records';
 import type { DeploymentInput } from '../src/temporal/contracts';
 import { outboundPolicyFor } from '../src/security/outbound-policy';
 
@@ -58,21 +58,7 @@ export function createDeploymentActivities({ ds, config, blobs, box, log, sandbo
   return {
     /** QUEUED → DEPLOYING. False when the deployment already ended, or its row never became visible. */
     async beginDeployment(input: { deploymentId: string }): Promise<boolean> {
-      // Locked and read first, waiting for a row committed just after the workflow started (as runs do).
-      const status = await waitFor(
-        () =>
-          ds.transaction(async (em) => {
-            const [row]: Array<{ status: DeploymentStatus }> = await em.query(
-              `SELECT status FROM deployments WHERE deployment_id = $1 FOR UPDATE`,
-              [input.deploymentId],
-            );
-            if (row?.status === 'QUEUED') await transitionDeployment(em, input.deploymentId, 'DEPLOYING');
-            return row?.status;
-          }),
-        (s) => s !== undefined,
-        ROW_VISIBLE_WAIT_MS,
-      );
-      return status !== undefined && !DEPLOYMENT_TERMINAL.includes(status);
+      return goesOn(DEPLOYMENT_JOB, await startJob(ds, DEPLOYMENT_JOB, input.deploymentId));
     },
 
     /** Builds the deployment into <buildDir>/<deployment_id> and answers how it went; never writes its status. */

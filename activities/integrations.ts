@@ -16,7 +16,7 @@ import {
   threadFor,
 } from '../src/services/integrations/chatapp';
 import { CodehostAppError, follows, installationToken, readPush } from '../src/services/integrations/codehost-app';
-import { recordStarted, threeArgs, transitionDelivery } from '../src/services/integrations/deliveries';
+import { recordStarted, startDelivery, threeArgs, transitionDelivery } from '../src/services/integrations/deliveries';
 import { secretValue } from '../src/services/integrations/handler';
 import { integrationCaller, startAssistantRuns, startStructureRuns } from '../src/services/integrations/targets';
 
@@ -51,11 +51,9 @@ export function createIntegrationActivities(deps: ActivityDeps) {
     err.retryable ? ApplicationFailure.retryable(err.message, 'ProviderUnavailable') : undefined;
 
   return {
-    /** QUEUED → RUNNING; false when the delivery is gone (its integration deleted) or already ended. */
+    /** QUEUED → RUNNING once the row committed (startDelivery); false when the delivery is gone or already ended. */
     async startIntegrationDelivery(input: { deliveryId: string }): Promise<boolean> {
-      await transitionDelivery(ds, input.deliveryId, 'RUNNING');
-      const d = await ds.getRepository(IntegrationDelivery).findOneBy({ delivery_id: input.deliveryId });
-      return d?.status === 'RUNNING';
+      return startDelivery(ds, input.deliveryId);
     },
 
     /** Starts what the delivery asks for (idempotent: run ids derive from the delivery, deployments are reused). */

@@ -2,6 +2,8 @@ import type { ActivityDeps } from './deps';
 import type { InviteOutcome } from '../src/temporal/contracts';
 import { addMember, upsertUserByEmail } from '../src/services/accounts/accounts';
 import { Invite } from '../src/persistence/entities';
+import { INVITE_RECORD } from '../src/jobs/kinds';
+import { transition } from '../src/jobs/transition';
 
 export function createInviteActivities({ ds }: ActivityDeps) {
   return {
@@ -12,17 +14,18 @@ export function createInviteActivities({ ds }: ActivityDeps) {
      */
     async applyInviteResponse(input: { inviteId: string; response: 'ACCEPTED' | 'REJECTED' }): Promise<InviteOutcome> {
       return ds.transaction(async (em) => {
-        const moved: Invite[] = await em
-          .query(
-            `UPDATE invites SET status = $2, responded_at = now(), updated_at = now()
-            WHERE invite_id = $1 AND status = 'PENDING' AND expires_at > now()
-            RETURNING organization_id, email`,
-            [input.inviteId, input.response],
-          )
-          .then((r: [Invite[], number]) => r[0]);
-        if (moved.length && input.response === 'ACCEPTED') {
-          const user = await upsertUserByEmail(em, moved[0].email);
-          await addMember(em, moved[0].organization_id, user.user_id);
+        // Only a pending invite that has not expired moves.
+        const moved = (await transition(
+          em,
+          INVITE_RECORD,
+          input.inviteId,
+          input.response,
+          { responded_at: new Date() },
+          'expires_at > now()',
+        )) as Invite | undefined;
+        if (moved && input.response === 'ACCEPTED') {
+          const user = await upsertUserByEmail(em, moved.email);
+          await addMember(em, moved.organization_id, user.user_id);
         }
         const row = await em.getRepository(Invite).findOneBy({ invite_id: input.inviteId });
         return row ? (row.status as InviteOutcome) : 'GONE';
@@ -31,10 +34,7 @@ export function createInviteActivities({ ds }: ActivityDeps) {
 
     /** PENDING → EXPIRED when its time has come; answers the status after the call. */
     async expireInvite(input: { inviteId: string }): Promise<InviteOutcome> {
-      await ds.query(
-        `UPDATE invites SET status = 'EXPIRED', updated_at = now() WHERE invite_id = $1 AND status = 'PENDING'`,
-        [input.inviteId],
-      );
+      await transition(ds, INVITE_RECORD, input.inviteId, 'EXPIRED');
       const row = await ds.getRepository(Invite).findOneBy({ invite_id: input.inviteId });
       return row ? (row.status as InviteOutcome) : 'GONE';
     },

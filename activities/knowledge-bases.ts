@@ -12,8 +12,8 @@ import {
   KnowledgeBaseJobStatus,
 } from '../src/persistence/entities/knowledge-base';
 import { transitionJob } from '../src/services/knowledge/job-state';
-import { ROW_VISIBLE_WAIT_MS } from '../src/services/code/runs/lifecycle';
-import { waitFor } from '../src/temporal/workflow-records';
+import { KNOWLEDGE_BASE_JOB } from '../src/jobs/kinds';
+import { startJob } from '../src/jobs/start';
 import {
   coveredAssets,
   ingestAsset,
@@ -75,23 +75,7 @@ export function createKnowledgeBaseActivities(deps: ActivityDeps) {
   return {
     /** QUEUED → RUNNING; false when the job already ended, or its row never became visible (nothing to do). */
     async startKnowledgeBaseJob(input: { jobId: string }): Promise<boolean> {
-      // Locked and read first, waiting for a row committed just after the workflow started (as runs and
-      // deployments do): the api starts the workflow inside the transaction that inserts the row.
-      const status = await waitFor(
-        () =>
-          ds.transaction(async (em) => {
-            const [row]: Array<{ status: KnowledgeBaseJobStatus }> = await em.query(
-              `SELECT status FROM knowledge_base_jobs WHERE knowledge_base_job_id = $1 FOR UPDATE`,
-              [input.jobId],
-            );
-            if (row?.status !== 'QUEUED') return row?.status;
-            await transitionJob(em, input.jobId, 'RUNNING');
-            return 'RUNNING';
-          }),
-        (s) => s !== undefined,
-        ROW_VISIBLE_WAIT_MS,
-      );
-      return status === 'RUNNING';
+      return (await startJob(ds, KNOWLEDGE_BASE_JOB, input.jobId)) === 'RUNNING';
     },
 
     /** Ingests every covered asset; per-asset failures become `errors[]`. Heartbeats throughout. */
