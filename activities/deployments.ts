@@ -104,7 +104,7 @@ export function createDeploymentActivities({ ds, config, blobs, box, log, sandbo
       }
       // pip and npm download caches: one per organization when sandboxed (a shared one could be poisoned).
       const cacheDir = identity
-        ? await organizationCache(config.buildDir, identity.gid)
+        ? await organizationCache(config.buildDir, identity.gid, sandbox.mode === 'root')
         : path.join(config.buildDir, '.cache');
       await fs.mkdir(home, { recursive: true });
       // The build's steps are user code, and so is a git clone of the user's repository: they run as the

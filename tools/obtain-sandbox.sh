@@ -22,7 +22,8 @@ if ! tun_usable && [ "$(id -u)" = "0" ]; then
 fi
 tun_usable || echo "sandbox: /dev/net/tun is not usable by run uids: run this as root, or chmod 0666 /dev/net/tun" >&2
 missing=()
-for tool in bwrap:bubblewrap pasta:passt bash:bash iptables:iptables setpriv:util-linux prlimit:util-linux; do
+# (nsenter and iptables-restore: the rootless mode loads each run's packet filter into its own namespace.)
+for tool in bwrap:bubblewrap pasta:passt bash:bash iptables:iptables iptables-restore:iptables setpriv:util-linux prlimit:util-linux nsenter:util-linux; do
   command -v "${tool%%:*}" >/dev/null 2>&1 || [ -x "/usr/sbin/${tool%%:*}" ] || missing+=("${tool#*:}")
 done
 if [ ${#missing[@]} -eq 0 ]; then

@@ -217,7 +217,7 @@ export interface OutboundPolicy {
 }
 
 /** Every address of this host: all interfaces and its host name's addresses. */
-async function thisHostsAddresses(): Promise<string[]> {
+export async function thisHostsAddresses(): Promise<string[]> {
   const interfaces = Object.values(os.networkInterfaces()).flatMap((list) => (list ?? []).map((i) => i.address));
   const named = await dns.promises
     .lookup(os.hostname(), { all: true })

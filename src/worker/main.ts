@@ -5,7 +5,7 @@ import { createLogger } from '../logger';
 import { createDataSource } from '../persistence/data-source';
 import { connectClient, ensureSearchAttributes } from '../temporal/connection';
 import { ensureSchedule, SCHEDULES } from '../temporal/schedules';
-import { Sandbox } from '../runtime/sandbox/sandbox';
+import { Sandbox, SandboxUnavailable } from '../runtime/sandbox/sandbox';
 import { setSpawnMode, stopSpawner } from '../runtime/process/spawn';
 import { activityDepsFor, createWorker } from './create-worker';
 import { startProcessMetrics } from '../observability/metrics';
@@ -84,6 +84,7 @@ async function main() {
 }
 
 main().catch((err) => {
-  console.error(err instanceof Error ? err.stack : err);
+  // A host that cannot isolate user code is a setup problem, said plainly (the message says what to do).
+  console.error(err instanceof SandboxUnavailable ? err.message : err instanceof Error ? err.stack : err);
   process.exit(1);
 });

@@ -54,6 +54,14 @@ describe('resilience drills (quick)', function () {
     expect(r.facts.blocked).to.be.at.least(30);
   });
 
+  it("hostile-tenant-rootless: the api and worker as an ordinary user (the rootless mode) block every attack but the mode's known limits", async () => {
+    const r = await quick('hostile-tenant-rootless');
+    reports.push(r);
+    expectClean(r);
+    expect(r.facts.escapes ?? 0).to.equal(0);
+    expect(r.facts.blocked).to.be.at.least(30);
+  });
+
   it('hostile-machine: every limit holds against a tenant trying to take memory, processes, disk, files or the network', async () => {
     const r = await quick('hostile-machine');
     reports.push(r);

@@ -152,18 +152,48 @@ def fill_disk():
             pass
 attempt("fill-disk", fill_disk)
 def exhaust_memory():
-    # In a child: the run's control group kills the process that holds the most when the run passes its limit.
+    # In a child: the run's control group kills the process that holds the most when the run passes its limit;
+    # without one (rootless, no delegated cgroup v2) the per-process address-space limit refuses the allocation.
     pid = os.fork()
     if pid == 0:
-        hold = []
-        while len(hold) < 256:
-            hold.append(bytearray(64 << 20))
-        os._exit(0)
+        try:
+            hold = []
+            while len(hold) < 256:
+                hold.append(bytearray(64 << 20))
+            os._exit(0)
+        except MemoryError:
+            os._exit(3)
+        finally:
+            os._exit(4)
     status = os.waitpid(pid, 0)[1]
     if os.WIFSIGNALED(status):
         raise MemoryError("killed by signal %d at the run's memory limit" % os.WTERMSIG(status))
+    if os.WEXITSTATUS(status) == 3:
+        raise MemoryError("refused past the address-space limit of the process")
     return "allocated %d MiB" % (64 * 256)
 attempt("exhaust-memory", exhaust_memory)
+def memory_across_processes():
+    # 4 processes, each holding 40% of the run's limit at once: 160% of it in all, each under it.
+    each = T["memory_mb"] * 2 // 5
+    kids = []
+    for i in range(4):
+        pid = os.fork()
+        if pid == 0:
+            try:
+                hold = bytearray(b"\x01") * (each << 20)
+                time.sleep(3)
+                os._exit(0)
+            except MemoryError:
+                os._exit(3)
+            finally:
+                os._exit(4)
+        kids.append(pid)
+    statuses = [os.waitpid(k, 0)[1] for k in kids]
+    held = sum(1 for s in statuses if os.WIFEXITED(s) and os.WEXITSTATUS(s) == 0)
+    if held == 4:
+        return "4 processes held %d MiB each at once: %d MiB, over the run's %d MiB" % (each, 4 * each, T["memory_mb"])
+    raise MemoryError("%d of 4 processes held %d MiB at once; the rest were stopped" % (held, each))
+attempt("memory-across-processes", memory_across_processes)
 print("hostile done", flush=True)
 `;
 

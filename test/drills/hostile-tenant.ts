@@ -3,6 +3,9 @@
 // (optionally started as a non-root user, `asUser`, with the capabilities docs/security.md lists). Every
 // attack must be blocked; A's build, records and secret unchanged and its runs successful; the platform
 // healthy; nothing of B's run left on the host. The table lists each attack with its verdict.
+// `rootless`: the api and the worker run as an ordinary system user the drill creates, without capabilities,
+// with data, blobs and builds of their own: the worker chooses the rootless mode (src/runtime/sandbox/
+// isolation.ts). The attacks that mode cannot stop (ROOTLESS_LIMITS) are reported as such, not as findings.
 import { execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -28,7 +31,20 @@ export interface HostileTenantOptions {
   victims: number;
   /** Start the worker as this non-root user (with the documented capabilities) instead of as root. */
   asUser?: string;
+  /** Start the api and the worker as this ordinary system user (made if missing), without capabilities. */
+  rootless?: { user: string };
 }
+
+/**
+ * What the rootless mode cannot stop, and why (docs/security.md#rootless-mode): an escape of one of these in
+ * that mode is reported as the mode's limit; any other escape is a finding, as in the root mode.
+ */
+export const ROOTLESS_LIMITS: Record<string, string> = {
+  'uid-not-platform':
+    "every organization's code is the worker's uid on the host (root of its own user namespace inside, without capabilities): namespaces alone keep organizations apart, no uid",
+  'memory-across-processes':
+    'no control group on this host (cgroup v1, none delegated): RUN_MEMORY_LIMIT_MB bounds each process (RLIMIT_AS), not the run',
+};
 
 /** Capabilities a non-root worker needs (docs/security.md), as setpriv takes them. */
 export const WORKER_CAPABILITIES = [
@@ -42,20 +58,22 @@ export const WORKER_CAPABILITIES = [
   'net_admin',
 ];
 
-/** The verdict lines of the hostile run's logs: attack → [escaped, detail]. */
-export type Verdicts = Map<string, { escaped: boolean; detail: string }>;
+/** The verdict lines of the hostile run's logs: attack → [escaped, detail, the mode's known limit]. */
+export type Verdicts = Map<string, { escaped: boolean; detail: string; limit?: string }>;
 
 /** Deploys through `baseUrl`'s api, so that the drill's worker builds it (builds belong to the worker's user). */
 export async function deploy(
   key: string,
   baseUrl: string,
   files: Record<string, string>,
+  /** Upload through `baseUrl`'s api too (its blobs are its own). */
+  ownBlobs = false,
 ): Promise<{ structureId: string; deploymentId: string }> {
   const zip = makeArchive(
     'zip',
     entriesOf({ 'structure_config.yaml': deployConfig('python3', '  main_file: structure.py\n'), ...files }),
   );
-  const bucketId = await uploadToNewBucket(key, 'code.zip', zip);
+  const bucketId = await uploadToNewBucket(key, 'code.zip', zip, ownBlobs ? baseUrl : undefined);
   const created = await as(key, baseUrl).post('/api/structures', {
     name: 'drill',
     code: { data_lake: { bucket_id: bucketId, asset_path: 'code.zip' } },
@@ -95,24 +113,42 @@ function processesWith(marker: string): number[] {
 export async function hostileTenantDrill(
   opts: HostileTenantOptions = { victims: 3 },
 ): Promise<DrillReport & { verdicts: Verdicts }> {
+  const rootless = opts.rootless;
   const f = new Findings(
-    'hostile-tenant',
-    `a tenant's structure attacks the platform and another tenant${opts.asUser ? ` (worker as ${opts.asUser})` : ''}`,
+    rootless ? 'hostile-tenant-rootless' : 'hostile-tenant',
+    `a tenant's structure attacks the platform and another tenant${opts.asUser ? ` (worker as ${opts.asUser})` : ''}` +
+      (rootless ? ` (rootless: api and worker as ${rootless.user}, no capabilities)` : ''),
   );
   const { config, ds, env, modelProvider } = getStack();
   const procs = new Processes();
   const verdicts: Verdicts = new Map();
   const marker = `hostile-${randomBytes(6).toString('hex')}`;
+  // Rootless: data, blobs and builds of the user's own (it cannot reach the stack's), under a directory the
+  // drill removes at the end.
+  const own = rootless ? fs.mkdtempSync(path.join(os.tmpdir(), 'tarmac-rootless-drill-')) : undefined;
+  const dataDir = own ? path.join(own, 'data') : config.dataDir;
+  const buildDir = own ? path.join(own, 'builds') : config.buildDir;
+  const dirs = own ? { DATA_DIR: dataDir, BLOB_DIR: path.join(dataDir, 'blobs'), BUILD_DIR: buildDir } : {};
+  const runAs = rootless ? { user: rootless.user, capabilities: [] } : undefined;
+  if (rootless) {
+    ensureUser(rootless.user);
+    fs.chmodSync(own!, 0o711);
+    fs.mkdirSync(dataDir, { mode: 0o711 });
+    execFileSync('chown', [`${rootless.user}:`, own!, dataDir]);
+  }
   // The platform's own key file, as `npm start` keeps it (the stack gets its key from the environment).
-  const secretsKeyFile = path.join(config.dataDir, 'secrets.key');
+  const secretsKeyFile = path.join(dataDir, 'secrets.key');
   if (!fs.existsSync(secretsKeyFile))
     fs.writeFileSync(secretsKeyFile, randomBytes(32).toString('base64'), { mode: 0o600 });
+  if (rootless) execFileSync('chown', [`${rootless.user}:`, secretsKeyFile]);
   let stopExposed = () => undefined as unknown;
   try {
     if (opts.asUser) ensureUser(opts.asUser);
     const queue = `drill-hostile-${marker}`;
-    const api = await startApiProcess(procs, 'api', { TEMPORAL_TASK_QUEUE: queue });
+    const api = await startApiProcess(procs, 'api', { TEMPORAL_TASK_QUEUE: queue, ...dirs }, runAs);
     const workerEnv = {
+      ...dirs,
+      ...(own ? { SANDBOX_STATE_DIR: path.join(dataDir, 'sandbox') } : {}),
       TEMPORAL_TASK_QUEUE: queue,
       RUN_API_BASE_URL: api.baseUrl,
       // Small limits, so that the resource attacks hit them quickly.
@@ -124,7 +160,7 @@ export async function hostileTenantDrill(
       procs,
       'worker',
       workerEnv,
-      opts.asUser ? { user: opts.asUser, capabilities: WORKER_CAPABILITIES } : undefined,
+      opts.asUser ? { user: opts.asUser, capabilities: WORKER_CAPABILITIES } : runAs,
     );
     const workerUid = Number(/^Uid:\s+(\d+)/m.exec(fs.readFileSync(`/proc/${worker.proc.pid}/status`, 'utf8'))![1]);
 
@@ -132,12 +168,12 @@ export async function hostileTenantDrill(
     const b = await newTenant('drill-hostile');
     const secretValue = `a-secret-${randomBytes(8).toString('hex')}`;
     const secret = await as(a.key, api.baseUrl).post('/api/secrets', { name: 'a', value: secretValue });
-    const victim = await deploy(a.key, api.baseUrl, { 'structure.py': VICTIM_PROGRAM });
+    const victim = await deploy(a.key, api.baseUrl, { 'structure.py': VICTIM_PROGRAM }, Boolean(rootless));
     await as(a.key, api.baseUrl).patch(`/api/structures/${victim.structureId}`, {
       env_vars: [{ name: 'A_SECRET', value: secret.body.secret_id, source: 'secret_ref' }],
     });
-    const hostile = await deploy(b.key, api.baseUrl, { 'structure.py': HOSTILE_PROGRAM });
-    const aBuildFile = path.join(config.buildDir, victim.deploymentId, 'src', 'structure.py');
+    const hostile = await deploy(b.key, api.baseUrl, { 'structure.py': HOSTILE_PROGRAM }, Boolean(rootless));
+    const aBuildFile = path.join(buildDir, victim.deploymentId, 'src', 'structure.py');
     const aBuildBefore = digest(aBuildFile);
     const aRowsBefore = JSON.stringify(
       await ds.query(
@@ -171,10 +207,11 @@ export async function hostileTenantDrill(
       worker_pid: worker.proc.pid,
       a_build_file: aBuildFile,
       a_run_marker: victim.structureId,
-      builds_root: config.buildDir,
+      builds_root: buildDir,
       secrets_key_file: secretsKeyFile,
-      blob_dir: config.blobDir,
+      blob_dir: own ? dirs.BLOB_DIR : config.blobDir,
       pg_data_dir: path.join(config.dataDir, 'postgres'),
+      memory_mb: Number(workerEnv.RUN_MEMORY_LIMIT_MB),
       api_port: port(api.baseUrl),
       host_address: hostAddress,
       host_port: (exposed.address() as net.AddressInfo).port,
@@ -227,6 +264,11 @@ export async function hostileTenantDrill(
     });
     for (const [attack, v] of verdicts) {
       f.checked++;
+      if (v.escaped && rootless && ROOTLESS_LIMITS[attack]) {
+        v.limit = ROOTLESS_LIMITS[attack];
+        f.count('limits');
+        continue;
+      }
       f.count(v.escaped ? 'escapes' : 'blocked');
       if (v.escaped) f.violation(`ESCAPE ${attack}: ${v.detail}`);
     }
@@ -266,11 +308,14 @@ export async function hostileTenantDrill(
     const health = await fetch(`${api.baseUrl}/ready`);
     if (health.status !== 200) f.violation(`the api answers /ready with ${health.status} after the attack`);
     f.notes.push(
-      `${verdicts.size} attacks, ${f.facts.escapes ?? 0} escapes; hostile run ${attacked.status} (${JSON.stringify(attacked.status_detail)})`,
+      `${verdicts.size} attacks, ${f.facts.escapes ?? 0} escapes` +
+        (rootless ? `, ${f.facts.limits ?? 0} past the rootless mode's known limits` : '') +
+        `; hostile run ${attacked.status} (${JSON.stringify(attacked.status_detail)})`,
     );
   } finally {
     stopExposed();
     await procs.stopAll(f);
+    if (own) fs.rmSync(own, { recursive: true, force: true });
   }
   return { ...f.report(), verdicts };
 }
@@ -279,7 +324,7 @@ export async function hostileTenantDrill(
 export function verdictTable(verdicts: Verdicts): string {
   const rows = [...verdicts].map(
     ([attack, v]) =>
-      `| ${attack} | ${v.escaped ? '**ESCAPED**' : 'blocked'} | ${v.detail.replace(/\|/g, '\\|').slice(0, 120)} |`,
+      `| ${attack} | ${v.escaped ? (v.limit ? 'not stopped (a limit of the mode)' : '**ESCAPED**') : 'blocked'} | ${v.detail.replace(/\|/g, '\\|').slice(0, 120)} |`,
   );
   return ['| attack | verdict | how |', '|---|---|---|', ...rows].join('\n');
 }

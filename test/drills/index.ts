@@ -12,6 +12,9 @@ import { scaleOutDrill } from './scale-out';
 import { temporalRestartDrill } from './temporal-restart';
 import { workerKillDrill } from './worker-kill';
 
+/** The ordinary system user the rootless drill runs the platform as (made by the drill: useradd --system). */
+const ROOTLESS_USER = 'tarmac-rootless';
+
 export interface Drill {
   name: string;
   /** What it does, for `npm run drill -- --list` and the README. */
@@ -60,6 +63,13 @@ export const DRILLS: Drill[] = [
       "A tenant's structure tries every way out of its sandbox (files, processes, ports, kernel, resources) beside another tenant's runs: 0 escapes",
     full: () => hostileTenantDrill({ victims: 5 }),
     quick: () => hostileTenantDrill({ victims: 2 }),
+  },
+  {
+    name: 'hostile-tenant-rootless',
+    summary:
+      'The same attacks on an api and worker started as an ordinary system user without capabilities (the rootless mode): 0 escapes but its known limits',
+    full: () => hostileTenantDrill({ victims: 5, rootless: { user: ROOTLESS_USER } }),
+    quick: () => hostileTenantDrill({ victims: 2, rootless: { user: ROOTLESS_USER } }),
   },
   {
     name: 'hostile-tenant-nonroot',

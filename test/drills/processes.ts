@@ -156,13 +156,16 @@ export async function startApiProcess(
   procs: Processes,
   name: string,
   overrides: Record<string, string | undefined> = {},
+  /** Run it as this (non-root) user, with these capabilities as ambient ones. */
+  as?: { user: string; capabilities: string[] },
 ) {
   const port = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
+  const [file, ...args] = asUser(as, [process.execPath, path.join(DIST, 'src', 'api', 'main.js')]);
   const child = procs.spawn(
     name,
-    process.execPath,
-    [path.join(DIST, 'src', 'api', 'main.js')],
+    file,
+    args,
     // Errors are logged (kept in memory, not printed) so that a drill can say why a request failed.
     processEnv({ PORT: String(port), PUBLIC_BASE_URL: baseUrl, LOG_LEVEL: 'error', ...overrides }),
   );
@@ -195,6 +198,21 @@ export async function startApiProcess(
   return { child, baseUrl, whyFailed };
 }
 
+/** `command` run as `as.user` (setpriv), with `as.capabilities` as ambient ones (none: an ordinary user). */
+function asUser(as: { user: string; capabilities: string[] } | undefined, command: string[]): string[] {
+  if (!as) return command;
+  const caps = as.capabilities.map((c) => `+${c}`).join(',');
+  return [
+    'setpriv',
+    `--reuid=${as.user}`,
+    `--regid=${as.user}`,
+    '--init-groups',
+    ...(caps ? [`--inh-caps=${caps}`, `--ambient-caps=${caps}`] : []),
+    '--',
+    ...command,
+  ];
+}
+
 let bundleFile: string | undefined;
 
 /**
@@ -214,20 +232,14 @@ export async function startWorkerProcess(
     fs.writeFileSync(bundleFile, workflowBundle.code);
     fs.chmodSync(bundleFile, 0o644);
   }
-  const command = [process.execPath, path.join(__dirname, 'worker-process.js'), bundleFile];
-  const caps = as?.capabilities.map((c) => `+${c}`).join(',');
-  const [file, ...args] = as
-    ? [
-        'setpriv',
-        `--reuid=${as.user}`,
-        `--regid=${as.user}`,
-        '--init-groups',
-        `--inh-caps=${caps}`,
-        `--ambient-caps=${caps}`,
-        '--',
-        ...command,
-      ]
-    : command;
+  // An ordinary user may not reach the stack's data directory: it gets a copy in its own (DATA_DIR).
+  let bundle = bundleFile;
+  if (as && !as.capabilities.length && overrides.DATA_DIR) {
+    bundle = path.join(overrides.DATA_DIR, 'drill-workflow-bundle.js');
+    fs.copyFileSync(bundleFile, bundle);
+    fs.chmodSync(bundle, 0o644);
+  }
+  const [file, ...args] = asUser(as, [process.execPath, path.join(__dirname, 'worker-process.js'), bundle]);
   const child = procs.spawn(
     name,
     file,

@@ -54,7 +54,8 @@ describe('sandbox: a network namespace per run', function () {
     expect(option('--udp-ns')).to.equal('none');
     expect(option('--tcp-ns')).to.equal('8080,11434');
     expect(helper).to.include('--no-map-gw');
-    expect(argv.slice(argv.indexOf('--') + 1)).to.deep.equal(['/usr/bin/bwrap', '--', '/bin/true']);
+    // No setup step (the root mode): a count of 0 words, then the command.
+    expect(argv.slice(argv.indexOf('--') + 1)).to.deep.equal(['0', '/usr/bin/bwrap', '--', '/bin/true']);
   });
 
   for (const attack of attacks) {

@@ -4,6 +4,7 @@
 // to make another key.
 import path from 'node:path';
 import type { Config } from '../../config';
+import { describeIsolation, type IsolationPlan } from '../../runtime/sandbox/isolation';
 import { bold, green, red, rel } from './output';
 
 /** Which model providers assistant runs and chat messages use, or how to configure one (docs/assistants.md: Model providers). */
@@ -14,7 +15,7 @@ function modelsLine(config: Config): string {
   return `${names.join(', ')}; default ${config.models.defaultModel ?? '(none: set DEFAULT_MODEL)'}`;
 }
 
-export function printBanner(config: Config, bootstrapKey: string | undefined): void {
+export function printBanner(config: Config, bootstrapKey: string | undefined, isolation: IsolationPlan): void {
   const base = config.publicBaseUrl;
   const ui =
     config.temporal.uiUrl ?? (config.temporal.address ? undefined : `http://localhost:${config.temporal.devUiPort}`);
@@ -30,7 +31,12 @@ export function printBanner(config: Config, bootstrapKey: string | undefined): v
       (config.temporal.address ? '' : `, ${rel(path.join(config.dataDir, 'temporal.sqlite'))}`) +
       (config.blobS3 ? `, blobs in s3://${config.blobS3.bucket}` : `, blobs in ${rel(config.blobDir)}`),
     `  Models        ${modelsLine(config)}`,
-    `  User code     ${config.sandbox.mode === 'on' ? 'sandboxed (docs/security.md)' : red('NOT isolated (SANDBOX=off): single-tenant development only')}`,
+    `  User code     ${isolation.mode === 'off' ? red(describeIsolation(isolation)) : describeIsolation(isolation)}`,
+    ...(isolation.mode === 'rootless'
+      ? [
+          '                (limits without root: see docs/security.md#rootless-mode; the start log lists what each missing piece adds)',
+        ]
+      : []),
     '',
   ];
   if (bootstrapKey) {

@@ -12,7 +12,11 @@ import { REPO_ROOT, toolScript } from './paths';
 /** The sandbox tools (bubblewrap, iptables); with SANDBOX=off only a warning. */
 export async function obtainSandbox(config: Config): Promise<void> {
   if (config.sandbox.mode === 'off') {
-    say(red('WARNING: SANDBOX=off: user code runs as the worker user, unisolated. Single-tenant development only.'));
+    say(
+      red(
+        'WARNING: SANDBOX=off (single-tenant development): user code runs as the worker user, unisolated. Never with more than one tenant.',
+      ),
+    );
   } else {
     await runTool(
       'obtain-sandbox.sh',

@@ -16,6 +16,7 @@ import { checkPortsFree } from './ports';
 import { waitForApi, waitForTemporal, waitForWorker } from './readiness';
 import { Running, StartHooks, Stopped } from './running';
 import { readOrCreateSecretsKey } from './secrets-key';
+import { describeIsolation, isolationOnThisHost } from '../../runtime/sandbox/isolation';
 
 /** TEMPORAL_ADDRESS, else the local dev server's. */
 export const temporalAddressOf = (config: Config) => config.temporal.address ?? `127.0.0.1:${config.temporal.devPort}`;
@@ -38,6 +39,11 @@ export async function run(
   fs.chmodSync(config.blobDir, 0o700);
   say(`starting tarmac (data in ${rel(config.dataDir)})`);
   await obtainSandbox(config);
+  // Before anything is downloaded or built: which isolation this host allows, and what it lacks.
+  const isolation = isolationOnThisHost(config.sandbox.mode);
+  if (isolation.mode === 'none') throw new Error(`User code ${describeIsolation(isolation)}`);
+  say(`user code: ${describeIsolation(isolation)}`);
+  for (const piece of isolation.missing) say(`  not on this host: ${piece}`);
 
   // 1. The binaries, pinned and cached in ~/.cache/tarmac: PostgreSQL with pgvector (downloaded once, in
   //    seconds) and the Temporal CLI (built once, in minutes).
@@ -101,5 +107,5 @@ export async function run(
   step();
   hooks.setReady();
   say(`api and worker ready (${seconds(Date.now() - t0)})`);
-  printBanner(config, bootstrapKey);
+  printBanner(config, bootstrapKey, isolation);
 }

@@ -14,6 +14,7 @@ import { Restarter } from './restarts';
 import type { Running } from './running';
 import { run, temporalAddressOf } from './sequence';
 import { joinPlatformGroup } from '../../runtime/sandbox/cgroups';
+import { canSwitchUids, delegatedCgroupV2 } from '../../runtime/sandbox/isolation';
 
 /** Extra time, beyond SHUTDOWN_GRACE_MS, before an api or worker that ignores SIGTERM is killed. */
 const KILL_MARGIN_MS = 5_000;
@@ -127,7 +128,8 @@ export async function supervise(): Promise<void> {
     // Everything started from here (PostgreSQL, Temporal, api, worker) shares the platform's CPU weight,
     // above that of the runs (src/runtime/sandbox/cgroups.ts). The worker itself refuses to run user code
     // without control groups; here a failure is only said.
-    if (config.sandbox.mode === 'on') {
+    // (The rootless mode without a delegated cgroup v2 has no control groups at all: nothing to join.)
+    if (config.sandbox.mode === 'on' && (canSwitchUids() || delegatedCgroupV2())) {
       const why = joinPlatformGroup(config.sandbox.platformCpuWeight);
       if (why) say(`not in the platform's control group: ${why}`);
     }

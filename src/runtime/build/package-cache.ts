@@ -9,14 +9,17 @@ import { fileTool } from './disk-quota';
 /** The subdirectories builds write (PIP_CACHE_DIR, npm_config_cache; see buildEnvironment). */
 const TOOL_CACHES = ['pip', 'npm'];
 
-/** `<buildDir>/.cache/<gid>`, made or repaired; root-owned, writable by the organization's group. */
-export async function organizationCache(buildDir: string, gid: number): Promise<string> {
+/**
+ * `<buildDir>/.cache/<gid>`, made or repaired; root-owned, writable by the organization's group. `chown`
+ * false: the rootless mode, where every build is the worker's own uid and a run sees only its own cache.
+ */
+export async function organizationCache(buildDir: string, gid: number, chown = true): Promise<string> {
   const root = path.join(buildDir, '.cache');
   await fs.mkdir(root, { recursive: true });
   await fs.chmod(root, 0o711);
   const dir = path.join(root, String(gid));
   await fs.mkdir(dir, { recursive: true });
-  await fs.chown(dir, process.geteuid?.() ?? 0, gid);
+  if (chown) await fs.chown(dir, process.geteuid?.() ?? 0, gid);
   await fs.chmod(dir, 0o2770);
   // A tool cache that the organization's group cannot write (made by a build before builds ran with umask
   // 007: 0755, one uid's) would leave every later build with its cache disabled: it goes, and is made again.

@@ -460,3 +460,14 @@ export function joinPlatformGroup(platformWeight: number): string | undefined {
 export function groupsOf(pid: number): Map<string, string> {
   return ownGroups(pid);
 }
+
+/**
+ * A run without a control group (the rootless mode on a host without a delegated cgroup v2): nothing to enter,
+ * no counters, nothing to remove; its processes end with its pid namespace, and its limits are per process.
+ */
+export const NO_RUN_GROUP: RunGroup = {
+  procsFiles: [],
+  counters: () => ({ oomKills: 0, processLimitHits: 0 }),
+  peakMemoryBytes: () => undefined,
+  destroy: async () => undefined,
+};

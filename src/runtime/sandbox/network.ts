@@ -37,17 +37,22 @@ const USERNS_GATE_FD = 6;
 const EXEC_GATE_FD = 7;
 
 /**
- * Run as `bash -c LAUNCHER tarmac-netns <pasta> <setpriv> <uid> <gid> <pasta options...> -- <command...>`,
- * where <command> is bubblewrap (with bwrapArgs()) behind whatever limits it is given (prlimit).
+ * Run as `bash -c LAUNCHER tarmac-netns <pasta> <setpriv> <uid> <gid> <inside uid> <inside gid> <pasta options...>
+ * -- <n> <setup: n words> <command...>`, where <command> is bubblewrap (with bwrapArgs()) behind whatever limits it is
+ * given (prlimit), <uid>:<gid> (the launcher's own) is mapped to <inside uid>:<inside gid> in the run's user
+ * namespace, and <setup> (empty, or the rootless mode's firewall loader) runs once the map is written.
  * `exec {fd}<> <(:)` is bash's way to an anonymous pipe; /dev/fd/N opens one end of it alone.
  */
 export const LAUNCHER = String.raw`
 set -u
-pasta=$1 setpriv=$2 uid=$3 gid=$4
-shift 4
+pasta=$1 setpriv=$2 uid=$3 gid=$4 inside_uid=$5 inside_gid=$6
+shift 6
 helper_options=()
 while [ "$1" != -- ]; do helper_options+=("$1"); shift; done
 shift
+# The setup command by its number of words (it may hold a -- of its own).
+setup=("${'${@:2:$1}'}")
+shift $(($1 + 1))
 pipe() { local p; exec {p}<> <(:); eval "exec {$1}</dev/fd/$p {$2}>/dev/fd/$p {p}>&-"; }
 pipe info_r info_w
 pipe userns_r userns_w
@@ -66,8 +71,14 @@ while [ -z "$child" ] && read -r -t 10 -u $info_r line; do
 done
 # No pid: bubblewrap failed first, and its own status and message say why.
 [ -n "$child" ] || { wait $sandbox; exit $?; }
-{ echo deny >/proc/$child/setgroups && echo "$uid $uid 1" >/proc/$child/uid_map && echo "$gid $gid 1" >/proc/$child/gid_map; } 2>/dev/null ||
+{ echo deny >/proc/$child/setgroups && echo "$inside_uid $uid 1" >/proc/$child/uid_map && echo "$inside_gid $gid 1" >/proc/$child/gid_map; } 2>/dev/null ||
   fail "could not map the run's uid"
+# The rootless mode's packet filter, loaded into the run's namespaces (@child@ is bubblewrap's child) before
+# anything of the run starts (namespace-firewall.ts).
+if [ ${'${#setup[@]}'} -gt 0 ]; then
+  "${'${setup[@]/#@child@/$child}'}" {info_r}<&- {userns_w}>&- {exec_w}>&- {ready_r}<&- {ready_w}>&- ||
+    fail "could not install the run's firewall"
+fi
 # (info_r stays open: bubblewrap writes more after the pid, and a closed pipe would kill it with SIGPIPE.)
 exec {userns_w}>&-
 # pasta writes its pid (-P) once the namespace's interface, addresses and routes are up.
@@ -130,8 +141,17 @@ export class RunNetwork {
     ];
   }
 
-  /** The command (file, argv) that runs `command` (bubblewrap with bwrapArgs()) as `uid`:`gid` with its network. */
-  launch(uid: number, gid: number, command: string[]): string[] {
+  /**
+   * The command (file, argv) that runs `command` (bubblewrap with bwrapArgs()) as `uid`:`gid` with its network.
+   * `inside`: the ids it has in its user namespace (default the same); `setup`: run once the ids are mapped, with
+   * the word `@child@` replaced by the pid of bubblewrap's child (the rootless firewall, namespace-firewall.ts).
+   */
+  launch(
+    uid: number,
+    gid: number,
+    command: string[],
+    opts: { inside?: { uid: number; gid: number }; setup?: string[] } = {},
+  ): string[] {
     const ports = [...new Set(this.plan.loopbackPorts)].sort((a, b) => a - b);
     const helper = [
       '--config-net',
@@ -167,8 +187,12 @@ export class RunNetwork {
       this.tools.setpriv,
       String(uid),
       String(gid),
+      String(opts.inside?.uid ?? uid),
+      String(opts.inside?.gid ?? gid),
       ...helper,
       '--',
+      String(opts.setup?.length ?? 0),
+      ...(opts.setup ?? []),
       ...command,
     ];
   }

@@ -10,6 +10,12 @@
 //             read-only (read-write while building); a private
 //             size-capped tmpfs for HOME and /tmp; the seccomp filter of seccomp.ts)
 // behind the owner-matched firewall of firewall.ts. See docs/security.md for what each layer stops.
+// A worker that is not root (isolation.ts: the rootless mode) runs the same chain without a uid of its own:
+//   sh (a delegated cgroup v2 group, where the host offers one) → setpriv (no_new_privs, killed with the
+//   worker) → launcher (maps the worker's uid to root of the run's user namespace, loads the run's packet
+//   filter into its network namespace: namespace-firewall.ts; pasta) → bwrap (the same namespaces and
+//   mounts) → prlimit inside it (so that RLIMIT_NPROC counts the run's namespace, not the worker's uid;
+//   without a control group also RLIMIT_AS, memory per process).
 // With SANDBOX=off (single-tenant development only) it runs as the worker's user, with prlimit alone.
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
@@ -27,8 +33,11 @@ import { Firewall } from './firewall';
 import { loopbackPortsOf, RunNetwork, tunUsable } from './network';
 import { seccompProgram } from './seccomp';
 import { UidPool } from './uid-pool';
-import { CgroupTree, CgroupUnavailable, entryCommand, type RunGroup } from './cgroups';
+import { CgroupTree, CgroupUnavailable, entryCommand, NO_RUN_GROUP, type RunGroup } from './cgroups';
 import { limitHit } from './limits';
+import { effectiveCapabilities, hasCapability as has, isolationOnThisHost, rootlessTools } from './isolation';
+import { namespaceRules } from './namespace-firewall';
+import { thisHostsAddresses } from '../../security/outbound-policy';
 
 /** Who a sandboxed process runs as; `release()` once its processes are done (kills any left). */
 export interface SandboxIdentity {
@@ -70,18 +79,19 @@ export interface Wrapped {
 
 export class SandboxUnavailable extends Error {}
 
-const CAP_CHOWN = 0;
-const CAP_KILL = 5;
-const CAP_SETGID = 6;
-const CAP_SETUID = 7;
 const CAP_SETPCAP = 8;
 const CAP_NET_ADMIN = 12;
 
-function effectiveCapabilities(): bigint {
-  const m = /^CapEff:\s+([0-9a-f]+)/m.exec(fs.readFileSync('/proc/self/status', 'latin1'));
-  return m ? BigInt(`0x${m[1]}`) : 0n;
+/** The rootless mode (isolation.ts): what a run is on the host, and how its namespace gets its firewall. */
+interface Rootless {
+  /** The worker's own ids: every run's on the host, root of the run's user namespace inside. */
+  uid: number;
+  gid: number;
+  /** The launcher's setup step: loads namespaceRules() into the run's namespaces (network.ts). */
+  firewall: string[];
+  /** No control group: memory is RLIMIT_AS per process. */
+  perProcess: boolean;
 }
-const has = (caps: bigint, cap: number) => (caps & (1n << BigInt(cap))) !== 0n;
 
 let mounts: string[] | undefined;
 
@@ -132,10 +142,16 @@ export class Sandbox {
     private readonly dropBoundingSet: boolean,
     private readonly cgroups: CgroupTree | undefined,
     private readonly network?: RunNetwork,
+    private readonly rootless?: Rootless,
   ) {}
 
   get enabled(): boolean {
     return this.config.mode === 'on';
+  }
+
+  /** How user code is isolated (isolation.ts). */
+  get mode(): 'root' | 'rootless' | 'off' {
+    return !this.enabled ? 'off' : this.rootless ? 'rootless' : 'root';
   }
 
   /**
@@ -174,23 +190,26 @@ export class Sandbox {
     }
     const caps = effectiveCapabilities();
     const root = process.geteuid?.() === 0;
-    if (!root && !(has(caps, CAP_SETUID) && has(caps, CAP_SETGID) && has(caps, CAP_CHOWN) && has(caps, CAP_KILL))) {
-      throw refuse(
-        'the worker is not root and lacks CAP_SETUID, CAP_SETGID, CAP_CHOWN and CAP_KILL to switch user code to run uids',
-      );
-    }
-    let cgroups: CgroupTree;
-    try {
-      cgroups = CgroupTree.open({ platformWeight: config.platformCpuWeight });
-    } catch (err) {
-      if (!(err instanceof CgroupUnavailable)) throw err;
-      throw refuse(`no control group for each run (memory, processes, CPU weight): ${err.message}`);
+    // Not root and without the capabilities to switch uids: the rootless mode, where the host allows it.
+    const plan = isolationOnThisHost('on');
+    if (plan.mode === 'none') throw refuse(plan.refused!);
+    const rootless = plan.mode === 'rootless';
+    let cgroups: CgroupTree | undefined;
+    if (!rootless || plan.limits === 'cgroup') {
+      try {
+        cgroups = CgroupTree.open({ platformWeight: config.platformCpuWeight });
+      } catch (err) {
+        if (!(err instanceof CgroupUnavailable)) throw err;
+        if (!rootless) throw refuse(`no control group for each run (memory, processes, CPU weight): ${err.message}`);
+        log.warn({ err: err.message }, 'the delegated cgroup v2 is not usable: limits per process only');
+      }
     }
     fs.mkdirSync(config.stateDir, { recursive: true, mode: 0o700 });
     fs.chmodSync(config.stateDir, 0o700);
+    // Rootless, the leased uids only name runs (their control groups): every run is the worker's uid on the host.
     const uids = new UidPool(config.stateDir, config.uidBase, config.uidCount);
     // Groups left by a worker that died (their uid no longer leased) go, with whatever still runs in them.
-    const swept = await cgroups.sweep((uid) => uids.isLeased(uid));
+    const swept = cgroups ? await cgroups.sweep((uid) => uids.isLeased(uid)) : 0;
     if (swept) log.info({ swept }, 'removed the control groups of runs whose worker is gone');
 
     const program = seccompProgram();
@@ -238,7 +257,7 @@ export class Sandbox {
       );
     }
 
-    const firewall = Firewall.onThisHost();
+    const firewall = rootless ? undefined : Firewall.onThisHost();
     if (firewall && (root || has(caps, CAP_NET_ADMIN))) {
       try {
         await firewall.install({
@@ -253,26 +272,63 @@ export class Sandbox {
         log.warn({ err }, 'could not install the sandbox firewall rules; relying on rules installed by the operator');
       }
     }
+    let rootlessSetup: Rootless | undefined;
+    if (rootless) {
+      const t = rootlessTools();
+      const plan4 = {
+        api: { addresses: apiAddresses, port: apiPort },
+        resolvers: resolvers(),
+        allowCidrs: config.allowCidrs,
+        allowHostPorts,
+        hostAddresses: await thisHostsAddresses(),
+      };
+      rootlessSetup = {
+        uid: process.geteuid!(),
+        gid: process.getegid!(),
+        perProcess: !cgroups,
+        // As root of the run's user namespace (the worker's uid, mapped there), over its network namespace only.
+        firewall: [
+          t.nsenter!,
+          '--target',
+          '@child@',
+          '--user',
+          '--net',
+          '--preserve-credentials',
+          '--',
+          sh,
+          '-c',
+          'printf "%s" "$1" | "$2" && printf "%s" "$3" | "$4"',
+          'tarmac-firewall',
+          namespaceRules(plan4, 4),
+          t.iptablesRestore!,
+          namespaceRules(plan4, 6),
+          t.ip6tablesRestore!,
+        ],
+      };
+    }
     const sandbox = new Sandbox(
       config,
       { bwrap, setpriv, prlimit, bash, sh },
       uids,
       firewall,
       seccompFile,
-      root || has(caps, CAP_SETPCAP),
+      !rootless && (root || has(caps, CAP_SETPCAP)),
       cgroups,
       helper,
+      rootlessSetup,
     );
     await sandbox.selfTest().catch((err: Error) => {
       throw refuse(err.message);
     });
     log.info(
       {
+        mode: plan.mode,
         uids: `${config.uidBase}+${config.uidCount}`,
         seccomp: Boolean(seccompFile),
-        cgroups: { version: cgroups.version, roots: cgroups.roots },
+        cgroups: cgroups ? { version: cgroups.version, roots: cgroups.roots } : 'none: limits per process',
+        ...(plan.missing.length ? { missing: plan.missing } : {}),
       },
-      'user code is sandboxed',
+      rootless ? 'user code is sandboxed (rootless)' : 'user code is sandboxed',
     );
     return sandbox;
   }
@@ -288,6 +344,7 @@ export class Sandbox {
       this.dropBoundingSet,
       this.cgroups,
       this.network,
+      this.rootless,
     );
   }
 
@@ -297,11 +354,13 @@ export class Sandbox {
    * Throws CgroupUnavailable when the group cannot be made: the run must not start.
    */
   async identity(gid: number, memoryBytes: number): Promise<SandboxIdentity | undefined> {
-    if (!this.uids || !this.cgroups) return undefined;
+    if (!this.uids) return undefined;
     const lease = await this.uids.lease();
     let group: RunGroup;
     try {
-      group = await this.cgroups.createRun(gid, lease.uid, { memoryBytes, maxProcesses: this.config.maxProcesses });
+      group = this.cgroups
+        ? await this.cgroups.createRun(gid, lease.uid, { memoryBytes, maxProcesses: this.config.maxProcesses })
+        : NO_RUN_GROUP;
     } catch (err) {
       await lease.release();
       throw err;
@@ -334,8 +393,12 @@ export class Sandbox {
     const extraFiles: string[] = [];
     const entry = entryCommand(id.group, this.tools.sh);
     const countersBefore = id.group.counters();
+    const rootless = this.rootless;
     const bwrap = [
       '--unshare-user',
+      // Rootless: the worker's uid is mapped to root of the run's namespace (the only id it may map); without
+      // capabilities (--cap-drop ALL, an empty bounding set) that root can do nothing a user could not.
+      ...(rootless ? ['--uid', '0', '--gid', '0'] : []),
       '--unshare-pid',
       '--unshare-ipc',
       '--unshare-uts',
@@ -390,43 +453,54 @@ export class Sandbox {
     // Memory is the control group's (the whole run), not an address-space limit per process.
     // CPU: SIGXCPU at the limit (the run's reason), SIGKILL 5 s later for a process that ignores it.
     // These limits are set after the launcher, so that they bind the user's processes and not the helper.
-    const limited = [
-      this.tools.prlimit,
+    const limits = [
       `--cpu=${c.cpuSeconds}:${c.cpuSeconds + 5}`,
       // The run's processes are counted by its group (pids.max, which names the limit when hit); the uid's
-      // RLIMIT_NPROC is a backstop a little above it.
+      // RLIMIT_NPROC is a backstop a little above it. Rootless, set inside the run's user namespace, it counts
+      // that namespace's processes: the run's (the kernel counts RLIMIT_NPROC per user namespace and uid).
       `--nproc=${c.maxProcesses + 16}`,
       `--fsize=${c.fileBytes}`,
       `--nofile=${c.maxOpenFiles}`,
       '--core=0',
-      '--',
-      // bwrap sets PWD whatever it is told: env -u keeps the environment exactly what the platform built.
-      this.tools.bwrap,
-      ...bwrap,
-      '--',
-      '/usr/bin/env',
-      '-u',
-      'PWD',
-      spec.file,
-      ...spec.argv,
+      // Without a control group, memory is an address-space limit per process (as SANDBOX=off).
+      ...(rootless?.perProcess ? [`--as=${spec.memoryBytes}`] : []),
     ];
+    // bwrap sets PWD whatever it is told: env -u keeps the environment exactly what the platform built.
+    const program = ['/usr/bin/env', '-u', 'PWD', spec.file, ...spec.argv];
+    const limited = rootless
+      ? [this.tools.bwrap, ...bwrap, '--', this.tools.prlimit, ...limits, '--', ...program]
+      : [this.tools.prlimit, ...limits, '--', this.tools.bwrap, ...bwrap, '--', ...program];
     // The chain, each step exec'ing the next: enter the cgroup (as the worker) → setpriv → the network
     // launcher (as the run's uid) → prlimit → bwrap.
-    const argv = [
-      ...entry.prefix,
-      this.tools.setpriv,
-      `--reuid=${id.uid}`,
-      `--regid=${id.gid}`,
-      '--clear-groups',
-      '--inh-caps=-all',
-      ...(this.dropBoundingSet ? ['--bounding-set=-all'] : []),
-      '--no-new-privs',
-      '--pdeathsig',
-      'KILL',
-      '--',
-      this.tools.bash,
-      ...this.network.launch(id.uid, id.gid, limited),
-    ];
+    const argv = rootless
+      ? [
+          ...entry.prefix,
+          this.tools.setpriv,
+          '--no-new-privs',
+          '--pdeathsig',
+          'KILL',
+          '--',
+          this.tools.bash,
+          ...this.network.launch(rootless.uid, rootless.gid, limited, {
+            inside: { uid: 0, gid: 0 },
+            setup: rootless.firewall,
+          }),
+        ]
+      : [
+          ...entry.prefix,
+          this.tools.setpriv,
+          `--reuid=${id.uid}`,
+          `--regid=${id.gid}`,
+          '--clear-groups',
+          '--inh-caps=-all',
+          ...(this.dropBoundingSet ? ['--bounding-set=-all'] : []),
+          '--no-new-privs',
+          '--pdeathsig',
+          'KILL',
+          '--',
+          this.tools.bash,
+          ...this.network.launch(id.uid, id.gid, limited),
+        ];
     const settings = { ...c, memoryBytes: spec.memoryBytes };
     return {
       file: entry.file,
@@ -447,7 +521,8 @@ export class Sandbox {
    * Symlinks are never followed.
    */
   async chownTree(dir: string, owner: { uid: number; gid: number } | { platformFor: number }): Promise<void> {
-    if (!this.enabled) return;
+    // Rootless, every build is the worker's on the host: a run sees only its own, read-only (bubblewrap's mounts).
+    if (!this.enabled || this.rootless) return;
     const platform = 'platformFor' in owner;
     const uid = platform ? (process.geteuid?.() ?? 0) : owner.uid;
     const gid = platform ? owner.platformFor : owner.gid;
@@ -523,8 +598,9 @@ export class Sandbox {
       if (code !== 0) throw new Error(`the sandbox probe did not run (exit ${code}): ${err.trim().slice(0, 300)}`);
       const lines = out.trim().split('\n');
       const field = (name: string) => lines.find((l) => l.startsWith(`${name}:`))?.split(/\s+/)[1];
-      if (Number(lines[0]) !== identity!.uid)
-        throw new Error(`the probe ran as uid ${lines[0]}, not its run uid ${identity!.uid}`);
+      // Rootless: root of its own user namespace (the worker's uid outside), without capabilities.
+      const runUid = this.rootless ? 0 : identity!.uid;
+      if (Number(lines[0]) !== runUid) throw new Error(`the probe ran as uid ${lines[0]}, not its run uid ${runUid}`);
       if (field('NoNewPrivs') !== '1' || !/^0+$/.test(field('CapEff') ?? ''))
         throw new Error('the probe kept privileges');
       if (this.seccompFile && field('Seccomp') !== '2') throw new Error('the seccomp filter was not applied');
@@ -532,6 +608,11 @@ export class Sandbox {
         throw new Error("the probe shared the host's network namespace");
       if (field('listeners') !== '0') throw new Error("the probe saw the host's listening sockets in /proc/net/tcp");
       const reached = targets.filter((t) => field(t) !== 'blocked');
+      if (reached.length && this.rootless) {
+        throw new Error(
+          `a sandboxed process reached a local port (${reached.join(', ')}): the packet filter of its network namespace did not hold (iptables-restore, nsenter)`,
+        );
+      }
       if (reached.length) {
         throw new Error(
           `a sandboxed process reached a local port (${reached.join(', ')}): no firewall for run uids (install iptables and run the worker ` +
