@@ -17,120 +17,33 @@
 //   mounts) → prlimit inside it (so that RLIMIT_NPROC counts the run's namespace, not the worker's uid;
 //   without a control group also RLIMIT_AS, memory per process).
 // With SANDBOX=off (single-tenant development only) it runs as the worker's user, with prlimit alone.
+// Beside this file: sandbox-types (its shapes), host (what it reads of the host: mounts, resolvers, reach),
+// rootless (that mode's setup), probe (the proof run before the worker takes work).
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
-import net from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
-import type { Readable } from 'node:stream';
-import { lookup } from 'node:dns/promises';
 import type { SandboxConfig } from '../../config';
 import type { Logger } from '../../logger';
 import { confine, findTool } from '../process/confine';
-import { type ExitStatus, sandboxExitStatus, signalGroup } from '../process/user-process';
-import { spawnDetached } from '../process/spawn';
+import { type ExitStatus, sandboxExitStatus } from '../process/user-process';
 import { Firewall } from './firewall';
 import { loopbackPortsOf, RunNetwork, tunUsable } from './network';
 import { seccompProgram } from './seccomp';
 import { UidPool } from './uid-pool';
 import { CgroupTree, CgroupUnavailable, entryCommand, NO_RUN_GROUP, type RunGroup } from './cgroups';
 import { limitHit } from './limits';
-import { effectiveCapabilities, hasCapability as has, isolationOnThisHost, rootlessTools } from './isolation';
-import { namespaceRules } from './namespace-firewall';
-import { thisHostsAddresses } from '../../security/outbound-policy';
+import { effectiveCapabilities, hasCapability as has, isolationOnThisHost } from './isolation';
 
-/** Who a sandboxed process runs as; `release()` once its processes are done (kills any left). */
-export interface SandboxIdentity {
-  uid: number;
-  gid: number;
-  /** The run's (or build's) control group; release() kills what is left in it and removes it. */
-  group: RunGroup;
-  release(): Promise<void>;
-}
+import { SandboxUnavailable, type SandboxIdentity, type SandboxSpec, type Wrapped } from './sandbox-types';
+import { reachOf, resolvers, systemMounts } from './host';
+import { rootlessSetupOf, type Rootless } from './rootless';
+import { probeSandbox } from './probe';
 
-export interface SandboxSpec {
-  file: string;
-  argv: string[];
-  cwd: string;
-  /** HOME and TMPDIR of the process: a private tmpfs mounted at this path. */
-  home: string;
-  /** Host paths visible at the same path, read-only (a run's build, its input files). */
-  readOnly?: string[];
-  /** Host paths visible at the same path, writable (a build in progress, a result file, a download cache). */
-  writable?: string[];
-  memoryBytes: number;
-  /** Undefined only with SANDBOX=off. */
-  identity: SandboxIdentity | undefined;
-}
-
-/** What to spawn: `file argv`, with `extraFiles` opened read-only as the child's fds 3, 4, ... */
-export interface Wrapped {
-  file: string;
-  argv: string[];
-  extraFiles: string[];
-  /**
-   * Sandboxed: the program's environment reaches bubblewrap as arguments on this fd, and the steps before it
-   * get a fixed one (src/runtime/process/env-channel.ts). Undefined with SANDBOX=off.
-   */
-  envArgsFd?: number;
-  /** How the spawned process ended, as the user's program ended (bubblewrap reports a signal as 128 + N). */
-  readExit(status: ExitStatus): ExitStatus;
-}
-
-export class SandboxUnavailable extends Error {}
+export type { SandboxIdentity, SandboxSpec, Wrapped } from './sandbox-types';
+export { SandboxUnavailable } from './sandbox-types';
 
 const CAP_SETPCAP = 8;
 const CAP_NET_ADMIN = 12;
-
-/** The rootless mode (isolation.ts): what a run is on the host, and how its namespace gets its firewall. */
-interface Rootless {
-  /** The worker's own ids: every run's on the host, root of the run's user namespace inside. */
-  uid: number;
-  gid: number;
-  /** The launcher's setup step: loads namespaceRules() into the run's namespaces (network.ts). */
-  firewall: string[];
-  /** No control group: memory is RLIMIT_AS per process. */
-  perProcess: boolean;
-}
-
-let mounts: string[] | undefined;
-
-/**
- * Paths of the host's root that a sandbox shows: symlinks (merged /usr) as symlinks, directories read-only.
- * Read once: the host's root does not change while the worker runs, and every spawn needs it.
- */
-function systemMounts(): string[] {
-  if (mounts) return mounts;
-  const args = ['--ro-bind', '/usr', '/usr', '--ro-bind', '/etc', '/etc'];
-  for (const name of ['bin', 'sbin', 'lib', 'lib32', 'lib64', 'libx32']) {
-    const p = `/${name}`;
-    try {
-      const st = fs.lstatSync(p);
-      if (st.isSymbolicLink()) args.push('--symlink', fs.readlinkSync(p), p);
-      else if (st.isDirectory()) args.push('--ro-bind', p, p);
-    } catch {
-      // not on this host
-    }
-  }
-  mounts = args;
-  return args;
-}
-
-/** The addresses of `host` (an IP address as it is, a name resolved). */
-async function addressesOf(host: string): Promise<string[]> {
-  const bare = host.replace(/^\[|\]$/g, '');
-  return net.isIP(bare) ? [bare] : (await lookup(bare, { all: true }).catch(() => [])).map((a) => a.address);
-}
-
-function resolvers(): string[] {
-  try {
-    return [...fs.readFileSync('/etc/resolv.conf', 'utf8').matchAll(/^\s*nameserver\s+(\S+)/gm)].map((m) =>
-      m[1].replace(/%.*$/, ''),
-    );
-  } catch {
-    return [];
-  }
-}
 
 export class Sandbox {
   private constructor(
@@ -224,27 +137,12 @@ export class Sandbox {
       log.warn({ arch: process.arch }, 'no seccomp filter for this architecture: user code runs without one');
     }
 
-    const api = new URL(opts.apiBaseUrl);
-    const apiPort = Number(api.port || (api.protocol === 'https:' ? 443 : 80));
-    const apiAddresses = await addressesOf(api.hostname);
-    // Single services runs may reach: the operator's (SANDBOX_ALLOW_HOST_PORTS) and the platform's own
-    // (`reach`: the code host a build clones from), by address and port.
-    const reach = (opts.reach ?? [])
-      .map((u) => new URL(u))
-      .filter((u) => /^https?:$/.test(u.protocol))
-      .map((u) => ({ host: u.hostname, port: Number(u.port || (u.protocol === 'https:' ? 443 : 80)) }));
-    const allowHostPorts = (
-      await Promise.all(
-        [...config.allowHostPorts, ...reach].map(async (a) =>
-          (await addressesOf(a.host)).map((address) => ({ address, port: a.port })),
-        ),
-      )
-    ).flat();
+    const { api, allowHostPorts } = await reachOf(config, opts.apiBaseUrl, opts.reach ?? []);
     const helper = new RunNetwork(
       { pasta, setpriv },
       {
         loopbackPorts: loopbackPortsOf([
-          ...apiAddresses.map((address) => ({ address, port: apiPort })),
+          ...api.addresses.map((address) => ({ address, port: api.port })),
           ...allowHostPorts,
         ]),
         resolvers: resolvers(),
@@ -263,7 +161,7 @@ export class Sandbox {
         await firewall.install({
           uidFirst: config.uidBase,
           uidLast: config.uidBase + config.uidCount - 1,
-          api: { addresses: apiAddresses, port: apiPort },
+          api,
           resolvers: resolvers(),
           allowCidrs: config.allowCidrs,
           allowHostPorts,
@@ -272,40 +170,9 @@ export class Sandbox {
         log.warn({ err }, 'could not install the sandbox firewall rules; relying on rules installed by the operator');
       }
     }
-    let rootlessSetup: Rootless | undefined;
-    if (rootless) {
-      const t = rootlessTools();
-      const plan4 = {
-        api: { addresses: apiAddresses, port: apiPort },
-        resolvers: resolvers(),
-        allowCidrs: config.allowCidrs,
-        allowHostPorts,
-        hostAddresses: await thisHostsAddresses(),
-      };
-      rootlessSetup = {
-        uid: process.geteuid!(),
-        gid: process.getegid!(),
-        perProcess: !cgroups,
-        // As root of the run's user namespace (the worker's uid, mapped there), over its network namespace only.
-        firewall: [
-          t.nsenter!,
-          '--target',
-          '@child@',
-          '--user',
-          '--net',
-          '--preserve-credentials',
-          '--',
-          sh,
-          '-c',
-          'printf "%s" "$1" | "$2" && printf "%s" "$3" | "$4"',
-          'tarmac-firewall',
-          namespaceRules(plan4, 4),
-          t.iptablesRestore!,
-          namespaceRules(plan4, 6),
-          t.ip6tablesRestore!,
-        ],
-      };
-    }
+    const rootlessSetup = rootless
+      ? await rootlessSetupOf(sh, { api, allowHostPorts, allowCidrs: config.allowCidrs }, !cgroups)
+      : undefined;
     const sandbox = new Sandbox(
       config,
       { bwrap, setpriv, prlimit, bash, sh },
@@ -317,7 +184,7 @@ export class Sandbox {
       helper,
       rootlessSetup,
     );
-    await sandbox.selfTest().catch((err: Error) => {
+    await probeSandbox(sandbox, { rootless, seccomp: Boolean(seccompFile) }).catch((err: Error) => {
       throw refuse(err.message);
     });
     log.info(
@@ -550,79 +417,4 @@ export class Sandbox {
    * own (the host's listening socket absent from its /proc/net/tcp), and reach neither that socket on
    * loopback nor on the host's own address (the helper's traffic meets the firewall).
    */
-  private async selfTest(): Promise<void> {
-    const server = net.createServer((s) => s.destroy());
-    await new Promise<void>((resolve) => server.listen(0, '0.0.0.0', resolve));
-    const port = (server.address() as net.AddressInfo).port;
-    const hostAddress = Object.values(os.networkInterfaces())
-      .flat()
-      .find((i) => i && i.family === 'IPv4' && !i.internal)?.address;
-    const targets = ['127.0.0.1', ...(hostAddress ? [hostAddress] : [])];
-    const identity = await this.identity(this.config.gidBase, 512 * 1024 * 1024);
-    const home = fs.mkdtempSync(path.join(this.config.stateDir, 'probe-'));
-    try {
-      const script =
-        'id -u; grep -E "^(Seccomp|NoNewPrivs|CapEff):" /proc/self/status; ls /proc | grep -cE "^[0-9]+$"; ' +
-        'echo "netns: $(readlink /proc/self/ns/net)"; ' +
-        `echo "listeners: $(grep -ci ':${port.toString(16).padStart(4, '0')} ' /proc/net/tcp /proc/net/tcp6 | awk -F: '{n += $2} END {print n}')"; ` +
-        targets
-          // A refused connection is dropped rather than reset by this version of pasta: a connection that
-          // is not made in 2 s was not allowed (an allowed one is made in milliseconds).
-          .map(
-            (t) =>
-              `timeout 2 bash -c 'exec 3<>/dev/tcp/${t}/${port}' 2>/dev/null && echo "${t}: reached" || echo "${t}: blocked"`,
-          )
-          .join('; ');
-      const w = this.wrap({
-        file: '/bin/bash',
-        argv: ['-c', script],
-        cwd: '/',
-        home,
-        memoryBytes: 512 * 1024 * 1024,
-        identity,
-      });
-      let out = '';
-      let err = '';
-      // Spawned the way runs are, so the probe proves that path.
-      const child = await spawnDetached({ ...w, cwd: '/', env: { PATH: '/usr/bin:/bin' } });
-      const timer = setTimeout(() => signalGroup(child.pid, 'SIGKILL'), 10_000);
-      const read = (s: Readable) =>
-        new Promise<string>((resolve) => {
-          let text = '';
-          s.on('data', (d: Buffer) => (text += d.toString()));
-          s.once('close', () => resolve(text));
-        });
-      [out, err] = await Promise.all([read(child.stdout), read(child.stderr)]);
-      const code = (await child.exited).code;
-      clearTimeout(timer);
-      if (code !== 0) throw new Error(`the sandbox probe did not run (exit ${code}): ${err.trim().slice(0, 300)}`);
-      const lines = out.trim().split('\n');
-      const field = (name: string) => lines.find((l) => l.startsWith(`${name}:`))?.split(/\s+/)[1];
-      // Rootless: root of its own user namespace (the worker's uid outside), without capabilities.
-      const runUid = this.rootless ? 0 : identity!.uid;
-      if (Number(lines[0]) !== runUid) throw new Error(`the probe ran as uid ${lines[0]}, not its run uid ${runUid}`);
-      if (field('NoNewPrivs') !== '1' || !/^0+$/.test(field('CapEff') ?? ''))
-        throw new Error('the probe kept privileges');
-      if (this.seccompFile && field('Seccomp') !== '2') throw new Error('the seccomp filter was not applied');
-      if (field('netns') === fs.readlinkSync('/proc/self/ns/net'))
-        throw new Error("the probe shared the host's network namespace");
-      if (field('listeners') !== '0') throw new Error("the probe saw the host's listening sockets in /proc/net/tcp");
-      const reached = targets.filter((t) => field(t) !== 'blocked');
-      if (reached.length && this.rootless) {
-        throw new Error(
-          `a sandboxed process reached a local port (${reached.join(', ')}): the packet filter of its network namespace did not hold (iptables-restore, nsenter)`,
-        );
-      }
-      if (reached.length) {
-        throw new Error(
-          `a sandboxed process reached a local port (${reached.join(', ')}): no firewall for run uids (install iptables and run the worker ` +
-            `as root or with CAP_NET_ADMIN, or install the rules of docs/security.md for uids ${this.config.uidBase}-${this.config.uidBase + this.config.uidCount - 1})`,
-        );
-      }
-    } finally {
-      server.close();
-      fs.rmSync(home, { recursive: true, force: true });
-      await identity?.release();
-    }
-  }
 }
