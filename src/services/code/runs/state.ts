@@ -8,20 +8,7 @@ import { DeploymentStatus } from '../../../persistence/entities/deployment';
 import { Run, RunEvent, RunStatus } from '../../../persistence/entities/run';
 import { recordRun, recordStatus } from '../../../observability/metrics';
 import { hydrateRow } from '../../../persistence/direct-sql';
-
-/**
- * NOTIFY channel; payload `<run id> <epoch seconds of the writer's transaction start>` (runIdOfPayload). Sent on
- * every event, log batch and status change of a run. The time (the NOTIFY lag metric) is the transaction's, so
- * the notifications of one run in one transaction are still folded into one by PostgreSQL.
- */
-export const RUN_CHANNEL = 'run_updates';
-
-/** The run id and the sending transaction's start (epoch ms, if present) of a `run_updates` payload. */
-export function parseRunPayload(payload: string): { runId: string; sentAtMs?: number } {
-  const [runId, at] = payload.split(' ');
-  const seconds = Number(at);
-  return at && Number.isFinite(seconds) ? { runId, sentAtMs: seconds * 1000 } : { runId };
-}
+import { RUN_CHANNEL } from '../../../persistence/run-channel';
 
 const RUN_FROM: Record<RunStatus, RunStatus[]> = {
   QUEUED: [],
