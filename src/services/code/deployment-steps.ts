@@ -1,0 +1,69 @@
+// The worker's side of a deployment's status (workflows/deployment.ts): its start and its terminal write
+// through the guarded transition (runs/state.ts). The build itself (src/runtime/build/) runs in the activity.
+import type { DataSource } from 'typeorm';
+import { Deployment, DEPLOYMENT_TERMINAL, DeploymentStatus } from '../../persistence/entities/deployment';
+import { waitFor } from '../../temporal/workflow-records';
+import { ROW_VISIBLE_WAIT_MS } from './runs/lifecycle';
+import { transitionDeployment } from './runs/state';
+
+export type DeploymentOutcome =
+  | {
+      status: 'SUCCEEDED';
+      buildPath: string;
+      codeSource: Record<string, unknown>;
+      fingerprint: string | null;
+      detail: Record<string, unknown>;
+    }
+  | {
+      status: 'FAILED' | 'ERROR';
+      detail: { reason: string; message: string; build_output_tail?: string };
+      codeSource?: Record<string, unknown>;
+    };
+
+/** QUEUED → DEPLOYING. False when the deployment already ended, or its row never became visible. */
+export async function markDeploying(ds: DataSource, deploymentId: string): Promise<boolean> {
+  // Locked and read first, waiting for a row committed just after the workflow started (as runs do).
+  const status = await waitFor(
+    () =>
+      ds.transaction(async (em) => {
+        const [row]: Array<{ status: DeploymentStatus }> = await em.query(
+          `SELECT status FROM deployments WHERE deployment_id = $1 FOR UPDATE`,
+          [deploymentId],
+        );
+        if (row?.status === 'QUEUED') await transitionDeployment(em, deploymentId, 'DEPLOYING');
+        return row?.status;
+      }),
+    (s) => s !== undefined,
+    ROW_VISIBLE_WAIT_MS,
+  );
+  return status !== undefined && !DEPLOYMENT_TERMINAL.includes(status);
+}
+
+/** The deployment to build, unless it is gone or already ended. */
+export async function openDeployment(ds: DataSource, deploymentId: string): Promise<Deployment | undefined> {
+  const row = await ds.getRepository(Deployment).findOneBy({ deployment_id: deploymentId });
+  return row && !DEPLOYMENT_TERMINAL.includes(row.status) ? row : undefined;
+}
+
+/** The terminal write (idempotent, with the source's fingerprint on success); answers the row after it. */
+export async function finishDeployment(
+  ds: DataSource,
+  deploymentId: string,
+  outcome: DeploymentOutcome,
+): Promise<Deployment | null> {
+  await ds.transaction(async (em) => {
+    const done = await transitionDeployment(em, deploymentId, outcome.status, {
+      status_detail: outcome.detail,
+      completed_at: new Date(),
+      ...(outcome.codeSource ? { code_source: outcome.codeSource } : {}),
+      ...(outcome.status === 'SUCCEEDED' ? { build_path: outcome.buildPath } : {}),
+    });
+    if (done && outcome.status === 'SUCCEEDED') {
+      await em.query(`UPDATE deployments SET source_fingerprint = $2 WHERE deployment_id = $1`, [
+        deploymentId,
+        outcome.fingerprint,
+      ]);
+    }
+  });
+  return ds.getRepository(Deployment).findOneBy({ deployment_id: deploymentId });
+}
