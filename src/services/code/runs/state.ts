@@ -3,7 +3,7 @@
 // per-run sequence from the run row (serializing writers of one run) and a NOTIFY on commit, which is
 // how every api process learns about them (SSE fan-out goes through PostgreSQL, not memory).
 import { randomUUID } from 'node:crypto';
-import type { EntityManager } from 'typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
 import { DeploymentStatus } from '../../../persistence/entities/deployment';
 import { Run, RunEvent, RunStatus } from '../../../persistence/entities/run';
 import { recordRun, recordStatus } from '../../../observability/metrics';
@@ -144,7 +144,7 @@ export interface LogLine {
 }
 
 /** Appends log lines to a run in order (one statement: sequence, lines and notification; atomic by itself). */
-export async function appendLogs(em: EntityManager, runId: string, lines: LogLine[]): Promise<void> {
+export async function appendLogs(em: DataSource | EntityManager, runId: string, lines: LogLine[]): Promise<void> {
   if (!lines.length) return;
   const counter: unknown[] = await em.query(
     `WITH counter AS (
