@@ -49,6 +49,22 @@ export default tseslint.config(
     },
   },
   {
+    // One reader of the environment (src/config): everything else is given its settings. The spawner's child
+    // gets only PATH, the platform's own, on purpose.
+    files: ['src/**/*.ts', 'activities/**/*.ts', 'workflows/**/*.ts', 'migrations/**/*.ts'],
+    ignores: ['src/config/**', 'src/runtime/process/spawn.ts'],
+    rules: {
+      'no-restricted-properties': [
+        'error',
+        {
+          object: 'process',
+          property: 'env',
+          message: 'only src/config reads the environment (docs/configuration.md)',
+        },
+      ],
+    },
+  },
+  {
     // Workflow code is deterministic and bundled alone: values only from the SDK, its own folder and the contracts.
     files: ['workflows/**/*.ts'],
     rules: {
@@ -68,10 +84,8 @@ export default tseslint.config(
   },
   {
     // Activities are adapters (heartbeats, cancellation, turning errors into failures) that call the services:
-    // they hold no SQL and never use the data source themselves (docs/architecture.md). The reconciler's
-    // per-kind queries are being replaced by the durable-job kernel's one loop (src/jobs/), issue 24.
+    // they hold no SQL and never use the data source themselves (docs/architecture.md).
     files: ['activities/**/*.ts'],
-    ignores: ['activities/reconciler.ts'],
     rules: {
       'no-restricted-syntax': [
         'error',

@@ -8,10 +8,11 @@ import { ingestDataJob } from '../src/services/data-connectors/ingest';
 import {
   chainJobsOf,
   finishDataJob,
-  markDataJobRunning,
   startScheduledJob,
   type DataJobEnding,
 } from '../src/services/data-connectors/job-steps';
+import { DATA_JOB } from '../src/jobs/kinds';
+import { startJob } from '../src/jobs/start';
 import type { ScheduledJobInput, ScheduledJobOutcome } from '../src/temporal/contracts';
 
 export type { DataJobEnding } from '../src/services/data-connectors/job-steps';
@@ -19,9 +20,9 @@ export type { DataJobEnding } from '../src/services/data-connectors/job-steps';
 export function createDataJobActivities(deps: ActivityDeps) {
   const { ds, log } = deps;
   return {
-    /** QUEUED → RUNNING (once its row is visible); false when the job does not exist or already ended. */
+    /** QUEUED → RUNNING once the row committed (the kernel's start); false when the job does not exist or already ended. */
     async startDataJob(input: { jobId: string }): Promise<boolean> {
-      return markDataJobRunning(ds, input.jobId);
+      return (await startJob(ds, DATA_JOB, input.jobId)) === 'RUNNING';
     },
 
     /** Lists, reads, transforms and stores every item of the connector; per-item failures become `errors[]`. */

@@ -19,13 +19,10 @@ import { CgroupUnavailable } from '../src/runtime/sandbox/cgroups';
 import { fetchSource, Fetched } from '../src/runtime/source/fetch';
 import { codeLocationToken } from '../src/services/accounts/connections';
 import { fingerprintOf, openAccessToken } from '../src/services/code/deployments';
-import {
-  finishDeployment,
-  markDeploying,
-  openDeployment,
-  type DeploymentOutcome,
-} from '../src/services/code/deployment-steps';
+import { finishDeployment, openDeployment, type DeploymentOutcome } from '../src/services/code/deployment-steps';
 import type { DeploymentInput } from '../src/temporal/contracts';
+import { DEPLOYMENT_JOB } from '../src/jobs/kinds';
+import { goesOn, startJob } from '../src/jobs/start';
 import { outboundPolicyFor } from '../src/security/outbound-policy';
 
 export type { DeploymentOutcome } from '../src/services/code/deployment-steps';
@@ -49,7 +46,7 @@ export function createDeploymentActivities({ ds, config, blobs, box, log, sandbo
   return {
     /** QUEUED → DEPLOYING. False when the deployment already ended, or its row never became visible. */
     async beginDeployment(input: { deploymentId: string }): Promise<boolean> {
-      return markDeploying(ds, input.deploymentId);
+      return goesOn(DEPLOYMENT_JOB, await startJob(ds, DEPLOYMENT_JOB, input.deploymentId));
     },
 
     /** Builds the deployment into <buildDir>/<deployment_id> and answers how it went; never writes its status. */

@@ -1,15 +1,15 @@
 // Activities of the integration delivery workflow (integration-delivery-<uuid>): thin adapters over
-// src/services/integrations/ (delivery-work.ts: the status writes and what a delivery starts; chat-answers.ts:
+// src/services/integrations/ (delivery-work.ts: the terminal write and what a delivery starts; chat-answers.ts:
 // the assistants' answers posted back). Here: the heartbeating wait for the assistant runs, and a provider's
 // failure turned into the ApplicationFailure the workflow reads.
 import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
 import type { ActivityDeps } from './deps';
 import type { DeliveryStatus } from '../src/persistence/entities/integration';
 import { postChatAnswers, someRunOpen } from '../src/services/integrations/chat-answers';
+import { startDelivery } from '../src/services/integrations/deliveries';
 import {
   DeliveryStepFailure,
   finishDelivery,
-  startDelivery,
   startDeliveryWork,
   type DeliveryEnding,
   type DeliveryWork,
@@ -33,7 +33,7 @@ export function createIntegrationActivities(deps: ActivityDeps) {
   const { ds } = deps;
 
   return {
-    /** QUEUED → RUNNING; false when the delivery is gone (its integration deleted) or already ended. */
+    /** QUEUED → RUNNING once the row committed (startDelivery); false when the delivery is gone or already ended. */
     async startIntegrationDelivery(input: { deliveryId: string }): Promise<boolean> {
       return startDelivery(ds, input.deliveryId);
     },

@@ -1,5 +1,5 @@
 // Activities of knowledge base jobs and queries: adapters over src/services/knowledge/ (ingest-job.ts: the
-// job's start, ingest and terminal write; run-query.ts: a query). The ingest activity heartbeats between assets
+// job's ingest and terminal write, its start being the kernel's; run-query.ts: a query). The ingest activity heartbeats between assets
 // and embedding batches (a cancel reaches it within about a second and aborts the provider request); model
 // refusals and an outside database that fails become failures that are not retried.
 import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
@@ -7,14 +7,11 @@ import { ApplicationFailureCategory } from '@temporalio/common';
 import type { ActivityDeps } from './deps';
 import { ModelError } from '../src/drivers/model/types';
 import type { KnowledgeBase, KnowledgeBaseJobStatus } from '../src/persistence/entities/knowledge-base';
-import {
-  finishKnowledgeBaseJob,
-  ingestKnowledgeBaseJob,
-  markKnowledgeBaseJobRunning,
-  type JobEnding,
-} from '../src/services/knowledge/ingest-job';
+import { finishKnowledgeBaseJob, ingestKnowledgeBaseJob, type JobEnding } from '../src/services/knowledge/ingest-job';
 import { runKnowledgeBaseQuery } from '../src/services/knowledge/run-query';
 import { openChunkStore, OutsideDatabaseError, type ChunkStore } from '../src/services/knowledge/chunk-store';
+import { KNOWLEDGE_BASE_JOB } from '../src/jobs/kinds';
+import { startJob } from '../src/jobs/start';
 import type { KnowledgeBaseQueryInput } from '../src/temporal/contracts';
 import { MODEL_FAILURE_TYPE } from './model-call';
 import { outboundPolicyFor } from '../src/security/outbound-policy';
@@ -56,7 +53,7 @@ export function createKnowledgeBaseActivities(deps: ActivityDeps) {
   return {
     /** QUEUED → RUNNING; false when the job already ended, or its row never became visible (nothing to do). */
     async startKnowledgeBaseJob(input: { jobId: string }): Promise<boolean> {
-      return markKnowledgeBaseJobRunning(ds, input.jobId);
+      return (await startJob(ds, KNOWLEDGE_BASE_JOB, input.jobId)) === 'RUNNING';
     },
 
     /** Ingests every covered asset; per-asset failures become `errors[]`. Heartbeats throughout. */

@@ -7,12 +7,10 @@
 // to the oldest waiters, answer who was granted (the caller signals their workflows after the commit). A
 // grant is a row state, not a message: a lost signal delays a job until its timer re-tries, never strands it.
 import type { DataSource, EntityManager } from 'typeorm';
+import { DEPLOYMENT_JOB, RUN_JOB } from './kinds';
 
-/** The kinds of job that take an execution slot, and where their rows live. */
-export const ADMITTED_KINDS = {
-  run: { table: 'runs', idColumn: 'run_id', open: ['QUEUED', 'STARTING', 'RUNNING'] },
-  deployment: { table: 'deployments', idColumn: 'deployment_id', open: ['QUEUED', 'DEPLOYING'] },
-} as const;
+/** The kinds of job that take an execution slot (their rows: the registry's). */
+export const ADMITTED_KINDS = { run: RUN_JOB, deployment: DEPLOYMENT_JOB } as const;
 
 export type AdmittedKind = keyof typeof ADMITTED_KINDS;
 
@@ -64,7 +62,7 @@ export async function acquireSlot(
     );
     if (!row) return { outcome: 'missing' };
     await lockOrganization(em, row.organization_id);
-    if (!(kind.open as readonly string[]).includes(row.status)) {
+    if (!kind.open.includes(row.status)) {
       return { outcome: 'ended', granted: await releaseUnderLock(em, job, row.organization_id, opts.limit) };
     }
     await em.query(

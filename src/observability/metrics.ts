@@ -74,36 +74,6 @@ export const notifyLag = new Histogram({
   registers: [registry],
 });
 
-const TERMINAL = new Set(['SUCCEEDED', 'FAILED', 'ERROR', 'CANCELLED']);
-
-/** A deployment or job reached a status (called by its guarded transition once the row moved). */
-export function recordStatus(kind: string, status: string): void {
-  if (TERMINAL.has(status)) jobsEnded.inc({ kind, status });
-}
-
-/**
- * A run's status write took effect (transitionRun): the write that sets `started_at` gives the queue-to-start
- * time, a terminal one the count and the run's duration (from its start, or its creation if it never started).
- */
-export function recordRun(
-  run: {
-    kind: string;
-    status: string;
-    created_at: Date;
-    started_at: Date | null;
-    completed_at: Date | null;
-  },
-  setStarted: boolean,
-): void {
-  const seconds = (from: Date, to: Date) => Math.max(0, (+to - +from) / 1000);
-  const kind = `${run.kind}-run`; // as created: the workflow's resource kind (structure-run, assistant-run, ...)
-  if (setStarted && run.started_at) queueToStart.observe({ kind }, seconds(run.created_at, run.started_at));
-  if (!TERMINAL.has(run.status)) return;
-  jobsEnded.inc({ kind, status: run.status });
-  const end = run.completed_at ?? new Date();
-  runDuration.observe({ kind, status: run.status }, seconds(run.started_at ?? run.created_at, end));
-}
-
 let started = false;
 
 /**
@@ -134,3 +104,10 @@ interface PoolCounts {
   idleCount: number;
   waitingCount: number;
 }
+
+export const rateLimitRefusals = new Counter({
+  name: 'tarmac_rate_limit_refusals_total',
+  help: 'Requests refused 429 by the rate limits (RATE_LIMITS), by the bucket that refused them',
+  labelNames: ['bucket'] as const,
+  registers: [registry],
+});

@@ -2,13 +2,15 @@
 // three-argument convention, idempotency, the delivery log, 401/403/404/413/429), the chat app handler against
 // the Slack double (signatures, replays, URL verification, bot messages ignored, a slow chat app acknowledged at
 // once and answered in its thread, duplicate events) and the code host app handler against the GitHub double
-// (signatures, a push on a followed branch deploying with an installation token, other events running).
+// (signatures, a push on a followed branch deploying with an installation token, other events running, a
+// delivery whose row commits after its workflow started).
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { structureWithBuild } from '../support/builds';
 import { signedDelivery } from '../support/chatapp-double';
 import { as, request } from '../support/client';
 import { signedCodehostDelivery } from '../support/codehost-app-double';
+import { quietCodehostApp } from '../support/deliveries';
 import { waitForRun } from '../support/runs';
 import { getStack, newTenant } from '../support/stack';
 import { config as configFile, gitRepository, waitForDeployment } from '../fixtures/projects';
@@ -542,6 +544,68 @@ describe('integrations', () => {
       expect(JSON.parse(run.args[2])).to.include({ 'x-github-event': 'issues' });
       const log = await deliveries(api, id);
       expect(log.map((d) => d.verdict)).to.deep.equal(['accepted', 'duplicate', 'accepted', 'bad_signature']);
+    });
+
+    it('runs a delivery whose row commits only after its workflow started (the start waits for the commit)', async function () {
+      this.timeout(120_000);
+      const { ds, env } = getStack();
+      const app = await quietCodehostApp(t.key);
+      // A deferred trigger holds the commit of this integration's deliveries until the test lets go of a lock:
+      // the handler's transaction inserts the row, Temporal accepts the workflow, and the COMMIT then waits,
+      // as it can on a loaded database.
+      const tag = app.integrationId.replace(/-/g, '');
+      const lockKey = Number.parseInt(tag.slice(0, 7), 16);
+      const holder = ds.createQueryRunner();
+      await holder.connect();
+      await holder.query(`SELECT pg_advisory_lock($1)`, [lockKey]);
+      await ds.query(`CREATE FUNCTION hold_commit_${tag}() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN PERFORM pg_advisory_xact_lock_shared(${lockKey}); RETURN NULL; END $$`);
+      await ds.query(`CREATE CONSTRAINT TRIGGER hold_commit_${tag} AFTER INSERT ON integration_deliveries
+        DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN (NEW.integration_id::text = '${app.integrationId}')
+        EXECUTE FUNCTION hold_commit_${tag}()`);
+      let released = false;
+      const release = async () => {
+        if (released) return;
+        released = true;
+        await holder.query(`SELECT pg_advisory_unlock($1)`, [lockKey]);
+        await holder.release();
+      };
+      try {
+        const sent = app.send();
+        // The workflow exists (the commit is held): wait until its first activity, the start, has run or is
+        // running, then let the commit through.
+        const handle = await (async () => {
+          const deadline = Date.now() + 30_000;
+          for (;;) {
+            for await (const wf of env.client.workflow.list({
+              query: `TarmacOrganizationId = '${t.organizationId}' AND TarmacResourceKind = 'integration-delivery'`,
+            })) {
+              return env.client.workflow.getHandle(wf.workflowId);
+            }
+            if (Date.now() > deadline) throw new Error('the delivery workflow never appeared');
+            await new Promise((r) => setTimeout(r, 100));
+          }
+        })();
+        const deadline = Date.now() + 30_000;
+        for (;;) {
+          const wf = await handle.describe();
+          const starting = (wf.raw.pendingActivities ?? []).some(
+            (a) => a.activityType?.name === 'startIntegrationDelivery' && a.state === 2 /* STARTED */,
+          );
+          if (wf.status.name !== 'RUNNING' || starting || Date.now() > deadline) break;
+          await new Promise((r) => setTimeout(r, 50));
+        }
+        await new Promise((r) => setTimeout(r, 100)); // it has looked at least once
+        await release();
+        const reply = await sent;
+        expect(reply.status, reply.text).to.equal(200);
+        expect(await handle.result()).to.equal('SUCCEEDED');
+        expect((await app.ended(reply.body.delivery_id)).status).to.equal('SUCCEEDED');
+      } finally {
+        await release();
+        await ds.query(`DROP TRIGGER IF EXISTS hold_commit_${tag} ON integration_deliveries`);
+        await ds.query(`DROP FUNCTION IF EXISTS hold_commit_${tag}()`);
+      }
     });
 
     it('ends a push delivery FAILED when the code host refuses the app (a JWT of an unknown app): nothing deployed', async function () {

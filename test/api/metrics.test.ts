@@ -1,5 +1,5 @@
 // GET /metrics of the api: Prometheus text from this process's registry, requests counted by route template,
-// and METRICS_TOKEN enforced when set.
+// every kind of job counted when created and when ended, and METRICS_TOKEN enforced when set.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
@@ -7,6 +7,7 @@ import { createApp } from '../../src/api/app';
 import { FsBlobStore } from '../../src/blobs/fs-blob-store';
 import { createLogger } from '../../src/logger';
 import { as } from '../support/client';
+import { quietCodehostApp } from '../support/deliveries';
 import { getStack, newTenant } from '../support/stack';
 
 /** The value of one series in Prometheus text, 0 when absent. */
@@ -44,6 +45,27 @@ describe('GET /metrics', () => {
     // Not an API operation: not in the OpenAPI document.
     const doc = (await as(undefined).get('/api/openapi.json')).body;
     expect(Object.keys(doc.paths).some((p) => p.includes('metrics'))).to.equal(false);
+  });
+
+  it('counts an integration delivery as created and, once its work ended, as ended (every kind of job)', async function () {
+    this.timeout(120_000);
+    const t = await newTenant('metrics-delivery');
+    const app = await quietCodehostApp(t.key);
+    const scrape = async () => (await fetch(`${getStack().baseUrl}/metrics`)).text();
+    const created = { kind: 'integration-delivery' };
+    const ended = { kind: 'integration-delivery', status: 'SUCCEEDED' };
+    const before = await scrape();
+    const sent = await app.send();
+    expect(sent.status, sent.text).to.equal(200);
+    expect((await app.ended(sent.body.delivery_id)).status).to.equal('SUCCEEDED');
+    // The worker of the test stack records into this process's registry too.
+    const after = await scrape();
+    expect(sample(after, 'tarmac_jobs_created_total', created)).to.equal(
+      sample(before, 'tarmac_jobs_created_total', created) + 1,
+    );
+    expect(sample(after, 'tarmac_jobs_ended_total', ended)).to.equal(
+      sample(before, 'tarmac_jobs_ended_total', ended) + 1,
+    );
   });
 
   describe('with METRICS_TOKEN', () => {

@@ -9,11 +9,13 @@ import {
   createAssistantRun,
   findAssistantRun,
   listAssistantRuns,
+  replayAssistantRun,
 } from '../../services/assistants/runs';
 import { route } from '../http/route';
 import { eventStreamResponse, lastEventIdQuery, resumeAfter, sseFrame, streamRunEvents } from '../sse/event-stream';
 import { defineSchema, pageOf, str, timestamp, uuid } from '../schemas/registry';
 import { idList, MAX_INPUT_CHARS } from './assistants';
+import { replayedFrom } from './code-run-records';
 import { EVENT_LIST_SUMMARY, eventListPage, eventListQuery, eventListSchema } from '../http/event-lists';
 
 const TAG = 'Assistant runs';
@@ -70,6 +72,7 @@ const AssistantRunSchema = defineSchema('AssistantRun', {
       description: "Tokens used, summed over the run's model calls.",
     },
     created_by: { type: 'string' },
+    replayed_from_run_id: replayedFrom,
     created_at: timestamp,
     updated_at: timestamp,
     started_at: { type: ['string', 'null'], format: 'date-time' },
@@ -95,6 +98,7 @@ const present = ({ run: r, details: d }: AssistantRunRecord) => ({
   ...(r.model ? { model: r.model } : {}),
   ...(r.usage ? { usage: r.usage } : {}),
   created_by: r.created_by,
+  ...(r.replayed_from_run_id ? { replayed_from_run_id: r.replayed_from_run_id } : {}),
   created_at: iso(r.created_at),
   updated_at: iso(r.updated_at),
   started_at: iso(r.started_at),
@@ -192,6 +196,32 @@ route({
   handler: async ({ deps, caller, params }) => ({
     status: 200,
     body: present(await cancelAssistantRun(deps, caller, params.assistant_run_id)),
+  }),
+});
+
+route({
+  operationId: 'ReplayAssistantRun',
+  needsDiskSpace: true,
+  method: 'post',
+  path: '/assistant-runs/{assistant_run_id}/replay',
+  tag: TAG,
+  params: runPath,
+  summary:
+    'Runs a finished assistant run again as a new run: the same input, args, model, id lists and thread (as the ' +
+    "thread is now); `input`, `args` and `model` may be overridden. The new run's `replayed_from_run_id` names this " +
+    'one. 409 while the run is queued or running.',
+  body: defineSchema('ReplayAssistantRunRequest', {
+    type: 'object',
+    properties: {
+      args: { type: 'array', items: { type: 'string', maxLength: MAX_INPUT_CHARS }, maxItems: MAX_ARGS },
+      input: { type: ['string', 'null'], maxLength: MAX_INPUT_CHARS },
+      model: { oneOf: [str(1, 200), { type: 'null' }], description: "`provider/model` instead of the run's." },
+    },
+  }),
+  responses: { 201: { description: 'The new run, QUEUED', schema: AssistantRunSchema } },
+  handler: async ({ deps, caller, params, body }) => ({
+    status: 201,
+    body: present(await replayAssistantRun(deps, caller, params.assistant_run_id, body)),
   }),
 });
 

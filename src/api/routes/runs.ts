@@ -11,7 +11,7 @@ import {
 } from '../../services/code/runs/structure-runs';
 import { badRequest, conflict, payloadTooLarge } from '../../errors';
 import { route } from '../http/route';
-import { codeRunRecordRoutes } from './code-run-records';
+import { codeRunRecordRoutes, replayedFrom } from './code-run-records';
 import { EnvVarSchema, presentCodeResource } from './code-resources';
 import { defineSchema, nullableTimestamp, ref, timestamp, uuid } from '../schemas/registry';
 
@@ -44,6 +44,7 @@ export const StructureRunSchema = defineSchema('StructureRun', {
     output: { description: '`payload.output_task_output` of the last FinishStructureRunEvent the run posted.' },
     output_timestamp: { type: 'number', description: '`timestamp` of that event (epoch seconds).' },
     created_by: { type: 'string' },
+    replayed_from_run_id: replayedFrom,
     created_at: timestamp,
     updated_at: timestamp,
     started_at: nullableTimestamp,
@@ -62,6 +63,7 @@ export const presentStructureRun = (r: Run) => ({
   ...(r.output != null ? { output: r.output } : {}),
   ...(r.output_timestamp != null ? { output_timestamp: r.output_timestamp } : {}),
   created_by: r.created_by,
+  ...(r.replayed_from_run_id ? { replayed_from_run_id: r.replayed_from_run_id } : {}),
   created_at: iso(r.created_at),
   updated_at: iso(r.updated_at),
   started_at: iso(r.started_at),

@@ -15,7 +15,7 @@ import {
 } from '../../services/code/runs/tool-runs';
 import { route } from '../http/route';
 import { defineSchema, nullableTimestamp, timestamp, uuid } from '../schemas/registry';
-import { codeRunRecordRoutes } from './code-run-records';
+import { codeRunRecordRoutes, replayedFrom } from './code-run-records';
 
 const TAG = 'Tool runs';
 
@@ -46,6 +46,7 @@ export const ToolRunSchema = defineSchema('ToolRun', {
     runtime_path: { type: 'string', description: "Absolute path of the deployment's tool file on the workers." },
     output: { description: 'The artifact dict (activity) or `{name, activities}` (describe) of SUCCEEDED runs.' },
     created_by: { type: 'string' },
+    replayed_from_run_id: replayedFrom,
     created_at: timestamp,
     updated_at: timestamp,
     started_at: nullableTimestamp,
@@ -63,6 +64,7 @@ const present = (r: Run, runtimePath: string) => ({
   runtime_path: runtimePath,
   ...(r.output_timestamp != null ? { output: r.output } : {}),
   created_by: r.created_by,
+  ...(r.replayed_from_run_id ? { replayed_from_run_id: r.replayed_from_run_id } : {}),
   created_at: iso(r.created_at),
   updated_at: iso(r.updated_at),
   started_at: iso(r.started_at),

@@ -37,6 +37,8 @@ export class Run {
   @Column('timestamptz', { nullable: true }) started_at: Date | null;
   @Column('timestamptz', { nullable: true }) completed_at: Date | null;
   @Column('text') created_by: string;
+  /** The finished run this one replays (POST /{kind}-runs/{id}/replay); null for every other run. */
+  @Column('uuid', { nullable: true }) replayed_from_run_id: string | null;
   @Column('timestamptz') created_at: Date;
   @Column('timestamptz') updated_at: Date;
 }
@@ -44,7 +46,19 @@ export class Run {
 /** A new QUEUED run row: what every kind of run starts as; `fields` says what kind, whose and with what. */
 export function newRunRow(
   fields: Pick<Run, 'run_id' | 'kind' | 'organization_id' | 'created_by'> &
-    Partial<Pick<Run, 'resource_id' | 'assistant_id' | 'deployment_id' | 'model' | 'args' | 'env_vars' | 'input'>>,
+    Partial<
+      Pick<
+        Run,
+        | 'resource_id'
+        | 'assistant_id'
+        | 'deployment_id'
+        | 'model'
+        | 'args'
+        | 'env_vars'
+        | 'input'
+        | 'replayed_from_run_id'
+      >
+    >,
   now = new Date(),
 ): Run {
   return {
@@ -55,6 +69,7 @@ export function newRunRow(
     args: [],
     env_vars: [],
     input: null,
+    replayed_from_run_id: null,
     ...fields,
     usage: null,
     status: 'QUEUED',

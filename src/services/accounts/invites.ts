@@ -5,6 +5,8 @@ import { conflict, forbidden, notFound } from '../../errors';
 import type { Caller } from '../caller';
 import { Invite, User } from '../../persistence/entities';
 import { workflowIdOf } from '../../temporal/workflow-start';
+import { INVITE_RECORD } from '../../jobs/kinds';
+import { transition } from '../../jobs/transition';
 import { addMember, isMember, upsertUserByEmail } from './accounts';
 import { insertAndStart, waitFor } from '../../temporal/workflow-records';
 import { respondSignal, withdrawSignal, workflowStart, type InviteOutcome } from '../../temporal/contracts';
@@ -132,17 +134,18 @@ export async function applyInviteResponse(
   response: 'ACCEPTED' | 'REJECTED',
 ): Promise<InviteOutcome> {
   return ds.transaction(async (em) => {
-    const moved: Invite[] = await em
-      .query(
-        `UPDATE invites SET status = $2, responded_at = now(), updated_at = now()
-        WHERE invite_id = $1 AND status = 'PENDING' AND expires_at > now()
-        RETURNING organization_id, email`,
-        [inviteId, response],
-      )
-      .then((r: [Invite[], number]) => r[0]);
-    if (moved.length && response === 'ACCEPTED') {
-      const user = await upsertUserByEmail(em, moved[0].email);
-      await addMember(em, moved[0].organization_id, user.user_id);
+    // Only a pending invite that has not expired moves.
+    const moved = (await transition(
+      em,
+      INVITE_RECORD,
+      inviteId,
+      response,
+      { responded_at: new Date() },
+      'expires_at > now()',
+    )) as Invite | undefined;
+    if (moved && response === 'ACCEPTED') {
+      const user = await upsertUserByEmail(em, moved.email);
+      await addMember(em, moved.organization_id, user.user_id);
     }
     const row = await em.getRepository(Invite).findOneBy({ invite_id: inviteId });
     return row ? (row.status as InviteOutcome) : 'GONE';
@@ -151,10 +154,7 @@ export async function applyInviteResponse(
 
 /** PENDING → EXPIRED when its time has come; answers the status after the call. */
 export async function expireInvite(ds: DataSource, inviteId: string): Promise<InviteOutcome> {
-  await ds.query(
-    `UPDATE invites SET status = 'EXPIRED', updated_at = now() WHERE invite_id = $1 AND status = 'PENDING'`,
-    [inviteId],
-  );
+  await transition(ds, INVITE_RECORD, inviteId, 'EXPIRED');
   const row = await ds.getRepository(Invite).findOneBy({ invite_id: inviteId });
   return row ? (row.status as InviteOutcome) : 'GONE';
 }

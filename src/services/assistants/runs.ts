@@ -6,7 +6,7 @@ import type { Caller } from '../caller';
 import { conflict, notFound } from '../../errors';
 import type { PageRequest, Pagination } from '../../persistence/pagination';
 import { ASSISTANT_ID_LISTS, AssistantResourceIds, AssistantRun } from '../../persistence/entities/assistant';
-import { newRunRow, Run, RunStatus } from '../../persistence/entities/run';
+import { newRunRow, Run, RUN_TERMINAL, RunStatus } from '../../persistence/entities/run';
 import { assertIdsInOrg } from '../../persistence/scoped';
 import { userMessageOf } from './prompt';
 import { assertAssistantIds, findAssistant } from './assistants';
@@ -60,6 +60,7 @@ export async function createAssistantRun(
   assistantId: string,
   body: CreateAssistantRunRequest,
   runId: string = randomUUID(),
+  replayedFromRunId?: string,
 ): Promise<AssistantRunRecord> {
   const assistant = await findAssistant(deps.ds, caller, assistantId);
   const ids = effectiveIds(assistant, body);
@@ -88,6 +89,7 @@ export async function createAssistantRun(
       input,
       model: body.model ?? null,
       created_by: caller.actor,
+      replayed_from_run_id: replayedFromRunId ?? null,
     },
     now,
   );
@@ -157,4 +159,39 @@ export async function listAssistantRuns(
 export async function cancelAssistantRun(deps: RunsDeps, caller: Caller, runId: string): Promise<AssistantRunRecord> {
   const { run, details } = await findAssistantRun(deps.ds, caller, runId);
   return { run: await cancelRunAndWait(deps, caller, run), details };
+}
+
+/**
+ * Replays a finished assistant run (docs/run-control.md#replay): a new run of the same assistant with the run's
+ * input, args, model, stream flag, id lists and thread (so it sees the thread as it is now), each of input, args
+ * and model overridable. 409 while the run is queued or running.
+ */
+export async function replayAssistantRun(
+  deps: RunsDeps,
+  caller: Caller,
+  runId: string,
+  overrides: { input?: string | null; args?: string[]; model?: string | null },
+): Promise<AssistantRunRecord> {
+  const { run, details } = await findAssistantRun(deps.ds, caller, runId);
+  if (!RUN_TERMINAL.includes(run.status)) {
+    throw conflict(
+      `The assistant run ${runId} is ${run.status}: only a finished run (${RUN_TERMINAL.join(', ')}) can be replayed`,
+    );
+  }
+  const ids = Object.fromEntries(ASSISTANT_ID_LISTS.map((list) => [list, details[list]]));
+  return createAssistantRun(
+    deps,
+    caller,
+    run.assistant_id!,
+    {
+      ...ids,
+      input: overrides.input !== undefined ? overrides.input : typeof run.input === 'string' ? run.input : null,
+      args: overrides.args ?? run.args,
+      model: overrides.model !== undefined ? overrides.model : run.model,
+      stream: details.stream,
+      thread_id: details.thread_id,
+    },
+    randomUUID(),
+    run.run_id,
+  );
 }

@@ -1,9 +1,7 @@
-// The worker's side of a deployment's status (workflows/deployment.ts): its start and its terminal write
-// through the guarded transition (runs/state.ts). The build itself (src/runtime/build/) runs in the activity.
+// The worker's side of a deployment's status (workflows/deployment.ts): the deployment to build and the
+// terminal write through the guarded transition (runs/state.ts); its start is the kernel's (src/jobs/start.ts). The build itself (src/runtime/build/) runs in the activity.
 import type { DataSource } from 'typeorm';
-import { Deployment, DEPLOYMENT_TERMINAL, DeploymentStatus } from '../../persistence/entities/deployment';
-import { waitFor } from '../../temporal/workflow-records';
-import { ROW_VISIBLE_WAIT_MS } from './runs/lifecycle';
+import { Deployment, DEPLOYMENT_TERMINAL } from '../../persistence/entities/deployment';
 import { transitionDeployment } from './runs/state';
 
 export type DeploymentOutcome =
@@ -19,25 +17,6 @@ export type DeploymentOutcome =
       detail: { reason: string; message: string; build_output_tail?: string };
       codeSource?: Record<string, unknown>;
     };
-
-/** QUEUED → DEPLOYING. False when the deployment already ended, or its row never became visible. */
-export async function markDeploying(ds: DataSource, deploymentId: string): Promise<boolean> {
-  // Locked and read first, waiting for a row committed just after the workflow started (as runs do).
-  const status = await waitFor(
-    () =>
-      ds.transaction(async (em) => {
-        const [row]: Array<{ status: DeploymentStatus }> = await em.query(
-          `SELECT status FROM deployments WHERE deployment_id = $1 FOR UPDATE`,
-          [deploymentId],
-        );
-        if (row?.status === 'QUEUED') await transitionDeployment(em, deploymentId, 'DEPLOYING');
-        return row?.status;
-      }),
-    (s) => s !== undefined,
-    ROW_VISIBLE_WAIT_MS,
-  );
-  return status !== undefined && !DEPLOYMENT_TERMINAL.includes(status);
-}
 
 /** The deployment to build, unless it is gone or already ended. */
 export async function openDeployment(ds: DataSource, deploymentId: string): Promise<Deployment | undefined> {

@@ -1,21 +1,21 @@
-// The only writer of data job statuses: the guarded, forward-only UPDATE of knowledge base jobs
-// (src/services/knowledge/job-state.ts transitionJobRow) on `data_jobs`.
+// Data job statuses: the job kernel's guarded transition (src/jobs) on `data_jobs` (the statuses of knowledge
+// base jobs), and the progress of a running job.
 import type { DataSource, EntityManager } from 'typeorm';
+import { DATA_JOB } from '../../jobs/kinds';
+import { transition } from '../../jobs/transition';
 import type { DataJobStatus } from '../../persistence/entities/data-connector';
-import type { JobChanges, JobTable } from '../knowledge/job-state';
-import { isTerminalJob, OPEN_JOB_STATUSES, transitionJobRow } from '../knowledge/job-state';
+import type { JobChanges } from '../knowledge/job-state';
+import { isTerminalJob, OPEN_JOB_STATUSES } from '../knowledge/job-state';
 
 export { isTerminalJob, OPEN_JOB_STATUSES };
 
-const DATA_JOBS: JobTable = { table: 'data_jobs', idColumn: 'data_job_id', kind: 'data-job' };
-
-/** Moves data job `jobId` to `to` when that is forward from its status (transitionJobRow); true when it moved. */
-export const transitionDataJob = (
+/** Moves data job `jobId` to `to` when that is forward from its status; true when it moved. */
+export const transitionDataJob = async (
   db: DataSource | EntityManager,
   jobId: string,
   to: DataJobStatus,
   changes: JobChanges = {},
-) => transitionJobRow(db, DATA_JOBS, jobId, to, changes);
+) => (await transition(db, DATA_JOB, jobId, to, { ...changes })) !== undefined;
 
 /** Progress of a RUNNING job (bytes so far); no status change. */
 export async function recordProgress(db: DataSource, jobId: string, bytes: number): Promise<void> {

@@ -1,13 +1,10 @@
-// The worker's side of a data job (workflows/data-job.ts) around its ingest (./ingest.ts): the start and the
-// terminal write through the guarded transition (./job-state.ts), the knowledge base jobs a successful job
+// The worker's side of a data job (workflows/data-job.ts) around its ingest (./ingest.ts): the terminal write through the guarded transition (./job-state.ts), the knowledge base jobs a successful job
 // chains, and what a schedule does when due (workflows/scheduled-job.ts).
 import type { DataSource } from 'typeorm';
 import { HttpError } from '../../errors';
 import { DataConnector, DataJob, DataJobStatus } from '../../persistence/entities/data-connector';
 import type { JobError } from '../../persistence/entities/knowledge-base';
 import type { ScheduledJobInput, ScheduledJobOutcome } from '../../temporal/contracts';
-import { waitFor } from '../../temporal/workflow-records';
-import { ROW_VISIBLE_WAIT_MS } from '../code/runs/lifecycle';
 import { createJob } from '../knowledge/jobs';
 import { chainKnowledgeBaseJobs } from './chain';
 import { transitionDataJob } from './job-state';
@@ -26,29 +23,6 @@ export interface DataJobEnding {
 }
 
 const SCHEDULE_ACTOR = 'schedule';
-
-/**
- * QUEUED → RUNNING; false when the job does not exist or already ended (nothing to do). The api commits
- * the row just after Temporal accepted the workflow, so the row is waited for (as runs do, ROW_VISIBLE_WAIT_MS)
- * and locked and read before the transition.
- */
-export async function markDataJobRunning(ds: DataSource, jobId: string): Promise<boolean> {
-  const status = await waitFor(
-    () =>
-      ds.transaction(async (em) => {
-        const rows: Array<{ status: DataJobStatus }> = await em.query(
-          `SELECT status FROM data_jobs WHERE data_job_id = $1 FOR UPDATE`,
-          [jobId],
-        );
-        if (rows[0]?.status !== 'QUEUED') return rows[0]?.status;
-        await transitionDataJob(em, jobId, 'RUNNING');
-        return 'RUNNING' as const;
-      }),
-    (s) => s !== undefined,
-    ROW_VISIBLE_WAIT_MS,
-  );
-  return status === 'RUNNING';
-}
 
 /** The terminal write (guarded: a job that already ended keeps its end); answers the job's status. */
 export async function finishDataJob(

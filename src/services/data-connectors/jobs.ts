@@ -11,11 +11,10 @@ import type { PageRequest } from '../../persistence/pagination';
 import { DataConnector, DataJob, DataJobStatus } from '../../persistence/entities/data-connector';
 import { findInOrg, pageInOrg } from '../../persistence/scoped';
 import { workflowStart } from '../../temporal/contracts';
-import { insertAndStart, signalCancel as signalResourceCancel, waitFor } from '../../temporal/workflow-records';
-import { isTerminalJob, OPEN_JOB_STATUSES } from './job-state';
-
-const CANCEL_WAIT_MS = 10_000;
-const STOP_WAIT_MS = 5_000;
+import { insertAndStart } from '../../temporal/workflow-records';
+import { cancelAndWait, stopOpen } from '../../jobs/cancel';
+import { DATA_JOB } from '../../jobs/kinds';
+import { OPEN_JOB_STATUSES } from './job-state';
 
 export interface DataJobDeps {
   ds: DataSource;
@@ -115,25 +114,13 @@ export async function createDataJob(deps: DataJobDeps, caller: Caller, connector
   return (await startDataJob(deps, caller, connector))!;
 }
 
-const signalCancel = (temporal: Client, jobId: string, requestedBy: string) =>
-  signalResourceCancel(temporal, 'data-job', jobId, requestedBy);
-
-/** Cancels the job and answers once its workflow recorded the end (bounded). Already CANCELLED: as is; ended otherwise: 409. */
+/** Cancels the job and answers once its workflow recorded the end (the job kernel's cancelAndWait). */
 export async function cancelDataJob(deps: DataJobDeps, caller: Caller, id: string): Promise<DataJob> {
   const job = await findDataJob(deps.ds, caller, id);
-  const refuseIfEnded = (j: DataJob) => {
-    if (isTerminalJob(j.status) && j.status !== 'CANCELLED') throw conflict(`This job already ended: ${j.status}`);
-  };
-  if (job.status === 'CANCELLED') return job;
-  refuseIfEnded(job);
-  await signalCancel(deps.temporal, job.data_job_id, caller.actor);
-  const settled = await waitFor(
-    () => deps.ds.getRepository(DataJob).findOneByOrFail({ data_job_id: job.data_job_id }),
-    (j) => isTerminalJob(j.status),
-    CANCEL_WAIT_MS,
-  );
-  refuseIfEnded(settled);
-  return settled;
+  return cancelAndWait(deps.temporal, DATA_JOB, job, {
+    requestedBy: caller.actor,
+    read: () => deps.ds.getRepository(DataJob).findOneByOrFail({ data_job_id: id }),
+  });
 }
 
 /** Before a connector is deleted or its config replaced: cancels its open jobs and waits (bounded) for their ends. */
@@ -142,13 +129,8 @@ export async function stopOpenDataJobs(
   requestedBy: string,
   connectorId: string,
 ): Promise<void> {
-  const repo = deps.ds.getRepository(DataJob);
-  const open = await repo.findBy({ data_connector_id: connectorId, status: In(OPEN_JOB_STATUSES) });
-  if (!open.length) return;
-  await Promise.all(open.map((j) => signalCancel(deps.temporal, j.data_job_id, requestedBy)));
-  await waitFor(
-    () => repo.countBy({ data_connector_id: connectorId, status: In(OPEN_JOB_STATUSES) }),
-    (n) => n === 0,
-    STOP_WAIT_MS,
-  );
+  const open = await deps.ds
+    .getRepository(DataJob)
+    .findBy({ data_connector_id: connectorId, status: In(OPEN_JOB_STATUSES) });
+  await stopOpen(deps, DATA_JOB, open, requestedBy);
 }

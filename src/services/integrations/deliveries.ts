@@ -1,7 +1,7 @@
 // The delivery log: every hit of an integration's handler is a row (verdict, HTTP status, what it started),
 // so a user can see why a call did or did not start anything. Also the rate limit (counted here, in
-// PostgreSQL, so every api process shares it), the request as the linked structures receive it, and the one
-// writer of a delivery's work status (a guarded, forward-only UPDATE like every job's).
+// PostgreSQL, so every api process shares it), the request as the linked structures receive it, and the
+// start and status writes of a delivery's work (the job kernel's, like every job's).
 import { createHash, randomUUID } from 'node:crypto';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
@@ -17,6 +17,9 @@ import {
 import type { PageRequest } from '../../persistence/pagination';
 import { pageInOrg } from '../../persistence/scoped';
 import { findIntegration } from './integrations';
+import { INTEGRATION_DELIVERY } from '../../jobs/kinds';
+import { startJob } from '../../jobs/start';
+import { transition } from '../../jobs/transition';
 
 /** Headers a linked structure never sees: credentials of the sender. */
 const SENSITIVE_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie', 'set-cookie', 'x-api-key']);
@@ -126,36 +129,23 @@ export async function listDeliveries(ds: DataSource, caller: Caller, integration
   );
 }
 
-const FROM: Record<DeliveryStatus, DeliveryStatus[]> = {
-  QUEUED: [],
-  RUNNING: ['QUEUED'],
-  SUCCEEDED: ['QUEUED', 'RUNNING'],
-  FAILED: ['QUEUED', 'RUNNING'],
-  CANCELLED: ['QUEUED', 'RUNNING'],
-};
-const TERMINAL: DeliveryStatus[] = ['SUCCEEDED', 'FAILED', 'CANCELLED'];
-
 /**
- * Moves the delivery's work to `to` when that is forward from its status (never out of a terminal one); a
- * terminal move sets completed_at and drops the kept request. True when it moved.
+ * Moves the delivery's work to `to` when that is forward from its status (the job kernel's guarded transition;
+ * a terminal move sets completed_at and drops the kept request). True when it moved.
  */
-export async function transitionDelivery(
+export const transitionDelivery = async (
   db: DataSource | EntityManager,
   deliveryId: string,
   to: DeliveryStatus,
   detail?: Record<string, unknown>,
-): Promise<boolean> {
-  const terminal = TERMINAL.includes(to);
-  const [rows]: [unknown[], number] = await db.query(
-    `UPDATE integration_deliveries SET status = $2, updated_at = now(),
-       status_detail = COALESCE($4::jsonb, status_detail),
-       completed_at = CASE WHEN $5 THEN now() ELSE completed_at END,
-       payload = CASE WHEN $5 THEN NULL ELSE payload END
-     WHERE delivery_id = $1 AND status = ANY($3::text[]) RETURNING 1`,
-    [deliveryId, to, FROM[to], detail === undefined ? null : JSON.stringify(detail), terminal],
-  );
-  return rows.length > 0;
-}
+) => (await transition(db, INTEGRATION_DELIVERY, deliveryId, to, { status_detail: detail })) !== undefined;
+
+/**
+ * QUEUED → RUNNING, once the delivery's row committed (the job kernel's start); false when the delivery is
+ * gone (its integration deleted, or its insert rolled back) or already ended.
+ */
+export const startDelivery = async (ds: DataSource, deliveryId: string) =>
+  (await startJob(ds, INTEGRATION_DELIVERY, deliveryId)) === 'RUNNING';
 
 /** Adds what a delivery started (ids appended once) and its per-target errors. */
 export async function recordStarted(

@@ -1,7 +1,7 @@
-// The work of an integration delivery (workflows/integration-delivery.ts): its start and terminal writes
-// around the guarded status writer (./deliveries.ts), and what it starts — runs of the linked structures and
-// assistants for a chat message or a code host event, or the deployments a push asks for. Idempotent: run
-// ids derive from the delivery, deployments are reused. Answers go back by ./chat-answers.ts.
+// The work of an integration delivery (workflows/integration-delivery.ts): its terminal write through the
+// guarded status writer (./deliveries.ts, which also has its start), and what it starts: runs of the linked
+// structures and assistants for a chat message or a code host event, or the deployments a push asks for.
+// Idempotent: run ids derive from the delivery, deployments are reused. Answers go back by ./chat-answers.ts.
 import type { Client } from '@temporalio/client';
 import type { DataSource } from 'typeorm';
 import type { Config } from '../../config';
@@ -64,13 +64,6 @@ export async function loadDelivery(ds: DataSource, deliveryId: string) {
   const integration =
     delivery && (await ds.getRepository(Integration).findOneBy({ integration_id: delivery.integration_id }));
   return delivery && integration ? { delivery, integration } : undefined;
-}
-
-/** QUEUED → RUNNING; false when the delivery is gone (its integration deleted) or already ended. */
-export async function startDelivery(ds: DataSource, deliveryId: string): Promise<boolean> {
-  await transitionDelivery(ds, deliveryId, 'RUNNING');
-  const d = await ds.getRepository(IntegrationDelivery).findOneBy({ delivery_id: deliveryId });
-  return d?.status === 'RUNNING';
 }
 
 /** The terminal write (guarded), keeping what the status detail already says; answers the delivery's status. */

@@ -14,8 +14,6 @@ import {
   KnowledgeBaseJob,
   KnowledgeBaseJobStatus,
 } from '../../persistence/entities/knowledge-base';
-import { waitFor } from '../../temporal/workflow-records';
-import { ROW_VISIBLE_WAIT_MS } from '../code/runs/lifecycle';
 import { applyTransforms } from '../data-connectors/transforms';
 import type { ChunkStore } from './chunk-store';
 import { coveredAssets, ingestAsset, recordDimensions, removeUncovered, type Embed } from './ingest';
@@ -38,27 +36,6 @@ export interface KnowledgeBaseJobDeps {
   config: Config;
   blobs: BlobStore;
   models: ModelDriver;
-}
-
-/** QUEUED → RUNNING; false when the job already ended, or its row never became visible (nothing to do). */
-export async function markKnowledgeBaseJobRunning(ds: DataSource, jobId: string): Promise<boolean> {
-  // Locked and read first, waiting for a row committed just after the workflow started (as runs and
-  // deployments do): the api starts the workflow inside the transaction that inserts the row.
-  const status = await waitFor(
-    () =>
-      ds.transaction(async (em) => {
-        const [row]: Array<{ status: KnowledgeBaseJobStatus }> = await em.query(
-          `SELECT status FROM knowledge_base_jobs WHERE knowledge_base_job_id = $1 FOR UPDATE`,
-          [jobId],
-        );
-        if (row?.status !== 'QUEUED') return row?.status;
-        await transitionJob(em, jobId, 'RUNNING');
-        return 'RUNNING';
-      }),
-    (s) => s !== undefined,
-    ROW_VISIBLE_WAIT_MS,
-  );
-  return status === 'RUNNING';
 }
 
 /**

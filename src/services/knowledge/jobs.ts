@@ -11,11 +11,10 @@ import type { PageRequest } from '../../persistence/pagination';
 import { KnowledgeBase, KnowledgeBaseJob, KnowledgeBaseJobStatus } from '../../persistence/entities/knowledge-base';
 import { findInOrg, pageInOrg } from '../../persistence/scoped';
 import { workflowStart } from '../../temporal/contracts';
-import { insertAndStart, signalCancel as signalResourceCancel, waitFor } from '../../temporal/workflow-records';
-import { isTerminalJob, OPEN_JOB_STATUSES } from './job-state';
-
-const CANCEL_WAIT_MS = 10_000;
-const DELETE_STOP_WAIT_MS = 5_000;
+import { insertAndStart } from '../../temporal/workflow-records';
+import { cancelAndWait, stopOpen } from '../../jobs/cancel';
+import { KNOWLEDGE_BASE_JOB } from '../../jobs/kinds';
+import { OPEN_JOB_STATUSES } from './job-state';
 
 interface JobDeps {
   ds: DataSource;
@@ -95,25 +94,13 @@ export async function createJob(deps: JobDeps, caller: Caller, knowledgeBaseId: 
   });
 }
 
-const signalCancel = (temporal: Client, jobId: string, requestedBy: string) =>
-  signalResourceCancel(temporal, 'knowledge-base-job', jobId, requestedBy);
-
-/** Cancels the job and answers once its workflow recorded the end (bounded). Already CANCELLED: as is; ended otherwise: 409. */
+/** Cancels the job and answers once its workflow recorded the end (the job kernel's cancelAndWait). */
 export async function cancelJob(deps: JobDeps, caller: Caller, id: string): Promise<KnowledgeBaseJob> {
   const job = await findJob(deps.ds, caller, id);
-  const refuseIfEnded = (j: KnowledgeBaseJob) => {
-    if (isTerminalJob(j.status) && j.status !== 'CANCELLED') throw conflict(`This job already ended: ${j.status}`);
-  };
-  if (job.status === 'CANCELLED') return job;
-  refuseIfEnded(job);
-  await signalCancel(deps.temporal, job.knowledge_base_job_id, caller.actor);
-  const settled = await waitFor(
-    () => deps.ds.getRepository(KnowledgeBaseJob).findOneByOrFail({ knowledge_base_job_id: job.knowledge_base_job_id }),
-    (j) => isTerminalJob(j.status),
-    CANCEL_WAIT_MS,
-  );
-  refuseIfEnded(settled);
-  return settled;
+  return cancelAndWait(deps.temporal, KNOWLEDGE_BASE_JOB, job, {
+    requestedBy: caller.actor,
+    read: () => deps.ds.getRepository(KnowledgeBaseJob).findOneByOrFail({ knowledge_base_job_id: id }),
+  });
 }
 
 /** Before a knowledge base is deleted: cancels its open jobs and waits (bounded) for their ends. */
@@ -125,14 +112,5 @@ export async function stopOpenJobs(
   const open = await deps.ds
     .getRepository(KnowledgeBaseJob)
     .findBy({ knowledge_base_id: knowledgeBaseId, status: In(OPEN_JOB_STATUSES) });
-  if (!open.length) return;
-  await Promise.all(open.map((j) => signalCancel(deps.temporal, j.knowledge_base_job_id, caller.actor)));
-  await waitFor(
-    () =>
-      deps.ds
-        .getRepository(KnowledgeBaseJob)
-        .countBy({ knowledge_base_id: knowledgeBaseId, status: In(OPEN_JOB_STATUSES) }),
-    (n) => n === 0,
-    DELETE_STOP_WAIT_MS,
-  );
+  await stopOpen(deps, KNOWLEDGE_BASE_JOB, open, caller.actor);
 }

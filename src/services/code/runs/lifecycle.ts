@@ -4,7 +4,8 @@ import type { DataSource, EntityManager } from 'typeorm';
 import { iso } from '../../../persistence/scoped';
 import { Run, RUN_TERMINAL, RunStatus } from '../../../persistence/entities/run';
 import { appendEvents, transitionRun } from './state';
-import { waitFor } from '../../../temporal/workflow-records';
+import { RUN_JOB } from '../../../jobs/kinds';
+import { startJob } from '../../../jobs/start';
 import { findOnePrepared } from '../../../persistence/direct-sql';
 import type { LostOutput } from '../../../runtime/process/log-pump';
 
@@ -36,39 +37,13 @@ export async function readRun(ds: DataSource, runId: string): Promise<Run> {
 }
 
 /**
- * How long a start waits for the run's row to become visible. The api commits the row right after Temporal
- * accepted the workflow (insertAndStart), so on a loaded machine the workflow's first activity can get here
- * before that commit; only a row that stays invisible (its insert rolled back) means there is no run.
+ * QUEUED → STARTING with its SYSTEM event (the job kernel's start: it waits for the row's commit). Returns
+ * the run's status afterwards, or undefined when the row never became visible.
  */
-export const ROW_VISIBLE_WAIT_MS = 10_000;
-
-/**
- * QUEUED → STARTING. Returns the run's status afterwards, or undefined when the row does not exist (after
- * waiting up to ROW_VISIBLE_WAIT_MS for its commit). The row is locked and read before the
- * transition: a transition tried first could miss a row committed an instant later, which a following read
- * would then see QUEUED (a run skipping STARTING).
- */
-export function markStarting(ds: DataSource, runId: string): Promise<RunStatus | undefined> {
-  return waitFor(
-    () => markStartingOnce(ds, runId),
-    (status) => status !== undefined,
-    ROW_VISIBLE_WAIT_MS,
-  );
-}
-
-async function markStartingOnce(ds: DataSource, runId: string): Promise<RunStatus | undefined> {
-  return ds.transaction(async (em) => {
-    const rows: Array<{ status: RunStatus }> = await em.query(`SELECT status FROM runs WHERE run_id = $1 FOR UPDATE`, [
-      runId,
-    ]);
-    if (rows[0]?.status !== 'QUEUED') return rows[0]?.status;
-    const moved = await transitionRun(em, runId, 'STARTING');
-    await appendEvents(em, runId, [
-      { type: 'StructureRunStarting', origin: 'SYSTEM', payload: { status: 'STARTING' } },
-    ]);
-    return moved!.status;
-  });
-}
+export const markStarting = (ds: DataSource, runId: string) =>
+  startJob(ds, RUN_JOB, runId, (em) =>
+    appendEvents(em, runId, [{ type: 'StructureRunStarting', origin: 'SYSTEM', payload: { status: 'STARTING' } }]),
+  ) as Promise<RunStatus | undefined>;
 
 /**
  * Claims the execution of a STARTING run for `attempt` of the execute activity, before its process is

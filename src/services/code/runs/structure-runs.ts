@@ -8,7 +8,7 @@ import { badRequest, conflict } from '../../../errors';
 import { assertSecretRefs } from '../../../persistence/scoped';
 import type { Config } from '../../../config';
 import type { RunUpdatesHub } from '../../../persistence/run-updates-hub';
-import { CodeResource, Run } from '../../../persistence/entities';
+import { CodeResource, Deployment, Run } from '../../../persistence/entities';
 import type { EnvVar } from '../../../persistence/entities/code-resource';
 import { newRunRow } from '../../../persistence/entities/run';
 import { latestSuccessfulDeployment } from '../deployments';
@@ -36,7 +36,7 @@ export const findStructureRun = (ds: DataSource, caller: Caller, runId: string) 
   findRunOfKind(ds, caller, 'structure', runId);
 
 /** Arguments and env vars end up in execve(): no NUL characters, each string within the kernel's limit. */
-function checkExecStrings(args: string[], envVars: EnvVar[], where: string) {
+export function checkExecStrings(args: string[], envVars: EnvVar[], where: string) {
   args.forEach((a, i) => {
     if (a.includes('\u0000')) throw badRequest('Arguments must not contain NUL characters', `${where}/args/${i}`);
     if (Buffer.byteLength(a) > MAX_ARG_BYTES)
@@ -51,17 +51,17 @@ function checkExecStrings(args: string[], envVars: EnvVar[], where: string) {
   });
 }
 
+/** A request's env vars as a run stores them (`source` lower case, `manual` when absent). */
+export const runEnvVars = (vars: EnvVar[]): EnvVar[] =>
+  vars.map((v) => ({ name: v.name, value: v.value, source: (v.source ?? 'manual').toLowerCase() as EnvVar['source'] }));
+
 export async function createStructureRun(
   deps: RunsDeps,
   caller: Caller,
   structureId: string,
   input: { args: string[]; env_vars: EnvVar[] },
 ): Promise<Run> {
-  const envVars = input.env_vars.map((v) => ({
-    name: v.name,
-    value: v.value,
-    source: (v.source ?? 'manual').toLowerCase() as EnvVar['source'],
-  }));
+  const envVars = runEnvVars(input.env_vars);
   checkExecStrings(input.args, envVars, '/body');
   const structure = await findStructure(deps.ds, caller, structureId);
   await assertSecretRefs(deps.ds, caller.organizationId, envVars, '/body/env_vars');
@@ -82,9 +82,12 @@ export async function queuedCodeRun(
     args: string[];
     envVars: EnvVar[];
     input: unknown;
+    /** A SUCCEEDED deployment of `resource` to run instead of its latest (a replay that pins one). */
+    deployment?: Deployment;
+    replayedFromRunId?: string;
   },
 ): Promise<Run | undefined> {
-  const deployment = await latestSuccessfulDeployment(ds, resource.resource_id);
+  const deployment = fields.deployment ?? (await latestSuccessfulDeployment(ds, resource.resource_id));
   if (!deployment) return undefined;
   return newRunRow({
     run_id: fields.runId,
@@ -96,6 +99,7 @@ export async function queuedCodeRun(
     env_vars: fields.envVars,
     input: fields.input,
     created_by: fields.createdBy,
+    replayed_from_run_id: fields.replayedFromRunId ?? null,
   });
 }
 
@@ -108,7 +112,14 @@ export async function startRun(
   deps: RunsDeps,
   caller: Caller,
   resource: CodeResource,
-  fields: { args: string[]; envVars: EnvVar[]; input: unknown; runId?: string },
+  fields: {
+    args: string[];
+    envVars: EnvVar[];
+    input: unknown;
+    runId?: string;
+    deployment?: Deployment;
+    replayedFromRunId?: string;
+  },
 ): Promise<Run> {
   const run = await queuedCodeRun(deps.ds, resource, {
     runId: fields.runId ?? randomUUID(),
@@ -117,6 +128,8 @@ export async function startRun(
     args: fields.args,
     envVars: fields.envVars,
     input: fields.input,
+    deployment: fields.deployment,
+    replayedFromRunId: fields.replayedFromRunId,
   });
   if (!run) {
     throw conflict(
