@@ -2,6 +2,26 @@
 // Formatting is Prettier's (.prettierrc.json); `npm run lint` runs both checks.
 import tseslint from 'typescript-eslint';
 
+/** Calls that reach PostgreSQL through a DataSource, an EntityManager, a repository or a pg client. */
+const DATA_SOURCE_CALLS = [
+  'query',
+  'createQueryBuilder',
+  'getRepository',
+  'transaction',
+  'findOne',
+  'findOneBy',
+  'findOneOrFail',
+  'findOneByOrFail',
+  'findBy',
+  'findAndCount',
+  'save',
+  'insert',
+  'upsert',
+  'softDelete',
+  'increment',
+  'decrement',
+];
+
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', '.data/**'] },
   {
@@ -58,6 +78,34 @@ export default tseslint.config(
               message: 'workflows import values only from @temporalio/workflow, workflows/ and src/temporal/contracts',
             },
           ],
+        },
+      ],
+    },
+  },
+  {
+    // Activities are adapters (heartbeats, cancellation, turning errors into failures) that call the services:
+    // they hold no SQL and never use the data source themselves (docs/architecture.md).
+    files: ['activities/**/*.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        ...[
+          'Literal[value=/^\\s*(SELECT|INSERT|UPDATE|DELETE|WITH|LOCK)\\s/i]',
+          'TemplateElement[value.raw=/^\\s*(SELECT|INSERT|UPDATE|DELETE|WITH|LOCK)\\s/i]',
+        ].map((selector) => ({ selector, message: 'SQL belongs in a service (src/services/), not in an activity' })),
+        {
+          selector: `CallExpression > MemberExpression.callee > Identifier.property[name=/^(${DATA_SOURCE_CALLS.join('|')})$/]`,
+          message: 'activities call services; they do not use the data source (queries, repositories, transactions)',
+        },
+        {
+          selector: "MemberExpression > Identifier.property[name='manager']",
+          message: 'activities call services; they do not use the data source (queries, repositories, transactions)',
+        },
+      ],
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          paths: [{ name: 'typeorm', allowTypeImports: true, message: 'activities call services; TypeORM is theirs' }],
         },
       ],
     },

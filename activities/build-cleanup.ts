@@ -4,6 +4,7 @@ import { Context } from '@temporalio/activity';
 import type { ActivityDeps } from './deps';
 import { isUuid } from '../src/ids';
 import { removeTree, trimCache } from '../src/runtime/build/package-cache';
+import { releaseBuild, removableBuilds } from '../src/services/code/build-retention';
 import { workflowIdOf } from '../src/temporal/contracts';
 
 /** How long a deleted resource's build in progress may take to stop once cancelled. */
@@ -49,23 +50,7 @@ export function createBuildCleanupActivities(deps: ActivityDeps) {
       if (!names.length) return result;
 
       // Per directory: does its row exist, and may its build go (terminal, not the latest success, aged out)?
-      const rows: Array<{ deployment_id: string; removable: boolean }> = await deps.ds.query(
-        `SELECT d.deployment_id, (
-             d.status IN ('SUCCEEDED', 'FAILED', 'ERROR')
-             AND d.completed_at < now() - make_interval(secs => $2)
-             AND latest.deployment_id IS DISTINCT FROM d.deployment_id
-             AND (latest.completed_at IS NULL OR latest.completed_at < now() - make_interval(secs => $2))
-           ) AS removable
-           FROM deployments d
-           LEFT JOIN LATERAL (
-             SELECT l.deployment_id, l.completed_at FROM deployments l
-              WHERE l.resource_id = d.resource_id AND l.status = 'SUCCEEDED'
-              ORDER BY l.created_at DESC, l.deployment_id DESC LIMIT 1
-           ) latest ON true
-          WHERE d.deployment_id = ANY($1::uuid[])`,
-        [names, graceSeconds],
-      );
-      const byId = new Map(rows.map((r) => [r.deployment_id, r.removable]));
+      const byId = await removableBuilds(deps.ds, names, graceSeconds);
       const cutoff = Date.now() - graceSeconds * 1000;
 
       for (const id of names) {
@@ -84,21 +69,8 @@ export function createBuildCleanupActivities(deps: ActivityDeps) {
           result.kept++;
           continue;
         } else {
-          // Forget the build first, guarded: no open run may reference it. A run starting later finds
-          // build_path NULL and ends BuildUnavailable instead of failing on a half-removed directory.
-          const released: unknown[][] | unknown[] = await deps.ds.query(
-            `UPDATE deployments SET build_path = NULL
-              WHERE deployment_id = $1
-                AND NOT EXISTS (SELECT 1 FROM runs WHERE deployment_id = $1 AND status IN ('QUEUED', 'STARTING', 'RUNNING'))
-                AND deployment_id IS DISTINCT FROM (
-                  SELECT l.deployment_id FROM deployments l, deployments me
-                   WHERE me.deployment_id = $1 AND l.resource_id = me.resource_id AND l.status = 'SUCCEEDED'
-                   ORDER BY l.created_at DESC, l.deployment_id DESC LIMIT 1)
-              RETURNING deployment_id`,
-            [id],
-          );
-          const affected = Array.isArray(released[0]) ? (released[0] as unknown[]).length : released.length;
-          if (!affected) {
+          // Forget the build first, guarded (no open run may reference it), then remove it.
+          if (!(await releaseBuild(deps.ds, id))) {
             result.kept++;
             continue;
           }

@@ -4,7 +4,7 @@
 // run row. Only the run id travels through workflow history.
 import { ApplicationFailure } from '@temporalio/activity';
 import type { ActivityDeps } from './deps';
-import { Run, RunStatus, RUN_TERMINAL } from '../src/persistence/entities/run';
+import type { RunStatus } from '../src/persistence/entities/run';
 import {
   answerMessage,
   CHAT_DELTA_EVENT,
@@ -12,12 +12,11 @@ import {
   deltaMessage,
   ModelAnswerError,
   toCompletionRequest,
-  usageDeltaMessage,
   withoutNul,
 } from '../src/services/conversations/chat-mapping';
 import type { ChatRunInput } from '../src/services/conversations/chat-messages';
 import { finishRun, isTerminal, markRunning, markStarting, RunEnding } from '../src/services/code/runs/lifecycle';
-import { appendEvents } from '../src/services/code/runs/state';
+import { findChatRun, recordChatAnswer } from '../src/services/conversations/chat-answer';
 import { callModel } from './model-call';
 
 export function createChatMessageActivities(deps: ActivityDeps) {
@@ -37,7 +36,7 @@ export function createChatMessageActivities(deps: ActivityDeps) {
      * client went away) aborts the provider request at once.
      */
     async chatModelCall(input: { runId: string }): Promise<void> {
-      const run = await ds.getRepository(Run).findOneBy({ run_id: input.runId, kind: 'chat' });
+      const run = await findChatRun(ds, input.runId);
       if (!run || isTerminal(run.status))
         throw ApplicationFailure.nonRetryable('The exchange already ended', 'AlreadyEnded');
       if (run.output != null) return;
@@ -61,26 +60,7 @@ export function createChatMessageActivities(deps: ActivityDeps) {
         if (err instanceof ModelAnswerError) throw ApplicationFailure.nonRetryable(err.message, 'InvalidModelAnswer');
         throw err;
       }
-      await ds.transaction(async (em) => {
-        // Not a status change: the answer the exchange reports (the workflow's terminal write follows).
-        const updated = await em
-          .createQueryBuilder()
-          .update(Run)
-          .set({
-            output: message,
-            output_timestamp: Date.now() / 1000,
-            usage: completion.usage,
-            model: completion.model,
-            updated_at: new Date(),
-          } as object)
-          .where('run_id = :id AND status NOT IN (:...terminal)', { id: run.run_id, terminal: RUN_TERMINAL })
-          .execute();
-        if (stream && updated.affected) {
-          await appendEvents(em, run.run_id, [
-            { type: CHAT_DELTA_EVENT, origin: 'ASSISTANT', payload: usageDeltaMessage(completion.usage) },
-          ]);
-        }
-      });
+      await recordChatAnswer(ds, run.run_id, message, completion, stream);
     },
 
     /** The terminal write (FAILED/ERROR/CANCELLED endings carry the message the stream sends as `{error}`). */

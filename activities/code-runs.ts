@@ -168,7 +168,7 @@ export function createCodeRunActivities(deps: ActivityDeps) {
           // A database outage (or full disk) is waited out rather than losing log lines (the pump retries and
           // records what it had to give up), or stopping a started process (whose retry would run the user's
           // code a second time).
-          writeLogs: (lines) => appendLogs(ds.manager, run.run_id, lines), // one statement
+          writeLogs: (lines) => appendLogs(ds, run.run_id, lines), // one statement
           onStarted: () => {
             const startedAt = new Date();
             return retryWhileUnavailable(() => markRunning(ds, run.run_id, startedAt));

@@ -1,33 +1,21 @@
 // Activities of data jobs and of scheduled job starts. The ingest activity heartbeats between items and while
 // it waits on a structure run (a cancel reaches it within about a second and aborts fetches and runs);
-// status writes go through the guarded transition of src/services/data-connectors/job-state.ts.
+// the rest is src/services/data-connectors/ (ingest.ts, job-steps.ts).
 import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
 import type { ActivityDeps } from './deps';
-import { DataConnector, DataJob, DataJobStatus } from '../src/persistence/entities/data-connector';
-import type { JobError } from '../src/persistence/entities/knowledge-base';
-import { HttpError } from '../src/errors';
-import { chainKnowledgeBaseJobs } from '../src/services/data-connectors/chain';
+import type { DataJobStatus } from '../src/persistence/entities/data-connector';
 import { ingestDataJob } from '../src/services/data-connectors/ingest';
-import { transitionDataJob } from '../src/services/data-connectors/job-state';
-import { startDataJob } from '../src/services/data-connectors/jobs';
-import { createJob } from '../src/services/knowledge/jobs';
+import {
+  chainJobsOf,
+  finishDataJob,
+  startScheduledJob,
+  type DataJobEnding,
+} from '../src/services/data-connectors/job-steps';
 import { DATA_JOB } from '../src/jobs/kinds';
 import { startJob } from '../src/jobs/start';
 import type { ScheduledJobInput, ScheduledJobOutcome } from '../src/temporal/contracts';
 
-export interface DataJobEnding {
-  status: Exclude<DataJobStatus, 'QUEUED' | 'RUNNING'>;
-  reason?: string;
-  message?: string;
-  requestedBy?: string;
-  errors?: JobError[];
-  bytesIngested?: number;
-  stats?: Record<string, number>;
-  /** Knowledge base jobs the chain started (status_detail.knowledge_base_job_ids). */
-  knowledgeBaseJobIds?: string[];
-}
-
-const SCHEDULE_ACTOR = 'schedule';
+export type { DataJobEnding } from '../src/services/data-connectors/job-steps';
 
 export function createDataJobActivities(deps: ActivityDeps) {
   const { ds, log } = deps;
@@ -61,20 +49,7 @@ export function createDataJobActivities(deps: ActivityDeps) {
 
     /** The terminal write (guarded: a job that already ended keeps its end); answers the job's status. */
     async finishDataJob(input: { jobId: string; ending: DataJobEnding }): Promise<DataJobStatus | 'MISSING'> {
-      const { ending } = input;
-      await transitionDataJob(ds, input.jobId, ending.status, {
-        status_detail: {
-          ...(ending.reason ? { reason: ending.reason } : {}),
-          ...(ending.message ? { message: ending.message } : {}),
-          ...(ending.requestedBy ? { requested_by: ending.requestedBy } : {}),
-          ...(ending.stats ? { stats: ending.stats } : {}),
-          ...(ending.knowledgeBaseJobIds?.length ? { knowledge_base_job_ids: ending.knowledgeBaseJobIds } : {}),
-        },
-        ...(ending.errors ? { errors: ending.errors } : {}),
-        ...(ending.bytesIngested !== undefined ? { bytes_ingested: ending.bytesIngested } : {}),
-      });
-      const job = await ds.getRepository(DataJob).findOneBy({ data_job_id: input.jobId });
-      return job?.status ?? 'MISSING';
+      return finishDataJob(ds, input.jobId, input.ending);
     },
 
     /**
@@ -82,36 +57,12 @@ export function createDataJobActivities(deps: ActivityDeps) {
      * knowledge bases covering the connector's prefix.
      */
     async chainKnowledgeBaseJobs(input: { jobId: string }): Promise<string[]> {
-      const job = await ds.getRepository(DataJob).findOneBy({ data_job_id: input.jobId });
-      const connector =
-        job && (await ds.getRepository(DataConnector).findOneBy({ data_connector_id: job.data_connector_id }));
-      if (!connector) return [];
-      return chainKnowledgeBaseJobs(deps, connector, input.jobId);
+      return chainJobsOf(deps, input.jobId);
     },
 
     /** What a schedule does when due: a job of its data connector or knowledge base, unless one is open. */
     async startScheduledJob(input: ScheduledJobInput): Promise<ScheduledJobOutcome> {
-      const caller = {
-        organizationId: input.organizationId,
-        userId: null,
-        apiKeyId: SCHEDULE_ACTOR,
-        actor: SCHEDULE_ACTOR,
-        runId: null,
-      };
-      if (input.target === 'data-connector') {
-        const connector = await ds
-          .getRepository(DataConnector)
-          .findOneBy({ data_connector_id: input.id, organization_id: input.organizationId });
-        if (!connector) return { skipped: 'The data connector no longer exists' };
-        const job = await startDataJob(deps, caller, connector, { ifOpen: 'skip' });
-        return job ? { jobId: job.data_job_id } : { skipped: 'A job of this data connector is still open' };
-      }
-      try {
-        return { jobId: (await createJob(deps, caller, input.id)).knowledge_base_job_id };
-      } catch (err) {
-        if (err instanceof HttpError && [404, 409].includes(err.status)) return { skipped: err.message };
-        throw err;
-      }
+      return startScheduledJob(deps, input);
     },
   };
 }

@@ -1,11 +1,11 @@
-// Deployment activities: the status writes of the deployment workflow and the long build activity
-// (fetch the source, read the config file, build, write the manifest), which heartbeats throughout and
-// kills its build processes when cancelled (time limit, worker shutdown).
+// Deployment activities: the status writes of the deployment workflow (src/services/code/deployment-steps.ts)
+// and the long build activity (fetch the source, read the config file, build, write the manifest), which
+// heartbeats throughout and kills its build processes when cancelled (time limit, worker shutdown).
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
 import type { ActivityDeps } from './deps';
-import { Deployment, DEPLOYMENT_TERMINAL, DeploymentStatus } from '../src/persistence/entities/deployment';
+import type { DeploymentStatus } from '../src/persistence/entities/deployment';
 import { OutputTail } from '../src/runtime/build/build-process';
 import { buildEnvironment, buildProject } from '../src/runtime/build/build';
 import { readDeployConfig } from '../src/runtime/build/config-file';
@@ -19,25 +19,13 @@ import { CgroupUnavailable } from '../src/runtime/sandbox/cgroups';
 import { fetchSource, Fetched } from '../src/runtime/source/fetch';
 import { codeLocationToken } from '../src/services/accounts/connections';
 import { fingerprintOf, openAccessToken } from '../src/services/code/deployments';
+import { finishDeployment, openDeployment, type DeploymentOutcome } from '../src/services/code/deployment-steps';
+import type { DeploymentInput } from '../src/temporal/contracts';
 import { DEPLOYMENT_JOB } from '../src/jobs/kinds';
 import { goesOn, startJob } from '../src/jobs/start';
-import { transitionDeployment } from '../src/services/code/runs/state';
-import type { DeploymentInput } from '../src/temporal/contracts';
 import { outboundPolicyFor } from '../src/security/outbound-policy';
 
-export type DeploymentOutcome =
-  | {
-      status: 'SUCCEEDED';
-      buildPath: string;
-      codeSource: Record<string, unknown>;
-      fingerprint: string | null;
-      detail: Record<string, unknown>;
-    }
-  | {
-      status: 'FAILED' | 'ERROR';
-      detail: { reason: string; message: string; build_output_tail?: string };
-      codeSource?: Record<string, unknown>;
-    };
+export type { DeploymentOutcome } from '../src/services/code/deployment-steps';
 
 /** Bytes of build output kept in status_detail.build_output_tail. */
 const OUTPUT_TAIL_BYTES = 4096;
@@ -64,8 +52,8 @@ export function createDeploymentActivities({ ds, config, blobs, box, log, sandbo
     /** Builds the deployment into <buildDir>/<deployment_id> and answers how it went; never writes its status. */
     async buildDeployment(input: DeploymentInput): Promise<DeploymentOutcome> {
       const ctx = Context.current();
-      const row = await ds.getRepository(Deployment).findOneBy({ deployment_id: input.deploymentId });
-      if (!row || DEPLOYMENT_TERMINAL.includes(row.status)) {
+      const row = await openDeployment(ds, input.deploymentId);
+      if (!row) {
         return { status: 'ERROR', detail: { reason: 'AlreadyEnded', message: 'The deployment already ended' } };
       }
       const buildPath = path.join(config.buildDir, input.deploymentId);
@@ -203,21 +191,7 @@ export function createDeploymentActivities({ ds, config, blobs, box, log, sandbo
       outcome: DeploymentOutcome;
     }): Promise<DeploymentStatus | 'MISSING'> {
       const { outcome } = input;
-      await ds.transaction(async (em) => {
-        const done = await transitionDeployment(em, input.deploymentId, outcome.status, {
-          status_detail: outcome.detail,
-          completed_at: new Date(),
-          ...(outcome.codeSource ? { code_source: outcome.codeSource } : {}),
-          ...(outcome.status === 'SUCCEEDED' ? { build_path: outcome.buildPath } : {}),
-        });
-        if (done && outcome.status === 'SUCCEEDED') {
-          await em.query(`UPDATE deployments SET source_fingerprint = $2 WHERE deployment_id = $1`, [
-            input.deploymentId,
-            outcome.fingerprint,
-          ]);
-        }
-      });
-      const row = await ds.getRepository(Deployment).findOneBy({ deployment_id: input.deploymentId });
+      const row = await finishDeployment(ds, input.deploymentId, outcome);
       // A build no row points at (deleted meanwhile, or the deployment had already ended) is garbage.
       if (outcome.status === 'SUCCEEDED' && row?.build_path !== outcome.buildPath) {
         await fs.rm(outcome.buildPath, { recursive: true, force: true });

@@ -3,7 +3,7 @@
 // something of the run changed (SSE fan-out goes through PostgreSQL, not memory). Written by the runs' wing
 // (src/services/code/runs/state.ts re-exports these) and by the job kernel (a lost run's last event).
 import { randomUUID } from 'node:crypto';
-import type { EntityManager } from 'typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
 import type { RunEvent } from './entities/run';
 
 /**
@@ -84,7 +84,7 @@ export interface LogLine {
 }
 
 /** Appends log lines to a run in order (one statement: sequence, lines and notification; atomic by itself). */
-export async function appendLogs(em: EntityManager, runId: string, lines: LogLine[]): Promise<void> {
+export async function appendLogs(em: DataSource | EntityManager, runId: string, lines: LogLine[]): Promise<void> {
   if (!lines.length) return;
   const counter: unknown[] = await em.query(
     `WITH counter AS (

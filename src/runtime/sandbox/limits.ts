@@ -1,7 +1,6 @@
 // The one mapping from "how a sandboxed process ended" to the resource limit that stopped it, naming the
 // limit and its setting, so that a user can tell what to change. Runs end ERROR with it as their reason;
 // builds end FAILED with it (src/runtime/build/build.ts).
-import type { ExitStatus } from '../process/spawn';
 import type { LimitCounters } from './cgroups';
 
 export type LimitReason = 'MemoryLimitExceeded' | 'ProcessLimitExceeded' | 'CpuLimitExceeded' | 'FileSizeLimitExceeded';
@@ -27,7 +26,7 @@ const MiB = 1024 * 1024;
  * kernel sent SIGXCPU (RLIMIT_CPU) or SIGXFSZ (RLIMIT_FSIZE). A program that coped (exit 0) hit nothing.
  */
 export function limitHit(
-  status: ExitStatus,
+  status: { code: number | null; signal: NodeJS.Signals | null },
   counters: { before: LimitCounters; after: LimitCounters } | undefined,
   s: LimitSettings,
 ): LimitHit | undefined {

@@ -5,9 +5,11 @@ import { conflict, forbidden, notFound } from '../../errors';
 import type { Caller } from '../caller';
 import { Invite, User } from '../../persistence/entities';
 import { workflowIdOf } from '../../temporal/workflow-start';
-import { isMember } from './accounts';
+import { INVITE_RECORD } from '../../jobs/kinds';
+import { transition } from '../../jobs/transition';
+import { addMember, isMember, upsertUserByEmail } from './accounts';
 import { insertAndStart, waitFor } from '../../temporal/workflow-records';
-import { respondSignal, withdrawSignal, workflowStart } from '../../temporal/contracts';
+import { respondSignal, withdrawSignal, workflowStart, type InviteOutcome } from '../../temporal/contracts';
 
 /** How long RespondToInvite waits for the workflow to record the answer before replying anyway. */
 const RESPONSE_WAIT_MS = 10_000;
@@ -119,4 +121,40 @@ export async function deleteInvite(deps: { ds: DataSource; temporal: Client }, c
         if (err?.name !== 'WorkflowNotFoundError') throw err; // already closed: nothing to stop
       });
   }
+}
+
+/**
+ * The invite workflow's answer: PENDING → ACCEPTED/REJECTED, guarded: only a pending, unexpired invite moves,
+ * so a retry (or a race with expiry) changes nothing. ACCEPTED adds the invited user (created if new) to the
+ * organization. Returns the invite's status after the call, or GONE when the invite was deleted.
+ */
+export async function applyInviteResponse(
+  ds: DataSource,
+  inviteId: string,
+  response: 'ACCEPTED' | 'REJECTED',
+): Promise<InviteOutcome> {
+  return ds.transaction(async (em) => {
+    // Only a pending invite that has not expired moves.
+    const moved = (await transition(
+      em,
+      INVITE_RECORD,
+      inviteId,
+      response,
+      { responded_at: new Date() },
+      'expires_at > now()',
+    )) as Invite | undefined;
+    if (moved && response === 'ACCEPTED') {
+      const user = await upsertUserByEmail(em, moved.email);
+      await addMember(em, moved.organization_id, user.user_id);
+    }
+    const row = await em.getRepository(Invite).findOneBy({ invite_id: inviteId });
+    return row ? (row.status as InviteOutcome) : 'GONE';
+  });
+}
+
+/** PENDING → EXPIRED when its time has come; answers the status after the call. */
+export async function expireInvite(ds: DataSource, inviteId: string): Promise<InviteOutcome> {
+  await transition(ds, INVITE_RECORD, inviteId, 'EXPIRED');
+  const row = await ds.getRepository(Invite).findOneBy({ invite_id: inviteId });
+  return row ? (row.status as InviteOutcome) : 'GONE';
 }

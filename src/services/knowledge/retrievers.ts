@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import type { DataSource } from 'typeorm';
+import type { ModelDriver } from '../../drivers/model/types';
 import type { Caller } from '../caller';
 import type { Config } from '../../config';
 import { conflict, notFound } from '../../errors';
@@ -19,10 +20,10 @@ import {
   RetrieverQuery,
 } from '../../persistence/entities/retrieval';
 import { assertIdsInOrg, findInOrg, iso, pageInOrg } from '../../persistence/scoped';
-import { workflowStart } from '../../temporal/contracts';
+import { workflowStart, type RetrieverQueryInput } from '../../temporal/contracts';
 import { awaitRetrieval } from './run-query';
 import { assertDefaultModel } from './search';
-import type { ComponentQueryArgs } from './retrieve';
+import { queryRetriever, type ComponentQueryArgs, type RetrievalStores } from './retrieve';
 
 export interface ComponentInput {
   name: string;
@@ -193,7 +194,37 @@ export async function queryRetrieverRequest(
   return row;
 }
 
-export async function saveRetrieverQuery(ds: DataSource, row: RetrieverQuery): Promise<void> {
+/**
+ * The worker's side of a retriever query: each knowledge base component, fused, reranked when asked; the
+ * outputs persisted (idempotent). MISSING when the retriever is gone; model and outside database errors are
+ * thrown as they are.
+ */
+export async function runRetrieverQuery(
+  stores: RetrievalStores,
+  models: ModelDriver,
+  input: RetrieverQueryInput,
+  signal: AbortSignal,
+): Promise<'DONE' | 'MISSING'> {
+  const retriever = await stores.ds.getRepository(Retriever).findOneBy({
+    retriever_id: input.retrieverId,
+    organization_id: input.organizationId,
+  });
+  if (!retriever) return 'MISSING';
+  const outputs = await queryRetriever(stores, models, retriever, input.query, input.componentArgs, signal);
+  await saveRetrieverQuery(stores.ds, {
+    retriever_query_id: input.retrieverQueryId,
+    retriever_id: retriever.retriever_id,
+    organization_id: retriever.organization_id,
+    query: input.query,
+    query_args: input.componentArgs,
+    outputs,
+    created_by: input.createdBy,
+    created_at: new Date(),
+  });
+  return 'DONE';
+}
+
+async function saveRetrieverQuery(ds: DataSource, row: RetrieverQuery): Promise<void> {
   await ds
     .getRepository(RetrieverQuery)
     .createQueryBuilder()

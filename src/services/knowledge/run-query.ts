@@ -1,22 +1,26 @@
 // A query as the api asks for it: the knowledge base must be the caller's (404), then workflow
 // `knowledge-base-query-<uuid>` embeds the query text, ranks and persists the entries (the api calls no
 // model); the api answers the persisted row. A failed embedding call is a 503 naming the provider's answer.
+// runKnowledgeBaseQuery is the worker's side.
 import { randomUUID } from 'node:crypto';
 import { WorkflowFailedError, type Client } from '@temporalio/client';
 import type { DataSource } from 'typeorm';
+import type { ModelDriver } from '../../drivers/model/types';
 import type { Caller } from '../caller';
 import type { Config } from '../../config';
 import { conflict, notFound, serviceUnavailable } from '../../errors';
-import { KnowledgeBaseQuery } from '../../persistence/entities/knowledge-base';
+import { KnowledgeBase, KnowledgeBaseQuery } from '../../persistence/entities/knowledge-base';
 import {
   workflowStart,
   type KnowledgeBaseQueryArgs,
+  type KnowledgeBaseQueryInput,
   type WorkflowResource,
   type WorkflowStart,
 } from '../../temporal/contracts';
 import { startAndWait } from '../../temporal/workflow-records';
 import { findKnowledgeBase } from './knowledge-bases';
-import { DEFAULT_QUERY_COUNT } from './query';
+import { DEFAULT_QUERY_COUNT, saveQuery } from './query';
+import { retrieve, type RetrievalStores } from './retrieve';
 
 /** How long a query or search may take, embedding and answer included. */
 const QUERY_TIMEOUT_MS = 60_000;
@@ -89,4 +93,33 @@ export async function queryKnowledgeBase(
   // No row: the knowledge base was deleted while the query ran.
   if (!row) throw notFound('Knowledge base');
   return row;
+}
+
+/**
+ * The worker's side of a query: embeds the query (when the knowledge base has a model), ranks the chunks and
+ * persists the query (idempotent). MISSING when the knowledge base is gone; model and outside database errors
+ * are thrown as they are.
+ */
+export async function runKnowledgeBaseQuery(
+  stores: RetrievalStores,
+  models: ModelDriver,
+  input: KnowledgeBaseQueryInput,
+): Promise<'DONE' | 'MISSING'> {
+  const kb = await stores.ds.getRepository(KnowledgeBase).findOneBy({
+    knowledge_base_id: input.knowledgeBaseId,
+    organization_id: input.organizationId,
+  });
+  if (!kb) return 'MISSING';
+  const entries = await retrieve(stores, models, kb, input.query, input.args);
+  await saveQuery(stores.ds, {
+    knowledge_base_query_id: input.queryId,
+    knowledge_base_id: kb.knowledge_base_id,
+    organization_id: kb.organization_id,
+    query: input.query,
+    query_args: { ...input.args },
+    entries,
+    created_by: input.createdBy,
+    created_at: new Date(),
+  });
+  return 'DONE';
 }

@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import type { DataSource } from 'typeorm';
+import type { ModelDriver } from '../../drivers/model/types';
 import type { Caller } from '../caller';
 import type { Config } from '../../config';
 import { notFound, serviceUnavailable } from '../../errors';
@@ -12,8 +13,9 @@ import { KnowledgeBase } from '../../persistence/entities/knowledge-base';
 import { KnowledgeBaseSearch } from '../../persistence/entities/retrieval';
 import type { PageRequest } from '../../persistence/pagination';
 import { findInOrg, pageInOrg } from '../../persistence/scoped';
-import { workflowStart, type KnowledgeBaseQueryArgs } from '../../temporal/contracts';
+import { workflowStart, type KnowledgeBaseQueryArgs, type KnowledgeBaseSearchInput } from '../../temporal/contracts';
 import { findKnowledgeBase } from './knowledge-bases';
+import { answerFrom, retrieve, type RetrievalStores } from './retrieve';
 import { awaitRetrieval, queryArgsOf } from './run-query';
 
 /** 503 unless a default model is configured: searches, reranking and retrieval answers need one. */
@@ -57,7 +59,7 @@ export async function searchKnowledgeBase(
   return row;
 }
 
-export async function saveSearch(ds: DataSource, row: KnowledgeBaseSearch): Promise<void> {
+async function saveSearch(ds: DataSource, row: KnowledgeBaseSearch): Promise<void> {
   // A retried activity finds its row written already.
   await ds
     .getRepository(KnowledgeBaseSearch)
@@ -81,4 +83,37 @@ export async function listSearches(ds: DataSource, caller: Caller, knowledgeBase
     { knowledge_base_id: knowledgeBaseId },
     { created_at: 'DESC', knowledge_base_search_id: 'DESC' },
   );
+}
+
+/**
+ * The worker's side of a search: retrieves, has the default model answer from the chunks (citing them) and
+ * persists the search (idempotent). MISSING when the knowledge base is gone; model and outside database
+ * errors are thrown as they are.
+ */
+export async function runKnowledgeBaseSearch(
+  stores: RetrievalStores,
+  models: ModelDriver,
+  input: KnowledgeBaseSearchInput,
+  signal: AbortSignal,
+): Promise<'DONE' | 'MISSING'> {
+  const kb = await stores.ds.getRepository(KnowledgeBase).findOneBy({
+    knowledge_base_id: input.knowledgeBaseId,
+    organization_id: input.organizationId,
+  });
+  if (!kb) return 'MISSING';
+  const entries = await retrieve(stores, models, kb, input.query, input.args, signal);
+  const answer = await answerFrom(models, input.query, entries, signal);
+  await saveSearch(stores.ds, {
+    knowledge_base_search_id: input.searchId,
+    knowledge_base_id: kb.knowledge_base_id,
+    organization_id: kb.organization_id,
+    query: input.query,
+    query_args: { ...input.args },
+    result: answer.result,
+    entries,
+    model: answer.model,
+    created_by: input.createdBy,
+    created_at: new Date(),
+  });
+  return 'DONE';
 }

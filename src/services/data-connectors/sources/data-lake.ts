@@ -4,7 +4,7 @@
 // connector's own prefix is never read back (a connector over its own bucket would copy its copies).
 import { assetBlobKey } from '../../../blobs/keys';
 import { likeEscape } from '../../../persistence/scoped';
-import type { SourceFactory } from './index';
+import type { SourceFactory } from './source';
 import type { SourceContent, SourceItem, SourceItemError } from './source';
 
 export const dataLakeSource: SourceFactory = (config, deps) => {

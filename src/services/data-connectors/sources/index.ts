@@ -2,37 +2,14 @@
 // fields in clear) and what a source may use, and answers a ConnectorSource (./source.ts):
 //   (config: Record<string, unknown>, deps: SourceDeps) => ConnectorSource
 // A type this build does not know ends its jobs FAILED with `SourceNotServed`.
-import type { Client } from '@temporalio/client';
-import type { DataSource } from 'typeorm';
-import type { BlobStore } from '../../../blobs/blob-store';
-import type { Config } from '../../../config';
-import type { Logger } from '../../../logger';
-import type { DataConnector } from '../../../persistence/entities/data-connector';
-import type { SecretBox } from '../../../security/secret-box';
 import { dataLakeSource } from './data-lake';
 import { driveSource, type DriveConfig, type DriveToken } from './drive';
 import { objstoreSource, type ObjstoreConfig } from './objstore';
 import { outboundPolicyFor } from '../../../security/outbound-policy';
 import { wikiSource, type WikiConfig } from './wiki';
-import type { ConnectorSource } from './source';
+import type { ConnectorSource, SourceDeps, SourceFactory } from './source';
 import { structureSource } from './structure';
 import { webscraperSource } from './webscraper';
-
-export interface SourceDeps {
-  ds: DataSource;
-  blobs: BlobStore;
-  box: SecretBox;
-  config: Config;
-  temporal: Client;
-  log: Logger;
-  connector: DataConnector;
-  /** The job reading the source (ids derived from it make retried steps idempotent). */
-  jobId: string;
-  /** Stores a secret field the source learnt (an OAuth access token), sealed, in the connector's config. */
-  saveSecret(field: string, value: string): Promise<void>;
-}
-
-export type SourceFactory = (config: Record<string, unknown>, deps: SourceDeps) => ConnectorSource;
 
 /** A source whose type is accepted but not served by this build: every job of it fails, saying so. */
 const notServed =

@@ -4,6 +4,13 @@
 // under the connector's prefix. A source never writes to the lake itself and never throws for one bad item:
 // it yields a `SourceItemError` and goes on; it throws only when nothing can be listed at all (bad
 // credentials, an unreachable host), which fails the job with that message.
+import type { Client } from '@temporalio/client';
+import type { DataSource } from 'typeorm';
+import type { BlobStore } from '../../../blobs/blob-store';
+import type { Config } from '../../../config';
+import type { Logger } from '../../../logger';
+import type { DataConnector } from '../../../persistence/entities/data-connector';
+import type { SecretBox } from '../../../security/secret-box';
 
 /** One item of a source, as listed: cheap to produce, no content yet. */
 export interface SourceItem {
@@ -57,3 +64,20 @@ export interface ConnectorSource {
 }
 
 export const isItemError = (x: SourceItem | SourceItemError): x is SourceItemError => 'error' in x;
+
+/** What a source factory may use (sourceFor in ./index.ts builds a source of a connector's type). */
+export interface SourceDeps {
+  ds: DataSource;
+  blobs: BlobStore;
+  box: SecretBox;
+  config: Config;
+  temporal: Client;
+  log: Logger;
+  connector: DataConnector;
+  /** The job reading the source (ids derived from it make retried steps idempotent). */
+  jobId: string;
+  /** Stores a secret field the source learnt (an OAuth access token), sealed, in the connector's config. */
+  saveSecret(field: string, value: string): Promise<void>;
+}
+
+export type SourceFactory = (config: Record<string, unknown>, deps: SourceDeps) => ConnectorSource;

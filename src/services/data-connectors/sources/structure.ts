@@ -3,7 +3,7 @@
 // `output/<n>.txt` (or `output/<n>-<artifact name>.txt`), stable across jobs, so an unchanged output is not
 // rewritten and a shorter one removes the extra items.
 import { derivedUuid, ItemError, outputArtifacts, runFailure, runStructureAndWait } from '../structure-runs';
-import type { SourceFactory } from './index';
+import type { SourceFactory } from './source';
 
 const safeName = (name: string) =>
   name

@@ -8,7 +8,7 @@
 // the URL asked for.
 import { createHash } from 'node:crypto';
 import robotsParser from 'robots-parser';
-import type { SourceFactory } from './index';
+import type { SourceFactory } from './source';
 import { outboundPolicyFor } from '../../../security/outbound-policy';
 import { FetchError, safeFetch, type FetchOptions } from './safe-fetch';
 import { htmlToText, linksOf } from './html-text';
