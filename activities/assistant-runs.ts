@@ -24,18 +24,11 @@ import { finishRun, isTerminal, markStarting, RunEnding } from '../src/services/
 import { appendEvents, NewEvent, transitionRun } from '../src/services/code/runs/state';
 import { rulesetInstructions } from '../src/services/assistants/rulesets';
 import { appendThreadMessage, threadExchanges } from '../src/services/conversations/threads';
-import type { ResourceKind } from '../src/temporal/workflow-start';
+import type { ChildRun, ResourceKind } from '../src/temporal/contracts';
 import { callModel } from './model-call';
 import { retrievalSources } from './assistant-retrieval';
 import { griptapeId } from '../src/ids';
 
-/** A child run the workflow starts (its row is inserted), or why it cannot. */
-export interface ChildRun {
-  childRunId: string;
-  workflowKind: ResourceKind;
-  organizationId: string;
-  summary: string;
-}
 /** `retrieval`: the call is a knowledge base or retriever function, run by runAssistantRetrieval (no child run). */
 export type ChildRunPlan = ChildRun | { error: string } | { retrieval: true };
 

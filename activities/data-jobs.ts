@@ -4,7 +4,6 @@
 import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
 import type { ActivityDeps } from './deps';
 import { DataConnector, DataJob, DataJobStatus } from '../src/persistence/entities/data-connector';
-import type { JobError } from '../src/persistence/entities/knowledge-base';
 import { HttpError } from '../src/errors';
 import { chainKnowledgeBaseJobs } from '../src/services/data-connectors/chain';
 import { ingestDataJob } from '../src/services/data-connectors/ingest';
@@ -13,19 +12,7 @@ import { startDataJob } from '../src/services/data-connectors/jobs';
 import { createJob } from '../src/services/knowledge/jobs';
 import { DATA_JOB } from '../src/jobs/kinds';
 import { startJob } from '../src/jobs/start';
-import type { ScheduledJobInput, ScheduledJobOutcome } from '../src/temporal/contracts';
-
-export interface DataJobEnding {
-  status: Exclude<DataJobStatus, 'QUEUED' | 'RUNNING'>;
-  reason?: string;
-  message?: string;
-  requestedBy?: string;
-  errors?: JobError[];
-  bytesIngested?: number;
-  stats?: Record<string, number>;
-  /** Knowledge base jobs the chain started (status_detail.knowledge_base_job_ids). */
-  knowledgeBaseJobIds?: string[];
-}
+import type { DataJobEnding, ScheduledJobInput, ScheduledJobOutcome } from '../src/temporal/contracts';
 
 const SCHEDULE_ACTOR = 'schedule';
 

@@ -5,12 +5,7 @@ import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activ
 import { ApplicationFailureCategory } from '@temporalio/common';
 import type { ActivityDeps } from './deps';
 import { ModelError } from '../src/drivers/model/types';
-import {
-  JobError,
-  KnowledgeBase,
-  KnowledgeBaseJob,
-  KnowledgeBaseJobStatus,
-} from '../src/persistence/entities/knowledge-base';
+import { KnowledgeBase, KnowledgeBaseJob, KnowledgeBaseJobStatus } from '../src/persistence/entities/knowledge-base';
 import { transitionJob } from '../src/services/knowledge/job-state';
 import { KNOWLEDGE_BASE_JOB } from '../src/jobs/kinds';
 import { startJob } from '../src/jobs/start';
@@ -26,19 +21,9 @@ import { retrieve } from '../src/services/knowledge/retrieve';
 import { openChunkStore, OutsideDatabaseError, type ChunkStore } from '../src/services/knowledge/chunk-store';
 import { dropVectorIndex, ensureVectorIndex } from '../src/services/knowledge/vector-index';
 import { applyTransforms } from '../src/services/data-connectors/transforms';
-import type { KnowledgeBaseQueryInput } from '../src/temporal/contracts';
+import type { JobEnding, KnowledgeBaseQueryInput } from '../src/temporal/contracts';
 import { MODEL_FAILURE_TYPE } from './model-call';
 import { outboundPolicyFor } from '../src/security/outbound-policy';
-
-export interface JobEnding {
-  status: Exclude<KnowledgeBaseJobStatus, 'QUEUED' | 'RUNNING'>;
-  reason?: string;
-  message?: string;
-  requestedBy?: string;
-  errors?: JobError[];
-  bytesIngested?: number;
-  stats?: Record<string, number>;
-}
 
 /** A ModelError as the failure the workflow records (not retried: the same request would fail the same way). */
 export function modelFailure(err: ModelError) {
