@@ -12,7 +12,7 @@ const LOWER_FLOORS = [
   'src/blobs',
   'src/drivers',
   'src/observability',
-  'src/config', // src/config.ts becoming a folder (issue 24)
+  'src/config',
 ];
 
 /** src/api, from any folder (and not a package such as @opentelemetry/api). */
