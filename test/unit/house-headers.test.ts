@@ -11,7 +11,7 @@ import { existsInRepo, filesUnder, readRepoFile, REPO_ROOT } from '../support/ho
 const TOP_FOLDERS = ['src', 'test', 'activities', 'workflows', 'docs', 'bench', 'tools', 'migrations'];
 const MENTION = new RegExp(`(?<![\\w./@-])(?:${TOP_FOLDERS.join('|')})/[\\w./*-]*`, 'g');
 /** How a mention without its extension may be written. */
-const EXTENSIONS = ['.ts', '.mjs', '.js', '.md', '.sh', '.json', '.py'];
+const EXTENSIONS = ['.ts', '.test.ts', '.mjs', '.js', '.md', '.sh', '.json', '.py'];
 
 /** The leading comment block: `//` (or `#` for shell) lines and `/* *\/` blocks before the first code line. */
 function leadingComment(text: string, lineComment = '//'): string {
@@ -83,6 +83,7 @@ describe('the house: headers and docs name files that exist', () => {
     expect(exists('src/temporal/contracts')).to.equal(true);
     expect(exists('src/temporal/contract')).to.equal(false);
     expect(exists('test/unit/house-*.test.ts')).to.equal(true);
+    expect(exists('test/unit/house-layout')).to.equal(true);
     expect(exists('test/unit/nothing-*.test.ts')).to.equal(false);
   });
 
