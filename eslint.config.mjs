@@ -22,6 +22,22 @@ const DATA_SOURCE_CALLS = [
   'decrement',
 ];
 
+/** The floors below the domain: they never import src/services or activities/ (docs/architecture.md). */
+const LOWER_FLOORS = [
+  'src/persistence',
+  'src/temporal',
+  'src/runtime',
+  'src/jobs',
+  'src/security',
+  'src/blobs',
+  'src/drivers',
+  'src/observability',
+  'src/config',
+];
+
+/** src/api, from any folder (and not a package such as @opentelemetry/api). */
+const ONLY_API_IMPORTS_API = { regex: '^(\\.\\./)+(src/)?api(/|$)', message: 'only src/api imports the HTTP layer' };
+
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', '.data/**'] },
   {
@@ -34,17 +50,27 @@ export default tseslint.config(
   },
   {
     // The domain never depends on the HTTP layer: services throw errors the api renders.
-    files: [
-      'src/services/**/*.ts',
-      'src/persistence/**/*.ts',
-      'src/temporal/**/*.ts',
-      'src/runtime/**/*.ts',
-      'activities/**/*.ts',
-    ],
+    files: ['src/services/**/*.ts', 'activities/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [ONLY_API_IMPORTS_API] }] },
+  },
+  {
+    // The lower floors serve the domain and never call up into it: no services, no activities (types included),
+    // and no HTTP layer either.
+    // src/*.ts: the loose modules every floor uses (config, errors, ids, logger, process lifecycle).
+    files: [...LOWER_FLOORS.map((floor) => `${floor}/**/*.ts`), 'src/*.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
-        { patterns: [{ group: ['**/api', '**/api/**'], message: 'only src/api imports the HTTP layer' }] },
+        {
+          patterns: [
+            ONLY_API_IMPORTS_API,
+            {
+              regex: '^(\\.\\./)+(services|activities)(/|$)',
+              message:
+                'the lower floors (persistence, temporal, runtime, jobs, ...) never import services or activities',
+            },
+          ],
+        },
       ],
     },
   },
@@ -65,7 +91,8 @@ export default tseslint.config(
     },
   },
   {
-    // Workflow code is deterministic and bundled alone: values only from the SDK, its own folder and the contracts.
+    // Workflow code is deterministic and bundled alone: values only from the SDK, its own folder and the contract;
+    // types also from the activities' index (the `Activities` of proxyActivities), and from nowhere else.
     files: ['workflows/**/*.ts'],
     rules: {
       '@typescript-eslint/no-restricted-imports': [
@@ -76,6 +103,19 @@ export default tseslint.config(
               regex: '^(?!@temporalio/workflow$|\\./[\\w-]+$|\\.\\./src/temporal/contracts$)',
               allowTypeImports: true,
               message: 'workflows import values only from @temporalio/workflow, workflows/ and src/temporal/contracts',
+            },
+          ],
+        },
+      ],
+      // Every import, type or value (the rule above lets any type through).
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^(?!@temporalio/workflow$|\\./[\\w-]+$|\\.\\./src/temporal/contracts$|\\.\\./activities$)',
+              message:
+                'workflows import types only from src/temporal/contracts (and Activities from activities/): move or re-export the type there',
             },
           ],
         },

@@ -26,8 +26,6 @@ import { chunkEvent } from '../src/services/assistants/run-events';
 import { loadAssistantRun } from '../src/services/assistants/transcript';
 import { callModel } from './model-call';
 
-export type { ChildRun } from '../src/services/assistants/child-runs';
-
 export function createAssistantRunActivities(deps: ActivityDeps) {
   const { ds } = deps;
 

@@ -15,8 +15,6 @@ import { DATA_JOB } from '../src/jobs/kinds';
 import { startJob } from '../src/jobs/start';
 import type { ScheduledJobInput, ScheduledJobOutcome } from '../src/temporal/contracts';
 
-export type { DataJobEnding } from '../src/services/data-connectors/job-steps';
-
 export function createDataJobActivities(deps: ActivityDeps) {
   const { ds, log } = deps;
   return {

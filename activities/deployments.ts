@@ -25,8 +25,6 @@ import { DEPLOYMENT_JOB } from '../src/jobs/kinds';
 import { goesOn, startJob } from '../src/jobs/start';
 import { outboundPolicyFor } from '../src/security/outbound-policy';
 
-export type { DeploymentOutcome } from '../src/services/code/deployment-steps';
-
 /** Bytes of build output kept in status_detail.build_output_tail. */
 const OUTPUT_TAIL_BYTES = 4096;
 

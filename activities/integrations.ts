@@ -15,8 +15,6 @@ import {
   type DeliveryWork,
 } from '../src/services/integrations/delivery-work';
 
-export type { DeliveryEnding } from '../src/services/integrations/delivery-work';
-
 /** A provider's failure as the workflow sees it (retried, or the step's end); other errors as they are. */
 async function asActivityFailure<T>(step: Promise<T>): Promise<T> {
   try {

@@ -16,8 +16,6 @@ import type { KnowledgeBaseQueryInput } from '../src/temporal/contracts';
 import { MODEL_FAILURE_TYPE } from './model-call';
 import { outboundPolicyFor } from '../src/security/outbound-policy';
 
-export type { JobEnding } from '../src/services/knowledge/ingest-job';
-
 /** A ModelError as the failure the workflow records (not retried: the same request would fail the same way). */
 export function modelFailure(err: ModelError) {
   return ApplicationFailure.create({

@@ -2,7 +2,7 @@
 // the provider works (so a cancel reaches it within a second and aborts the provider's stream), streamed
 // deltas become run events written in batches (RunEventWriter: tokens never pass through workflow
 // history), and failures become the ApplicationFailure types the workflows turn into run endings
-// (workflows/model-failures.ts).
+// (MODEL_FAILED_TYPES in workflows/run-scope.ts).
 import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
 import { ApplicationFailureCategory } from '@temporalio/common';
 import type { ActivityDeps } from './deps';
@@ -10,7 +10,7 @@ import { Completion, CompletionDelta, CompletionRequest, ModelError, ModelErrorK
 import { RunEventWriter } from '../src/services/code/runs/event-writer';
 import type { NewEvent } from '../src/services/code/runs/state';
 
-/** ApplicationFailure type per ModelError kind; workflows/model-failures.ts decides FAILED or ERROR from it. */
+/** ApplicationFailure type per ModelError kind; MODEL_FAILED_TYPES (workflows/run-scope.ts) decides FAILED or ERROR from it. */
 export const MODEL_FAILURE_TYPE: Record<ModelErrorKind, string> = {
   'not-configured': 'ModelNotConfigured',
   rejected: 'ModelRequestRejected',

@@ -13,12 +13,12 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import type { ChildRun } from '../activities/assistant-runs';
-import type { RunStatus } from '../src/persistence/entities/run';
-import type { RunEnding } from '../src/services/code/runs/lifecycle';
 import {
   type AssistantRunInput,
+  type ChildRun,
   type CodeRunWorkflow,
+  type RunEnding,
+  type RunStatus,
   startOptionsFor,
   WORKFLOW_TYPES,
 } from '../src/temporal/contracts';

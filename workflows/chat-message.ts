@@ -4,9 +4,7 @@
 // client goes away before the answer — or a workflow cancellation aborts the provider request.
 import { proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import type { RunStatus } from '../src/persistence/entities/run';
-import type { RunEnding } from '../src/services/code/runs/lifecycle';
-import type { ChatMessageInput } from '../src/temporal/contracts';
+import type { ChatMessageInput, RunEnding, RunStatus } from '../src/temporal/contracts';
 import { longActivity, MODEL_FAILED_TYPES, runToEnding, STATUS_WRITES } from './run-scope';
 
 /** The request could not be mapped (refused by the api already, normally): FAILED like a rejected request. */

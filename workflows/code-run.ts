@@ -6,8 +6,7 @@
 // it waits QUEUED, and a cancel then ends it without executing.
 import { patched, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import type { RunStatus } from '../src/persistence/entities/run';
-import type { CodeRunInput } from '../src/temporal/contracts';
+import type { CodeRunInput, RunStatus } from '../src/temporal/contracts';
 import { LOCAL_STATUS_WRITES, longActivity, runToEnding, STATUS_WRITES } from './run-scope';
 import { EXECUTION_SLOTS_PATCH, ExecutionSlot } from './execution-slot';
 

@@ -5,9 +5,7 @@
 // activity ends it FAILED with its type.
 import { ActivityFailure, ApplicationFailure, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import type { DataJobEnding } from '../activities/data-jobs';
-import type { DataJobStatus } from '../src/persistence/entities/data-connector';
-import type { DataJobInput } from '../src/temporal/contracts';
+import type { DataJobEnding, DataJobInput, DataJobStatus } from '../src/temporal/contracts';
 import { longActivity, STATUS_WRITES, withinLimit } from './run-scope';
 
 const { startDataJob, finishDataJob, chainKnowledgeBaseJobs } = proxyActivities<Activities>(STATUS_WRITES);

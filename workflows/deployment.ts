@@ -5,9 +5,7 @@
 // one it waits QUEUED.
 import { ActivityFailure, isCancellation, patched, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import type { DeploymentOutcome } from '../activities/deployments';
-import type { DeploymentStatus } from '../src/persistence/entities/deployment';
-import type { DeploymentInput } from '../src/temporal/contracts';
+import type { DeploymentInput, DeploymentOutcome, DeploymentStatus } from '../src/temporal/contracts';
 import { Endings, longActivity, STATUS_WRITES, withinLimit } from './run-scope';
 import { EXECUTION_SLOTS_PATCH, ExecutionSlot } from './execution-slot';
 

@@ -6,9 +6,7 @@
 // time limit (INTEGRATION_DELIVERY_TIME_LIMIT_SECONDS) FAILED, a failed activity FAILED with its type.
 import { ActivityFailure, ApplicationFailure, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import type { DeliveryEnding } from '../activities/integrations';
-import type { DeliveryStatus } from '../src/persistence/entities/integration';
-import type { IntegrationDeliveryInput } from '../src/temporal/contracts';
+import type { DeliveryEnding, DeliveryStatus, IntegrationDeliveryInput } from '../src/temporal/contracts';
 import { longActivity, STATUS_WRITES, withinLimit } from './run-scope';
 
 const { startIntegrationDelivery, finishIntegrationDelivery } = proxyActivities<Activities>(STATUS_WRITES);

@@ -4,9 +4,7 @@
 // limit (KNOWLEDGE_BASE_JOB_TIME_LIMIT_SECONDS) ends it FAILED; a failed activity ends it FAILED with its type.
 import { ActivityFailure, ApplicationFailure, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import type { JobEnding } from '../activities/knowledge-bases';
-import type { KnowledgeBaseJobStatus } from '../src/persistence/entities/knowledge-base';
-import type { KnowledgeBaseJobInput } from '../src/temporal/contracts';
+import type { JobEnding, KnowledgeBaseJobInput, KnowledgeBaseJobStatus } from '../src/temporal/contracts';
 import { longActivity, STATUS_WRITES, withinLimit } from './run-scope';
 
 const { startKnowledgeBaseJob, finishKnowledgeBaseJob } = proxyActivities<Activities>(STATUS_WRITES);

@@ -15,9 +15,7 @@ import {
   setHandler,
   sleep,
 } from '@temporalio/workflow';
-import type { RunStatus } from '../src/persistence/entities/run';
-import type { RunEnding } from '../src/services/code/runs/lifecycle';
-import { cancelRunSignal, type CancelRunSignal } from '../src/temporal/contracts';
+import { cancelRunSignal, type CancelRunSignal, type RunEnding, type RunStatus } from '../src/temporal/contracts';
 
 /** The short status writes of every workflow: seconds each, retried until the database answers. */
 export const STATUS_WRITES: ActivityOptions = {

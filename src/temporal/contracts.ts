@@ -5,8 +5,12 @@ import { defineSignal } from '@temporalio/workflow';
 import type { CodeLocation, CodeResourceKind } from '../persistence/entities/code-resource';
 import type { DeploymentStatus } from '../persistence/entities/deployment';
 import type { DeliveryStatus } from '../persistence/entities/integration';
-import type { KnowledgeBaseJobStatus } from '../persistence/entities/knowledge-base';
+import type { DataJobStatus } from '../persistence/entities/data-connector';
+import type { JobError, KnowledgeBaseJobStatus } from '../persistence/entities/knowledge-base';
 import type { RunStatus } from '../persistence/entities/run';
+import type { LostOutput } from '../runtime/process/log-pump';
+
+import type { ResourceKind } from './workflow-start';
 
 export { startOptionsFor, workflowIdOf, type ResourceKind, type WorkflowResource } from './workflow-start';
 
@@ -245,3 +249,85 @@ export interface InviteResponseSignal {
 export const respondSignal = defineSignal<[InviteResponseSignal]>('respond');
 /** The invite was deleted: stop waiting. */
 export const withdrawSignal = defineSignal('withdraw');
+
+// What workflows and their activities pass each other. Workflows import types only from this module
+// (eslint.config.mjs), so the ones they need are defined or re-exported here.
+
+export type { RunStatus } from '../persistence/entities/run';
+export type { DeploymentStatus } from '../persistence/entities/deployment';
+export type { DeliveryStatus } from '../persistence/entities/integration';
+export type { KnowledgeBaseJobStatus } from '../persistence/entities/knowledge-base';
+export type { DataJobStatus } from '../persistence/entities/data-connector';
+
+/** How a run ended, as decided by the activity (process outcome) or the workflow (cancel, time limit). */
+export type RunEnding =
+  /**
+   * A process that exited (`exitCode`), or an assistant run that answered. `output`: function and
+   * assistant runs, the result (recorded with output_timestamp = now).
+   */
+  | {
+      status: 'SUCCEEDED' | 'FAILED';
+      exitCode?: number;
+      message: string | null;
+      output?: unknown;
+      /** Output the platform could not store (docs/code-runs.md#lost-output). */
+      outputLost?: LostOutput;
+    }
+  /** ERROR: the platform could not run it; FAILED with a reason: an assistant run's model refused (e.g. a bad request). */
+  | { status: 'ERROR' | 'FAILED'; reason: string; error: string; outputLost?: LostOutput }
+  | { status: 'CANCELLED'; requestedBy: string };
+
+/** What a deployment's build activity answers its workflow. */
+export type DeploymentOutcome =
+  | {
+      status: 'SUCCEEDED';
+      buildPath: string;
+      codeSource: Record<string, unknown>;
+      fingerprint: string | null;
+      detail: Record<string, unknown>;
+    }
+  | {
+      status: 'FAILED' | 'ERROR';
+      detail: { reason: string; message: string; build_output_tail?: string };
+      codeSource?: Record<string, unknown>;
+    };
+
+/** A child run an assistant run's workflow starts (its row is inserted by planChildRun). */
+export interface ChildRun {
+  childRunId: string;
+  workflowKind: ResourceKind;
+  organizationId: string;
+  summary: string;
+}
+
+/** How a knowledge base job ended. */
+export interface JobEnding {
+  status: Exclude<KnowledgeBaseJobStatus, 'QUEUED' | 'RUNNING'>;
+  reason?: string;
+  message?: string;
+  requestedBy?: string;
+  errors?: JobError[];
+  bytesIngested?: number;
+  stats?: Record<string, number>;
+}
+
+/** How a data job ended. */
+export interface DataJobEnding {
+  status: Exclude<DataJobStatus, 'QUEUED' | 'RUNNING'>;
+  reason?: string;
+  message?: string;
+  requestedBy?: string;
+  errors?: JobError[];
+  bytesIngested?: number;
+  stats?: Record<string, number>;
+  /** Knowledge base jobs the chain started (status_detail.knowledge_base_job_ids). */
+  knowledgeBaseJobIds?: string[];
+}
+
+/** How an integration delivery ended. */
+export interface DeliveryEnding {
+  status: Exclude<DeliveryStatus, 'QUEUED' | 'RUNNING'>;
+  reason?: string;
+  message?: string;
+  requestedBy?: string;
+}

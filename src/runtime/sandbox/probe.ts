@@ -8,9 +8,17 @@ import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { signalGroup } from '../process/user-process';
 import { spawnDetached } from '../process/spawn';
-import type { Sandbox } from './sandbox';
+import type { SandboxConfig } from '../../config';
+import type { SandboxIdentity, SandboxSpec, Wrapped } from './sandbox-types';
 
-export async function probeSandbox(sandbox: Sandbox, opts: { rootless: boolean; seccomp: boolean }): Promise<void> {
+/** What the probe uses of a Sandbox. */
+interface Probed {
+  config: Pick<SandboxConfig, 'gidBase' | 'stateDir' | 'uidBase' | 'uidCount'>;
+  identity(gid: number, memoryBytes: number): Promise<SandboxIdentity | undefined>;
+  wrap(spec: SandboxSpec): Wrapped;
+}
+
+export async function probeSandbox(sandbox: Probed, opts: { rootless: boolean; seccomp: boolean }): Promise<void> {
   const server = net.createServer((s) => s.destroy());
   await new Promise<void>((resolve) => server.listen(0, '0.0.0.0', resolve));
   const port = (server.address() as net.AddressInfo).port;

@@ -13,14 +13,10 @@ import { queuedCodeRun } from '../code/runs/structure-runs';
 import { appendEvents } from '../code/runs/state';
 import type { DescribedTool } from './prompt';
 import { loadAssistantRun, toolCallOf } from './transcript';
+import type { ChildRun } from '../../temporal/contracts';
 
-/** A child run the workflow starts (its row is inserted), or why it cannot. */
-export interface ChildRun {
-  childRunId: string;
-  workflowKind: ResourceKind;
-  organizationId: string;
-  summary: string;
-}
+export type { ChildRun };
+
 /** `retrieval`: the call is a knowledge base or retriever function, run by runAssistantRetrieval (no child run). */
 export type ChildRunPlan = ChildRun | { error: string } | { retrieval: true };
 

@@ -3,20 +3,9 @@
 import type { DataSource } from 'typeorm';
 import { Deployment, DEPLOYMENT_TERMINAL } from '../../persistence/entities/deployment';
 import { transitionDeployment } from './runs/state';
+import type { DeploymentOutcome } from '../../temporal/contracts';
 
-export type DeploymentOutcome =
-  | {
-      status: 'SUCCEEDED';
-      buildPath: string;
-      codeSource: Record<string, unknown>;
-      fingerprint: string | null;
-      detail: Record<string, unknown>;
-    }
-  | {
-      status: 'FAILED' | 'ERROR';
-      detail: { reason: string; message: string; build_output_tail?: string };
-      codeSource?: Record<string, unknown>;
-    };
+export type { DeploymentOutcome };
 
 /** The deployment to build, unless it is gone or already ended. */
 export async function openDeployment(ds: DataSource, deploymentId: string): Promise<Deployment | undefined> {

@@ -9,18 +9,9 @@ import { createJob } from '../knowledge/jobs';
 import { chainKnowledgeBaseJobs } from './chain';
 import { transitionDataJob } from './job-state';
 import { startDataJob, type DataJobDeps } from './jobs';
+import type { DataJobEnding } from '../../temporal/contracts';
 
-export interface DataJobEnding {
-  status: Exclude<DataJobStatus, 'QUEUED' | 'RUNNING'>;
-  reason?: string;
-  message?: string;
-  requestedBy?: string;
-  errors?: JobError[];
-  bytesIngested?: number;
-  stats?: Record<string, number>;
-  /** Knowledge base jobs the chain started (status_detail.knowledge_base_job_ids). */
-  knowledgeBaseJobIds?: string[];
-}
+export type { DataJobEnding };
 
 const SCHEDULE_ACTOR = 'schedule';
 

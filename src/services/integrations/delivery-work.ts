@@ -16,6 +16,9 @@ import { CodehostAppError, follows, installationToken, readPush } from './codeho
 import { recordStarted, threeArgs, transitionDelivery } from './deliveries';
 import { secretValue } from './handler';
 import { integrationCaller, startAssistantRuns, startStructureRuns } from './targets';
+import type { DeliveryEnding } from '../../temporal/contracts';
+
+export type { DeliveryEnding };
 
 export interface DeliveryDeps {
   ds: DataSource;
@@ -23,13 +26,6 @@ export interface DeliveryDeps {
   config: Config;
   box: SecretBox;
   log: Logger;
-}
-
-export interface DeliveryEnding {
-  status: Exclude<DeliveryStatus, 'QUEUED' | 'RUNNING'>;
-  reason?: string;
-  message?: string;
-  requestedBy?: string;
 }
 
 /** What the workflow does next: wait for these assistant runs and post their answers (chatapp messages). */

@@ -19,16 +19,9 @@ import type { ChunkStore } from './chunk-store';
 import { coveredAssets, ingestAsset, recordDimensions, removeUncovered, type Embed } from './ingest';
 import { transitionJob } from './job-state';
 import { dropVectorIndex, ensureVectorIndex } from './vector-index';
+import type { JobEnding } from '../../temporal/contracts';
 
-export interface JobEnding {
-  status: Exclude<KnowledgeBaseJobStatus, 'QUEUED' | 'RUNNING'>;
-  reason?: string;
-  message?: string;
-  requestedBy?: string;
-  errors?: JobError[];
-  bytesIngested?: number;
-  stats?: Record<string, number>;
-}
+export type { JobEnding };
 
 export interface KnowledgeBaseJobDeps {
   ds: DataSource;
