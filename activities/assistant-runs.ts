@@ -20,7 +20,8 @@ import {
 } from '../src/services/assistants/prompt';
 import { latestSuccessfulDeployment } from '../src/services/deployments';
 import { queuedCodeRun } from '../src/services/runs/structure-runs';
-import { finishRun, isTerminal, markStarting, RunEnding } from '../src/services/runs/lifecycle';
+import { finishRun, isTerminal, markStarting } from '../src/services/runs/lifecycle';
+import type { RunEnding } from '../src/temporal/contracts';
 import { appendEvents, NewEvent, transitionRun } from '../src/services/runs/state';
 import { rulesetInstructions } from '../src/services/rulesets';
 import { appendThreadMessage, threadExchanges } from '../src/services/threads';

@@ -16,7 +16,8 @@ import {
   withoutNul,
 } from '../src/services/chat/mapping';
 import type { ChatRunInput } from '../src/services/chat/messages';
-import { finishRun, isTerminal, markRunning, markStarting, RunEnding } from '../src/services/runs/lifecycle';
+import { finishRun, isTerminal, markRunning, markStarting } from '../src/services/runs/lifecycle';
+import type { RunEnding } from '../src/temporal/contracts';
 import { appendEvents } from '../src/services/runs/state';
 import { callModel } from './model-call';
 

@@ -12,20 +12,8 @@ import { transitionDataJob } from '../src/services/data-connectors/job-state';
 import { startDataJob } from '../src/services/data-connectors/jobs';
 import { createJob } from '../src/services/knowledge-bases/jobs';
 import { ROW_VISIBLE_WAIT_MS } from '../src/services/runs/lifecycle';
-import type { ScheduledJobInput, ScheduledJobOutcome } from '../src/temporal/contracts';
+import type { DataJobEnding, ScheduledJobInput, ScheduledJobOutcome } from '../src/temporal/contracts';
 import { waitFor } from '../src/temporal/workflow-records';
-
-export interface DataJobEnding {
-  status: Exclude<DataJobStatus, 'QUEUED' | 'RUNNING'>;
-  reason?: string;
-  message?: string;
-  requestedBy?: string;
-  errors?: JobError[];
-  bytesIngested?: number;
-  stats?: Record<string, number>;
-  /** Knowledge base jobs the chain started (status_detail.knowledge_base_job_ids). */
-  knowledgeBaseJobIds?: string[];
-}
 
 const SCHEDULE_ACTOR = 'schedule';
 

@@ -22,22 +22,8 @@ import { fingerprintOf, openAccessToken } from '../src/services/deployments';
 import { ROW_VISIBLE_WAIT_MS } from '../src/services/runs/lifecycle';
 import { transitionDeployment } from '../src/services/runs/state';
 import { waitFor } from '../src/temporal/workflow-records';
-import type { DeploymentInput } from '../src/temporal/contracts';
+import type { DeploymentInput, DeploymentOutcome } from '../src/temporal/contracts';
 import { outboundPolicyFor } from '../src/security/outbound-policy';
-
-export type DeploymentOutcome =
-  | {
-      status: 'SUCCEEDED';
-      buildPath: string;
-      codeSource: Record<string, unknown>;
-      fingerprint: string | null;
-      detail: Record<string, unknown>;
-    }
-  | {
-      status: 'FAILED' | 'ERROR';
-      detail: { reason: string; message: string; build_output_tail?: string };
-      codeSource?: Record<string, unknown>;
-    };
 
 /** Bytes of build output kept in status_detail.build_output_tail. */
 const OUTPUT_TAIL_BYTES = 4096;

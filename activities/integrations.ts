@@ -19,13 +19,7 @@ import { CodehostAppError, follows, installationToken, readPush } from '../src/s
 import { recordStarted, threeArgs, transitionDelivery } from '../src/services/integrations/deliveries';
 import { secretValue } from '../src/services/integrations/handler';
 import { integrationCaller, startAssistantRuns, startStructureRuns } from '../src/services/integrations/targets';
-
-export interface DeliveryEnding {
-  status: Exclude<DeliveryStatus, 'QUEUED' | 'RUNNING'>;
-  reason?: string;
-  message?: string;
-  requestedBy?: string;
-}
+import type { DeliveryEnding } from '../src/temporal/contracts';
 
 /** What the workflow does next: wait for these assistant runs and post their answers (chatapp messages). */
 export interface DeliveryWork {

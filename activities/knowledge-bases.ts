@@ -26,19 +26,9 @@ import { retrieve } from '../src/services/knowledge-bases/retrieve';
 import { openChunkStore, OutsideDatabaseError, type ChunkStore } from '../src/services/knowledge-bases/chunk-store';
 import { dropVectorIndex, ensureVectorIndex } from '../src/services/knowledge-bases/vector-index';
 import { applyTransforms } from '../src/services/data-connectors/transforms';
-import type { KnowledgeBaseQueryInput } from '../src/temporal/contracts';
+import type { KnowledgeBaseJobEnding, KnowledgeBaseQueryInput } from '../src/temporal/contracts';
 import { MODEL_FAILURE_TYPE } from './model-call';
 import { outboundPolicyFor } from '../src/security/outbound-policy';
-
-export interface JobEnding {
-  status: Exclude<KnowledgeBaseJobStatus, 'QUEUED' | 'RUNNING'>;
-  reason?: string;
-  message?: string;
-  requestedBy?: string;
-  errors?: JobError[];
-  bytesIngested?: number;
-  stats?: Record<string, number>;
-}
 
 /** A ModelError as the failure the workflow records (not retried: the same request would fail the same way). */
 export function modelFailure(err: ModelError) {
@@ -95,7 +85,7 @@ export function createKnowledgeBaseActivities(deps: ActivityDeps) {
     },
 
     /** Ingests every covered asset; per-asset failures become `errors[]`. Heartbeats throughout. */
-    async ingestKnowledgeBase(input: { jobId: string }): Promise<JobEnding> {
+    async ingestKnowledgeBase(input: { jobId: string }): Promise<KnowledgeBaseJobEnding> {
       const ctx = Context.current();
       const beat = () => ctx.heartbeat();
       const heartbeats = setInterval(beat, Math.max(200, Math.min(1_000, (ctx.info.heartbeatTimeoutMs ?? 15_000) / 4)));
@@ -213,7 +203,7 @@ export function createKnowledgeBaseActivities(deps: ActivityDeps) {
     /** The terminal write (guarded: a job that already ended keeps its end); answers the job's status. */
     async finishKnowledgeBaseJob(input: {
       jobId: string;
-      ending: JobEnding;
+      ending: KnowledgeBaseJobEnding;
     }): Promise<KnowledgeBaseJobStatus | 'MISSING'> {
       const { ending } = input;
       await transitionJob(ds, input.jobId, ending.status, {

@@ -15,10 +15,10 @@ import {
 import type { Activities } from '../activities';
 import type { ChildRun } from '../activities/assistant-runs';
 import type { RunStatus } from '../src/persistence/entities/run';
-import type { RunEnding } from '../src/services/runs/lifecycle';
 import {
   type AssistantRunInput,
   type CodeRunWorkflow,
+  type RunEnding,
   startOptionsFor,
   WORKFLOW_TYPES,
 } from '../src/temporal/contracts';

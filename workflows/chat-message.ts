@@ -5,8 +5,7 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { RunStatus } from '../src/persistence/entities/run';
-import type { RunEnding } from '../src/services/runs/lifecycle';
-import type { ChatMessageInput } from '../src/temporal/contracts';
+import type { ChatMessageInput, RunEnding } from '../src/temporal/contracts';
 import { longActivity, MODEL_FAILED_TYPES, runToEnding, STATUS_WRITES } from './run-scope';
 
 /** The request could not be mapped (refused by the api already, normally): FAILED like a rejected request. */

@@ -1,12 +1,14 @@
 // The contract between the api (which starts workflows and sends signals) and the worker (which runs them):
-// workflow types with their inputs and results, and the signals. Services and workflows both import this
-// module, never each other; workflows may import values from it (it only defines, it does no I/O).
+// workflow types with their inputs and results, how each kind of work ends (the endings its activities and its
+// workflow's frame answer, which its terminal write records), and the signals. Services and workflows both
+// import this module, never each other; workflows may import values from it (it only defines, it does no I/O).
 import { defineSignal } from '@temporalio/workflow';
 import type { CodeLocation, CodeResourceKind } from '../persistence/entities/code-resource';
 import type { DeploymentStatus } from '../persistence/entities/deployment';
 import type { DeliveryStatus } from '../persistence/entities/integration';
-import type { KnowledgeBaseJobStatus } from '../persistence/entities/knowledge-base';
+import type { JobError, KnowledgeBaseJobStatus } from '../persistence/entities/knowledge-base';
 import type { RunStatus } from '../persistence/entities/run';
+import type { LostOutput } from '../runtime/process/log-pump';
 
 export { startOptionsFor, workflowIdOf, type ResourceKind, type WorkflowResource } from './workflow-start';
 
@@ -144,6 +146,67 @@ export interface BuildRemovalInput {
 }
 
 export type InviteOutcome = 'ACCEPTED' | 'REJECTED' | 'EXPIRED' | 'GONE';
+
+/**
+ * How a run ended, as decided by its activity (the process's outcome, the assistant's answer) or by the
+ * workflow's frame (cancel, time limit, a failed activity); the run's terminal write records it.
+ */
+export type RunEnding =
+  /**
+   * A process that exited (`exitCode`), or an assistant run that answered. `output`: function and
+   * assistant runs, the result (recorded with output_timestamp = now).
+   */
+  | {
+      status: 'SUCCEEDED' | 'FAILED';
+      exitCode?: number;
+      message: string | null;
+      output?: unknown;
+      /** Output the platform could not store (docs/code-runs.md#lost-output). */
+      outputLost?: LostOutput;
+    }
+  /** ERROR: the platform could not run it; FAILED with a reason: an assistant run's model refused (e.g. a bad request). */
+  | { status: 'ERROR' | 'FAILED'; reason: string; error: string; outputLost?: LostOutput }
+  | { status: 'CANCELLED'; requestedBy: string };
+
+/** How a deployment's build ended: the build activity's outcome, or the frame's (time limit, a failed build activity). */
+export type DeploymentOutcome =
+  | {
+      status: 'SUCCEEDED';
+      buildPath: string;
+      codeSource: Record<string, unknown>;
+      fingerprint: string | null;
+      detail: Record<string, unknown>;
+    }
+  | {
+      status: 'FAILED' | 'ERROR';
+      detail: { reason: string; message: string; build_output_tail?: string };
+      codeSource?: Record<string, unknown>;
+    };
+
+/**
+ * How a job (knowledge base job, data job, integration delivery) ended. Its long activity answers SUCCEEDED
+ * or FAILED; the frame (workflows/run-scope.ts, `jobToEnding`) answers CANCELLED with `requestedBy`, or FAILED
+ * with a `reason` (TimeLimitExceeded, the failed activity's type) and a `message`.
+ */
+export interface JobEnding {
+  status: 'SUCCEEDED' | 'FAILED' | 'CANCELLED';
+  reason?: string;
+  message?: string;
+  requestedBy?: string;
+}
+
+export interface KnowledgeBaseJobEnding extends JobEnding {
+  errors?: JobError[];
+  bytesIngested?: number;
+  stats?: Record<string, number>;
+}
+
+export interface DataJobEnding extends KnowledgeBaseJobEnding {
+  /** Knowledge base jobs the chain started (status_detail.knowledge_base_job_ids). */
+  knowledgeBaseJobIds?: string[];
+}
+
+export type DeliveryEnding = JobEnding;
 
 /** Workflow signatures: what starts and child executions are typed by. */
 export type CodeRunWorkflow = (input: CodeRunInput) => Promise<RunStatus | 'MISSING'>;

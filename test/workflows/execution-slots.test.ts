@@ -7,15 +7,15 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
 import { expect } from 'chai';
 import { createActivities } from '../../activities';
-import type { DeploymentOutcome } from '../../activities/deployments';
 import { releaseSlot } from '../../src/jobs/admission';
 import { Deployment, Run } from '../../src/persistence/entities';
-import type { RunEnding } from '../../src/services/runs/lifecycle';
 import {
   cancelRunSignal,
   slotGrantedSignal,
   type CodeRunInput,
   type DeploymentInput,
+  type DeploymentOutcome,
+  type RunEnding,
 } from '../../src/temporal/contracts';
 import { startOptionsFor } from '../../src/temporal/workflow-start';
 import { structureWithBuild } from '../support/builds';

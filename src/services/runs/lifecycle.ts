@@ -7,24 +7,7 @@ import { appendEvents, transitionRun } from './state';
 import { waitFor } from '../../temporal/workflow-records';
 import { findOnePrepared } from '../../persistence/direct-sql';
 import type { LostOutput } from '../../runtime/process/log-pump';
-
-/** How a run ended, as decided by the activity (process outcome) or the workflow (cancel, time limit). */
-export type RunEnding =
-  /**
-   * A process that exited (`exitCode`), or an assistant run that answered. `output`: function and
-   * assistant runs, the result (recorded with output_timestamp = now).
-   */
-  | {
-      status: 'SUCCEEDED' | 'FAILED';
-      exitCode?: number;
-      message: string | null;
-      output?: unknown;
-      /** Output the platform could not store (docs/code-runs.md#lost-output). */
-      outputLost?: LostOutput;
-    }
-  /** ERROR: the platform could not run it; FAILED with a reason: an assistant run's model refused (e.g. a bad request). */
-  | { status: 'ERROR' | 'FAILED'; reason: string; error: string; outputLost?: LostOutput }
-  | { status: 'CANCELLED'; requestedBy: string };
+import type { RunEnding } from '../../temporal/contracts';
 
 export const isTerminal = (status: RunStatus) => RUN_TERMINAL.includes(status);
 
