@@ -147,6 +147,36 @@ export interface BuildRemovalInput {
 
 export type InviteOutcome = 'ACCEPTED' | 'REJECTED' | 'EXPIRED' | 'GONE';
 
+/** The reconciler (started every minute by its schedule, src/temporal/schedules.ts). */
+export interface ReconcilerInput {
+  /** Rows untouched this long are looked at (default 60). */
+  olderThanSeconds?: number;
+  /** At most this many rows of each kind per pass (default 500). */
+  limit?: number;
+}
+
+/** What one pass of the reconciler settled: how many rows of each kind (and execution slots it freed). */
+export type ReconcilerOutcome = Record<string, number>;
+
+/** The sweep of build directories (started every 10 minutes by its schedule). */
+export interface BuildCleanupInput {
+  /** How long a superseded build is kept (default BUILD_RETENTION_SECONDS). */
+  retentionSeconds?: number;
+}
+
+export interface BuildCleanupOutcome {
+  removed: number;
+  bytes: number;
+  /** Directories with no deployment row (their resource was deleted) among `removed`. */
+  orphans: number;
+  kept: number;
+}
+
+export interface BuildRemovalOutcome {
+  removed: number;
+  cancelled: number;
+}
+
 /**
  * How a run ended, as decided by its activity (the process's outcome, the assistant's answer) or by the
  * workflow's frame (cancel, time limit, a failed activity); the run's terminal write records it.
@@ -223,10 +253,39 @@ export type KnowledgeBaseQueryWorkflow = (input: KnowledgeBaseQueryInput) => Pro
 /** Like a query: 'DONE' once the search row is written, 'MISSING' when the knowledge base is gone. */
 export type KnowledgeBaseSearchWorkflow = (input: KnowledgeBaseSearchInput) => Promise<'DONE' | 'MISSING'>;
 export type RetrieverQueryWorkflow = (input: RetrieverQueryInput) => Promise<'DONE' | 'MISSING'>;
+export type ReconcilerWorkflow = (input?: ReconcilerInput) => Promise<ReconcilerOutcome>;
+export type BuildCleanupWorkflow = (input?: BuildCleanupInput) => Promise<BuildCleanupOutcome>;
+export type BuildRemovalWorkflow = (input: BuildRemovalInput) => Promise<BuildRemovalOutcome>;
+
+/**
+ * Every workflow type the worker registers, by name, with its signature: workflows/index.ts exports exactly
+ * these (test/workflows/index.test.ts fails to compile otherwise), and `WORKFLOW_TYPES` names them.
+ */
+export interface WorkflowSignatures {
+  codeRunWorkflow: CodeRunWorkflow;
+  /** codeRunWorkflow under its former name: runs started before the rename replay on it; nothing starts it. */
+  structureRunWorkflow: CodeRunWorkflow;
+  assistantRunWorkflow: AssistantRunWorkflow;
+  chatMessageWorkflow: ChatMessageWorkflow;
+  deploymentWorkflow: DeploymentWorkflow;
+  inviteWorkflow: InviteWorkflow;
+  reconcilerWorkflow: ReconcilerWorkflow;
+  buildCleanupWorkflow: BuildCleanupWorkflow;
+  buildRemovalWorkflow: BuildRemovalWorkflow;
+  knowledgeBaseJobWorkflow: KnowledgeBaseJobWorkflow;
+  knowledgeBaseQueryWorkflow: KnowledgeBaseQueryWorkflow;
+  integrationDeliveryWorkflow: IntegrationDeliveryWorkflow;
+  dataJobWorkflow: DataJobWorkflow;
+  scheduledJobWorkflow: ScheduledJobWorkflow;
+  knowledgeBaseSearchWorkflow: KnowledgeBaseSearchWorkflow;
+  retrieverQueryWorkflow: RetrieverQueryWorkflow;
+}
 
 /** Workflow type names, as the worker registers them (the exported function names of workflows/). */
 export const WORKFLOW_TYPES = {
   codeRun: 'codeRunWorkflow',
+  /** Replay only (see WorkflowSignatures). */
+  structureRun: 'structureRunWorkflow',
   assistantRun: 'assistantRunWorkflow',
   chatMessage: 'chatMessageWorkflow',
   deployment: 'deploymentWorkflow',
@@ -241,7 +300,7 @@ export const WORKFLOW_TYPES = {
   scheduledJob: 'scheduledJobWorkflow',
   knowledgeBaseSearch: 'knowledgeBaseSearchWorkflow',
   retrieverQuery: 'retrieverQueryWorkflow',
-} as const;
+} as const satisfies Record<string, keyof WorkflowSignatures>;
 
 /** A workflow to start: its type and its arguments, built only by `workflowStart` (so they match). */
 export interface WorkflowStart {
