@@ -10,7 +10,15 @@ import { expect } from 'chai';
 import { cancelRunSignal } from '../../src/temporal/contracts';
 import { getStack, startTimeSkipping } from '../support/stack';
 import { loadHistory } from './histories/history-files';
-import { historyFile, JOB_WORKFLOWS, jobStubs, runScenario, SCENARIOS, type Scenario } from './histories/scenarios';
+import {
+  historyFile,
+  jobStubs,
+  RECORDED_WORKFLOWS,
+  runScenario,
+  scenariosOf,
+  type RecordedWorkflow,
+  type Scenario,
+} from './histories/scenarios';
 import type { FrameProbe, ProbeActivities } from './run-scope-workflows';
 
 const PROBES = 'tarmac-test-run-scope';
@@ -22,7 +30,9 @@ function recordedEnding(file: string): unknown {
     .map((e) => e.activityTaskScheduledEventAttributes)
     .find((a) => a?.activityType?.name?.startsWith('finish'));
   const data = scheduled?.input?.payloads?.[0]?.data;
-  return data ? JSON.parse(Buffer.from(data).toString('utf8')).ending : undefined;
+  if (!data) return undefined;
+  const input = JSON.parse(Buffer.from(data).toString('utf8'));
+  return input.ending ?? input.outcome;
 }
 
 describe('the run frame (workflows/run-scope.ts) with stubbed activities', function () {
@@ -280,9 +290,9 @@ describe('the run frame (workflows/run-scope.ts) with stubbed activities', funct
     });
   });
 
-  describe('the job workflows end as they did before jobToEnding', () => {
+  describe('the workflows in a frame end as they did before jobToEnding', () => {
     const limit = 'exceeded its time limit of 2 s';
-    const expected: Record<(typeof JOB_WORKFLOWS)[number], Record<Scenario, unknown>> = {
+    const expected: Record<RecordedWorkflow, Partial<Record<Scenario, unknown>>> = {
       dataJobWorkflow: {
         succeeded: {
           status: 'SUCCEEDED',
@@ -313,10 +323,29 @@ describe('the run frame (workflows/run-scope.ts) with stubbed activities', funct
         'workflow-cancelled': { status: 'CANCELLED', requestedBy: 'Temporal workflow cancellation' },
         missing: undefined,
       },
+      deploymentWorkflow: {
+        succeeded: {
+          status: 'SUCCEEDED',
+          buildPath: '/builds/stubbed',
+          codeSource: { default: {} },
+          fingerprint: null,
+          detail: {},
+        },
+        failed: {
+          status: 'ERROR',
+          detail: { reason: 'InfrastructureError', message: 'The deployment could not be built: the disk is gone' },
+        },
+        'timed-out': { status: 'ERROR', detail: { reason: 'TimeLimitExceeded', message: `Deployment ${limit}` } },
+        'workflow-cancelled': {
+          status: 'ERROR',
+          detail: { reason: 'Cancelled', message: 'The deployment workflow was cancelled' },
+        },
+        missing: undefined,
+      },
     };
 
-    for (const workflow of JOB_WORKFLOWS) {
-      for (const scenario of SCENARIOS) {
+    for (const workflow of RECORDED_WORKFLOWS) {
+      for (const scenario of scenariosOf(workflow)) {
         it(`${workflow}: ${scenario}`, async () => {
           const { id, result } = await runScenario(ts.env.client, JOBS, workflow, scenario, jobs.working);
           const ending = jobs.endings.get(id);

@@ -1,13 +1,13 @@
-// Records the histories that replay.test.ts replays: every scenario of every job workflow (scenarios.ts), run
-// by the workflow code of the checkout, saved as `<workflow>.<scenario>.json`. Record anew only from the code
+// Records the histories that replay.test.ts replays: every scenario of every workflow of scenarios.ts, run by
+// the workflow code of the checkout, saved as `<workflow>.<scenario>.json`. Record anew only from the code
 // whose histories must keep replaying (before a change to a workflow's commands), after a build:
 //   npm run test:only -- dist/test/workflows/histories/record.js
 import { Worker } from '@temporalio/worker';
 import { getStack, startTimeSkipping } from '../../support/stack';
 import { saveHistory } from './history-files';
-import { historyFile, JOB_WORKFLOWS, jobStubs, runScenario, SCENARIOS } from './scenarios';
+import { historyFile, jobStubs, RECORDED_WORKFLOWS, runScenario, scenariosOf } from './scenarios';
 
-describe('record the job workflows histories', function () {
+describe('record the histories of the workflows in a frame', function () {
   this.timeout(300_000);
 
   it('runs every scenario and saves its history', async () => {
@@ -23,8 +23,8 @@ describe('record the job workflows histories', function () {
         activities,
       });
       await worker.runUntil(async () => {
-        for (const workflow of JOB_WORKFLOWS) {
-          for (const scenario of SCENARIOS) {
+        for (const workflow of RECORDED_WORKFLOWS) {
+          for (const scenario of scenariosOf(workflow)) {
             const { handle, result } = await runScenario(ts.env.client, taskQueue, workflow, scenario, working);
             await saveHistory(handle, historyFile(workflow, scenario));
             console.log(`${historyFile(workflow, scenario)}: ${JSON.stringify(result)}`);

@@ -1,7 +1,8 @@
-// The job workflows (data job, knowledge base job, integration delivery) run with stubbed activities on the
-// time-skipping server, one per way a job ends: SUCCEEDED, FAILED by an activity, the time limit, a `cancel`
-// signal, a workflow cancellation, and MISSING (no row). The scenario is the job id's prefix, so the stubs
-// know what to do. record.ts saves their histories (what replay.test.ts replays); job-endings.test.ts checks
+// The workflows in a frame of workflows/run-scope.ts whose code changed with it (data job, knowledge base job,
+// integration delivery, deployment), run with stubbed activities on the time-skipping server, one per way
+// they end: the work's own ending, a failed activity, the time limit, a `cancel` signal (not deployments: they
+// have none), a workflow cancellation, and MISSING (no row). The scenario is the job id's prefix, so the stubs
+// know what to do. record.ts saves their histories (what replay.test.ts replays); run-scope.test.ts checks
 // the ending each one writes.
 import { randomUUID } from 'node:crypto';
 import { ApplicationFailure, Context } from '@temporalio/activity';
@@ -15,7 +16,13 @@ export type Scenario = (typeof SCENARIOS)[number];
 export const JOB_WORKFLOWS = ['dataJobWorkflow', 'knowledgeBaseJobWorkflow', 'integrationDeliveryWorkflow'] as const;
 export type JobWorkflow = (typeof JOB_WORKFLOWS)[number];
 
-export const historyFile = (workflow: JobWorkflow, scenario: Scenario) => `${workflow}.${scenario}.json`;
+export const RECORDED_WORKFLOWS = [...JOB_WORKFLOWS, 'deploymentWorkflow'] as const;
+export type RecordedWorkflow = (typeof RECORDED_WORKFLOWS)[number];
+
+export const scenariosOf = (workflow: RecordedWorkflow): readonly Scenario[] =>
+  workflow === 'deploymentWorkflow' ? SCENARIOS.filter((s) => s !== 'cancelled') : SCENARIOS;
+
+export const historyFile = (workflow: RecordedWorkflow, scenario: Scenario) => `${workflow}.${scenario}.json`;
 
 /** The time limit of every scenario: the timed-out one waits this long in real time (an activity runs). */
 export const TIME_LIMIT_SECONDS = 2;
@@ -48,6 +55,11 @@ export type JobActivities = Pick<
   | 'awaitAssistantRuns'
   | 'postChatAnswers'
   | 'finishIntegrationDelivery'
+  | 'acquireExecutionSlot'
+  | 'releaseExecutionSlot'
+  | 'beginDeployment'
+  | 'buildDeployment'
+  | 'finishDeployment'
 >;
 
 /** The stubs, and what each job's terminal write received (by job id) and which long activities started. */
@@ -98,6 +110,28 @@ export function jobStubs() {
       endings.set(deliveryId, ending);
       return ending.status;
     },
+    async acquireExecutionSlot() {
+      return { admitted: true };
+    },
+    async releaseExecutionSlot() {},
+    async beginDeployment({ deploymentId }) {
+      return started(deploymentId);
+    },
+    async buildDeployment({ deploymentId }) {
+      working.add(deploymentId);
+      if (scenarioOf(deploymentId) === 'failed') throw ApplicationFailure.nonRetryable('the disk is gone', 'DiskGone');
+      return longWork(deploymentId, {
+        status: 'SUCCEEDED',
+        buildPath: '/builds/stubbed',
+        codeSource: { default: {} },
+        fingerprint: null,
+        detail: {},
+      });
+    },
+    async finishDeployment({ deploymentId, outcome }) {
+      endings.set(deploymentId, outcome);
+      return outcome.status;
+    },
   };
   return { activities, endings, working };
 }
@@ -106,13 +140,18 @@ export function jobStubs() {
 export async function runScenario(
   client: Client,
   taskQueue: string,
-  workflow: JobWorkflow,
+  workflow: RecordedWorkflow,
   scenario: Scenario,
   working: Set<string>,
 ): Promise<{ id: string; handle: WorkflowHandle; result: unknown }> {
   const id = `${scenario}:${randomUUID()}`;
   const limits = { timeLimitSeconds: TIME_LIMIT_SECONDS, heartbeatTimeoutSeconds: 1 };
-  const input = workflow === 'integrationDeliveryWorkflow' ? { deliveryId: id, ...limits } : { jobId: id, ...limits };
+  const input =
+    workflow === 'integrationDeliveryWorkflow'
+      ? { deliveryId: id, ...limits }
+      : workflow === 'deploymentWorkflow'
+        ? { deploymentId: id, kind: 'structure', code: { default: {} }, configFile: 'structure_config.yaml', ...limits }
+        : { jobId: id, ...limits };
   const handle = await client.workflow.start(workflow, { taskQueue, workflowId: `${workflow}-${id}`, args: [input] });
   if (scenario === 'cancelled' || scenario === 'workflow-cancelled') {
     for (let i = 0; i < 400 && !working.has(id); i++) await new Promise((r) => setTimeout(r, 25));
