@@ -1,8 +1,9 @@
 // The frame of every run workflow (structure, function and tool runs, assistant runs, chat messages), of
-// deployments and of jobs (knowledge base jobs, data jobs, integration deliveries): the work runs in a cancellable scope bounded by a time limit (a workflow timer); a `cancel`
-// signal (the api) or a workflow cancellation (the Temporal UI) cancels it, which stops the process or aborts
-// the model stream of a heartbeating activity; a failed activity becomes an ending; the terminal write runs
-// whatever happened, in a non-cancellable scope. Also the activity option presets every workflow uses.
+// deployments and of jobs (knowledge base jobs, data jobs, integration deliveries): the work runs in a
+// cancellable scope bounded by a time limit (a workflow timer); a `cancel` signal (the api) or a workflow
+// cancellation (the Temporal UI) cancels it, which stops the process or aborts the model stream of a
+// heartbeating activity; a failed activity becomes an ending; the terminal write runs whatever happened, in a
+// non-cancellable scope. Also the activity option presets every workflow uses.
 import {
   ActivityCancellationType,
   ActivityFailure,
