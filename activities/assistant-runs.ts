@@ -5,7 +5,8 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import type { ActivityDeps } from './deps';
 import type { RunStatus } from '../src/persistence/entities/run';
-import { isTerminal, markStarting, RunEnding } from '../src/services/code/runs/lifecycle';
+import { isTerminal, markStarting } from '../src/services/code/runs/lifecycle';
+import type { RunEnding } from '../src/temporal/contracts';
 import {
   planChildRun,
   toolsToDescribe,

@@ -5,7 +5,7 @@ import type { ActivityDeps } from './deps';
 import { isUuid } from '../src/ids';
 import { removeTree, trimCache } from '../src/runtime/build/package-cache';
 import { releaseBuild, removableBuilds } from '../src/services/code/build-retention';
-import { workflowIdOf } from '../src/temporal/contracts';
+import { workflowIdOf, type BuildCleanupOutcome, type BuildRemovalOutcome } from '../src/temporal/contracts';
 
 /** How long a deleted resource's build in progress may take to stop once cancelled. */
 const BUILD_STOP_WAIT_MS = 60_000;
@@ -22,14 +22,6 @@ async function sizeOf(dir: string): Promise<number> {
   return total;
 }
 
-export interface BuildCleanupResult {
-  removed: number;
-  bytes: number;
-  /** Directories with no deployment row (their resource was deleted) among `removed`. */
-  orphans: number;
-  kept: number;
-}
-
 /**
  * Removes build directories (`<BUILD_DIR>/<deployment_id>`) no run can use any more. Kept: the build of each
  * resource's latest SUCCEEDED deployment (what new runs pick), builds an open run references, builds of
@@ -40,13 +32,13 @@ export interface BuildCleanupResult {
  */
 export function createBuildCleanupActivities(deps: ActivityDeps) {
   return {
-    async cleanBuilds(input: { retentionSeconds?: number }): Promise<BuildCleanupResult> {
+    async cleanBuilds(input: { retentionSeconds?: number }): Promise<BuildCleanupOutcome> {
       const graceSeconds = input.retentionSeconds ?? deps.config.buildRetentionSeconds;
       const { buildDir } = deps.config;
       const names = (await fs.readdir(buildDir, { withFileTypes: true }).catch(() => []))
         .filter((e) => e.isDirectory() && isUuid(e.name))
         .map((e) => e.name.toLowerCase());
-      const result: BuildCleanupResult = { removed: 0, bytes: 0, orphans: 0, kept: 0 };
+      const result: BuildCleanupOutcome = { removed: 0, bytes: 0, orphans: 0, kept: 0 };
       if (!names.length) return result;
 
       // Per directory: does its row exist, and may its build go (terminal, not the latest success, aged out)?
@@ -90,7 +82,7 @@ export function createBuildCleanupActivities(deps: ActivityDeps) {
      * The builds of a deleted resource (its rows are gone): a build in progress is cancelled (its workflow
      * kills the build's processes) and waited for, then every directory goes. Idempotent.
      */
-    async removeBuilds(input: { deploymentIds: string[] }): Promise<{ removed: number; cancelled: number }> {
+    async removeBuilds(input: { deploymentIds: string[] }): Promise<BuildRemovalOutcome> {
       const ctx = Context.current();
       let removed = 0;
       let cancelled = 0;

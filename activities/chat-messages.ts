@@ -15,7 +15,8 @@ import {
   withoutNul,
 } from '../src/services/conversations/chat-mapping';
 import type { ChatRunInput } from '../src/services/conversations/chat-messages';
-import { finishRun, isTerminal, markRunning, markStarting, RunEnding } from '../src/services/code/runs/lifecycle';
+import { finishRun, isTerminal, markRunning, markStarting } from '../src/services/code/runs/lifecycle';
+import type { RunEnding } from '../src/temporal/contracts';
 import { findChatRun, recordChatAnswer } from '../src/services/conversations/chat-answer';
 import { callModel } from './model-call';
 

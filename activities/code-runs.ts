@@ -15,9 +15,9 @@ import {
   isTerminal,
   markRunning,
   markStarting,
-  RunEnding,
   withLostOutput,
 } from '../src/services/code/runs/lifecycle';
+import type { RunEnding } from '../src/temporal/contracts';
 import { appendLogs } from '../src/services/code/runs/state';
 import { findOnePrepared } from '../src/persistence/direct-sql';
 import { CgroupUnavailable } from '../src/runtime/sandbox/cgroups';

@@ -7,12 +7,12 @@ import { ApplicationFailureCategory } from '@temporalio/common';
 import type { ActivityDeps } from './deps';
 import { ModelError } from '../src/drivers/model/types';
 import type { KnowledgeBase, KnowledgeBaseJobStatus } from '../src/persistence/entities/knowledge-base';
-import { finishKnowledgeBaseJob, ingestKnowledgeBaseJob, type JobEnding } from '../src/services/knowledge/ingest-job';
+import { finishKnowledgeBaseJob, ingestKnowledgeBaseJob } from '../src/services/knowledge/ingest-job';
 import { runKnowledgeBaseQuery } from '../src/services/knowledge/run-query';
 import { openChunkStore, OutsideDatabaseError, type ChunkStore } from '../src/services/knowledge/chunk-store';
 import { KNOWLEDGE_BASE_JOB } from '../src/jobs/kinds';
 import { startJob } from '../src/jobs/start';
-import type { KnowledgeBaseQueryInput } from '../src/temporal/contracts';
+import type { KnowledgeBaseJobEnding, KnowledgeBaseQueryInput } from '../src/temporal/contracts';
 import { MODEL_FAILURE_TYPE } from './model-call';
 import { outboundPolicyFor } from '../src/security/outbound-policy';
 
@@ -55,7 +55,7 @@ export function createKnowledgeBaseActivities(deps: ActivityDeps) {
     },
 
     /** Ingests every covered asset; per-asset failures become `errors[]`. Heartbeats throughout. */
-    async ingestKnowledgeBase(input: { jobId: string }): Promise<JobEnding> {
+    async ingestKnowledgeBase(input: { jobId: string }): Promise<KnowledgeBaseJobEnding> {
       const ctx = Context.current();
       const beat = () => ctx.heartbeat();
       const heartbeats = setInterval(beat, Math.max(200, Math.min(1_000, (ctx.info.heartbeatTimeoutMs ?? 15_000) / 4)));
@@ -84,7 +84,7 @@ export function createKnowledgeBaseActivities(deps: ActivityDeps) {
     /** The terminal write (guarded: a job that already ended keeps its end); answers the job's status. */
     async finishKnowledgeBaseJob(input: {
       jobId: string;
-      ending: JobEnding;
+      ending: KnowledgeBaseJobEnding;
     }): Promise<KnowledgeBaseJobStatus | 'MISSING'> {
       return finishKnowledgeBaseJob(ds, input.jobId, input.ending);
     },

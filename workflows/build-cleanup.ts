@@ -1,6 +1,11 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import type { BuildRemovalInput } from '../src/temporal/contracts';
+import type {
+  BuildCleanupInput,
+  BuildCleanupOutcome,
+  BuildRemovalInput,
+  BuildRemovalOutcome,
+} from '../src/temporal/contracts';
 
 const { cleanBuilds } = proxyActivities<Activities>({
   startToCloseTimeout: '30 minutes',
@@ -8,7 +13,7 @@ const { cleanBuilds } = proxyActivities<Activities>({
 });
 
 /** Started every 10 minutes by the `tarmac-build-cleanup` schedule (src/temporal/schedules.ts). */
-export async function buildCleanupWorkflow(input: { retentionSeconds?: number } = {}) {
+export async function buildCleanupWorkflow(input: BuildCleanupInput = {}): Promise<BuildCleanupOutcome> {
   return cleanBuilds({ retentionSeconds: input.retentionSeconds });
 }
 
@@ -20,6 +25,6 @@ const { removeBuilds } = proxyActivities<Activities>({
 });
 
 /** Started by the api when a structure, function or tool is deleted: its builds go with it. */
-export async function buildRemovalWorkflow(input: BuildRemovalInput) {
+export async function buildRemovalWorkflow(input: BuildRemovalInput): Promise<BuildRemovalOutcome> {
   return removeBuilds({ deploymentIds: input.deploymentIds });
 }

@@ -3,18 +3,15 @@
 // scope: SUCCEEDED, FAILED (the user's project does not build) or ERROR (infrastructure, time limit).
 // Before DEPLOYING, the build takes an execution slot of its organization (execution-slot.ts): until it has
 // one it waits QUEUED.
-import { ActivityFailure, isCancellation, patched, proxyActivities } from '@temporalio/workflow';
+import { isCancellation, patched, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { DeploymentInput, DeploymentOutcome, DeploymentStatus } from '../src/temporal/contracts';
-import { Endings, longActivity, STATUS_WRITES, withinLimit } from './run-scope';
+import { causeOf, Endings, longActivity, STATUS_WRITES, withinLimit } from './run-scope';
 import { EXECUTION_SLOTS_PATCH, ExecutionSlot } from './execution-slot';
 
 const { beginDeployment, finishDeployment } = proxyActivities<Activities>(STATUS_WRITES);
 
-const causeOf = (err: unknown): string => {
-  const cause = err instanceof ActivityFailure ? err.cause : err;
-  return (cause as Error | undefined)?.message ?? String(err);
-};
+const messageOf = (err: unknown): string => (causeOf(err) as Error | undefined)?.message ?? String(err);
 
 export async function deploymentWorkflow(input: DeploymentInput): Promise<DeploymentStatus | 'MISSING'> {
   // Infrastructure faults (blob store, disk, a lost worker) get two more attempts; each starts afresh.
@@ -45,7 +42,7 @@ export async function deploymentWorkflow(input: DeploymentInput): Promise<Deploy
     }),
     failed: (err) => ({
       status: 'ERROR',
-      detail: { reason: 'InfrastructureError', message: `The deployment could not be built: ${causeOf(err)}` },
+      detail: { reason: 'InfrastructureError', message: `The deployment could not be built: ${messageOf(err)}` },
     }),
   };
   const finish = (outcome: DeploymentOutcome) => finishDeployment({ deploymentId: input.deploymentId, outcome });

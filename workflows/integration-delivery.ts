@@ -1,13 +1,13 @@
 // The integration delivery workflow (id `integration-delivery-<uuid>`): the work of an accepted chatapp or
 // codehost_app delivery, after the handler acknowledged it. RUNNING; start what the delivery asks for (runs of
 // the linked structures and assistants, or the deployments a push asks for); for a chat message, wait for the
-// assistants (a heartbeating activity) and post their answers; the terminal write. In the run frame
-// (`withinLimit`): a `cancel` signal or a workflow cancellation ends it CANCELLED (runs it started go on), the
+// assistants (a heartbeating activity) and post their answers; the terminal write. In the job frame
+// (`jobToEnding`): a `cancel` signal or a workflow cancellation ends it CANCELLED (runs it started go on), the
 // time limit (INTEGRATION_DELIVERY_TIME_LIMIT_SECONDS) FAILED, a failed activity FAILED with its type.
-import { ActivityFailure, ApplicationFailure, proxyActivities } from '@temporalio/workflow';
+import { proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import type { DeliveryEnding, DeliveryStatus, IntegrationDeliveryInput } from '../src/temporal/contracts';
-import { longActivity, STATUS_WRITES, withinLimit } from './run-scope';
+import type { DeliveryStatus, IntegrationDeliveryInput } from '../src/temporal/contracts';
+import { jobToEnding, longActivity, STATUS_WRITES } from './run-scope';
 
 const { startIntegrationDelivery, finishIntegrationDelivery } = proxyActivities<Activities>(STATUS_WRITES);
 /** Calls to outside providers (the code host's token endpoint, the chat app's Web API): retried a few times. */
@@ -22,26 +22,11 @@ export async function integrationDeliveryWorkflow(
   const { awaitAssistantRuns } = proxyActivities<Activities>(
     longActivity(input, { initialInterval: '1 second', maximumInterval: '10 seconds' }),
   );
-  return withinLimit<DeliveryEnding, DeliveryStatus | 'MISSING'>(
+  return jobToEnding(
     {
       timeLimitSeconds: input.timeLimitSeconds,
-      cancelSignal: true,
-      endings: {
-        timedOut: () => ({
-          status: 'FAILED',
-          reason: 'TimeLimitExceeded',
-          message: `The delivery's work exceeded its time limit of ${input.timeLimitSeconds} s`,
-        }),
-        cancelled: (requestedBy) => ({ status: 'CANCELLED', requestedBy }),
-        failed: (err) => {
-          const cause = err instanceof ActivityFailure ? err.cause : err;
-          return {
-            status: 'FAILED',
-            reason: cause instanceof ApplicationFailure && cause.type ? cause.type : 'DeliveryFailed',
-            message: (cause as Error)?.message ?? String(err),
-          };
-        },
-      },
+      subject: "The delivery's work",
+      failedReason: 'DeliveryFailed',
     },
     async (startTimer) => {
       if (!(await startIntegrationDelivery({ deliveryId: input.deliveryId }))) return undefined;

@@ -1,5 +1,6 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
+import type { ReconcilerInput, ReconcilerOutcome } from '../src/temporal/contracts';
 
 const { settleOrphans } = proxyActivities<Activities>({
   startToCloseTimeout: '5 minutes',
@@ -7,6 +8,6 @@ const { settleOrphans } = proxyActivities<Activities>({
 });
 
 /** Started every minute by the `tarmac-reconciler` schedule (src/temporal/schedules.ts). */
-export async function reconcilerWorkflow(input: { olderThanSeconds?: number; limit?: number } = {}) {
+export async function reconcilerWorkflow(input: ReconcilerInput = {}): Promise<ReconcilerOutcome> {
   return settleOrphans({ olderThanSeconds: input.olderThanSeconds ?? 60, limit: input.limit ?? 500 });
 }

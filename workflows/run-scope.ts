@@ -1,8 +1,9 @@
-// The frame of every run workflow (structure, function and tool runs, assistant runs, chat messages) and of
-// deployments: the work runs in a cancellable scope bounded by a time limit (a workflow timer); a `cancel`
-// signal (the api) or a workflow cancellation (the Temporal UI) cancels it, which stops the process or aborts
-// the model stream of a heartbeating activity; a failed activity becomes an ending; the terminal write runs
-// whatever happened, in a non-cancellable scope. Also the activity option presets every workflow uses.
+// The frame of every run workflow (structure, function and tool runs, assistant runs, chat messages), of
+// deployments and of jobs (knowledge base jobs, data jobs, integration deliveries): the work runs in a
+// cancellable scope bounded by a time limit (a workflow timer); a `cancel` signal (the api) or a workflow
+// cancellation (the Temporal UI) cancels it, which stops the process or aborts the model stream of a
+// heartbeating activity; a failed activity becomes an ending; the terminal write runs whatever happened, in a
+// non-cancellable scope. Also the activity option presets every workflow uses.
 import {
   ActivityCancellationType,
   ActivityFailure,
@@ -15,7 +16,13 @@ import {
   setHandler,
   sleep,
 } from '@temporalio/workflow';
-import { cancelRunSignal, type CancelRunSignal, type RunEnding, type RunStatus } from '../src/temporal/contracts';
+import {
+  cancelRunSignal,
+  type CancelRunSignal,
+  type JobEnding,
+  type RunEnding,
+  type RunStatus,
+} from '../src/temporal/contracts';
 
 /** The short status writes of every workflow: seconds each, retried until the database answers. */
 export const STATUS_WRITES: ActivityOptions = {
@@ -55,9 +62,12 @@ export function longActivity(
 /** Failure types of model calls that end a run FAILED (the request was refused); any other type ends it ERROR. */
 export const MODEL_FAILED_TYPES = ['ModelRequestRejected', 'ModelNotConfigured'];
 
+/** What made the work fail: the cause of a failed activity, else the error itself. */
+export const causeOf = (err: unknown): unknown => (err instanceof ActivityFailure ? err.cause : err);
+
 /** The ending of a run whose work failed (not cancelled): FAILED for `failedTypes`, else ERROR, with the failure's type as reason. */
 export function endingOfFailure(err: unknown, failedTypes: readonly string[]): RunEnding {
-  const cause = err instanceof ActivityFailure ? err.cause : err;
+  const cause = causeOf(err);
   if (cause instanceof ApplicationFailure && cause.type) {
     return { status: failedTypes.includes(cause.type) ? 'FAILED' : 'ERROR', reason: cause.type, error: cause.message };
   }
@@ -156,6 +166,42 @@ export function runToEnding(
         }),
         cancelled: (requestedBy) => ({ status: 'CANCELLED', requestedBy }),
         failed: (err) => endingOfFailure(err, opts.failedTypes),
+      },
+    },
+    work,
+    finish,
+  );
+}
+
+/**
+ * A job (knowledge base job, data job, integration delivery) within its frame: `cancel` signal, time limit.
+ * Jobs end FAILED when the frame ends them: `TimeLimitExceeded` ("<subject> exceeded its time limit of N s"),
+ * or the failed activity's type (`failedReason` when it has none) with its message.
+ */
+export function jobToEnding<E extends JobEnding, S>(
+  opts: { timeLimitSeconds: number; subject: string; failedReason: string },
+  work: (startTimer: () => void) => Promise<E | undefined>,
+  finish: (ending: E | JobEnding) => Promise<S | 'MISSING'>,
+): Promise<S | 'MISSING'> {
+  return withinLimit<E | JobEnding, S | 'MISSING'>(
+    {
+      timeLimitSeconds: opts.timeLimitSeconds,
+      cancelSignal: true,
+      endings: {
+        timedOut: () => ({
+          status: 'FAILED',
+          reason: 'TimeLimitExceeded',
+          message: `${opts.subject} exceeded its time limit of ${opts.timeLimitSeconds} s`,
+        }),
+        cancelled: (requestedBy) => ({ status: 'CANCELLED', requestedBy }),
+        failed: (err) => {
+          const cause = causeOf(err);
+          return {
+            status: 'FAILED',
+            reason: cause instanceof ApplicationFailure && cause.type ? cause.type : opts.failedReason,
+            message: (cause as Error)?.message ?? String(err),
+          };
+        },
       },
     },
     work,

@@ -1,6 +1,7 @@
 // The contract between the api (which starts workflows and sends signals) and the worker (which runs them):
-// workflow types with their inputs and results, and the signals. Services and workflows both import this
-// module, never each other; workflows may import values from it (it only defines, it does no I/O).
+// workflow types with their inputs and results, how each kind of work ends (the endings its activities and its
+// workflow's frame answer, which its terminal write records), and the signals. Services and workflows both
+// import this module, never each other; workflows may import values from it (it only defines, it does no I/O).
 import { defineSignal } from '@temporalio/workflow';
 import type { CodeLocation, CodeResourceKind } from '../persistence/entities/code-resource';
 import type { DeploymentStatus } from '../persistence/entities/deployment';
@@ -149,6 +150,97 @@ export interface BuildRemovalInput {
 
 export type InviteOutcome = 'ACCEPTED' | 'REJECTED' | 'EXPIRED' | 'GONE';
 
+/** The reconciler (started every minute by its schedule, src/temporal/schedules.ts). */
+export interface ReconcilerInput {
+  /** Rows untouched this long are looked at (default 60). */
+  olderThanSeconds?: number;
+  /** At most this many rows of each kind per pass (default 500). */
+  limit?: number;
+}
+
+/** What one pass of the reconciler settled: how many rows of each kind (and execution slots it freed). */
+export type ReconcilerOutcome = Record<string, number>;
+
+/** The sweep of build directories (started every 10 minutes by its schedule). */
+export interface BuildCleanupInput {
+  /** How long a superseded build is kept (default BUILD_RETENTION_SECONDS). */
+  retentionSeconds?: number;
+}
+
+export interface BuildCleanupOutcome {
+  removed: number;
+  bytes: number;
+  /** Directories with no deployment row (their resource was deleted) among `removed`. */
+  orphans: number;
+  kept: number;
+}
+
+export interface BuildRemovalOutcome {
+  removed: number;
+  cancelled: number;
+}
+
+/**
+ * How a run ended, as decided by its activity (the process's outcome, the assistant's answer) or by the
+ * workflow's frame (cancel, time limit, a failed activity); the run's terminal write records it.
+ */
+export type RunEnding =
+  /**
+   * A process that exited (`exitCode`), or an assistant run that answered. `output`: function and
+   * assistant runs, the result (recorded with output_timestamp = now).
+   */
+  | {
+      status: 'SUCCEEDED' | 'FAILED';
+      exitCode?: number;
+      message: string | null;
+      output?: unknown;
+      /** Output the platform could not store (docs/code-runs.md#lost-output). */
+      outputLost?: LostOutput;
+    }
+  /** ERROR: the platform could not run it; FAILED with a reason: an assistant run's model refused (e.g. a bad request). */
+  | { status: 'ERROR' | 'FAILED'; reason: string; error: string; outputLost?: LostOutput }
+  | { status: 'CANCELLED'; requestedBy: string };
+
+/** How a deployment's build ended: the build activity's outcome, or the frame's (time limit, a failed build activity). */
+export type DeploymentOutcome =
+  | {
+      status: 'SUCCEEDED';
+      buildPath: string;
+      codeSource: Record<string, unknown>;
+      fingerprint: string | null;
+      detail: Record<string, unknown>;
+    }
+  | {
+      status: 'FAILED' | 'ERROR';
+      detail: { reason: string; message: string; build_output_tail?: string };
+      codeSource?: Record<string, unknown>;
+    };
+
+/**
+ * How a job (knowledge base job, data job, integration delivery) ended. Its long activity answers SUCCEEDED
+ * or FAILED; the frame (workflows/run-scope.ts, `jobToEnding`) answers CANCELLED with `requestedBy`, or FAILED
+ * with a `reason` (TimeLimitExceeded, the failed activity's type) and a `message`.
+ */
+export interface JobEnding {
+  status: 'SUCCEEDED' | 'FAILED' | 'CANCELLED';
+  reason?: string;
+  message?: string;
+  requestedBy?: string;
+}
+
+export interface KnowledgeBaseJobEnding extends JobEnding {
+  errors?: JobError[];
+  bytesIngested?: number;
+  stats?: Record<string, number>;
+}
+
+export interface DataJobEnding extends KnowledgeBaseJobEnding {
+  /** Knowledge base jobs the chain started (status_detail.knowledge_base_job_ids). */
+  knowledgeBaseJobIds?: string[];
+}
+
+export type DeliveryEnding = JobEnding;
+
 /** Workflow signatures: what starts and child executions are typed by. */
 export type CodeRunWorkflow = (input: CodeRunInput) => Promise<RunStatus | 'MISSING'>;
 export type AssistantRunWorkflow = (input: AssistantRunInput) => Promise<RunStatus | 'MISSING'>;
@@ -164,10 +256,39 @@ export type KnowledgeBaseQueryWorkflow = (input: KnowledgeBaseQueryInput) => Pro
 /** Like a query: 'DONE' once the search row is written, 'MISSING' when the knowledge base is gone. */
 export type KnowledgeBaseSearchWorkflow = (input: KnowledgeBaseSearchInput) => Promise<'DONE' | 'MISSING'>;
 export type RetrieverQueryWorkflow = (input: RetrieverQueryInput) => Promise<'DONE' | 'MISSING'>;
+export type ReconcilerWorkflow = (input?: ReconcilerInput) => Promise<ReconcilerOutcome>;
+export type BuildCleanupWorkflow = (input?: BuildCleanupInput) => Promise<BuildCleanupOutcome>;
+export type BuildRemovalWorkflow = (input: BuildRemovalInput) => Promise<BuildRemovalOutcome>;
+
+/**
+ * Every workflow type the worker registers, by name, with its signature: workflows/index.ts exports exactly
+ * these (test/workflows/index.test.ts fails to compile otherwise), and `WORKFLOW_TYPES` names them.
+ */
+export interface WorkflowSignatures {
+  codeRunWorkflow: CodeRunWorkflow;
+  /** codeRunWorkflow under its former name: runs started before the rename replay on it; nothing starts it. */
+  structureRunWorkflow: CodeRunWorkflow;
+  assistantRunWorkflow: AssistantRunWorkflow;
+  chatMessageWorkflow: ChatMessageWorkflow;
+  deploymentWorkflow: DeploymentWorkflow;
+  inviteWorkflow: InviteWorkflow;
+  reconcilerWorkflow: ReconcilerWorkflow;
+  buildCleanupWorkflow: BuildCleanupWorkflow;
+  buildRemovalWorkflow: BuildRemovalWorkflow;
+  knowledgeBaseJobWorkflow: KnowledgeBaseJobWorkflow;
+  knowledgeBaseQueryWorkflow: KnowledgeBaseQueryWorkflow;
+  integrationDeliveryWorkflow: IntegrationDeliveryWorkflow;
+  dataJobWorkflow: DataJobWorkflow;
+  scheduledJobWorkflow: ScheduledJobWorkflow;
+  knowledgeBaseSearchWorkflow: KnowledgeBaseSearchWorkflow;
+  retrieverQueryWorkflow: RetrieverQueryWorkflow;
+}
 
 /** Workflow type names, as the worker registers them (the exported function names of workflows/). */
 export const WORKFLOW_TYPES = {
   codeRun: 'codeRunWorkflow',
+  /** Replay only (see WorkflowSignatures). */
+  structureRun: 'structureRunWorkflow',
   assistantRun: 'assistantRunWorkflow',
   chatMessage: 'chatMessageWorkflow',
   deployment: 'deploymentWorkflow',
@@ -182,7 +303,7 @@ export const WORKFLOW_TYPES = {
   scheduledJob: 'scheduledJobWorkflow',
   knowledgeBaseSearch: 'knowledgeBaseSearchWorkflow',
   retrieverQuery: 'retrieverQueryWorkflow',
-} as const;
+} as const satisfies Record<string, keyof WorkflowSignatures>;
 
 /** A workflow to start: its type and its arguments, built only by `workflowStart` (so they match). */
 export interface WorkflowStart {
@@ -259,75 +380,10 @@ export type { DeliveryStatus } from '../persistence/entities/integration';
 export type { KnowledgeBaseJobStatus } from '../persistence/entities/knowledge-base';
 export type { DataJobStatus } from '../persistence/entities/data-connector';
 
-/** How a run ended, as decided by the activity (process outcome) or the workflow (cancel, time limit). */
-export type RunEnding =
-  /**
-   * A process that exited (`exitCode`), or an assistant run that answered. `output`: function and
-   * assistant runs, the result (recorded with output_timestamp = now).
-   */
-  | {
-      status: 'SUCCEEDED' | 'FAILED';
-      exitCode?: number;
-      message: string | null;
-      output?: unknown;
-      /** Output the platform could not store (docs/code-runs.md#lost-output). */
-      outputLost?: LostOutput;
-    }
-  /** ERROR: the platform could not run it; FAILED with a reason: an assistant run's model refused (e.g. a bad request). */
-  | { status: 'ERROR' | 'FAILED'; reason: string; error: string; outputLost?: LostOutput }
-  | { status: 'CANCELLED'; requestedBy: string };
-
-/** What a deployment's build activity answers its workflow. */
-export type DeploymentOutcome =
-  | {
-      status: 'SUCCEEDED';
-      buildPath: string;
-      codeSource: Record<string, unknown>;
-      fingerprint: string | null;
-      detail: Record<string, unknown>;
-    }
-  | {
-      status: 'FAILED' | 'ERROR';
-      detail: { reason: string; message: string; build_output_tail?: string };
-      codeSource?: Record<string, unknown>;
-    };
-
 /** A child run an assistant run's workflow starts (its row is inserted by planChildRun). */
 export interface ChildRun {
   childRunId: string;
   workflowKind: ResourceKind;
   organizationId: string;
   summary: string;
-}
-
-/** How a knowledge base job ended. */
-export interface JobEnding {
-  status: Exclude<KnowledgeBaseJobStatus, 'QUEUED' | 'RUNNING'>;
-  reason?: string;
-  message?: string;
-  requestedBy?: string;
-  errors?: JobError[];
-  bytesIngested?: number;
-  stats?: Record<string, number>;
-}
-
-/** How a data job ended. */
-export interface DataJobEnding {
-  status: Exclude<DataJobStatus, 'QUEUED' | 'RUNNING'>;
-  reason?: string;
-  message?: string;
-  requestedBy?: string;
-  errors?: JobError[];
-  bytesIngested?: number;
-  stats?: Record<string, number>;
-  /** Knowledge base jobs the chain started (status_detail.knowledge_base_job_ids). */
-  knowledgeBaseJobIds?: string[];
-}
-
-/** How an integration delivery ended. */
-export interface DeliveryEnding {
-  status: Exclude<DeliveryStatus, 'QUEUED' | 'RUNNING'>;
-  reason?: string;
-  message?: string;
-  requestedBy?: string;
 }

@@ -8,7 +8,8 @@ import { AssistantRun, type TranscriptEntry } from '../../persistence/entities/a
 import { CodeResource } from '../../persistence/entities/code-resource';
 import { ModelUsage, Run, RunStatus } from '../../persistence/entities/run';
 import { griptapeId } from '../../ids';
-import { finishRun, RunEnding } from '../code/runs/lifecycle';
+import { finishRun } from '../code/runs/lifecycle';
+import type { RunEnding } from '../../temporal/contracts';
 import { appendEvents, transitionRun } from '../code/runs/state';
 import { appendThreadMessage, threadExchanges } from '../conversations/threads';
 import { cachedDescription } from './child-runs';

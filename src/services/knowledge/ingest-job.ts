@@ -19,9 +19,7 @@ import type { ChunkStore } from './chunk-store';
 import { coveredAssets, ingestAsset, recordDimensions, removeUncovered, type Embed } from './ingest';
 import { transitionJob } from './job-state';
 import { dropVectorIndex, ensureVectorIndex } from './vector-index';
-import type { JobEnding } from '../../temporal/contracts';
-
-export type { JobEnding };
+import type { KnowledgeBaseJobEnding } from '../../temporal/contracts';
 
 export interface KnowledgeBaseJobDeps {
   ds: DataSource;
@@ -40,7 +38,7 @@ export async function ingestKnowledgeBaseJob(
   deps: KnowledgeBaseJobDeps,
   jobId: string,
   ctl: { signal: AbortSignal; beat: () => void; openStore: (kb: KnowledgeBase) => Promise<ChunkStore> },
-): Promise<JobEnding> {
+): Promise<KnowledgeBaseJobEnding> {
   const { ds, blobs, models } = deps;
   const stopIfCancelled = () => {
     if (ctl.signal.aborted) throw ctl.signal.reason ?? new Error('cancelled');
@@ -144,7 +142,7 @@ export async function ingestKnowledgeBaseJob(
 export async function finishKnowledgeBaseJob(
   ds: DataSource,
   jobId: string,
-  ending: JobEnding,
+  ending: KnowledgeBaseJobEnding,
 ): Promise<KnowledgeBaseJobStatus | 'MISSING'> {
   await transitionJob(ds, jobId, ending.status, {
     status_detail: {

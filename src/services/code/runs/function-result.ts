@@ -2,7 +2,7 @@
 // (src/runtime/process/result-channel.ts): the handler's JSON result becomes the run's output;
 // `{error: {type, message}}` (handler raised, load error) becomes the FAILED message.
 import type { ResultBytes } from '../../../runtime/process/result-channel';
-import type { RunEnding } from './lifecycle';
+import type { RunEnding } from '../../../temporal/contracts';
 
 /**
  * `limitBytes` is RUN_RESULT_LIMIT_BYTES: results travel in the workflow's history (activity result →

@@ -10,8 +10,6 @@ import { findOnePrepared } from '../../../persistence/direct-sql';
 import type { LostOutput } from '../../../runtime/process/log-pump';
 import type { RunEnding } from '../../../temporal/contracts';
 
-export type { RunEnding };
-
 export const isTerminal = (status: RunStatus) => RUN_TERMINAL.includes(status);
 
 /** A run by id (a prepared read): what the waits for a run's end re-read on every wake-up. */
