@@ -3,12 +3,16 @@
 // not read (moto's IAM policy evaluation: a real 403), missing keys and buckets, refused credentials.
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { expect } from 'chai';
-import { objstoreSource, parseS3Uri, type ObjstoreConfig } from '../../src/services/data-connectors/sources/objstore';
-import { SourceError, SourceUnavailableError } from '../../src/services/data-connectors/sources/source-error';
-import { createOutboundPolicy } from '../../src/security/outbound-policy';
-import { startS3Server, type S3Server, type S3Credentials } from '../support/s3-server';
-import { OUTSIDE_HOST } from '../support/stack';
-import { listAll, rejectionOf, sourceContext } from '../support/sources';
+import {
+  objstoreSource,
+  parseS3Uri,
+  type ObjstoreConfig,
+} from '../../../../../src/services/data-connectors/sources/objstore';
+import { SourceError, SourceUnavailableError } from '../../../../../src/services/data-connectors/sources/source-error';
+import { createOutboundPolicy } from '../../../../../src/security/outbound-policy';
+import { startS3Server, type S3Server, type S3Credentials } from '../../../../support/s3-server';
+import { OUTSIDE_HOST } from '../../../../support/stack';
+import { listAll, rejectionOf, sourceContext } from '../../../../support/sources';
 
 describe('objstore source (moto S3 server)', function () {
   this.timeout(300_000); // the first run on a machine builds moto's venv

@@ -4,8 +4,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
-import { diskUsage } from '../../src/runtime/build/disk-quota';
-import { trimCache } from '../../src/runtime/build/package-cache';
+import { diskUsage } from '../../../../src/runtime/build/disk-quota';
+import { trimCache } from '../../../../src/runtime/build/package-cache';
 
 const MiB = 1024 * 1024;
 

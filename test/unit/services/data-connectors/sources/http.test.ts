@@ -1,7 +1,7 @@
 // Retry-After as the data connector sources read it (src/services/data-connectors/sources/http.ts).
 import { expect } from 'chai';
-import { retryAfterSeconds } from '../../src/services/data-connectors/sources/http';
-import { safeSegment } from '../../src/services/data-connectors/sources/source-error';
+import { retryAfterSeconds } from '../../../../../src/services/data-connectors/sources/http';
+import { safeSegment } from '../../../../../src/services/data-connectors/sources/source-error';
 
 describe('data connector sources: Retry-After and path segments', () => {
   it('reads delta-seconds and HTTP dates, and 1 s when absent or unreadable', () => {

@@ -6,14 +6,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { expect } from 'chai';
-import { BlobStore, BlobTooLargeError } from '../../src/blobs/blob-store';
-import { FsBlobStore } from '../../src/blobs/fs-blob-store';
-import { S3BlobStore } from '../../src/blobs/s3-blob-store';
-import { assetBlobKey } from '../../src/blobs/keys';
-import { SecretBox } from '../../src/security/secret-box';
-import { assetUrl, type AssetGrant, type AssetOperation } from '../../src/services/storage/buckets';
-import { startS3Server, type S3Server } from '../support/s3-server';
-import { rejectionOf } from '../support/sources';
+import { BlobStore, BlobTooLargeError } from '../../../src/blobs/blob-store';
+import { FsBlobStore } from '../../../src/blobs/fs-blob-store';
+import { S3BlobStore } from '../../../src/blobs/s3-blob-store';
+import { assetBlobKey } from '../../../src/blobs/keys';
+import { SecretBox } from '../../../src/security/secret-box';
+import { assetUrl, type AssetGrant, type AssetOperation } from '../../../src/services/storage/buckets';
+import { startS3Server, type S3Server } from '../../support/s3-server';
+import { rejectionOf } from '../../support/sources';
 
 const readAll = async (stream: Readable) => {
   const chunks: Buffer[] = [];

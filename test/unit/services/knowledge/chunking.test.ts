@@ -2,12 +2,17 @@
 // chunking, reciprocal rank fusion, the embedding model a request resolves to (none configured: full text
 // only), and the DEFAULT_EMBEDDING_MODEL setting.
 import { expect } from 'chai';
-import { ConfigError, loadConfig } from '../../src/config';
-import { chunkText, CHUNK_OVERLAP_TOKENS, CHUNK_TOKENS, countTokens } from '../../src/services/knowledge/chunking';
-import { ExtractionError, extractDocument, extractText, htmlToText } from '../../src/services/knowledge/extract';
-import { resolveEmbeddingModel } from '../../src/services/knowledge/knowledge-bases';
-import { fuse, retrievalOf, RRF_K } from '../../src/services/knowledge/query';
-import { makePdf } from '../fixtures/pdf';
+import { ConfigError, loadConfig } from '../../../../src/config';
+import {
+  chunkText,
+  CHUNK_OVERLAP_TOKENS,
+  CHUNK_TOKENS,
+  countTokens,
+} from '../../../../src/services/knowledge/chunking';
+import { ExtractionError, extractDocument, extractText, htmlToText } from '../../../../src/services/knowledge/extract';
+import { resolveEmbeddingModel } from '../../../../src/services/knowledge/knowledge-bases';
+import { fuse, retrievalOf, RRF_K } from '../../../../src/services/knowledge/query';
+import { makePdf } from '../../../fixtures/pdf';
 
 const models = (env: Record<string, string>) => loadConfig(env).models;
 

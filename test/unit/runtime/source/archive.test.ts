@@ -7,9 +7,9 @@ import os from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { expect } from 'chai';
-import { DeploymentFailure } from '../../src/runtime/build/failure';
-import { unpackArchive, type ArchiveKind } from '../../src/runtime/source/archive';
-import { peakRss, resetPeakRss, writeTarGzBomb, writeZipBomb } from '../support/archive-bombs';
+import { DeploymentFailure } from '../../../../src/runtime/build/failure';
+import { unpackArchive, type ArchiveKind } from '../../../../src/runtime/source/archive';
+import { peakRss, resetPeakRss, writeTarGzBomb, writeZipBomb } from '../../../support/archive-bombs';
 
 const MiB = 1024 ** 2;
 const GiB = 1024 ** 3;

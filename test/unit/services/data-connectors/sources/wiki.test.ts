@@ -8,10 +8,10 @@ import {
   wikiSource,
   WikiAuthError,
   type WikiConfig,
-} from '../../src/services/data-connectors/sources/wiki';
-import { createOutboundPolicy } from '../../src/security/outbound-policy';
-import { startWikiProvider, type WikiProvider } from '../support/wiki-provider';
-import { listAll, rejectionOf, sourceContext } from '../support/sources';
+} from '../../../../../src/services/data-connectors/sources/wiki';
+import { createOutboundPolicy } from '../../../../../src/security/outbound-policy';
+import { startWikiProvider, type WikiProvider } from '../../../../support/wiki-provider';
+import { listAll, rejectionOf, sourceContext } from '../../../../support/sources';
 
 const STORAGE = `<h1>Runbook</h1><p>Restart the <strong>api</strong> with <a href="https://x/y">the script</a>:</p>
 <ac:structured-macro ac:name="code"><ac:plain-text-body><![CDATA[npm run api && echo "<ok>"]]></ac:plain-text-body></ac:structured-macro>

@@ -8,10 +8,10 @@ import {
   DriveAuthError,
   type DriveToken,
   type DriveTokenStore,
-} from '../../src/services/data-connectors/sources/drive';
-import { SourceError } from '../../src/services/data-connectors/sources/source-error';
-import { startDriveProvider, type DriveProvider } from '../support/drive-provider';
-import { listAll, rejectionOf, sourceContext } from '../support/sources';
+} from '../../../../../src/services/data-connectors/sources/drive';
+import { SourceError } from '../../../../../src/services/data-connectors/sources/source-error';
+import { startDriveProvider, type DriveProvider } from '../../../../support/drive-provider';
+import { listAll, rejectionOf, sourceContext } from '../../../../support/sources';
 
 const DOC = 'application/vnd.google-apps.document';
 const SHEET = 'application/vnd.google-apps.spreadsheet';

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
-import { pythonVenv } from '../support/python-venv';
+import { pythonVenv } from './python-venv';
 
 async function failureOf(env: Record<string, string | undefined>): Promise<Error> {
   const saved = { ...process.env };

@@ -3,14 +3,14 @@
 // RUNNING write failed was stopped: its retry would have run the code twice).
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { Run } from '../../src/persistence/entities';
+import { Run } from '../../../src/persistence/entities';
 import fs from 'node:fs';
 import { Client, DatabaseError } from 'pg';
-import { isUnavailable, retryWhileUnavailable, unavailableReason } from '../../src/persistence/unavailable';
-import { markRunning, markStarting } from '../../src/services/code/runs/lifecycle';
-import { structureWithBuild } from '../support/builds';
-import { getStack, newTenant } from '../support/stack';
-import { aRun } from '../support/runs';
+import { isUnavailable, retryWhileUnavailable, unavailableReason } from '../../../src/persistence/unavailable';
+import { markRunning, markStarting } from '../../../src/services/code/runs/lifecycle';
+import { structureWithBuild } from '../../support/builds';
+import { getStack, newTenant } from '../../support/stack';
+import { aRun } from '../../support/runs';
 
 const refused = () => Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
 

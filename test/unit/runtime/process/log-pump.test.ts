@@ -1,7 +1,7 @@
 // The log pump's bounded buffer and its loss record (src/runtime/process/log-pump.ts): a sink that fails for a
 // while loses nothing; one that fails past the grace period, or a buffer that overflows, is counted exactly.
 import { expect } from 'chai';
-import { LogPump, OutputLine } from '../../src/runtime/process/log-pump';
+import { LogPump, OutputLine } from '../../../../src/runtime/process/log-pump';
 
 /** A sink that refuses writes (like PostgreSQL with a full disk) while `failing` holds. */
 function sink() {

@@ -14,7 +14,7 @@ import {
   toTurns,
   usageDeltaMessage,
   withoutNul,
-} from '../../src/services/conversations/chat-mapping';
+} from '../../../../src/services/conversations/chat-mapping';
 
 const text = (value: string) => ({
   type: 'TextMessageContent',

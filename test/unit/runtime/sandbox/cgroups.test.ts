@@ -7,11 +7,17 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
-import { CgroupTree, CgroupUnavailable, entryCommand, groupsOf, RunGroup } from '../../src/runtime/sandbox/cgroups';
-import { processAlive } from '../support/runs';
-import { getStack } from '../support/stack';
+import {
+  CgroupTree,
+  CgroupUnavailable,
+  entryCommand,
+  groupsOf,
+  RunGroup,
+} from '../../../../src/runtime/sandbox/cgroups';
+import { processAlive } from '../../../support/runs';
+import { getStack } from '../../../support/stack';
 
-const DIST = path.join(__dirname, '..', '..');
+const DIST = path.join(__dirname, '..', '..', '..', '..');
 const MiB = 1024 * 1024;
 // Far from the uids and gids the stack's runs lease (SANDBOX_UID_BASE, SANDBOX_GID_BASE).
 const GID = 399_990;

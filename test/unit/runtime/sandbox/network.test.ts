@@ -4,10 +4,10 @@
 // 127.0.0.1 nor one on the host's own address, cannot listen on a port of the host, and still reaches the
 // api and the one allowed host:port (the attacks of the hostile-machine drill, test/drills/hostile-machine).
 import { expect } from 'chai';
-import { ConfigError, loadConfig } from '../../src/config';
-import { loopbackPortsOf, RunNetwork } from '../../src/runtime/sandbox/network';
-import { attacks } from '../drills/hostile-machine/network';
-import { getStack } from '../support/stack';
+import { ConfigError, loadConfig } from '../../../../src/config';
+import { loopbackPortsOf, RunNetwork } from '../../../../src/runtime/sandbox/network';
+import { attacks } from '../../../drills/hostile-machine/network';
+import { getStack } from '../../../support/stack';
 
 describe('sandbox: a network namespace per run', function () {
   this.timeout(240_000);

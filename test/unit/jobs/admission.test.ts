@@ -3,12 +3,12 @@
 // workflow that is gone.
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { createReconcilerActivities } from '../../activities/reconciler';
-import { acquireSlot, releaseSlot, type SlotJob } from '../../src/jobs/admission';
-import { Run } from '../../src/persistence/entities';
-import { structureWithBuild } from '../support/builds';
-import { aRun } from '../support/runs';
-import { getStack, newTenant } from '../support/stack';
+import { createReconcilerActivities } from '../../../activities/reconciler';
+import { acquireSlot, releaseSlot, type SlotJob } from '../../../src/jobs/admission';
+import { Run } from '../../../src/persistence/entities';
+import { structureWithBuild } from '../../support/builds';
+import { aRun } from '../../support/runs';
+import { getStack, newTenant } from '../../support/stack';
 
 const LIMIT = 2;
 

@@ -5,7 +5,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
-import { loadConfig } from '../../src/config';
+import { loadConfig } from '../../../src/config';
 import {
   createOutboundPolicy,
   embeddedV4,
@@ -16,8 +16,8 @@ import {
   REFUSED_RANGES,
   type OutboundAllow,
   type Resolver,
-} from '../../src/security/outbound-policy';
-import { safeFetch } from '../../src/services/data-connectors/sources/safe-fetch';
+} from '../../../src/security/outbound-policy';
+import { safeFetch } from '../../../src/services/data-connectors/sources/safe-fetch';
 
 const none: OutboundAllow = { cidrs: [], hostPorts: [] };
 /** A host whose own (non-loopback) addresses are these, public ones included, as on a cloud VM. */

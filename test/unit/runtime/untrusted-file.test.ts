@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
-import { readUntrustedFile, UntrustedFileError } from '../../src/runtime/untrusted-file';
+import { readUntrustedFile, UntrustedFileError } from '../../../src/runtime/untrusted-file';
 
 const within = <T>(ms: number, p: Promise<T>) =>
   Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`blocked for ${ms} ms`)), ms))]);

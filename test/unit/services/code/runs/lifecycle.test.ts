@@ -2,10 +2,10 @@
 // claims the run; a retry whose earlier attempt claimed it (a missed heartbeat under load, while that attempt
 // is still starting the process) is refused, so the user's code never starts twice.
 import { expect } from 'chai';
-import { Run } from '../../src/persistence/entities';
-import { claimExecution } from '../../src/services/code/runs/lifecycle';
-import { aRun } from '../support/runs';
-import { getStack, newTenant } from '../support/stack';
+import { Run } from '../../../../../src/persistence/entities';
+import { claimExecution } from '../../../../../src/services/code/runs/lifecycle';
+import { aRun } from '../../../../support/runs';
+import { getStack, newTenant } from '../../../../support/stack';
 
 describe('run execution claim', () => {
   it('lets one attempt claim a STARTING run, again and again, and refuses every other attempt', async () => {
