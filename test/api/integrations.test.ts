@@ -5,12 +5,12 @@
 // (signatures, a push on a followed branch deploying with an installation token, other events running).
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { structureWithBuild } from '../support/builds';
-import { signedDelivery } from '../support/chatapp-double';
-import { as, request } from '../support/client';
-import { signedCodehostDelivery } from '../support/codehost-app-double';
-import { waitForRun } from '../support/runs';
-import { getStack, newTenant } from '../support/stack';
+import { structureWithBuild } from '../harness/builds';
+import { signedDelivery } from '../harness/chatapp-double';
+import { as, request } from '../harness/client';
+import { signedCodehostDelivery } from '../harness/codehost-app-double';
+import { waitForRun } from '../harness/runs';
+import { getStack, newTenant } from '../harness/stack';
 import { config as configFile, gitRepository, waitForDeployment } from '../fixtures/projects';
 
 type Api = ReturnType<typeof as>;

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { allRoutes } from '../../src/api/http/route';
-import { as, request } from '../support/client';
-import { getStack, newTenant } from '../support/stack';
+import { as, request } from '../harness/client';
+import { getStack, newTenant } from '../harness/stack';
 
 describe('platform endpoints', () => {
   it('answers /health and /ready (database and Temporal reachable, disk above its watermark)', async () => {

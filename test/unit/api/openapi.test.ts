@@ -7,8 +7,8 @@ import path from 'node:path';
 import { expect } from 'chai';
 import '../../../src/api/routes';
 import { buildOpenApi } from '../../../src/api/openapi';
-import { request } from '../../support/client';
-import { getStack } from '../../support/stack';
+import { request } from '../../harness/client';
+import { getStack } from '../../harness/stack';
 
 const fixture = fs.readFileSync(path.resolve(__dirname, '../../../../test/fixtures/openapi.json'), 'utf8');
 

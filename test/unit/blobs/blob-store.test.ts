@@ -1,5 +1,5 @@
 // The blob-store contract, run against both backends: the filesystem store and the S3 store against a real
-// S3-compatible server (moto, test/support/s3-server.ts). Presigned URLs of the store itself: S3 only.
+// S3-compatible server (moto, test/harness/s3-server.ts). Presigned URLs of the store itself: S3 only.
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -12,7 +12,7 @@ import { S3BlobStore } from '../../../src/blobs/s3-blob-store';
 import { assetBlobKey } from '../../../src/blobs/keys';
 import { SecretBox } from '../../../src/security/secret-box';
 import { assetUrl, type AssetGrant, type AssetOperation } from '../../../src/services/storage/buckets';
-import { startS3Server, type S3Server } from '../../support/s3-server';
+import { startS3Server, type S3Server } from '../../harness/s3-server';
 import { rejectionOf } from '../../support/sources';
 
 const readAll = async (stream: Readable) => {

@@ -6,9 +6,9 @@ import { expect } from 'chai';
 import { createReconcilerActivities } from '../../../activities/reconciler';
 import { acquireSlot, releaseSlot, type SlotJob } from '../../../src/jobs/admission';
 import { Run } from '../../../src/persistence/entities';
-import { structureWithBuild } from '../../support/builds';
-import { aRun } from '../../support/runs';
-import { getStack, newTenant } from '../../support/stack';
+import { structureWithBuild } from '../../harness/builds';
+import { aRun } from '../../harness/runs';
+import { getStack, newTenant } from '../../harness/stack';
 
 const LIMIT = 2;
 

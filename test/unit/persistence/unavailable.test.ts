@@ -8,9 +8,9 @@ import fs from 'node:fs';
 import { Client, DatabaseError } from 'pg';
 import { isUnavailable, retryWhileUnavailable, unavailableReason } from '../../../src/persistence/unavailable';
 import { markRunning, markStarting } from '../../../src/services/code/runs/lifecycle';
-import { structureWithBuild } from '../../support/builds';
-import { getStack, newTenant } from '../../support/stack';
-import { aRun } from '../../support/runs';
+import { structureWithBuild } from '../../harness/builds';
+import { getStack, newTenant } from '../../harness/stack';
+import { aRun } from '../../harness/runs';
 
 const refused = () => Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
 

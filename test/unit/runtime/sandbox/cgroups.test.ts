@@ -14,8 +14,8 @@ import {
   groupsOf,
   RunGroup,
 } from '../../../../src/runtime/sandbox/cgroups';
-import { processAlive } from '../../../support/runs';
-import { getStack } from '../../../support/stack';
+import { processAlive } from '../../../harness/runs';
+import { getStack } from '../../../harness/stack';
 
 const DIST = path.join(__dirname, '..', '..', '..', '..');
 const MiB = 1024 * 1024;

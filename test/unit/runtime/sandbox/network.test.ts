@@ -7,7 +7,7 @@ import { expect } from 'chai';
 import { ConfigError, loadConfig } from '../../../../src/config';
 import { loopbackPortsOf, RunNetwork } from '../../../../src/runtime/sandbox/network';
 import { attacks } from '../../../drills/hostile-machine/network';
-import { getStack } from '../../../support/stack';
+import { getStack } from '../../../harness/stack';
 
 describe('sandbox: a network namespace per run', function () {
   this.timeout(240_000);

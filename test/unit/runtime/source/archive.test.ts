@@ -9,7 +9,7 @@ import zlib from 'node:zlib';
 import { expect } from 'chai';
 import { DeploymentFailure } from '../../../../src/runtime/build/failure';
 import { unpackArchive, type ArchiveKind } from '../../../../src/runtime/source/archive';
-import { peakRss, resetPeakRss, writeTarGzBomb, writeZipBomb } from '../../../support/archive-bombs';
+import { peakRss, resetPeakRss, writeTarGzBomb, writeZipBomb } from '../../../harness/archive-bombs';
 
 const MiB = 1024 ** 2;
 const GiB = 1024 ** 3;

@@ -4,8 +4,8 @@
 import { expect } from 'chai';
 import { Run } from '../../../../../src/persistence/entities';
 import { claimExecution } from '../../../../../src/services/code/runs/lifecycle';
-import { aRun } from '../../../../support/runs';
-import { getStack, newTenant } from '../../../../support/stack';
+import { aRun } from '../../../../harness/runs';
+import { getStack, newTenant } from '../../../../harness/stack';
 
 describe('run execution claim', () => {
   it('lets one attempt claim a STARTING run, again and again, and refuses every other attempt', async () => {

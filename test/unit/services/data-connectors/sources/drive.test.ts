@@ -1,4 +1,4 @@
-// The drive source against the local drive double (test/support/drive-provider.ts, Google Drive's wire
+// The drive source against the local drive double (test/harness/drive-provider.ts, Google Drive's wire
 // protocol): code exchange, tokens persisted through the caller's store, refresh when expired and on 401,
 // downloads and text exports, folders with pagination, per-item errors, 429 with Retry-After waited out.
 import { expect } from 'chai';
@@ -10,7 +10,7 @@ import {
   type DriveTokenStore,
 } from '../../../../../src/services/data-connectors/sources/drive';
 import { SourceError } from '../../../../../src/services/data-connectors/sources/source-error';
-import { startDriveProvider, type DriveProvider } from '../../../../support/drive-provider';
+import { startDriveProvider, type DriveProvider } from '../../../../harness/drive-provider';
 import { listAll, rejectionOf, sourceContext } from '../../../../support/sources';
 
 const DOC = 'application/vnd.google-apps.document';

@@ -1,4 +1,4 @@
-// The objstore source against a real S3-compatible server (moto, test/support/s3-server.ts): prefixes with
+// The objstore source against a real S3-compatible server (moto, test/harness/s3-server.ts): prefixes with
 // pagination, single keys, ETags as versions, the size cap (never downloaded past), a key the credentials may
 // not read (moto's IAM policy evaluation: a real 403), missing keys and buckets, refused credentials.
 import { PutObjectCommand } from '@aws-sdk/client-s3';
@@ -10,8 +10,8 @@ import {
 } from '../../../../../src/services/data-connectors/sources/objstore';
 import { SourceError, SourceUnavailableError } from '../../../../../src/services/data-connectors/sources/source-error';
 import { createOutboundPolicy } from '../../../../../src/security/outbound-policy';
-import { startS3Server, type S3Server, type S3Credentials } from '../../../../support/s3-server';
-import { OUTSIDE_HOST } from '../../../../support/stack';
+import { startS3Server, type S3Server, type S3Credentials } from '../../../../harness/s3-server';
+import { OUTSIDE_HOST } from '../../../../harness/stack';
 import { listAll, rejectionOf, sourceContext } from '../../../../support/sources';
 
 describe('objstore source (moto S3 server)', function () {

@@ -1,4 +1,4 @@
-// The wiki source against the local wiki double (test/support/wiki-provider.ts, Confluence Cloud's REST API):
+// The wiki source against the local wiki double (test/harness/wiki-provider.ts, Confluence Cloud's REST API):
 // all pages, spaces, page trees, pagination by `_links.next`, storage HTML to text, versions, a refused token
 // failing the listing, 429 with Retry-After waited out, domains checked.
 import { expect } from 'chai';
@@ -10,7 +10,7 @@ import {
   type WikiConfig,
 } from '../../../../../src/services/data-connectors/sources/wiki';
 import { createOutboundPolicy } from '../../../../../src/security/outbound-policy';
-import { startWikiProvider, type WikiProvider } from '../../../../support/wiki-provider';
+import { startWikiProvider, type WikiProvider } from '../../../../harness/wiki-provider';
 import { listAll, rejectionOf, sourceContext } from '../../../../support/sources';
 
 const STORAGE = `<h1>Runbook</h1><p>Restart the <strong>api</strong> with <a href="https://x/y">the script</a>:</p>

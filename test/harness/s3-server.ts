@@ -1,6 +1,6 @@
 /**
  * A real S3-compatible server for tests: moto's server mode (`moto[server]` from PyPI, pinned below), installed
- * once into a venv cached outside the repository (test/support/python-venv.ts) and started on a free loopback
+ * once into a venv cached outside the repository (test/harness/python-venv.ts) and started on a free loopback
  * port. Path-style addressing, region us-east-1.
  *
  *   const s3 = await startS3Server();
