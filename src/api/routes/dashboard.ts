@@ -5,8 +5,8 @@ import { defineSchema, timestamp, uuid } from '../schemas/registry';
 
 const DEFAULT_WINDOW_MS = 24 * 3600_000;
 
-const count = { type: 'integer', minimum: 0 };
-const seconds = { type: 'number', minimum: 0 };
+const count = { type: 'integer', minimum: 0 } as const;
+const seconds = { type: 'number', minimum: 0 } as const;
 
 const StructuresDashboardSchema = defineSchema('StructuresDashboard', {
   type: 'object',
@@ -96,7 +96,7 @@ interface DashboardQueryParams {
   structure_ids?: string[];
 }
 
-route<unknown, DashboardQueryParams>({
+route({
   operationId: 'GetStructuresDashboard',
   method: 'get',
   path: '/dashboards/structures',

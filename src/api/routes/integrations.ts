@@ -23,16 +23,23 @@ import { defineSchema, nullableTimestamp, pageOf, str, timestamp, uuid } from '.
 const TAG = 'Integrations';
 const MAX_LINKED = 100;
 
-const secretRef = { ...uuid, description: 'The id of a secret of the organization (its value is never returned).' };
+const secretRef = {
+  ...uuid,
+  description: 'The id of a secret of the organization (its value is never returned).',
+} as const;
 const chatappFields = {
   app_name: str(1, 200),
   app_display_name: str(1, 200),
   app_description: str(1, 200),
   bot_token_secret_ref: secretRef,
   signing_secret_secret_ref: secretRef,
-};
-const codehostFields = { app_id: str(1, 200), private_key_secret_ref: secretRef, webhook_secret_ref: secretRef };
-const webhookFields = { disable_api_key_param: { type: 'boolean' } };
+} as const;
+const codehostFields = {
+  app_id: str(1, 200),
+  private_key_secret_ref: secretRef,
+  webhook_secret_ref: secretRef,
+} as const;
+const webhookFields = { disable_api_key_param: { type: 'boolean' } } as const;
 
 const member = (properties: Record<string, unknown>, required: string[] = []) => ({
   type: 'object',
@@ -75,7 +82,7 @@ const common = {
   description: str(1, 200),
   structure_ids: ids('structures'),
   assistant_ids: ids('assistants'),
-};
+} as const;
 
 const CreateRequest = defineSchema('CreateIntegrationRequest', {
   type: 'object',
@@ -113,7 +120,10 @@ function fieldsOf(m: string) {
   return m === 'webhook' ? webhookFields : m === 'chatapp' || m === 'slack' ? chatappFields : codehostFields;
 }
 
-const endpointDoc = { type: 'string', description: 'PUBLIC_BASE_URL + /api/integrations/{integration_id}/handler' };
+const endpointDoc = {
+  type: 'string',
+  description: 'PUBLIC_BASE_URL + /api/integrations/{integration_id}/handler',
+} as const;
 const ChatappDetail = {
   type: 'object',
   required: [
@@ -136,7 +146,7 @@ const ChatappDetail = {
     signing_secret_secret_ref: uuid,
     integration_endpoint: endpointDoc,
   },
-};
+} as const;
 const CodehostDetail = {
   type: 'object',
   required: ['app_id', 'integration_endpoint', 'private_key_secret_ref', 'webhook_secret_ref'],
@@ -146,12 +156,12 @@ const CodehostDetail = {
     private_key_secret_ref: uuid,
     webhook_secret_ref: uuid,
   },
-};
+} as const;
 const WebhookDetail = {
   type: 'object',
   required: ['disable_api_key_param', 'integration_endpoint'],
   properties: { disable_api_key_param: { type: 'boolean' }, integration_endpoint: endpointDoc },
-};
+} as const;
 
 const IntegrationSchema = defineSchema('Integration', {
   type: 'object',
@@ -237,7 +247,7 @@ const DeliveryErrorSchema = {
   type: 'object',
   required: ['type', 'message'],
   properties: { type: { type: 'string' }, message: { type: 'string' }, target: { type: 'string' } },
-};
+} as const;
 
 const DeliverySchema = defineSchema('IntegrationDelivery', {
   type: 'object',
@@ -302,7 +312,7 @@ const presentDelivery = (d: IntegrationDelivery) => ({
   completed_at: iso(d.completed_at),
 });
 
-const integrationPath = { integration_id: uuid };
+const integrationPath = { integration_id: uuid } as const;
 
 route({
   operationId: 'ListIntegrations',
@@ -332,10 +342,15 @@ route({
   body: CreateRequest,
   bodyRequired: true,
   responses: { 201: { description: 'Integration', schema: IntegrationSchema } },
-  handler: async ({ deps, caller, body }) => ({
-    status: 201,
-    body: present(deps.config.publicBaseUrl)(await createIntegration(deps.ds, deps.box, caller, body)),
-  }),
+  handler: async ({ deps, caller, body }) => {
+    // The schema is assembled from the types' variants at run time, so it has no static type: the service's
+    // request type names what ajv checked.
+    const request = body as Parameters<typeof createIntegration>[3];
+    return {
+      status: 201,
+      body: present(deps.config.publicBaseUrl)(await createIntegration(deps.ds, deps.box, caller, request)),
+    };
+  },
 });
 
 route({
@@ -361,10 +376,13 @@ route({
   summary: 'Changes the given fields; the type cannot change (409).',
   body: UpdateRequest,
   responses: { 200: { description: 'Integration', schema: IntegrationSchema } },
-  handler: async ({ deps, caller, params, body }) => ({
-    status: 200,
-    body: present(deps.config.publicBaseUrl)(await updateIntegration(deps.ds, caller, params.integration_id, body)),
-  }),
+  handler: async ({ deps, caller, params, body }) => {
+    // The schema is assembled from the types' variants at run time, so it has no static type: the service's
+    // request type names what ajv checked.
+    const request = body as Parameters<typeof updateIntegration>[3];
+    const integration = await updateIntegration(deps.ds, caller, params.integration_id, request);
+    return { status: 200, body: present(deps.config.publicBaseUrl)(integration) };
+  },
 });
 
 route({

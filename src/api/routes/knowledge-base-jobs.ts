@@ -6,7 +6,7 @@ import { route } from '../http/route';
 import { defineSchema, nullableTimestamp, pageOf, timestamp, uuid } from '../schemas/registry';
 
 const TAG = 'Knowledge bases';
-const STATUSES = ['QUEUED', 'RUNNING', 'SUCCEEDED', 'FAILED', 'CANCELLED'];
+const STATUSES = ['QUEUED', 'RUNNING', 'SUCCEEDED', 'FAILED', 'CANCELLED'] as const;
 
 const JobSchema = defineSchema('KnowledgeBaseJob', {
   type: 'object',
@@ -43,7 +43,7 @@ const present = (j: KnowledgeBaseJob) => ({
   completed_at: iso(j.completed_at),
 });
 
-const jobPath = { knowledge_base_job_id: uuid };
+const jobPath = { knowledge_base_job_id: uuid } as const;
 
 route({
   operationId: 'CreateKnowledgeBaseJob',
@@ -61,7 +61,7 @@ route({
   }),
 });
 
-route<unknown, { status?: KnowledgeBaseJobStatus[] }>({
+route({
   operationId: 'ListKnowledgeBaseJobs',
   method: 'get',
   path: '/knowledge-bases/{knowledge_base_id}/knowledge-base-jobs',

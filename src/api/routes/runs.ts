@@ -68,7 +68,7 @@ export const presentStructureRun = (r: Run) => ({
   completed_at: iso(r.completed_at),
 });
 
-const runPath = { structure_run_id: uuid };
+const runPath = { structure_run_id: uuid } as const;
 
 route({
   operationId: 'CreateStructureRun',
@@ -97,7 +97,9 @@ route({
   }),
   responses: { 201: { description: 'The run, QUEUED', schema: StructureRunSchema } },
   handler: async ({ deps, caller, params, body }) => {
-    const run = await createStructureRun(deps, caller, params.structure_id, body);
+    // The schema also takes `MANUAL`/`SECRET_REF`; the service lowercases them (its type names the stored words).
+    const input = body as Parameters<typeof createStructureRun>[3];
+    const run = await createStructureRun(deps, caller, params.structure_id, input);
     return { status: 201, body: presentStructureRun(run) };
   },
 });
