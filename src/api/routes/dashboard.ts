@@ -1,5 +1,5 @@
 // Dashboards: aggregates over the caller's organization (see src/services/code/dashboard.ts for the definitions).
-import { DASHBOARD_PERIODS, DashboardPeriod, structuresDashboard } from '../../services/code/dashboard';
+import { DASHBOARD_PERIODS, structuresDashboard } from '../../services/code/dashboard';
 import { route } from '../http/route';
 import { defineSchema, timestamp, uuid } from '../schemas/registry';
 
@@ -88,13 +88,6 @@ const StructuresDashboardSchema = defineSchema('StructuresDashboard', {
     },
   },
 });
-
-interface DashboardQueryParams {
-  start_time?: string;
-  end_time?: string;
-  period?: DashboardPeriod;
-  structure_ids?: string[];
-}
 
 route({
   operationId: 'GetStructuresDashboard',

@@ -1,5 +1,5 @@
 // Data connectors (CRUD) and their data jobs (create 202, list, get, cancel). docs/data-connectors.md.
-import type { DataConnector, DataJob, DataJobStatus } from '../../persistence/entities/data-connector';
+import type { DataConnector, DataJob } from '../../persistence/entities/data-connector';
 import { iso } from '../../persistence/scoped';
 import { presentConfig } from '../../services/data-connectors/config';
 import {
