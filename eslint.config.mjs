@@ -150,4 +150,21 @@ export default tseslint.config(
       ],
     },
   },
+  {
+    // bench/ and the drills share test/harness/; test/support is mocha's own (docs/testing.md).
+    files: ['bench/**/*.ts', 'test/drills/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '(^|/)test/support/|^(\\.\\./)+support/',
+              message: 'bench/ and the drills import test/harness/, not test/support/',
+            },
+          ],
+        },
+      ],
+    },
+  },
 );

@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { assetBlobKey } from '../src/blobs/keys';
 import { FsBlobStore } from '../src/blobs/fs-blob-store';
-import { htmlPage, startLocalSite } from '../test/support/local-site';
+import { htmlPage, startLocalSite } from '../test/harness/local-site';
 import type { BenchContext } from './support/context';
 import { BenchReport, pool, Ratio, sleep, table } from './support/stats';
 

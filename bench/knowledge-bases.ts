@@ -1,4 +1,4 @@
-// 5. and 6. Knowledge bases. Both use the stack's model provider double (test/support/model-provider.ts) as a
+// 5. and 6. Knowledge bases. Both use the stack's model provider double (test/harness/model-provider.ts) as a
 // deterministic local embedder (a hashed bag of words, 64 dimensions, over HTTP on loopback), so the provider
 // costs next to nothing and is the same on both sides.
 //
@@ -20,7 +20,7 @@ import { assetBlobKey } from '../src/blobs/keys';
 import { chunkText } from '../src/services/knowledge/chunking';
 import { extractDocument } from '../src/services/knowledge/extract';
 import { hnswEfSearch } from '../src/services/knowledge/query';
-import { hashedBagOfWords } from '../test/support/model-provider';
+import { hashedBagOfWords } from '../test/harness/model-provider';
 import type { BenchContext } from './support/context';
 import { pgPool } from './support/pg';
 import { BenchReport, Ratio, sleep, summarize, table } from './support/stats';

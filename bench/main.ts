@@ -12,7 +12,7 @@ import { kbIngest, kbQuery } from './knowledge-bases';
 import { eventStream } from './event-stream';
 import { runLatency } from './run-latency';
 import { scaling } from './scaling';
-import { stopStack } from '../test/support/stack';
+import { stopStack } from '../test/harness/stack';
 import { BenchContext, BenchOptions, DEFAULT_OPTIONS, startContext } from './support/context';
 import { BenchReport, figureLine, printReport, ratioLine } from './support/stats';
 

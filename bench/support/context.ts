@@ -1,12 +1,12 @@
 // What every benchmark runs on: the test stack (embedded PostgreSQL, Temporal dev server, see
-// test/support/stack.ts) with our worker and api either in this process (shape `inprocess`, as in the tests)
+// test/harness/stack.ts) with our worker and api either in this process (shape `inprocess`, as in the tests)
 // or as processes of their own (shape `production`, see production.ts), a tenant, three deployed programs (a
 // trivial structure, a function, a sleeper), and the bare baseline's own worker on the same Temporal server.
 import path from 'node:path';
 import { Worker, bundleWorkflowCode } from '@temporalio/worker';
-import { structureWithBuild, python3 } from '../../test/support/builds';
-import { SLEEP_PROGRAM } from '../../test/support/runs';
-import { newTenant, startStack, stopStack, type Stack } from '../../test/support/stack';
+import { structureWithBuild, python3 } from '../../test/harness/builds';
+import { SLEEP_PROGRAM } from '../../test/harness/runs';
+import { newTenant, startStack, stopStack, type Stack } from '../../test/harness/stack';
 import { functionShim } from '../../src/runtime/shims';
 import { createBareActivities, type BareCommand, type BareFunctionCall } from '../baseline/activities';
 import { setNamedPid } from './processes';

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { createApiKey } from '../../src/services/accounts/accounts';
-import { as, request } from '../support/client';
-import { getStack, newTenant } from '../support/stack';
+import { as, request } from '../harness/client';
+import { getStack, newTenant } from '../harness/stack';
 
 describe('users, API keys and organizations', () => {
   it('lists the users of the organization with a new key', async () => {

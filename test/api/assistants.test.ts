@@ -1,13 +1,13 @@
 // Assistants and assistant runs through HTTP on the real stack, answered by the local OpenAI-compatible
-// provider (test/support/model-provider.ts): rulesets and threads in the prompt, streamed chunks over SSE,
+// provider (test/harness/model-provider.ts): rulesets and threads in the prompt, streamed chunks over SSE,
 // a tool call round trip through a real tool run, cancel of a streaming run, and provider failures.
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { structureWithBuild } from '../support/builds';
-import { as } from '../support/client';
-import { PY_PRELUDE, TERMINAL } from '../support/runs';
-import { readSse } from '../support/sse';
-import { getStack, newTenant } from '../support/stack';
+import { structureWithBuild } from '../harness/builds';
+import { as } from '../harness/client';
+import { PY_PRELUDE, TERMINAL } from '../harness/runs';
+import { readSse } from '../harness/sse';
+import { getStack, newTenant } from '../harness/stack';
 
 const CALCULATOR_TOOL = `
 class Calculator:

@@ -1,9 +1,9 @@
-// Billing against the stack's local Stripe (test/support/stripe-double.ts): checkout and billing portal sessions
+// Billing against the stack's local Stripe (test/harness/stripe-double.ts): checkout and billing portal sessions
 // through the official `stripe` package, and signed billing events (Stripe's signature scheme) that move the
 // organization's entitlement, once per event id, in the order of their creation.
 import { expect } from 'chai';
-import { as, request } from '../support/client';
-import { getStack, newTenant, startApi } from '../support/stack';
+import { as, request } from '../harness/client';
+import { getStack, newTenant, startApi } from '../harness/stack';
 
 const webhook = () => `${getStack().baseUrl}/api/billing/webhook`;
 const entitlementOf = async (t: { key: string; organizationId: string }) =>

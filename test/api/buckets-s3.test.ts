@@ -11,9 +11,9 @@ import { assetBlobKey } from '../../src/blobs/keys';
 import type { S3BlobStore } from '../../src/blobs/s3-blob-store';
 import { loadConfig } from '../../src/config';
 import { createLogger } from '../../src/logger';
-import { as } from '../support/client';
-import { startS3Server, type S3Server } from '../support/s3-server';
-import { getStack, newTenant } from '../support/stack';
+import { as } from '../harness/client';
+import { startS3Server, type S3Server } from '../harness/s3-server';
+import { getStack, newTenant } from '../harness/stack';
 
 describe('buckets and assets with blobs in S3 (moto)', function () {
   this.timeout(300_000); // the first run on a machine builds moto's venv

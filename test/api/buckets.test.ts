@@ -8,8 +8,8 @@ import { FsBlobStore } from '../../src/blobs/fs-blob-store';
 import { assetBlobKey } from '../../src/blobs/keys';
 import { createLogger } from '../../src/logger';
 import { presignAssetUrl } from '../../src/services/storage/buckets';
-import { as, request } from '../support/client';
-import { getStack, newTenant } from '../support/stack';
+import { as, request } from '../harness/client';
+import { getStack, newTenant } from '../harness/stack';
 
 /** A tenant with one bucket, and its API shorthands. */
 async function tenantWithBucket(name = 'files') {

@@ -7,8 +7,8 @@ import path from 'node:path';
 import { expect } from 'chai';
 import { Organization } from '../../src/persistence/entities/organization';
 import { diskUsage } from '../../src/runtime/build/disk-quota';
-import { as } from '../support/client';
-import { getStack, newTenant } from '../support/stack';
+import { as } from '../harness/client';
+import { getStack, newTenant } from '../harness/stack';
 import { config, entriesOf, makeArchive, uploadToNewBucket, waitForDeployment } from '../fixtures/projects';
 
 const MiB = 1024 * 1024;

@@ -1,5 +1,5 @@
 // Chat messages through HTTP on the real stack, answered by the local OpenAI-compatible provider
-// (test/support/model-provider.ts). Requests are shaped as griptape 1.13's GriptapeCloudPromptDriver sends
+// (test/harness/model-provider.ts). Requests are shaped as griptape 1.13's GriptapeCloudPromptDriver sends
 // them; answers are read the way it reads them (a Message dict; SSE `data:` DeltaMessage dicts, `{error}`).
 import http from 'node:http';
 import type net from 'node:net';
@@ -11,9 +11,9 @@ import { createModelDriver } from '../../src/drivers/model';
 import { createLogger } from '../../src/logger';
 import { Run } from '../../src/persistence/entities';
 import { createWorker } from '../../src/worker/create-worker';
-import { as, request } from '../support/client';
-import { readSse } from '../support/sse';
-import { getStack, newTenant, startApi } from '../support/stack';
+import { as, request } from '../harness/client';
+import { readSse } from '../harness/sse';
+import { getStack, newTenant, startApi } from '../harness/stack';
 
 const usage = { type: 'Usage', input_tokens: null, output_tokens: null };
 let ids = 0;

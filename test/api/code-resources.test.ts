@@ -2,10 +2,10 @@
 // (secrets, buckets) of the caller's organization only, pagination, isolation and cascading deletes.
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { structureWithBuild } from '../support/builds';
-import { as } from '../support/client';
-import { runAlive, SLEEP_PROGRAM } from '../support/runs';
-import { getStack, newTenant } from '../support/stack';
+import { structureWithBuild } from '../harness/builds';
+import { as } from '../harness/client';
+import { runAlive, SLEEP_PROGRAM } from '../harness/runs';
+import { getStack, newTenant } from '../harness/stack';
 import { waitForDeployment } from '../fixtures/projects';
 
 const KINDS = [

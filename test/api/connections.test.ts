@@ -1,9 +1,9 @@
-// Connections against the stack's local code host (test/support/codehost.ts), which speaks GitHub's OAuth
+// Connections against the stack's local code host (test/harness/codehost.ts), which speaks GitHub's OAuth
 // token endpoint: the code exchange, refreshes of expiring tokens, refusals, and the 409 of a connection in use.
 import { expect } from 'chai';
 import { Connection } from '../../src/persistence/entities';
-import { as } from '../support/client';
-import { getStack, newTenant, startApi } from '../support/stack';
+import { as } from '../harness/client';
+import { getStack, newTenant, startApi } from '../harness/stack';
 
 describe('connections', function () {
   this.timeout(60_000);

@@ -1,8 +1,8 @@
 // GET /api/dashboards/structures over rows with known timestamps, inserted directly for fresh tenants.
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { as } from '../support/client';
-import { getStack, newTenant } from '../support/stack';
+import { as } from '../harness/client';
+import { getStack, newTenant } from '../harness/stack';
 
 const at = (hms: string) => new Date(`2026-01-01T${hms}Z`);
 const WINDOW = 'start_time=2026-01-01T00:00:00Z&end_time=2026-01-02T00:00:00Z';

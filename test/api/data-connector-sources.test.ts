@@ -3,9 +3,9 @@
 // their metadata, skips what did not change, and keeps the drive's OAuth token sealed in the connector.
 import { expect } from 'chai';
 import { DataConnector } from '../../src/persistence/entities';
-import { as } from '../support/client';
-import { startS3Server, type S3Server } from '../support/s3-server';
-import { getStack, newTenant } from '../support/stack';
+import { as } from '../harness/client';
+import { startS3Server, type S3Server } from '../harness/s3-server';
+import { getStack, newTenant } from '../harness/stack';
 
 type Api = ReturnType<typeof as>;
 

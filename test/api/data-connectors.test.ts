@@ -7,11 +7,11 @@
 import { expect } from 'chai';
 import { Asset, DataConnector } from '../../src/persistence/entities';
 import { userScheduleId } from '../../src/temporal/user-schedules';
-import { structureWithBuild } from '../support/builds';
-import { as, request } from '../support/client';
-import { htmlPage, startLocalSite, type LocalSite } from '../support/local-site';
-import { PY_PRELUDE } from '../support/runs';
-import { getStack, newTenant } from '../support/stack';
+import { structureWithBuild } from '../harness/builds';
+import { as, request } from '../harness/client';
+import { htmlPage, startLocalSite, type LocalSite } from '../harness/local-site';
+import { PY_PRELUDE } from '../harness/runs';
+import { getStack, newTenant } from '../harness/stack';
 
 type Api = ReturnType<typeof as>;
 

@@ -5,8 +5,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import { assetBlobKey } from '../../src/blobs/keys';
-import { as } from '../support/client';
-import { getStack, newTenant } from '../support/stack';
+import { as } from '../harness/client';
+import { getStack, newTenant } from '../harness/stack';
 import {
   ArchiveEntry,
   config,

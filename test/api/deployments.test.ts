@@ -5,8 +5,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
 import { readManifest } from '../../src/runtime/manifest';
-import { as } from '../support/client';
-import { getStack, newTenant } from '../support/stack';
+import { as } from '../harness/client';
+import { getStack, newTenant } from '../harness/stack';
 import {
   config,
   entriesOf,

@@ -7,8 +7,8 @@ import { Run } from '../../src/persistence/entities';
 import { appendEvents, transitionRun } from '../../src/services/code/runs/state';
 import { FeedStream, RunFeeds } from '../../src/api/sse/run-feeds';
 import { createLogger } from '../../src/logger';
-import { aRun } from '../support/runs';
-import { getStack, newTenant } from '../support/stack';
+import { aRun } from '../harness/runs';
+import { getStack, newTenant } from '../harness/stack';
 
 interface Collected extends FeedStream {
   seqs: number[];

@@ -2,11 +2,11 @@
 // SSE stream (to EOF; interrupted and resumed on a second api process).
 import { expect } from 'chai';
 import { createApiKey } from '../../src/services/accounts/accounts';
-import { structureWithBuild } from '../support/builds';
-import { as } from '../support/client';
-import { EVENTS_PROGRAM, SLEEP_PROGRAM, waitForRun } from '../support/runs';
-import { readSse } from '../support/sse';
-import { getStack, newTenant, startApi } from '../support/stack';
+import { structureWithBuild } from '../harness/builds';
+import { as } from '../harness/client';
+import { EVENTS_PROGRAM, SLEEP_PROGRAM, waitForRun } from '../harness/runs';
+import { readSse } from '../harness/sse';
+import { getStack, newTenant, startApi } from '../harness/stack';
 
 async function startRun(
   key: string,

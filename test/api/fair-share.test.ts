@@ -5,10 +5,10 @@
 import { Worker } from '@temporalio/worker';
 import { expect } from 'chai';
 import { createActivities } from '../../activities';
-import { structureWithBuild } from '../support/builds';
-import { as } from '../support/client';
-import { SLEEP_PROGRAM, TERMINAL, waitForRun } from '../support/runs';
-import { getStack, newTenant, startApi } from '../support/stack';
+import { structureWithBuild } from '../harness/builds';
+import { as } from '../harness/client';
+import { SLEEP_PROGRAM, TERMINAL, waitForRun } from '../harness/runs';
+import { getStack, newTenant, startApi } from '../harness/stack';
 
 const LIMIT = 2;
 const BACKLOG = 6;

@@ -2,9 +2,9 @@
 // 502 with the run's logs holding the traceback, and the runs' list, record and logs.
 import { expect } from 'chai';
 import { config, entriesOf, makeArchive, uploadToNewBucket, waitForDeployment } from '../fixtures/projects';
-import { structureWithBuild, structureWithoutBuild } from '../support/builds';
-import { as } from '../support/client';
-import { configWith, getStack, newTenant, startApi } from '../support/stack';
+import { structureWithBuild, structureWithoutBuild } from '../harness/builds';
+import { as } from '../harness/client';
+import { configWith, getStack, newTenant, startApi } from '../harness/stack';
 
 const RAISES_PY = `
 def handler(event):

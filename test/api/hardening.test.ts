@@ -10,11 +10,11 @@ import { allRoutes, koaPath } from '../../src/api/http/route';
 import { MAX_PAGE } from '../../src/persistence/pagination';
 import { MAX_JSON_DEPTH } from '../../src/api/schemas/registry';
 import { presignAssetUrl } from '../../src/services/storage/buckets';
-import { structureWithBuild } from '../support/builds';
-import { as, request } from '../support/client';
-import { ECHO_PROGRAM, waitForRun } from '../support/runs';
-import { readSse, SseRead } from '../support/sse';
-import { getStack, newTenant } from '../support/stack';
+import { structureWithBuild } from '../harness/builds';
+import { as, request } from '../harness/client';
+import { ECHO_PROGRAM, waitForRun } from '../harness/runs';
+import { readSse, SseRead } from '../harness/sse';
+import { getStack, newTenant } from '../harness/stack';
 
 /** A path of the route with every parameter a fresh uuid (or a plain asset name). */
 const pathOf = (path: string) =>

@@ -6,13 +6,13 @@
 // delivery whose row commits after its workflow started).
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { structureWithBuild } from '../support/builds';
-import { signedDelivery } from '../support/chatapp-double';
-import { as, request } from '../support/client';
-import { signedCodehostDelivery } from '../support/codehost-app-double';
+import { structureWithBuild } from '../harness/builds';
+import { signedDelivery } from '../harness/chatapp-double';
+import { as, request } from '../harness/client';
+import { signedCodehostDelivery } from '../harness/codehost-app-double';
 import { quietCodehostApp } from '../support/deliveries';
-import { waitForRun } from '../support/runs';
-import { getStack, newTenant } from '../support/stack';
+import { waitForRun } from '../harness/runs';
+import { getStack, newTenant } from '../harness/stack';
 import { config as configFile, gitRepository, waitForDeployment } from '../fixtures/projects';
 
 type Api = ReturnType<typeof as>;

@@ -2,8 +2,8 @@ import { Client, Connection } from '@temporalio/client';
 import { expect } from 'chai';
 import { workflowIdOf } from '../../src/temporal/workflow-start';
 import { RESOURCE_ID, RESOURCE_KIND, ORGANIZATION_ID } from '../../src/temporal/search-attributes';
-import { as } from '../support/client';
-import { getStack, newTenant, startApi } from '../support/stack';
+import { as } from '../harness/client';
+import { getStack, newTenant, startApi } from '../harness/stack';
 
 /** An organization that invites, and a person (with a key of their own) who is invited. */
 async function inviterAndInvitee() {

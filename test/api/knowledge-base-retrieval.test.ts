@@ -4,8 +4,8 @@
 // model), and the refusals (empty query, no model configured, unknown component). The stack's model
 // provider embeds with a hashed bag of words and answers chat requests as scripted.
 import { expect } from 'chai';
-import { as, request } from '../support/client';
-import { getStack, newTenant } from '../support/stack';
+import { as, request } from '../harness/client';
+import { getStack, newTenant } from '../harness/stack';
 import { searchKnowledgeBase } from '../../src/services/knowledge/search';
 import { HttpError } from '../../src/errors';
 

@@ -6,8 +6,8 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { Client } from 'pg';
-import { as, request } from '../support/client';
-import { getStack, newTenant } from '../support/stack';
+import { as, request } from '../harness/client';
+import { getStack, newTenant } from '../harness/stack';
 
 type Api = ReturnType<typeof as>;
 

@@ -2,10 +2,10 @@
 // PDF assets (a broken PDF and an image are per-asset errors), hybrid queries with filters, incremental re-runs (only changed chunks
 // are embedded again, chunks of assets no longer covered are removed), and cancelling a job whose embedding
 // request hangs, and an embedding provider that rate-limits (429 with Retry-After: retried after the wait) or
-// keeps failing for one asset (retried, then that asset is an `errors[]` entry with nothing of it written). The stack's model provider embeds with a hashed bag of words (test/support/model-provider.ts).
+// keeps failing for one asset (retried, then that asset is an `errors[]` entry with nothing of it written). The stack's model provider embeds with a hashed bag of words (test/harness/model-provider.ts).
 import { expect } from 'chai';
-import { as, request } from '../support/client';
-import { getStack, newTenant } from '../support/stack';
+import { as, request } from '../harness/client';
+import { getStack, newTenant } from '../harness/stack';
 import { makePdf } from '../fixtures/pdf';
 
 type Api = ReturnType<typeof as>;

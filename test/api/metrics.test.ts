@@ -6,9 +6,9 @@ import { expect } from 'chai';
 import { createApp } from '../../src/api/app';
 import { FsBlobStore } from '../../src/blobs/fs-blob-store';
 import { createLogger } from '../../src/logger';
-import { as } from '../support/client';
+import { as } from '../harness/client';
 import { quietCodehostApp } from '../support/deliveries';
-import { getStack, newTenant } from '../support/stack';
+import { getStack, newTenant } from '../harness/stack';
 
 /** The value of one series in Prometheus text, 0 when absent. */
 function sample(text: string, name: string, labels: Record<string, string>): number {

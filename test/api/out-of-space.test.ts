@@ -9,11 +9,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import { loadConfig } from '../../src/config';
-import { structureWithBuild } from '../support/builds';
-import { as, request } from '../support/client';
+import { structureWithBuild } from '../harness/builds';
+import { as, request } from '../harness/client';
 import { waitForDeployment } from '../fixtures/projects';
-import { SLEEP_PROGRAM, waitForRun } from '../support/runs';
-import { getStack, newTenant, startApi } from '../support/stack';
+import { SLEEP_PROGRAM, waitForRun } from '../harness/runs';
+import { getStack, newTenant, startApi } from '../harness/stack';
 
 const DISK_FULL = `could not extend file "base/16384/16400": No space left on device`;
 

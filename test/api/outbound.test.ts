@@ -6,9 +6,9 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { OUTSIDE_UNREACHABLE } from '../../src/services/knowledge/chunk-store';
-import { as, request } from '../support/client';
-import { hostInterfaceAddress, startHostWitness, type HostWitness } from '../support/host-witness';
-import { freePort, getStack, newTenant, OUTSIDE_HOST } from '../support/stack';
+import { as, request } from '../harness/client';
+import { hostInterfaceAddress, startHostWitness, type HostWitness } from '../harness/host-witness';
+import { freePort, getStack, newTenant, OUTSIDE_HOST } from '../harness/stack';
 
 type Api = ReturnType<typeof as>;
 

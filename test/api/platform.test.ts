@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { allRoutes } from '../../src/api/http/route';
-import { as, request } from '../support/client';
-import { configWith, getStack, newTenant, startApi } from '../support/stack';
+import { as, request } from '../harness/client';
+import { configWith, getStack, newTenant, startApi } from '../harness/stack';
 
 describe('platform endpoints', () => {
   it('answers /health and /ready (database and Temporal reachable, disk above its watermark)', async () => {

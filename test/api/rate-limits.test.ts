@@ -5,9 +5,9 @@ import { expect } from 'chai';
 import { Run } from '../../src/persistence/entities';
 import { parseRateLimits, type RateLimitRules } from '../../src/security/rate-limit-rules';
 import { createApiKey } from '../../src/services/accounts/accounts';
-import { as, type Reply } from '../support/client';
-import { aRun } from '../support/runs';
-import { getStack, newTenant, startApi } from '../support/stack';
+import { as, type Reply } from '../harness/client';
+import { aRun } from '../harness/runs';
+import { getStack, newTenant, startApi } from '../harness/stack';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -2,10 +2,10 @@
 // finished runs of a resource a filter selects; structure and function runs (the code kinds share the routes)
 // and assistant runs (answered by the stack's local model provider).
 import { expect } from 'chai';
-import { structureWithBuild } from '../support/builds';
-import { as } from '../support/client';
-import { PY_PRELUDE, SLEEP_PROGRAM, TERMINAL, waitForRun } from '../support/runs';
-import { getStack, newTenant } from '../support/stack';
+import { structureWithBuild } from '../harness/builds';
+import { as } from '../harness/client';
+import { PY_PRELUDE, SLEEP_PROGRAM, TERMINAL, waitForRun } from '../harness/runs';
+import { getStack, newTenant } from '../harness/stack';
 
 /** Prints its args and FROM_RUN, posts `hello <args>` as its output, exits with its first arg when it is a number. */
 const PROGRAM = `${PY_PRELUDE}

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { assertRulesetsExist, rulesetInstructions } from '../../src/services/assistants/rulesets';
-import { as } from '../support/client';
-import { getStack, newTenant } from '../support/stack';
+import { as } from '../harness/client';
+import { getStack, newTenant } from '../harness/stack';
 
 describe('rules and rulesets', () => {
   it('creates, reads, updates and deletes rules', async () => {

@@ -3,11 +3,11 @@
 // names the limit and its setting.
 import { expect } from 'chai';
 import { entriesOf, makeArchive, uploadToNewBucket, waitForDeployment, config } from '../fixtures/projects';
-import { structureWithBuild } from '../support/builds';
-import { memoryHogs, watchRunMemory } from '../support/cgroups';
-import { as } from '../support/client';
-import { waitForRun } from '../support/runs';
-import { getStack, newTenant } from '../support/stack';
+import { structureWithBuild } from '../harness/builds';
+import { memoryHogs, watchRunMemory } from '../harness/cgroups';
+import { as } from '../harness/client';
+import { waitForRun } from '../harness/runs';
+import { getStack, newTenant } from '../harness/stack';
 
 const MiB = 1024 * 1024;
 

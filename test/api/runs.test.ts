@@ -2,10 +2,10 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { Run } from '../../src/persistence/entities';
-import { structureWithBuild, structureWithoutBuild } from '../support/builds';
-import { as, request } from '../support/client';
-import { ECHO_PROGRAM, runAlive, SLEEP_PROGRAM, waitForRun } from '../support/runs';
-import { getStack, newTenant } from '../support/stack';
+import { structureWithBuild, structureWithoutBuild } from '../harness/builds';
+import { as, request } from '../harness/client';
+import { ECHO_PROGRAM, runAlive, SLEEP_PROGRAM, waitForRun } from '../harness/runs';
+import { getStack, newTenant } from '../harness/stack';
 
 const lines = async (key: string, runId: string) =>
   (await as(key).get(`/api/structure-runs/${runId}/logs`)).body.logs as string[];

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { Secret } from '../../src/persistence/entities';
-import { as } from '../support/client';
-import { getStack, newTenant } from '../support/stack';
+import { as } from '../harness/client';
+import { getStack, newTenant } from '../harness/stack';
 
 describe('secrets', () => {
   it('stores values encrypted at rest and never returns them', async () => {

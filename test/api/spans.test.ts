@@ -3,10 +3,10 @@
 import { expect } from 'chai';
 import { createApiKey } from '../../src/services/accounts/accounts';
 import { MAX_SPANS_PER_REQUEST, MAX_SPANS_PER_RUN } from '../../src/services/code/runs/spans';
-import { structureWithBuild } from '../support/builds';
-import { as } from '../support/client';
-import { waitForRun } from '../support/runs';
-import { getStack, newTenant } from '../support/stack';
+import { structureWithBuild } from '../harness/builds';
+import { as } from '../harness/client';
+import { waitForRun } from '../harness/runs';
+import { getStack, newTenant } from '../harness/stack';
 
 /** A span as GriptapeCloudObservabilityDriver posts it. */
 const span = (name: string, start: string, extra: Record<string, unknown> = {}) => ({

@@ -5,10 +5,10 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { allRoutes } from '../../src/api/http/route';
 import { Asset, Bucket } from '../../src/persistence/entities';
-import { structureWithBuild } from '../support/builds';
-import { as } from '../support/client';
-import { waitForRun } from '../support/runs';
-import { getStack, newTenant } from '../support/stack';
+import { structureWithBuild } from '../harness/builds';
+import { as } from '../harness/client';
+import { waitForRun } from '../harness/runs';
+import { getStack, newTenant } from '../harness/stack';
 
 /** A chat message for a model no test scripts: the provider refuses it, so nothing is answered. */
 const chatBody = {

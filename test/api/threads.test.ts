@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { appendThreadMessage, threadExchanges } from '../../src/services/conversations/threads';
-import { as } from '../support/client';
-import { getStack, newTenant } from '../support/stack';
+import { as } from '../harness/client';
+import { getStack, newTenant } from '../harness/stack';
 
 const exchange = (i: number) => ({ input: `q${i}`, output: `a${i}` });
 

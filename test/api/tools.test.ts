@@ -3,9 +3,9 @@
 // runs' list, record and logs.
 import { expect } from 'chai';
 import { waitForDeployment } from '../fixtures/projects';
-import { structureWithBuild, structureWithoutBuild } from '../support/builds';
-import { as } from '../support/client';
-import { newTenant } from '../support/stack';
+import { structureWithBuild, structureWithoutBuild } from '../harness/builds';
+import { as } from '../harness/client';
+import { newTenant } from '../harness/stack';
 
 const RAISING_TOOL = `
 class Calculator:

@@ -10,11 +10,11 @@ import { WORKFLOW_TRACING_MODULES } from '../../src/observability/temporal-traci
 import { WORKFLOWS_PATH } from '../../src/worker/create-worker';
 import { Findings, until } from '../drills/kit';
 import { Processes, processEnv, startApiProcess } from '../drills/processes';
-import { structureWithBuild } from '../support/builds';
-import { as } from '../support/client';
+import { structureWithBuild } from '../harness/builds';
+import { as } from '../harness/client';
 import { startOtlpCollector, type ReceivedSpan } from '../support/otlp-collector';
-import { waitForRun } from '../support/runs';
-import { freePort, getStack, newTenant } from '../support/stack';
+import { waitForRun } from '../harness/runs';
+import { freePort, getStack, newTenant } from '../harness/stack';
 
 describe('traces and worker metrics (OTLP to a collector double)', function () {
   this.timeout(180_000);

@@ -8,7 +8,7 @@ import { expect } from 'chai';
 import { Client } from 'pg';
 import { passwordFileOf, RunningPostgres, startEmbeddedPostgres } from '../../src/cli/postgres/embedded-postgres';
 import { POSTGRES_OS_USER, postgresOsUser } from '../../src/cli/postgres/os-user';
-import { freePort, getStack } from '../support/stack';
+import { freePort, getStack } from '../harness/stack';
 
 const postmasterPid = (dir: string) => Number(fs.readFileSync(path.join(dir, 'postmaster.pid'), 'utf8').split('\n')[0]);
 

@@ -14,7 +14,7 @@ import { childEnv } from '../../src/config';
 import { embeddedPassword, embeddedPostgresUrl } from '../../src/cli/postgres/embedded-postgres';
 import { RESTART_POLICY } from '../../src/cli/start/restarts';
 import { descendantsOf, pidAlive, sleep, until } from '../drills/kit';
-import { freePort } from '../support/stack';
+import { freePort } from '../harness/stack';
 
 const START = path.resolve(__dirname, '..', '..', 'src', 'cli', 'start.js');
 

@@ -1,14 +1,14 @@
 // The compat suite: pytest cases (test/compat/*.py) that drive the real Python clients, pinned in
 // requirements.txt (griptape's cloud drivers, the generated griptape-cloud-client), against this stack. The
-// venv is cached outside the repository (test/support/python-venv.ts); a machine without python3 fails here.
+// venv is cached outside the repository (test/harness/python-venv.ts); a machine without python3 fails here.
 // The clients' model calls reach the stack's local provider, scripted by `scriptedAgent` below.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
-import type { ChatRequestBody, ScriptedAnswer } from '../support/model-provider';
-import { pythonVenv } from '../support/python-venv';
-import { getStack, newTenant } from '../support/stack';
+import type { ChatRequestBody, ScriptedAnswer } from '../harness/model-provider';
+import { pythonVenv } from '../harness/python-venv';
+import { getStack, newTenant } from '../harness/stack';
 
 const HERE = path.resolve(__dirname, '../../../test/compat');
 

@@ -401,7 +401,7 @@ def connections(client, **_):
 
 
 def billing(client, **_):
-    # Through the stack's local payment provider (test/support/stripe-double.ts), as BILLING_* configures it.
+    # Through the stack's local payment provider (test/harness/stripe-double.ts), as BILLING_* configures it.
     body = m.CreateCheckoutSessionRequestContent(price_lookup_key=os.environ["TARMAC_PRICE_LOOKUP_KEY"])
     assert "/c/pay/cs_test_" in call("billing.create_checkout_session", client, body=body).redirect_url
     assert "/p/session/bps_" in call("billing.create_billing_management_url", client).billing_management_url

@@ -1,9 +1,9 @@
 // Drill: SIGKILL an api process while it serves open SSE streams of running runs. The clients reconnect
 // with Last-Event-ID to a second api process (they share nothing but PostgreSQL) and must end up with
 // every event of their run exactly once, in order, although the runs kept posting events meanwhile.
-import { structureWithBuild } from '../support/builds';
-import { as } from '../support/client';
-import { getStack, newTenant } from '../support/stack';
+import { structureWithBuild } from '../harness/builds';
+import { as } from '../harness/client';
+import { getStack, newTenant } from '../harness/stack';
 import { DrillReport, Findings, until } from './kit';
 import { Processes, startApiProcess } from './processes';
 import { Witness } from './witness';

@@ -21,10 +21,10 @@ import {
   uploadToNewBucket,
   waitForDeployment,
 } from '../fixtures/projects';
-import { structureWithBuild } from '../support/builds';
-import { as } from '../support/client';
-import { aRun, waitForRun } from '../support/runs';
-import { getStack, newTenant } from '../support/stack';
+import { structureWithBuild } from '../harness/builds';
+import { as } from '../harness/client';
+import { aRun, waitForRun } from '../harness/runs';
+import { getStack, newTenant } from '../harness/stack';
 import { DrillReport, Findings } from './kit';
 
 const ERROR_TYPES = [

@@ -19,9 +19,9 @@ import {
   waitForDeployment,
   config as deployConfig,
 } from '../fixtures/projects';
-import { as } from '../support/client';
-import { waitForRun } from '../support/runs';
-import { getStack, newTenant } from '../support/stack';
+import { as } from '../harness/client';
+import { waitForRun } from '../harness/runs';
+import { getStack, newTenant } from '../harness/stack';
 import { Findings, type DrillReport } from './kit';
 import { HOSTILE_PROGRAM, VICTIM_PROGRAM } from './hostile-program';
 import { Processes, startApiProcess, startWorkerProcess } from './processes';

@@ -1,5 +1,5 @@
 // What every resilience drill shares: its report (Findings), waiting, and process checks. Drills run on the
-// test stack (test/support/stack.ts): inside `npm test`, or started by run.ts. Their processes are in
+// test stack (test/harness/stack.ts): inside `npm test`, or started by run.ts. Their processes are in
 // processes.ts, the checks that runs came through a fault intact in run-checks.ts.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';

@@ -8,7 +8,7 @@ import { childEnv } from '../../src/config';
 import { formatOutboundAllow } from '../../src/security/outbound-policy';
 import { temporalCli } from '../../src/temporal/binaries';
 import { SEARCH_ATTRIBUTES } from '../../src/temporal/search-attributes';
-import { freePort, getStack } from '../support/stack';
+import { freePort, getStack } from '../harness/stack';
 import { Findings, pidAlive, until } from './kit';
 
 const DIST = path.resolve(__dirname, '..', '..');

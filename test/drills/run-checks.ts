@@ -2,7 +2,7 @@
 import type { Client } from '@temporalio/client';
 import type { DataSource } from 'typeorm';
 import { workflowIdOf } from '../../src/temporal/workflow-start';
-import { runAlive } from '../support/runs';
+import { runAlive } from '../harness/runs';
 import { Findings } from './kit';
 import type { Witness } from './witness';
 

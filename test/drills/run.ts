@@ -7,7 +7,7 @@ import { descendantsOf, DrillReport } from './kit';
 import { killDrillProcesses } from './processes';
 import { summaryTable } from './summary';
 import { verdictTable, type Verdicts } from './hostile-tenant';
-import { startStack, stopStack } from '../support/stack';
+import { startStack, stopStack } from '../harness/stack';
 
 async function main(): Promise<number> {
   const args = process.argv.slice(2);

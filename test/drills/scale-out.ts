@@ -7,10 +7,10 @@
 // missed SSE events must be 0.
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import os from 'node:os';
-import { structureWithBuild } from '../support/builds';
-import { as } from '../support/client';
-import { startS3Server } from '../support/s3-server';
-import { getStack, newTenant } from '../support/stack';
+import { structureWithBuild } from '../harness/builds';
+import { as } from '../harness/client';
+import { startS3Server } from '../harness/s3-server';
+import { getStack, newTenant } from '../harness/stack';
 import { DrillReport, Findings, sleep, until } from './kit';
 import { Processes, startApiProcess, startWorkerProcess } from './processes';
 import { checkRuns, DRILL_PROGRAM } from './run-checks';

@@ -1,7 +1,7 @@
 // An SSE client that does what a careful client does: a stream that closes without its end frame (`event: end`)
 // did not end, its api went away; it reconnects (to the next api in its list, or the same one) with
 // `Last-Event-ID` = the id of the last frame it got, until the end frame has come.
-import { sseBlocks } from '../support/sse';
+import { sseBlocks } from '../harness/sse';
 import { sleep } from './kit';
 
 const FINAL_EVENTS = ['StructureRunCompleted', 'StructureRunError', 'StructureRunCancelled'];

@@ -1,5 +1,5 @@
 // The model driver over real HTTP, through the real `openai` package, against the local OpenAI-compatible
-// provider (test/support/model-provider.ts). No stack needed, but it runs under the same mocha hooks.
+// provider (test/harness/model-provider.ts). No stack needed, but it runs under the same mocha hooks.
 import { expect } from 'chai';
 import type { ModelsConfig } from '../../src/config';
 import {
@@ -11,8 +11,8 @@ import {
   type CompletionRequest,
 } from '../../src/drivers/model';
 import { isStrictSchema, maxTokensField } from '../../src/drivers/model/openai-compatible';
-import { startModelProvider, type ModelProvider } from '../support/model-provider';
-import { freePort, getStack } from '../support/stack';
+import { startModelProvider, type ModelProvider } from '../harness/model-provider';
+import { freePort, getStack } from '../harness/stack';
 
 async function failure(p: Promise<unknown>): Promise<Error> {
   try {

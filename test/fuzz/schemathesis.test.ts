@@ -11,9 +11,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
-import { pythonVenv } from '../support/python-venv';
-import type { ScriptedReply } from '../support/model-provider';
-import { getStack, newTenant } from '../support/stack';
+import { pythonVenv } from '../harness/python-venv';
+import type { ScriptedReply } from '../harness/model-provider';
+import { getStack, newTenant } from '../harness/stack';
 
 const SCHEMATHESIS = 'schemathesis==4.32.*';
 /** Fixed: a failure found once is found again by the next run. */

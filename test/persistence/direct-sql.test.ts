@@ -7,8 +7,8 @@ import { findOnePrepared, insertRow } from '../../src/persistence/direct-sql';
 import { ApiKey, Asset, Organization, Run } from '../../src/persistence/entities';
 import { newRunRow } from '../../src/persistence/entities/run';
 import { createApiKey } from '../../src/services/accounts/accounts';
-import { getStack, newTenant } from '../support/stack';
-import { structureWithBuild } from '../support/builds';
+import { getStack, newTenant } from '../harness/stack';
+import { structureWithBuild } from '../harness/builds';
 
 describe('direct SQL (prepared reads, one-statement inserts)', () => {
   it('reads a record as TypeORM does, with dates, jsonb, transformed bigints and composite keys', async () => {

@@ -1,7 +1,7 @@
 // pgvector on the stack's database: the migration created the extension, and an HNSW index answers a
 // nearest-neighbour query by cosine distance (the storage the knowledge bases build on).
 import { expect } from 'chai';
-import { getStack } from '../support/stack';
+import { getStack } from '../harness/stack';
 
 describe('pgvector', () => {
   it('is installed by the migrations and answers a cosine query through an HNSW index', async () => {

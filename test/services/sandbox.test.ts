@@ -8,8 +8,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import { sandboxExitStatus, startUserProcess } from '../../src/runtime/process/user-process';
 import { REFUSED_SYSCALLS, seccompProgram } from '../../src/runtime/sandbox/seccomp';
-import { python3 } from '../support/builds';
-import { getStack } from '../support/stack';
+import { python3 } from '../harness/builds';
+import { getStack } from '../harness/stack';
 
 const DIST = path.join(__dirname, '..', '..');
 

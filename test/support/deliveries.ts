@@ -3,8 +3,8 @@
 // delivery's life as a job (its start, its metric) rather than of what it starts.
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { as, request, type Reply } from './client';
-import { signedCodehostDelivery } from './codehost-app-double';
+import { as, request, type Reply } from '../harness/client';
+import { signedCodehostDelivery } from '../harness/codehost-app-double';
 
 const WEBHOOK_SECRET = 'quiet-app-secret';
 

@@ -1,4 +1,4 @@
-import { startStack, stopStack } from './stack';
+import { startStack, stopStack } from '../harness/stack';
 
 /** Root hooks: one real stack for the whole run. */
 export const mochaHooks = {

@@ -1,4 +1,4 @@
-// Helpers for tests that call a data connector source's factory directly (test/services/*-source.test.ts).
+// Helpers for tests that call a data connector source's factory directly (test/unit/services/data-connectors/sources/*.test.ts).
 import type {
   ConnectorSource,
   SourceContext,

@@ -7,8 +7,8 @@ import { Run } from '../../src/persistence/entities';
 import { createAssistantRun } from '../../src/services/assistants/runs';
 import { createAssistant } from '../../src/services/assistants/assistants';
 import { workflowIdOf } from '../../src/temporal/workflow-start';
-import { as } from '../support/client';
-import { getStack, newTenant, startTimeSkipping } from '../support/stack';
+import { as } from '../harness/client';
+import { getStack, newTenant, startTimeSkipping } from '../harness/stack';
 import { skipWhileActivityRuns } from '../support/time-skipping';
 
 const callerOf = (t: { organizationId: string; userId: string }): Caller => ({

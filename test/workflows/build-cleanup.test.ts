@@ -6,8 +6,8 @@ import path from 'node:path';
 import { expect } from 'chai';
 import { CodeResource, Deployment, Run } from '../../src/persistence/entities';
 import type { DeploymentStatus } from '../../src/persistence/entities/deployment';
-import { getStack, newTenant } from '../support/stack';
-import { aRun } from '../support/runs';
+import { getStack, newTenant } from '../harness/stack';
+import { aRun } from '../harness/runs';
 
 const past = new Date(Date.now() - 2 * 3600_000);
 const PAYLOAD = 'x'.repeat(4096);

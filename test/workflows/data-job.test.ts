@@ -10,11 +10,11 @@ import type { Caller } from '../../src/services/caller';
 import { ingestDataJob } from '../../src/services/data-connectors/ingest';
 import { cancelDataJob, startDataJob } from '../../src/services/data-connectors/jobs';
 import { workflowIdOf } from '../../src/temporal/workflow-start';
-import { structureWithBuild, structureWithoutBuild } from '../support/builds';
-import { as } from '../support/client';
-import { startLocalSite, type LocalSite } from '../support/local-site';
-import { PY_PRELUDE } from '../support/runs';
-import { getStack, newTenant, startTimeSkipping } from '../support/stack';
+import { structureWithBuild, structureWithoutBuild } from '../harness/builds';
+import { as } from '../harness/client';
+import { startLocalSite, type LocalSite } from '../harness/local-site';
+import { PY_PRELUDE } from '../harness/runs';
+import { getStack, newTenant, startTimeSkipping } from '../harness/stack';
 import { skipWhileActivityRuns } from '../support/time-skipping';
 
 async function tenantWithConnector(config: Record<string, unknown>, type: string, extra: Partial<DataConnector> = {}) {

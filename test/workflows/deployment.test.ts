@@ -9,7 +9,7 @@ import { Deployment } from '../../src/persistence/entities';
 import { createCodeResource } from '../../src/services/code/code-resources';
 import { workflowIdOf } from '../../src/temporal/workflow-start';
 import { config, gitRepository } from '../fixtures/projects';
-import { getStack, newTenant, startTimeSkipping } from '../support/stack';
+import { getStack, newTenant, startTimeSkipping } from '../harness/stack';
 import { skipWhileActivityRuns } from '../support/time-skipping';
 
 const callerOf = (t: { organizationId: string; userId: string }): Caller => ({

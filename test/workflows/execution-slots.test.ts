@@ -18,9 +18,9 @@ import {
   type RunEnding,
 } from '../../src/temporal/contracts';
 import { startOptionsFor } from '../../src/temporal/workflow-start';
-import { structureWithBuild } from '../support/builds';
-import { aRun } from '../support/runs';
-import { getStack, newTenant, startTimeSkipping } from '../support/stack';
+import { structureWithBuild } from '../harness/builds';
+import { aRun } from '../harness/runs';
+import { getStack, newTenant, startTimeSkipping } from '../harness/stack';
 
 const QUEUE = 'tarmac-test-slots';
 

@@ -10,7 +10,7 @@ import type { Caller } from '../../src/services/caller';
 import { createCodeResource } from '../../src/services/code/code-resources';
 import { createWorker } from '../../src/worker/create-worker';
 import { config, waitForDeployment } from '../fixtures/projects';
-import { getStack, newTenant } from '../support/stack';
+import { getStack, newTenant } from '../harness/stack';
 
 /** A bare repository under the stack's code host from a work tree that `plant` fills (links included). */
 function repository(owner: string, name: string, plant: (work: string) => void): void {

@@ -9,8 +9,8 @@ import type { DeliveryStatus } from '../../src/persistence/entities/integration'
 import { recordDelivery, requestPayload } from '../../src/services/integrations/deliveries';
 import { startOptionsFor, workflowStart } from '../../src/temporal/contracts';
 import { config as configFile, gitRepository, waitForDeployment } from '../fixtures/projects';
-import { as } from '../support/client';
-import { getStack, newTenant, startTimeSkipping } from '../support/stack';
+import { as } from '../harness/client';
+import { getStack, newTenant, startTimeSkipping } from '../harness/stack';
 import { skipWhileActivityRuns } from '../support/time-skipping';
 
 type Api = ReturnType<typeof as>;

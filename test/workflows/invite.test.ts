@@ -1,8 +1,8 @@
 // Time-skipping tests: the Java test server skips the invite's 7-day timer, so these take seconds.
 import { expect } from 'chai';
 import { workflowIdOf } from '../../src/temporal/workflow-start';
-import { as } from '../support/client';
-import { newTenant, startApi, startTimeSkipping } from '../support/stack';
+import { as } from '../harness/client';
+import { newTenant, startApi, startTimeSkipping } from '../harness/stack';
 
 describe('invite workflow with time skipping', function () {
   this.timeout(120_000);

@@ -6,8 +6,8 @@ import { KnowledgeBaseJob } from '../../src/persistence/entities';
 import type { Caller } from '../../src/services/caller';
 import { createJob } from '../../src/services/knowledge/jobs';
 import { workflowIdOf } from '../../src/temporal/workflow-start';
-import { as, request } from '../support/client';
-import { getStack, newTenant, startTimeSkipping } from '../support/stack';
+import { as, request } from '../harness/client';
+import { getStack, newTenant, startTimeSkipping } from '../harness/stack';
 import { skipWhileActivityRuns } from '../support/time-skipping';
 
 /** A tenant with a knowledge base over one asset whose embedding requests never get an answer. */

@@ -7,8 +7,8 @@ import { Run } from '../../src/persistence/entities';
 import type { Caller } from '../../src/services/caller';
 import { createAssistantRun } from '../../src/services/assistants/runs';
 import { workflowIdOf } from '../../src/temporal/workflow-start';
-import { as, request } from '../support/client';
-import { getStack, newTenant, startTimeSkipping } from '../support/stack';
+import { as, request } from '../harness/client';
+import { getStack, newTenant, startTimeSkipping } from '../harness/stack';
 import { skipWhileActivityRuns } from '../support/time-skipping';
 
 /**

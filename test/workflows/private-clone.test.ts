@@ -9,8 +9,8 @@ import { createCodeResource } from '../../src/services/code/code-resources';
 import { requestDeployment } from '../../src/services/code/deployments';
 import { createWorker } from '../../src/worker/create-worker';
 import { config, gitRepository, waitForDeployment } from '../fixtures/projects';
-import { as } from '../support/client';
-import { getStack, newTenant } from '../support/stack';
+import { as } from '../harness/client';
+import { getStack, newTenant } from '../harness/stack';
 
 describe('private repositories through a connection', function () {
   this.timeout(180_000);

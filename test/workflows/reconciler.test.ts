@@ -13,8 +13,8 @@ import {
   RunEvent,
 } from '../../src/persistence/entities';
 import { workflowIdOf } from '../../src/temporal/workflow-start';
-import { getStack, newTenant } from '../support/stack';
-import { aRun } from '../support/runs';
+import { getStack, newTenant } from '../harness/stack';
+import { aRun } from '../harness/runs';
 
 async function openRecords(organizationId: string) {
   const { ds } = getStack();

@@ -3,7 +3,7 @@
 import fs from 'node:fs';
 import { Worker } from '@temporalio/worker';
 import { expect } from 'chai';
-import { getStack } from '../support/stack';
+import { getStack } from '../harness/stack';
 import { HISTORIES_DIR, loadHistory } from './histories/history-files';
 import { historyFile, RECORDED_WORKFLOWS, scenariosOf } from './histories/scenarios';
 

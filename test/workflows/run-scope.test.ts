@@ -8,7 +8,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { bundleWorkflowCode, DefaultLogger, Worker } from '@temporalio/worker';
 import { expect } from 'chai';
 import { cancelRunSignal } from '../../src/temporal/contracts';
-import { getStack, startTimeSkipping } from '../support/stack';
+import { getStack, startTimeSkipping } from '../harness/stack';
 import { loadHistory } from './histories/history-files';
 import {
   historyFile,

@@ -6,8 +6,8 @@ import { expect } from 'chai';
 import { Run } from '../../src/persistence/entities';
 import { startOptionsFor } from '../../src/temporal/workflow-start';
 import type { ChatMessageInput } from '../../src/temporal/contracts';
-import { getStack, newTenant } from '../support/stack';
-import { aRun } from '../support/runs';
+import { getStack, newTenant } from '../harness/stack';
+import { aRun } from '../harness/runs';
 
 const PENDING_ACTIVITY_STARTED = 2;
 

@@ -12,10 +12,10 @@ import { createStructureRun } from '../../src/services/code/runs/structure-runs'
 import { startOptionsFor, workflowIdOf } from '../../src/temporal/workflow-start';
 import { createWorker } from '../../src/worker/create-worker';
 import { createActivities } from '../../activities';
-import { structureWithBuild } from '../support/builds';
-import { as } from '../support/client';
-import { aRun, runAlive, SLEEP_PROGRAM, waitForRun } from '../support/runs';
-import { getStack, newTenant, startTimeSkipping } from '../support/stack';
+import { structureWithBuild } from '../harness/builds';
+import { as } from '../harness/client';
+import { aRun, runAlive, SLEEP_PROGRAM, waitForRun } from '../harness/runs';
+import { getStack, newTenant, startTimeSkipping } from '../harness/stack';
 import { skipWhileActivityRuns } from '../support/time-skipping';
 
 const callerOf = (t: { organizationId: string; userId: string }): Caller => ({

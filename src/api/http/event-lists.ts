@@ -15,7 +15,7 @@ export const EVENT_LIST_SUMMARY = `\`limit\` (default ${DEFAULT_EVENT_LIMIT}, at
 export const eventListQuery = {
   limit: { type: 'integer', minimum: 1, maximum: MAX_EVENT_LIMIT },
   offset: { type: 'integer', minimum: 0, maximum: MAX_EVENT_OFFSET },
-};
+} as const;
 
 /** `{events, count, total_count, limit, offset, next_offset}` of `event` items. */
 export const eventListSchema = (name: string, event: JsonSchema) =>

@@ -1,11 +1,12 @@
 // The one route builder: every handler is declared with its schemas, and this module does validation,
-// authentication and the OpenAPI entry for all of them. Handlers receive typed, validated input.
+// authentication and the OpenAPI entry for all of them. Handlers receive validated input typed by the same
+// schemas (`Static`, src/api/schemas/registry.ts): a route's body, query and params types follow from them.
 import Router from '@koa/router';
 import type { ErrorObject } from 'ajv';
 import type { Context } from 'koa';
 import getRawBody from 'raw-body';
 import type { Deps } from '../deps';
-import { JsonSchema, validatorFor, withTextRule } from '../schemas/registry';
+import { JsonSchema, Static, validatorFor, withTextRule } from '../schemas/registry';
 import type { Caller } from '../../services/caller';
 import { authenticate, extractKey } from './auth';
 import { setSpanAttributes } from '../../observability/tracing';
@@ -22,7 +23,41 @@ export interface ResponseSpec {
   contentType?: string;
 }
 
-export interface RouteSpec<TBody = any, TQuery = any> {
+type Schemas = Record<string, JsonSchema>;
+
+/**
+ * The input types a route's schemas give its handler. A schema only known as `JsonSchema` (routes seen by the
+ * builder itself, whatever their schemas, and `any` or `unknown` while the checker infers them: guarded, as
+ * json-schema-to-ts would expand them without end) gives the plain runtime types; a route without a body gets
+ * `undefined`, without params `{}`. Query members are optional: validation requires none of them.
+ */
+type BodyOf<B> = unknown extends B
+  ? unknown
+  : B extends undefined
+    ? undefined
+    : string extends keyof B
+      ? unknown
+      : Static<B>;
+type QueryOf<Q> = unknown extends Q
+  ? Record<string, unknown>
+  : Q extends Schemas
+    ? string extends keyof Q
+      ? Record<string, unknown>
+      : { -readonly [K in keyof Q]?: Static<Q[K]> }
+    : Record<never, never>;
+type ParamsOf<P> = unknown extends P
+  ? Record<string, string>
+  : P extends Schemas
+    ? string extends keyof P
+      ? Record<string, string>
+      : { -readonly [K in keyof P]: Static<P[K]> }
+    : Record<never, never>;
+
+export interface RouteSpec<
+  B extends JsonSchema | undefined = JsonSchema | undefined,
+  Q extends Schemas | undefined = Schemas | undefined,
+  P extends Schemas | undefined = Schemas | undefined,
+> {
   operationId: string;
   method: Method;
   /** OpenAPI-style path under /api, e.g. `/buckets/{bucket_id}/assets/{name}`. */
@@ -34,11 +69,11 @@ export interface RouteSpec<TBody = any, TQuery = any> {
   /** A run's own credential may call this route (the handler checks it names that run). Default: 403. */
   runScoped?: boolean;
   /** Schemas of the path parameters; all are required. */
-  params?: Record<string, JsonSchema>;
+  params?: P;
   /** The last path parameter may contain `/` (asset names). */
   greedyParam?: string;
   /** Schemas of the query parameters (strings are coerced to the schema's type). */
-  query?: Record<string, JsonSchema>;
+  query?: Q;
   /** Adds `page` and `page_size` to the query and gives the handler a `page`. */
   paged?: boolean;
   /**
@@ -47,7 +82,7 @@ export interface RouteSpec<TBody = any, TQuery = any> {
    */
   pageSize?: { default: number; max: number };
   /** JSON body schema. With `bodyRequired` false (default), an empty body is validated as `{}`. */
-  body?: JsonSchema;
+  body?: B;
   bodyRequired?: boolean;
   /** The handler reads the request stream itself (uploads); no JSON parsing. */
   rawBody?: { contentType: string; description: string };
@@ -57,13 +92,15 @@ export interface RouteSpec<TBody = any, TQuery = any> {
    * Retry-After while a watched filesystem is below its free-space watermark (src/observability/disk-space.ts).
    */
   needsDiskSpace?: boolean;
-  handler: (req: RouteRequest<TBody, TQuery>) => Promise<RouteResult | void>;
+  // A method, so that its parameter is checked bivariantly: a route of any schemas is a `RouteSpec` to the
+  // builder, which calls it with the validated input its schemas describe.
+  handler(req: NoInfer<RouteRequest<BodyOf<B>, QueryOf<Q>, ParamsOf<P>>>): Promise<RouteResult | void>;
 }
 
-export interface RouteRequest<TBody = any, TQuery = any> {
+export interface RouteRequest<TBody, TQuery, TParams> {
   ctx: Context;
   deps: Deps;
-  params: Record<string, string>;
+  params: TParams;
   query: TQuery;
   body: TBody;
   page: PageRequest;
@@ -82,10 +119,14 @@ const registered: RouteSpec[] = [];
  * Declares a route; collected by the app and the OpenAPI document. Its request schemas get the text rule
  * (what the input guard enforces), and every numeric query parameter must be bounded: it reaches SQL.
  */
-export function route<TBody = any, TQuery = any>(spec: RouteSpec<TBody, TQuery>): RouteSpec<TBody, TQuery> {
-  const ruled = (schemas?: Record<string, JsonSchema>) =>
+export function route<
+  const B extends JsonSchema | undefined = undefined,
+  const Q extends Schemas | undefined = undefined,
+  const P extends Schemas | undefined = undefined,
+>(spec: RouteSpec<B, Q, P>): void {
+  const ruled = (schemas?: Schemas) =>
     schemas && Object.fromEntries(Object.entries(schemas).map(([name, schema]) => [name, withTextRule(schema)]));
-  for (const [name, schema] of Object.entries(spec.query ?? {})) {
+  for (const [name, schema] of Object.entries<JsonSchema>(spec.query ?? {})) {
     if (
       (schema.type === 'integer' || schema.type === 'number') &&
       (schema.minimum === undefined || schema.maximum === undefined)
@@ -93,14 +134,12 @@ export function route<TBody = any, TQuery = any>(spec: RouteSpec<TBody, TQuery>)
       throw new Error(`${spec.operationId}: query parameter ${name} needs a minimum and a maximum`);
     }
   }
-  const declared = {
-    ...spec,
+  registered.push({
+    ...(spec as unknown as RouteSpec),
     params: ruled(spec.params),
     query: ruled(spec.query),
     body: spec.body && withTextRule(spec.body),
-  };
-  registered.push(declared as RouteSpec);
-  return declared;
+  });
 }
 
 export function allRoutes(): readonly RouteSpec[] {
@@ -108,7 +147,7 @@ export function allRoutes(): readonly RouteSpec[] {
 }
 
 /** Query schema of a route, including the pagination members. */
-export function querySchemaOf(spec: RouteSpec, configMaxPageSize: number): Record<string, JsonSchema> {
+export function querySchemaOf(spec: RouteSpec, configMaxPageSize: number): Schemas {
   const maxPageSize = spec.pageSize?.max ?? configMaxPageSize;
   return {
     ...(spec.paged

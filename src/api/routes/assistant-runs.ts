@@ -105,8 +105,8 @@ const present = ({ run: r, details: d }: AssistantRunRecord) => ({
   completed_at: iso(r.completed_at),
 });
 
-const nullableIdList = { type: ['array', 'null'], items: uuid, maxItems: 100 };
-const runPath = { assistant_run_id: uuid };
+const nullableIdList = { type: ['array', 'null'], items: uuid, maxItems: 100 } as const;
+const runPath = { assistant_run_id: uuid } as const;
 
 route({
   operationId: 'CreateAssistantRun',

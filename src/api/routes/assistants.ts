@@ -16,7 +16,7 @@ const TAG = 'Assistants';
 export const MAX_IDS = 100;
 export const MAX_INPUT_CHARS = 100_000;
 
-export const idList = { type: 'array', items: uuid, maxItems: MAX_IDS };
+export const idList = { type: 'array', items: uuid, maxItems: MAX_IDS } as const;
 
 const AssistantSchema = defineSchema('Assistant', {
   type: 'object',
@@ -75,8 +75,8 @@ const fields = {
   ruleset_ids: idList,
   structure_ids: idList,
   tool_ids: idList,
-};
-const assistantPath = { assistant_id: uuid };
+} as const;
+const assistantPath = { assistant_id: uuid } as const;
 const idsNote =
   'Every id must name a record of the organization (409 naming the missing ones). Knowledge bases and ' +
   'retrievers become retrieval functions the model may call (docs/assistants.md).';

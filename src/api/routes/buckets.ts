@@ -95,8 +95,8 @@ export const assetName = {
   pattern: ASSET_NAME_PATTERN,
   description:
     'an asset name: `/` separates folders; no leading, trailing or doubled `/`, no `.` or `..` segments, no backslashes or control characters',
-};
-const assetPath = { bucket_id: uuid, name: assetName };
+} as const;
+const assetPath = { bucket_id: uuid, name: assetName } as const;
 
 route({
   operationId: 'ListBuckets',
@@ -296,7 +296,7 @@ const signedQuery = {
   expires: { type: 'string', pattern: '^[0-9]{1,12}$', description: 'Unix seconds after which the URL answers 403.' },
   by: { type: 'string', description: 'Who created the URL.' },
   signature: { type: 'string', description: 'HMAC-SHA256 over method, bucket, name, expiry and creator.' },
-};
+} as const;
 
 function grantFor(
   ctx: Context,

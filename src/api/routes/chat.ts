@@ -40,7 +40,7 @@ const UsageSchema = {
     input_tokens: { type: ['number', 'null'] },
     output_tokens: { type: ['number', 'null'] },
   },
-};
+} as const;
 
 const ToolActionSchema = {
   type: 'object',
@@ -52,7 +52,7 @@ const ToolActionSchema = {
     path: { type: ['string', 'null'] },
     input: {},
   },
-};
+} as const;
 
 // Message contents, by `type`: text anywhere, tool calls in assistant messages, tool results in user messages.
 // Images, audio and video (griptape has them) match none of these: refused (400).
@@ -60,7 +60,7 @@ const TextContent = {
   type: 'object',
   required: ['type', 'artifact'],
   properties: { type: { const: 'TextMessageContent' }, artifact: ArtifactSchema },
-};
+} as const;
 const ActionCallContent = {
   type: 'object',
   required: ['type', 'artifact'],
@@ -73,7 +73,7 @@ const ActionCallContent = {
       description: 'An ActionArtifact dict.',
     },
   },
-};
+} as const;
 const ActionResultContent = {
   type: 'object',
   required: ['type', 'action'],
@@ -82,7 +82,7 @@ const ActionResultContent = {
     artifact: ArtifactSchema,
     action: { ...ToolActionSchema, description: 'The ToolAction this result answers.' },
   },
-};
+} as const;
 /** The message of one role: its contents of these kinds. Discriminators make errors name the part at fault. */
 const messageOf = (role: string, ...kinds: JsonSchema[]) => ({
   required: ['role'],

@@ -21,7 +21,7 @@ import { defineSchema, JsonSchema, pageOf, str, timestamp, uuid } from '../schem
 const MAX_ENV_VALUE = 131_071;
 const MAX_ENV_VARS = 500;
 /** Names as code hosts allow them; anything else could not name a repository. */
-const repoName = { ...str(1, 200), pattern: '^[A-Za-z0-9_.][A-Za-z0-9_.-]*$' };
+const repoName = { ...str(1, 200), pattern: '^[A-Za-z0-9_.][A-Za-z0-9_.-]*$' } as const;
 
 const codehostLocation = {
   type: 'object',
@@ -43,7 +43,7 @@ const codehostLocation = {
         '409 when the organization has no such connection; the connection cannot be deleted while named here.',
     },
   },
-};
+} as const;
 const locations = {
   codehost: codehostLocation,
   data_lake: {
@@ -53,7 +53,7 @@ const locations = {
     properties: { bucket_id: uuid, asset_path: assetName },
   },
   default: { type: 'object', maxProperties: 0 },
-};
+} as const;
 const github = (use: string) => ({
   ...codehostLocation,
   description: `The provider's word for \`codehost\` (griptape-cloud-client): ${use}.`,

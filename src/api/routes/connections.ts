@@ -21,7 +21,7 @@ const fields = {
   type: { type: 'string', description: '`codehost` (the clients may send `github`).' },
   created_by: { type: 'string' },
   created_at: timestamp,
-};
+} as const;
 const ConnectionSchema = defineSchema('Connection', {
   type: 'object',
   required: ['connection_id', 'created_at', 'created_by', 'name', 'type', 'updated_at'],
@@ -52,7 +52,7 @@ const codehostCredentials = {
       description: "The code the code host's OAuth authorization sent back to the app's callback (single use).",
     },
   },
-};
+} as const;
 
 route({
   operationId: 'ListConnections',
@@ -112,7 +112,8 @@ route({
     const connection = await createConnection(deps, caller, {
       type: neutralWord(body.type),
       name: body.name,
-      credentials: neutralMember(body.credentials),
+      // Exactly one member (the schema), `github` renamed `codehost` by neutralMember.
+      credentials: neutralMember(body.credentials) as { codehost: { auth_code: string } },
     });
     const { updated_at: _omitted, ...created } = present(connection);
     return { status: 201, body: created };

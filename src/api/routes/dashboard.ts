@@ -1,12 +1,12 @@
 // Dashboards: aggregates over the caller's organization (see src/services/code/dashboard.ts for the definitions).
-import { DASHBOARD_PERIODS, DashboardPeriod, structuresDashboard } from '../../services/code/dashboard';
+import { DASHBOARD_PERIODS, structuresDashboard } from '../../services/code/dashboard';
 import { route } from '../http/route';
 import { defineSchema, timestamp, uuid } from '../schemas/registry';
 
 const DEFAULT_WINDOW_MS = 24 * 3600_000;
 
-const count = { type: 'integer', minimum: 0 };
-const seconds = { type: 'number', minimum: 0 };
+const count = { type: 'integer', minimum: 0 } as const;
+const seconds = { type: 'number', minimum: 0 } as const;
 
 const StructuresDashboardSchema = defineSchema('StructuresDashboard', {
   type: 'object',
@@ -89,14 +89,7 @@ const StructuresDashboardSchema = defineSchema('StructuresDashboard', {
   },
 });
 
-interface DashboardQueryParams {
-  start_time?: string;
-  end_time?: string;
-  period?: DashboardPeriod;
-  structure_ids?: string[];
-}
-
-route<unknown, DashboardQueryParams>({
+route({
   operationId: 'GetStructuresDashboard',
   method: 'get',
   path: '/dashboards/structures',

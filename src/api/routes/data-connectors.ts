@@ -1,5 +1,5 @@
 // Data connectors (CRUD) and their data jobs (create 202, list, get, cancel). docs/data-connectors.md.
-import type { DataConnector, DataJob, DataJobStatus } from '../../persistence/entities/data-connector';
+import type { DataConnector, DataJob } from '../../persistence/entities/data-connector';
 import { iso } from '../../persistence/scoped';
 import { presentConfig } from '../../services/data-connectors/config';
 import {
@@ -15,7 +15,7 @@ import { route } from '../http/route';
 import { defineSchema, JsonSchema, nullableTimestamp, pageOf, str, timestamp, uuid } from '../schemas/registry';
 
 const TAG = 'Data connectors';
-const STATUSES = ['QUEUED', 'RUNNING', 'SUCCEEDED', 'FAILED', 'CANCELLED'];
+const STATUSES = ['QUEUED', 'RUNNING', 'SUCCEEDED', 'FAILED', 'CANCELLED'] as const;
 
 const OCTET = '(?:25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)';
 const LABEL = '[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?';
@@ -26,7 +26,7 @@ const HTTP_URL = {
   maxLength: 2048,
   pattern: `^https?://(?:(?:${LABEL}\\.)*[A-Za-z](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?|(?:${OCTET}\\.){3}${OCTET})${PORT}(?:[/?#][^\\s\\\\]*)?$`,
   description: 'An http(s) URL (host name or IPv4 address; no credentials).',
-};
+} as const;
 const strings = (maxItems: number, item: JsonSchema = str(1, 1024)) => ({ type: 'array', maxItems, items: item });
 const args = strings(100, str(0, 10_000));
 
@@ -43,7 +43,7 @@ const webscraper = {
     },
     max_pages: { type: 'integer', minimum: 1, maximum: 1000, description: 'Pages per job at most (default 100).' },
   },
-};
+} as const;
 const dataLake = {
   type: 'object',
   required: ['bucket_id'],
@@ -54,8 +54,8 @@ const dataLake = {
       description: 'Asset names, or prefixes ending in `/`, of that bucket; none: the whole bucket.',
     },
   },
-};
-const structure = { type: 'object', required: ['structure_id'], properties: { structure_id: uuid, args } };
+} as const;
+const structure = { type: 'object', required: ['structure_id'], properties: { structure_id: uuid, args } } as const;
 const objstoreFields = (id: string, secret: string) => ({
   type: 'object',
   required: [id, secret, 'uris'],
@@ -69,7 +69,7 @@ const drive = {
   type: 'object',
   required: ['auth_code', 'file_ids'],
   properties: { auth_code: str(1, 2000), file_ids: strings(100, str(1, 200)) },
-};
+} as const;
 const wikiFields = (email: string, token: string) => ({
   type: 'object',
   required: [email, token, 'domain'],
@@ -116,14 +116,14 @@ const transforms = {
   },
   description:
     'Structures each fetched item passes through, in order: a run with the item (a TextArtifact as JSON) as first argument, then `args`; its output replaces the item.',
-};
+} as const;
 const scheduleExpression = {
   type: 'string',
   minLength: 1,
   maxLength: 200,
   pattern: SCHEDULE_EXPRESSION_PATTERN,
   description: `Starts a job on this schedule (a Temporal Schedule; a job still open then is not doubled). ${SCHEDULE_FORMS}`,
-};
+} as const;
 const common = {
   name: str(1, 200),
   description: str(1, 200),
@@ -134,7 +134,7 @@ const common = {
     description:
       "The bucket the connector writes to, under `data-connectors/<data_connector_id>/`; default: the organization's default bucket.",
   },
-};
+} as const;
 
 const CreateBody = defineSchema('CreateDataConnectorRequest', {
   type: 'object',
@@ -159,7 +159,7 @@ const UpdateBody = defineSchema('UpdateDataConnectorRequest', {
   },
 });
 
-const open = { type: 'object' };
+const open = { type: 'object' } as const;
 const DataConnectorSchema = defineSchema('DataConnector', {
   type: 'object',
   required: [
@@ -247,7 +247,7 @@ const presentJob = (j: DataJob) => ({
   completed_at: iso(j.completed_at),
 });
 
-const connectorPath = { data_connector_id: uuid };
+const connectorPath = { data_connector_id: uuid } as const;
 const refsNote =
   "Buckets and structures it names must be the organization's (409 naming them otherwise); secrets are stored encrypted and never answered.";
 
@@ -281,7 +281,13 @@ route({
   bodyRequired: true,
   responses: { 201: { description: 'Data connector', schema: DataConnectorSchema } },
   handler: async ({ deps, caller, body }) => {
-    const { connector, job } = await createDataConnector(deps, caller, body);
+    // The schema is assembled from the types' variants at run time, so it has no static type: the service's
+    // request type names what ajv checked.
+    const { connector, job } = await createDataConnector(
+      deps,
+      caller,
+      body as Parameters<typeof createDataConnector>[2],
+    );
     return { status: 201, body: present(connector, job.data_job_id) };
   },
 });
@@ -310,7 +316,10 @@ route({
   body: UpdateBody,
   responses: { 200: { description: 'Data connector', schema: DataConnectorSchema } },
   handler: async ({ deps, caller, params, body }) => {
-    const { connector, job } = await updateDataConnector(deps, caller, params.data_connector_id, body);
+    // The schema is assembled from the types' variants at run time, so it has no static type: the service's
+    // request type names what ajv checked.
+    const request = body as Parameters<typeof updateDataConnector>[3];
+    const { connector, job } = await updateDataConnector(deps, caller, params.data_connector_id, request);
     return { status: 200, body: present(connector, job?.data_job_id) };
   },
 });
@@ -346,7 +355,7 @@ route({
   }),
 });
 
-route<unknown, { status?: DataJobStatus[] }>({
+route({
   operationId: 'ListDataJobs',
   method: 'get',
   path: '/data-connectors/{data_connector_id}/data-jobs',

@@ -61,7 +61,7 @@ const codehostSource = {
         'has no such connection. `access_token` wins when both are given.',
     },
   },
-};
+} as const;
 
 const CreateDeploymentRequest = defineSchema('CreateDeploymentRequest', {
   type: 'object',
@@ -89,7 +89,7 @@ const statusFilter = {
   type: 'array',
   items: { type: 'string', enum: [...DEPLOYMENT_STATUSES] },
   description: 'Only deployments in these statuses: `status=A,B` or `status=A&status=B`.',
-};
+} as const;
 
 for (const kind of ['structure', 'function', 'tool'] as CodeResourceKind[]) {
   const Label = KIND_LABEL[kind];

@@ -42,9 +42,9 @@ const EventInput = defineSchema('EventInput', {
     timestamp: { type: 'number', description: 'Epoch seconds (float).' },
   },
 });
-const eventArray = { type: 'array', items: EventInput, minItems: 1, maxItems: MAX_EVENTS_PER_REQUEST };
+const eventArray = { type: 'array', items: EventInput, minItems: 1, maxItems: MAX_EVENTS_PER_REQUEST } as const;
 
-const runPath = { structure_run_id: uuid };
+const runPath = { structure_run_id: uuid } as const;
 
 route({
   operationId: 'CreateEvents',

@@ -27,7 +27,7 @@ import {
 
 const TAG = 'Integrations';
 
-const integrationPath = { integration_id: uuid };
+const integrationPath = { integration_id: uuid } as const;
 
 route({
   operationId: 'ListIntegrations',
@@ -57,10 +57,15 @@ route({
   body: CreateRequest,
   bodyRequired: true,
   responses: { 201: { description: 'Integration', schema: IntegrationSchema } },
-  handler: async ({ deps, caller, body }) => ({
-    status: 201,
-    body: present(deps.config.publicBaseUrl)(await createIntegration(deps.ds, deps.box, caller, body)),
-  }),
+  handler: async ({ deps, caller, body }) => {
+    // The schema is assembled from the types' variants at run time, so it has no static type: the service's
+    // request type names what ajv checked.
+    const request = body as Parameters<typeof createIntegration>[3];
+    return {
+      status: 201,
+      body: present(deps.config.publicBaseUrl)(await createIntegration(deps.ds, deps.box, caller, request)),
+    };
+  },
 });
 
 route({
@@ -86,10 +91,13 @@ route({
   summary: 'Changes the given fields; the type cannot change (409).',
   body: UpdateRequest,
   responses: { 200: { description: 'Integration', schema: IntegrationSchema } },
-  handler: async ({ deps, caller, params, body }) => ({
-    status: 200,
-    body: present(deps.config.publicBaseUrl)(await updateIntegration(deps.ds, caller, params.integration_id, body)),
-  }),
+  handler: async ({ deps, caller, params, body }) => {
+    // The schema is assembled from the types' variants at run time, so it has no static type: the service's
+    // request type names what ajv checked.
+    const request = body as Parameters<typeof updateIntegration>[3];
+    const integration = await updateIntegration(deps.ds, caller, params.integration_id, request);
+    return { status: 200, body: present(deps.config.publicBaseUrl)(integration) };
+  },
 });
 
 route({

@@ -1,12 +1,12 @@
 // Knowledge base jobs: create (202, QUEUED), list under the knowledge base, get, cancel.
-import type { KnowledgeBaseJob, KnowledgeBaseJobStatus } from '../../persistence/entities/knowledge-base';
+import type { KnowledgeBaseJob } from '../../persistence/entities/knowledge-base';
 import { iso } from '../../persistence/scoped';
 import { cancelJob, createJob, findJob, listJobs } from '../../services/knowledge/jobs';
 import { route } from '../http/route';
 import { defineSchema, nullableTimestamp, pageOf, timestamp, uuid } from '../schemas/registry';
 
 const TAG = 'Knowledge bases';
-const STATUSES = ['QUEUED', 'RUNNING', 'SUCCEEDED', 'FAILED', 'CANCELLED'];
+const STATUSES = ['QUEUED', 'RUNNING', 'SUCCEEDED', 'FAILED', 'CANCELLED'] as const;
 
 const JobSchema = defineSchema('KnowledgeBaseJob', {
   type: 'object',
@@ -43,7 +43,7 @@ const present = (j: KnowledgeBaseJob) => ({
   completed_at: iso(j.completed_at),
 });
 
-const jobPath = { knowledge_base_job_id: uuid };
+const jobPath = { knowledge_base_job_id: uuid } as const;
 
 route({
   operationId: 'CreateKnowledgeBaseJob',
@@ -61,7 +61,7 @@ route({
   }),
 });
 
-route<unknown, { status?: KnowledgeBaseJobStatus[] }>({
+route({
   operationId: 'ListKnowledgeBaseJobs',
   method: 'get',
   path: '/knowledge-bases/{knowledge_base_id}/knowledge-base-jobs',

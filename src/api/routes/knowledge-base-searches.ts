@@ -46,7 +46,7 @@ const present = (s: KnowledgeBaseSearch) => ({
   created_at: iso(s.created_at),
 });
 
-const kbPath = { knowledge_base_id: uuid };
+const kbPath = { knowledge_base_id: uuid } as const;
 
 route({
   operationId: 'SearchKnowledgeBase',
@@ -65,10 +65,11 @@ route({
   }),
   bodyRequired: true,
   responses: { 200: { description: 'Knowledge base search', schema: SearchSchema } },
-  handler: async ({ deps, caller, params, body }) => ({
-    status: 200,
-    body: present(await searchKnowledgeBase(deps, caller, params.knowledge_base_id, body)),
-  }),
+  handler: async ({ deps, caller, params, body }) => {
+    // `filter` takes any JSON member values (compared as strings); the service's type names the usual ones.
+    const request = body as Parameters<typeof searchKnowledgeBase>[3];
+    return { status: 200, body: present(await searchKnowledgeBase(deps, caller, params.knowledge_base_id, request)) };
+  },
 });
 
 route({

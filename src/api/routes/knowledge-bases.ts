@@ -26,11 +26,11 @@ const kbType = {
   enum: ['gtc_pg_vector', 'gtc_hybrid_sql_pg_vector', 'pg_vector'],
   description:
     "gtc_pg_vector or gtc_hybrid_sql_pg_vector (chunks in this platform's PostgreSQL) or pg_vector (chunks in a table the platform creates in an outside PostgreSQL with pgvector); pgai_knowledge_base (Timescale's pgai extension) is not served: 400",
-};
+} as const;
 const settingsInput = {
   type: 'object',
   properties: { embedding_model: str(1, 200), use_default_embedding_model: { type: 'boolean' } },
-};
+} as const;
 const configInput = {
   type: 'object',
   minProperties: 1,
@@ -59,7 +59,7 @@ const configInput = {
   },
   description:
     'Exactly one member, named like the type: the embedding settings (pg_vector: also the outside database).',
-};
+} as const;
 const assetPaths = {
   type: 'array',
   maxItems: MAX_ASSET_PATHS,
@@ -70,7 +70,7 @@ const assetPaths = {
     description:
       '<bucket_id>/<asset name>, or <bucket_id>/<prefix>/ for every asset under the prefix (<bucket_id>/: the whole bucket)',
   },
-};
+} as const;
 
 const scheduleExpression = {
   type: 'string',
@@ -78,7 +78,7 @@ const scheduleExpression = {
   maxLength: 200,
   pattern: SCHEDULE_EXPRESSION_PATTERN,
   description: `Starts a job on this schedule (a Temporal Schedule; skipped while a job is open). ${SCHEDULE_FORMS}`,
-};
+} as const;
 const transforms = {
   type: 'array',
   maxItems: 10,
@@ -95,7 +95,7 @@ const transforms = {
   },
   description:
     "Structures each asset's text passes through before chunking: a run with the text (a TextArtifact as JSON) as first argument, then `args`; its output replaces the text.",
-};
+} as const;
 
 const settingsOutput = {
   type: 'object',
@@ -110,7 +110,7 @@ const settingsOutput = {
     structured_columns: { type: 'array', items: {} },
     unstructured_columns: { type: 'array', items: {} },
   },
-};
+} as const;
 
 const KnowledgeBaseSchema = defineSchema('KnowledgeBase', {
   type: 'object',
@@ -172,7 +172,7 @@ export const QUERY_SCHEMA = {
     distance_metric: { type: 'string', enum: ['cosine'] },
     include_vectors: { type: 'boolean' },
   },
-};
+} as const;
 
 const present = (kb: KnowledgeBase) => {
   const given = settingsOf(kb.config, kb.type) ?? {};
@@ -213,7 +213,7 @@ export const EntrySchema = {
     namespace: { type: 'string' },
     vector: { type: 'array', items: { type: 'number' } },
   },
-};
+} as const;
 
 const QuerySchema = defineSchema('KnowledgeBaseQuery', {
   type: 'object',
@@ -257,8 +257,8 @@ const fields = {
   use_default_embedding_model: { type: 'boolean' },
   schedule_expression: scheduleExpression,
   transforms,
-};
-const kbPath = { knowledge_base_id: uuid };
+} as const;
+const kbPath = { knowledge_base_id: uuid } as const;
 const schedulesOf = (deps: { temporal: Client; config: { temporal: { taskQueue: string } } }) => ({
   temporal: deps.temporal,
   taskQueue: deps.config.temporal.taskQueue,
@@ -310,10 +310,13 @@ route({
   }),
   bodyRequired: true,
   responses: { 201: { description: 'Knowledge base', schema: KnowledgeBaseSchema } },
-  handler: async ({ deps, caller, body }) => ({
-    status: 201,
-    body: present(await createKnowledgeBase(deps.ds, deps.config.models, caller, body, schedulesOf(deps), deps.box)),
-  }),
+  handler: async ({ deps, caller, body }) => {
+    // The schema is assembled from the types' variants at run time, so it has no static type: the service's
+    // request type names what ajv checked.
+    const request = body as Parameters<typeof createKnowledgeBase>[3];
+    const kb = await createKnowledgeBase(deps.ds, deps.config.models, caller, request, schedulesOf(deps), deps.box);
+    return { status: 201, body: present(kb) };
+  },
 });
 
 route({
@@ -354,7 +357,8 @@ route({
         deps.config.models,
         caller,
         params.knowledge_base_id,
-        body,
+        // Assembled from the types' variants at run time (no static type): the service's type names what ajv checked.
+        body as Parameters<typeof updateKnowledgeBase>[4],
         schedulesOf(deps),
         deps.box,
       ),
@@ -394,10 +398,14 @@ route({
   }),
   bodyRequired: true,
   responses: { 200: { description: 'Knowledge base query', schema: QuerySchema } },
-  handler: async ({ deps, caller, params, body }) => ({
-    status: 200,
-    body: presentQuery(await queryKnowledgeBase(deps, caller, params.knowledge_base_id, body)),
-  }),
+  handler: async ({ deps, caller, params, body }) => {
+    // `filter` takes any JSON member values (compared as strings); the service's type names the usual ones.
+    const request = body as Parameters<typeof queryKnowledgeBase>[3];
+    return {
+      status: 200,
+      body: presentQuery(await queryKnowledgeBase(deps, caller, params.knowledge_base_id, request)),
+    };
+  },
 });
 
 route({

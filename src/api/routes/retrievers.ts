@@ -16,11 +16,14 @@ import { EntrySchema, MAX_QUERY_CHARS } from './knowledge-bases';
 const TAG = 'Retrievers';
 const MAX_COMPONENTS = 20;
 
-const filter = { type: 'object', description: 'Entries whose meta holds every member (values compared as strings).' };
-const count = { type: 'integer', minimum: 1, maximum: 100 };
+const filter = {
+  type: 'object',
+  description: 'Entries whose meta holds every member (values compared as strings).',
+} as const;
+const count = { type: 'integer', minimum: 1, maximum: 100 } as const;
 
-const queryArgs = { type: 'object', additionalProperties: false, properties: { count, filter } };
-const componentBase = { name: str(1, 200), description: str(0, 200) };
+const queryArgs = { type: 'object', additionalProperties: false, properties: { count, filter } } as const;
+const componentBase = { name: str(1, 200), description: str(0, 200) } as const;
 
 /** One schema per component type, so that a body the schema accepts is one the service accepts. */
 const ComponentInput = defineSchema('RetrieverComponentInput', {
@@ -80,7 +83,7 @@ const ComponentDetail = {
     created_at: timestamp,
     updated_at: timestamp,
   },
-};
+} as const;
 
 const RetrieverSchema = defineSchema('Retriever', {
   type: 'object',
@@ -119,8 +122,8 @@ const fields = {
     items: uuid,
     description: 'Standalone retriever components are not served: give the components inline; must be empty.',
   },
-};
-const idPath = { retriever_id: uuid };
+} as const;
+const idPath = { retriever_id: uuid } as const;
 const refsNote =
   'Every knowledge_base component must name a knowledge base of the organization (409 naming it otherwise).';
 
@@ -241,7 +244,9 @@ route({
     },
   },
   handler: async ({ deps, caller, params, body }) => {
-    const row = await queryRetrieverRequest(deps, caller, params.retriever_id, body);
+    // `filter` takes any JSON member values (compared as strings); the service's type names the usual ones.
+    const request = body as Parameters<typeof queryRetrieverRequest>[3];
+    const row = await queryRetrieverRequest(deps, caller, params.retriever_id, request);
     return { status: 200, body: { retriever_query_id: row.retriever_query_id, outputs: row.outputs } };
   },
 });

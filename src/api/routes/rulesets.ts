@@ -20,8 +20,8 @@ import {
 import { route } from '../http/route';
 import { defineSchema, pageOf, str, timestamp, uuid } from '../schemas/registry';
 
-const metadata = { type: 'object', description: 'Any JSON object (at most 64 KiB as JSON).' };
-const nullableAlias = { type: ['string', 'null'], minLength: 1, maxLength: 200 };
+const metadata = { type: 'object', description: 'Any JSON object (at most 64 KiB as JSON).' } as const;
+const nullableAlias = { type: ['string', 'null'], minLength: 1, maxLength: 200 } as const;
 
 // ---- Rules ----
 
@@ -51,7 +51,7 @@ const presentRule = (r: Rule) => ({
   updated_at: iso(r.updated_at),
 });
 
-const ruleFields = { name: str(1, 200), rule: str(1, MAX_RULE_TEXT), metadata };
+const ruleFields = { name: str(1, 200), rule: str(1, MAX_RULE_TEXT), metadata } as const;
 
 route({
   operationId: 'ListRules',
@@ -183,7 +183,7 @@ const rulesetFields = {
     description: 'Rules of the organization, in order.',
   },
   metadata,
-};
+} as const;
 
 route({
   operationId: 'ListRulesets',

@@ -70,7 +70,7 @@ export const presentStructureRun = (r: Run) => ({
   completed_at: iso(r.completed_at),
 });
 
-const runPath = { structure_run_id: uuid };
+const runPath = { structure_run_id: uuid } as const;
 
 route({
   operationId: 'CreateStructureRun',

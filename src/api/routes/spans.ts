@@ -11,9 +11,9 @@ import { route } from '../http/route';
 import { defineSchema, pageOf, str, uuid } from '../schemas/registry';
 
 const TAG = 'Spans';
-const runPath = { structure_run_id: uuid };
-const isoTime = { type: 'string', format: 'date-time' };
-const attributes = { type: 'object', default: {}, description: 'OpenTelemetry attributes, as sent.' };
+const runPath = { structure_run_id: uuid } as const;
+const isoTime = { type: 'string', format: 'date-time' } as const;
+const attributes = { type: 'object', default: {}, description: 'OpenTelemetry attributes, as sent.' } as const;
 
 const spanProperties = {
   trace_id: { ...str(1, 64), description: 'The driver sends OpenTelemetry ids formatted as UUIDs (not v4).' },
@@ -33,7 +33,7 @@ const spanProperties = {
       properties: { name: str(1, 1000), timestamp: { oneOf: [isoTime, { type: 'null' }] }, attributes },
     },
   },
-};
+} as const;
 
 /** As posted: what the driver always sends is required; the rest gets its default. */
 const SpanInput = defineSchema('SpanInput', {

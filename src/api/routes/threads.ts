@@ -22,7 +22,7 @@ import {
 import { route } from '../http/route';
 import { defineSchema, pageOf, str, timestamp, uuid } from '../schemas/registry';
 
-const metadata = { type: 'object', description: 'Any JSON object (at most 64 KiB as JSON).' };
+const metadata = { type: 'object', description: 'Any JSON object (at most 64 KiB as JSON).' } as const;
 const text = str(0, MAX_MESSAGE_TEXT);
 
 // ---- Threads ----
@@ -87,7 +87,7 @@ const threadFields = {
   },
   messages: { type: 'array', items: MessageInput, maxItems: MAX_MESSAGES_PER_REQUEST },
   metadata,
-};
+} as const;
 
 route({
   operationId: 'ListThreads',

@@ -2,22 +2,47 @@
 // response validation in tests) and the OpenAPI 3.1 document's components.schemas.
 import Ajv, { ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
+import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 
 export type JsonSchema = Record<string, unknown>;
 
 const schemas: Record<string, JsonSchema> = {};
 
 /** Registers a named schema (with the text rule, see `withTextRule`); returns a `$ref` to it for use inside other schemas and routes. */
-export function defineSchema(name: string, schema: JsonSchema): JsonSchema {
+export function defineSchema<const S extends JsonSchema>(name: string, schema: S): SchemaRef<S> {
   const ruled = withTextRule(schema);
   if (schemas[name] && JSON.stringify(schemas[name]) !== JSON.stringify(ruled)) {
     throw new Error(`schema ${name} defined twice with different shapes`);
   }
   schemas[name] = ruled;
-  return ref(name);
+  return ref<S>(name);
 }
 
-export const ref = (name: string): JsonSchema => ({ $ref: `#/components/schemas/${name}` });
+export const ref = <S extends JsonSchema = AnyValue>(name: string): SchemaRef<S> => ({
+  $ref: `#/components/schemas/${name}`,
+});
+
+// ---- Static types of schemas ----
+// A schema written as a literal (or `as const`) has a TypeScript type: `Static<typeof schema>`, through
+// json-schema-to-ts. A `$ref` made by `defineSchema` remembers the schema it names in a member that exists
+// for the type checker only, so types follow references while the objects (what ajv and the OpenAPI
+// document see) stay plain `{ $ref }`. The text rule is not in these types: it only narrows strings.
+
+declare const named: unique symbol;
+/** `{ $ref }` to a registered schema; `S` is that schema, for `Static` only. */
+export type SchemaRef<S extends JsonSchema> = { $ref: string; readonly [named]?: S };
+/** The schema that allows any JSON value. */
+type AnyValue = Record<never, never>;
+
+/** `T` with every `SchemaRef` replaced by the schema it names. */
+type Deref<T> = T extends { $ref: string; readonly [named]?: infer S }
+  ? Deref<S>
+  : T extends object
+    ? { [K in keyof T]: Deref<T[K]> }
+    : T;
+
+/** The type of the values a schema accepts (after ajv, so with its defaults filled in). */
+export type Static<S> = Deref<S> extends infer D extends JSONSchema ? FromSchema<D> : unknown;
 
 export function allSchemas(): Record<string, JsonSchema> {
   return schemas;
@@ -110,14 +135,15 @@ export function withTextRule(schema: JsonSchema): JsonSchema {
 }
 
 // Shared building blocks.
-export const uuid: JsonSchema = {
+// `as const`: their types are what `Static` reads.
+export const uuid = {
   type: 'string',
   format: 'uuid',
   pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$',
-};
-export const timestamp: JsonSchema = { type: 'string', format: 'date-time' };
-export const nullableTimestamp: JsonSchema = { type: ['string', 'null'], format: 'date-time' };
-export const str = (min: number, max: number): JsonSchema => ({ type: 'string', minLength: min, maxLength: max });
+} as const;
+export const timestamp = { type: 'string', format: 'date-time' } as const;
+export const nullableTimestamp = { type: ['string', 'null'], format: 'date-time' } as const;
+export const str = (min: number, max: number) => ({ type: 'string', minLength: min, maxLength: max }) as const;
 
 export const Pagination = defineSchema('Pagination', {
   type: 'object',

@@ -86,7 +86,7 @@ export const lastEventIdQuery = {
     maximum: MAX_EVENT_SEQ,
     description: 'Resume after this event sequence number (the `id:` of a frame); the `Last-Event-ID` header wins.',
   },
-};
+} as const;
 
 /** Where a stream resumes: after the `Last-Event-ID` header's sequence, else `?last_event_id=`, else from the start. */
 export function resumeAfter(ctx: Context, lastEventIdQuery: number | undefined): number {

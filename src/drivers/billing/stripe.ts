@@ -1,6 +1,6 @@
 // The Stripe-compatible payment provider, through the official `stripe` package (its pinned API version).
 // BILLING_API_BASE_URL points it elsewhere (host, port, protocol): a Stripe-compatible service, or the tests'
-// local double (test/support/stripe-double.ts).
+// local double (test/harness/stripe-double.ts).
 import Stripe from 'stripe';
 import type { BillingConfig } from '../../config';
 

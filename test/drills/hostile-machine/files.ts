@@ -6,8 +6,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { config, entriesOf, makeArchive, uploadToNewBucket, waitForDeployment } from '../../fixtures/projects';
-import { as } from '../../support/client';
-import { newTenant } from '../../support/stack';
+import { as } from '../../harness/client';
+import { newTenant } from '../../harness/stack';
 import type { MachineAttack } from './kit';
 
 /** The build's venv, from inside a build step (its bin/ is first on PATH). */

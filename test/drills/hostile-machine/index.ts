@@ -2,7 +2,7 @@
 // exports `attacks`; each runs on the test stack in turn, and the report's table says attack, limit, result.
 import fs from 'node:fs';
 import path from 'node:path';
-import { getStack } from '../../support/stack';
+import { getStack } from '../../harness/stack';
 import { Findings, type DrillReport } from '../kit';
 import type { MachineAttack } from './kit';
 

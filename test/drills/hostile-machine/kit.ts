@@ -3,7 +3,7 @@
 // public api only. Each attack is a module of this folder exporting `attacks: MachineAttack[]`; the drill
 // (index.ts) runs every module it finds, bounded so that the machine survives, and prints one table:
 // attack, limit, result.
-import type { Stack } from '../../support/stack';
+import type { Stack } from '../../harness/stack';
 
 export interface MachineAttackContext {
   stack: Stack;

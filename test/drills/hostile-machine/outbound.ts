@@ -6,9 +6,9 @@
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import { OUTSIDE_UNREACHABLE } from '../../../src/services/knowledge/chunk-store';
-import { as, request } from '../../support/client';
-import { hostInterfaceAddress, startHostWitness, type HostWitness } from '../../support/host-witness';
-import { newTenant, type Stack } from '../../support/stack';
+import { as, request } from '../../harness/client';
+import { hostInterfaceAddress, startHostWitness, type HostWitness } from '../../harness/host-witness';
+import { newTenant, type Stack } from '../../harness/stack';
 import type { MachineAttack, MachineAttackContext, MachineAttackResult } from './kit';
 
 type Api = ReturnType<typeof as>;

@@ -4,10 +4,10 @@
 // filter's socket families (src/runtime/sandbox/). Measured from the host where the api cannot tell: the
 // run group's peak memory.
 import { entriesOf, makeArchive, uploadToNewBucket, waitForDeployment, config } from '../../fixtures/projects';
-import { memoryHogs, watchRunMemory } from '../../support/cgroups';
-import { as } from '../../support/client';
-import { waitForRun } from '../../support/runs';
-import { newTenant } from '../../support/stack';
+import { memoryHogs, watchRunMemory } from '../../harness/cgroups';
+import { as } from '../../harness/client';
+import { waitForRun } from '../../harness/runs';
+import { newTenant } from '../../harness/stack';
 import type { MachineAttack, MachineAttackContext } from './kit';
 
 const MiB = 1024 * 1024;

@@ -4,9 +4,9 @@
 // other organization's p50 stays within 2× its quiet p50 (plus a second of slack for the loaded machine),
 // the backlog never executes more than its share at once, and its waiting runs say why they wait.
 import { entriesOf, makeArchive, uploadToNewBucket, waitForDeployment, config } from '../../fixtures/projects';
-import { as } from '../../support/client';
-import { SLEEP_PROGRAM, TERMINAL, waitForRun } from '../../support/runs';
-import { newTenant } from '../../support/stack';
+import { as } from '../../harness/client';
+import { SLEEP_PROGRAM, TERMINAL, waitForRun } from '../../harness/runs';
+import { newTenant } from '../../harness/stack';
 import type { MachineAttack, MachineAttackContext } from './kit';
 
 /** A structure deployed through the public api (archive in a bucket, then a build). */

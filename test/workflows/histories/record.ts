@@ -3,7 +3,7 @@
 // whose histories must keep replaying (before a change to a workflow's commands), after a build:
 //   npm run test:only -- dist/test/workflows/histories/record.js
 import { Worker } from '@temporalio/worker';
-import { getStack, startTimeSkipping } from '../../support/stack';
+import { getStack, startTimeSkipping } from '../../harness/stack';
 import { saveHistory } from './history-files';
 import { historyFile, jobStubs, RECORDED_WORKFLOWS, runScenario, scenariosOf } from './scenarios';
 

@@ -8,16 +8,16 @@ import type { Caller } from '../../caller';
 import { badRequest, conflict, notFound } from '../../../errors';
 import { assertSecretRefs } from '../../../persistence/scoped';
 import { CodeResource, Deployment, Run } from '../../../persistence/entities';
-import type { CodeResourceKind, EnvVar } from '../../../persistence/entities/code-resource';
+import type { CodeResourceKind } from '../../../persistence/entities/code-resource';
 import { RUN_TERMINAL, type RunStatus } from '../../../persistence/entities/run';
 import { findCodeResource, KIND_LABEL } from '../code-resources';
 import { findRunOfKind } from './code-runs';
-import { checkExecStrings, runEnvVars, startRun, type RunsDeps } from './structure-runs';
+import { checkExecStrings, runEnvVars, startRun, type RequestEnvVar, type RunsDeps } from './structure-runs';
 
 /** What a replay request may change. */
 export interface ReplayOverrides {
   args?: string[];
-  env_vars?: EnvVar[];
+  env_vars?: RequestEnvVar[];
   /** A SUCCEEDED deployment of the run's resource to run on instead of its latest. */
   deployment_id?: string;
 }

@@ -52,14 +52,17 @@ export function checkExecStrings(args: string[], envVars: EnvVar[], where: strin
 }
 
 /** A request's env vars as a run stores them (`source` lower case, `manual` when absent). */
-export const runEnvVars = (vars: EnvVar[]): EnvVar[] =>
+/** An env var as requests give it: `source` in either case (griptape sends `MANUAL`), `manual` when absent. */
+export type RequestEnvVar = Omit<EnvVar, 'source'> & { source?: 'manual' | 'secret_ref' | 'MANUAL' | 'SECRET_REF' };
+
+export const runEnvVars = (vars: RequestEnvVar[]): EnvVar[] =>
   vars.map((v) => ({ name: v.name, value: v.value, source: (v.source ?? 'manual').toLowerCase() as EnvVar['source'] }));
 
 export async function createStructureRun(
   deps: RunsDeps,
   caller: Caller,
   structureId: string,
-  input: { args: string[]; env_vars: EnvVar[] },
+  input: { args: string[]; env_vars: RequestEnvVar[] },
 ): Promise<Run> {
   const envVars = runEnvVars(input.env_vars);
   checkExecStrings(input.args, envVars, '/body');

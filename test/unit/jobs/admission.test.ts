@@ -1,0 +1,100 @@
+// Admission (src/jobs/admission.ts) against the real database: an organization's share, its queue in order,
+// grants on release, other organizations untouched, ended jobs, and the reconciler freeing the slot of a
+// workflow that is gone.
+import { randomUUID } from 'node:crypto';
+import { expect } from 'chai';
+import { createReconcilerActivities } from '../../../activities/reconciler';
+import { acquireSlot, releaseSlot, type SlotJob } from '../../../src/jobs/admission';
+import { Run } from '../../../src/persistence/entities';
+import { structureWithBuild } from '../../harness/builds';
+import { aRun } from '../../harness/runs';
+import { getStack, newTenant } from '../../harness/stack';
+
+const LIMIT = 2;
+
+describe('admission: execution slots per organization', () => {
+  async function queuedRuns(organizationId: string, n: number): Promise<SlotJob[]> {
+    const { structureId } = await structureWithBuild(organizationId, { files: { 'structure.py': '' } });
+    const jobs: SlotJob[] = [];
+    for (let i = 0; i < n; i++) {
+      const created = new Date(Date.now() - 60_000 + i * 1000); // in creation order
+      const run = aRun({ kind: 'structure', organization_id: organizationId, resource_id: structureId }, created);
+      await getStack().ds.getRepository(Run).save(run);
+      jobs.push({ kind: 'run', jobId: run.run_id });
+    }
+    return jobs;
+  }
+  const acquire = (job: SlotJob) =>
+    acquireSlot(getStack().ds, job, { workflowId: `structure-run-${job.jobId}`, limit: LIMIT });
+  const release = (job: SlotJob) => releaseSlot(getStack().ds, job, { limit: LIMIT });
+  const ids = (grants: Array<{ jobId: string }>) => grants.map((g) => g.jobId);
+
+  it('admits up to the share, queues the rest in order, and grants the oldest waiter on release', async () => {
+    const t = await newTenant('admission');
+    const [a, b, c, d] = await queuedRuns(t.organizationId, 4);
+    expect(await acquire(a)).to.deep.equal({ outcome: 'admitted', granted: [] });
+    expect(await acquire(b)).to.deep.equal({ outcome: 'admitted', granted: [] });
+    // d asks before c: it waits behind c all the same.
+    expect(await acquire(d)).to.deep.include({ outcome: 'waiting', executing: 2, ahead: 0, limit: LIMIT });
+    expect(await acquire(c)).to.deep.include({ outcome: 'waiting', executing: 2, ahead: 0 });
+    expect(await acquire(d)).to.deep.include({ outcome: 'waiting', executing: 2, ahead: 1 });
+    const row = await getStack().ds.getRepository(Run).findOneByOrFail({ run_id: d.jobId });
+    expect(row.status).to.equal('QUEUED');
+    expect(row.status_detail).to.deep.include({ reason: 'WaitingForExecutionSlot', executing: 2, ahead: 1 });
+
+    // Another organization is not counted against this one.
+    const other = await newTenant('admission-other');
+    const [x] = await queuedRuns(other.organizationId, 1);
+    expect(await acquire(x)).to.deep.equal({ outcome: 'admitted', granted: [] });
+
+    expect(ids(await release(a))).to.deep.equal([c.jobId]);
+    expect(await acquire(c)).to.deep.equal({ outcome: 'admitted', granted: [] });
+    const admitted = await getStack().ds.getRepository(Run).findOneByOrFail({ run_id: c.jobId });
+    expect(admitted.status_detail, 'the waiting detail is cleared').to.equal(null);
+    expect(await acquire(d)).to.deep.include({ outcome: 'waiting', ahead: 0 });
+    expect(await release(a), 'a second release gives nothing').to.deep.equal([]);
+    expect(ids(await release(b))).to.deep.equal([d.jobId]);
+    for (const job of [c, d, x]) await release(job);
+  });
+
+  it('answers ended for a job that already ended, giving its slot back, and missing for no row', async () => {
+    const t = await newTenant('admission-ended');
+    const [a, b] = await queuedRuns(t.organizationId, 2);
+    const [c] = await queuedRuns(t.organizationId, 1);
+    await acquire(a);
+    await acquire(b);
+    expect(await acquire(c)).to.deep.include({ outcome: 'waiting' });
+    await getStack().ds.query(`UPDATE runs SET status = 'CANCELLED' WHERE run_id = $1`, [a.jobId]);
+    const ended = await acquire(a);
+    expect(ended.outcome).to.equal('ended');
+    expect(ids((ended as { granted: SlotJob[] }).granted)).to.deep.equal([c.jobId]);
+    expect(await acquire({ kind: 'run', jobId: randomUUID() })).to.deep.equal({ outcome: 'missing' });
+    for (const job of [b, c]) await release(job);
+  });
+
+  it('the reconciler frees the slot of a job whose workflow is gone, and grants it to the next waiter', async () => {
+    const s = getStack();
+    const t = await newTenant('admission-orphan');
+    const [waiter] = await queuedRuns(t.organizationId, 1);
+    for (let i = 0; i < LIMIT; i++) {
+      const gone = randomUUID();
+      await s.ds.query(
+        `INSERT INTO execution_slots (job_kind, job_id, organization_id, workflow_id, state, granted_at)
+         VALUES ('run', $1, $2, $3, 'HOLDING', now() - interval '10 minutes')`,
+        [gone, t.organizationId, `structure-run-${gone}`],
+      );
+    }
+    expect(await acquire(waiter)).to.deep.include({ outcome: 'waiting', executing: LIMIT });
+    const { settleOrphans } = createReconcilerActivities({
+      ...s.activityDeps,
+      config: { ...s.config, execution: { ...s.config.execution, orgMaxConcurrentRuns: LIMIT } },
+    });
+    const settled = await settleOrphans({ olderThanSeconds: 300, limit: 500 });
+    expect(settled.executionSlots).to.be.at.least(LIMIT);
+    const rows = await s.ds.query(`SELECT job_id, state FROM execution_slots WHERE organization_id = $1`, [
+      t.organizationId,
+    ]);
+    expect(rows).to.deep.equal([{ job_id: waiter.jobId, state: 'HOLDING' }]);
+    await release(waiter);
+  });
+});
