@@ -8,6 +8,8 @@ import { RunDetailPage } from './pages/run-detail';
 import { KnowledgeBasesPage } from './pages/knowledge-bases';
 import { KnowledgeBasePage } from './pages/knowledge-base';
 import { SettingsPage } from './pages/settings';
+import { StructuresPage } from './pages/structures';
+import { StructurePage } from './pages/structure';
 
 function Frame() {
   const key = useSessionKey();
@@ -27,6 +29,9 @@ function Frame() {
         <nav aria-label="Main">
           <Link to="/runs" activeProps={{ 'aria-current': 'page' }}>
             Runs
+          </Link>
+          <Link to="/structures" activeProps={{ 'aria-current': 'page' }}>
+            Structures
           </Link>
           <Link to="/knowledge-bases" activeProps={{ 'aria-current': 'page' }}>
             Knowledge bases
@@ -66,6 +71,16 @@ export const runDetailRoute = createRoute({
   path: '/runs/$kind/$runId',
   component: RunDetailPage,
 });
+const structuresRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/structures',
+  component: StructuresPage,
+});
+const structureRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/structures/$structureId',
+  component: StructurePage,
+});
 const knowledgeBasesRoute = createRoute({
   getParentRoute: () => rootRoute,
   path: '/knowledge-bases',
@@ -82,6 +97,8 @@ const routeTree = rootRoute.addChildren([
   indexRoute,
   runsRoute,
   runDetailRoute,
+  structuresRoute,
+  structureRoute,
   knowledgeBasesRoute,
   knowledgeBaseRoute,
   settingsRoute,

@@ -128,6 +128,24 @@ describe('console (browser)', function () {
     await shot('05-run-cancelled');
   });
 
+  it('creates a structure from the example project, watches it deploy and starts a run from the form', async () => {
+    await page.getByRole('link', { name: 'Structures' }).click();
+    await page.getByLabel('Name').fill('example');
+    await page.getByRole('button', { name: 'Create and deploy' }).click();
+    await page.getByRole('heading', { name: 'example' }).waitFor();
+    await page
+      .getByRole('table', { name: 'Deployments' })
+      .locator('[data-status="SUCCEEDED"]')
+      .waitFor({ timeout: 90_000 });
+    await accessible('structure');
+    await shot('06-structure-deployed');
+    await page.getByLabel('Arguments, one a line').fill('hello\nconsole');
+    await page.getByRole('button', { name: 'Start run' }).click();
+    await page.getByRole('heading', { name: /Structure run/ }).waitFor();
+    await page.locator('.page-header [data-status="SUCCEEDED"]').waitFor({ timeout: 60_000 });
+    await page.getByLabel('Output').getByText('hello console').waitFor();
+  });
+
   it('runs a knowledge base job and queries the knowledge base in the playground', async () => {
     const api = as(key);
     const bucketId = (await api.post('/api/buckets', { name: 'docs' })).body.bucket_id as string;
@@ -157,7 +175,7 @@ describe('console (browser)', function () {
     expect(await results.locator('tbody tr').first().textContent()).to.include(`${bucketId}/docs/france.txt`);
     expect(await page.getByText('retrieval hybrid').count()).to.equal(1);
     await accessible('knowledge-base');
-    await shot('06-knowledge-base');
+    await shot('07-knowledge-base');
   });
 
   it('creates an API key, shown once, and revokes it', async () => {
@@ -167,7 +185,7 @@ describe('console (browser)', function () {
     const value = (await page.getByLabel('New key value').textContent())!.trim();
     expect((await as(value).get('/api/users')).status).to.equal(200);
     await accessible('settings');
-    await shot('07-settings-key-created');
+    await shot('08-settings-key-created');
     await page.getByRole('button', { name: 'Done' }).click();
     page.once('dialog', (dialog) => void dialog.accept());
     await page.getByRole('button', { name: 'Revoke console key' }).click();
@@ -179,6 +197,6 @@ describe('console (browser)', function () {
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByLabel('API key').waitFor();
     expect(await page.evaluate('sessionStorage.getItem("tarmac.apiKey")')).to.equal(null);
-    await shot('08-signed-out');
+    await shot('09-signed-out');
   });
 });
