@@ -22,7 +22,14 @@ function installDependencies() {
   const installed = path.join(consoleDir, 'node_modules', '.package-lock.json');
   if (fs.existsSync(installed) && fs.statSync(installed).mtimeMs >= fs.statSync(lock).mtimeMs) return;
   say('installing its dependencies (npm ci, from console/package-lock.json)...');
-  npm('ci', '--no-audit', '--no-fund', '--loglevel=error');
+  try {
+    npm('ci', '--no-audit', '--no-fund', '--loglevel=error');
+  } catch {
+    // As .ci/run: npm ci refuses a lock whose optional platform packages (other OSes' builds of the bundler)
+    // the registry lacks; npm install honours the same lock.
+    say('npm ci refused the lock file; npm install (same lock file)');
+    npm('install', '--no-audit', '--no-fund', '--loglevel=error');
+  }
 }
 
 function openApiDocument() {

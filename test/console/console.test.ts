@@ -117,6 +117,40 @@ describe('console (browser)', function () {
     await shot('04-run-detail-done');
   });
 
+  it('resumes the event stream with Last-Event-ID after a drop, losing and repeating no event', async () => {
+    const runId = await startRun(['3', '0.1']);
+    await waitForRun(key, runId);
+    const events = (await as(key).get(`/api/structure-runs/${runId}/events?limit=100`)).body.events as unknown[];
+    // The first event frame of the real stream; served alone, its response then ends without the end frame.
+    const stream = await fetch(`${getStack().baseUrl}/api/structure-runs/${runId}/events/stream`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
+    const reader = stream.body!.getReader();
+    let text = '';
+    const completeBlocks = () => text.split('\n\n').slice(0, -1);
+    while (!completeBlocks().some((block) => /^id: /m.test(block)))
+      text += new TextDecoder().decode((await reader.read()).value);
+    await reader.cancel();
+    const firstFrame = `${completeBlocks().find((block) => /^id: /m.test(block))}\n\n`;
+    const firstId = /^id: (\d+)/m.exec(firstFrame)![1];
+    const lastEventIds: Array<string | undefined> = [];
+    const pattern = `**/api/structure-runs/${runId}/events/stream`;
+    await page.route(pattern, async (route) => {
+      lastEventIds.push(route.request().headers()['last-event-id']);
+      if (lastEventIds.length === 1)
+        return route.fulfill({ status: 200, headers: { 'content-type': 'text/event-stream' }, body: firstFrame });
+      return route.continue();
+    });
+    try {
+      await page.goto(`${getStack().baseUrl}/console/runs/structure/${runId}`);
+      await page.getByText('events: ended').waitFor({ timeout: 30_000 });
+      await page.getByRole('heading', { name: `Events (${events.length})` }).waitFor();
+      expect(lastEventIds).to.deep.equal([undefined, firstId]);
+    } finally {
+      await page.unroute(pattern);
+    }
+  });
+
   it('cancels a running run', async () => {
     const runId = await startRun(['100', '1']);
     await waitForRun(key, runId, (r) => r.status === 'RUNNING');
