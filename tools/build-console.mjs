@@ -57,7 +57,9 @@ function inputsHash(document) {
   const inputs = [
     ...filesUnder(path.join(consoleDir, 'src')).filter((f) => !f.endsWith('.gen.ts')),
     ...filesUnder(path.join(consoleDir, 'scripts')),
-    ...['index.html', 'package.json', 'package-lock.json', 'tsconfig.json', 'vite.config.ts'].map((f) => path.join(consoleDir, f)),
+    ...['index.html', 'package.json', 'package-lock.json', 'tsconfig.json', 'vite.config.ts'].map((f) =>
+      path.join(consoleDir, f),
+    ),
   ];
   for (const file of inputs) hash.update(path.relative(consoleDir, file)).update(fs.readFileSync(file));
   return hash.digest('hex');
