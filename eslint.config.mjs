@@ -29,6 +29,22 @@ export default tseslint.config(
     },
   },
   {
+    // One reader of the environment (src/config): everything else is given its settings. The spawner's child
+    // gets only PATH, the platform's own, on purpose.
+    files: ['src/**/*.ts', 'activities/**/*.ts', 'workflows/**/*.ts', 'migrations/**/*.ts'],
+    ignores: ['src/config/**', 'src/runtime/process/spawn.ts'],
+    rules: {
+      'no-restricted-properties': [
+        'error',
+        {
+          object: 'process',
+          property: 'env',
+          message: 'only src/config reads the environment (docs/configuration.md)',
+        },
+      ],
+    },
+  },
+  {
     // Workflow code is deterministic and bundled alone: values only from the SDK, its own folder and the contracts.
     files: ['workflows/**/*.ts'],
     rules: {

@@ -12,8 +12,8 @@ import type { AssistantRun } from '../src/persistence/entities/assistant';
 import { KnowledgeBase, QueryEntry } from '../src/persistence/entities/knowledge-base';
 import { Retriever } from '../src/persistence/entities/retrieval';
 import { DEFAULT_RETRIEVAL_COUNT, MAX_RETRIEVAL_COUNT, type RetrievalSource } from '../src/services/assistants/prompt';
-import { entryText, passages, queryRetriever, retrieve } from '../src/services/knowledge-bases/retrieve';
-import { appendEvents } from '../src/services/runs/state';
+import { entryText, passages, queryRetriever, retrieve } from '../src/services/knowledge/retrieve';
+import { appendEvents } from '../src/services/code/runs/state';
 import { appendTranscript, loadRun } from './assistant-runs';
 
 /** The run's knowledge bases and retrievers that still exist, in the order of its lists. */

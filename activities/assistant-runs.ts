@@ -18,12 +18,12 @@ import {
   textArtifact,
   userMessageOf,
 } from '../src/services/assistants/prompt';
-import { latestSuccessfulDeployment } from '../src/services/deployments';
-import { queuedCodeRun } from '../src/services/runs/structure-runs';
-import { finishRun, isTerminal, markStarting, RunEnding } from '../src/services/runs/lifecycle';
-import { appendEvents, NewEvent, transitionRun } from '../src/services/runs/state';
-import { rulesetInstructions } from '../src/services/rulesets';
-import { appendThreadMessage, threadExchanges } from '../src/services/threads';
+import { latestSuccessfulDeployment } from '../src/services/code/deployments';
+import { queuedCodeRun } from '../src/services/code/runs/structure-runs';
+import { finishRun, isTerminal, markStarting, RunEnding } from '../src/services/code/runs/lifecycle';
+import { appendEvents, NewEvent, transitionRun } from '../src/services/code/runs/state';
+import { rulesetInstructions } from '../src/services/assistants/rulesets';
+import { appendThreadMessage, threadExchanges } from '../src/services/conversations/threads';
 import type { ResourceKind } from '../src/temporal/workflow-start';
 import { callModel } from './model-call';
 import { retrievalSources } from './assistant-retrieval';

@@ -14,10 +14,10 @@ import {
   toCompletionRequest,
   usageDeltaMessage,
   withoutNul,
-} from '../src/services/chat/mapping';
-import type { ChatRunInput } from '../src/services/chat/messages';
-import { finishRun, isTerminal, markRunning, markStarting, RunEnding } from '../src/services/runs/lifecycle';
-import { appendEvents } from '../src/services/runs/state';
+} from '../src/services/conversations/chat-mapping';
+import type { ChatRunInput } from '../src/services/conversations/chat-messages';
+import { finishRun, isTerminal, markRunning, markStarting, RunEnding } from '../src/services/code/runs/lifecycle';
+import { appendEvents } from '../src/services/code/runs/state';
 import { callModel } from './model-call';
 
 export function createChatMessageActivities(deps: ActivityDeps) {

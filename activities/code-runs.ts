@@ -7,8 +7,8 @@ import { Run, RunStatus } from '../src/persistence/entities/run';
 import { retryWhileUnavailable } from '../src/persistence/unavailable';
 import { signalGroup } from '../src/runtime/process/user-process';
 import { superviseUserProcess, SupervisedOutcome } from '../src/runtime/process/supervise';
-import { functionEnding } from '../src/services/runs/function-result';
-import { prepareExecution, RUN_HOME_PREFIX, RunSetupError } from '../src/services/runs/execution';
+import { functionEnding } from '../src/services/code/runs/function-result';
+import { prepareExecution, RUN_HOME_PREFIX, RunSetupError } from '../src/services/code/runs/execution';
 import {
   claimExecution,
   finishRun,
@@ -17,8 +17,8 @@ import {
   markStarting,
   RunEnding,
   withLostOutput,
-} from '../src/services/runs/lifecycle';
-import { appendLogs } from '../src/services/runs/state';
+} from '../src/services/code/runs/lifecycle';
+import { appendLogs } from '../src/services/code/runs/state';
 import { findOnePrepared } from '../src/persistence/direct-sql';
 import { CgroupUnavailable } from '../src/runtime/sandbox/cgroups';
 

@@ -10,8 +10,8 @@ import { chainKnowledgeBaseJobs } from '../src/services/data-connectors/chain';
 import { ingestDataJob } from '../src/services/data-connectors/ingest';
 import { transitionDataJob } from '../src/services/data-connectors/job-state';
 import { startDataJob } from '../src/services/data-connectors/jobs';
-import { createJob } from '../src/services/knowledge-bases/jobs';
-import { ROW_VISIBLE_WAIT_MS } from '../src/services/runs/lifecycle';
+import { createJob } from '../src/services/knowledge/jobs';
+import { ROW_VISIBLE_WAIT_MS } from '../src/services/code/runs/lifecycle';
 import type { ScheduledJobInput, ScheduledJobOutcome } from '../src/temporal/contracts';
 import { waitFor } from '../src/temporal/workflow-records';
 

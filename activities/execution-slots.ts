@@ -3,7 +3,7 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
 import type { ActivityDeps } from './deps';
 import { acquireSlot, releaseSlot, type SlotGrant } from '../src/jobs/admission';
-import { ROW_VISIBLE_WAIT_MS } from '../src/services/runs/lifecycle';
+import { ROW_VISIBLE_WAIT_MS } from '../src/services/code/runs/lifecycle';
 import { slotGrantedSignal, type ExecutionSlotJob } from '../src/temporal/contracts';
 import { waitFor } from '../src/temporal/workflow-records';
 

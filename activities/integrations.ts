@@ -7,7 +7,7 @@ import { CodeResource, Integration, IntegrationDelivery, Run } from '../src/pers
 import type { DeliveryError, DeliveryStatus } from '../src/persistence/entities/integration';
 import { RUN_TERMINAL } from '../src/persistence/entities/run';
 import { resultText } from '../src/services/assistants/prompt';
-import { requestDeployment } from '../src/services/deployments';
+import { requestDeployment } from '../src/services/code/deployments';
 import {
   botIdentity,
   ChatappError,

@@ -1,6 +1,6 @@
 import type { ActivityDeps } from './deps';
 import type { InviteOutcome } from '../src/temporal/contracts';
-import { addMember, upsertUserByEmail } from '../src/services/accounts';
+import { addMember, upsertUserByEmail } from '../src/services/accounts/accounts';
 import { Invite } from '../src/persistence/entities';
 
 export function createInviteActivities({ ds }: ActivityDeps) {

@@ -1,6 +1,6 @@
 // Activities of knowledge base jobs and queries. The job's ingest activity heartbeats between assets and
 // embedding batches (a cancel reaches it within about a second and aborts the provider request); status
-// writes go through the guarded transition of src/services/knowledge-bases/job-state.ts.
+// writes go through the guarded transition of src/services/knowledge/job-state.ts.
 import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
 import { ApplicationFailureCategory } from '@temporalio/common';
 import type { ActivityDeps } from './deps';
@@ -11,8 +11,8 @@ import {
   KnowledgeBaseJob,
   KnowledgeBaseJobStatus,
 } from '../src/persistence/entities/knowledge-base';
-import { transitionJob } from '../src/services/knowledge-bases/job-state';
-import { ROW_VISIBLE_WAIT_MS } from '../src/services/runs/lifecycle';
+import { transitionJob } from '../src/services/knowledge/job-state';
+import { ROW_VISIBLE_WAIT_MS } from '../src/services/code/runs/lifecycle';
 import { waitFor } from '../src/temporal/workflow-records';
 import {
   coveredAssets,
@@ -20,11 +20,11 @@ import {
   recordDimensions,
   removeUncovered,
   type Embed,
-} from '../src/services/knowledge-bases/ingest';
-import { saveQuery } from '../src/services/knowledge-bases/query';
-import { retrieve } from '../src/services/knowledge-bases/retrieve';
-import { openChunkStore, OutsideDatabaseError, type ChunkStore } from '../src/services/knowledge-bases/chunk-store';
-import { dropVectorIndex, ensureVectorIndex } from '../src/services/knowledge-bases/vector-index';
+} from '../src/services/knowledge/ingest';
+import { saveQuery } from '../src/services/knowledge/query';
+import { retrieve } from '../src/services/knowledge/retrieve';
+import { openChunkStore, OutsideDatabaseError, type ChunkStore } from '../src/services/knowledge/chunk-store';
+import { dropVectorIndex, ensureVectorIndex } from '../src/services/knowledge/vector-index';
 import { applyTransforms } from '../src/services/data-connectors/transforms';
 import type { KnowledgeBaseQueryInput } from '../src/temporal/contracts';
 import { MODEL_FAILURE_TYPE } from './model-call';

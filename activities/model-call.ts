@@ -7,8 +7,8 @@ import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activ
 import { ApplicationFailureCategory } from '@temporalio/common';
 import type { ActivityDeps } from './deps';
 import { Completion, CompletionDelta, CompletionRequest, ModelError, ModelErrorKind } from '../src/drivers/model/types';
-import { RunEventWriter } from '../src/services/runs/event-writer';
-import type { NewEvent } from '../src/services/runs/state';
+import { RunEventWriter } from '../src/services/code/runs/event-writer';
+import type { NewEvent } from '../src/services/code/runs/state';
 
 /** ApplicationFailure type per ModelError kind; workflows/model-failures.ts decides FAILED or ERROR from it. */
 export const MODEL_FAILURE_TYPE: Record<ModelErrorKind, string> = {

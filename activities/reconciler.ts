@@ -1,9 +1,9 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
 import type { ActivityDeps } from './deps';
 import type { RunKind } from '../src/persistence/entities/run';
-import { appendEvents, transitionDeployment, transitionRun } from '../src/services/runs/state';
+import { appendEvents, transitionDeployment, transitionRun } from '../src/services/code/runs/state';
 import { workflowIdOf } from '../src/temporal/workflow-start';
-import { transitionJob } from '../src/services/knowledge-bases/job-state';
+import { transitionJob } from '../src/services/knowledge/job-state';
 import { transitionDelivery } from '../src/services/integrations/deliveries';
 import { transitionDataJob } from '../src/services/data-connectors/job-state';
 import { releaseSlot, staleSlotHolders } from '../src/jobs/admission';

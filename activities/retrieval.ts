@@ -7,12 +7,12 @@ import { outboundPolicyFor } from '../src/security/outbound-policy';
 import { ModelError } from '../src/drivers/model/types';
 import { KnowledgeBase } from '../src/persistence/entities/knowledge-base';
 import { Retriever } from '../src/persistence/entities/retrieval';
-import { answerFrom, queryRetriever, retrieve } from '../src/services/knowledge-bases/retrieve';
-import { saveSearch } from '../src/services/knowledge-bases/search';
-import { saveRetrieverQuery } from '../src/services/retrievers';
+import { answerFrom, queryRetriever, retrieve } from '../src/services/knowledge/retrieve';
+import { saveSearch } from '../src/services/knowledge/search';
+import { saveRetrieverQuery } from '../src/services/knowledge/retrievers';
 import type { KnowledgeBaseSearchInput, RetrieverQueryInput } from '../src/temporal/contracts';
 import { modelFailure, outsideFailure } from './knowledge-bases';
-import { OutsideDatabaseError } from '../src/services/knowledge-bases/chunk-store';
+import { OutsideDatabaseError } from '../src/services/knowledge/chunk-store';
 
 async function withModelFailures<T>(work: () => Promise<T>): Promise<T> {
   try {

@@ -2,7 +2,7 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
  * The attempt of the execute activity that claimed a run's execution, written before its process is spawned
- * (src/services/runs/lifecycle.ts claimExecution): a retry whose earlier attempt claimed the run does not
+ * (src/services/code/runs/lifecycle.ts claimExecution): a retry whose earlier attempt claimed the run does not
  * start the user's code a second time, even while that attempt, presumed lost (a missed heartbeat under
  * load), is in fact still starting it.
  */

@@ -15,6 +15,7 @@ import { ApiKeyNotify1764900000000 } from './1764900000000-api-key-notify';
 import { RunExecutionClaim1764920000000 } from './1764920000000-run-execution-claim';
 import { ConnectionsBilling1764850000000 } from './1764850000000-connections-billing';
 import { ExecutionSlots1764950000000 } from './1764950000000-execution-slots';
+import { RateLimits1765000000000 } from './1765000000000-rate-limits';
 
 /** Every migration, in order; the data source runs these (never `synchronize`). */
 export const migrations = [
@@ -35,4 +36,5 @@ export const migrations = [
   ApiKeyNotify1764900000000,
   RunExecutionClaim1764920000000,
   ExecutionSlots1764950000000,
+  RateLimits1765000000000,
 ];

@@ -10,7 +10,7 @@ export type ErrorType =
   | 'ConflictError'
   | 'PayloadTooLargeError'
   | 'UnsupportedMediaTypeError'
-  /** 429: an integration's handler got more deliveries than INTEGRATION_RATE_LIMIT_PER_MINUTE. */
+  /** 429: an integration's handler got more deliveries than INTEGRATION_RATE_LIMIT_PER_MINUTE, or a caller is past RATE_LIMITS. */
   | 'TooManyRequestsError'
   | 'InternalError'
   | 'ServiceUnavailableError'

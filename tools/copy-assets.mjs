@@ -1,5 +1,7 @@
 // After tsc: copies the non-TypeScript files the compiled code reads at run time into dist/ (the Docker
-// image ships dist/ only): the function and tool shims of src/runtime/shims.
+// image ships dist/ only): the function and tool shims of src/runtime/shims. And removes compiled files whose
+// source is gone: tsc never does, and a stale one misleads, e.g. dist/src/config.js would shadow the module
+// src/config/index.ts compiles to, and mocha would run a moved test twice.
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -9,4 +11,12 @@ const to = path.join(root, 'dist', 'src', 'runtime', 'shims');
 fs.mkdirSync(to, { recursive: true });
 for (const name of fs.readdirSync(from)) {
   if (/\.(py|mjs)$/.test(name)) fs.copyFileSync(path.join(from, name), path.join(to, name));
+}
+
+const dist = path.join(root, 'dist');
+for (const entry of fs.readdirSync(dist, { recursive: true, withFileTypes: true })) {
+  const compiled = /^(.*)\.(js|js\.map|d\.ts)$/.exec(entry.name);
+  if (!entry.isFile() || !compiled) continue;
+  const source = path.join(root, path.relative(dist, entry.parentPath), `${compiled[1]}.ts`);
+  if (!fs.existsSync(source)) fs.rmSync(path.join(entry.parentPath, entry.name));
 }

@@ -15,7 +15,7 @@ import {
 import type { Activities } from '../activities';
 import type { ChildRun } from '../activities/assistant-runs';
 import type { RunStatus } from '../src/persistence/entities/run';
-import type { RunEnding } from '../src/services/runs/lifecycle';
+import type { RunEnding } from '../src/services/code/runs/lifecycle';
 import {
   type AssistantRunInput,
   type CodeRunWorkflow,

@@ -5,7 +5,7 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { RunStatus } from '../src/persistence/entities/run';
-import type { RunEnding } from '../src/services/runs/lifecycle';
+import type { RunEnding } from '../src/services/code/runs/lifecycle';
 import type { ChatMessageInput } from '../src/temporal/contracts';
 import { longActivity, MODEL_FAILED_TYPES, runToEnding, STATUS_WRITES } from './run-scope';
 

@@ -16,7 +16,7 @@ import {
   sleep,
 } from '@temporalio/workflow';
 import type { RunStatus } from '../src/persistence/entities/run';
-import type { RunEnding } from '../src/services/runs/lifecycle';
+import type { RunEnding } from '../src/services/code/runs/lifecycle';
 import { cancelRunSignal, type CancelRunSignal } from '../src/temporal/contracts';
 
 /** The short status writes of every workflow: seconds each, retried until the database answers. */

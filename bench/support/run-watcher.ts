@@ -7,8 +7,8 @@
 // watcher asks Temporal about the ones still waiting and reports those whose workflow is closed.
 import type { Client as TemporalClient } from '@temporalio/client';
 import type { Client } from 'pg';
-import { parseRunPayload, RUN_CHANNEL } from '../../src/services/runs/state';
-import { isTerminal } from '../../src/services/runs/lifecycle';
+import { parseRunPayload, RUN_CHANNEL } from '../../src/services/code/runs/state';
+import { isTerminal } from '../../src/services/code/runs/lifecycle';
 import type { RunStatus } from '../../src/persistence/entities/run';
 import { workflowIdOf } from '../../src/temporal/workflow-start';
 import { pgClient } from './pg';

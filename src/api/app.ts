@@ -18,6 +18,7 @@ import { allRoutes, mount, type RouteSpec } from './http/route';
 import { unavailableReason } from '../persistence/unavailable';
 import { DiskSpace, meterDiskSpace } from '../observability/disk-space';
 import { serveConsole } from './console/serve-console';
+import { RateLimiter } from './http/rate-limits';
 import './routes';
 
 function toHttpError(err: unknown): HttpError | undefined {
@@ -73,6 +74,7 @@ export function createApp(deps: Deps): Koa {
     hub.onKeyChange(deps.keyCache);
   }
   const disk = (deps.disk ??= DiskSpace.fromConfig(deps.config));
+  if (deps.config.rateLimits) deps.rateLimiter ??= new RateLimiter(deps.ds, deps.config.rateLimits);
   meterDiskSpace(disk);
   const app = new Koa({ proxy: true });
   const api = new ApiRouters();

@@ -7,6 +7,7 @@ import type { SecretBox } from '../security/secret-box';
 import type { RunUpdatesHub } from '../persistence/run-updates-hub';
 import type { KeyCache } from './http/key-cache';
 import type { DiskSpace } from '../observability/disk-space';
+import type { RateLimiter } from './http/rate-limits';
 
 /** Everything a request handler may use; built once per api process. */
 export interface Deps {
@@ -25,4 +26,6 @@ export interface Deps {
   keyCache?: KeyCache;
   /** Free space of the data and blob filesystems (admission, /ready); made by createApp from the config if absent. */
   disk?: DiskSpace;
+  /** The token buckets of RATE_LIMITS (src/api/http/rate-limits.ts); made by createApp when the config has rules. */
+  rateLimiter?: RateLimiter;
 }

@@ -4,7 +4,7 @@ import { parseArgs } from 'node:util';
 import type { DataSource } from 'typeorm';
 import { ConfigError, loadConfig } from '../config';
 import { Organization, User } from '../persistence/entities';
-import { bootstrapOrganization, createApiKey, isMember } from '../services/accounts';
+import { bootstrapOrganization, createApiKey, isMember } from '../services/accounts/accounts';
 import { connectCli } from './database';
 import { isUuid } from '../ids';
 

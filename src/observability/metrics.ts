@@ -134,3 +134,10 @@ interface PoolCounts {
   idleCount: number;
   waitingCount: number;
 }
+
+export const rateLimitRefusals = new Counter({
+  name: 'tarmac_rate_limit_refusals_total',
+  help: 'Requests refused 429 by the rate limits (RATE_LIMITS), by the bucket that refused them',
+  labelNames: ['bucket'] as const,
+  registers: [registry],
+});

@@ -6,7 +6,7 @@
 // while it is not listening.
 import { Client } from 'pg';
 import type { Logger } from '../logger';
-import { parseRunPayload, RUN_CHANNEL } from '../services/runs/state';
+import { parseRunPayload, RUN_CHANNEL } from '../services/code/runs/state';
 import { notifyLag } from '../observability/metrics';
 
 /** Notified (by a trigger on `api_keys`) with the hex hash of a key deactivated or deleted. */

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { createApiKey } from '../../src/services/accounts';
+import { createApiKey } from '../../src/services/accounts/accounts';
 import { as, request } from '../support/client';
 import { getStack, newTenant } from '../support/stack';
 

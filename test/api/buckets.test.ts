@@ -7,7 +7,7 @@ import { createApp } from '../../src/api/app';
 import { FsBlobStore } from '../../src/blobs/fs-blob-store';
 import { assetBlobKey } from '../../src/blobs/keys';
 import { createLogger } from '../../src/logger';
-import { presignAssetUrl } from '../../src/services/buckets';
+import { presignAssetUrl } from '../../src/services/storage/buckets';
 import { as, request } from '../support/client';
 import { getStack, newTenant } from '../support/stack';
 

@@ -4,7 +4,7 @@
 import { expect } from 'chai';
 import type { RunEvent } from '../../src/persistence/entities';
 import { Run } from '../../src/persistence/entities';
-import { appendEvents, transitionRun } from '../../src/services/runs/state';
+import { appendEvents, transitionRun } from '../../src/services/code/runs/state';
 import { FeedStream, RunFeeds } from '../../src/api/sse/run-feeds';
 import { createLogger } from '../../src/logger';
 import { aRun } from '../support/runs';

@@ -1,7 +1,7 @@
 // Structure run events: CreateEvents (three body shapes), offset lists, GetEvent, run credentials, and the
 // SSE stream (to EOF; interrupted and resumed on a second api process).
 import { expect } from 'chai';
-import { createApiKey } from '../../src/services/accounts';
+import { createApiKey } from '../../src/services/accounts/accounts';
 import { structureWithBuild } from '../support/builds';
 import { as } from '../support/client';
 import { EVENTS_PROGRAM, SLEEP_PROGRAM, waitForRun } from '../support/runs';

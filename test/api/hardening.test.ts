@@ -9,7 +9,7 @@ import { expect } from 'chai';
 import { allRoutes, koaPath } from '../../src/api/http/route';
 import { MAX_PAGE } from '../../src/persistence/pagination';
 import { MAX_JSON_DEPTH } from '../../src/api/schemas/registry';
-import { presignAssetUrl } from '../../src/services/buckets';
+import { presignAssetUrl } from '../../src/services/storage/buckets';
 import { structureWithBuild } from '../support/builds';
 import { as, request } from '../support/client';
 import { ECHO_PROGRAM, waitForRun } from '../support/runs';

@@ -6,7 +6,7 @@
 import { expect } from 'chai';
 import { as, request } from '../support/client';
 import { getStack, newTenant } from '../support/stack';
-import { searchKnowledgeBase } from '../../src/services/knowledge-bases/search';
+import { searchKnowledgeBase } from '../../src/services/knowledge/search';
 import { HttpError } from '../../src/errors';
 
 type Api = ReturnType<typeof as>;

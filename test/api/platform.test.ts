@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { allRoutes } from '../../src/api/http/route';
 import { as, request } from '../support/client';
-import { getStack, newTenant } from '../support/stack';
+import { configWith, getStack, newTenant, startApi } from '../support/stack';
 
 describe('platform endpoints', () => {
   it('answers /health and /ready (database and Temporal reachable, disk above its watermark)', async () => {
@@ -14,26 +14,28 @@ describe('platform endpoints', () => {
 
   it("serves GET /api/config from configuration, under the interface's keys and the client's provider-named keys", async () => {
     const t = await newTenant();
-    const { config } = getStack();
-    const saved = config.publicConfig;
-    config.publicConfig = {
-      data_lake_objstore_bucket: 'lake',
-      data_lake_objstore_region: 'eu-1',
-      data_lake_objstore_url: 'https://lake.example',
-      drive_data_connector_client_id: 'client',
-    };
+    const config = configWith({
+      DATA_LAKE_OBJSTORE_BUCKET: 'lake',
+      DATA_LAKE_OBJSTORE_REGION: 'eu-1',
+      DATA_LAKE_OBJSTORE_URL: 'https://lake.example',
+      DRIVE_DATA_CONNECTOR_CLIENT_ID: 'client',
+    });
+    const api = await startApi(getStack().env.client, 0, config);
     try {
-      const res = await as(t.key).get('/api/config');
+      const res = await as(t.key, api.baseUrl).get('/api/config');
       expect(res.status).to.equal(200);
       expect(res.body).to.deep.equal({
-        ...config.publicConfig,
+        data_lake_objstore_bucket: 'lake',
+        data_lake_objstore_region: 'eu-1',
+        data_lake_objstore_url: 'https://lake.example',
+        drive_data_connector_client_id: 'client',
         data_lake_s3_bucket: 'lake',
         data_lake_s3_region: 'eu-1',
         data_lake_s3_url: 'https://lake.example',
         google_drive_data_connector_client_id: 'client',
       });
     } finally {
-      config.publicConfig = saved;
+      await api.close();
     }
   });
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { assertRulesetsExist, rulesetInstructions } from '../../src/services/rulesets';
+import { assertRulesetsExist, rulesetInstructions } from '../../src/services/assistants/rulesets';
 import { as } from '../support/client';
 import { getStack, newTenant } from '../support/stack';
 

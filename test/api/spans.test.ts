@@ -1,8 +1,8 @@
 // Spans of structure runs: the observability driver's batches (a JSON list, 200), listed by start time,
 // scoped to the run's organization and credential, bounded per run.
 import { expect } from 'chai';
-import { createApiKey } from '../../src/services/accounts';
-import { MAX_SPANS_PER_REQUEST, MAX_SPANS_PER_RUN } from '../../src/services/runs/spans';
+import { createApiKey } from '../../src/services/accounts/accounts';
+import { MAX_SPANS_PER_REQUEST, MAX_SPANS_PER_RUN } from '../../src/services/code/runs/spans';
 import { structureWithBuild } from '../support/builds';
 import { as } from '../support/client';
 import { waitForRun } from '../support/runs';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { appendThreadMessage, threadExchanges } from '../../src/services/threads';
+import { appendThreadMessage, threadExchanges } from '../../src/services/conversations/threads';
 import { as } from '../support/client';
 import { getStack, newTenant } from '../support/stack';
 

@@ -12,7 +12,7 @@ import type { DataSource } from 'typeorm';
 import { allRoutes, coerceQuery, querySchemaOf, RouteSpec } from '../../src/api/http/route';
 import { allSchemas, JsonSchema, validatorFor } from '../../src/api/schemas/registry';
 import { Run } from '../../src/persistence/entities';
-import { presignAssetUrl } from '../../src/services/buckets';
+import { presignAssetUrl } from '../../src/services/storage/buckets';
 import {
   ArchiveEntry,
   config as configFile,

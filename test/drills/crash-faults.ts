@@ -18,7 +18,7 @@ import { Client, Connection } from '@temporalio/client';
 import type { DataSource } from 'typeorm';
 import { embeddedPassword, embeddedPostgresUrl } from '../../src/cli/postgres/embedded-postgres';
 import { createDataSource } from '../../src/persistence/data-source';
-import { bootstrapOrganization } from '../../src/services/accounts';
+import { bootstrapOrganization } from '../../src/services/accounts/accounts';
 import { structureWithBuild } from '../support/builds';
 import { freePort, getStack } from '../support/stack';
 import { apiCaller, descendantsOf, DrillReport, Findings, pidAlive, sleep, tempDir, until } from './kit';

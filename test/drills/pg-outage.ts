@@ -9,7 +9,7 @@ import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { RunningPostgres, startEmbeddedPostgres } from '../../src/cli/postgres/embedded-postgres';
 import { createDataSource, migrate } from '../../src/persistence/data-source';
-import { bootstrapOrganization } from '../../src/services/accounts';
+import { bootstrapOrganization } from '../../src/services/accounts/accounts';
 import { structureWithBuild } from '../support/builds';
 import { freePort, getStack } from '../support/stack';
 import { apiCaller, DrillReport, Findings, sleep, tempDir, until } from './kit';

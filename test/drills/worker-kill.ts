@@ -126,8 +126,19 @@ export async function workerKillDrill(
       [inFlight],
     );
     f.count('workerLost', lost[0].n);
-    if (lost[0].n !== inFlight.length)
-      f.violation(`${inFlight.length - lost[0].n} runs in flight did not end WorkerLost`);
+    if (lost[0].n !== inFlight.length) {
+      // Say how the others ended, with their last lines, so that a rare failure explains itself.
+      const others: Array<{ status: string; detail: unknown; lines: string | null }> = await ds.query(
+        `SELECT status, status_detail AS detail,
+                (SELECT string_agg(stream || ': ' || line, ' | ' ORDER BY seq)
+                   FROM (SELECT * FROM run_logs l WHERE l.run_id = r.run_id ORDER BY seq DESC LIMIT 5) last) AS lines
+           FROM runs r
+          WHERE run_id = ANY($1::uuid[]) AND status_detail->>'reason' IS DISTINCT FROM 'WorkerLost'`,
+        [inFlight],
+      );
+      const how = others.map((o) => `${o.status} ${JSON.stringify(o.detail)} ${o.lines ?? '(no log)'}`).join('; ');
+      f.violation(`${inFlight.length - lost[0].n} runs in flight did not end WorkerLost: ${how}`);
+    }
     const [{ rows }] = await ds.query(`SELECT count(*)::int AS rows FROM runs WHERE resource_id = $1`, [s.structureId]);
     f.twice(rows - all.length, 'run rows');
     f.count('runs', all.length);

@@ -6,7 +6,7 @@ import { expect } from 'chai';
 import { findOnePrepared, insertRow } from '../../src/persistence/direct-sql';
 import { ApiKey, Asset, Organization, Run } from '../../src/persistence/entities';
 import { newRunRow } from '../../src/persistence/entities/run';
-import { createApiKey } from '../../src/services/accounts';
+import { createApiKey } from '../../src/services/accounts/accounts';
 import { getStack, newTenant } from '../support/stack';
 import { structureWithBuild } from '../support/builds';
 

@@ -11,7 +11,7 @@ import { FsBlobStore } from '../../src/blobs/fs-blob-store';
 import { S3BlobStore } from '../../src/blobs/s3-blob-store';
 import { assetBlobKey } from '../../src/blobs/keys';
 import { SecretBox } from '../../src/security/secret-box';
-import { assetUrl, type AssetGrant, type AssetOperation } from '../../src/services/buckets';
+import { assetUrl, type AssetGrant, type AssetOperation } from '../../src/services/storage/buckets';
 import { startS3Server, type S3Server } from '../support/s3-server';
 import { rejectionOf } from '../support/sources';
 

@@ -153,7 +153,7 @@ print(sum(1 for p in pids if os.waitpid(p, 0)[1] != 0))'`;
     // A mount namespace of its own where /sys/fs/cgroup is an empty directory: no hierarchy at all.
     const script = `
       const { Sandbox } = require(${JSON.stringify(path.join(DIST, 'src/runtime/sandbox/sandbox.js'))});
-      const { loadConfig } = require(${JSON.stringify(path.join(DIST, 'src/config.js'))});
+      const { loadConfig } = require(${JSON.stringify(path.join(DIST, 'src/config/index.js'))});
       const config = loadConfig({ DATA_DIR: '/tmp/tarmac-cgroup-refusal', SANDBOX_STATE_DIR: '/tmp/tarmac-cgroup-refusal/state' });
       Sandbox.open(config.sandbox, { log: { warn() {}, info() {} }, apiBaseUrl: 'http://127.0.0.1:1' })
         .then(() => { console.log('opened'); process.exit(0); }, (err) => { console.log(err.constructor.name + ': ' + err.message); process.exit(3); });`;

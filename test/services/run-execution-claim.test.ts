@@ -3,7 +3,7 @@
 // is still starting the process) is refused, so the user's code never starts twice.
 import { expect } from 'chai';
 import { Run } from '../../src/persistence/entities';
-import { claimExecution } from '../../src/services/runs/lifecycle';
+import { claimExecution } from '../../src/services/code/runs/lifecycle';
 import { aRun } from '../support/runs';
 import { getStack, newTenant } from '../support/stack';
 

@@ -18,7 +18,7 @@ describe('sandbox', () => {
     // `nobody`, without capabilities: it can neither setuid nor install firewall rules.
     const script = `
       const { Sandbox } = require(${JSON.stringify(path.join(DIST, 'src/runtime/sandbox/sandbox.js'))});
-      const { loadConfig } = require(${JSON.stringify(path.join(DIST, 'src/config.js'))});
+      const { loadConfig } = require(${JSON.stringify(path.join(DIST, 'src/config/index.js'))});
       const config = loadConfig({ DATA_DIR: '/tmp/tarmac-sandbox-refusal' });
       Sandbox.open(config.sandbox, { log: { warn() {}, info() {} }, apiBaseUrl: 'http://127.0.0.1:1' })
         .then(() => { console.log('opened'); process.exit(0); }, (err) => { console.log(err.constructor.name + ': ' + err.message); process.exit(3); });`;

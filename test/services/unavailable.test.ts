@@ -7,7 +7,7 @@ import { Run } from '../../src/persistence/entities';
 import fs from 'node:fs';
 import { Client, DatabaseError } from 'pg';
 import { isUnavailable, retryWhileUnavailable, unavailableReason } from '../../src/persistence/unavailable';
-import { markRunning, markStarting } from '../../src/services/runs/lifecycle';
+import { markRunning, markStarting } from '../../src/services/code/runs/lifecycle';
 import { structureWithBuild } from '../support/builds';
 import { getStack, newTenant } from '../support/stack';
 import { aRun } from '../support/runs';

@@ -43,7 +43,7 @@ import { stopSpawner } from '../../src/runtime/process/spawn';
 import { Sandbox } from '../../src/runtime/sandbox/sandbox';
 import { joinPlatformGroup } from '../../src/runtime/sandbox/cgroups';
 import { activityDepsFor, createWorker, WORKFLOWS_PATH } from '../../src/worker/create-worker';
-import { bootstrapOrganization } from '../../src/services/accounts';
+import { bootstrapOrganization } from '../../src/services/accounts/accounts';
 import { startModelProvider, ModelProvider } from './model-provider';
 import { Codehost, startCodehost } from './codehost';
 import { startStripeDouble, StripeDouble } from './stripe-double';
@@ -79,6 +79,8 @@ export interface Stack {
 }
 
 let stack: Stack | undefined;
+/** The environment the stack's configuration was read from (configWith). */
+let stackEnv: Record<string, string | undefined> = {};
 const stops: Array<() => Promise<unknown>> = [];
 
 export function getStack(): Stack {
@@ -141,7 +143,7 @@ export async function startStack(opts: { env?: Record<string, string>; inProcess
   const testDatabaseUrl = process.env.TEST_DATABASE_URL;
   const pgPort = testDatabaseUrl ? Number(new URL(testDatabaseUrl).port || 5432) : await freePort();
   const pgHost = testDatabaseUrl ? new URL(testDatabaseUrl).hostname : 'localhost';
-  const config = loadConfig({
+  stackEnv = {
     ...process.env,
     PORT: String(apiPort),
     PUBLIC_BASE_URL: `http://127.0.0.1:${apiPort}`,
@@ -176,7 +178,8 @@ export async function startStack(opts: { env?: Record<string, string>; inProcess
     OUTBOUND_ALLOW: `${OUTSIDE_HOST}/32,${pgHost}:${pgPort},${new URL(codehost.baseUrl).host}`,
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
     ...opts.env,
-  });
+  };
+  const config = loadConfig(stackEnv);
 
   // The test process (the worker) and what it starts (PostgreSQL, Temporal) share the platform's CPU
   // weight, above that of the runs, as `npm start` does (src/runtime/sandbox/cgroups.ts).
@@ -255,6 +258,15 @@ export async function startStack(opts: { env?: Record<string, string>; inProcess
     stops.unshift(api.close);
   }
   return stack;
+}
+
+/**
+ * The stack's configuration read again with some variables changed: for an api of a test's own (startApi) with
+ * other settings, since the stack's configuration is frozen (src/config) and shared by everything it runs.
+ */
+export function configWith(overrides: Record<string, string>): Config {
+  getStack();
+  return loadConfig({ ...stackEnv, ...overrides });
 }
 
 /**

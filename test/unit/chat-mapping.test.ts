@@ -1,4 +1,4 @@
-// The griptape ⇄ model-interface mapping of chat messages (src/services/chat-mapping.ts). The request
+// The griptape ⇄ model-interface mapping of chat messages (src/services/conversations/chat-mapping.ts). The request
 // fixtures are what griptape 1.13's GriptapeCloudPromptDriver sends (PromptStack.to_dict() shapes).
 import { expect } from 'chai';
 import {
@@ -14,7 +14,7 @@ import {
   toTurns,
   usageDeltaMessage,
   withoutNul,
-} from '../../src/services/chat/mapping';
+} from '../../src/services/conversations/chat-mapping';
 
 const text = (value: string) => ({
   type: 'TextMessageContent',

@@ -117,13 +117,13 @@ describe('config: blob store', () => {
     expect(
       problems({
         BLOB_STORE: 's3',
-        BLOB_S3_FORCE_PATH_STYLE: 'yes',
+        BLOB_S3_FORCE_PATH_STYLE: 'maybe',
         BLOB_S3_ACCESS_KEY_ID: 'k',
         BLOB_S3_ENDPOINT: 'nope',
       }),
     ).to.deep.equal([
       'BLOB_S3_BUCKET is required when BLOB_STORE=s3',
-      'BLOB_S3_FORCE_PATH_STYLE must be true or false',
+      'BLOB_S3_FORCE_PATH_STYLE must be true or false, got "maybe"',
       'BLOB_S3_ACCESS_KEY_ID and BLOB_S3_SECRET_ACCESS_KEY are set together or not at all',
       'BLOB_S3_ENDPOINT must be a URL, got "nope"',
     ]);

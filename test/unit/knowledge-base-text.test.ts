@@ -3,15 +3,10 @@
 // only), and the DEFAULT_EMBEDDING_MODEL setting.
 import { expect } from 'chai';
 import { ConfigError, loadConfig } from '../../src/config';
-import {
-  chunkText,
-  CHUNK_OVERLAP_TOKENS,
-  CHUNK_TOKENS,
-  countTokens,
-} from '../../src/services/knowledge-bases/chunking';
-import { ExtractionError, extractDocument, extractText, htmlToText } from '../../src/services/knowledge-bases/extract';
-import { resolveEmbeddingModel } from '../../src/services/knowledge-bases/knowledge-bases';
-import { fuse, retrievalOf, RRF_K } from '../../src/services/knowledge-bases/query';
+import { chunkText, CHUNK_OVERLAP_TOKENS, CHUNK_TOKENS, countTokens } from '../../src/services/knowledge/chunking';
+import { ExtractionError, extractDocument, extractText, htmlToText } from '../../src/services/knowledge/extract';
+import { resolveEmbeddingModel } from '../../src/services/knowledge/knowledge-bases';
+import { fuse, retrievalOf, RRF_K } from '../../src/services/knowledge/query';
 import { makePdf } from '../fixtures/pdf';
 
 const models = (env: Record<string, string>) => loadConfig(env).models;

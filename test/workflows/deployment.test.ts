@@ -6,7 +6,7 @@ import path from 'node:path';
 import { expect } from 'chai';
 import type { Caller } from '../../src/services/caller';
 import { Deployment } from '../../src/persistence/entities';
-import { createCodeResource } from '../../src/services/code-resources';
+import { createCodeResource } from '../../src/services/code/code-resources';
 import { workflowIdOf } from '../../src/temporal/workflow-start';
 import { config, gitRepository } from '../fixtures/projects';
 import { getStack, newTenant, startTimeSkipping } from '../support/stack';

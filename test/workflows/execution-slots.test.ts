@@ -10,7 +10,7 @@ import { createActivities } from '../../activities';
 import type { DeploymentOutcome } from '../../activities/deployments';
 import { releaseSlot } from '../../src/jobs/admission';
 import { Deployment, Run } from '../../src/persistence/entities';
-import type { RunEnding } from '../../src/services/runs/lifecycle';
+import type { RunEnding } from '../../src/services/code/runs/lifecycle';
 import {
   cancelRunSignal,
   slotGrantedSignal,

@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import type { Caller } from '../../src/services/caller';
-import { createCodeResource } from '../../src/services/code-resources';
+import { createCodeResource } from '../../src/services/code/code-resources';
 import { createWorker } from '../../src/worker/create-worker';
 import { config, waitForDeployment } from '../fixtures/projects';
 import { getStack, newTenant } from '../support/stack';

@@ -4,7 +4,7 @@
 import { expect } from 'chai';
 import { KnowledgeBaseJob } from '../../src/persistence/entities';
 import type { Caller } from '../../src/services/caller';
-import { createJob } from '../../src/services/knowledge-bases/jobs';
+import { createJob } from '../../src/services/knowledge/jobs';
 import { workflowIdOf } from '../../src/temporal/workflow-start';
 import { as, request } from '../support/client';
 import { getStack, newTenant, startTimeSkipping } from '../support/stack';

@@ -8,7 +8,7 @@ import { Worker } from '@temporalio/worker';
 import { expect } from 'chai';
 import type { Caller } from '../../src/services/caller';
 import { Run } from '../../src/persistence/entities';
-import { createStructureRun } from '../../src/services/runs/structure-runs';
+import { createStructureRun } from '../../src/services/code/runs/structure-runs';
 import { startOptionsFor, workflowIdOf } from '../../src/temporal/workflow-start';
 import { createWorker } from '../../src/worker/create-worker';
 import { createActivities } from '../../activities';

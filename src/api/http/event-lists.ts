@@ -2,7 +2,7 @@
 // query, the six-field envelope, and reading one page of a run's events.
 import type { DataSource } from 'typeorm';
 import type { RunEvent } from '../../persistence/entities';
-import { listRunEvents } from '../../services/runs/events';
+import { listRunEvents } from '../../services/code/runs/events';
 import { defineSchema, JsonSchema } from '../schemas/registry';
 
 const MAX_EVENT_LIMIT = 1000;

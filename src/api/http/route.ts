@@ -164,7 +164,8 @@ export function mount(router: Router, spec: RouteSpec, deps: Deps): void {
         );
     }
 
-    // Before the body is read: a refused upload is not received first.
+    // Before the body is read: a refused request or upload is not received first.
+    if (caller) await deps.rateLimiter?.admit(ctx, caller, spec.needsDiskSpace === true);
     if (spec.needsDiskSpace) await deps.disk?.admit();
 
     let body: unknown = undefined;

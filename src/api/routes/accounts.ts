@@ -3,7 +3,7 @@
 import { type DataSource, In, IsNull } from 'typeorm';
 import { ApiKey, Membership, Organization, User } from '../../persistence/entities';
 import { findInOrg, iso, pageInOrg } from '../../persistence/scoped';
-import { createApiKey, isMember, organizationsOfUsers } from '../../services/accounts';
+import { createApiKey, isMember, organizationsOfUsers } from '../../services/accounts/accounts';
 import type { Caller } from '../../services/caller';
 import { forbidden, notFound } from '../../errors';
 import { paginate, skipTake } from '../../persistence/pagination';

@@ -2,7 +2,7 @@
 // routes for the full record, its events and its logs; this list says which kind and id to follow.
 import { RUN_STATUSES, Run } from '../../persistence/entities/run';
 import { iso } from '../../persistence/scoped';
-import { LISTED_RUN_KINDS, pageAllRuns, runWorkflowId } from '../../services/runs/all-runs';
+import { LISTED_RUN_KINDS, pageAllRuns, runWorkflowId } from '../../services/code/runs/all-runs';
 import { route } from '../http/route';
 import { defineSchema, nullableTimestamp, pageOf, timestamp, uuid } from '../schemas/registry';
 

@@ -2,7 +2,11 @@
 // signed events (the billing webhook), which move the organization's entitlement. 503 when not configured.
 import getRawBody from 'raw-body';
 import { badRequest, payloadTooLarge } from '../../errors';
-import { createBillingPortalSession, createCheckoutSession, receiveBillingEvent } from '../../services/billing';
+import {
+  createBillingPortalSession,
+  createCheckoutSession,
+  receiveBillingEvent,
+} from '../../services/accounts/billing';
 import { route } from '../http/route';
 import { defineSchema, str } from '../schemas/registry';
 

@@ -21,7 +21,7 @@ import {
   uploadAssetData,
   upsertAsset,
   verifyAssetUrl,
-} from '../../services/buckets';
+} from '../../services/storage/buckets';
 import { notFound } from '../../errors';
 import { route } from '../http/route';
 import { defineSchema, pageOf, str, timestamp, uuid } from '../schemas/registry';

@@ -1,7 +1,7 @@
 // Chat messages: one model exchange per request, in griptape's own shapes (what griptape's
 // GriptapeCloudPromptDriver sends and reads). The model is called by the exchange's workflow in the worker
 // (chat-run-<uuid>); this route waits for its answer or streams its pieces.
-import { CHAT_LIMITS, RESERVED_EXTRA_PARAMS, TOOL_NAME_PATTERN } from '../../services/chat/mapping';
+import { CHAT_LIMITS, RESERVED_EXTRA_PARAMS, TOOL_NAME_PATTERN } from '../../services/conversations/chat-mapping';
 import {
   abandonChatMessage,
   ChatRunInput,
@@ -9,7 +9,7 @@ import {
   chatFrame,
   createChatMessage,
   waitForChatAnswer,
-} from '../../services/chat/messages';
+} from '../../services/conversations/chat-messages';
 import { serviceUnavailable } from '../../errors';
 import { route } from '../http/route';
 import { eventStreamResponse, streamRunEvents } from '../sse/event-stream';

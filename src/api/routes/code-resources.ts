@@ -11,7 +11,7 @@ import {
   KIND_LABEL,
   listCodeResources,
   updateCodeResource,
-} from '../../services/code-resources';
+} from '../../services/code/code-resources';
 import { neutralMember, withProviderWords } from '../../services/provider-words';
 import { assetName } from './buckets';
 import { route } from '../http/route';

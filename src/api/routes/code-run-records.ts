@@ -3,7 +3,7 @@
 import type { DataSource } from 'typeorm';
 import type { CodeResourceKind } from '../../persistence/entities/code-resource';
 import { RUN_STATUSES, Run } from '../../persistence/entities/run';
-import { findRunOfKind, listRunsOfKind, runLogsOfKind } from '../../services/runs/code-runs';
+import { findRunOfKind, listRunsOfKind, runLogsOfKind } from '../../services/code/runs/code-runs';
 import { route } from '../http/route';
 import { defineSchema, JsonSchema, pageOf, uuid } from '../schemas/registry';
 

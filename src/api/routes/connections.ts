@@ -8,7 +8,7 @@ import {
   deleteConnection,
   listConnections,
   MAX_LISTED_CONNECTIONS,
-} from '../../services/connections';
+} from '../../services/accounts/connections';
 import { neutralMember, neutralWord } from '../../services/provider-words';
 import { route } from '../http/route';
 import { defineSchema, str, timestamp, uuid } from '../schemas/registry';

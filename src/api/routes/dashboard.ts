@@ -1,5 +1,5 @@
-// Dashboards: aggregates over the caller's organization (see src/services/dashboard.ts for the definitions).
-import { DASHBOARD_PERIODS, DashboardPeriod, structuresDashboard } from '../../services/dashboard';
+// Dashboards: aggregates over the caller's organization (see src/services/code/dashboard.ts for the definitions).
+import { DASHBOARD_PERIODS, DashboardPeriod, structuresDashboard } from '../../services/code/dashboard';
 import { route } from '../http/route';
 import { defineSchema, timestamp, uuid } from '../schemas/registry';
 

@@ -2,8 +2,8 @@
 // existing deployment of the same source), and read one.
 import { DEPLOYMENT_STATUSES } from '../../persistence/entities/deployment';
 import type { CodeResourceKind } from '../../persistence/entities/code-resource';
-import { findCodeResource, KIND_LABEL } from '../../services/code-resources';
-import { findDeployment, listDeployments, presentDeployment, requestDeployment } from '../../services/deployments';
+import { findCodeResource, KIND_LABEL } from '../../services/code/code-resources';
+import { findDeployment, listDeployments, presentDeployment, requestDeployment } from '../../services/code/deployments';
 import { neutralMember } from '../../services/provider-words';
 import { route } from '../http/route';
 import { defineSchema, nullableTimestamp, pageOf, str, timestamp, uuid } from '../schemas/registry';

@@ -7,8 +7,8 @@ import {
   findStructureRunEvent,
   MAX_EVENTS_PER_REQUEST,
   presentEvent,
-} from '../../services/runs/events';
-import { findStructureRun } from '../../services/runs/structure-runs';
+} from '../../services/code/runs/events';
+import { findStructureRun } from '../../services/code/runs/structure-runs';
 import { route } from '../http/route';
 import { EVENT_LIST_SUMMARY, eventListPage, eventListQuery, eventListSchema } from '../http/event-lists';
 import { defineSchema, str, timestamp, uuid } from '../schemas/registry';

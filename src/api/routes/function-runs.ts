@@ -3,7 +3,7 @@
 import type { DataSource } from 'typeorm';
 import { RUN_STATUSES, Run } from '../../persistence/entities/run';
 import { iso } from '../../persistence/scoped';
-import { executeFunction, queryParamsOf, runtimePathsOf } from '../../services/runs/function-runs';
+import { executeFunction, queryParamsOf, runtimePathsOf } from '../../services/code/runs/function-runs';
 import { functionExecutionError } from '../../errors';
 import { route } from '../http/route';
 import { EnvVarSchema } from './code-resources';

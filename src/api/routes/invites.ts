@@ -3,7 +3,13 @@ import { DataSource, In } from 'typeorm';
 import { Invite, Organization } from '../../persistence/entities';
 import { INVITE_STATUSES } from '../../persistence/entities/invite';
 import { iso, pageInOrg } from '../../persistence/scoped';
-import { callerEmail, createInvite, deleteInvite, findVisibleInvite, respondToInvite } from '../../services/invites';
+import {
+  callerEmail,
+  createInvite,
+  deleteInvite,
+  findVisibleInvite,
+  respondToInvite,
+} from '../../services/accounts/invites';
 import { notFound } from '../../errors';
 import { paginate, skipTake } from '../../persistence/pagination';
 import { route } from '../http/route';

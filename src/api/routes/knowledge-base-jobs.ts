@@ -1,7 +1,7 @@
 // Knowledge base jobs: create (202, QUEUED), list under the knowledge base, get, cancel.
 import type { KnowledgeBaseJob, KnowledgeBaseJobStatus } from '../../persistence/entities/knowledge-base';
 import { iso } from '../../persistence/scoped';
-import { cancelJob, createJob, findJob, listJobs } from '../../services/knowledge-bases/jobs';
+import { cancelJob, createJob, findJob, listJobs } from '../../services/knowledge/jobs';
 import { route } from '../http/route';
 import { defineSchema, nullableTimestamp, pageOf, timestamp, uuid } from '../schemas/registry';
 

@@ -10,9 +10,9 @@ import {
   listKnowledgeBases,
   settingsOf,
   updateKnowledgeBase,
-} from '../../services/knowledge-bases/knowledge-bases';
-import { findQuery, listQueries, MAX_QUERY_COUNT, retrievalOf } from '../../services/knowledge-bases/query';
-import { queryKnowledgeBase } from '../../services/knowledge-bases/run-query';
+} from '../../services/knowledge/knowledge-bases';
+import { findQuery, listQueries, MAX_QUERY_COUNT, retrievalOf } from '../../services/knowledge/query';
+import { queryKnowledgeBase } from '../../services/knowledge/run-query';
 import { SCHEDULE_EXPRESSION_PATTERN, SCHEDULE_FORMS } from '../../temporal/user-schedules';
 import { route } from '../http/route';
 import { defineSchema, pageOf, str, timestamp, uuid } from '../schemas/registry';

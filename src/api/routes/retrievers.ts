@@ -8,7 +8,7 @@ import {
   presentRetriever,
   queryRetrieverRequest,
   updateRetriever,
-} from '../../services/retrievers';
+} from '../../services/knowledge/retrievers';
 import { route } from '../http/route';
 import { defineSchema, pageOf, str, timestamp, uuid } from '../schemas/registry';
 import { EntrySchema, MAX_QUERY_CHARS } from './knowledge-bases';

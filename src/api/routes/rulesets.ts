@@ -1,5 +1,5 @@
 // Rules and rulesets: what the griptape GriptapeCloudRulesetDriver reads (`GET /rulesets?alias=`,
-// `GET /rules?ruleset_id=`) and what assistants are told. Domain logic in src/services/rulesets.ts.
+// `GET /rules?ruleset_id=`) and what assistants are told. Domain logic in src/services/assistants/rulesets.ts.
 import { Rule } from '../../persistence/entities';
 import { iso } from '../../persistence/scoped';
 import {
@@ -16,7 +16,7 @@ import {
   RulesetView,
   updateRule,
   updateRuleset,
-} from '../../services/rulesets';
+} from '../../services/assistants/rulesets';
 import { route } from '../http/route';
 import { defineSchema, pageOf, str, timestamp, uuid } from '../schemas/registry';
 

@@ -8,7 +8,7 @@ import {
   createStructureRun,
   findStructure,
   MAX_ARG_BYTES,
-} from '../../services/runs/structure-runs';
+} from '../../services/code/runs/structure-runs';
 import { badRequest, conflict, payloadTooLarge } from '../../errors';
 import { route } from '../http/route';
 import { codeRunRecordRoutes } from './code-run-records';

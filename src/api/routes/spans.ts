@@ -6,7 +6,7 @@ import {
   MAX_SPAN_BYTES_PER_RUN,
   MAX_SPANS_PER_REQUEST,
   MAX_SPANS_PER_RUN,
-} from '../../services/runs/spans';
+} from '../../services/code/runs/spans';
 import { route } from '../http/route';
 import { defineSchema, pageOf, str, uuid } from '../schemas/registry';
 

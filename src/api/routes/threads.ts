@@ -1,6 +1,6 @@
 // Threads and their messages: what the griptape GriptapeCloudConversationMemoryDriver reads and writes
 // (a PATCH with `messages` replaces them all) and where assistant runs keep their conversation.
-// Domain logic in src/services/threads.ts.
+// Domain logic in src/services/conversations/threads.ts.
 import { ThreadMessage } from '../../persistence/entities';
 import { iso } from '../../persistence/scoped';
 import {
@@ -18,7 +18,7 @@ import {
   ThreadView,
   updateMessage,
   updateThread,
-} from '../../services/threads';
+} from '../../services/conversations/threads';
 import { route } from '../http/route';
 import { defineSchema, pageOf, str, timestamp, uuid } from '../schemas/registry';
 

@@ -5,14 +5,14 @@
 import { RUN_STATUSES, Run } from '../../persistence/entities/run';
 import { iso } from '../../persistence/scoped';
 import type { DataSource } from 'typeorm';
-import { runtimePathsOf } from '../../services/runs/function-runs';
+import { runtimePathsOf } from '../../services/code/runs/function-runs';
 import {
   describeTool,
   runToolActivity,
   ToolCallResult,
   ToolDescription,
   toolOpenApi,
-} from '../../services/runs/tool-runs';
+} from '../../services/code/runs/tool-runs';
 import { route } from '../http/route';
 import { defineSchema, nullableTimestamp, timestamp, uuid } from '../schemas/registry';
 import { codeRunRecordRoutes } from './code-run-records';

@@ -7,7 +7,7 @@
 import type { Context } from 'koa';
 import type { RunEvent } from '../../persistence/entities';
 import { RUN_TERMINAL, RunStatus } from '../../persistence/entities/run';
-import { presentEvent } from '../../services/runs/events';
+import { presentEvent } from '../../services/code/runs/events';
 import { FeedStream, MAX_BUFFERED_BYTES, RunFeeds } from './run-feeds';
 import type { Deps } from '../deps';
 import { badRequest } from '../../errors';

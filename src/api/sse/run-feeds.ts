@@ -9,8 +9,8 @@ import type { RunEvent } from '../../persistence/entities';
 import type { RunStatus } from '../../persistence/entities/run';
 import type { RunUpdatesHub } from '../../persistence/run-updates-hub';
 import type { Logger } from '../../logger';
-import { eventsAfter } from '../../services/runs/events';
-import { isTerminal } from '../../services/runs/lifecycle';
+import { eventsAfter } from '../../services/code/runs/events';
+import { isTerminal } from '../../services/code/runs/lifecycle';
 
 /** Events read per query while catching up. */
 const BATCH = 500;

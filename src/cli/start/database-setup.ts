@@ -3,7 +3,7 @@
 // value is handed to `onKeyCreated` at once, so that it is shown even if the start fails after this.
 import { createDataSource, migrate } from '../../persistence/data-source';
 import { Organization } from '../../persistence/entities';
-import { bootstrapOrganization } from '../../services/accounts';
+import { bootstrapOrganization } from '../../services/accounts/accounts';
 import type { Config } from '../../config';
 import { say } from './output';
 

@@ -52,7 +52,7 @@ export class OpenAICompatibleDriver implements ModelDriver {
       apiKey: settings.apiKey ?? NO_KEY,
       timeout: this.timeoutMs,
       maxRetries: opts.maxRetries,
-      // Explicit, so the package reads none of them from the environment (src/config.ts is the only reader).
+      // Explicit, so the package reads none of them from the environment (src/config is the only reader).
       organization: null,
       project: null,
       adminAPIKey: null,

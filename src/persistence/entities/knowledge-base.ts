@@ -1,5 +1,5 @@
 // Knowledge bases, their ingestion jobs and their persisted queries. Chunks (text, tsvector, embedding) are
-// read and written with SQL only (src/services/knowledge-bases/chunks.ts, query.ts): pgvector has no TypeORM type.
+// read and written with SQL only (src/services/knowledge/chunks.ts, query.ts): pgvector has no TypeORM type.
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 
 const bigintNumber = { to: (v: number) => v, from: (v: string | null) => (v === null ? 0 : Number(v)) };

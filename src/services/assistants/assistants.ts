@@ -8,7 +8,7 @@ import type { Caller } from '../caller';
 import type { PageRequest } from '../../persistence/pagination';
 import { Assistant, ASSISTANT_ID_LISTS, AssistantResourceIds } from '../../persistence/entities/assistant';
 import { assertIdsInOrg, findInOrg, pageInOrg } from '../../persistence/scoped';
-import { OPEN_RUN_STATUSES, stopOpenRuns } from '../runs/cancellation';
+import { OPEN_RUN_STATUSES, stopOpenRuns } from '../code/runs/cancellation';
 
 export interface AssistantFields extends Partial<AssistantResourceIds> {
   name?: string;

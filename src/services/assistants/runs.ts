@@ -10,10 +10,10 @@ import { newRunRow, Run, RunStatus } from '../../persistence/entities/run';
 import { assertIdsInOrg } from '../../persistence/scoped';
 import { userMessageOf } from './prompt';
 import { assertAssistantIds, findAssistant } from './assistants';
-import { cancelRunAndWait } from '../runs/cancellation';
-import { type RunsDeps } from '../runs/structure-runs';
-import { pageRuns } from '../runs/code-runs';
-import { createThread } from '../threads';
+import { cancelRunAndWait } from '../code/runs/cancellation';
+import { type RunsDeps } from '../code/runs/structure-runs';
+import { pageRuns } from '../code/runs/code-runs';
+import { createThread } from '../conversations/threads';
 import { workflowStart } from '../../temporal/contracts';
 import { insertAndStart } from '../../temporal/workflow-records';
 

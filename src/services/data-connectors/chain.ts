@@ -8,8 +8,8 @@ import type { Config } from '../../config';
 import { HttpError } from '../../errors';
 import { DataConnector } from '../../persistence/entities/data-connector';
 import { KnowledgeBase } from '../../persistence/entities/knowledge-base';
-import { createJob } from '../knowledge-bases/jobs';
-import { splitAssetPath } from '../knowledge-bases/knowledge-bases';
+import { createJob } from '../knowledge/jobs';
+import { splitAssetPath } from '../knowledge/knowledge-bases';
 import { connectorPrefix } from './connectors';
 
 /** Whether a knowledge base asset path covers (part of) what the connector writes. */

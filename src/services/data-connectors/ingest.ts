@@ -17,7 +17,7 @@ import { DataConnector, DataJob } from '../../persistence/entities/data-connecto
 import type { JobError } from '../../persistence/entities/knowledge-base';
 import { likeEscape } from '../../persistence/scoped';
 import type { SecretBox } from '../../security/secret-box';
-import { ASSET_NAME_PATTERN, MAX_ASSET_NAME } from '../buckets';
+import { ASSET_NAME_PATTERN, MAX_ASSET_NAME } from '../storage/buckets';
 import { openConfig, sealField } from './config';
 import { connectorPrefix } from './connectors';
 import { recordProgress } from './job-state';

@@ -1,9 +1,9 @@
 // The only writer of data job statuses: the guarded, forward-only UPDATE of knowledge base jobs
-// (src/services/knowledge-bases/job-state.ts transitionJobRow) on `data_jobs`.
+// (src/services/knowledge/job-state.ts transitionJobRow) on `data_jobs`.
 import type { DataSource, EntityManager } from 'typeorm';
 import type { DataJobStatus } from '../../persistence/entities/data-connector';
-import type { JobChanges, JobTable } from '../knowledge-bases/job-state';
-import { isTerminalJob, OPEN_JOB_STATUSES, transitionJobRow } from '../knowledge-bases/job-state';
+import type { JobChanges, JobTable } from '../knowledge/job-state';
+import { isTerminalJob, OPEN_JOB_STATUSES, transitionJobRow } from '../knowledge/job-state';
 
 export { isTerminalJob, OPEN_JOB_STATUSES };
 

@@ -11,8 +11,8 @@ import { CodeResource, Run } from '../../persistence/entities';
 import { RUN_TERMINAL } from '../../persistence/entities/run';
 import { workflowStart } from '../../temporal/contracts';
 import { insertAndStart } from '../../temporal/workflow-records';
-import { signalCancel } from '../runs/cancellation';
-import { queuedCodeRun } from '../runs/structure-runs';
+import { signalCancel } from '../code/runs/cancellation';
+import { queuedCodeRun } from '../code/runs/structure-runs';
 
 export interface StructureRunDeps {
   ds: DataSource;

@@ -4,7 +4,7 @@
 // ListArtifact whose texts are joined by blank lines) replaces the item. A run that does not succeed, or
 // answers nothing, is an error of that item. Shared by data jobs and knowledge base jobs.
 import type { Transform } from '../../persistence/entities/data-connector';
-import { MAX_ARG_BYTES } from '../runs/structure-runs';
+import { MAX_ARG_BYTES } from '../code/runs/structure-runs';
 import {
   derivedUuid,
   ItemError,

@@ -1,0 +1,62 @@
+// Deployment builds: where they live and for how long, their disk quotas, git sources, and what of this
+// process's environment they inherit.
+import path from 'node:path';
+import type { EnvReader } from './env';
+
+const MiB = 1024 * 1024;
+
+export interface BuildSettings {
+  /** Immutable build directories of deployments; workers that run code must share it (a volume). */
+  buildDir: string;
+  /** How long an unused build (superseded, failed, orphaned) stays before the build-cleanup schedule removes it. */
+  buildRetentionSeconds: number;
+  /**
+   * Disk quotas of builds (docs/security.md): bytes one build may leave in its directory (source, venv,
+   * node_modules), and bytes of an organization's pip/npm download cache (trimmed oldest first to it).
+   */
+  buildQuota: { diskBytes: number; cacheBytes: number };
+  /** Wall time of one deployment's build (a workflow timer). */
+  deploymentTimeLimitSeconds: number;
+  /** Base URL of the code host for `codehost` code locations: `<base>/<owner>/<name>.git`. */
+  codehostBaseUrl: string;
+  /** git sources, cloned inside the sandbox: bytes on disk (GIT_MAX_MB) and wall time (GIT_TIME_LIMIT_SECONDS). */
+  git: { maxBytes: number; timeSeconds: number };
+  /**
+   * What deployment builds (pip, npm, git, build scripts) inherit from this process's environment: proxy,
+   * CA-bundle, PIP_* and NPM_CONFIG_* variables only, so builds work behind a proxy or a private index.
+   */
+  buildEnv: Record<string, string>;
+}
+
+export function readBuilds(env: EnvReader, dataDir: string): BuildSettings {
+  return {
+    buildDir: path.resolve(env.string('BUILD_DIR', path.join(dataDir, 'builds'))),
+    buildRetentionSeconds: env.int('BUILD_RETENTION_SECONDS', 3600, 0),
+    buildQuota: {
+      diskBytes: env.int('BUILD_DISK_MB', 4096, 1, 1024 * 1024) * MiB,
+      cacheBytes: env.int('BUILD_CACHE_MB', 2048, 0, 1024 * 1024) * MiB,
+    },
+    deploymentTimeLimitSeconds: env.int('DEPLOYMENT_TIME_LIMIT_SECONDS', 1800, 1),
+    codehostBaseUrl: env.url('CODEHOST_BASE_URL', 'https://github.com'),
+    git: {
+      maxBytes: env.int('GIT_MAX_MB', 1024, 1, 1024 * 1024) * MiB,
+      timeSeconds: env.int('GIT_TIME_LIMIT_SECONDS', 300, 1, 24 * 3600),
+    },
+    buildEnv: env.passThrough((name) => BUILD_ENV_NAMES.has(name) || /^(PIP_|NPM_CONFIG_)/.test(name)),
+  };
+}
+
+/** Lowercase npm_config_* are left out on purpose: `npm run` sets them (prefix, cache) for the worker itself. */
+const BUILD_ENV_NAMES = new Set([
+  'HTTP_PROXY',
+  'HTTPS_PROXY',
+  'NO_PROXY',
+  'http_proxy',
+  'https_proxy',
+  'no_proxy',
+  'SSL_CERT_FILE',
+  'SSL_CERT_DIR',
+  'REQUESTS_CA_BUNDLE',
+  'NODE_EXTRA_CA_CERTS',
+  'GIT_SSL_CAINFO',
+]);

@@ -1,0 +1,203 @@
+// Everything a run's process needs before it can start: the deployment's build, the command, the
+// environment (secret refs resolved) and the run's own credential. Problems that retrying cannot fix are
+// RunSetupErrors: the run ends ERROR with their message.
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import type { DataSource } from 'typeorm';
+import type { Config } from '../../../config';
+import { CodeResource, Deployment, Organization, Run } from '../../../persistence/entities';
+import type { EnvVar } from '../../../persistence/entities/code-resource';
+import { BuildManifest, functionCommand, mainCommand, readManifest, toolCommand } from '../../../runtime/manifest';
+import { hasVar, NamedValue, processEnvironment } from '../../../runtime/process/process-env';
+import { functionShim, Shim, toolShim } from '../../../runtime/shims';
+import { RESULT_FD } from '../../../runtime/process/result-channel';
+import type { SecretBox } from '../../../security/secret-box';
+import { createApiKey } from '../../accounts/accounts';
+import { isUuid } from '../../../ids';
+import { currentTraceparent } from '../../../observability/tracing';
+import { findOnePrepared } from '../../../persistence/direct-sql';
+
+export class RunSetupError extends Error {
+  constructor(
+    readonly reason: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Directory name prefix of a run's private HOME under the OS temp directory. */
+export const RUN_HOME_PREFIX = 'tarmac-run-';
+
+/** Values of `secret_ref` variables (secret ids of the run's organization) replaced by the secrets' values. */
+export async function resolveEnvVars(
+  ds: DataSource,
+  box: SecretBox,
+  organizationId: string,
+  vars: EnvVar[],
+): Promise<NamedValue[]> {
+  const refs = vars.filter((v) => (v.source ?? 'manual').toLowerCase() === 'secret_ref');
+  const bad = refs.find((v) => !isUuid(v.value));
+  if (bad)
+    throw new RunSetupError(
+      'SecretNotFound',
+      `Env var ${bad.name} refers to ${JSON.stringify(bad.value)}, which is not a secret id`,
+    );
+  const ids = [...new Set(refs.map((v) => v.value.toLowerCase()))];
+  const secrets = new Map<string, string>();
+  if (ids.length) {
+    // UPDATE ... RETURNING answers [rows, count] through TypeORM.
+    const [rows]: [Array<{ secret_id: string; value_encrypted: Buffer }>, number] = await ds.query(
+      `UPDATE secrets SET last_used = now() WHERE organization_id = $1 AND secret_id = ANY($2::uuid[]) RETURNING secret_id, value_encrypted`,
+      [organizationId, ids],
+    );
+    for (const r of rows) secrets.set(r.secret_id, box.open(r.value_encrypted, r.secret_id));
+  }
+  return vars.map((v) => {
+    if ((v.source ?? 'manual').toLowerCase() !== 'secret_ref') return { name: v.name, value: v.value };
+    const value = secrets.get(v.value.toLowerCase());
+    if (value === undefined)
+      throw new RunSetupError('SecretNotFound', `Env var ${v.name} refers to secret ${v.value}, which does not exist`);
+    return { name: v.name, value };
+  });
+}
+
+export interface PreparedExecution {
+  manifest: BuildManifest;
+  command: { file: string; argv: string[]; cwd: string };
+  env: Record<string, string>;
+  /** The run's private HOME/TMPDIR; the caller removes it. */
+  home: string;
+  /** The deployment's build directory (read-only to the run). */
+  buildPath: string;
+  /** The run's organization's sandbox_index: its user code runs in that organization's group. */
+  sandboxIndex: number;
+  /** Files the platform wrote into `home` for the process to read (shims, inputs). */
+  inputFiles: string[];
+  /** Function and tool runs: the shim writes the handler's result / the artifact to the result pipe (RESULT_FD). */
+  returnsResult: boolean;
+}
+
+async function buildOf(
+  ds: DataSource,
+  run: Run,
+): Promise<{ resource: CodeResource; manifest: BuildManifest; buildPath: string }> {
+  const resource = run.resource_id ? await findOnePrepared(ds, CodeResource, { resource_id: run.resource_id }) : null;
+  if (!resource)
+    throw new RunSetupError(
+      `${run.kind[0].toUpperCase()}${run.kind.slice(1)}NotFound`,
+      `The ${run.kind} of this run no longer exists`,
+    );
+  const deployment = run.deployment_id
+    ? await findOnePrepared(ds, Deployment, { deployment_id: run.deployment_id })
+    : null;
+  if (!deployment?.build_path) throw new RunSetupError('BuildUnavailable', 'The deployment of this run has no build');
+  let manifest: BuildManifest;
+  try {
+    manifest = await readManifest(deployment.build_path);
+  } catch (err) {
+    throw new RunSetupError(
+      'BuildUnavailable',
+      `The build of deployment ${deployment.deployment_id} cannot be read: ${(err as Error).message}`,
+    );
+  }
+  try {
+    await fs.access(manifest.interpreter, fs.constants.X_OK);
+    await fs.access(manifest.workDir);
+  } catch (err) {
+    throw new RunSetupError(
+      'BuildUnavailable',
+      `The build of deployment ${deployment.deployment_id} is incomplete: ${(err as Error).message}`,
+    );
+  }
+  return { resource, manifest, buildPath: deployment.build_path };
+}
+
+/** Prepares the process of `run`; creates its credential (unless its env vars bring GT_CLOUD_API_KEY). */
+export async function prepareExecution(
+  deps: { ds: DataSource; box: SecretBox; config: Config },
+  run: Run,
+): Promise<PreparedExecution> {
+  const { resource, manifest, buildPath } = await buildOf(deps.ds, run);
+  if (run.kind === 'tool' && manifest.runtime !== 'python3')
+    throw new RunSetupError('UnsupportedRuntime', 'Tools run on the python3 runtime only');
+  const vars = [
+    ...(await resolveEnvVars(deps.ds, deps.box, run.organization_id, resource.env_vars ?? [])),
+    ...(await resolveEnvVars(deps.ds, deps.box, run.organization_id, run.env_vars ?? [])),
+  ];
+  let runApiKey: string | undefined;
+  if (!hasVar(vars, 'GT_CLOUD_API_KEY')) {
+    ({ value: runApiKey } = await createApiKey(deps.ds, {
+      organizationId: run.organization_id,
+      userId: null,
+      name: `run ${run.run_id}`,
+      createdBy: run.created_by,
+      runId: run.run_id,
+    }));
+  }
+  const home = await fs.mkdtemp(path.join(os.tmpdir(), `${RUN_HOME_PREFIX}${run.run_id.slice(0, 8)}-`));
+  // Sandboxed, the process sees its files through bind mounts made as its own uid: it may pass through
+  // this directory to them, never list it.
+  await fs.chmod(home, 0o711);
+  let command = mainCommand(manifest, run.args);
+  let returnsResult = false;
+  const inputFiles: string[] = [];
+  const writeInput = async (file: string, content: string) => {
+    await fs.writeFile(file, content, { mode: 0o644 });
+    inputFiles.push(file);
+  };
+  /** Writes the shim and its companions; answers the path of the shim to run. */
+  const writeShim = async ([main, ...companions]: Shim) => {
+    for (const f of companions) await writeInput(path.join(home, f.fileName), f.source);
+    await writeInput(path.join(home, main.fileName), main.source);
+    return path.join(home, main.fileName);
+  };
+  if (run.kind === 'function') {
+    // The shim and the event live in HOME (the build directory is immutable and shared by runs).
+    const files = {
+      shim: await writeShim(functionShim(manifest.runtime)),
+      input: path.join(home, 'function-input.json'),
+      result: RESULT_FD,
+    };
+    await writeInput(files.input, JSON.stringify(run.input ?? { body: null, query_params: {} }));
+    command = functionCommand(manifest, files);
+    returnsResult = true;
+  } else if (run.kind === 'tool') {
+    const input = (run.input ?? {}) as { describe?: boolean; activity?: string; params?: unknown };
+    const files = {
+      shim: await writeShim(toolShim()),
+      params: path.join(home, 'tool-params.json'),
+      result: RESULT_FD,
+    };
+    await writeInput(files.params, JSON.stringify(input.params ?? {}));
+    command = toolCommand(
+      manifest,
+      files,
+      input.activity !== undefined && !input.describe ? { activity: input.activity } : { describe: true },
+    );
+    returnsResult = true;
+  }
+  const organization = await findOnePrepared(deps.ds, Organization, { organization_id: run.organization_id });
+  if (!organization) throw new RunSetupError('OrganizationNotFound', 'The organization of this run no longer exists');
+  return {
+    manifest,
+    command,
+    buildPath,
+    sandboxIndex: organization.sandbox_index,
+    inputFiles,
+    returnsResult,
+    env: processEnvironment({
+      runtime: manifest.runtime,
+      interpreter: manifest.interpreter,
+      home,
+      vars,
+      baseUrl: deps.config.runProcess.apiBaseUrl,
+      runId: run.run_id,
+      runApiKey,
+      bucketId: organization.default_bucket_id,
+      traceparent: currentTraceparent(),
+    }),
+    home,
+  };
+}

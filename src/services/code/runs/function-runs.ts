@@ -1,0 +1,105 @@
+// Function runs as the api sees them. A function run is a row of `runs` (kind 'function') driven by the same
+// workflow as a structure run (codeRunWorkflow, id function-run-<uuid>); only the command differs (the
+// runtime's shim calls the handler, see run-execution.ts) and the output comes from the shim's result file.
+import path from 'node:path';
+import type { DataSource } from 'typeorm';
+import type { Caller } from '../../caller';
+import { CodeResource, Run } from '../../../persistence/entities';
+import { readManifest } from '../../../runtime/manifest';
+import { isTerminal, readRun } from './lifecycle';
+import { findCodeResource } from '../code-resources';
+import { RunsDeps, startRun } from './structure-runs';
+import { waitFor } from '../../../temporal/workflow-records';
+import { runWakeUps, type RunUpdatesHub } from '../../../persistence/run-updates-hub';
+
+/** The event a handler receives. */
+export interface FunctionInput {
+  body: unknown;
+  query_params: Record<string, string>;
+}
+
+export const findFunction = (ds: DataSource, caller: Caller, functionId: string) =>
+  findCodeResource(ds, caller, 'function', functionId);
+
+/** Query parameters as handlers see them: strings; a repeated key keeps its last value. */
+export function queryParamsOf(query: Record<string, string | string[] | undefined>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(query)) {
+    if (v === undefined) continue;
+    out[k] = Array.isArray(v) ? v[v.length - 1] : v;
+  }
+  return out;
+}
+
+/** Inserts the run (QUEUED) and starts its workflow; 409 when the function has no successful deployment. */
+export async function createFunctionRun(
+  deps: RunsDeps,
+  caller: Caller,
+  functionId: string,
+  input: FunctionInput,
+): Promise<Run> {
+  const fn = await findFunction(deps.ds, caller, functionId);
+  return startRun(deps, caller, fn, { args: [], envVars: [], input });
+}
+
+/** Creates a run and waits (up to FUNCTION_EXECUTE_TIMEOUT_SECONDS) for it to end; returns the latest record. */
+export async function executeFunction(
+  deps: RunsDeps,
+  caller: Caller,
+  functionId: string,
+  input: FunctionInput,
+): Promise<Run> {
+  return startAndWait(deps, caller, await findFunction(deps.ds, caller, functionId), input);
+}
+
+/** Starts a run of `resource` with `input` and waits (up to FUNCTION_EXECUTE_TIMEOUT_SECONDS) for it to end. */
+export async function startAndWait(
+  deps: RunsDeps,
+  caller: Caller,
+  resource: CodeResource,
+  input: unknown,
+): Promise<Run> {
+  const run = await startRun(deps, caller, resource, { args: [], envVars: [], input });
+  return waitFor(
+    () => readRun(deps.ds, run.run_id),
+    (r) => isTerminal(r.status),
+    deps.config.functionExecuteTimeoutSeconds * 1000,
+    runWakeUps(deps.runUpdates, run.run_id),
+  );
+}
+
+/** Build directories are immutable, so a deployment's runtime path never changes once read. */
+const runtimePathCache = new Map<string, string>();
+
+/**
+ * `runtime_path` of each function or tool run: the absolute path of its deployment's main file (the file whose
+ * handler runs; a tool's tool file);
+ * the build directory when its manifest cannot be read (a deployment deleted from disk), else ''.
+ */
+export async function runtimePathsOf(ds: DataSource, runs: Run[]): Promise<Map<string, string>> {
+  const fallback = new Map<string, string>();
+  const missing = [
+    ...new Set(runs.map((r) => r.deployment_id).filter((id): id is string => !!id && !runtimePathCache.has(id))),
+  ];
+  if (missing.length) {
+    const rows: Array<{ deployment_id: string; build_path: string | null }> = await ds.query(
+      `SELECT deployment_id, build_path FROM deployments WHERE deployment_id = ANY($1::uuid[])`,
+      [missing],
+    );
+    for (const row of rows) {
+      if (!row.build_path) continue;
+      try {
+        const m = await readManifest(row.build_path);
+        runtimePathCache.set(row.deployment_id, path.join(m.workDir, m.mainFile));
+      } catch {
+        fallback.set(row.deployment_id, row.build_path); // not cached: the build may come back
+      }
+    }
+  }
+  const out = new Map<string, string>();
+  for (const r of runs) {
+    const id = r.deployment_id ?? '';
+    out.set(r.run_id, runtimePathCache.get(id) ?? fallback.get(id) ?? '');
+  }
+  return out;
+}

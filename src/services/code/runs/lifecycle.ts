@@ -1,0 +1,177 @@
+// The status changes of a structure run, each with its SYSTEM event in the same transaction (through
+// run-state.ts, the only writer). Called by the run workflow's activities; every one is idempotent.
+import type { DataSource, EntityManager } from 'typeorm';
+import { iso } from '../../../persistence/scoped';
+import { Run, RUN_TERMINAL, RunStatus } from '../../../persistence/entities/run';
+import { appendEvents, transitionRun } from './state';
+import { waitFor } from '../../../temporal/workflow-records';
+import { findOnePrepared } from '../../../persistence/direct-sql';
+import type { LostOutput } from '../../../runtime/process/log-pump';
+
+/** How a run ended, as decided by the activity (process outcome) or the workflow (cancel, time limit). */
+export type RunEnding =
+  /**
+   * A process that exited (`exitCode`), or an assistant run that answered. `output`: function and
+   * assistant runs, the result (recorded with output_timestamp = now).
+   */
+  | {
+      status: 'SUCCEEDED' | 'FAILED';
+      exitCode?: number;
+      message: string | null;
+      output?: unknown;
+      /** Output the platform could not store (docs/code-runs.md#lost-output). */
+      outputLost?: LostOutput;
+    }
+  /** ERROR: the platform could not run it; FAILED with a reason: an assistant run's model refused (e.g. a bad request). */
+  | { status: 'ERROR' | 'FAILED'; reason: string; error: string; outputLost?: LostOutput }
+  | { status: 'CANCELLED'; requestedBy: string };
+
+export const isTerminal = (status: RunStatus) => RUN_TERMINAL.includes(status);
+
+/** A run by id (a prepared read): what the waits for a run's end re-read on every wake-up. */
+export async function readRun(ds: DataSource, runId: string): Promise<Run> {
+  const run = await findOnePrepared(ds, Run, { run_id: runId });
+  if (!run) throw new Error(`run ${runId} does not exist`);
+  return run;
+}
+
+/**
+ * How long a start waits for the run's row to become visible. The api commits the row right after Temporal
+ * accepted the workflow (insertAndStart), so on a loaded machine the workflow's first activity can get here
+ * before that commit; only a row that stays invisible (its insert rolled back) means there is no run.
+ */
+export const ROW_VISIBLE_WAIT_MS = 10_000;
+
+/**
+ * QUEUED → STARTING. Returns the run's status afterwards, or undefined when the row does not exist (after
+ * waiting up to ROW_VISIBLE_WAIT_MS for its commit). The row is locked and read before the
+ * transition: a transition tried first could miss a row committed an instant later, which a following read
+ * would then see QUEUED (a run skipping STARTING).
+ */
+export function markStarting(ds: DataSource, runId: string): Promise<RunStatus | undefined> {
+  return waitFor(
+    () => markStartingOnce(ds, runId),
+    (status) => status !== undefined,
+    ROW_VISIBLE_WAIT_MS,
+  );
+}
+
+async function markStartingOnce(ds: DataSource, runId: string): Promise<RunStatus | undefined> {
+  return ds.transaction(async (em) => {
+    const rows: Array<{ status: RunStatus }> = await em.query(`SELECT status FROM runs WHERE run_id = $1 FOR UPDATE`, [
+      runId,
+    ]);
+    if (rows[0]?.status !== 'QUEUED') return rows[0]?.status;
+    const moved = await transitionRun(em, runId, 'STARTING');
+    await appendEvents(em, runId, [
+      { type: 'StructureRunStarting', origin: 'SYSTEM', payload: { status: 'STARTING' } },
+    ]);
+    return moved!.status;
+  });
+}
+
+/**
+ * Claims the execution of a STARTING run for `attempt` of the execute activity, before its process is
+ * spawned. False when another attempt claimed it first: that attempt may have started (or be starting) the
+ * user's code, which must not run twice. Repeatable by the same attempt.
+ */
+export async function claimExecution(ds: DataSource, runId: string, attempt: number): Promise<boolean> {
+  // TypeORM answers an UPDATE as [rows, count].
+  const [rows]: [Array<{ execution_attempt: number }>, number] = await ds.query(
+    `UPDATE runs SET execution_attempt = $2
+      WHERE run_id = $1 AND status = 'STARTING' AND (execution_attempt IS NULL OR execution_attempt = $2)
+      RETURNING execution_attempt`,
+    [runId, attempt],
+  );
+  return rows.length > 0;
+}
+
+/**
+ * → RUNNING once the process has started; false when the run already ended (then stop the process).
+ * Repeatable: a retry after a commit whose answer was lost finds the run RUNNING since this `startedAt`.
+ */
+export async function markRunning(ds: DataSource, runId: string, startedAt: Date): Promise<boolean> {
+  return ds.transaction(async (em) => {
+    const moved = await transitionRun(em, runId, 'RUNNING', { started_at: startedAt });
+    if (moved) {
+      await appendEvents(em, runId, [
+        { type: 'StructureRunRunning', origin: 'SYSTEM', payload: { status: 'RUNNING', started_at: iso(startedAt) } },
+      ]);
+      return true;
+    }
+    const rows: Array<{ status: RunStatus; started_at: Date | null }> = await em.query(
+      `SELECT status, started_at FROM runs WHERE run_id = $1`,
+      [runId],
+    );
+    return rows[0]?.status === 'RUNNING' && rows[0].started_at?.getTime() === startedAt.getTime();
+  });
+}
+
+/** The ending with `lost` recorded on it (when anything was lost and the ending can carry it). */
+export function withLostOutput(ending: RunEnding, lost: LostOutput | undefined): RunEnding {
+  return lost && ending.status !== 'CANCELLED' ? { ...ending, outputLost: lost } : ending;
+}
+
+function statusDetailOf(ending: RunEnding): Record<string, unknown> {
+  if (ending.status === 'CANCELLED')
+    return { reason: 'Cancelled', message: `Cancelled by ${ending.requestedBy}`, requested_by: ending.requestedBy };
+  // Lost output keeps the status the process earned, but is said in the detail (and by a SYSTEM event).
+  const lost = ending.outputLost ? { output_lost: ending.outputLost } : {};
+  if ('error' in ending) return { reason: ending.reason, error: ending.error, ...lost };
+  return {
+    reason: 'Completed',
+    message: ending.outputLost
+      ? [ending.message, ending.outputLost.reason].filter((m) => m !== null).join('; ')
+      : ending.message,
+    ...(ending.exitCode !== undefined ? { exit_code: ending.exitCode } : {}),
+    ...lost,
+  };
+}
+
+/**
+ * The terminal write: status, status_detail, completed_at and the final SYSTEM event (StructureRunCompleted
+ * for SUCCEEDED/FAILED, StructureRunError, StructureRunCancelled; after StructureRunOutputLost when output
+ * was lost), and the run's own credentials are deleted.
+ * Returns the status the run has afterwards (the earlier one if it had already ended).
+ */
+export async function finishRun(
+  ds: DataSource,
+  runId: string,
+  ending: RunEnding,
+  /** Runs in the same transaction when the run moved, before the final SYSTEM event (an assistant run's answer event and thread message). */
+  alsoWhenMoved?: (em: EntityManager, run: Run) => Promise<void>,
+): Promise<RunStatus | undefined> {
+  return ds.transaction(async (em) => {
+    const completedAt = new Date();
+    const detail = statusDetailOf(ending);
+    const output =
+      'output' in ending && ending.output !== undefined
+        ? { output: ending.output, output_timestamp: completedAt.getTime() / 1000 }
+        : {};
+    const moved = await transitionRun(em, runId, ending.status, {
+      status_detail: detail,
+      completed_at: completedAt,
+      ...output,
+    });
+    if (moved) {
+      const times = { started_at: iso(moved.started_at), completed_at: iso(completedAt) };
+      const event =
+        'error' in ending
+          ? { type: 'StructureRunError', payload: { status: ending.status, status_detail: { error: ending.error } } }
+          : ending.status === 'CANCELLED'
+            ? { type: 'StructureRunCancelled', payload: { status: 'CANCELLED', ...times, status_detail: detail } }
+            : { type: 'StructureRunCompleted', payload: { status: ending.status, ...times, status_detail: detail } };
+      await alsoWhenMoved?.(em, moved);
+      const lost =
+        ending.status !== 'CANCELLED' && ending.outputLost
+          ? [{ type: 'StructureRunOutputLost', origin: 'SYSTEM' as const, payload: { output_lost: ending.outputLost } }]
+          : [];
+      await appendEvents(em, runId, [...lost, { ...event, origin: 'SYSTEM' }]);
+    }
+    // Deleted rather than deactivated: a deactivated key could be reactivated with UpdateApiKey.
+    await em.query(`DELETE FROM api_keys WHERE run_id = $1`, [runId]);
+    if (moved) return moved.status;
+    const rows: Array<{ status: RunStatus }> = await em.query(`SELECT status FROM runs WHERE run_id = $1`, [runId]);
+    return rows[0]?.status;
+  });
+}

@@ -1,0 +1,148 @@
+// Structure runs as the api sees them: create (row QUEUED + workflow start), read, list, cancel, logs.
+// The api never writes a run's status: the workflow's activities do (run-lifecycle.ts).
+import { randomUUID } from 'node:crypto';
+import type { Client } from '@temporalio/client';
+import { DataSource } from 'typeorm';
+import type { Caller } from '../../caller';
+import { badRequest, conflict } from '../../../errors';
+import { assertSecretRefs } from '../../../persistence/scoped';
+import type { Config } from '../../../config';
+import type { RunUpdatesHub } from '../../../persistence/run-updates-hub';
+import { CodeResource, Run } from '../../../persistence/entities';
+import type { EnvVar } from '../../../persistence/entities/code-resource';
+import { newRunRow } from '../../../persistence/entities/run';
+import { latestSuccessfulDeployment } from '../deployments';
+import { cancelRunAndWait } from './cancellation';
+import { findCodeResource } from '../code-resources';
+import { findRunOfKind } from './code-runs';
+import { workflowStart } from '../../../temporal/contracts';
+import { insertAndStart } from '../../../temporal/workflow-records';
+import { insertRow } from '../../../persistence/direct-sql';
+
+/** Linux refuses a single argv/env string longer than this (MAX_ARG_STRLEN, 128 KiB including the NUL). */
+export const MAX_ARG_BYTES = 131_071;
+
+export interface RunsDeps {
+  ds: DataSource;
+  temporal: Client;
+  config: Config;
+  /** The api's LISTEN connection: waits for a run's end are woken by its notifications instead of polling. */
+  runUpdates?: RunUpdatesHub;
+}
+
+export const findStructure = (ds: DataSource, caller: Caller, structureId: string) =>
+  findCodeResource(ds, caller, 'structure', structureId);
+export const findStructureRun = (ds: DataSource, caller: Caller, runId: string) =>
+  findRunOfKind(ds, caller, 'structure', runId);
+
+/** Arguments and env vars end up in execve(): no NUL characters, each string within the kernel's limit. */
+function checkExecStrings(args: string[], envVars: EnvVar[], where: string) {
+  args.forEach((a, i) => {
+    if (a.includes('\u0000')) throw badRequest('Arguments must not contain NUL characters', `${where}/args/${i}`);
+    if (Buffer.byteLength(a) > MAX_ARG_BYTES)
+      throw badRequest(`Each argument is limited to ${MAX_ARG_BYTES} bytes`, `${where}/args/${i}`);
+  });
+  envVars.forEach((v, i) => {
+    if (v.value.includes('\u0000'))
+      throw badRequest('Env var values must not contain NUL characters', `${where}/env_vars/${i}/value`);
+    if (Buffer.byteLength(v.name) + Buffer.byteLength(v.value) + 1 > MAX_ARG_BYTES) {
+      throw badRequest(`Each env var is limited to ${MAX_ARG_BYTES} bytes`, `${where}/env_vars/${i}`);
+    }
+  });
+}
+
+export async function createStructureRun(
+  deps: RunsDeps,
+  caller: Caller,
+  structureId: string,
+  input: { args: string[]; env_vars: EnvVar[] },
+): Promise<Run> {
+  const envVars = input.env_vars.map((v) => ({
+    name: v.name,
+    value: v.value,
+    source: (v.source ?? 'manual').toLowerCase() as EnvVar['source'],
+  }));
+  checkExecStrings(input.args, envVars, '/body');
+  const structure = await findStructure(deps.ds, caller, structureId);
+  await assertSecretRefs(deps.ds, caller.organizationId, envVars, '/body/env_vars');
+  return startRun(deps, caller, structure, { args: input.args, envVars, input: null });
+}
+
+/**
+ * The QUEUED row of a run of `resource` on its latest SUCCEEDED deployment, or undefined when it has none:
+ * the one way every code run (of the api, or an assistant's child run) is made.
+ */
+export async function queuedCodeRun(
+  ds: DataSource,
+  resource: CodeResource,
+  fields: {
+    runId: string;
+    organizationId: string;
+    createdBy: string;
+    args: string[];
+    envVars: EnvVar[];
+    input: unknown;
+  },
+): Promise<Run | undefined> {
+  const deployment = await latestSuccessfulDeployment(ds, resource.resource_id);
+  if (!deployment) return undefined;
+  return newRunRow({
+    run_id: fields.runId,
+    kind: resource.kind,
+    organization_id: fields.organizationId,
+    resource_id: resource.resource_id,
+    deployment_id: deployment.deployment_id,
+    args: fields.args,
+    env_vars: fields.envVars,
+    input: fields.input,
+    created_by: fields.createdBy,
+  });
+}
+
+/**
+ * The one way a run of a structure, function or tool begins: on the resource's latest SUCCEEDED deployment
+ * (409 without one), as a QUEUED row inserted together with its workflow (`<kind>-run-<uuid>`). `runId`:
+ * an id chosen by the caller (integration deliveries derive it from the delivery, so a retry finds the run).
+ */
+export async function startRun(
+  deps: RunsDeps,
+  caller: Caller,
+  resource: CodeResource,
+  fields: { args: string[]; envVars: EnvVar[]; input: unknown; runId?: string },
+): Promise<Run> {
+  const run = await queuedCodeRun(deps.ds, resource, {
+    runId: fields.runId ?? randomUUID(),
+    organizationId: caller.organizationId,
+    createdBy: caller.actor,
+    args: fields.args,
+    envVars: fields.envVars,
+    input: fields.input,
+  });
+  if (!run) {
+    throw conflict(
+      `The ${resource.kind} ${resource.resource_id} has no successful deployment yet: deploy it and wait for status SUCCEEDED first`,
+    );
+  }
+  return insertAndStart(deps.ds, deps.temporal, {
+    taskQueue: deps.config.temporal.taskQueue,
+    resource: {
+      kind: `${resource.kind}-run`,
+      id: run.run_id,
+      organizationId: run.organization_id,
+      summary: `Run of ${resource.kind} ${resource.name}`,
+    },
+    insert: (em) => insertRow(em, Run, run),
+    undo: (em) => em.query(`DELETE FROM runs WHERE run_id = $1`, [run.run_id]),
+    // One workflow type drives every kind of code run; the execution activity picks the command by run kind.
+    start: workflowStart.codeRun({
+      runId: run.run_id,
+      timeLimitSeconds: deps.config.runLimits.timeSeconds,
+      heartbeatTimeoutSeconds: deps.config.runProcess.heartbeatTimeoutSeconds,
+    }),
+  });
+}
+
+/** Cancels a structure run: see cancelRunAndWait. */
+export async function cancelStructureRun(deps: RunsDeps, caller: Caller, runId: string): Promise<Run> {
+  return cancelRunAndWait(deps, caller, await findStructureRun(deps.ds, caller, runId));
+}

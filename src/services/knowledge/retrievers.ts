@@ -1,0 +1,228 @@
+// Retrievers: a name and components — knowledge bases to retrieve from (`knowledge_base`, fused by
+// reciprocal rank fusion) and reranking steps (`model_rerank`) — queried through workflow
+// `retriever-query-<uuid>` (the api calls no model). Every knowledge base a component names must be one of the
+// caller's organization (409 naming it, like every id a body refers to). Component schema (one per type, in
+// the route): docs/knowledge-bases.md#retrievers. Component names need not be unique: query args given for a
+// name apply to every knowledge_base component of that name.
+import { randomUUID } from 'node:crypto';
+import type { Client } from '@temporalio/client';
+import type { DataSource } from 'typeorm';
+import type { Caller } from '../caller';
+import type { Config } from '../../config';
+import { conflict, notFound } from '../../errors';
+import type { PageRequest } from '../../persistence/pagination';
+import {
+  KnowledgeBaseComponentConfig,
+  RerankComponentConfig,
+  Retriever,
+  RetrieverComponent,
+  RetrieverQuery,
+} from '../../persistence/entities/retrieval';
+import { assertIdsInOrg, findInOrg, iso, pageInOrg } from '../../persistence/scoped';
+import { workflowStart } from '../../temporal/contracts';
+import { awaitRetrieval } from './run-query';
+import { assertDefaultModel } from './search';
+import type { ComponentQueryArgs } from './retrieve';
+
+export interface ComponentInput {
+  name: string;
+  type: RetrieverComponent['type'];
+  description?: string;
+  config?: Record<string, unknown>;
+}
+
+export interface RetrieverFields {
+  name?: string;
+  description?: string;
+  retriever_components?: ComponentInput[];
+  retriever_component_ids?: string[];
+}
+
+/**
+ * Shapes the components (the route's schema checked each against its type) and checks their knowledge bases.
+ * `previous` keeps the ids (and created_at) of components kept by name and type.
+ */
+async function componentsOf(
+  ds: DataSource,
+  caller: Caller,
+  inputs: ComponentInput[],
+  previous: RetrieverComponent[] = [],
+): Promise<RetrieverComponent[]> {
+  const now = new Date().toISOString();
+  const unclaimed = [...previous];
+  const components = inputs.map((c): RetrieverComponent => {
+    const config = c.config ?? {};
+    const shaped: KnowledgeBaseComponentConfig | RerankComponentConfig =
+      c.type === 'knowledge_base'
+        ? {
+            knowledge_base_id: String(config.knowledge_base_id).toLowerCase(),
+            ...(config.query_args
+              ? { query_args: config.query_args as KnowledgeBaseComponentConfig['query_args'] }
+              : {}),
+          }
+        : {
+            ...(typeof config.model === 'string' ? { model: config.model } : {}),
+            ...(typeof config.count === 'number' ? { count: config.count } : {}),
+          };
+    const kept = unclaimed.find((p) => p.name === c.name && p.type === c.type);
+    if (kept) unclaimed.splice(unclaimed.indexOf(kept), 1);
+    return {
+      retriever_component_id: kept?.retriever_component_id ?? randomUUID(),
+      name: c.name,
+      ...(c.description !== undefined ? { description: c.description } : {}),
+      type: c.type,
+      config: shaped,
+      created_by: kept?.created_by ?? caller.actor,
+      created_at: kept?.created_at ?? now,
+      updated_at: now,
+    };
+  });
+  for (const [i, c] of components.entries()) {
+    if (c.type === 'knowledge_base') {
+      const id = (c.config as KnowledgeBaseComponentConfig).knowledge_base_id;
+      await assertIdsInOrg(
+        ds,
+        'knowledge_base',
+        caller.organizationId,
+        [id],
+        `/body/retriever_components/${i}/config/knowledge_base_id`,
+      );
+    }
+  }
+  return components;
+}
+
+export const findRetriever = (ds: DataSource, caller: Caller, id: string) =>
+  findInOrg(ds, Retriever, caller.organizationId, { retriever_id: id }, 'Retriever');
+
+export const listRetrievers = (ds: DataSource, caller: Caller, page: PageRequest) =>
+  pageInOrg(ds, Retriever, caller.organizationId, page, {}, { created_at: 'DESC', retriever_id: 'DESC' });
+
+export async function createRetriever(
+  ds: DataSource,
+  caller: Caller,
+  fields: RetrieverFields & { name: string },
+): Promise<Retriever> {
+  const now = new Date();
+  return ds.getRepository(Retriever).save({
+    retriever_id: randomUUID(),
+    organization_id: caller.organizationId,
+    name: fields.name,
+    description: fields.description ?? null,
+    components: await componentsOf(ds, caller, fields.retriever_components ?? []),
+    created_by: caller.actor,
+    created_at: now,
+    updated_at: now,
+  });
+}
+
+/** Changes the given fields; given components replace the stored ones (a component kept by name keeps its id). */
+export async function updateRetriever(ds: DataSource, caller: Caller, id: string, fields: RetrieverFields) {
+  const retriever = await findRetriever(ds, caller, id);
+  if (fields.name !== undefined) retriever.name = fields.name;
+  if (fields.description !== undefined) retriever.description = fields.description;
+  if (fields.retriever_components !== undefined)
+    retriever.components = await componentsOf(ds, caller, fields.retriever_components, retriever.components);
+  retriever.updated_at = new Date();
+  return ds.getRepository(Retriever).save(retriever);
+}
+
+export async function deleteRetriever(ds: DataSource, caller: Caller, id: string): Promise<void> {
+  const retriever = await findRetriever(ds, caller, id);
+  await ds.getRepository(Retriever).delete({ retriever_id: retriever.retriever_id });
+}
+
+/** The JSON Schema of `retriever_components_query_args` for this retriever: per knowledge_base component name. */
+export function componentsQuerySchema(retriever: Retriever) {
+  return {
+    type: 'object',
+    additionalProperties: false,
+    properties: Object.fromEntries(
+      retriever.components
+        .filter((c) => c.type === 'knowledge_base')
+        .map((c) => [
+          c.name,
+          {
+            type: 'object',
+            additionalProperties: false,
+            properties: {
+              count: { type: 'integer', minimum: 1, maximum: 100 },
+              filter: { type: 'object', description: 'Entries whose meta holds every member.' },
+            },
+          },
+        ]),
+    ),
+  };
+}
+
+export async function queryRetrieverRequest(
+  deps: { ds: DataSource; temporal: Client; config: Config },
+  caller: Caller,
+  retrieverId: string,
+  body: { query: string; retriever_components_query_args?: ComponentQueryArgs },
+): Promise<RetrieverQuery> {
+  const retriever = await findRetriever(deps.ds, caller, retrieverId);
+  const componentArgs = body.retriever_components_query_args ?? {};
+  // Which names exist is the stored retriever's business: a name it lacks conflicts with it (409).
+  const unknown = Object.keys(componentArgs).filter(
+    (name) => !retriever.components.some((c) => c.name === name && c.type === 'knowledge_base'),
+  );
+  if (unknown.length)
+    throw conflict(`The retriever has no knowledge_base component named ${unknown.map((n) => `"${n}"`).join(', ')}`);
+  if (retriever.components.some((c) => c.type === 'model_rerank' && !(c.config as RerankComponentConfig).model))
+    assertDefaultModel(deps.config, 'Reranking (a model_rerank component without a model)');
+  const retrieverQueryId = randomUUID();
+  await awaitRetrieval(deps, {
+    resource: {
+      kind: 'retriever-query',
+      id: retrieverQueryId,
+      organizationId: caller.organizationId,
+      summary: `Query of retriever ${retriever.name} (${retriever.retriever_id})`,
+    },
+    start: workflowStart.retrieverQuery({
+      retrieverQueryId,
+      retrieverId: retriever.retriever_id,
+      organizationId: caller.organizationId,
+      createdBy: caller.actor,
+      query: body.query,
+      componentArgs,
+    }),
+  });
+  const row = await deps.ds.getRepository(RetrieverQuery).findOneBy({ retriever_query_id: retrieverQueryId });
+  if (!row) throw notFound('Retriever');
+  return row;
+}
+
+export async function saveRetrieverQuery(ds: DataSource, row: RetrieverQuery): Promise<void> {
+  await ds
+    .getRepository(RetrieverQuery)
+    .createQueryBuilder()
+    .insert()
+    .values(row as never)
+    .orIgnore()
+    .execute();
+}
+
+export const presentComponent = (r: Retriever, c: RetrieverComponent) => ({
+  retriever_component_id: c.retriever_component_id,
+  name: c.name,
+  ...(c.description !== undefined ? { description: c.description } : {}),
+  type: c.type,
+  config: c.config,
+  organization_id: r.organization_id,
+  created_by: c.created_by,
+  created_at: c.created_at,
+  updated_at: c.updated_at,
+});
+
+export const presentRetriever = (r: Retriever) => ({
+  retriever_id: r.retriever_id,
+  name: r.name,
+  ...(r.description != null ? { description: r.description } : {}),
+  retriever_components: r.components.map((c) => presentComponent(r, c)),
+  retriever_components_schema: componentsQuerySchema(r),
+  organization_id: r.organization_id,
+  created_by: r.created_by,
+  created_at: iso(r.created_at),
+  updated_at: iso(r.updated_at),
+});
