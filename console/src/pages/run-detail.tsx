@@ -118,7 +118,12 @@ export function RunDetailPage() {
         </Section>
         <Section title="Output">
           <Json label="Output" value={r?.output} />
-          {r?.status_detail != null && <Json label="Status detail" value={r.status_detail} />}
+          {r?.status_detail != null && (
+            <>
+              <h3>Status detail</h3>
+              <Json label="Status detail" value={r.status_detail} />
+            </>
+          )}
         </Section>
       </div>
       {hasEventStream(kind) && (
