@@ -39,7 +39,7 @@ const LOWER_FLOORS = [
 const ONLY_API_IMPORTS_API = { regex: '^(\\.\\./)+(src/)?api(/|$)', message: 'only src/api imports the HTTP layer' };
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', '.data/**'] },
+  { ignores: ['dist/**', 'node_modules/**', '.data/**', 'console/**'] },
   {
     files: ['**/*.ts'],
     extends: [tseslint.configs.base],

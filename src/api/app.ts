@@ -17,6 +17,7 @@ import { traceRequests } from '../observability/tracing';
 import { allRoutes, mount, type RouteSpec } from './http/route';
 import { unavailableReason } from '../persistence/unavailable';
 import { DiskSpace, meterDiskSpace } from '../observability/disk-space';
+import { serveConsole } from './console/serve-console';
 import { RateLimiter } from './http/rate-limits';
 import './routes';
 
@@ -151,6 +152,7 @@ export function createApp(deps: Deps): Koa {
   app.use(api.routes());
   // After the api's routes: /api requests never try these.
   app.use(root.routes());
+  app.use(serveConsole(deps.config));
 
   // Errors after the answer began (a streamed body): to the log, not Koa's console printer. A client that closes
   // once it has read Content-Length bytes (python-requests does) can beat the stream's own end: nothing was lost.

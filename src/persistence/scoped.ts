@@ -23,11 +23,14 @@ export async function pageInOrg<T extends OrgOwned>(
   entity: EntityTarget<T>,
   organizationId: string,
   page: PageRequest,
-  where: FindOptionsWhere<T> = {},
+  /** A list means any of them (OR), each within the organization. */
+  where: FindOptionsWhere<T> | FindOptionsWhere<T>[] = {},
   order: FindOptionsOrder<T> = { created_at: 'DESC' } as unknown as FindOptionsOrder<T>,
 ): Promise<{ items: T[]; pagination: Pagination }> {
   const [items, total] = await ds.getRepository(entity).findAndCount({
-    where: { ...where, organization_id: organizationId } as FindOptionsWhere<T>,
+    where: (Array.isArray(where) ? where : [where]).map(
+      (w) => ({ ...w, organization_id: organizationId }) as FindOptionsWhere<T>,
+    ),
     order,
     ...skipTake(page),
   });

@@ -1,5 +1,6 @@
 // Importing a module declares its routes. One module per resource area.
 import './accounts';
+import './all-runs';
 import './assistant-runs';
 import './assistants';
 import './billing';

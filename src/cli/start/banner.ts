@@ -5,6 +5,7 @@
 import path from 'node:path';
 import type { Config } from '../../config';
 import { describeIsolation, type IsolationPlan } from '../../runtime/sandbox/isolation';
+import { temporalUiUrl } from '../../temporal/ui-url';
 import { bold, green, red, rel } from './output';
 
 /** Which model providers assistant runs and chat messages use, or how to configure one (docs/assistants.md: Model providers). */
@@ -17,13 +18,13 @@ function modelsLine(config: Config): string {
 
 export function printBanner(config: Config, bootstrapKey: string | undefined, isolation: IsolationPlan): void {
   const base = config.publicBaseUrl;
-  const ui =
-    config.temporal.uiUrl ?? (config.temporal.address ? undefined : `http://localhost:${config.temporal.devUiPort}`);
+  const ui = temporalUiUrl(config);
   const rule = '-'.repeat(78);
   const lines = [
     rule,
     bold('tarmac is running'),
     '',
+    `  Console       ${base}/console  (sign in with the API key)`,
     `  API           ${base}/api`,
     `  OpenAPI       ${base}/api/openapi.json`,
     `  Temporal UI   ${ui ?? '(set TEMPORAL_UI_URL to show it here)'}`,

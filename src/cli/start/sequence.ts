@@ -17,6 +17,7 @@ import { waitForApi, waitForTemporal, waitForWorker } from './readiness';
 import { Running, StartHooks, Stopped } from './running';
 import { readOrCreateSecretsKey } from './secrets-key';
 import { describeIsolation, isolationOnThisHost } from '../../runtime/sandbox/isolation';
+import { temporalUiUrl } from '../../temporal/ui-url';
 
 /** TEMPORAL_ADDRESS, else the local dev server's. */
 export const temporalAddressOf = (config: Config) => config.temporal.address ?? `127.0.0.1:${config.temporal.devPort}`;
@@ -92,6 +93,8 @@ export async function run(
   const env = childEnv({
     DATABASE_URL: databaseUrl,
     TEMPORAL_ADDRESS: temporalAddress,
+    // The api links runs to their workflows in the UI (the console); with TEMPORAL_ADDRESS set it has no other way to know it.
+    ...(temporalUiUrl(config) ? { TEMPORAL_UI_URL: temporalUiUrl(config) } : {}),
     SECRETS_KEY: secretsKey,
     DATA_DIR: config.dataDir,
     BLOB_DIR: config.blobDir,

@@ -1,0 +1,37 @@
+// The one way the console reaches the platform: the public API through a client typed from the OpenAPI
+// document the api produces (schema.gen.ts, generated at build time), so a route change breaks this build.
+import createClient, { type Middleware } from 'openapi-fetch';
+import type { components, paths } from './schema.gen';
+import { session } from '../session';
+
+export type Schemas = components['schemas'];
+
+const withKey: Middleware = {
+  onRequest({ request }) {
+    const key = session.key();
+    if (key) request.headers.set('Authorization', `Bearer ${key}`);
+    return request;
+  },
+  onResponse({ response }) {
+    // A revoked or deleted key: back to the sign-in page.
+    if (response.status === 401) session.signOut();
+    return response;
+  },
+};
+
+export const api = createClient<paths>({ baseUrl: window.location.origin });
+api.use(withKey);
+
+/** The `{type, errors}` body of a failed call as one line. */
+export function errorText(error: unknown): string {
+  const e = error as { type?: string; errors?: Array<{ message?: string }> } | undefined;
+  if (e?.errors?.length) return `${e.type ?? 'Error'}: ${e.errors.map((x) => x.message).join('; ')}`;
+  return e instanceof Error ? e.message : String(e ?? 'Unknown error');
+}
+
+/** The data of an openapi-fetch answer, or a thrown error with its text (for TanStack Query). */
+export async function data<T>(call: Promise<{ data?: T; error?: unknown; response: Response }>): Promise<T> {
+  const { data, error, response } = await call;
+  if (error !== undefined || data === undefined) throw new Error(errorText(error ?? `HTTP ${response.status}`));
+  return data;
+}

@@ -1,0 +1,138 @@
+// A run of any kind through its kind's own routes: the record, its log lines, its event stream, its cancel.
+import { api, data, type Schemas } from './client';
+
+export type RunKind = Schemas['RunSummary']['kind'];
+export type RunStatus = Schemas['RunSummary']['status'];
+export const RUN_KINDS: RunKind[] = ['structure', 'function', 'tool', 'assistant', 'chat'];
+export const RUN_STATUSES: RunStatus[] = ['QUEUED', 'STARTING', 'RUNNING', 'SUCCEEDED', 'FAILED', 'ERROR', 'CANCELLED'];
+export const isTerminal = (s: string) => ['SUCCEEDED', 'FAILED', 'ERROR', 'CANCELLED'].includes(s);
+
+/** What the detail page shows of any run. */
+export interface RunRecord {
+  status: RunStatus;
+  status_detail?: unknown;
+  args?: string[];
+  input?: unknown;
+  output?: unknown;
+  owner?: string;
+  deployment_id?: string;
+  created_at: string;
+  started_at: string | null;
+  completed_at: string | null;
+  created_by: string;
+}
+
+export async function fetchRun(kind: RunKind, id: string): Promise<RunRecord | undefined> {
+  switch (kind) {
+    case 'structure': {
+      const r = await data(
+        api.GET('/api/structure-runs/{structure_run_id}', { params: { path: { structure_run_id: id } } }),
+      );
+      return { ...r, owner: r.structure_id };
+    }
+    case 'function': {
+      const r = await data(
+        api.GET('/api/function-runs/{function_run_id}', { params: { path: { function_run_id: id } } }),
+      );
+      return { ...r, owner: r.function_id };
+    }
+    case 'tool': {
+      const r = await data(api.GET('/api/tool-runs/{tool_run_id}', { params: { path: { tool_run_id: id } } }));
+      return { ...r, owner: r.tool_id };
+    }
+    case 'assistant': {
+      const r = await data(
+        api.GET('/api/assistant-runs/{assistant_run_id}', { params: { path: { assistant_run_id: id } } }),
+      );
+      return { ...r, owner: r.assistant_id, started_at: r.started_at ?? null, completed_at: r.completed_at ?? null };
+    }
+    default:
+      return undefined; // chat exchanges are read through their thread
+  }
+}
+
+export async function fetchLogs(kind: RunKind, id: string): Promise<string[] | undefined> {
+  switch (kind) {
+    case 'structure':
+      return (
+        await data(
+          api.GET('/api/structure-runs/{structure_run_id}/logs', { params: { path: { structure_run_id: id } } }),
+        )
+      ).logs;
+    case 'function':
+      return (
+        await data(api.GET('/api/function-runs/{function_run_id}/logs', { params: { path: { function_run_id: id } } }))
+      ).logs;
+    case 'tool':
+      return (await data(api.GET('/api/tool-runs/{tool_run_id}/logs', { params: { path: { tool_run_id: id } } }))).logs;
+    default:
+      return undefined;
+  }
+}
+
+export const canCancel = (kind: RunKind) => kind === 'structure' || kind === 'assistant';
+
+export async function cancelRun(kind: RunKind, id: string): Promise<void> {
+  if (kind === 'structure')
+    await data(
+      api.POST('/api/structure-runs/{structure_run_id}/cancel', { params: { path: { structure_run_id: id } } }),
+    );
+  else if (kind === 'assistant')
+    await data(
+      api.POST('/api/assistant-runs/{assistant_run_id}/cancel', { params: { path: { assistant_run_id: id } } }),
+    );
+}
+
+export const hasEventStream = (kind: RunKind) => kind === 'structure' || kind === 'assistant';
+
+/** One response of the run's SSE stream, from after `lastEventId` (the `Last-Event-ID` header). */
+export async function openEventStream(
+  kind: RunKind,
+  id: string,
+  lastEventId: string | undefined,
+  signal: AbortSignal,
+): Promise<ReadableStream<Uint8Array>> {
+  const headers = lastEventId ? { 'Last-Event-ID': lastEventId } : undefined;
+  const answer =
+    kind === 'assistant'
+      ? await api.GET('/api/assistant-runs/{assistant_run_id}/events/stream', {
+          params: { path: { assistant_run_id: id } },
+          headers,
+          signal,
+          parseAs: 'stream',
+        })
+      : await api.GET('/api/structure-runs/{structure_run_id}/events/stream', {
+          params: { path: { structure_run_id: id } },
+          headers,
+          signal,
+          parseAs: 'stream',
+        });
+  if (!answer.response.ok || !answer.data) throw new Error(`event stream: HTTP ${answer.response.status}`);
+  return answer.data as ReadableStream<Uint8Array>;
+}
+
+/** Events after `offset` by the list route: the fallback when the stream keeps failing. */
+export async function listEvents(kind: RunKind, id: string, offset: number) {
+  const page =
+    kind === 'assistant'
+      ? await data(
+          api.GET('/api/assistant-runs/{assistant_run_id}/events', {
+            params: { path: { assistant_run_id: id }, query: { offset } },
+          }),
+        )
+      : await data(
+          api.GET('/api/structure-runs/{structure_run_id}/events', {
+            params: { path: { structure_run_id: id }, query: { offset } },
+          }),
+        );
+  return page.events as RunEvent[];
+}
+
+export interface RunEvent {
+  event_id: string;
+  type: string;
+  origin: string;
+  payload: unknown;
+  timestamp: number;
+  created_at: string;
+}

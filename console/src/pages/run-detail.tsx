@@ -1,0 +1,177 @@
+// One run: its arguments or input, output, status timeline (its SYSTEM events), every event and its log lines
+// as they come (the SSE stream; log lines are re-read while the run goes on), Cancel, and its workflow in the
+// Temporal UI.
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useParams } from '@tanstack/react-router';
+import { useCallback, useEffect } from 'react';
+import {
+  canCancel,
+  cancelRun,
+  fetchLogs,
+  fetchRun,
+  hasEventStream,
+  isTerminal,
+  RUN_KINDS,
+  type RunEvent,
+  type RunKind,
+} from '../api/runs';
+import { useRunEvents } from '../live/use-run-events';
+import { ErrorBox, Json, Section, StatusBadge, Time } from '../ui';
+
+const LOG_POLL_MS = 1000;
+const RECORD_POLL_MS = 3000;
+
+/** Where the Temporal UI shows this installation's namespace (a meta tag the api writes into the page). */
+const temporalUi = () =>
+  document.querySelector<HTMLMetaElement>('meta[name="tarmac-temporal-ui"]')?.content || undefined;
+
+export function RunDetailPage() {
+  const { kind: kindParam, runId } = useParams({ from: '/runs/$kind/$runId' });
+  const kind = (RUN_KINDS.includes(kindParam as RunKind) ? kindParam : 'structure') as RunKind;
+  const queries = useQueryClient();
+
+  const run = useQuery({
+    queryKey: ['run', kind, runId],
+    queryFn: () => fetchRun(kind, runId),
+    refetchInterval: (q) =>
+      q.state.data && !isTerminal(q.state.data.status) && !hasEventStream(kind) ? RECORD_POLL_MS : false,
+  });
+  const running = !!run.data && !isTerminal(run.data.status);
+  const logs = useQuery({
+    queryKey: ['run-logs', kind, runId],
+    queryFn: () => fetchLogs(kind, runId),
+    refetchInterval: running ? LOG_POLL_MS : false,
+  });
+
+  // A SYSTEM event is a change of status: read the record (and the last log lines) again.
+  const onEvent = useCallback(
+    (e: RunEvent) => {
+      if (e.origin !== 'SYSTEM') return;
+      void queries.invalidateQueries({ queryKey: ['run', kind, runId] });
+      void queries.invalidateQueries({ queryKey: ['run-logs', kind, runId] });
+    },
+    [queries, kind, runId],
+  );
+  const stream = useRunEvents(kind, runId, hasEventStream(kind), onEvent);
+  useEffect(() => {
+    if (stream.state !== 'ended') return;
+    void queries.invalidateQueries({ queryKey: ['run', kind, runId] });
+    void queries.invalidateQueries({ queryKey: ['run-logs', kind, runId] });
+  }, [stream.state, queries, kind, runId]);
+
+  const cancel = useMutation({
+    mutationFn: () => cancelRun(kind, runId),
+    onSettled: () => queries.invalidateQueries({ queryKey: ['run', kind, runId] }),
+  });
+
+  const r = run.data;
+  const ui = temporalUi();
+  const workflowId = `${kind}-run-${runId}`;
+  const timeline = stream.events.filter((e) => e.origin === 'SYSTEM');
+
+  return (
+    <>
+      <header className="page-header">
+        <h1>
+          {kind[0].toUpperCase() + kind.slice(1)} run <span className="mono">{runId}</span>
+        </h1>
+        <div className="actions">
+          {r && <StatusBadge status={r.status} />}
+          {canCancel(kind) && r && !isTerminal(r.status) && (
+            <button type="button" className="danger" onClick={() => cancel.mutate()} disabled={cancel.isPending}>
+              {cancel.isPending ? 'Cancelling…' : 'Cancel run'}
+            </button>
+          )}
+          {ui && (
+            <a href={`${ui}/workflows/${encodeURIComponent(workflowId)}`} target="_blank" rel="noreferrer">
+              Workflow in Temporal UI
+            </a>
+          )}
+        </div>
+      </header>
+      <ErrorBox error={run.error ?? cancel.error} />
+      {r && (
+        <dl className="facts">
+          <dt>Resource</dt>
+          <dd className="mono">{r.owner ?? '—'}</dd>
+          <dt>Deployment</dt>
+          <dd className="mono">{r.deployment_id ?? '—'}</dd>
+          <dt>Created</dt>
+          <dd>
+            <Time at={r.created_at} /> by <span className="mono">{r.created_by}</span>
+          </dd>
+          <dt>Started</dt>
+          <dd>
+            <Time at={r.started_at} />
+          </dd>
+          <dt>Completed</dt>
+          <dd>
+            <Time at={r.completed_at} />
+          </dd>
+          <dt>Workflow</dt>
+          <dd className="mono">{workflowId}</dd>
+        </dl>
+      )}
+      <div className="grid">
+        <Section title={r?.args ? 'Arguments' : 'Input'}>
+          <Json label="Arguments" value={r?.args ?? r?.input} />
+        </Section>
+        <Section title="Output">
+          <Json label="Output" value={r?.output} />
+          {r?.status_detail != null && (
+            <>
+              <h3>Status detail</h3>
+              <Json label="Status detail" value={r.status_detail} />
+            </>
+          )}
+        </Section>
+      </div>
+      {hasEventStream(kind) && (
+        <Section title="Status timeline" actions={<span className="muted stream-state">events: {stream.state}</span>}>
+          <ol className="timeline">
+            {timeline.map((e) => (
+              <li key={e.event_id}>
+                <Time at={new Date(e.timestamp * 1000).toISOString()} /> <strong>{e.type}</strong>
+              </li>
+            ))}
+          </ol>
+        </Section>
+      )}
+      <Section title="Logs" actions={running ? <span className="muted">live</span> : undefined}>
+        {logs.data === undefined ? (
+          <p className="muted">This kind of run has no log lines.</p>
+        ) : (
+          <pre className="logs" aria-label="Log lines" aria-live="polite" tabIndex={0}>
+            {logs.data.join('\n')}
+          </pre>
+        )}
+      </Section>
+      {hasEventStream(kind) && (
+        <Section title={`Events (${stream.events.length})`}>
+          <table className="list" aria-label="Events">
+            <thead>
+              <tr>
+                <th scope="col">Time</th>
+                <th scope="col">Origin</th>
+                <th scope="col">Type</th>
+                <th scope="col">Payload</th>
+              </tr>
+            </thead>
+            <tbody>
+              {stream.events.map((e) => (
+                <tr key={e.event_id}>
+                  <td>
+                    <Time at={new Date(e.timestamp * 1000).toISOString()} />
+                  </td>
+                  <td>{e.origin}</td>
+                  <td>{e.type}</td>
+                  <td className="mono payload">{JSON.stringify(e.payload)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </Section>
+      )}
+    </>
+  );
+}

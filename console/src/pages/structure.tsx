@@ -1,0 +1,109 @@
+// One structure: its deployments with their status (re-read while one is open), a button that deploys again,
+// a form that starts a run (one argument a line) and opens it, and its runs (the Runs page, filtered).
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { Link, useNavigate, useParams } from '@tanstack/react-router';
+import { useState, type FormEvent } from 'react';
+import { api, data } from '../api/client';
+import { ErrorBox, Json, Section, shortId, StatusBadge, Time } from '../ui';
+
+const OPEN_POLL_MS = 1500;
+const isOpen = (status: string) => status === 'QUEUED' || status === 'DEPLOYING';
+
+export function StructurePage() {
+  const { structureId } = useParams({ from: '/structures/$structureId' });
+  const path = { structure_id: structureId };
+  const queries = useQueryClient();
+  const navigate = useNavigate();
+  const structure = useQuery({
+    queryKey: ['structure', structureId],
+    queryFn: () => data(api.GET('/api/structures/{structure_id}', { params: { path } })),
+  });
+  const deployments = useQuery({
+    queryKey: ['deployments', structureId],
+    queryFn: () =>
+      data(api.GET('/api/structures/{structure_id}/deployments', { params: { path, query: { page_size: 10 } } })),
+    refetchInterval: (q) => (q.state.data?.deployments.some((d) => isOpen(d.status)) ? OPEN_POLL_MS : false),
+  });
+  const deploy = useMutation({
+    mutationFn: () => data(api.POST('/api/structures/{structure_id}/deployments', { params: { path } })),
+    onSettled: () => queries.invalidateQueries({ queryKey: ['deployments', structureId] }),
+  });
+  const [args, setArgs] = useState('');
+  const start = useMutation({
+    mutationFn: () =>
+      data(
+        api.POST('/api/structures/{structure_id}/runs', {
+          params: { path },
+          body: { args: args.split('\n').filter((line) => line !== '') },
+        }),
+      ),
+    onSuccess: (run) =>
+      navigate({ to: '/runs/$kind/$runId', params: { kind: 'structure', runId: run.structure_run_id } }),
+  });
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    start.mutate();
+  };
+  const deployed = deployments.data?.deployments.some((d) => d.status === 'SUCCEEDED');
+
+  return (
+    <>
+      <header className="page-header">
+        <h1>{structure.data?.name ?? 'Structure'}</h1>
+        <Link to="/runs" search={{ resource_id: structureId }}>
+          Its runs
+        </Link>
+      </header>
+      <ErrorBox error={structure.error} />
+      <Section
+        title="Deployments"
+        actions={
+          <button type="button" onClick={() => deploy.mutate()} disabled={deploy.isPending}>
+            Deploy again
+          </button>
+        }
+      >
+        <ErrorBox error={deployments.error ?? deploy.error} />
+        <table className="list" aria-label="Deployments">
+          <thead>
+            <tr>
+              <th scope="col">Deployment</th>
+              <th scope="col">Status</th>
+              <th scope="col">Detail</th>
+              <th scope="col">Created</th>
+              <th scope="col">Completed</th>
+            </tr>
+          </thead>
+          <tbody>
+            {deployments.data?.deployments.map((d) => (
+              <tr key={d.deployment_id}>
+                <td className="mono">{shortId(d.deployment_id)}</td>
+                <td>
+                  <StatusBadge status={d.status} />
+                </td>
+                <td>{d.status_detail != null ? <Json label="Deployment detail" value={d.status_detail} /> : '—'}</td>
+                <td>
+                  <Time at={d.created_at} />
+                </td>
+                <td>
+                  <Time at={d.completed_at} />
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </Section>
+      <Section title="Start a run">
+        <form onSubmit={submit} className="run-form">
+          <label htmlFor="run-args">Arguments, one a line</label>
+          <textarea id="run-args" rows={3} value={args} onChange={(e) => setArgs(e.target.value)} />
+          <button type="submit" disabled={!deployed || start.isPending}>
+            Start run
+          </button>
+          {!deployed && <p className="muted">A run needs a successful deployment.</p>}
+        </form>
+        <ErrorBox error={start.error} />
+      </Section>
+    </>
+  );
+}

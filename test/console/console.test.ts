@@ -1,0 +1,236 @@
+// The web console (docs/console.md) in a real browser: Debian's Chromium driven by playwright-core (both
+// obtained by tools/obtain-browser.sh and console/package.json), against the real stack. Each scenario leaves
+// a screenshot in test-results/console/ and passes an accessibility check (axe: no serious or critical
+// violation).
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { expect } from 'chai';
+import type { Browser, Page } from 'playwright-core';
+import { CONSOLE_CSP } from '../../src/api/console/serve-console';
+import { structureWithBuild } from '../harness/builds';
+import { as } from '../harness/client';
+import { PY_PRELUDE, waitForRun } from '../harness/runs';
+import { getStack, newTenant } from '../harness/stack';
+import { upload } from '../fixtures/projects';
+
+const ROOT = path.resolve(__dirname, '../../..');
+// The browser tooling is the console's own dependency (console/node_modules), not the api's.
+const consoleRequire = createRequire(path.join(ROOT, 'console', 'package.json'));
+const { chromium } = consoleRequire('playwright-core') as typeof import('playwright-core');
+const { AxeBuilder } = consoleRequire('@axe-core/playwright') as typeof import('@axe-core/playwright');
+const CHROMIUM = process.env.CONSOLE_TEST_CHROMIUM ?? '/usr/bin/chromium';
+const SHOTS = path.join(ROOT, 'test-results', 'console');
+
+/** Prints `line <i>` and posts a Tick event every `gap` seconds, `n` times (args: n gap). */
+const TICKING_PROGRAM = `${PY_PRELUDE}
+n, gap = int(sys.argv[1]), float(sys.argv[2])
+for i in range(n):
+    print("line %d" % i, flush=True)
+    call("POST", "api/structure-runs/" + RUN_ID + "/events", {"type": "Tick", "timestamp": time.time(), "payload": {"i": i}})
+    time.sleep(gap)
+print("done", flush=True)
+`;
+
+describe('console (browser)', function () {
+  this.timeout(120_000);
+  let browser: Browser;
+  let page: Page;
+  let key: string;
+  let structureId: string;
+
+  const shot = (name: string) => page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
+  async function accessible(name: string) {
+    const { violations } = await new AxeBuilder({ page }).analyze();
+    const serious = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+    expect(serious.map((v) => `${name}: ${v.id} ${v.help} (${v.nodes.map((n) => n.target).join(' ')})`)).to.deep.equal(
+      [],
+    );
+  }
+  const startRun = async (args: string[]) => {
+    const run = await as(key).post(`/api/structures/${structureId}/runs`, { args });
+    expect(run.status, run.text).to.equal(201);
+    return run.body.structure_run_id as string;
+  };
+
+  before(async function () {
+    if (!fs.existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: run bash tools/obtain-browser.sh`);
+    fs.mkdirSync(SHOTS, { recursive: true });
+    const tenant = await newTenant('console');
+    key = tenant.key;
+    ({ structureId } = await structureWithBuild(tenant.organizationId, { files: { 'structure.py': TICKING_PROGRAM } }));
+    // We run as root in CI: Chromium's own sandbox needs an unprivileged user.
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
+    // A context of its own (axe opens pages in it to run its checks).
+    page = await (await browser.newContext({ viewport: { width: 1280, height: 860 } })).newPage();
+  });
+
+  after(async () => {
+    await browser?.close();
+  });
+
+  it('is served at /console under a strict CSP, and signs in with an API key kept for the tab only', async () => {
+    const response = await page.goto(`${getStack().baseUrl}/console`);
+    expect(response?.status()).to.equal(200);
+    expect(response?.headers()['content-security-policy']).to.equal(CONSOLE_CSP);
+    await page.getByLabel('API key').fill('not-a-key');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('alert').getByText('unknown, inactive or deleted').waitFor();
+    await accessible('sign-in');
+    await shot('01-sign-in');
+    await page.getByLabel('API key').fill(key);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Runs' }).waitFor();
+    expect(page.url()).to.not.include(key);
+    expect(await page.evaluate('sessionStorage.getItem("tarmac.apiKey")')).to.equal(key);
+    expect(await page.evaluate('localStorage.length')).to.equal(0);
+  });
+
+  it('shows a new run in the list and its status changing live to SUCCEEDED', async () => {
+    const runId = await startRun(['3', '0.5']);
+    const row = page.locator(`tr[data-run-id="${runId}"]`);
+    await row.waitFor({ timeout: 20_000 });
+    await row.locator('[data-status="SUCCEEDED"]').waitFor({ timeout: 30_000 });
+    await accessible('runs');
+    await shot('02-runs');
+  });
+
+  it('opens a run and streams its log lines and events while it runs', async () => {
+    const runId = await startRun(['8', '0.8']);
+    await page.goto(`${getStack().baseUrl}/console/runs?kind=structure`);
+    await page.locator(`tr[data-run-id="${runId}"] a`).click();
+    await page.getByRole('heading', { name: /Structure run/ }).waitFor();
+    const logs = page.getByLabel('Log lines');
+    await logs.getByText('line 1').waitFor({ timeout: 30_000 });
+    // Seen while the run goes on, not read after its end.
+    expect(await page.locator('.page-header [data-status]').getAttribute('data-status')).to.equal('RUNNING');
+    expect(await page.getByText('events: live').count()).to.equal(1);
+    await shot('03-run-detail-live');
+    await page.locator('.page-header [data-status="SUCCEEDED"]').waitFor({ timeout: 30_000 });
+    await logs.getByText('done').waitFor();
+    await page.getByRole('table', { name: 'Events' }).getByText('Tick').first().waitFor();
+    await page.getByText('StructureRunCompleted').first().waitFor();
+    expect(await page.getByRole('link', { name: 'Workflow in Temporal UI' }).getAttribute('href')).to.include(
+      `/workflows/structure-run-${runId}`,
+    );
+    await accessible('run-detail');
+    await shot('04-run-detail-done');
+  });
+
+  it('resumes the event stream with Last-Event-ID after a drop, losing and repeating no event', async () => {
+    const runId = await startRun(['3', '0.1']);
+    await waitForRun(key, runId);
+    const events = (await as(key).get(`/api/structure-runs/${runId}/events?limit=100`)).body.events as unknown[];
+    // The first event frame of the real stream; served alone, its response then ends without the end frame.
+    const stream = await fetch(`${getStack().baseUrl}/api/structure-runs/${runId}/events/stream`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
+    const reader = stream.body!.getReader();
+    let text = '';
+    const completeBlocks = () => text.split('\n\n').slice(0, -1);
+    while (!completeBlocks().some((block) => /^id: /m.test(block)))
+      text += new TextDecoder().decode((await reader.read()).value);
+    await reader.cancel();
+    const firstFrame = `${completeBlocks().find((block) => /^id: /m.test(block))}\n\n`;
+    const firstId = /^id: (\d+)/m.exec(firstFrame)![1];
+    const lastEventIds: Array<string | undefined> = [];
+    const pattern = `**/api/structure-runs/${runId}/events/stream`;
+    await page.route(pattern, async (route) => {
+      lastEventIds.push(route.request().headers()['last-event-id']);
+      if (lastEventIds.length === 1)
+        return route.fulfill({ status: 200, headers: { 'content-type': 'text/event-stream' }, body: firstFrame });
+      return route.continue();
+    });
+    try {
+      await page.goto(`${getStack().baseUrl}/console/runs/structure/${runId}`);
+      await page.getByText('events: ended').waitFor({ timeout: 30_000 });
+      await page.getByRole('heading', { name: `Events (${events.length})` }).waitFor();
+      expect(lastEventIds).to.deep.equal([undefined, firstId]);
+    } finally {
+      await page.unroute(pattern);
+    }
+  });
+
+  it('cancels a running run', async () => {
+    const runId = await startRun(['100', '1']);
+    await waitForRun(key, runId, (r) => r.status === 'RUNNING');
+    await page.goto(`${getStack().baseUrl}/console/runs/structure/${runId}`);
+    await page.getByLabel('Log lines').getByText('line 0').waitFor({ timeout: 30_000 });
+    await page.getByRole('button', { name: 'Cancel run' }).click();
+    await page.locator('.page-header [data-status="CANCELLED"]').waitFor({ timeout: 30_000 });
+    await page.getByText('StructureRunCancelled').first().waitFor();
+    await shot('05-run-cancelled');
+  });
+
+  it('creates a structure from the example project, watches it deploy and starts a run from the form', async () => {
+    await page.getByRole('link', { name: 'Structures' }).click();
+    await page.getByLabel('Name').fill('example');
+    await page.getByRole('button', { name: 'Create and deploy' }).click();
+    await page.getByRole('heading', { name: 'example' }).waitFor();
+    await page
+      .getByRole('table', { name: 'Deployments' })
+      .locator('[data-status="SUCCEEDED"]')
+      .waitFor({ timeout: 90_000 });
+    await accessible('structure');
+    await shot('06-structure-deployed');
+    await page.getByLabel('Arguments, one a line').fill('hello\nconsole');
+    await page.getByRole('button', { name: 'Start run' }).click();
+    await page.getByRole('heading', { name: /Structure run/ }).waitFor();
+    await page.locator('.page-header [data-status="SUCCEEDED"]').waitFor({ timeout: 60_000 });
+    await page.getByLabel('Output').getByText('hello console').waitFor();
+  });
+
+  it('runs a knowledge base job and queries the knowledge base in the playground', async () => {
+    const api = as(key);
+    const bucketId = (await api.post('/api/buckets', { name: 'docs' })).body.bucket_id as string;
+    for (const [name, text] of [
+      ['docs/france.txt', 'The capital of France is Paris. Paris lies on the Seine river.'],
+      ['docs/iceland.txt', 'Iceland has many active volcanoes and glaciers.'],
+    ]) {
+      expect((await api.put(`/api/buckets/${bucketId}/assets`, { name })).status).to.equal(201);
+      await upload(key, bucketId, name, Buffer.from(text));
+    }
+    const kb = await api.post('/api/knowledge-bases', {
+      name: 'Geography',
+      type: 'gtc_hybrid_sql_pg_vector',
+      config: { gtc_hybrid_sql_pg_vector: {} },
+      asset_paths: [`${bucketId}/docs/`],
+    });
+    expect(kb.status, kb.text).to.equal(201);
+
+    await page.getByRole('link', { name: 'Knowledge bases' }).click();
+    await page.getByRole('link', { name: 'Geography' }).click();
+    await page.getByRole('button', { name: 'Run a job' }).click();
+    await page.getByRole('table', { name: 'Jobs' }).locator('[data-status="SUCCEEDED"]').waitFor({ timeout: 60_000 });
+    await page.getByLabel('Query', { exact: true }).fill('What is the capital of France?');
+    await page.getByRole('button', { name: 'Query', exact: true }).click();
+    const results = page.getByRole('table', { name: 'Results' });
+    await results.waitFor();
+    expect(await results.locator('tbody tr').first().textContent()).to.include(`${bucketId}/docs/france.txt`);
+    expect(await page.getByText('retrieval hybrid').count()).to.equal(1);
+    await accessible('knowledge-base');
+    await shot('07-knowledge-base');
+  });
+
+  it('creates an API key, shown once, and revokes it', async () => {
+    await page.getByRole('link', { name: 'Settings' }).click();
+    await page.getByLabel('New key name').fill('console key');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const value = (await page.getByLabel('New key value').textContent())!.trim();
+    expect((await as(value).get('/api/users')).status).to.equal(200);
+    await accessible('settings');
+    await shot('08-settings-key-created');
+    await page.getByRole('button', { name: 'Done' }).click();
+    page.once('dialog', (dialog) => void dialog.accept());
+    await page.getByRole('button', { name: 'Revoke console key' }).click();
+    await page.getByRole('button', { name: 'Revoke console key' }).waitFor({ state: 'detached' });
+    expect((await as(value).get('/api/users')).status).to.equal(401);
+  });
+
+  it('signs out and forgets the key', async () => {
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByLabel('API key').waitFor();
+    expect(await page.evaluate('sessionStorage.getItem("tarmac.apiKey")')).to.equal(null);
+    await shot('09-signed-out');
+  });
+});
