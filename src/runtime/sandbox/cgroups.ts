@@ -12,8 +12,28 @@
 // double fork or new session escapes.
 import fs from 'node:fs';
 import path from 'node:path';
+import {
+  attempt,
+  CgroupUnavailable,
+  counter,
+  dirOf,
+  exists,
+  freezeAndKill,
+  killAll,
+  makeDir,
+  mounts,
+  ownGroups,
+  peak,
+  pidsIn,
+  PLATFORM_SUFFIX,
+  read,
+  removeDir,
+  removeIfUnused,
+  write,
+  type Mount,
+} from './cgroup-fs';
 
-export class CgroupUnavailable extends Error {}
+export { CgroupUnavailable } from './cgroup-fs';
 
 /** Which limits a run's group hit, counted since `counters()` was read before. */
 export interface LimitCounters {
@@ -39,129 +59,8 @@ export interface RunGroupLimits {
 const V2_CONTROLLERS = ['cpu', 'memory', 'pids'];
 const V1_CONTROLLERS = ['cpu', 'memory', 'pids', 'freezer'] as const;
 type V1Controller = (typeof V1_CONTROLLERS)[number];
-/** Where our own tree sits under a group: a process already in it (started by `npm start`) is not nested again. */
-const PLATFORM_SUFFIX = /\/tarmac\/platform$/;
 const DEFAULT_WEIGHT = 100;
 
-interface Mount {
-  type: 'cgroup' | 'cgroup2';
-  root: string;
-  point: string;
-  options: string[];
-}
-
-function mounts(): Mount[] {
-  const found: Mount[] = [];
-  for (const line of fs.readFileSync('/proc/self/mountinfo', 'utf8').split('\n')) {
-    const [left, right] = line.split(' - ');
-    if (!right) continue;
-    const [type, , superOptions] = right.split(' ');
-    if (type !== 'cgroup' && type !== 'cgroup2') continue;
-    const fields = left.split(' ');
-    // A mount hidden by a later one on or above it is listed still: only a visible hierarchy counts.
-    if (fs.existsSync(path.join(fields[4], 'cgroup.procs')))
-      found.push({ type, root: fields[3], point: fields[4], options: superOptions.split(',') });
-  }
-  return found;
-}
-
-/** This process's group in each hierarchy: '' for v2, else the controller names (`cpu,cpuacct`). */
-function ownGroups(pid: number | 'self' = 'self'): Map<string, string> {
-  const groups = new Map<string, string>();
-  for (const line of fs.readFileSync(`/proc/${pid}/cgroup`, 'utf8').trim().split('\n')) {
-    const m = /^\d+:([^:]*):(.*)$/.exec(line);
-    if (m) for (const name of m[1] === '' ? [''] : m[1].split(',')) groups.set(name, m[2]);
-  }
-  return groups;
-}
-
-/** The directory of a group path of the mount (the mount's root may be a sub-path in a container). */
-function dirOf(mount: Mount, group: string): string {
-  const relative = mount.root !== '/' && group.startsWith(mount.root) ? group.slice(mount.root.length) : group;
-  return path.join(mount.point, relative.replace(PLATFORM_SUFFIX, ''));
-}
-
-const write = (file: string, value: string | number) => fs.writeFileSync(file, String(value));
-const read = (file: string) => fs.readFileSync(file, 'utf8');
-const exists = (file: string) => fs.existsSync(file);
-
-/** `key N` lines of memory.events, pids.events, memory.oom_control. */
-function counter(file: string, key: string): number {
-  try {
-    return Number(new RegExp(`^${key ? `${key} ` : ''}(\\d+)$`, 'm').exec(read(file))?.[1] ?? 0);
-  } catch {
-    return 0;
-  }
-}
-
-function peak(file: string): number | undefined {
-  try {
-    return Number(read(file));
-  } catch {
-    return undefined; // an older kernel (v2 memory.peak is 5.19+), or the group is gone
-  }
-}
-
-function pidsIn(dir: string): number[] {
-  try {
-    return read(path.join(dir, 'cgroup.procs')).split('\n').filter(Boolean).map(Number);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw err;
-  }
-}
-
-function killAll(pids: number[]) {
-  for (const pid of pids) {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // gone
-    }
-  }
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** rmdir, retried while the kernel still counts processes that are dying; gives up after `timeoutMs`. */
-async function removeDir(dir: string, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      fs.rmdirSync(dir);
-      return;
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT') return;
-      if (code !== 'EBUSY' || Date.now() > deadline) throw err;
-      killAll(pidsIn(dir));
-      await sleep(20);
-    }
-  }
-}
-
-/** rmdir of an organization's group once its last run is gone; still in use (another run): left. */
-function removeIfUnused(dir: string): void {
-  try {
-    fs.rmdirSync(dir);
-  } catch {
-    // busy or gone
-  }
-}
-
-/** mkdir -p that tolerates a racing rmdir of an emptied parent (another run of the organization ending). */
-function makeDir(dir: string): void {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      fs.mkdirSync(dir, { recursive: true });
-      return;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || attempt >= 3) throw err;
-    }
-  }
-}
-
-/** The control-group tree of this worker's runs. */
 export abstract class CgroupTree {
   abstract readonly version: 1 | 2;
   /** Where the tree is (one directory per hierarchy), for the logs and for the operator. */
@@ -243,17 +142,6 @@ export abstract class CgroupTree {
   }
 }
 
-/** Writes what must hold, and reports the first write that failed as CgroupUnavailable (after `undo`). */
-function attempt<T>(what: string, fn: () => T, undo?: () => void): T {
-  try {
-    return fn();
-  } catch (err) {
-    undo?.();
-    if (err instanceof CgroupUnavailable) throw err;
-    throw new CgroupUnavailable(`${what}: ${(err as Error).message}`);
-  }
-}
-
 class CgroupTreeV2 extends CgroupTree {
   readonly version = 2 as const;
   readonly roots: string[];
@@ -332,21 +220,6 @@ async function destroyV2(dir: string): Promise<void> {
   if (exists(path.join(dir, 'cgroup.kill'))) write(path.join(dir, 'cgroup.kill'), 1);
   else await freezeAndKill(path.join(dir, 'cgroup.freeze'), '1', '0', () => pidsIn(dir));
   await removeDir(dir);
-}
-
-/** Freezes the group (no fork can race the kill), kills every process of it, thaws it so they die. */
-async function freezeAndKill(stateFile: string, frozen: string, thawed: string, pids: () => number[]) {
-  write(stateFile, frozen);
-  try {
-    const deadline = Date.now() + 2_000;
-    // v1 passes through FREEZING; a frozen v2 group says so in cgroup.events. Killing during the
-    // transition is still safe: whatever forks meanwhile is found by removeDir's retries.
-    while (stateFile.endsWith('freezer.state') && read(stateFile).trim() !== 'FROZEN' && Date.now() < deadline)
-      await sleep(5);
-    killAll(pids());
-  } finally {
-    write(stateFile, thawed);
-  }
 }
 
 class CgroupTreeV1 extends CgroupTree {

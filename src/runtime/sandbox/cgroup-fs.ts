@@ -1,0 +1,154 @@
+// The control-group file system as cgroups.ts uses it (v1 and v2): the mounts, a process's groups, reading
+// counters and peaks, writing limits, killing a group's processes and removing its directory.
+import fs from 'node:fs';
+import path from 'node:path';
+
+export class CgroupUnavailable extends Error {}
+
+/** Where our own tree sits under a group: a process already in it (started by `npm start`) is not nested again. */
+export const PLATFORM_SUFFIX = /\/tarmac\/platform$/;
+
+export interface Mount {
+  type: 'cgroup' | 'cgroup2';
+  root: string;
+  point: string;
+  options: string[];
+}
+
+export function mounts(): Mount[] {
+  const found: Mount[] = [];
+  for (const line of fs.readFileSync('/proc/self/mountinfo', 'utf8').split('\n')) {
+    const [left, right] = line.split(' - ');
+    if (!right) continue;
+    const [type, , superOptions] = right.split(' ');
+    if (type !== 'cgroup' && type !== 'cgroup2') continue;
+    const fields = left.split(' ');
+    // A mount hidden by a later one on or above it is listed still: only a visible hierarchy counts.
+    if (fs.existsSync(path.join(fields[4], 'cgroup.procs')))
+      found.push({ type, root: fields[3], point: fields[4], options: superOptions.split(',') });
+  }
+  return found;
+}
+
+/** This process's group in each hierarchy: '' for v2, else the controller names (`cpu,cpuacct`). */
+export function ownGroups(pid: number | 'self' = 'self'): Map<string, string> {
+  const groups = new Map<string, string>();
+  for (const line of fs.readFileSync(`/proc/${pid}/cgroup`, 'utf8').trim().split('\n')) {
+    const m = /^\d+:([^:]*):(.*)$/.exec(line);
+    if (m) for (const name of m[1] === '' ? [''] : m[1].split(',')) groups.set(name, m[2]);
+  }
+  return groups;
+}
+
+/** The directory of a group path of the mount (the mount's root may be a sub-path in a container). */
+export function dirOf(mount: Mount, group: string): string {
+  const relative = mount.root !== '/' && group.startsWith(mount.root) ? group.slice(mount.root.length) : group;
+  return path.join(mount.point, relative.replace(PLATFORM_SUFFIX, ''));
+}
+
+export const write = (file: string, value: string | number) => fs.writeFileSync(file, String(value));
+export const read = (file: string) => fs.readFileSync(file, 'utf8');
+export const exists = (file: string) => fs.existsSync(file);
+
+/** `key N` lines of memory.events, pids.events, memory.oom_control. */
+export function counter(file: string, key: string): number {
+  try {
+    return Number(new RegExp(`^${key ? `${key} ` : ''}(\\d+)$`, 'm').exec(read(file))?.[1] ?? 0);
+  } catch {
+    return 0;
+  }
+}
+
+export function peak(file: string): number | undefined {
+  try {
+    return Number(read(file));
+  } catch {
+    return undefined; // an older kernel (v2 memory.peak is 5.19+), or the group is gone
+  }
+}
+
+export function pidsIn(dir: string): number[] {
+  try {
+    return read(path.join(dir, 'cgroup.procs')).split('\n').filter(Boolean).map(Number);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw err;
+  }
+}
+
+export function killAll(pids: number[]) {
+  for (const pid of pids) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // gone
+    }
+  }
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** rmdir, retried while the kernel still counts processes that are dying; gives up after `timeoutMs`. */
+export async function removeDir(dir: string, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      fs.rmdirSync(dir);
+      return;
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT') return;
+      if (code !== 'EBUSY' || Date.now() > deadline) throw err;
+      killAll(pidsIn(dir));
+      await sleep(20);
+    }
+  }
+}
+
+/** rmdir of an organization's group once its last run is gone; still in use (another run): left. */
+export function removeIfUnused(dir: string): void {
+  try {
+    fs.rmdirSync(dir);
+  } catch {
+    // busy or gone
+  }
+}
+
+/** mkdir -p that tolerates a racing rmdir of an emptied parent (another run of the organization ending). */
+export function makeDir(dir: string): void {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      fs.mkdirSync(dir, { recursive: true });
+      return;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || attempt >= 3) throw err;
+    }
+  }
+}
+
+/** The control-group tree of this worker's runs. */
+/** Writes what must hold, and reports the first write that failed as CgroupUnavailable (after `undo`). */
+export function attempt<T>(what: string, fn: () => T, undo?: () => void): T {
+  try {
+    return fn();
+  } catch (err) {
+    undo?.();
+    if (err instanceof CgroupUnavailable) throw err;
+    throw new CgroupUnavailable(`${what}: ${(err as Error).message}`);
+  }
+}
+
+/** Freezes the group (no fork can race the kill), kills every process of it, thaws it so they die. */
+export async function freezeAndKill(stateFile: string, frozen: string, thawed: string, pids: () => number[]) {
+  write(stateFile, frozen);
+  try {
+    const deadline = Date.now() + 2_000;
+    // v1 passes through FREEZING; a frozen v2 group says so in cgroup.events. Killing during the
+    // transition is still safe: whatever forks meanwhile is found by removeDir's retries.
+    while (stateFile.endsWith('freezer.state') && read(stateFile).trim() !== 'FROZEN' && Date.now() < deadline)
+      await sleep(5);
+    killAll(pids());
+  } finally {
+    write(stateFile, thawed);
+  }
+}
