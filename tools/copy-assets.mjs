@@ -14,9 +14,12 @@ for (const name of fs.readdirSync(from)) {
 }
 
 const dist = path.join(root, 'dist');
+// Only what tsc writes: dist/console is the console's bundle (tools/build-console.mjs), not compiled TypeScript.
+const consoleBuild = path.join(dist, 'console');
 for (const entry of fs.readdirSync(dist, { recursive: true, withFileTypes: true })) {
   const compiled = /^(.*)\.(js|js\.map|d\.ts)$/.exec(entry.name);
   if (!entry.isFile() || !compiled) continue;
+  if (entry.parentPath === consoleBuild || entry.parentPath.startsWith(consoleBuild + path.sep)) continue;
   const source = path.join(root, path.relative(dist, entry.parentPath), `${compiled[1]}.ts`);
   if (!fs.existsSync(source)) fs.rmSync(path.join(entry.parentPath, entry.name));
 }

@@ -44,7 +44,8 @@ export class S3BlobStore implements BlobStore {
     const common = {
       region: options.region,
       forcePathStyle: options.forcePathStyle,
-      credentials: options.credentials,
+      // A copy: the SDK marks the credentials object it is given, and the configuration's is frozen.
+      credentials: options.credentials && { ...options.credentials },
       // S3-compatible stores differ in the newer default checksum headers; ask for them only where required.
       requestChecksumCalculation: 'WHEN_REQUIRED' as const,
       responseChecksumValidation: 'WHEN_REQUIRED' as const,

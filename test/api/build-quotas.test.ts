@@ -1,21 +1,22 @@
 // Builds on the host's disk, through the public api: a build past BUILD_DISK_MB or BUILD_CACHE_MB is stopped
 // and ends FAILED naming the quota; an organization's later builds use the package cache its first wrote;
-// deleting a structure removes its builds, and cancels one in progress. The quotas are lowered on the
-// stack's own configuration object (the in-process worker reads it per build) and put back after each test.
+// deleting a structure removes its builds, and cancels one in progress. Lower quotas are another
+// configuration (configuration objects are frozen): an api and a worker of their own, on a task queue of their own.
 import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
 import { Organization } from '../../src/persistence/entities/organization';
 import { diskUsage } from '../../src/runtime/build/disk-quota';
 import { as } from '../harness/client';
-import { getStack, newTenant } from '../harness/stack';
+import { randomUUID } from 'node:crypto';
+import { configWith, getStack, newTenant, startApi, startWorker } from '../harness/stack';
 import { config, entriesOf, makeArchive, uploadToNewBucket, waitForDeployment } from '../fixtures/projects';
 
 const MiB = 1024 * 1024;
 const nodeMain = { 'main.js': 'console.log("hi")\n' };
 
 /** A nodejs structure whose pre-build script is `script`; answers its ids once the deployment has started. */
-async function structureWithScript(key: string, label: string, script: string) {
+async function structureWithScript(key: string, label: string, script: string, baseUrl?: string) {
   const archive = makeArchive(
     'tar.gz',
     entriesOf({
@@ -24,8 +25,8 @@ async function structureWithScript(key: string, label: string, script: string) {
       ...nodeMain,
     }),
   );
-  const bucketId = await uploadToNewBucket(key, `${label}.tar.gz`, archive);
-  const created = await as(key).post('/api/structures', {
+  const bucketId = await uploadToNewBucket(key, `${label}.tar.gz`, archive, baseUrl);
+  const created = await as(key, baseUrl).post('/api/structures', {
     name: label,
     code: { data_lake: { bucket_id: bucketId, asset_path: `${label}.tar.gz` } },
   });
@@ -55,18 +56,29 @@ async function until(what: string, check: () => boolean | Promise<boolean>, time
 
 describe('build quotas', function () {
   this.timeout(180_000);
-  let saved: { diskBytes: number; cacheBytes: number };
-  beforeEach(() => (saved = { ...getStack().config.buildQuota }));
-  afterEach(() => Object.assign(getStack().config.buildQuota, saved));
+  /** An api and a worker with these settings; closed after the test. */
+  let closers: Array<() => Promise<void>> = [];
+  const platformWith = async (settings: Record<string, string>): Promise<string> => {
+    const config = configWith({ ...settings, TEMPORAL_TASK_QUEUE: `build-quotas-${randomUUID().slice(0, 8)}` });
+    const worker = await startWorker(config);
+    const api = await startApi(getStack().env.client, 0, config);
+    closers.push(api.close, worker.close);
+    return api.baseUrl;
+  };
+  afterEach(async () => {
+    for (const close of closers.splice(0)) await close();
+    closers = [];
+  });
 
   it('stops a build step writing past BUILD_DISK_MB: FAILED, DiskQuotaExceeded, the setting named', async () => {
-    Object.assign(getStack().config.buildQuota, { diskBytes: 32 * MiB });
+    const baseUrl = await platformWith({ BUILD_DISK_MB: '32' });
     const t = await newTenant('disk-quota');
     const started = Date.now();
     const { deploymentId } = await structureWithScript(
       t.key,
       'disk-hog',
       'for i in $(seq 1 40); do head -c 5000000 /dev/zero > "fill-$i"; sleep 0.1; done\nsleep 60\n',
+      baseUrl,
     );
     const done = await waitForDeployment(t.key, deploymentId);
     expect(done.status, JSON.stringify(done.status_detail)).to.equal('FAILED');
@@ -77,12 +89,13 @@ describe('build quotas', function () {
   });
 
   it('stops a build step filling the package cache past BUILD_CACHE_MB, and trims the cache to it', async () => {
-    Object.assign(getStack().config.buildQuota, { cacheBytes: 16 * MiB });
+    const baseUrl = await platformWith({ BUILD_CACHE_MB: '16' });
     const t = await newTenant('cache-quota');
     const { deploymentId } = await structureWithScript(
       t.key,
       'cache-hog',
       'mkdir -p "$PIP_CACHE_DIR"\nfor i in $(seq 1 20); do head -c 3000000 /dev/zero > "$PIP_CACHE_DIR/junk-$i"; sleep 0.1; done\nsleep 60\n',
+      baseUrl,
     );
     const done = await waitForDeployment(t.key, deploymentId);
     expect(done.status, JSON.stringify(done.status_detail)).to.equal('FAILED');

@@ -308,6 +308,36 @@ export async function startApi(
   };
 }
 
+/**
+ * An in-process worker with other settings than the stack's (a configuration is frozen): it polls
+ * `config.temporal.taskQueue`, so give it a queue of its own and start its work through an api with the same
+ * configuration (startApi). It shares the stack's database, Temporal server, workflow bundle and sandbox.
+ */
+export async function startWorker(config: Config): Promise<{ close: () => Promise<void> }> {
+  const s = getStack();
+  const deps = activityDepsFor(config, {
+    ds: s.ds,
+    temporal: s.env.client,
+    log: createLogger(config.logLevel, 'test-worker'),
+    sandbox: s.activityDeps.sandbox,
+  });
+  const worker = await createWorker({
+    connection: s.env.nativeConnection,
+    namespace: s.env.namespace ?? 'default',
+    taskQueue: config.temporal.taskQueue,
+    deps,
+    workflowBundle: s.workflowBundle,
+    shutdownGraceTime: '1 second',
+  });
+  const running = worker.run();
+  return {
+    close: async () => {
+      worker.shutdown();
+      await running;
+    },
+  };
+}
+
 export async function stopStack(): Promise<void> {
   for (const stop of stops.splice(0)) await stop().catch((err) => console.error('teardown:', err));
 }
