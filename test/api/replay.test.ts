@@ -130,6 +130,13 @@ describe('replay', function () {
       created_after: new Date(Date.now() + 60_000).toISOString(),
     });
     expect(none.body.structure_runs).to.deep.equal([]);
+    // An empty window selects nothing.
+    const at = new Date().toISOString();
+    const empty = await api.post(`/api/structures/${s.structureId}/runs/replay`, {
+      created_after: at,
+      created_before: at,
+    });
+    expect([empty.status, empty.body.structure_runs]).to.deep.equal([201, []]);
     for (const r of succeeded.body.structure_runs) await waitForRun(t.key, r.structure_run_id);
 
     const unfinished = await api.post(`/api/structures/${s.structureId}/runs/replay`, { status: ['RUNNING'] });

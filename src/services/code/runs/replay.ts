@@ -80,8 +80,7 @@ export async function replayCodeRuns(
     throw badRequest(`Only finished runs can be replayed; not ${unfinished.join(', ')}`, '/body/status');
   const after = filter.created_after ? new Date(filter.created_after) : undefined;
   const before = filter.created_before ? new Date(filter.created_before) : undefined;
-  if (after && before && after >= before)
-    throw badRequest('created_after must be before created_before', '/body/created_after');
+  // An empty window (created_after at or past created_before) selects no run, like any filter that matches none.
   const createdAt = [...(after ? [MoreThanOrEqual(after)] : []), ...(before ? [LessThan(before)] : [])];
   const runs = await deps.ds.getRepository(Run).find({
     where: {
