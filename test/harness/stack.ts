@@ -220,19 +220,8 @@ export async function startStack(opts: { env?: Record<string, string>; inProcess
   const activityDeps: ActivityDeps = activityDepsFor(config, { ds, temporal: env.client, log, sandbox });
   const { box } = activityDeps;
   if (opts.inProcess !== false) {
-    const worker = await createWorker({
-      connection: env.nativeConnection,
-      namespace: env.namespace ?? 'default',
-      taskQueue: config.temporal.taskQueue,
-      deps: activityDeps,
-      workflowBundle,
-      shutdownGraceTime: '1 second',
-    });
-    const running = worker.run();
-    stops.unshift(async () => {
-      worker.shutdown();
-      await running;
-    });
+    const worker = await runningWorker(env, config, activityDeps, workflowBundle);
+    stops.unshift(worker.close);
   }
 
   stack = {
@@ -321,12 +310,22 @@ export async function startWorker(config: Config): Promise<{ close: () => Promis
     log: createLogger(config.logLevel, 'test-worker'),
     sandbox: s.activityDeps.sandbox,
   });
+  return runningWorker(s.env, config, deps, s.workflowBundle);
+}
+
+/** A worker polling `config.temporal.taskQueue` until `close()`. */
+async function runningWorker(
+  env: TestWorkflowEnvironment,
+  config: Config,
+  deps: ActivityDeps,
+  workflowBundle: Stack['workflowBundle'],
+): Promise<{ close: () => Promise<void> }> {
   const worker = await createWorker({
-    connection: s.env.nativeConnection,
-    namespace: s.env.namespace ?? 'default',
+    connection: env.nativeConnection,
+    namespace: env.namespace ?? 'default',
     taskQueue: config.temporal.taskQueue,
     deps,
-    workflowBundle: s.workflowBundle,
+    workflowBundle,
     shutdownGraceTime: '1 second',
   });
   const running = worker.run();
