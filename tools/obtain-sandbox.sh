@@ -5,7 +5,10 @@
 # for the network launcher. Installed from Debian's
 # packages when missing and this runs as root; otherwise it says what is missing and the worker refuses
 # to run user code (unless SANDBOX=off). Nothing to do with SANDBOX=off.
+# `--tests` (npm test) adds strace: a test holds bubblewrap's syscalls back with it to replay a start-up race.
 set -euo pipefail
+tools=(bwrap:bubblewrap pasta:passt bash:bash iptables:iptables iptables-restore:iptables setpriv:util-linux prlimit:util-linux nsenter:util-linux)
+[ "${1:-}" = "--tests" ] && tools+=(strace:strace)
 if [ "${SANDBOX:-on}" = "off" ]; then
   echo "sandbox: SANDBOX=off, nothing to obtain (user code runs unisolated: single-tenant development only)"
   exit 0
@@ -23,7 +26,7 @@ fi
 tun_usable || echo "sandbox: /dev/net/tun is not usable by run uids: run this as root, or chmod 0666 /dev/net/tun" >&2
 missing=()
 # (nsenter and iptables-restore: the rootless mode loads each run's packet filter into its own namespace.)
-for tool in bwrap:bubblewrap pasta:passt bash:bash iptables:iptables iptables-restore:iptables setpriv:util-linux prlimit:util-linux nsenter:util-linux; do
+for tool in "${tools[@]}"; do
   command -v "${tool%%:*}" >/dev/null 2>&1 || [ -x "/usr/sbin/${tool%%:*}" ] || missing+=("${tool#*:}")
 done
 if [ ${#missing[@]} -eq 0 ]; then

@@ -81,6 +81,15 @@ if [ ${'${#setup[@]}'} -gt 0 ]; then
 fi
 # (info_r stays open: bubblewrap writes more after the pid, and a closed pipe would kill it with SIGPIPE.)
 exec {userns_w}>&-
+# bubblewrap's child then adds 127.0.0.1 to its loopback and brings it up, and fails if the loopback is up
+# already: pasta brings it up too (the kernel then adds 127.0.0.1 itself, and bubblewrap's add meets EEXIST).
+# So pasta starts once the namespace's loopback has its address. (The read is a 2 ms sleep without a fork.)
+for ((tries = 0; ; tries++)); do
+  [[ $(< /proc/$child/net/fib_trie) == *127.0.0.1* ]] 2>/dev/null && break
+  kill -0 $sandbox 2>/dev/null || { wait $sandbox; exit $?; }
+  [ $tries -lt 10000 ] || fail "the loopback did not come up"
+  read -r -t 0.002 -u $ready_r _
+done
 # pasta writes its pid (-P) once the namespace's interface, addresses and routes are up.
 "$setpriv" --pdeathsig KILL -- "$pasta" "${'${helper_options[@]}'}" -P /dev/fd/$ready_w "$child" \
   {info_r}<&- {ready_r}<&- {exec_w}>&- &

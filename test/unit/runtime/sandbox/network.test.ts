@@ -3,6 +3,7 @@
 // real run, through the public api, sees none of the host's sockets, reaches neither a listener on
 // 127.0.0.1 nor one on the host's own address, cannot listen on a port of the host, and still reaches the
 // api and the one allowed host:port (the attacks of the hostile-machine drill, test/drills/hostile-machine).
+import { execFileSync, spawnSync } from 'node:child_process';
 import { expect } from 'chai';
 import { ConfigError, loadConfig } from '../../../../src/config';
 import { loopbackPortsOf, RunNetwork } from '../../../../src/runtime/sandbox/network';
@@ -56,6 +57,62 @@ describe('sandbox: a network namespace per run', function () {
     expect(helper).to.include('--no-map-gw');
     // No setup step (the root mode): a count of 0 words, then the command.
     expect(argv.slice(argv.indexOf('--') + 1)).to.deep.equal(['0', '/usr/bin/bwrap', '--', '/bin/true']);
+  });
+
+  it('starts the network helper only once bubblewrap has brought its loopback up, however slow bubblewrap is', () => {
+    // pasta brings the namespace's loopback up too; had it come first, bubblewrap's own address add would meet
+    // EEXIST ("bwrap: loopback: Failed RTM_NEWADDR") and the run would end as if its code had exited 1. strace
+    // holds each of bubblewrap's netlink requests for 300 ms, so without the wait pasta always comes first.
+    const tool = (name: string) => execFileSync('bash', ['-c', `command -v ${name}`], { encoding: 'utf8' }).trim();
+    const uid = '65000';
+    const network = new RunNetwork(
+      { pasta: tool('pasta'), setpriv: tool('setpriv') },
+      { loopbackPorts: [], resolvers: [] },
+    );
+    const slowBwrap = [
+      tool('strace'),
+      '-f',
+      '-qq',
+      '-o',
+      '/dev/null',
+      '-e',
+      'trace=sendto',
+      '-e',
+      'inject=sendto:delay_enter=300000',
+      tool('bwrap'),
+      '--unshare-user',
+      '--unshare-pid',
+      ...network.bwrapArgs(),
+      '--ro-bind',
+      '/',
+      '/',
+      '--proc',
+      '/proc',
+      '--dev',
+      '/dev',
+      '--',
+      '/bin/sh',
+      '-c',
+      'grep -c 127.0.0.1 /proc/net/fib_trie',
+    ];
+    const r = spawnSync(
+      tool('setpriv'),
+      [
+        `--reuid=${uid}`,
+        `--regid=${uid}`,
+        '--clear-groups',
+        '--',
+        tool('bash'),
+        ...network.launch(Number(uid), Number(uid), slowBwrap),
+      ],
+      {
+        encoding: 'utf8',
+        timeout: 30_000,
+      },
+    );
+    expect(r.stderr).to.not.match(/RTM_NEWADDR/);
+    expect(r.status, r.stderr).to.equal(0);
+    expect(Number(r.stdout.trim()), 'the program sees its loopback address').to.be.greaterThan(0);
   });
 
   for (const attack of attacks) {
