@@ -38,6 +38,14 @@ describe('resilience drills (quick)', function () {
     expect(r.facts.archives).to.equal(5);
   });
 
+  it('admission: every run-control promise holds under concurrent repeats, bursts over limits and a worker SIGKILL', async () => {
+    const r = await quick('admission');
+    reports.push(r);
+    expectClean(r);
+    expect(r.facts.broken ?? 0).to.equal(0);
+    expect(r.facts.held).to.be.at.least(1);
+  });
+
   it('api-kill: SSE clients of a killed api resume on another with no event missing or repeated', async () => {
     const r = await quick('api-kill');
     reports.push(r);

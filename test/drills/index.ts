@@ -1,6 +1,7 @@
 // The drills, by name, each with its full size (`npm run drill`) and, for the ones that take seconds, a quick
 // size for `npm test`. The Temporal restart (each stop waits out the api's 5 s start deadline, each start of
 // the dev server takes seconds), the 10 s PostgreSQL outage and the crash faults run in `npm run drill` only.
+import { admissionDrill } from './admission';
 import { apiKillDrill } from './api-kill';
 import { badInputDrill } from './bad-input';
 import { crashFaultsDrill } from './crash-faults';
@@ -89,6 +90,13 @@ export const DRILLS: Drill[] = [
     summary:
       '2 apis + 2 workers on one PostgreSQL, Temporal and S3: 500 runs while a worker is SIGKILLed, SSE on api A of events posted through B while A is SIGKILLed, assets across apis, throughput 1+1 vs 2+2',
     full: () => scaleOutDrill({ runs: 500, throughputRuns: 100, streams: 50, streamRuns: 10, events: 30 }),
+  },
+  {
+    name: 'admission',
+    summary:
+      'Run control under load and faults: repeated idempotency keys through two apis, concurrency limits and retries across a worker SIGKILL, schedules, rate limits: every promise of docs/run-control.md held',
+    full: () => admissionDrill({ quick: false }),
+    quick: () => admissionDrill({ quick: true }),
   },
   {
     name: 'bad-input',

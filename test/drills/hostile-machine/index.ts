@@ -22,8 +22,8 @@ export interface MachineVerdict {
   held: boolean;
 }
 
-export function machineTable(verdicts: MachineVerdict[]): string {
-  const head = ['attack', 'limit', 'result', 'held'];
+/** The drill's table; `head` names its first two columns (the admission drill's are check and promise). */
+export function machineTable(verdicts: MachineVerdict[], head = ['attack', 'limit', 'result', 'held']): string {
   const rows = verdicts.map((v) => [v.attack, v.limit, v.result, v.held ? 'yes' : 'NO']);
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
   const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i])).join(' | ')} |`;
