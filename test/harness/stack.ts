@@ -51,6 +51,7 @@ import { ChatAppDouble, startChatAppDouble } from './chatapp-double';
 import { startDriveProvider, type DriveProvider } from './drive-provider';
 import { startWikiProvider, type WikiProvider } from './wiki-provider';
 import { CodehostAppDouble, startCodehostAppDouble } from './codehost-app-double';
+import { timeSkippingEnvironment } from './time-skipping-server';
 
 export interface Stack {
   config: Config;
@@ -95,15 +96,9 @@ export function getStack(): Stack {
  */
 export const OUTSIDE_HOST = '127.0.0.2';
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-    srv.on('error', reject);
-  });
-}
+import { freePort } from './ports';
+
+export { freePort };
 
 /**
  * `env` overrides the settings below (the benchmarks use production SSE keep-alives, for instance).
@@ -347,9 +342,7 @@ export async function stopStack(): Promise<void> {
  */
 export async function startTimeSkipping() {
   const s = getStack();
-  const env = await TestWorkflowEnvironment.createTimeSkipping({
-    server: { executable: temporalTestServer(s.config) },
-  });
+  const env = await timeSkippingEnvironment(temporalTestServer(s.config));
   await env.client.connection.operatorService.addSearchAttributes({
     namespace: env.namespace ?? 'default',
     searchAttributes: Object.fromEntries(SEARCH_ATTRIBUTES.map((k) => [k.name, 2 /* KEYWORD */])),
