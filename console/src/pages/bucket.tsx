@@ -27,6 +27,8 @@ const sizeText = (bytes: number | null | undefined) =>
 function Upload({ bucketId, onDone }: { bucketId: string; onDone: () => void }) {
   const [file, setFile] = useState<File | undefined>();
   const [name, setName] = useState('');
+  // A file input cannot be emptied by state: a new one replaces it after each upload.
+  const [inputKey, setInputKey] = useState(0);
   const upload = useMutation({
     mutationFn: async () => {
       const target = name.trim() || file!.name;
@@ -38,6 +40,7 @@ function Upload({ bucketId, onDone }: { bucketId: string; onDone: () => void }) 
     onSuccess: () => {
       setFile(undefined);
       setName('');
+      setInputKey((k) => k + 1);
       onDone();
     },
   });
@@ -49,7 +52,7 @@ function Upload({ bucketId, onDone }: { bucketId: string; onDone: () => void }) 
     <Section title="Upload">
       <form onSubmit={submit} className="run-form">
         <label htmlFor="upload-file">File</label>
-        <input id="upload-file" type="file" onChange={(e) => setFile(e.target.files?.[0])} required />
+        <input key={inputKey} id="upload-file" type="file" onChange={(e) => setFile(e.target.files?.[0])} required />
         <label htmlFor="upload-name">Asset name (optional; a path like notes/a.txt, default the file's name)</label>
         <input id="upload-name" value={name} onChange={(e) => setName(e.target.value)} maxLength={1000} />
         <button type="submit" disabled={!file || upload.isPending}>

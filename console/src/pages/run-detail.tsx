@@ -163,6 +163,8 @@ export function RunDetailPage() {
       <Section title="Logs" actions={running ? <span className="muted">live</span> : undefined}>
         {logs.data === undefined ? (
           <p className="muted">This kind of run has no log lines.</p>
+        ) : logs.data.length === 0 && !running ? (
+          <p className="muted">No log lines.</p>
         ) : (
           <pre className="logs" role="log" aria-label="Log lines" tabIndex={0}>
             {logs.data.join('\n')}
