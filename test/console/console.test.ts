@@ -22,6 +22,9 @@ for i in range(n):
 print("done", flush=True)
 `;
 
+/** How long a short run may take on a loaded machine (its events go through the api, a request each). */
+const RUN_MS = 90_000;
+
 describe('console (browser)', function () {
   this.timeout(120_000);
   let consoleBrowser: ConsoleBrowser;
@@ -101,7 +104,7 @@ describe('console (browser)', function () {
 
   it('resumes the event stream with Last-Event-ID after a drop, losing and repeating no event', async () => {
     const runId = await startRun(['3', '0.1']);
-    await waitForRun(key, runId);
+    await waitForRun(key, runId, undefined, RUN_MS);
     const events = (await as(key).get(`/api/structure-runs/${runId}/events?limit=100`)).body.events as unknown[];
     // The first event frame of the real stream; served alone, its response then ends without the end frame.
     const stream = await fetch(`${getStack().baseUrl}/api/structure-runs/${runId}/events/stream`, {
@@ -135,7 +138,7 @@ describe('console (browser)', function () {
 
   it('cancels a running run', async () => {
     const runId = await startRun(['100', '1']);
-    await waitForRun(key, runId, (r) => r.status === 'RUNNING');
+    await waitForRun(key, runId, (r) => r.status === 'RUNNING', RUN_MS);
     await page.goto(`${getStack().baseUrl}/console/runs/structure/${runId}`);
     await page.getByLabel('Log lines').getByText('line 0').waitFor({ timeout: 30_000 });
     await page.getByRole('button', { name: 'Cancel run' }).click();

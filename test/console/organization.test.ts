@@ -35,8 +35,8 @@ describe('console (browser): dashboard and organization', function () {
         .structure_run_id as string;
     const ok = await start('0');
     const failed = await start('3');
-    expect((await waitForRun(tenant.key, ok)).status).to.equal('SUCCEEDED');
-    expect((await waitForRun(tenant.key, failed)).status).to.equal('FAILED');
+    expect((await waitForRun(tenant.key, ok, undefined, 90_000)).status).to.equal('SUCCEEDED');
+    expect((await waitForRun(tenant.key, failed, undefined, 90_000)).status).to.equal('FAILED');
 
     await c.open('/dashboard');
     await page.getByLabel('Window').selectOption({ label: 'Last hour' });
