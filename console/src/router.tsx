@@ -10,6 +10,32 @@ import { KnowledgeBasePage } from './pages/knowledge-base';
 import { SettingsPage } from './pages/settings';
 import { StructuresPage } from './pages/structures';
 import { StructurePage } from './pages/structure';
+import { CodeResourcesPage } from './pages/code-resources';
+import { CodeResourcePage } from './pages/code-resource';
+import { AssistantsPage } from './pages/assistants';
+import { AssistantPage } from './pages/assistant';
+import { DataConnectorsPage } from './pages/data-connectors';
+import { DataConnectorPage } from './pages/data-connector';
+import { IntegrationsPage } from './pages/integrations';
+import { IntegrationPage } from './pages/integration';
+import { BucketsPage } from './pages/buckets';
+import { BucketPage } from './pages/bucket';
+import { DashboardPage } from './pages/dashboard';
+
+/** The main navigation, in this order. Schedules and concurrency queues join it once run control lands. */
+const NAV = [
+  ['/dashboard', 'Dashboard'],
+  ['/runs', 'Runs'],
+  ['/structures', 'Structures'],
+  ['/functions', 'Functions'],
+  ['/tools', 'Tools'],
+  ['/assistants', 'Assistants'],
+  ['/knowledge-bases', 'Knowledge bases'],
+  ['/data-connectors', 'Data connectors'],
+  ['/integrations', 'Integrations'],
+  ['/buckets', 'Buckets'],
+  ['/settings', 'Settings'],
+] as const;
 
 function Frame() {
   const key = useSessionKey();
@@ -27,18 +53,11 @@ function Frame() {
       <header className="topbar">
         <span className="brand">Tarmac</span>
         <nav aria-label="Main">
-          <Link to="/runs" activeProps={{ 'aria-current': 'page' }}>
-            Runs
-          </Link>
-          <Link to="/structures" activeProps={{ 'aria-current': 'page' }}>
-            Structures
-          </Link>
-          <Link to="/knowledge-bases" activeProps={{ 'aria-current': 'page' }}>
-            Knowledge bases
-          </Link>
-          <Link to="/settings" activeProps={{ 'aria-current': 'page' }}>
-            Settings
-          </Link>
+          {NAV.map(([to, label]) => (
+            <Link key={to} to={to} activeProps={{ 'aria-current': 'page' }}>
+              {label}
+            </Link>
+          ))}
         </nav>
         <button type="button" className="signout" onClick={signOut}>
           Sign out
@@ -57,7 +76,7 @@ const indexRoute = createRoute({
   getParentRoute: () => rootRoute,
   path: '/',
   beforeLoad: () => {
-    throw redirect({ to: '/runs' });
+    throw redirect({ to: '/dashboard' });
   },
 });
 const runsRoute = createRoute({
@@ -92,6 +111,59 @@ export const knowledgeBaseRoute = createRoute({
   component: KnowledgeBasePage,
 });
 const settingsRoute = createRoute({ getParentRoute: () => rootRoute, path: '/settings', component: SettingsPage });
+const dashboardRoute = createRoute({ getParentRoute: () => rootRoute, path: '/dashboard', component: DashboardPage });
+const functionsRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/functions',
+  component: () => <CodeResourcesPage kind="function" />,
+});
+const functionRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/functions/$resourceId',
+  component: () => <CodeResourcePage kind="function" />,
+});
+const toolsRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/tools',
+  component: () => <CodeResourcesPage kind="tool" />,
+});
+const toolRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/tools/$resourceId',
+  component: () => <CodeResourcePage kind="tool" />,
+});
+const assistantsRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/assistants',
+  component: AssistantsPage,
+});
+const assistantRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/assistants/$assistantId',
+  component: AssistantPage,
+});
+const dataConnectorsRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/data-connectors',
+  component: DataConnectorsPage,
+});
+const dataConnectorRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/data-connectors/$dataConnectorId',
+  component: DataConnectorPage,
+});
+const integrationsRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/integrations',
+  component: IntegrationsPage,
+});
+const integrationRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/integrations/$integrationId',
+  component: IntegrationPage,
+});
+const bucketsRoute = createRoute({ getParentRoute: () => rootRoute, path: '/buckets', component: BucketsPage });
+const bucketRoute = createRoute({ getParentRoute: () => rootRoute, path: '/buckets/$bucketId', component: BucketPage });
 
 const routeTree = rootRoute.addChildren([
   indexRoute,
@@ -102,6 +174,19 @@ const routeTree = rootRoute.addChildren([
   knowledgeBasesRoute,
   knowledgeBaseRoute,
   settingsRoute,
+  dashboardRoute,
+  functionsRoute,
+  functionRoute,
+  toolsRoute,
+  toolRoute,
+  assistantsRoute,
+  assistantRoute,
+  dataConnectorsRoute,
+  dataConnectorRoute,
+  integrationsRoute,
+  integrationRoute,
+  bucketsRoute,
+  bucketRoute,
 ]);
 
 export const router = createRouter({ routeTree, basepath: '/console', defaultPreload: 'intent' });

@@ -1,26 +1,16 @@
-// The web console (docs/console.md) in a real browser: Debian's Chromium driven by playwright-core (both
-// obtained by tools/obtain-browser.sh and console/package.json), against the real stack. Each scenario leaves
-// a screenshot in test-results/console/ and passes an accessibility check (axe: no serious or critical
-// violation).
-import fs from 'node:fs';
-import { createRequire } from 'node:module';
-import path from 'node:path';
+// The web console (docs/console.md) in a real browser (browser.ts), against the real stack: sign-in, runs
+// (live statuses, live logs and events, resumed streams, cancel), structures, knowledge bases, API keys, sign-out.
+// Each scenario leaves a screenshot in test-results/console/ and passes an accessibility check. The other
+// pages have their own files beside this one.
 import { expect } from 'chai';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { CONSOLE_CSP } from '../../src/api/console/serve-console';
 import { structureWithBuild } from '../harness/builds';
 import { as } from '../harness/client';
 import { PY_PRELUDE, waitForRun } from '../harness/runs';
 import { getStack, newTenant } from '../harness/stack';
 import { upload } from '../fixtures/projects';
-
-const ROOT = path.resolve(__dirname, '../../..');
-// The browser tooling is the console's own dependency (console/node_modules), not the api's.
-const consoleRequire = createRequire(path.join(ROOT, 'console', 'package.json'));
-const { chromium } = consoleRequire('playwright-core') as typeof import('playwright-core');
-const { AxeBuilder } = consoleRequire('@axe-core/playwright') as typeof import('@axe-core/playwright');
-const CHROMIUM = process.env.CONSOLE_TEST_CHROMIUM ?? '/usr/bin/chromium';
-const SHOTS = path.join(ROOT, 'test-results', 'console');
+import { launchConsole, type ConsoleBrowser } from './browser';
 
 /** Prints `line <i>` and posts a Tick event every `gap` seconds, `n` times (args: n gap). */
 const TICKING_PROGRAM = `${PY_PRELUDE}
@@ -32,21 +22,18 @@ for i in range(n):
 print("done", flush=True)
 `;
 
+/** How long a short run may take on a loaded machine (its events go through the api, a request each). */
+const RUN_MS = 90_000;
+
 describe('console (browser)', function () {
   this.timeout(120_000);
-  let browser: Browser;
+  let consoleBrowser: ConsoleBrowser;
   let page: Page;
   let key: string;
   let structureId: string;
 
-  const shot = (name: string) => page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
-  async function accessible(name: string) {
-    const { violations } = await new AxeBuilder({ page }).analyze();
-    const serious = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-    expect(serious.map((v) => `${name}: ${v.id} ${v.help} (${v.nodes.map((n) => n.target).join(' ')})`)).to.deep.equal(
-      [],
-    );
-  }
+  const shot = (name: string) => consoleBrowser.shot(name);
+  const accessible = (name: string) => consoleBrowser.accessible(name);
   const startRun = async (args: string[]) => {
     const run = await as(key).post(`/api/structures/${structureId}/runs`, { args });
     expect(run.status, run.text).to.equal(201);
@@ -54,19 +41,15 @@ describe('console (browser)', function () {
   };
 
   before(async function () {
-    if (!fs.existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: run bash tools/obtain-browser.sh`);
-    fs.mkdirSync(SHOTS, { recursive: true });
     const tenant = await newTenant('console');
     key = tenant.key;
     ({ structureId } = await structureWithBuild(tenant.organizationId, { files: { 'structure.py': TICKING_PROGRAM } }));
-    // We run as root in CI: Chromium's own sandbox needs an unprivileged user.
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
-    // A context of its own (axe opens pages in it to run its checks).
-    page = await (await browser.newContext({ viewport: { width: 1280, height: 860 } })).newPage();
+    consoleBrowser = await launchConsole();
+    page = consoleBrowser.page;
   });
 
   after(async () => {
-    await browser?.close();
+    await consoleBrowser?.close();
   });
 
   it('is served at /console under a strict CSP, and signs in with an API key kept for the tab only', async () => {
@@ -80,6 +63,8 @@ describe('console (browser)', function () {
     await shot('01-sign-in');
     await page.getByLabel('API key').fill(key);
     await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Dashboard' }).waitFor();
+    await page.getByRole('link', { name: 'Runs', exact: true }).click();
     await page.getByRole('heading', { name: 'Runs' }).waitFor();
     expect(page.url()).to.not.include(key);
     expect(await page.evaluate('sessionStorage.getItem("tarmac.apiKey")')).to.equal(key);
@@ -119,7 +104,7 @@ describe('console (browser)', function () {
 
   it('resumes the event stream with Last-Event-ID after a drop, losing and repeating no event', async () => {
     const runId = await startRun(['3', '0.1']);
-    await waitForRun(key, runId);
+    await waitForRun(key, runId, undefined, RUN_MS);
     const events = (await as(key).get(`/api/structure-runs/${runId}/events?limit=100`)).body.events as unknown[];
     // The first event frame of the real stream; served alone, its response then ends without the end frame.
     const stream = await fetch(`${getStack().baseUrl}/api/structure-runs/${runId}/events/stream`, {
@@ -153,7 +138,7 @@ describe('console (browser)', function () {
 
   it('cancels a running run', async () => {
     const runId = await startRun(['100', '1']);
-    await waitForRun(key, runId, (r) => r.status === 'RUNNING');
+    await waitForRun(key, runId, (r) => r.status === 'RUNNING', RUN_MS);
     await page.goto(`${getStack().baseUrl}/console/runs/structure/${runId}`);
     await page.getByLabel('Log lines').getByText('line 0').waitFor({ timeout: 30_000 });
     await page.getByRole('button', { name: 'Cancel run' }).click();
@@ -163,7 +148,7 @@ describe('console (browser)', function () {
   });
 
   it('creates a structure from the example project, watches it deploy and starts a run from the form', async () => {
-    await page.getByRole('link', { name: 'Structures' }).click();
+    await page.getByRole('link', { name: 'Structures', exact: true }).click();
     await page.getByLabel('Name').fill('example');
     await page.getByRole('button', { name: 'Create and deploy' }).click();
     await page.getByRole('heading', { name: 'example' }).waitFor();

@@ -29,9 +29,9 @@ export function errorText(error: unknown): string {
   return e instanceof Error ? e.message : String(e ?? 'Unknown error');
 }
 
-/** The data of an openapi-fetch answer, or a thrown error with its text (for TanStack Query). */
+/** The data of an openapi-fetch answer (undefined for a 204), or a thrown error with its text (for TanStack Query). */
 export async function data<T>(call: Promise<{ data?: T; error?: unknown; response: Response }>): Promise<T> {
   const { data, error, response } = await call;
-  if (error !== undefined || data === undefined) throw new Error(errorText(error ?? `HTTP ${response.status}`));
-  return data;
+  if (error !== undefined || !response.ok) throw new Error(errorText(error ?? `HTTP ${response.status}`));
+  return data as T;
 }

@@ -20,6 +20,7 @@ export interface RunRecord {
   started_at: string | null;
   completed_at: string | null;
   created_by: string;
+  replayed_from_run_id?: string;
 }
 
 export async function fetchRun(kind: RunKind, id: string): Promise<RunRecord | undefined> {
@@ -135,4 +136,45 @@ export interface RunEvent {
   payload: unknown;
   timestamp: number;
   created_at: string;
+}
+
+export const canReplay = (kind: RunKind) => kind !== 'chat';
+
+/** A new run of a finished one (docs/run-control.md): same args or input, latest deployment. Answers its id. */
+export async function replayRun(kind: RunKind, id: string): Promise<string> {
+  switch (kind) {
+    case 'structure':
+      return (
+        await data(
+          api.POST('/api/structure-runs/{structure_run_id}/replay', {
+            params: { path: { structure_run_id: id } },
+            body: {},
+          }),
+        )
+      ).structure_run_id;
+    case 'function':
+      return (
+        await data(
+          api.POST('/api/function-runs/{function_run_id}/replay', {
+            params: { path: { function_run_id: id } },
+            body: {},
+          }),
+        )
+      ).function_run_id;
+    case 'tool':
+      return (
+        await data(api.POST('/api/tool-runs/{tool_run_id}/replay', { params: { path: { tool_run_id: id } }, body: {} }))
+      ).tool_run_id;
+    case 'assistant':
+      return (
+        await data(
+          api.POST('/api/assistant-runs/{assistant_run_id}/replay', {
+            params: { path: { assistant_run_id: id } },
+            body: {},
+          }),
+        )
+      ).assistant_run_id;
+    default:
+      throw new Error(`a ${kind} run cannot be replayed`);
+  }
 }

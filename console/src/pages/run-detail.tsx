@@ -1,16 +1,18 @@
 // One run: its arguments or input, output, status timeline (its SYSTEM events), every event and its log lines
 // as they come (the SSE stream; log lines are re-read while the run goes on), Cancel, and its workflow in the
-// Temporal UI.
+// Temporal UI; Replay of a finished run opens the new run.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useParams } from '@tanstack/react-router';
+import { Link, useNavigate, useParams } from '@tanstack/react-router';
 import { useCallback, useEffect } from 'react';
 import {
   canCancel,
+  canReplay,
   cancelRun,
   fetchLogs,
   fetchRun,
   hasEventStream,
   isTerminal,
+  replayRun,
   RUN_KINDS,
   type RunEvent,
   type RunKind,
@@ -64,6 +66,12 @@ export function RunDetailPage() {
     onSettled: () => queries.invalidateQueries({ queryKey: ['run', kind, runId] }),
   });
 
+  const navigate = useNavigate();
+  const replay = useMutation({
+    mutationFn: () => replayRun(kind, runId),
+    onSuccess: (newRunId) => navigate({ to: '/runs/$kind/$runId', params: { kind, runId: newRunId } }),
+  });
+
   const r = run.data;
   const ui = temporalUi();
   const workflowId = `${kind}-run-${runId}`;
@@ -82,6 +90,11 @@ export function RunDetailPage() {
               {cancel.isPending ? 'Cancelling…' : 'Cancel run'}
             </button>
           )}
+          {canReplay(kind) && r && isTerminal(r.status) && (
+            <button type="button" onClick={() => replay.mutate()} disabled={replay.isPending}>
+              {replay.isPending ? 'Replaying…' : 'Replay'}
+            </button>
+          )}
           {ui && (
             <a href={`${ui}/workflows/${encodeURIComponent(workflowId)}`} target="_blank" rel="noreferrer">
               Workflow in Temporal UI
@@ -89,7 +102,7 @@ export function RunDetailPage() {
           )}
         </div>
       </header>
-      <ErrorBox error={run.error ?? cancel.error} />
+      <ErrorBox error={run.error ?? cancel.error ?? replay.error} />
       {r && (
         <dl className="facts">
           <dt>Resource</dt>
@@ -108,6 +121,16 @@ export function RunDetailPage() {
           <dd>
             <Time at={r.completed_at} />
           </dd>
+          {r.replayed_from_run_id && (
+            <>
+              <dt>Replay of</dt>
+              <dd>
+                <Link to="/runs/$kind/$runId" params={{ kind, runId: r.replayed_from_run_id }} className="mono">
+                  {r.replayed_from_run_id}
+                </Link>
+              </dd>
+            </>
+          )}
           <dt>Workflow</dt>
           <dd className="mono">{workflowId}</dd>
         </dl>
@@ -140,8 +163,10 @@ export function RunDetailPage() {
       <Section title="Logs" actions={running ? <span className="muted">live</span> : undefined}>
         {logs.data === undefined ? (
           <p className="muted">This kind of run has no log lines.</p>
+        ) : logs.data.length === 0 && !running ? (
+          <p className="muted">No log lines.</p>
         ) : (
-          <pre className="logs" aria-label="Log lines" aria-live="polite" tabIndex={0}>
+          <pre className="logs" role="log" aria-label="Log lines" tabIndex={0}>
             {logs.data.join('\n')}
           </pre>
         )}

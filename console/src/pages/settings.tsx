@@ -1,8 +1,9 @@
 // Settings: the organization's API keys (create: the value is shown once; revoke: deleted, it gets 401 from
-// then on) and the names of its secrets (values never leave the server).
+// then on), the names of its secrets (values never leave the server), its members and invites.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { api, data } from '../api/client';
+import { Invites, Members } from '../components/members';
 import { ErrorBox, Section, Time } from '../ui';
 
 function ApiKeys({ organizationId }: { organizationId: string }) {
@@ -149,6 +150,8 @@ export function SettingsPage() {
       <ErrorBox error={users.error} />
       {organizationId && <ApiKeys organizationId={organizationId} />}
       <Secrets />
+      {organizationId && <Members organizationId={organizationId} />}
+      {organizationId && <Invites organizationId={organizationId} />}
     </>
   );
 }

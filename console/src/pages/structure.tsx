@@ -1,10 +1,11 @@
-// One structure: its deployments with their status (re-read while one is open), a button that deploys again,
+// One structure: its deployments with their status and build log (re-read while one is open), a button that deploys again,
 // a form that starts a run (one argument a line) and opens it, and its runs (the Runs page, filtered).
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useNavigate, useParams } from '@tanstack/react-router';
 import { useState, type FormEvent } from 'react';
 import { api, data } from '../api/client';
-import { ErrorBox, Json, Section, shortId, StatusBadge, Time } from '../ui';
+import { DeploymentsTable } from '../components/deployments';
+import { ErrorBox, Section } from '../ui';
 
 const OPEN_POLL_MS = 1500;
 const isOpen = (status: string) => status === 'QUEUED' || status === 'DEPLOYING';
@@ -64,34 +65,7 @@ export function StructurePage() {
         }
       >
         <ErrorBox error={deployments.error ?? deploy.error} />
-        <table className="list" aria-label="Deployments">
-          <thead>
-            <tr>
-              <th scope="col">Deployment</th>
-              <th scope="col">Status</th>
-              <th scope="col">Detail</th>
-              <th scope="col">Created</th>
-              <th scope="col">Completed</th>
-            </tr>
-          </thead>
-          <tbody>
-            {deployments.data?.deployments.map((d) => (
-              <tr key={d.deployment_id}>
-                <td className="mono">{shortId(d.deployment_id)}</td>
-                <td>
-                  <StatusBadge status={d.status} />
-                </td>
-                <td>{d.status_detail != null ? <Json label="Deployment detail" value={d.status_detail} /> : '—'}</td>
-                <td>
-                  <Time at={d.created_at} />
-                </td>
-                <td>
-                  <Time at={d.completed_at} />
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <DeploymentsTable deployments={deployments.data?.deployments} />
       </Section>
       <Section title="Start a run">
         <form onSubmit={submit} className="run-form">
@@ -104,6 +78,7 @@ export function StructurePage() {
         </form>
         <ErrorBox error={start.error} />
       </Section>
+      {/* Schedules and concurrency queues of the structure get their sections here once run control lands. */}
     </>
   );
 }

@@ -1,0 +1,60 @@
+// Functions and tools through their own routes (structures keep theirs): the list, one resource, its
+// deployments, a new deployment. One shape for both, so their pages are one page.
+import { api, data, type Schemas } from './client';
+
+export type CodeKind = 'function' | 'tool';
+export type Deployment = Schemas['Deployment'];
+
+export interface CodeResource {
+  id: string;
+  name: string;
+  description?: string;
+  latest_deployment_id?: string | null;
+  created_at: string;
+}
+
+const ofFunction = (f: Schemas['Function']): CodeResource => ({ ...f, id: f.function_id });
+const ofTool = (t: Schemas['Tool']): CodeResource => ({ ...t, id: t.tool_id });
+
+export async function listResources(kind: CodeKind, page: number) {
+  const query = { page, page_size: 25 };
+  if (kind === 'function') {
+    const list = await data(api.GET('/api/functions', { params: { query } }));
+    return { items: list.functions.map(ofFunction), totalPages: list.pagination.total_pages };
+  }
+  const list = await data(api.GET('/api/tools', { params: { query } }));
+  return { items: list.tools.map(ofTool), totalPages: list.pagination.total_pages };
+}
+
+export async function getResource(kind: CodeKind, id: string): Promise<CodeResource> {
+  return kind === 'function'
+    ? ofFunction(await data(api.GET('/api/functions/{function_id}', { params: { path: { function_id: id } } })))
+    : ofTool(await data(api.GET('/api/tools/{tool_id}', { params: { path: { tool_id: id } } })));
+}
+
+/** A new resource from the built-in example project; its first deployment starts at once. */
+export async function createResource(kind: CodeKind, name: string): Promise<CodeResource> {
+  const body = { name, code: { default: {} } };
+  return kind === 'function'
+    ? ofFunction(await data(api.POST('/api/functions', { body })))
+    : ofTool(await data(api.POST('/api/tools', { body })));
+}
+
+export async function listDeployments(kind: CodeKind, id: string): Promise<Deployment[]> {
+  const query = { page_size: 10 };
+  const list =
+    kind === 'function'
+      ? await data(
+          api.GET('/api/functions/{function_id}/deployments', { params: { path: { function_id: id }, query } }),
+        )
+      : await data(api.GET('/api/tools/{tool_id}/deployments', { params: { path: { tool_id: id }, query } }));
+  return list.deployments;
+}
+
+export async function deployAgain(kind: CodeKind, id: string): Promise<void> {
+  if (kind === 'function')
+    await data(api.POST('/api/functions/{function_id}/deployments', { params: { path: { function_id: id } } }));
+  else await data(api.POST('/api/tools/{tool_id}/deployments', { params: { path: { tool_id: id } } }));
+}
+
+export const isOpenDeployment = (status: string) => status === 'QUEUED' || status === 'DEPLOYING';

@@ -1,0 +1,52 @@
+// One assistant: its threads (the organization's, newest first) and a chat in the chosen one, or in a new
+// thread that the first message creates; its runs are the Runs page, filtered.
+import { useQuery } from '@tanstack/react-query';
+import { Link, useParams } from '@tanstack/react-router';
+import { useState } from 'react';
+import { api, data } from '../api/client';
+import { Chat } from '../components/chat';
+import { ErrorBox, Section } from '../ui';
+
+export function AssistantPage() {
+  const { assistantId } = useParams({ from: '/assistants/$assistantId' });
+  const [threadId, setThreadId] = useState<string | undefined>();
+  const assistant = useQuery({
+    queryKey: ['assistant', assistantId],
+    queryFn: () => data(api.GET('/api/assistants/{assistant_id}', { params: { path: { assistant_id: assistantId } } })),
+  });
+  const threads = useQuery({
+    queryKey: ['threads'],
+    queryFn: () => data(api.GET('/api/threads', { params: { query: { page_size: 50 } } })),
+  });
+  return (
+    <>
+      <header className="page-header">
+        <h1>{assistant.data?.name ?? 'Assistant'}</h1>
+        <Link to="/runs" search={{ kind: 'assistant', resource_id: assistantId }}>
+          Its runs
+        </Link>
+      </header>
+      <ErrorBox error={assistant.error ?? threads.error} />
+      <div className="chat-layout">
+        <Section title="Threads">
+          <ul className="thread-list">
+            <li>
+              <button type="button" aria-pressed={!threadId} onClick={() => setThreadId(undefined)}>
+                New thread
+              </button>
+            </li>
+            {threads.data?.threads.map((t) => (
+              <li key={t.thread_id}>
+                <button type="button" aria-pressed={threadId === t.thread_id} onClick={() => setThreadId(t.thread_id)}>
+                  {t.name || t.alias || t.thread_id.slice(0, 8)}{' '}
+                  <span className="muted">({t.message_count} messages)</span>
+                </button>
+              </li>
+            ))}
+          </ul>
+        </Section>
+        <Chat assistantId={assistantId} threadId={threadId} onThread={setThreadId} />
+      </div>
+    </>
+  );
+}

@@ -1,0 +1,59 @@
+// One function or tool: its deployments with status and build log (re-read while one is open), a button that
+// deploys again, a form that tries it (a function's execute, a tool's activities), and its latest runs.
+// Schedules and concurrency queues of a resource get their own sections here once run control lands.
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { Link, useParams } from '@tanstack/react-router';
+import { deployAgain, getResource, isOpenDeployment, listDeployments, type CodeKind } from '../api/code-resources';
+import { DeploymentsTable } from '../components/deployments';
+import { FunctionExecute } from '../components/function-execute';
+import { RecentRuns } from '../components/recent-runs';
+import { ToolActivity } from '../components/tool-activity';
+import { ErrorBox, Section } from '../ui';
+import { PLURAL } from './code-resources';
+
+const OPEN_POLL_MS = 1500;
+
+export function CodeResourcePage({ kind }: { kind: CodeKind }) {
+  const { resourceId } = useParams({ strict: false }) as { resourceId: string };
+  const queries = useQueryClient();
+  const resource = useQuery({ queryKey: [kind, resourceId], queryFn: () => getResource(kind, resourceId) });
+  const deployments = useQuery({
+    queryKey: [kind, resourceId, 'deployments'],
+    queryFn: () => listDeployments(kind, resourceId),
+    refetchInterval: (q) => (q.state.data?.some((d) => isOpenDeployment(d.status)) ? OPEN_POLL_MS : false),
+  });
+  const deploy = useMutation({
+    mutationFn: () => deployAgain(kind, resourceId),
+    onSettled: () => queries.invalidateQueries({ queryKey: [kind, resourceId, 'deployments'] }),
+  });
+  const deployed = !!deployments.data?.some((d) => d.status === 'SUCCEEDED');
+  const onRan = () => void queries.invalidateQueries({ queryKey: ['runs'] });
+
+  return (
+    <>
+      <header className="page-header">
+        <h1>{resource.data?.name ?? kind}</h1>
+        <Link to={kind === 'function' ? '/functions' : '/tools'}>All {PLURAL[kind].toLowerCase()}</Link>
+      </header>
+      {resource.data?.description && <p className="muted">{resource.data.description}</p>}
+      <ErrorBox error={resource.error} />
+      <Section
+        title="Deployments"
+        actions={
+          <button type="button" onClick={() => deploy.mutate()} disabled={deploy.isPending}>
+            Deploy again
+          </button>
+        }
+      >
+        <ErrorBox error={deployments.error ?? deploy.error} />
+        <DeploymentsTable deployments={deployments.data} />
+      </Section>
+      {kind === 'function' ? (
+        <FunctionExecute functionId={resourceId} deployed={deployed} onRan={onRan} />
+      ) : (
+        <ToolActivity toolId={resourceId} deployed={deployed} onRan={onRan} />
+      )}
+      <RecentRuns kind={kind} resourceId={resourceId} />
+    </>
+  );
+}
