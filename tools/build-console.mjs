@@ -21,6 +21,10 @@ function installDependencies() {
   const lock = path.join(consoleDir, 'package-lock.json');
   const installed = path.join(consoleDir, 'node_modules', '.package-lock.json');
   if (fs.existsSync(installed) && fs.statSync(installed).mtimeMs >= fs.statSync(lock).mtimeMs) return;
+  // A linked node_modules (a git worktree sharing another checkout's) belongs to that checkout: npm ci here
+  // would empty it through the link.
+  const modules = path.join(consoleDir, 'node_modules');
+  if (fs.existsSync(modules) && fs.lstatSync(modules).isSymbolicLink()) return;
   say('installing its dependencies (npm ci, from console/package-lock.json)...');
   try {
     npm('ci', '--no-audit', '--no-fund', '--loglevel=error');
