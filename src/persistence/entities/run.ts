@@ -39,6 +39,8 @@ export class Run {
   @Column('text') created_by: string;
   /** The finished run this one replays (POST /{kind}-runs/{id}/replay); null for every other run. */
   @Column('uuid', { nullable: true }) replayed_from_run_id: string | null;
+  /** The Idempotency-Key of the request that made it (docs/run-control.md#idempotency-keys). */
+  @Column('text', { nullable: true }) idempotency_key?: string | null;
   @Column('timestamptz') created_at: Date;
   @Column('timestamptz') updated_at: Date;
 }
