@@ -4,45 +4,24 @@
 // inserted first in the transaction that inserts the record (insertAndStart), so the two commit together: a
 // concurrent repeat's insert waits on the unique index until the first commits (then it answers that record)
 // or rolls back (then it makes the record itself). Nothing of a failed create keeps the key claimed.
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHash } from 'node:crypto';
 import type { DataSource, EntityManager } from 'typeorm';
 import { HttpError } from '../errors';
 import type { ResourceKind, WorkflowResource } from '../temporal/workflow-start';
-import { DATA_JOB, KNOWLEDGE_BASE_JOB, RUN_JOB, type StatusKind } from './kinds';
+import { pendingClaims, type IdempotencyClaim } from './pending-claim';
+
+export type { IdempotencyClaim } from './pending-claim';
+export { takePendingClaim } from './pending-claim';
 
 export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
 export const IDEMPOTENT_REPLAYED_HEADER = 'Idempotent-Replayed';
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
-
-/** Who asks to create what, once: the scope of the key and the hash of the request. */
-export interface IdempotencyClaim {
-  organizationId: string;
-  /** The create operation (the route's operationId, e.g. `CreateStructureRun`). */
-  operation: string;
-  /** What it creates under (the path's ids, e.g. the structure id). */
-  target: string;
-  key: string;
-  /** sha256 of the request (bodyHashOf); the same key with another hash is refused. */
-  bodyHash: string;
-  ttlSeconds: number;
-}
 
 /** The record a key names. */
 export interface IdempotentRecord {
   kind: ResourceKind;
   id: string;
 }
-
-/** The tables of the kinds a key may create, by workflow resource kind. */
-const RECORD_TABLES: Partial<Record<ResourceKind, StatusKind>> = {
-  'structure-run': RUN_JOB,
-  'function-run': RUN_JOB,
-  'tool-run': RUN_JOB,
-  'assistant-run': RUN_JOB,
-  'knowledge-base-job': KNOWLEDGE_BASE_JOB,
-  'data-job': DATA_JOB,
-};
 
 /** JSON with the members of every object in name order: equal values, equal text. */
 export function canonicalJson(value: unknown): string {
@@ -84,16 +63,14 @@ const keyReused = (key: string) =>
 /** Thrown inside the create's transaction when another request holds the key; the transaction rolls back. */
 class KeyTaken extends Error {}
 
-/** The claim of the create running in this async context, until insertAndStart takes it. */
-const pendingClaims = new AsyncLocalStorage<{ claim: IdempotencyClaim; taken: boolean }>();
-
 /** A repeat, or the same key racing, makes the first record again at most this often before giving up. */
 const MAX_ATTEMPTS = 3;
 
 /**
  * Runs `create` once per key: when the key is held (unexpired) by a request with the same body hash, answers
  * `replay(record)` instead, with `replayed: true`; with another hash, a 422. `create` must make its record with
- * insertAndStart (exactly once), which claims the key in the record's transaction. Used by the route builder
+ * insertAndStart (exactly once), which claims the key in the record's transaction, and build its row with
+ * `idempotency_key: pendingIdempotencyKey()` (newRunRow does). Used by the route builder
  * for every route with `idempotent`, and by anything that creates without HTTP (a schedule's fire).
  */
 export async function createIdempotently<T>(
@@ -129,17 +106,9 @@ async function heldRecord(ds: DataSource, claim: IdempotencyClaim): Promise<Idem
   return { kind: row.record_kind, id: row.record_id };
 }
 
-/** The claim of the create in this context, taken once (insertAndStart); undefined without one. */
-export function takePendingClaim(): IdempotencyClaim | undefined {
-  const pending = pendingClaims.getStore();
-  if (!pending || pending.taken) return undefined;
-  pending.taken = true;
-  return pending.claim;
-}
-
 /**
  * In the record's transaction: claims the key (the first statement, so a concurrent repeat waits here holding
- * nothing else), inserts the record, and writes the key on it. An expired row of the key is taken over; a
+ * nothing else), then inserts the record (whose builder wrote the key on it: pendingIdempotencyKey). An expired row of the key is taken over; a
  * live one (committed by another request) throws KeyTaken.
  */
 export async function insertClaimed<T>(
@@ -148,8 +117,6 @@ export async function insertClaimed<T>(
   resource: WorkflowResource,
   insert: () => Promise<T>,
 ): Promise<T> {
-  const table = RECORD_TABLES[resource.kind];
-  if (!table) throw new Error(`A ${resource.kind} cannot be created with an idempotency key`);
   const claimed = (await em.query(
     `INSERT INTO idempotency_keys
        (organization_id, operation, target, key, body_hash, record_kind, record_id, expires_at)
@@ -171,12 +138,7 @@ export async function insertClaimed<T>(
     ],
   )) as unknown[];
   if (claimed.length === 0) throw new KeyTaken();
-  const row = await insert();
-  await em.query(`UPDATE ${table.table} SET idempotency_key = $1 WHERE ${table.idColumn} = $2`, [
-    claim.key,
-    resource.id,
-  ]);
-  return row;
+  return insert();
 }
 
 /** Frees the key of a record whose start failed (insertAndStart's undo), so a retry can create it. */

@@ -1,5 +1,6 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 import type { CodeResourceKind, EnvVar } from './code-resource';
+import { pendingIdempotencyKey } from '../../jobs/pending-claim';
 
 export const RUN_STATUSES = ['QUEUED', 'STARTING', 'RUNNING', 'SUCCEEDED', 'FAILED', 'ERROR', 'CANCELLED'] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
@@ -72,6 +73,8 @@ export function newRunRow(
     env_vars: [],
     input: null,
     replayed_from_run_id: null,
+    // Built inside createIdempotently: the request's key.
+    idempotency_key: pendingIdempotencyKey(),
     ...fields,
     usage: null,
     status: 'QUEUED',
