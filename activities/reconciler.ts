@@ -1,6 +1,7 @@
 import type { ActivityDeps } from './deps';
 import { releaseSlot, staleSlotHolders } from '../src/jobs/admission';
 import { settleLostJobs, workflowState } from '../src/jobs/reconcile';
+import { sweepExpiredKeys } from '../src/jobs/idempotency';
 import { signalGranted } from './execution-slots';
 
 /**
@@ -20,7 +21,10 @@ async function freeOrphanSlots(deps: ActivityDeps, input: { olderThanSeconds: nu
 
 export function createReconcilerActivities(deps: ActivityDeps) {
   return {
-    /** Settles the lost jobs of every kind (src/jobs/reconcile.ts) and frees orphaned execution slots. */
+    /**
+     * Settles the lost jobs of every kind (src/jobs/reconcile.ts), frees orphaned execution slots, and deletes
+     * expired idempotency keys (a live key never depends on this: an expired one is taken over when reused).
+     */
     async settleOrphans(input: { olderThanSeconds: number; limit: number }): Promise<{
       runs: number;
       deployments: number;
@@ -31,6 +35,8 @@ export function createReconcilerActivities(deps: ActivityDeps) {
     }> {
       const settled = await settleLostJobs(deps, input);
       const executionSlots = await freeOrphanSlots(deps, input);
+      const expiredKeys = await sweepExpiredKeys(deps.ds);
+      if (expiredKeys) deps.log.info({ expiredKeys }, 'reconciler deleted expired idempotency keys');
       if (Object.values(settled).some((n) => n > 0) || executionSlots) {
         deps.log.warn({ settled, freedExecutionSlots: executionSlots }, 'reconciler settled orphaned records');
       }

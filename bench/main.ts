@@ -10,6 +10,7 @@ import { apiRead } from './api-read';
 import { dataJobs } from './data-jobs';
 import { kbIngest, kbQuery } from './knowledge-bases';
 import { eventStream } from './event-stream';
+import { idempotency } from './idempotency';
 import { runLatency } from './run-latency';
 import { scaling } from './scaling';
 import { stopStack } from '../test/harness/stack';
@@ -24,6 +25,7 @@ const BENCHMARKS: Record<string, (ctx: BenchContext) => Promise<BenchReport>> = 
   'data-jobs': dataJobs,
   'kb-query': kbQuery,
   'kb-ingest': kbIngest,
+  idempotency,
 };
 
 const DEFAULT_MAX_MINUTES = 20;

@@ -10,6 +10,8 @@ export type ErrorType =
   | 'ConflictError'
   | 'PayloadTooLargeError'
   | 'UnsupportedMediaTypeError'
+  /** 422: an Idempotency-Key sent again with another request body (docs/run-control.md#idempotency-keys). */
+  | 'IdempotencyKeyReusedError'
   /** 429: an integration's handler got more deliveries than INTEGRATION_RATE_LIMIT_PER_MINUTE, or a caller is past RATE_LIMITS. */
   | 'TooManyRequestsError'
   | 'InternalError'

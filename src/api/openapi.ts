@@ -1,6 +1,24 @@
 // Assembles the OpenAPI 3.1 document from the declared routes and the schema registry.
 import { allRoutes, querySchemaOf } from './http/route';
 import { allSchemas, ErrorBody } from './schemas/registry';
+import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENT_REPLAYED_HEADER, MAX_IDEMPOTENCY_KEY_LENGTH } from '../jobs/idempotency';
+
+const idempotencyKeyParameter = {
+  name: IDEMPOTENCY_KEY_HEADER,
+  in: 'header',
+  required: false,
+  schema: { type: 'string', minLength: 1, maxLength: MAX_IDEMPOTENCY_KEY_LENGTH },
+  description:
+    'Makes the create happen once per key (in this organization, operation and target) while the key lives ' +
+    '(IDEMPOTENCY_TTL, 24 h by default): a repeat answers 200 with the first record as it is now and ' +
+    '`Idempotent-Replayed: true`; the same key with another body is 422 IdempotencyKeyReusedError.',
+};
+const replayedHeader = {
+  [IDEMPOTENT_REPLAYED_HEADER]: {
+    description: '`true` when this answers a repeat of an Idempotency-Key.',
+    schema: { type: 'string', enum: ['true'] },
+  },
+};
 
 export function buildOpenApi(opts: { serverUrl: string; maxPageSize: number }) {
   const paths: Record<string, Record<string, unknown>> = {};
@@ -22,12 +40,22 @@ export function buildOpenApi(opts: { serverUrl: string; maxPageSize: number }) {
           ? { style: 'form', explode: true, description: 'Comma-separated or repeated.' }
           : {}),
       })),
+      ...(r.idempotent ? [idempotencyKeyParameter] : []),
     ];
     const responses: Record<string, unknown> = {};
     for (const [status, resp] of Object.entries(r.responses)) {
       responses[status] = {
         description: resp.description,
         ...(resp.schema ? { content: { [resp.contentType ?? 'application/json']: { schema: resp.schema } } } : {}),
+      };
+    }
+    if (r.idempotent) {
+      // A repeat answers 200 in the shape of the create's first answer.
+      const first = r.responses[200] ?? Object.values(r.responses)[0];
+      responses[200] = {
+        description: r.responses[200]?.description ?? `${first.description}; 200 when repeating an Idempotency-Key`,
+        ...(first.schema ? { content: { [first.contentType ?? 'application/json']: { schema: first.schema } } } : {}),
+        headers: replayedHeader,
       };
     }
     responses.default = {

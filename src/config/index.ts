@@ -9,6 +9,7 @@ import { readConnectionsBilling, type ConnectionsBillingSettings } from './conne
 import { readDataConnectors, type DataConnectorSettings } from './data-connectors';
 import { readDatabase, type DatabaseSettings } from './database';
 import { ConfigError, EnvReader, type Env } from './env';
+import { readIdempotency, type IdempotencySettings } from './idempotency';
 import { readIntegrations, type IntegrationSettings } from './integrations';
 import { readLocal, type LocalSettings } from './local';
 import { readModels, type ModelSettings } from './models';
@@ -46,7 +47,8 @@ type Settings = ApiSettings &
   OutboundSettings &
   ObservabilitySettings &
   PublicConfigSettings &
-  RateLimitSettings;
+  RateLimitSettings &
+  IdempotencySettings;
 
 /**
  * Read-only all the way down, as the object is at run time. Arrays keep their mutable type so that they can be
@@ -84,6 +86,7 @@ export function loadConfig(env: Env = process.env): Config {
     ...readObservability(reader),
     ...readPublicConfig(reader, blobs.blobS3),
     ...readRateLimits(reader),
+    ...readIdempotency(reader),
   };
   reader.throwIfProblems();
   return deepFreeze(config);

@@ -5,6 +5,7 @@ import type { WakeUps } from '../persistence/run-updates-hub';
 import { startOptionsFor, workflowIdOf, type ResourceKind, WorkflowResource } from './workflow-start';
 import { jobsCreated } from '../observability/metrics';
 import { tagActiveSpan } from '../observability/tracing';
+import { insertClaimed, releaseKeyOf, takePendingClaim } from '../jobs/idempotency';
 
 /** An unreachable Temporal answers the client with 503 after this long instead of retrying for minutes. */
 const START_DEADLINE_MS = 5_000;
@@ -15,6 +16,7 @@ const START_DEADLINE_MS = 5_000;
  * waits on Temporal; a failed start then runs `undo` (and a process that dies in between leaves a QUEUED row
  * with no workflow, which the reconciler settles). Without it, the insert runs in a transaction that commits
  * only after Temporal accepted the start. (A workflow that finds no row ends without effect.)
+ * Inside createIdempotently, the insert claims the request's idempotency key in the same transaction.
  */
 export async function insertAndStart<T>(
   ds: DataSource,
@@ -36,18 +38,27 @@ export async function insertAndStart<T>(
         args: opts.start.args,
       }),
     );
-  const { undo } = opts;
+  const claim = takePendingClaim();
+  const insert = claim
+    ? (em: EntityManager) => insertClaimed(em, claim, opts.resource, () => opts.insert(em))
+    : opts.insert;
+  const undo =
+    opts.undo &&
+    (async (em: EntityManager) => {
+      if (claim) await releaseKeyOf(em, opts.resource.id);
+      return opts.undo?.(em);
+    });
   tagActiveSpan(opts.resource);
   if (!undo) {
     const row = await ds.transaction(async (em) => {
-      const row = await opts.insert(em);
+      const row = await insert(em);
       await start();
       return row;
     });
     jobsCreated.inc({ kind: opts.resource.kind });
     return row;
   }
-  const row = await ds.transaction((em) => opts.insert(em));
+  const row = await ds.transaction((em) => insert(em));
   try {
     await start();
   } catch (err) {

@@ -13,6 +13,13 @@ import { setSpanAttributes } from '../../observability/tracing';
 import { badRequest, forbidden, HttpError, payloadTooLarge, validationError } from '../../errors';
 import { guardInput } from './input-guard';
 import { MAX_PAGE, PageRequest } from '../../persistence/pagination';
+import {
+  bodyHashOf,
+  createIdempotently,
+  IDEMPOTENT_REPLAYED_HEADER,
+  idempotencyKeyOf,
+  type IdempotentRecord,
+} from '../../jobs/idempotency';
 
 export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
@@ -92,6 +99,12 @@ export interface RouteSpec<
    * Retry-After while a watched filesystem is below its free-space watermark (src/observability/disk-space.ts).
    */
   needsDiskSpace?: boolean;
+  /**
+   * The route creates a run or job (through insertAndStart): an optional `Idempotency-Key` header makes it do
+   * so once per key, organization, operation and target (the path's ids); a repeat answers this, the first
+   * request's record as it is now, with `Idempotent-Replayed: true` (src/jobs/idempotency.ts).
+   */
+  idempotent?: (req: { deps: Deps; caller: Caller; record: IdempotentRecord }) => Promise<RouteResult>;
   // A method, so that its parameter is checked bivariantly: a route of any schemas is a `RouteSpec` to the
   // builder, which calls it with the validated input its schemas describe.
   handler(req: NoInfer<RouteRequest<BodyOf<B>, QueryOf<Q>, ParamsOf<P>>>): Promise<RouteResult | void>;
@@ -112,6 +125,9 @@ export interface RouteResult {
   status: number;
   body?: unknown;
 }
+
+/** What a create route answers to a repeated Idempotency-Key (RouteSpec.idempotent). */
+export type IdempotentAnswer = NonNullable<RouteSpec['idempotent']>;
 
 const registered: RouteSpec[] = [];
 
@@ -191,6 +207,7 @@ export function mount(router: Router, spec: RouteSpec, deps: Deps): void {
     const query = coerceQuery(ctx.query as Record<string, string | string[] | undefined>, querySchema);
     guardInput(query, '/query');
     if (!validateQuery(query)) throw fromAjv(validateQuery.errors, 'query');
+    const idempotencyKey = spec.idempotent ? idempotencyKeyOf(headerOf(ctx, 'idempotency-key')) : undefined;
 
     let caller: Caller | undefined;
     if (spec.auth !== 'none') {
@@ -222,12 +239,42 @@ export function mount(router: Router, spec: RouteSpec, deps: Deps): void {
       page: (query.page as number | undefined) ?? 1,
       pageSize: (query.page_size as number | undefined) ?? spec.pageSize?.default ?? deps.config.pageSizeDefault,
     };
-    const result = await spec.handler({ ctx, deps, params, query, body, page, caller: caller as Caller });
+    const request = { ctx, deps, params, query, body, page, caller: caller as Caller };
+    let result: RouteResult | void;
+    if (idempotencyKey !== undefined && spec.idempotent && caller) {
+      const replay = spec.idempotent;
+      const claim = {
+        organizationId: caller.organizationId,
+        operation: spec.operationId,
+        target: Object.keys(spec.params ?? {})
+          .map((name) => params[name])
+          .join('/'),
+        key: idempotencyKey,
+        bodyHash: bodyHashOf({ body, query: ctx.query }),
+        ttlSeconds: deps.config.idempotencyTtlSeconds,
+      };
+      const once = await createIdempotently<RouteResult | void>(
+        deps.ds,
+        claim,
+        () => spec.handler(request),
+        (record) => replay({ deps, caller: caller as Caller, record }),
+      );
+      if (once.replayed) ctx.set(IDEMPOTENT_REPLAYED_HEADER, 'true');
+      result = once.value;
+    } else {
+      result = await spec.handler(request);
+    }
     if (result) {
       ctx.status = result.status;
       if (result.body !== undefined) ctx.body = result.body;
     }
   });
+}
+
+/** A request header's value as sent (`''` when sent empty), undefined when absent. */
+function headerOf(ctx: Context, name: string): string | undefined {
+  const value = ctx.req.headers[name];
+  return Array.isArray(value) ? value.join(', ') : value;
 }
 
 /** Reads and parses a JSON body; undefined when the request has none. */

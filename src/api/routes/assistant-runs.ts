@@ -11,11 +11,12 @@ import {
   listAssistantRuns,
   replayAssistantRun,
 } from '../../services/assistants/runs';
-import { route } from '../http/route';
+import { route, type IdempotentAnswer } from '../http/route';
 import { eventStreamResponse, lastEventIdQuery, resumeAfter, sseFrame, streamRunEvents } from '../sse/event-stream';
 import { defineSchema, pageOf, str, timestamp, uuid } from '../schemas/registry';
 import { idList, MAX_INPUT_CHARS } from './assistants';
 import { replayedFrom } from './code-run-records';
+import { idempotencyKeyField, presentIdempotencyKey } from './idempotency-fields';
 import { EVENT_LIST_SUMMARY, eventListPage, eventListQuery, eventListSchema } from '../http/event-lists';
 
 const TAG = 'Assistant runs';
@@ -73,6 +74,7 @@ const AssistantRunSchema = defineSchema('AssistantRun', {
     },
     created_by: { type: 'string' },
     replayed_from_run_id: replayedFrom,
+    idempotency_key: idempotencyKeyField,
     created_at: timestamp,
     updated_at: timestamp,
     started_at: { type: ['string', 'null'], format: 'date-time' },
@@ -99,6 +101,7 @@ const present = ({ run: r, details: d }: AssistantRunRecord) => ({
   ...(r.usage ? { usage: r.usage } : {}),
   created_by: r.created_by,
   ...(r.replayed_from_run_id ? { replayed_from_run_id: r.replayed_from_run_id } : {}),
+  ...presentIdempotencyKey(r),
   created_at: iso(r.created_at),
   updated_at: iso(r.updated_at),
   started_at: iso(r.started_at),
@@ -107,6 +110,12 @@ const present = ({ run: r, details: d }: AssistantRunRecord) => ({
 
 const nullableIdList = { type: ['array', 'null'], items: uuid, maxItems: 100 } as const;
 const runPath = { assistant_run_id: uuid } as const;
+
+/** A repeated Idempotency-Key's answer: the run the first request made, as it is now. */
+const replayAnswer: IdempotentAnswer = async ({ deps, caller, record }) => ({
+  status: 200,
+  body: present(await findAssistantRun(deps.ds, caller, record.id)),
+});
 
 route({
   operationId: 'CreateAssistantRun',
@@ -150,6 +159,7 @@ route({
     status: 201,
     body: present(await createAssistantRun(deps, caller, params.assistant_id, body)),
   }),
+  idempotent: replayAnswer,
 });
 
 route({
@@ -223,6 +233,7 @@ route({
     status: 201,
     body: present(await replayAssistantRun(deps, caller, params.assistant_run_id, body)),
   }),
+  idempotent: replayAnswer,
 });
 
 // ---- Events: the same rows, sequence and streams as structure run events, named by assistant_run_id ----

@@ -130,6 +130,10 @@ export function codeRunRecordRoutes(o: {
       const run = await replayCodeRun(deps, caller, o.kind, params[runId], body);
       return { status: 201, body: (await o.present(deps.ds, [run]))[0] };
     },
+    idempotent: async ({ deps, caller, record }) => ({
+      status: 200,
+      body: (await o.present(deps.ds, [await findRunOfKind(deps.ds, caller, o.kind, record.id)]))[0],
+    }),
   });
 
   route({

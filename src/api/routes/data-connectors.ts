@@ -12,6 +12,7 @@ import {
 import { cancelDataJob, createDataJob, findDataJob, listDataJobs } from '../../services/data-connectors/jobs';
 import { SCHEDULE_EXPRESSION_PATTERN, SCHEDULE_FORMS } from '../../temporal/user-schedules';
 import { route } from '../http/route';
+import { idempotencyKeyField, presentIdempotencyKey } from './idempotency-fields';
 import { defineSchema, JsonSchema, nullableTimestamp, pageOf, str, timestamp, uuid } from '../schemas/registry';
 
 const TAG = 'Data connectors';
@@ -213,6 +214,7 @@ const JobSchema = defineSchema('DataJob', {
       },
     },
     bytes_ingested: { type: 'number' },
+    idempotency_key: idempotencyKeyField,
     created_by: { type: 'string' },
     created_at: timestamp,
     completed_at: nullableTimestamp,
@@ -242,6 +244,7 @@ const presentJob = (j: DataJob) => ({
   ...(j.status_detail ? { status_detail: j.status_detail } : {}),
   errors: j.errors,
   bytes_ingested: j.bytes_ingested,
+  ...presentIdempotencyKey(j),
   created_by: j.created_by,
   created_at: iso(j.created_at),
   completed_at: iso(j.completed_at),
@@ -352,6 +355,10 @@ route({
   handler: async ({ deps, caller, params }) => ({
     status: 202,
     body: presentJob(await createDataJob(deps, caller, params.data_connector_id)),
+  }),
+  idempotent: async ({ deps, caller, record }) => ({
+    status: 200,
+    body: presentJob(await findDataJob(deps.ds, caller, record.id)),
   }),
 });
 

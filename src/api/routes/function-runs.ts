@@ -4,7 +4,9 @@ import type { DataSource } from 'typeorm';
 import { RUN_STATUSES, Run } from '../../persistence/entities/run';
 import { iso } from '../../persistence/scoped';
 import { executeFunction, queryParamsOf, runtimePathsOf } from '../../services/code/runs/function-runs';
+import { findRunOfKind } from '../../services/code/runs/code-runs';
 import { functionExecutionError } from '../../errors';
+import { idempotencyKeyField, presentIdempotencyKey } from './idempotency-fields';
 import { route } from '../http/route';
 import { EnvVarSchema } from './code-resources';
 import { defineSchema, nullableTimestamp, timestamp, uuid } from '../schemas/registry';
@@ -45,6 +47,7 @@ export const FunctionRunSchema = defineSchema('FunctionRun', {
     output_timestamp: { type: 'number', description: 'When the output was recorded (epoch seconds).' },
     created_by: { type: 'string' },
     replayed_from_run_id: replayedFrom,
+    idempotency_key: idempotencyKeyField,
     created_at: timestamp,
     updated_at: timestamp,
     started_at: nullableTimestamp,
@@ -64,6 +67,7 @@ const present = (r: Run, runtimePath: string) => ({
   ...(r.output_timestamp != null ? { output: r.output, output_timestamp: r.output_timestamp } : {}),
   created_by: r.created_by,
   ...(r.replayed_from_run_id ? { replayed_from_run_id: r.replayed_from_run_id } : {}),
+  ...presentIdempotencyKey(r),
   created_at: iso(r.created_at),
   updated_at: iso(r.updated_at),
   started_at: iso(r.started_at),
@@ -76,6 +80,18 @@ async function presentAll(ds: DataSource, runs: Run[]) {
   return runs.map((r) => present(r, paths.get(r.run_id) ?? ''));
 }
 export const presentFunctionRun = async (ds: DataSource, run: Run) => (await presentAll(ds, [run]))[0];
+
+/** What executing a function answers for its run: the result, 202 with the run while open, else a 502. */
+async function executionAnswer(ds: DataSource, run: Run) {
+  if (run.status === 'SUCCEEDED') return { status: 200, body: run.output ?? null };
+  if (run.status === 'QUEUED' || run.status === 'STARTING' || run.status === 'RUNNING') {
+    return { status: 202, body: await presentFunctionRun(ds, run) };
+  }
+  const detail = (run.status_detail ?? {}) as { message?: string | null; error?: string };
+  throw functionExecutionError(
+    `Function run ${run.run_id} ended ${run.status}: ${detail.message ?? detail.error ?? 'no detail'}`,
+  );
+}
 
 for (const method of ['get', 'post'] as const) {
   route({
@@ -102,16 +118,15 @@ for (const method of ['get', 'post'] as const) {
         body: method === 'post' ? body : null,
         query_params: queryParamsOf(ctx.query as Record<string, string | string[]>),
       };
-      const run = await executeFunction(deps, caller, params.function_id, input);
-      if (run.status === 'SUCCEEDED') return { status: 200, body: run.output ?? null };
-      if (run.status === 'QUEUED' || run.status === 'STARTING' || run.status === 'RUNNING') {
-        return { status: 202, body: await presentFunctionRun(deps.ds, run) };
-      }
-      const detail = (run.status_detail ?? {}) as { message?: string | null; error?: string };
-      throw functionExecutionError(
-        `Function run ${run.run_id} ended ${run.status}: ${detail.message ?? detail.error ?? 'no detail'}`,
-      );
+      return executionAnswer(deps.ds, await executeFunction(deps, caller, params.function_id, input));
     },
+    // A repeat answers from the run as it is now (202 while it has not ended), without waiting.
+    ...(method === 'post'
+      ? {
+          idempotent: async ({ deps, caller, record }) =>
+            executionAnswer(deps.ds, await findRunOfKind(deps.ds, caller, 'function', record.id)),
+        }
+      : {}),
   });
 }
 

@@ -3,6 +3,7 @@ import type { KnowledgeBaseJob } from '../../persistence/entities/knowledge-base
 import { iso } from '../../persistence/scoped';
 import { cancelJob, createJob, findJob, listJobs } from '../../services/knowledge/jobs';
 import { route } from '../http/route';
+import { idempotencyKeyField, presentIdempotencyKey } from './idempotency-fields';
 import { defineSchema, nullableTimestamp, pageOf, timestamp, uuid } from '../schemas/registry';
 
 const TAG = 'Knowledge bases';
@@ -25,6 +26,7 @@ const JobSchema = defineSchema('KnowledgeBaseJob', {
       },
     },
     bytes_ingested: { type: 'number' },
+    idempotency_key: idempotencyKeyField,
     created_by: { type: 'string' },
     created_at: timestamp,
     completed_at: nullableTimestamp,
@@ -38,6 +40,7 @@ const present = (j: KnowledgeBaseJob) => ({
   ...(j.status_detail ? { status_detail: j.status_detail } : {}),
   errors: j.errors,
   bytes_ingested: j.bytes_ingested,
+  ...presentIdempotencyKey(j),
   created_by: j.created_by,
   created_at: iso(j.created_at),
   completed_at: iso(j.completed_at),
@@ -58,6 +61,10 @@ route({
   handler: async ({ deps, caller, params }) => ({
     status: 202,
     body: present(await createJob(deps, caller, params.knowledge_base_id)),
+  }),
+  idempotent: async ({ deps, caller, record }) => ({
+    status: 200,
+    body: present(await findJob(deps.ds, caller, record.id)),
   }),
 });
 

@@ -3,6 +3,7 @@
 import getRawBody from 'raw-body';
 import { RUN_STATUSES, Run } from '../../persistence/entities/run';
 import { iso } from '../../persistence/scoped';
+import { findRunOfKind } from '../../services/code/runs/code-runs';
 import {
   cancelStructureRun,
   createStructureRun,
@@ -12,6 +13,7 @@ import {
 import { badRequest, conflict, payloadTooLarge } from '../../errors';
 import { route } from '../http/route';
 import { codeRunRecordRoutes, replayedFrom } from './code-run-records';
+import { idempotencyKeyField, presentIdempotencyKey } from './idempotency-fields';
 import { EnvVarSchema, presentCodeResource } from './code-resources';
 import { defineSchema, nullableTimestamp, ref, timestamp, uuid } from '../schemas/registry';
 
@@ -45,6 +47,7 @@ export const StructureRunSchema = defineSchema('StructureRun', {
     output_timestamp: { type: 'number', description: '`timestamp` of that event (epoch seconds).' },
     created_by: { type: 'string' },
     replayed_from_run_id: replayedFrom,
+    idempotency_key: idempotencyKeyField,
     created_at: timestamp,
     updated_at: timestamp,
     started_at: nullableTimestamp,
@@ -64,6 +67,7 @@ export const presentStructureRun = (r: Run) => ({
   ...(r.output_timestamp != null ? { output_timestamp: r.output_timestamp } : {}),
   created_by: r.created_by,
   ...(r.replayed_from_run_id ? { replayed_from_run_id: r.replayed_from_run_id } : {}),
+  ...presentIdempotencyKey(r),
   created_at: iso(r.created_at),
   updated_at: iso(r.updated_at),
   started_at: iso(r.started_at),
@@ -102,6 +106,10 @@ route({
     const run = await createStructureRun(deps, caller, params.structure_id, body);
     return { status: 201, body: presentStructureRun(run) };
   },
+  idempotent: async ({ deps, caller, record }) => ({
+    status: 200,
+    body: presentStructureRun(await findRunOfKind(deps.ds, caller, 'structure', record.id)),
+  }),
 });
 
 route({

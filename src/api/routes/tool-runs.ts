@@ -6,13 +6,16 @@ import { RUN_STATUSES, Run } from '../../persistence/entities/run';
 import { iso } from '../../persistence/scoped';
 import type { DataSource } from 'typeorm';
 import { runtimePathsOf } from '../../services/code/runs/function-runs';
+import { findRunOfKind } from '../../services/code/runs/code-runs';
 import {
   describeTool,
+  resultOf,
   runToolActivity,
   ToolCallResult,
   ToolDescription,
   toolOpenApi,
 } from '../../services/code/runs/tool-runs';
+import { idempotencyKeyField, presentIdempotencyKey } from './idempotency-fields';
 import { route } from '../http/route';
 import { defineSchema, nullableTimestamp, timestamp, uuid } from '../schemas/registry';
 import { codeRunRecordRoutes, replayedFrom } from './code-run-records';
@@ -47,6 +50,7 @@ export const ToolRunSchema = defineSchema('ToolRun', {
     output: { description: 'The artifact dict (activity) or `{name, activities}` (describe) of SUCCEEDED runs.' },
     created_by: { type: 'string' },
     replayed_from_run_id: replayedFrom,
+    idempotency_key: idempotencyKeyField,
     created_at: timestamp,
     updated_at: timestamp,
     started_at: nullableTimestamp,
@@ -65,6 +69,7 @@ const present = (r: Run, runtimePath: string) => ({
   ...(r.output_timestamp != null ? { output: r.output } : {}),
   created_by: r.created_by,
   ...(r.replayed_from_run_id ? { replayed_from_run_id: r.replayed_from_run_id } : {}),
+  ...presentIdempotencyKey(r),
   created_at: iso(r.created_at),
   updated_at: iso(r.updated_at),
   started_at: iso(r.started_at),
@@ -126,6 +131,10 @@ route({
   },
   handler: async ({ deps, caller, params, body }) => {
     const r = await runToolActivity(deps, caller, params.tool_id, params.activity_name, body);
+    return r.ok ? { status: 200, body: r.output ?? null } : failure(r);
+  },
+  idempotent: async ({ deps, caller, record }) => {
+    const r = resultOf(await findRunOfKind(deps.ds, caller, 'tool', record.id));
     return r.ok ? { status: 200, body: r.output ?? null } : failure(r);
   },
 });

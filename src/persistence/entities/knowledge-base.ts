@@ -51,6 +51,8 @@ export class KnowledgeBaseJob {
   @Column('timestamptz') created_at: Date;
   @Column('timestamptz') updated_at: Date;
   @Column('timestamptz', { nullable: true }) completed_at: Date | null;
+  /** The Idempotency-Key of the request that made it (docs/run-control.md#idempotency-keys). */
+  @Column('text', { nullable: true }) idempotency_key?: string | null;
 }
 
 export interface QueryEntry {

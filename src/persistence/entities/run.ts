@@ -1,5 +1,6 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 import type { CodeResourceKind, EnvVar } from './code-resource';
+import { pendingIdempotencyKey } from '../../jobs/pending-claim';
 
 export const RUN_STATUSES = ['QUEUED', 'STARTING', 'RUNNING', 'SUCCEEDED', 'FAILED', 'ERROR', 'CANCELLED'] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
@@ -39,6 +40,8 @@ export class Run {
   @Column('text') created_by: string;
   /** The finished run this one replays (POST /{kind}-runs/{id}/replay); null for every other run. */
   @Column('uuid', { nullable: true }) replayed_from_run_id: string | null;
+  /** The Idempotency-Key of the request that made it (docs/run-control.md#idempotency-keys). */
+  @Column('text', { nullable: true }) idempotency_key?: string | null;
   @Column('timestamptz') created_at: Date;
   @Column('timestamptz') updated_at: Date;
 }
@@ -70,6 +73,8 @@ export function newRunRow(
     env_vars: [],
     input: null,
     replayed_from_run_id: null,
+    // Built inside createIdempotently: the request's key.
+    idempotency_key: pendingIdempotencyKey(),
     ...fields,
     usage: null,
     status: 'QUEUED',

@@ -11,6 +11,7 @@ import type { PageRequest } from '../../persistence/pagination';
 import { DataConnector, DataJob, DataJobStatus } from '../../persistence/entities/data-connector';
 import { findInOrg, pageInOrg } from '../../persistence/scoped';
 import { workflowStart } from '../../temporal/contracts';
+import { pendingIdempotencyKey } from '../../jobs/pending-claim';
 import { insertAndStart } from '../../temporal/workflow-records';
 import { cancelAndWait, stopOpen } from '../../jobs/cancel';
 import { DATA_JOB } from '../../jobs/kinds';
@@ -66,6 +67,7 @@ export async function startDataJob(
     status_detail: null,
     errors: [],
     bytes_ingested: 0,
+    idempotency_key: pendingIdempotencyKey(),
     created_by: caller.actor,
     created_at: now,
     updated_at: now,

@@ -11,6 +11,7 @@ import type { PageRequest } from '../../persistence/pagination';
 import { KnowledgeBase, KnowledgeBaseJob, KnowledgeBaseJobStatus } from '../../persistence/entities/knowledge-base';
 import { findInOrg, pageInOrg } from '../../persistence/scoped';
 import { workflowStart } from '../../temporal/contracts';
+import { pendingIdempotencyKey } from '../../jobs/pending-claim';
 import { insertAndStart } from '../../temporal/workflow-records';
 import { cancelAndWait, stopOpen } from '../../jobs/cancel';
 import { KNOWLEDGE_BASE_JOB } from '../../jobs/kinds';
@@ -61,6 +62,7 @@ export async function createJob(deps: JobDeps, caller: Caller, knowledgeBaseId: 
     status_detail: null,
     errors: [],
     bytes_ingested: 0,
+    idempotency_key: pendingIdempotencyKey(),
     created_by: caller.actor,
     created_at: now,
     updated_at: now,

@@ -16,7 +16,8 @@ export interface ToolDescription {
 /** What the tool endpoints answer: the run's output, or why there is none (`{error, tool_run_id}`). */
 export type ToolCallResult = { ok: true; run: Run; output: unknown } | { ok: false; run: Run; error: string };
 
-function resultOf(run: Run): ToolCallResult {
+/** What a tool call answers for its run (also a repeated Idempotency-Key's, from the run as it is now). */
+export function resultOf(run: Run): ToolCallResult {
   if (run.status === 'SUCCEEDED') return { ok: true, run, output: run.output };
   if (!['FAILED', 'ERROR', 'CANCELLED'].includes(run.status)) {
     return {
