@@ -19,7 +19,7 @@ export function createScheduledRunActivities(deps: ActivityDeps) {
         const ended = await endedStatus(deps, input.runId);
         if (ended) return ended;
         if (ctx.cancellationSignal.aborted) throw ctx.cancellationSignal.reason ?? new CancelledFailure('cancelled');
-        await ctx.sleep(500);
+        await ctx.sleep(1_000);
       }
     },
 

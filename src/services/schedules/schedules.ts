@@ -215,5 +215,6 @@ export async function triggerSchedule(
 
 /** The schedule's next fire times from Temporal ([] while paused or when Temporal lost the schedule). */
 export async function upcomingFires(deps: RunsDeps, schedule: RunSchedule): Promise<Date[]> {
+  if (!schedule.enabled) return [];
   return (await nextFireTimes(deps.temporal, schedule.schedule_id)) ?? [];
 }
