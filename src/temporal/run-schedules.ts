@@ -15,6 +15,11 @@ export const runScheduleId = (scheduleId: string) => `${RUN_SCHEDULE_KIND}-${sch
 /** The fire's workflow id before Temporal appends `-<nominal time>` to it. */
 export const scheduledRunWorkflowPrefix = (scheduleId: string) => `scheduled-run-${scheduleId}`;
 
+/** An unreachable Temporal answers the api's caller with 503 after this long (like a run's start). */
+const CALL_DEADLINE_MS = 5_000;
+const bounded = <T>(client: Client, call: () => Promise<T>) =>
+  client.connection.withDeadline(Date.now() + CALL_DEADLINE_MS, call);
+
 const OVERLAP = {
   skip: 'SKIP',
   buffer_one: 'BUFFER_ONE',
@@ -75,7 +80,7 @@ function optionsOf(s: RunScheduleSpec, taskQueue: string) {
 /** Creates the schedule; one that exists already (a retried create) is brought in line instead. */
 export async function createRunSchedule(client: Client, taskQueue: string, s: RunScheduleSpec): Promise<void> {
   try {
-    await client.schedule.create(optionsOf(s, taskQueue));
+    await bounded(client, () => client.schedule.create(optionsOf(s, taskQueue)));
   } catch (err) {
     if (!(err instanceof ScheduleAlreadyRunning)) throw err;
     await updateRunSchedule(client, taskQueue, s);
@@ -87,25 +92,27 @@ export async function updateRunSchedule(client: Client, taskQueue: string, s: Ru
   const options = optionsOf(s, taskQueue);
   const handle = client.schedule.getHandle(options.scheduleId);
   try {
-    await handle.update((prev) => ({
-      ...prev,
-      spec: options.spec,
-      action: options.action,
-      policies: { ...prev.policies, ...options.policies },
-      state: { ...prev.state, note: options.state.note },
-    }));
+    await bounded(client, () =>
+      handle.update((prev) => ({
+        ...prev,
+        spec: options.spec,
+        action: options.action,
+        policies: { ...prev.policies, ...options.policies },
+        state: { ...prev.state, note: options.state.note },
+      })),
+    );
   } catch (err) {
     if (!(err instanceof ScheduleNotFoundError)) throw err;
-    await client.schedule.create(options);
+    await bounded(client, () => client.schedule.create(options));
     return;
   }
   // Pausing has its own call (an update keeps the paused state as it was); both are idempotent.
-  await (s.enabled ? handle.unpause(options.state.note) : handle.pause(options.state.note));
+  await bounded(client, () => (s.enabled ? handle.unpause(options.state.note) : handle.pause(options.state.note)));
 }
 
 export async function deleteRunSchedule(client: Client, scheduleId: string): Promise<void> {
   try {
-    await client.schedule.getHandle(runScheduleId(scheduleId)).delete();
+    await bounded(client, () => client.schedule.getHandle(runScheduleId(scheduleId)).delete());
   } catch (err) {
     if (!(err instanceof ScheduleNotFoundError)) throw err;
   }
@@ -113,13 +120,13 @@ export async function deleteRunSchedule(client: Client, scheduleId: string): Pro
 
 /** Fires once now (nominal time: now), whether paused or not; the overlap policy applies. */
 export async function triggerRunSchedule(client: Client, scheduleId: string): Promise<void> {
-  await client.schedule.getHandle(runScheduleId(scheduleId)).trigger();
+  await bounded(client, () => client.schedule.getHandle(runScheduleId(scheduleId)).trigger());
 }
 
 /** The next `count` fire times as Temporal computes them (describe), [] while paused; null: no such schedule. */
 export async function nextFireTimes(client: Client, scheduleId: string, count = 5): Promise<Date[] | null> {
   try {
-    const d = await client.schedule.getHandle(runScheduleId(scheduleId)).describe();
+    const d = await bounded(client, () => client.schedule.getHandle(runScheduleId(scheduleId)).describe());
     return d.state.paused ? [] : d.info.nextActionTimes.slice(0, count);
   } catch (err) {
     if (err instanceof ScheduleNotFoundError) return null;
