@@ -16,6 +16,13 @@ print("args " + json.dumps(sys.argv[1:]))
 const FUNCTION_PY = 'def handler(event):\n    return {"got": event["body"]}\n';
 
 const describeSchedule = (id: string) => getStack().env.client.schedule.getHandle(runScheduleId(id)).describe();
+/** Temporal's paused state once it shows (pause is a signal to the schedule; a describe may come first). */
+async function pausedInTemporal(id: string, expected: boolean): Promise<boolean> {
+  for (let deadline = Date.now() + 10_000; ; await new Promise((r) => setTimeout(r, 200))) {
+    const paused = (await describeSchedule(id)).state.paused;
+    if (paused === expected || Date.now() > deadline) return paused;
+  }
+}
 
 /** The runs `list` answers until one matches, bounded. */
 async function waitForList<T>(list: () => Promise<T[]>, done: (items: T[]) => boolean, timeoutMs = 60_000) {
@@ -125,14 +132,14 @@ describe('schedules', function () {
     expect(paused.status, paused.text).to.equal(200);
     expect(paused.body).to.include({ enabled: false });
     expect(paused.body.next_fire_times).to.deep.equal([]);
-    expect((await describeSchedule(id)).state.paused).to.equal(true);
+    expect(await pausedInTemporal(id, true)).to.equal(true);
     const resumed = await api.post(`${base}/${id}/resume`, {});
     expect(resumed.body).to.include({ enabled: true });
     expect(resumed.body.next_fire_times).to.have.length(5);
-    expect((await describeSchedule(id)).state.paused).to.equal(false);
+    expect(await pausedInTemporal(id, false)).to.equal(false);
     // enabled in a PATCH is the same as pause.
     expect((await api.patch(`${base}/${id}`, { enabled: false })).body.enabled).to.equal(false);
-    expect((await describeSchedule(id)).state.paused).to.equal(true);
+    expect(await pausedInTemporal(id, true)).to.equal(true);
 
     expect((await api.delete(`${base}/${id}`)).status).to.equal(204);
     expect((await api.get(`${base}/${id}`)).status).to.equal(404);

@@ -51,18 +51,24 @@ export const checks: AdmissionCheck[] = [
         if (paused.status !== 200) throw new Error(`pausing answered ${paused.status} ${paused.text}`);
 
         // Every fire's workflow closes once its run has ended (fires lost with the worker resume on the new one).
-        const handle = stack.env.client.schedule.getHandle(runScheduleId(id));
-        const taken = await until('every fire to close', 180_000, async () => {
-          const d = await handle.describe();
-          return d.info.runningActions.length === 0 ? d.info.numActionsTaken : undefined;
-        });
+        // Read from visibility: with allow_all Temporal does not follow the fires it started (runningActions).
+        const taken = (await stack.env.client.schedule.getHandle(runScheduleId(id)).describe()).info.numActionsTaken;
         const fires: string[] = [];
         const query = `WorkflowType = '${WORKFLOW_TYPES.scheduledRun}' AND TarmacResourceId = '${id}'`;
-        await until('visibility to list every fire', 30_000, async () => {
-          fires.length = 0;
-          for await (const w of stack.env.client.workflow.list({ query })) fires.push(w.workflowId);
-          return fires.length >= taken ? true : undefined;
-        }).catch((err: Error) => problems.push(err.message));
+        await until(
+          'every fire to close',
+          180_000,
+          async () => {
+            fires.length = 0;
+            let open = 0;
+            for await (const w of stack.env.client.workflow.list({ query })) {
+              fires.push(w.workflowId);
+              if (w.status.name === 'RUNNING') open++;
+            }
+            return fires.length >= taken && open === 0 ? true : undefined;
+          },
+          500,
+        ).catch((err: Error) => problems.push(`${err.message} (${fires.length} listed of ${taken})`));
         const nominal = new Set(fires.map((w) => NOMINAL.exec(w)?.[1]).filter((x): x is string => !!x));
         const expected = new Set([...nominal].map((n) => scheduledRunId(id, new Date(n))));
 
