@@ -13,6 +13,7 @@ import { createReconcilerActivities } from './reconciler';
 import { createRetrievalActivities } from './retrieval';
 import { createCodeRunActivities } from './code-runs';
 import { createExecutionSlotActivities } from './execution-slots';
+import { createScheduledRunActivities } from './scheduled-runs';
 
 export function createActivities(deps: ActivityDeps) {
   return {
@@ -29,6 +30,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createDataJobActivities(deps),
     ...createRetrievalActivities(deps),
     ...createExecutionSlotActivities(deps),
+    ...createScheduledRunActivities(deps),
   };
 }
 

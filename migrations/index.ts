@@ -18,6 +18,7 @@ import { ExecutionSlots1764950000000 } from './1764950000000-execution-slots';
 import { RateLimits1765000000000 } from './1765000000000-rate-limits';
 import { RunReplays1765010000000 } from './1765010000000-run-replays';
 import { IdempotencyKeys1765100000000 } from './1765100000000-idempotency-keys';
+import { RunSchedules1765400000000 } from './1765400000000-run-schedules';
 
 /** Every migration, in order; the data source runs these (never `synchronize`). */
 export const migrations = [
@@ -41,4 +42,5 @@ export const migrations = [
   RateLimits1765000000000,
   RunReplays1765010000000,
   IdempotencyKeys1765100000000,
+  RunSchedules1765400000000,
 ];

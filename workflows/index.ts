@@ -12,5 +12,6 @@ export { knowledgeBaseQueryWorkflow } from './knowledge-base-query';
 export { integrationDeliveryWorkflow } from './integration-delivery';
 export { dataJobWorkflow } from './data-job';
 export { scheduledJobWorkflow } from './scheduled-job';
+export { scheduledRunWorkflow } from './scheduled-run';
 export { knowledgeBaseSearchWorkflow } from './knowledge-base-search';
 export { retrieverQueryWorkflow } from './retriever-query';

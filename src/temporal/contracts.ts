@@ -92,6 +92,15 @@ export interface ScheduledJobInput {
 /** What a scheduled start did: the job it created, or why none (one still open, the resource gone). */
 export type ScheduledJobOutcome = { jobId: string } | { skipped: string };
 
+/** Started by the Temporal Schedule of a structure, function or assistant (src/temporal/run-schedules.ts). */
+export interface ScheduledRunInput {
+  scheduleId: string;
+  organizationId: string;
+}
+
+/** What a fire did: the run it made (and how that run ended), or why none (the schedule or resource gone, ...). */
+export type ScheduledRunOutcome = { runId: string; status: RunStatus | 'MISSING' } | { skipped: string };
+
 /** A knowledge base query (id knowledge-base-query-<uuid>): the worker embeds the query, ranks and persists. */
 export interface KnowledgeBaseQueryInput {
   queryId: string;
@@ -251,6 +260,7 @@ export type KnowledgeBaseJobWorkflow = (input: KnowledgeBaseJobInput) => Promise
 export type IntegrationDeliveryWorkflow = (input: IntegrationDeliveryInput) => Promise<DeliveryStatus | 'MISSING'>;
 export type DataJobWorkflow = (input: DataJobInput) => Promise<KnowledgeBaseJobStatus | 'MISSING'>;
 export type ScheduledJobWorkflow = (input: ScheduledJobInput) => Promise<ScheduledJobOutcome>;
+export type ScheduledRunWorkflow = (input: ScheduledRunInput) => Promise<ScheduledRunOutcome>;
 /** Answers 'DONE' once the query row is written, 'MISSING' when the knowledge base is gone. */
 export type KnowledgeBaseQueryWorkflow = (input: KnowledgeBaseQueryInput) => Promise<'DONE' | 'MISSING'>;
 /** Like a query: 'DONE' once the search row is written, 'MISSING' when the knowledge base is gone. */
@@ -280,6 +290,7 @@ export interface WorkflowSignatures {
   integrationDeliveryWorkflow: IntegrationDeliveryWorkflow;
   dataJobWorkflow: DataJobWorkflow;
   scheduledJobWorkflow: ScheduledJobWorkflow;
+  scheduledRunWorkflow: ScheduledRunWorkflow;
   knowledgeBaseSearchWorkflow: KnowledgeBaseSearchWorkflow;
   retrieverQueryWorkflow: RetrieverQueryWorkflow;
 }
@@ -301,6 +312,7 @@ export const WORKFLOW_TYPES = {
   integrationDelivery: 'integrationDeliveryWorkflow',
   dataJob: 'dataJobWorkflow',
   scheduledJob: 'scheduledJobWorkflow',
+  scheduledRun: 'scheduledRunWorkflow',
   knowledgeBaseSearch: 'knowledgeBaseSearchWorkflow',
   retrieverQuery: 'retrieverQueryWorkflow',
 } as const satisfies Record<string, keyof WorkflowSignatures>;

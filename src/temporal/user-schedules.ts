@@ -47,6 +47,9 @@ const CRON = `^\\s*${fieldsPattern([MINUTE, HOUR, DOM, MONTH, DOW])}\\s*$`;
 /** Every accepted expression matches it (the request schemas carry it); whatever matches it parses. */
 export const SCHEDULE_EXPRESSION_PATTERN = `${RATE}|${CRON_AWS}|${CRON}`;
 const MATCHES = new RegExp(SCHEDULE_EXPRESSION_PATTERN);
+/** Schedules of runs (src/temporal/run-schedules.ts) also take `rate(<N> second|seconds)`. */
+export const RUN_SCHEDULE_EXPRESSION_PATTERN = `^rate\\(\\s*[1-9]\\d{0,5}\\s+seconds?\\s*\\)$|${SCHEDULE_EXPRESSION_PATTERN}`;
+const MATCHES_RUN = new RegExp(RUN_SCHEDULE_EXPRESSION_PATTERN);
 
 /** One cron field normalized for Temporal: names as numbers, `?` as `*`, 1-7 as 0-6, a range past the end wrapped. */
 function cronField(text: string, f: Field): string {
@@ -75,15 +78,21 @@ function cronField(text: string, f: Field): string {
 }
 
 /** Parses a schedule expression; a 400 naming the accepted forms otherwise. `path`: where it is in the request. */
-export function parseScheduleExpression(expression: string, path = '/body/schedule_expression'): ScheduleSpecOf {
-  if (!MATCHES.test(expression)) {
+export function parseScheduleExpression(
+  expression: string,
+  path = '/body/schedule_expression',
+  /** `runs`: seconds too (rate(<N> seconds)). */
+  forms: 'jobs' | 'runs' = 'jobs',
+): ScheduleSpecOf {
+  if (!(forms === 'runs' ? MATCHES_RUN : MATCHES).test(expression)) {
+    const accepted = forms === 'runs' ? `rate(<N> second|seconds); ${SCHEDULE_FORMS}` : SCHEDULE_FORMS;
     throw badRequest(
-      `schedule_expression "${expression.slice(0, 200)}" is not one of the accepted forms: ${SCHEDULE_FORMS}`,
+      `schedule_expression "${expression.slice(0, 200)}" is not one of the accepted forms: ${accepted}`,
       path,
     );
   }
   const text = expression.trim();
-  const rate = /^rate\(\s*(\d+)\s+(minute|hour|day)s?\s*\)$/.exec(text);
+  const rate = /^rate\(\s*(\d+)\s+(second|minute|hour|day)s?\s*\)$/.exec(text);
   if (rate) return { every: `${Number(rate[1])} ${rate[2]}s` };
   const aws = text.startsWith('cron(');
   const fields = (aws ? text.slice(5, -1) : text).trim().split(/\s+/).slice(0, 5);

@@ -22,6 +22,7 @@ import './platform';
 import './retrievers';
 import './rulesets';
 import './runs';
+import './schedules';
 import './secrets';
 import './spans';
 import './threads';

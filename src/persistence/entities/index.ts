@@ -13,6 +13,7 @@ import { KnowledgeBase, KnowledgeBaseJob, KnowledgeBaseQuery } from './knowledge
 import { Organization } from './organization';
 import { KnowledgeBaseSearch, Retriever, RetrieverQuery } from './retrieval';
 import { Run, RunEvent } from './run';
+import { RunSchedule } from './run-schedule';
 import { Secret } from './secret';
 import { Membership, User } from './user';
 
@@ -47,6 +48,7 @@ export {
   RetrieverQuery,
   Run,
   RunEvent,
+  RunSchedule,
   Secret,
   User,
 };
@@ -85,4 +87,5 @@ export const entities = [
   KnowledgeBaseSearch,
   Retriever,
   RetrieverQuery,
+  RunSchedule,
 ];

@@ -9,6 +9,7 @@ import type { PageRequest } from '../../persistence/pagination';
 import { Assistant, ASSISTANT_ID_LISTS, AssistantResourceIds } from '../../persistence/entities/assistant';
 import { assertIdsInOrg, findInOrg, pageInOrg } from '../../persistence/scoped';
 import { OPEN_RUN_STATUSES, stopOpenRuns } from '../code/runs/cancellation';
+import { deleteSchedulesOf } from '../schedules/removal';
 
 export interface AssistantFields extends Partial<AssistantResourceIds> {
   name?: string;
@@ -101,5 +102,6 @@ export async function deleteAssistant(
     OPEN_RUN_STATUSES,
   ]);
   await stopOpenRuns(deps, caller, open);
+  await deleteSchedulesOf(deps, assistant.assistant_id);
   await deps.ds.getRepository(Assistant).delete({ assistant_id: assistant.assistant_id });
 }

@@ -15,6 +15,7 @@ import { findOnePrepared } from '../../persistence/direct-sql';
 import { assertIdsInOrg, assertSecretRefs, pageInOrg } from '../../persistence/scoped';
 import { DeploymentsDeps, planDeployment, startPlannedDeployment } from './deployments';
 import { OPEN_RUN_STATUSES, stopOpenRuns } from './runs/cancellation';
+import { deleteSchedulesOf } from '../schedules/removal';
 
 export const KIND_LABEL: Record<CodeResourceKind, string> = {
   structure: 'Structure',
@@ -152,6 +153,7 @@ export async function deleteCodeResource(
     [resource.resource_id, OPEN_RUN_STATUSES],
   );
   await stopOpenRuns(deps, caller, open);
+  await deleteSchedulesOf(deps, resource.resource_id);
   const deployments: Array<{ deployment_id: string }> = await deps.ds.transaction(async (em) => {
     const rows = await em.query(`SELECT deployment_id FROM deployments WHERE resource_id = $1`, [resource.resource_id]);
     await em.getRepository(CodeResource).delete({ resource_id: resource.resource_id });
