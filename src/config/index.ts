@@ -11,6 +11,7 @@ import { readDatabase, type DatabaseSettings } from './database';
 import { ConfigError, EnvReader, type Env } from './env';
 import { readIntegrations, type IntegrationSettings } from './integrations';
 import { readLocal, type LocalSettings } from './local';
+import { readLocalEmbeddings, type LocalEmbeddingSettings } from './local-embeddings';
 import { readModels, type ModelSettings } from './models';
 import { readObservability, type ObservabilitySettings } from './observability';
 import { readOutbound, type OutboundSettings } from './outbound';
@@ -46,7 +47,8 @@ type Settings = ApiSettings &
   OutboundSettings &
   ObservabilitySettings &
   PublicConfigSettings &
-  RateLimitSettings;
+  RateLimitSettings &
+  LocalEmbeddingSettings;
 
 /**
  * Read-only all the way down, as the object is at run time. Arrays keep their mutable type so that they can be
@@ -84,6 +86,7 @@ export function loadConfig(env: Env = process.env): Config {
     ...readObservability(reader),
     ...readPublicConfig(reader, blobs.blobS3),
     ...readRateLimits(reader),
+    ...readLocalEmbeddings(reader, local.cacheDir),
   };
   reader.throwIfProblems();
   return deepFreeze(config);
