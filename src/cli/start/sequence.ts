@@ -133,5 +133,5 @@ export async function run(
   step();
   hooks.setReady();
   say(`api and worker ready (${seconds(Date.now() - t0)})`);
-  printBanner(config, bootstrapKey, isolation);
+  printBanner(config, bootstrapKey, isolation, local.embeddings);
 }
