@@ -12,7 +12,7 @@ import { Child, OnUnexpectedExit } from './children';
 import { migrateAndBootstrap } from './database-setup';
 import { startLocalPostgres, startLocalTemporal } from './local-services';
 import { obtainEmbeddingModel, obtainPostgres, obtainSandbox, obtainTemporalCli, temporalCliMissing } from './obtain';
-import { rel, say, seconds } from './output';
+import { red, rel, say, seconds } from './output';
 import { API_MAIN, EMBEDDINGS_MAIN, WORKER_MAIN } from './paths';
 import { checkPortsFree } from './ports';
 import { waitForApi, waitForEmbeddings, waitForTemporal, waitForWorker } from './readiness';
@@ -64,7 +64,11 @@ export async function run(
     step();
   }
   if (local.embeddings) {
-    await obtainEmbeddingModel();
+    // Not fatal: without the model the platform still runs, its knowledge bases full text only.
+    await obtainEmbeddingModel().catch((err: Error) => {
+      say(red(`${err.message}\nContinuing without the local embedding model: knowledge bases are full text only.`));
+      local.embeddings = false;
+    });
     step();
   }
   if (local.temporal && temporalCliMissing(config)) {
