@@ -9,6 +9,7 @@ import path from 'node:path';
 import { apiRead } from './api-read';
 import { dataJobs } from './data-jobs';
 import { kbIngest, kbQuery } from './knowledge-bases';
+import { embedLocal } from './local-embeddings';
 import { eventStream } from './event-stream';
 import { idempotency } from './idempotency';
 import { runLatency } from './run-latency';
@@ -26,6 +27,7 @@ const BENCHMARKS: Record<string, (ctx: BenchContext) => Promise<BenchReport>> = 
   'kb-query': kbQuery,
   'kb-ingest': kbIngest,
   idempotency,
+  'embed-local': () => embedLocal({ chunks: 512 }),
 };
 
 const DEFAULT_MAX_MINUTES = 20;

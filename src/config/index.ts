@@ -12,6 +12,7 @@ import { ConfigError, EnvReader, type Env } from './env';
 import { readIdempotency, type IdempotencySettings } from './idempotency';
 import { readIntegrations, type IntegrationSettings } from './integrations';
 import { readLocal, type LocalSettings } from './local';
+import { readLocalEmbeddings, type LocalEmbeddingSettings } from './local-embeddings';
 import { readModels, type ModelSettings } from './models';
 import { readObservability, type ObservabilitySettings } from './observability';
 import { readOutbound, type OutboundSettings } from './outbound';
@@ -48,7 +49,8 @@ type Settings = ApiSettings &
   ObservabilitySettings &
   PublicConfigSettings &
   RateLimitSettings &
-  IdempotencySettings;
+  IdempotencySettings &
+  LocalEmbeddingSettings;
 
 /**
  * Read-only all the way down, as the object is at run time. Arrays keep their mutable type so that they can be
@@ -87,6 +89,7 @@ export function loadConfig(env: Env = process.env): Config {
     ...readPublicConfig(reader, blobs.blobS3),
     ...readRateLimits(reader),
     ...readIdempotency(reader),
+    ...readLocalEmbeddings(reader, local.cacheDir),
   };
   reader.throwIfProblems();
   return deepFreeze(config);

@@ -9,7 +9,8 @@ export interface ModelsConfig {
   defaultModel?: string;
   /**
    * `provider/model` that knowledge bases embed with (DEFAULT_EMBEDDING_MODEL; `openai/text-embedding-3-small`
-   * when unset and OPENAI_API_KEY is set). Undefined: knowledge bases are full-text only.
+   * when unset and OPENAI_API_KEY is set; else `local/all-minilm-l6-v2` when LOCAL_EMBEDDINGS_URL is set).
+   * Undefined: knowledge bases are full-text only.
    */
   defaultEmbeddingModel?: string;
   /** Per attempt: waiting for the provider's answer headers, and the longest silence inside a stream. */
@@ -30,6 +31,9 @@ export interface ModelSettings {
 }
 
 const OPENAI_BASE_URL = 'https://api.openai.com/v1';
+/** The provider LOCAL_EMBEDDINGS_URL configures, and the model it serves (src/embeddings). */
+export const LOCAL_PROVIDER = 'local';
+export const LOCAL_EMBEDDING_DEFAULT = 'local/all-minilm-l6-v2';
 
 export function readModels(env: EnvReader): ModelSettings {
   return {
@@ -69,6 +73,13 @@ function readProviders(env: EnvReader): Pick<ModelsConfig, 'providers' | 'defaul
     if (!env.checkHttpUrl(baseUrl, `MODEL_PROVIDERS entry "${name}"`)) continue;
     providers[name] = withKey(baseUrl, keyOf(name));
   }
+  // The local embedding server (src/embeddings), which `npm start` runs and names here for the api and worker.
+  const localUrl = env.optional('LOCAL_EMBEDDINGS_URL');
+  if (localUrl !== undefined && env.checkHttpUrl(localUrl, 'LOCAL_EMBEDDINGS_URL')) {
+    if (Object.hasOwn(providers, LOCAL_PROVIDER))
+      env.problem('MODEL_PROVIDERS names provider "local", which LOCAL_EMBEDDINGS_URL sets');
+    providers[LOCAL_PROVIDER] = withKey(localUrl, undefined);
+  }
   const openaiKey = env.optional('OPENAI_API_KEY');
   if (openaiKey !== undefined) {
     if (!Object.hasOwn(providers, 'openai')) {
@@ -99,6 +110,7 @@ function readProviders(env: EnvReader): Pick<ModelsConfig, 'providers' | 'defaul
   const explicitEmbedding = checkModel('DEFAULT_EMBEDDING_MODEL', 'openai/text-embedding-3-small');
   const defaultEmbeddingModel =
     explicitEmbedding ??
-    (openaiKey !== undefined && Object.hasOwn(providers, 'openai') ? 'openai/text-embedding-3-small' : undefined);
+    (openaiKey !== undefined && Object.hasOwn(providers, 'openai') ? 'openai/text-embedding-3-small' : undefined) ??
+    (Object.hasOwn(providers, LOCAL_PROVIDER) ? LOCAL_EMBEDDING_DEFAULT : undefined);
   return { providers, defaultModel, ...(defaultEmbeddingModel ? { defaultEmbeddingModel } : {}) };
 }

@@ -2,6 +2,7 @@
 // Temporal UI and the data are, which model providers are configured, whether user code is sandboxed,
 // and how to call the API: with the key created on a first start (the only time it is shown), else how
 // to make another key.
+import { LOCAL_EMBEDDING_DEFAULT } from '../../config/models';
 import path from 'node:path';
 import type { Config } from '../../config';
 import { describeIsolation, type IsolationPlan } from '../../runtime/sandbox/isolation';
@@ -16,7 +17,19 @@ function modelsLine(config: Config): string {
   return `${names.join(', ')}; default ${config.models.defaultModel ?? '(none: set DEFAULT_MODEL)'}`;
 }
 
-export function printBanner(config: Config, bootstrapKey: string | undefined, isolation: IsolationPlan): void {
+/** What knowledge bases embed with: the configured default, else the local model when `npm start` runs it. */
+function embeddingsLine(config: Config, localEmbeddings: boolean): string {
+  if (config.models.defaultEmbeddingModel) return config.models.defaultEmbeddingModel;
+  if (localEmbeddings) return `${LOCAL_EMBEDDING_DEFAULT} (on this machine, docs/knowledge-bases.md)`;
+  return 'none: knowledge bases are full text only (LOCAL_EMBEDDINGS=auto runs a local model)';
+}
+
+export function printBanner(
+  config: Config,
+  bootstrapKey: string | undefined,
+  isolation: IsolationPlan,
+  localEmbeddings = false,
+): void {
   const base = config.publicBaseUrl;
   const ui = temporalUiUrl(config);
   const rule = '-'.repeat(78);
@@ -32,6 +45,7 @@ export function printBanner(config: Config, bootstrapKey: string | undefined, is
       (config.temporal.address ? '' : `, ${rel(path.join(config.dataDir, 'temporal.sqlite'))}`) +
       (config.blobS3 ? `, blobs in s3://${config.blobS3.bucket}` : `, blobs in ${rel(config.blobDir)}`),
     `  Models        ${modelsLine(config)}`,
+    `  Embeddings    ${embeddingsLine(config, localEmbeddings)}`,
     `  User code     ${isolation.mode === 'off' ? red(describeIsolation(isolation)) : describeIsolation(isolation)}`,
     ...(isolation.mode === 'rootless'
       ? [

@@ -35,6 +35,16 @@ export function obtainPostgres(): Promise<void> {
   );
 }
 
+/** The local embedding model, all-MiniLM-L6-v2 (downloaded and converted once, in a minute or two). */
+export function obtainEmbeddingModel(): Promise<void> {
+  return runTool(
+    'obtain-embedding-model.sh',
+    [],
+    'Set LOCAL_EMBEDDING_MODEL_DIR to a folder with the model (model.onnx, tokenizer.json, tokenizer_config.json, config.json), ' +
+      'configure another embedding model (OPENAI_API_KEY or DEFAULT_EMBEDDING_MODEL), or LOCAL_EMBEDDINGS=off for full-text-only knowledge bases.',
+  );
+}
+
 /** Whether the Temporal CLI still has to be obtained (neither cached nor given by TEMPORAL_CLI_PATH). */
 export function temporalCliMissing(config: Config): boolean {
   return temporalCli(config).type === 'cached-download';

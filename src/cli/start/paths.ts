@@ -6,4 +6,5 @@ import path from 'node:path';
 export const REPO_ROOT = path.resolve(__dirname, '..', '..', '..', '..');
 export const API_MAIN = path.join(REPO_ROOT, 'dist', 'src', 'api', 'main.js');
 export const WORKER_MAIN = path.join(REPO_ROOT, 'dist', 'src', 'worker', 'main.js');
+export const EMBEDDINGS_MAIN = path.join(REPO_ROOT, 'dist', 'src', 'embeddings', 'main.js');
 export const toolScript = (script: string) => path.join(REPO_ROOT, 'tools', script);

@@ -1,16 +1,21 @@
 // Before anything is started: every port `npm start` is about to bind is free (the api's, and those of
-// the local PostgreSQL and Temporal dev server when they run). Otherwise one error names each busy port
+// the local PostgreSQL, Temporal dev server and embedding server when they run). Otherwise one error names each busy port
 // and the variable that moves it, instead of a crash later.
 import net from 'node:net';
 import type { Config } from '../../config';
 
-export async function checkPortsFree(config: Config, local: { postgres: boolean; temporal: boolean }): Promise<void> {
+export async function checkPortsFree(
+  config: Config,
+  local: { postgres: boolean; temporal: boolean; embeddings: boolean },
+): Promise<void> {
   const ports: Array<[string, number, string]> = [['api (PORT)', config.port, config.host]];
   if (local.postgres) ports.push(['PostgreSQL (EMBEDDED_POSTGRES_PORT)', config.embeddedPostgresPort, '127.0.0.1']);
   if (local.temporal) {
     ports.push(['Temporal (TEMPORAL_DEV_PORT)', config.temporal.devPort, '127.0.0.1']);
     ports.push(['Temporal UI (TEMPORAL_DEV_UI_PORT)', config.temporal.devUiPort, '127.0.0.1']);
   }
+  if (local.embeddings)
+    ports.push(['local embeddings (LOCAL_EMBEDDINGS_PORT)', config.localEmbeddings.port, '127.0.0.1']);
   const busy: string[] = [];
   for (const [what, port, host] of ports) {
     if (!(await portFree(port, host))) busy.push(`port ${port} for ${what} is already in use`);

@@ -44,7 +44,15 @@ export async function waitForTemporal(
 
 export async function waitForApi(config: Config, isStopping: () => boolean): Promise<void> {
   const host = ['0.0.0.0', '::', ''].includes(config.host) ? '127.0.0.1' : config.host;
-  const url = `http://${host.includes(':') ? `[${host}]` : host}:${config.port}/ready`;
+  await waitFor200(`http://${host.includes(':') ? `[${host}]` : host}:${config.port}/ready`, 'the api', isStopping);
+}
+
+/** The local embedding server is ready once its model is loaded and it listens. */
+export async function waitForEmbeddings(config: Config, isStopping: () => boolean): Promise<void> {
+  await waitFor200(`http://127.0.0.1:${config.localEmbeddings.port}/health`, 'the local embedding server', isStopping);
+}
+
+async function waitFor200(url: string, what: string, isStopping: () => boolean): Promise<void> {
   const deadline = Date.now() + READY_TIMEOUT_MS;
   let last = 'no answer yet';
   while (Date.now() < deadline) {
@@ -58,7 +66,7 @@ export async function waitForApi(config: Config, isStopping: () => boolean): Pro
     }
     await sleep(300);
   }
-  throw new Error(`the api did not answer 200 on ${url} within ${seconds(READY_TIMEOUT_MS)}. Last: ${last}`);
+  throw new Error(`${what} did not answer 200 on ${url} within ${seconds(READY_TIMEOUT_MS)}. Last: ${last}`);
 }
 
 /** The worker is ready once Temporal lists it (by its identity, `<pid>@<host>`) among the task queue's pollers. */

@@ -10,6 +10,8 @@ export interface Running {
   temporalEnv?: { teardown(): Promise<void> };
   api?: Child;
   worker?: Child;
+  /** The local embedding server (src/embeddings), when no other embedding model is configured. */
+  embeddings?: Child;
 }
 
 /** How the start sequence tells the supervisor what it needs for the shutdown, and asks whether one began. */

@@ -1,19 +1,21 @@
 // The start sequence, step by step:
 //   binaries → ports free → PostgreSQL (local, unless DATABASE_URL) → Temporal (local dev server, unless
-//   TEMPORAL_ADDRESS) → secrets key → migrations and first-start bootstrap → api + worker → ready → banner.
+//   TEMPORAL_ADDRESS) → secrets key → migrations and first-start bootstrap → local embedding server (when no
+//   other embedding model is configured) → api + worker → ready → banner.
 // Everything it starts is recorded in `running` at once, for the supervisor to stop; between steps it gives
 // up (Stopped) as soon as a shutdown has begun. It resolves once the api and the worker are ready.
 import fs from 'node:fs';
 import { childEnv, Config } from '../../config';
+import { LOCAL_PROVIDER } from '../../config/models';
 import { printBanner } from './banner';
 import { Child, OnUnexpectedExit } from './children';
 import { migrateAndBootstrap } from './database-setup';
 import { startLocalPostgres, startLocalTemporal } from './local-services';
-import { obtainPostgres, obtainSandbox, obtainTemporalCli, temporalCliMissing } from './obtain';
-import { rel, say, seconds } from './output';
-import { API_MAIN, WORKER_MAIN } from './paths';
+import { obtainEmbeddingModel, obtainPostgres, obtainSandbox, obtainTemporalCli, temporalCliMissing } from './obtain';
+import { red, rel, say, seconds } from './output';
+import { API_MAIN, EMBEDDINGS_MAIN, WORKER_MAIN } from './paths';
 import { checkPortsFree } from './ports';
-import { waitForApi, waitForTemporal, waitForWorker } from './readiness';
+import { waitForApi, waitForEmbeddings, waitForTemporal, waitForWorker } from './readiness';
 import { Running, StartHooks, Stopped } from './running';
 import { readOrCreateSecretsKey } from './secrets-key';
 import { describeIsolation, isolationOnThisHost } from '../../runtime/sandbox/isolation';
@@ -31,7 +33,16 @@ export async function run(
   const step = () => {
     if (hooks.isStopping()) throw new Stopped();
   };
-  const local = { postgres: !config.databaseUrl, temporal: !config.temporal.address };
+  const local = {
+    postgres: !config.databaseUrl,
+    temporal: !config.temporal.address,
+    // The offline default: only when nothing else embeds (OPENAI_API_KEY, DEFAULT_EMBEDDING_MODEL).
+    // A provider of MODEL_PROVIDERS already named `local` keeps its name (and no local model runs).
+    embeddings:
+      config.localEmbeddings.mode === 'auto' &&
+      !config.models.defaultEmbeddingModel &&
+      !Object.hasOwn(config.models.providers, LOCAL_PROVIDER),
+  };
   fs.mkdirSync(config.dataDir, { recursive: true });
   // Others may pass through (as root, the local PostgreSQL runs as its own user; a sandboxed run reaches
   // its build by its path), never list it; the blobs are the platform's alone.
@@ -50,6 +61,14 @@ export async function run(
   //    seconds) and the Temporal CLI (built once, in minutes).
   if (local.postgres) {
     await obtainPostgres();
+    step();
+  }
+  if (local.embeddings) {
+    // Not fatal: without the model the platform still runs, its knowledge bases full text only.
+    await obtainEmbeddingModel().catch((err: Error) => {
+      say(red(`${err.message}\nContinuing without the local embedding model: knowledge bases are full text only.`));
+      local.embeddings = false;
+    });
     step();
   }
   if (local.temporal && temporalCliMissing(config)) {
@@ -98,7 +117,15 @@ export async function run(
     SECRETS_KEY: secretsKey,
     DATA_DIR: config.dataDir,
     BLOB_DIR: config.blobDir,
+    ...(local.embeddings ? { LOCAL_EMBEDDINGS_URL: `http://127.0.0.1:${config.localEmbeddings.port}/v1` } : {}),
   });
+  if (local.embeddings) {
+    say('starting the local embedding server (all-MiniLM-L6-v2)...');
+    running.embeddings = new Child('embeddings', process.execPath, [EMBEDDINGS_MAIN], env, onUnexpectedExit);
+    await waitForEmbeddings(config, hooks.isStopping);
+    say(`local embeddings ready at ${env.LOCAL_EMBEDDINGS_URL}: knowledge bases embed with local/all-minilm-l6-v2`);
+    step();
+  }
   say('starting the api and the worker...');
   const t0 = Date.now();
   running.api = new Child('api', process.execPath, [API_MAIN], env, onUnexpectedExit);
@@ -110,5 +137,5 @@ export async function run(
   step();
   hooks.setReady();
   say(`api and worker ready (${seconds(Date.now() - t0)})`);
-  printBanner(config, bootstrapKey, isolation);
+  printBanner(config, bootstrapKey, isolation, local.embeddings);
 }

@@ -34,6 +34,10 @@ export async function supervise(): Promise<void> {
       const grace = config ? config.shutdownGraceMs + KILL_MARGIN_MS : KILL_MARGIN_MS;
       await Promise.all([api?.stop('SIGTERM', grace), worker?.stop('SIGTERM', grace)]);
       if (api || worker) say('api and worker stopped');
+      if (running.embeddings) {
+        await running.embeddings.stop('SIGTERM', KILL_MARGIN_MS);
+        say('local embedding server stopped');
+      }
       if (temporal) {
         temporal.quiet = true; // its shutdown is noisy about connections it is closing itself
         await temporal.stop('SIGTERM', TEMPORAL_STOP_TIMEOUT_MS);
@@ -65,6 +69,7 @@ export async function supervise(): Promise<void> {
       shout(`${signal} again: killing the api, worker and Temporal now`);
       running.api?.kill();
       running.worker?.kill();
+      running.embeddings?.kill();
       running.temporal?.kill();
     }
   };

@@ -1,0 +1,122 @@
+// The `local` model provider: an OpenAI-compatible `POST /v1/embeddings` over the local model, so the
+// worker's model driver reaches it exactly as it reaches OpenAI or Ollama (provider `local`).
+//
+// Texts from concurrent requests share inferences: they wait in one queue, and each inference takes up
+// to BATCHES_PER_PASS batches' worth from its head (a query's single text rides along with an ingestion's
+// batch instead of waiting for a pass of its own). One pass at a time: onnxruntime already spreads one
+// inference over all the threads it was given.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { LocalEmbeddingModel } from './local-model';
+
+/** Texts one request may carry (OpenAI's own limit), and the largest body read. */
+export const MAX_INPUTS = 2048;
+const MAX_BODY_BYTES = 16 * 1024 * 1024;
+/** Texts per pass = batch size × this: enough to sort by length before cutting batches. */
+const BATCHES_PER_PASS = 4;
+
+interface Pending {
+  text: string;
+  done: (result: { vector: number[]; tokens: number } | Error) => void;
+}
+
+export interface EmbeddingServer {
+  /** Base URL of the OpenAI-compatible API, `http://host:port/v1`. */
+  url: string;
+  close(): Promise<void>;
+}
+
+export async function startEmbeddingServer(
+  model: LocalEmbeddingModel,
+  options: { host: string; port: number; batchSize: number },
+): Promise<EmbeddingServer> {
+  const queue: Pending[] = [];
+  let draining = false;
+  const drain = async () => {
+    if (draining) return;
+    draining = true;
+    while (queue.length) {
+      const pass = queue.splice(0, options.batchSize * BATCHES_PER_PASS);
+      try {
+        const { vectors, tokens } = await model.embed(pass.map((p) => p.text));
+        pass.forEach((p, i) => p.done({ vector: vectors[i], tokens: tokens[i] }));
+      } catch (err) {
+        pass.forEach((p) => p.done(err instanceof Error ? err : new Error(String(err))));
+      }
+    }
+    draining = false;
+  };
+  const embed = (text: string) =>
+    new Promise<{ vector: number[]; tokens: number }>((resolve, reject) => {
+      queue.push({ text, done: (r) => (r instanceof Error ? reject(r) : resolve(r)) });
+      void drain();
+    });
+
+  const server = http.createServer((req, res) => {
+    const reply = (status: number, body: unknown) => {
+      res.writeHead(status, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(body));
+    };
+    const refuse = (status: number, message: string) =>
+      reply(status, { error: { message, type: 'invalid_request_error' } });
+    const route = `${req.method} ${(req.url ?? '').split('?')[0]}`;
+    if (route === 'GET /health') return reply(200, { status: 'ok', model: model.name });
+    if (route === 'GET /v1/models') {
+      return reply(200, { object: 'list', data: [{ id: model.name, object: 'model', owned_by: 'local' }] });
+    }
+    if (route !== 'POST /v1/embeddings') return refuse(404, `No route ${route}`);
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) {
+        refuse(413, `The body is larger than ${MAX_BODY_BYTES} bytes`);
+        req.destroy();
+      } else chunks.push(chunk);
+    });
+    req.on('end', () => {
+      if (res.headersSent) return;
+      let body: { model?: unknown; input?: unknown; encoding_format?: unknown };
+      try {
+        body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as typeof body;
+      } catch {
+        return refuse(400, 'The body is not JSON');
+      }
+      const input = typeof body.input === 'string' ? [body.input] : body.input;
+      if (body.model !== model.name) {
+        return refuse(404, `The model ${JSON.stringify(body.model)} does not exist; this server has ${model.name}`);
+      }
+      if (!Array.isArray(input) || !input.length || !input.every((t) => typeof t === 'string')) {
+        return refuse(400, '`input` must be a string or a non-empty array of strings');
+      }
+      if (input.length > MAX_INPUTS) return refuse(400, `At most ${MAX_INPUTS} inputs per request`);
+      const base64 = body.encoding_format === 'base64';
+      Promise.all((input as string[]).map(embed)).then(
+        (results) =>
+          reply(200, {
+            object: 'list',
+            model: model.name,
+            data: results.map((r, index) => ({
+              object: 'embedding',
+              index,
+              embedding: base64 ? Buffer.from(new Float32Array(r.vector).buffer).toString('base64') : r.vector,
+            })),
+            usage: {
+              prompt_tokens: results.reduce((n, r) => n + r.tokens, 0),
+              total_tokens: results.reduce((n, r) => n + r.tokens, 0),
+            },
+          }),
+        (err: Error) => reply(500, { error: { message: err.message, type: 'server_error' } }),
+      );
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, resolve);
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://${options.host.includes(':') ? `[${options.host}]` : options.host}:${port}/v1`,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
