@@ -13,6 +13,7 @@ import {
 } from '../../services/knowledge/knowledge-bases';
 import { findQuery, listQueries, MAX_QUERY_COUNT, retrievalOf } from '../../services/knowledge/query';
 import { queryKnowledgeBase } from '../../services/knowledge/run-query';
+import { LANGUAGES } from '../../services/knowledge/full-text';
 import { SCHEDULE_EXPRESSION_PATTERN, SCHEDULE_FORMS } from '../../temporal/user-schedules';
 import { route } from '../http/route';
 import { defineSchema, pageOf, str, timestamp, uuid } from '../schemas/registry';
@@ -21,6 +22,12 @@ const TAG = 'Knowledge bases';
 const MAX_ASSET_PATHS = 100;
 export const MAX_QUERY_CHARS = 10_000;
 
+const language = {
+  type: 'string',
+  enum: [...LANGUAGES],
+  description:
+    'The PostgreSQL text search configuration of the full text: stemming and stop words of that language (default english); `simple` for neither. Fixed once created.',
+} as const;
 const kbType = {
   type: 'string',
   enum: ['gtc_pg_vector', 'gtc_hybrid_sql_pg_vector', 'pg_vector'],
@@ -122,6 +129,7 @@ const KnowledgeBaseSchema = defineSchema('KnowledgeBase', {
     'asset_paths',
     'retrieval',
     'embedding_dimensions',
+    'language',
     'organization_id',
     'created_by',
     'created_at',
@@ -155,6 +163,7 @@ const KnowledgeBaseSchema = defineSchema('KnowledgeBase', {
       description: "The embedding model's dimension, known after the first job embedded something.",
     },
     use_default_embedding_model: { type: 'boolean' },
+    language: { type: 'string', description: 'The text search configuration of the full text.' },
     schedule_expression: { type: 'string' },
     transforms: { type: 'array', items: { type: 'object' } },
     organization_id: uuid,
@@ -184,7 +193,9 @@ const present = (kb: KnowledgeBase) => {
     config: {
       [kb.type]: {
         embedding_model: kb.embedding_model ?? '',
-        use_default_embedding_model: given.embedding_model === undefined || given.use_default_embedding_model === true,
+        use_default_embedding_model:
+          given.use_default_embedding_model === true ||
+          (given.embedding_model === undefined && given.use_default_embedding_model !== false),
         query_schema: QUERY_SCHEMA,
         ...(kb.type === 'gtc_hybrid_sql_pg_vector' ? { structured_columns: [], unstructured_columns: [] } : {}),
         // The password never leaves: only the connection string (which holds none) is answered.
@@ -194,6 +205,7 @@ const present = (kb: KnowledgeBase) => {
     asset_paths: kb.asset_paths,
     retrieval: retrievalOf(kb),
     embedding_dimensions: kb.embedding_dimensions,
+    language: kb.language,
     ...(kb.schedule_expression != null ? { schedule_expression: kb.schedule_expression } : {}),
     transforms: kb.transforms ?? [],
     organization_id: kb.organization_id,
@@ -255,6 +267,7 @@ const fields = {
   asset_paths: assetPaths,
   embedding_model: str(1, 200),
   use_default_embedding_model: { type: 'boolean' },
+  language,
   schedule_expression: scheduleExpression,
   transforms,
 } as const;
