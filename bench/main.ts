@@ -9,6 +9,7 @@ import path from 'node:path';
 import { apiRead } from './api-read';
 import { dataJobs } from './data-jobs';
 import { kbIngest, kbQuery } from './knowledge-bases';
+import { retrievalQuality } from './retrieval-quality';
 import { eventStream } from './event-stream';
 import { runLatency } from './run-latency';
 import { scaling } from './scaling';
@@ -24,6 +25,7 @@ const BENCHMARKS: Record<string, (ctx: BenchContext) => Promise<BenchReport>> = 
   'data-jobs': dataJobs,
   'kb-query': kbQuery,
   'kb-ingest': kbIngest,
+  'retrieval-quality': retrievalQuality,
 };
 
 const DEFAULT_MAX_MINUTES = 20;
