@@ -88,7 +88,10 @@ async function waitForJob(ctx: BenchContext, kbId: string) {
   const job = await ctx.http('POST', `/api/knowledge-bases/${kbId}/knowledge-base-jobs`);
   if (job.status !== 202) throw new Error(`job: ${job.status} ${JSON.stringify(job.body)}`);
   for (;;) {
-    const j = await ctx.http('GET', `/api/knowledge-base-jobs/${job.body.knowledge_base_job_id}`);
+    // A poll may meet a socket the api closed while a long ingestion stalled its event loop: poll again.
+    const j = await ctx
+      .http('GET', `/api/knowledge-base-jobs/${job.body.knowledge_base_job_id}`)
+      .catch(() => ({ status: 0, body: {} as { status?: string } }));
     if (j.body.status === 'SUCCEEDED') return;
     if (['FAILED', 'CANCELLED'].includes(j.body.status)) throw new Error(`job ended ${JSON.stringify(j.body)}`);
     await new Promise((r) => setTimeout(r, 200));

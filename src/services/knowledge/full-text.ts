@@ -10,7 +10,14 @@
 // GIN index never reads the postings of a word that is in most of the corpus, so a common word costs nothing.
 // The term frequency of a lexeme in a chunk is read back from ts_rank (tfFromRank), which finds the lexeme by
 // binary search in the tsvector instead of unnesting it.
-import type { ChunkStore } from './chunk-store';
+
+/** What this module needs of a chunk store (chunk-store.ts's ChunkStore, which imports this module). */
+interface ChunkStore {
+  readonly table: string;
+  readonly termsTable: string;
+  query<T = any>(sql: string, params?: unknown[]): Promise<T[]>;
+  execute(sql: string, params?: unknown[]): Promise<number>;
+}
 
 /** PostgreSQL's text search configurations a knowledge base may use (those of PostgreSQL 15 and later). */
 export const LANGUAGES = [
