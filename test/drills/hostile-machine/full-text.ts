@@ -37,7 +37,11 @@ async function commonWordQueries(ctx: MachineAttackContext) {
   const job = await api.post(`/api/knowledge-bases/${id}/knowledge-base-jobs`);
   const deadline = Date.now() + 300_000;
   for (;;) {
-    const j = await api.get(`/api/knowledge-base-jobs/${job.body.knowledge_base_job_id}`);
+    // In the in-process stack a long chunking stalls the api's event loop too; a poll that meets the socket the
+    // api closed meanwhile polls again.
+    const j = await api
+      .get(`/api/knowledge-base-jobs/${job.body.knowledge_base_job_id}`)
+      .catch(() => ({ body: { status: 'RUNNING' }, text: '' }));
     if (j.body.status === 'SUCCEEDED') break;
     if (['FAILED', 'CANCELLED'].includes(j.body.status) || Date.now() > deadline)
       throw new Error(`the job ended ${j.text}`);
