@@ -15,21 +15,29 @@ const p50 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length
 
 async function commonWordQueries(ctx: MachineAttackContext) {
   const { baseUrl } = ctx.stack;
-  const chunks = ctx.quick ? 200 : 2000;
+  const chunks = ctx.quick ? 200 : 1000;
   const samples = ctx.quick ? 5 : 15;
   const tenant = await newTenant('full-text-common');
   const api = as(tenant.key, baseUrl);
   const bucketId = (await api.post('/api/buckets', { name: 'common' })).body.bucket_id;
-  // About 200 words a chunk: every one holds every common word, and one rare word each.
-  const text = Array.from({ length: chunks }, (_, i) => `${COMMON.join(' ')} `.repeat(10) + `rare${i}\n\n`).join('');
-  await api.put(`/api/buckets/${bucketId}/assets`, { name: 'common.txt' });
-  const url = await api.post(`/api/buckets/${bucketId}/asset-urls/common.txt`, { operation: 'PUT' });
-  await request('PUT', url.body.url, undefined, { raw: text });
+  // About 200 words a chunk: every one holds every common word, and one rare word each; 100 chunks an asset
+  // (the job heartbeats between assets, and chunking one huge asset on a loaded machine outlasts a heartbeat).
+  const perAsset = 100;
+  for (let a = 0; a * perAsset < chunks; a++) {
+    const text = Array.from(
+      { length: Math.min(perAsset, chunks - a * perAsset) },
+      (_, i) => `${COMMON.join(' ')} `.repeat(10) + `rare${a * perAsset + i}\n\n`,
+    ).join('');
+    const name = `common/${a}.txt`;
+    await api.put(`/api/buckets/${bucketId}/assets`, { name });
+    const url = await api.post(`/api/buckets/${bucketId}/asset-urls/${name}`, { operation: 'PUT' });
+    await request('PUT', url.body.url, undefined, { raw: text });
+  }
   const kb = await api.post('/api/knowledge-bases', {
     name: 'common',
     type: 'gtc_hybrid_sql_pg_vector',
     config: { gtc_hybrid_sql_pg_vector: { use_default_embedding_model: false } },
-    asset_paths: [`${bucketId}/common.txt`],
+    asset_paths: [`${bucketId}/common/`],
     language: 'simple',
   });
   if (kb.status !== 201) throw new Error(`creating the knowledge base answered ${kb.status} ${kb.text}`);
