@@ -26,8 +26,11 @@ export function modelFailure(err: ModelError) {
   });
 }
 
-/** An outside database that cannot be reached or lacks pgvector, as the failure the workflow records. */
-export function outsideFailure(err: OutsideDatabaseError) {
+/**
+ * An outside database that cannot be reached or lacks pgvector (or a knowledge base deleted since a retriever
+ * named it), as the failure the workflow records: the user's to fix, not retried.
+ */
+export function outsideFailure(err: { message: string; type: string }) {
   return ApplicationFailure.create({
     message: err.message,
     type: err.type,

@@ -10,13 +10,14 @@ import { runRetrieverQuery } from '../src/services/knowledge/retrievers';
 import type { KnowledgeBaseSearchInput, RetrieverQueryInput } from '../src/temporal/contracts';
 import { modelFailure, outsideFailure } from './knowledge-bases';
 import { OutsideDatabaseError } from '../src/services/knowledge/chunk-store';
+import { KnowledgeBaseGoneError } from '../src/services/knowledge/retrieve';
 
 async function withModelFailures<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (err) {
     if (err instanceof ModelError) throw modelFailure(err);
-    if (err instanceof OutsideDatabaseError) throw outsideFailure(err);
+    if (err instanceof OutsideDatabaseError || err instanceof KnowledgeBaseGoneError) throw outsideFailure(err);
     throw err;
   }
 }

@@ -10,6 +10,7 @@ import { apiRead } from './api-read';
 import { dataJobs } from './data-jobs';
 import { kbIngest, kbQuery } from './knowledge-bases';
 import { embedLocal } from './local-embeddings';
+import { retrievalQuality } from './retrieval-quality';
 import { eventStream } from './event-stream';
 import { idempotency } from './idempotency';
 import { runLatency } from './run-latency';
@@ -28,6 +29,7 @@ const BENCHMARKS: Record<string, (ctx: BenchContext) => Promise<BenchReport>> = 
   'kb-ingest': kbIngest,
   idempotency,
   'embed-local': () => embedLocal({ chunks: 512 }),
+  'retrieval-quality': retrievalQuality,
 };
 
 const DEFAULT_MAX_MINUTES = 20;

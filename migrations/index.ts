@@ -19,6 +19,7 @@ import { RateLimits1765000000000 } from './1765000000000-rate-limits';
 import { RunReplays1765010000000 } from './1765010000000-run-replays';
 import { IdempotencyKeys1765100000000 } from './1765100000000-idempotency-keys';
 import { RunSchedules1765400000000 } from './1765400000000-run-schedules';
+import { FullTextBm251765500000000 } from './1765500000000-full-text-bm25';
 
 /** Every migration, in order; the data source runs these (never `synchronize`). */
 export const migrations = [
@@ -43,4 +44,5 @@ export const migrations = [
   RunReplays1765010000000,
   IdempotencyKeys1765100000000,
   RunSchedules1765400000000,
+  FullTextBm251765500000000,
 ];

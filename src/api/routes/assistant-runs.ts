@@ -56,7 +56,7 @@ const AssistantRunSchema = defineSchema('AssistantRun', {
     status_detail: {
       description:
         'SUCCEEDED: `{reason: "Completed", message: null}`; FAILED/ERROR: `{reason, error}` (reasons: ModelRequestRejected, ' +
-        'ModelNotConfigured, ToolUnavailable, MaxStepsExceeded, ModelUnreachable, ModelStreamInterrupted, TimeLimitExceeded, ...); ' +
+        'ModelNotConfigured, ToolUnavailable, RetrievalSourceNotFound, MaxStepsExceeded, ModelUnreachable, ModelStreamInterrupted, TimeLimitExceeded, ...); ' +
         'CANCELLED: `{reason: "Cancelled", message, requested_by}`.',
     },
     output: {

@@ -16,50 +16,12 @@ import { queryKnowledgeBase } from '../../services/knowledge/run-query';
 import { SCHEDULE_EXPRESSION_PATTERN, SCHEDULE_FORMS } from '../../temporal/user-schedules';
 import { route } from '../http/route';
 import { defineSchema, pageOf, str, timestamp, uuid } from '../schemas/registry';
+import { configInput, kbType, language } from '../schemas/knowledge-bases';
 
 const TAG = 'Knowledge bases';
 const MAX_ASSET_PATHS = 100;
 export const MAX_QUERY_CHARS = 10_000;
 
-const kbType = {
-  type: 'string',
-  enum: ['gtc_pg_vector', 'gtc_hybrid_sql_pg_vector', 'pg_vector'],
-  description:
-    "gtc_pg_vector or gtc_hybrid_sql_pg_vector (chunks in this platform's PostgreSQL) or pg_vector (chunks in a table the platform creates in an outside PostgreSQL with pgvector); pgai_knowledge_base (Timescale's pgai extension) is not served: 400",
-} as const;
-const settingsInput = {
-  type: 'object',
-  properties: { embedding_model: str(1, 200), use_default_embedding_model: { type: 'boolean' } },
-} as const;
-const configInput = {
-  type: 'object',
-  minProperties: 1,
-  maxProperties: 1,
-  additionalProperties: false,
-  properties: {
-    gtc_pg_vector: settingsInput,
-    gtc_hybrid_sql_pg_vector: settingsInput,
-    pg_vector: {
-      type: 'object',
-      required: ['connection_string', 'password'],
-      properties: {
-        ...settingsInput.properties,
-        connection_string: {
-          type: 'string',
-          maxLength: 2000,
-          // No password (it goes in `password`), a host name or address, a port 1-65535, only the sslmode parameter.
-          pattern:
-            '^postgres(ql)?://([A-Za-z0-9._~-]+@)?[A-Za-z0-9._-]+(:(6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3}))?(/[A-Za-z0-9._~-]*)?(\\?sslmode=(disable|prefer|require|verify-ca|verify-full|no-verify))?$',
-          description:
-            'postgres://user@host:port/database[?sslmode=...]: no password in it (give it in `password`), no other parameter; the database needs pgvector.',
-        },
-        password: { ...str(0, 1000), description: 'Stored encrypted; never answered.' },
-      },
-    },
-  },
-  description:
-    'Exactly one member, named like the type: the embedding settings (pg_vector: also the outside database).',
-} as const;
 const assetPaths = {
   type: 'array',
   maxItems: MAX_ASSET_PATHS,
@@ -122,6 +84,7 @@ const KnowledgeBaseSchema = defineSchema('KnowledgeBase', {
     'asset_paths',
     'retrieval',
     'embedding_dimensions',
+    'language',
     'organization_id',
     'created_by',
     'created_at',
@@ -155,6 +118,7 @@ const KnowledgeBaseSchema = defineSchema('KnowledgeBase', {
       description: "The embedding model's dimension, known after the first job embedded something.",
     },
     use_default_embedding_model: { type: 'boolean' },
+    language: { type: 'string', description: 'The text search configuration of the full text.' },
     schedule_expression: { type: 'string' },
     transforms: { type: 'array', items: { type: 'object' } },
     organization_id: uuid,
@@ -184,7 +148,9 @@ const present = (kb: KnowledgeBase) => {
     config: {
       [kb.type]: {
         embedding_model: kb.embedding_model ?? '',
-        use_default_embedding_model: given.embedding_model === undefined || given.use_default_embedding_model === true,
+        use_default_embedding_model:
+          given.use_default_embedding_model === true ||
+          (given.embedding_model === undefined && given.use_default_embedding_model !== false),
         query_schema: QUERY_SCHEMA,
         ...(kb.type === 'gtc_hybrid_sql_pg_vector' ? { structured_columns: [], unstructured_columns: [] } : {}),
         // The password never leaves: only the connection string (which holds none) is answered.
@@ -194,6 +160,7 @@ const present = (kb: KnowledgeBase) => {
     asset_paths: kb.asset_paths,
     retrieval: retrievalOf(kb),
     embedding_dimensions: kb.embedding_dimensions,
+    language: kb.language,
     ...(kb.schedule_expression != null ? { schedule_expression: kb.schedule_expression } : {}),
     transforms: kb.transforms ?? [],
     organization_id: kb.organization_id,
@@ -255,6 +222,7 @@ const fields = {
   asset_paths: assetPaths,
   embedding_model: str(1, 200),
   use_default_embedding_model: { type: 'boolean' },
+  language,
   schedule_expression: scheduleExpression,
   transforms,
 } as const;

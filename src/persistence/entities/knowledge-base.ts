@@ -21,6 +21,8 @@ export class KnowledgeBase {
   @Column('text', { nullable: true }) embedding_model: string | null;
   /** Known after the first job embedded something. */
   @Column('integer', { nullable: true }) embedding_dimensions: number | null;
+  /** The text search configuration of its full text (src/services/knowledge/full-text.ts). */
+  @Column('text') language: string;
   /** A Temporal Schedule starts a job by it (src/temporal/user-schedules.ts). */
   @Column('text', { nullable: true }) schedule_expression: string | null;
   /** Structures each asset's text passes through before chunking (src/services/data-connectors/transforms.ts). */

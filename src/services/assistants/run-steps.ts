@@ -58,6 +58,17 @@ export async function resolveAssistantTools(
     return s ? [{ id, name: s.name, description: s.description }] : [];
   });
   const sources = await retrievalSources(ds, run.organization_id, details);
+  // A knowledge base or retriever deleted since the assistant named it ends the run, named (never skipped).
+  const gone = [
+    ...details.knowledge_base_ids.filter((id) => !sources.some((s) => s.id === id)).map((id) => `knowledge base ${id}`),
+    ...details.retriever_ids.filter((id) => !sources.some((s) => s.id === id)).map((id) => `retriever ${id}`),
+  ];
+  if (gone.length)
+    return {
+      status: 'FAILED',
+      reason: 'RetrievalSourceNotFound',
+      error: `The ${gone.join(', the ')} no longer exists`,
+    };
   const definitions = assistantToolDefinitions(structures, described, sources);
   await ds.transaction(async (em) => {
     await em.query(`UPDATE assistant_runs SET tool_definitions = $2::jsonb WHERE run_id = $1`, [

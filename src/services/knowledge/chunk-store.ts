@@ -10,10 +10,13 @@ import type { DataSource } from 'typeorm';
 import type { KnowledgeBase } from '../../persistence/entities/knowledge-base';
 import { canonical, OutboundRefused, type OutboundPolicy } from '../../security/outbound-policy';
 import type { SecretBox } from '../../security/secret-box';
+import { adjustTermStats, tokenCountSql, TOTALS_TERM } from './full-text';
 
 export interface ChunkStore {
   /** The chunks table (a safe identifier). */
   readonly table: string;
+  /** Its full-text statistics per term (full-text.ts). */
+  readonly termsTable: string;
   readonly outside: boolean;
   query<T = any>(sql: string, params?: unknown[]): Promise<T[]>;
   /** Rows affected. */
@@ -31,6 +34,7 @@ const CONNECT_TIMEOUT_MS = 10_000;
 export function localChunkStore(ds: DataSource): ChunkStore {
   const over = (run: (sql: string, params?: unknown[]) => Promise<any>): ChunkStore => ({
     table: 'knowledge_base_chunks',
+    termsTable: 'knowledge_base_terms',
     outside: false,
     query: (sql, params) => run(sql, params),
     // TypeORM answers [rows, count] for UPDATE and DELETE.
@@ -42,6 +46,7 @@ export function localChunkStore(ds: DataSource): ChunkStore {
 }
 
 export const outsideTableOf = (knowledgeBaseId: string) => `tarmac_kb_chunks_${knowledgeBaseId.replace(/-/g, '')}`;
+const termsTableOf = (table: string) => `${table}_terms`;
 
 /** The sealed password of a pg_vector config is bound to the knowledge base's id (secret-box.ts). */
 export const sealPassword = (box: SecretBox, knowledgeBaseId: string, password: string) =>
@@ -126,6 +131,7 @@ export async function openChunkStore(stores: ChunkStores, kb: KnowledgeBase): Pr
   const table = outsideTableOf(kb.knowledge_base_id);
   const over = (): ChunkStore => ({
     table,
+    termsTable: termsTableOf(table),
     outside: true,
     query: async (sql, params) => (await client.query(sql, params as unknown[])).rows,
     execute: async (sql, params) => (await client.query(sql, params as unknown[])).rowCount ?? 0,
@@ -146,6 +152,7 @@ export async function openChunkStore(stores: ChunkStores, kb: KnowledgeBase): Pr
   const store = over();
   try {
     await ensureOutsideTable(client, table);
+    await ensureOutsideStats(store, kb.knowledge_base_id);
   } catch (err) {
     await store.close();
     throw err;
@@ -174,14 +181,39 @@ async function ensureOutsideTable(client: Client, table: string): Promise<void> 
       content_hash text NOT NULL,
       content text NOT NULL,
       meta jsonb NOT NULL,
-      tsv tsvector GENERATED ALWAYS AS (to_tsvector('simple', content)) STORED,
+      tsv tsvector,
+      tsv_length integer,
       embedding vector,
       embedding_model text,
       created_at timestamptz NOT NULL DEFAULT now(),
       PRIMARY KEY (knowledge_base_id, asset_path, chunk_index)
     )`);
+  // A table made before BM25 (full-text.ts) had a generated `simple` tsvector: its values stay, written by jobs from now on.
+  await client.query(`ALTER TABLE ${table} ALTER COLUMN tsv DROP EXPRESSION IF EXISTS`);
+  await client.query(`ALTER TABLE ${table} ADD COLUMN IF NOT EXISTS tsv_length integer`);
   await client.query(`CREATE INDEX IF NOT EXISTS ${table}_tsv ON ${table} USING gin (tsv)`);
+  await client.query(`
+    CREATE TABLE IF NOT EXISTS ${termsTableOf(table)} (
+      knowledge_base_id uuid NOT NULL,
+      term text NOT NULL,
+      chunks bigint NOT NULL,
+      tokens bigint NOT NULL,
+      PRIMARY KEY (knowledge_base_id, term)
+    )`);
   await client.query(`CREATE INDEX IF NOT EXISTS ${table}_meta ON ${table} USING gin (meta jsonb_path_ops)`);
+}
+
+/** A table made before BM25 has chunks and no statistics: they are computed once, from its chunks. */
+async function ensureOutsideStats(store: ChunkStore, knowledgeBaseId: string): Promise<void> {
+  const [known] = await store.query(
+    `SELECT 1 AS one FROM ${store.termsTable} WHERE knowledge_base_id = $1 AND term = $2`,
+    [knowledgeBaseId, TOTALS_TERM],
+  );
+  if (known) return;
+  await store.transaction(async (tx) => {
+    await tx.execute(`UPDATE ${tx.table} SET tsv_length = ${tokenCountSql('tsv')} WHERE tsv_length IS NULL`);
+    await adjustTermStats(tx, knowledgeBaseId, 1, 'true');
+  });
 }
 
 /** Drops a pg_vector knowledge base's table in its outside database (its delete; best effort when unreachable). */
@@ -189,7 +221,8 @@ export async function dropOutsideTable(kb: KnowledgeBase, box: SecretBox, policy
   let client: Client | undefined;
   try {
     client = await connectOutside(kb, box, policy);
-    await client.query(`DROP TABLE IF EXISTS ${outsideTableOf(kb.knowledge_base_id)}`);
+    const table = outsideTableOf(kb.knowledge_base_id);
+    await client.query(`DROP TABLE IF EXISTS ${table}, ${termsTableOf(table)}`);
     return true;
   } catch {
     return false;

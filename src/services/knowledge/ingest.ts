@@ -14,6 +14,7 @@ import type { ChunkStore } from './chunk-store';
 import { chunkText } from './chunking';
 import { extractDocument } from './extract';
 import { splitAssetPath } from './knowledge-bases';
+import { adjustTermStats, tokenCountSql } from './full-text';
 
 /** Largest asset a job reads; larger ones are an error of that asset. */
 export const MAX_INGEST_BYTES = 50 * 1024 * 1024;
@@ -122,7 +123,9 @@ export async function ingestAsset(
     }
     if (dimensions === undefined && vectors.size) dimensions = JSON.parse(vectors.values().next().value!).length;
   }
+  const ofAsset = 'c.asset_path = $2';
   await store.transaction(async (tx) => {
+    await adjustTermStats(tx, kb.knowledge_base_id, -1, ofAsset, [asset.path]);
     await tx.execute(`DELETE FROM ${store.table} WHERE knowledge_base_id = $1 AND asset_path = $2`, [
       kb.knowledge_base_id,
       asset.path,
@@ -130,9 +133,11 @@ export async function ingestAsset(
     if (!chunks.length) return;
     await tx.execute(
       `INSERT INTO ${store.table}
-         (knowledge_base_id, asset_path, chunk_index, chunk_id, content_hash, content, meta, embedding, embedding_model)
-       SELECT $1, $2, t.i, t.id, t.h, t.c, t.m::jsonb, t.e::vector, $3
-       FROM unnest($4::int[], $5::uuid[], $6::text[], $7::text[], $8::text[], $9::text[]) AS t(i, id, h, c, m, e)`,
+         (knowledge_base_id, asset_path, chunk_index, chunk_id, content_hash, content, meta, embedding, embedding_model,
+          tsv, tsv_length)
+       SELECT $1, $2, t.i, t.id, t.h, t.c, t.m::jsonb, t.e::vector, $3, v.tsv, ${tokenCountSql('v.tsv')}
+       FROM unnest($4::int[], $5::uuid[], $6::text[], $7::text[], $8::text[], $9::text[]) AS t(i, id, h, c, m, e)
+       CROSS JOIN LATERAL (SELECT to_tsvector($10::regconfig, t.c) AS tsv) v`,
       [
         kb.knowledge_base_id,
         asset.path,
@@ -152,8 +157,10 @@ export async function ingestAsset(
           }),
         ),
         chunks.map((c) => vectors.get(c.hash) ?? null),
+        kb.language,
       ],
     );
+    await adjustTermStats(tx, kb.knowledge_base_id, 1, ofAsset, [asset.path]);
   });
   return {
     bytes: bytes.length,
@@ -164,12 +171,15 @@ export async function ingestAsset(
   };
 }
 
-/** Deletes the chunks of assets the knowledge base does not cover any more. */
+/** Deletes the chunks of assets the knowledge base does not cover any more (and their full-text statistics). */
 export async function removeUncovered(store: ChunkStore, knowledgeBaseId: string, covered: string[]): Promise<number> {
-  return store.execute(
-    `DELETE FROM ${store.table} WHERE knowledge_base_id = $1 AND NOT (asset_path = ANY($2::text[]))`,
-    [knowledgeBaseId, covered],
-  );
+  return store.transaction(async (tx) => {
+    await adjustTermStats(tx, knowledgeBaseId, -1, 'NOT (c.asset_path = ANY($2::text[]))', [covered]);
+    return tx.execute(`DELETE FROM ${tx.table} WHERE knowledge_base_id = $1 AND NOT (asset_path = ANY($2::text[]))`, [
+      knowledgeBaseId,
+      covered,
+    ]);
+  });
 }
 
 /** Records the dimension of the knowledge base's model the first time; answers the recorded one. */

@@ -19,6 +19,7 @@ import { outboundPolicyFor } from '../../security/outbound-policy';
 import type { SecretBox } from '../../security/secret-box';
 import { dropOutsideTable, sealPassword } from './chunk-store';
 import { dropVectorIndex } from './vector-index';
+import { DEFAULT_LANGUAGE } from './full-text';
 import { stopOpenJobs } from './jobs';
 import type { Transform } from '../../persistence/entities/data-connector';
 import { assertIdsInOrg } from '../../persistence/scoped';
@@ -35,6 +36,8 @@ export interface KnowledgeBaseFields {
   asset_paths?: string[];
   embedding_model?: string;
   use_default_embedding_model?: boolean;
+  /** The text search configuration of its full text (full-text.ts); fixed once created. */
+  language?: string;
   /** A Temporal Schedule starts jobs by it (src/temporal/user-schedules.ts); null removes it. */
   schedule_expression?: string | null;
   /** Structures each asset's text passes through before chunking (src/services/data-connectors/transforms.ts). */
@@ -113,12 +116,14 @@ export function settingsOf(config: Record<string, Record<string, unknown>> | und
  * The embedding model of a request: an explicit `embedding_model` (in the config member, or top level):
  * `provider/model` of a configured provider, or a model of the default embedding model's provider (openai
  * when only OPENAI_API_KEY is set); otherwise (or with `use_default_embedding_model`) the configured default;
- * none when nothing is configured (full text only).
+ * none when nothing is configured, or when `use_default_embedding_model` is false and no model is named
+ * (full text only).
  */
 export function resolveEmbeddingModel(models: ModelsConfig, fields: KnowledgeBaseFields): string | null {
   const member = settingsOf(fields.config, fields.type);
   const explicit = (member?.embedding_model as string | undefined) ?? fields.embedding_model;
   const useDefault = (member?.use_default_embedding_model as boolean | undefined) ?? fields.use_default_embedding_model;
+  if (!explicit && useDefault === false) return null;
   if (!explicit || useDefault) return models.defaultEmbeddingModel ?? null;
   const slash = explicit.indexOf('/');
   if (slash > 0 && Object.hasOwn(models.providers, explicit.slice(0, slash))) return explicit;
@@ -216,6 +221,7 @@ export async function createKnowledgeBase(
     asset_paths: assetPaths,
     embedding_model: resolveEmbeddingModel(models, fields),
     embedding_dimensions: null,
+    language: fields.language ?? DEFAULT_LANGUAGE,
     schedule_expression: fields.schedule_expression ?? null,
     transforms: fields.transforms ?? [],
     created_by: caller.actor,
@@ -240,6 +246,12 @@ export async function updateKnowledgeBase(
   box?: SecretBox,
 ): Promise<KnowledgeBase> {
   const kb = await findKnowledgeBase(ds, caller, id);
+  if (fields.language !== undefined && fields.language !== kb.language) {
+    // Every chunk's tsvector and the statistics are in the language: another one is another index.
+    throw conflict(
+      `The language cannot change from ${kb.language} to ${fields.language}: its chunks are indexed in ${kb.language} (create a new knowledge base)`,
+    );
+  }
   await checkScheduleAndTransforms(ds, caller.organizationId, fields);
   if (fields.transforms !== undefined) kb.transforms = fields.transforms;
   const scheduleChanged =

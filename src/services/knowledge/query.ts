@@ -1,7 +1,7 @@
 // Querying a knowledge base. Retrieval: `hybrid` (gtc_hybrid_sql_pg_vector with an embedding model) fuses
-// the cosine-similarity ranking of the vectors and the full-text ranking (ts_rank_cd over the tsvector, any
-// query word matching) by reciprocal rank fusion, score = Σ 1 / (RRF_K + rank); `vector` (gtc_pg_vector with
-// a model) ranks by cosine similarity (the score); `full_text` (no embedding model) by ts_rank_cd. `filter`
+// the cosine-similarity ranking of the vectors and the BM25 full-text ranking (full-text.ts), each a bounded
+// candidate set, by reciprocal rank fusion, score = Σ 1 / (RRF_K + rank); `vector` (gtc_pg_vector with
+// a model) ranks by cosine similarity (the score); `full_text` (no embedding model) by BM25. `filter`
 // keeps chunks whose `meta` holds every given member (values compared as strings). The worker runs the query
 // (it embeds the query text; the api never calls a model) and persists it; the api reads the row.
 import type { DataSource } from 'typeorm';
@@ -11,6 +11,7 @@ import { KnowledgeBase, KnowledgeBaseQuery, QueryEntry } from '../../persistence
 import { findInOrg, pageInOrg } from '../../persistence/scoped';
 import type { KnowledgeBaseQueryArgs } from '../../temporal/contracts';
 import type { ChunkStore } from './chunk-store';
+import { fullTextHits, type Hit } from './full-text';
 
 /** The usual constant of reciprocal rank fusion (Cormack, Clarke and Büttcher, 2009). */
 export const RRF_K = 60;
@@ -24,32 +25,14 @@ export function retrievalOf(kb: Pick<KnowledgeBase, 'type' | 'embedding_model'>)
   return kb.type === 'gtc_hybrid_sql_pg_vector' ? 'hybrid' : 'vector';
 }
 
-interface Hit {
-  chunk_id: string;
-  score: number;
-}
-
 const filterOf = (args: KnowledgeBaseQueryArgs) =>
   JSON.stringify(Object.fromEntries(Object.entries(args.filter ?? {}).map(([k, v]) => [k, String(v)])));
-
-async function fullTextHits(store: ChunkStore, kbId: string, query: string, filter: string, limit: number) {
-  // Any word of the query may match (plainto_tsquery ANDs them; a question rarely has every word in one chunk).
-  // The text form of a tsquery reads back as the same tsquery, with `|` for `&`.
-  return (await store.query(
-    `WITH q AS (SELECT replace(plainto_tsquery('simple', $2)::text, ' & ', ' | ')::tsquery AS tsq)
-     SELECT c.chunk_id, ts_rank_cd(c.tsv, q.tsq) AS score
-     FROM ${store.table} c, q
-     WHERE c.knowledge_base_id = $1 AND c.meta @> $3::jsonb AND c.tsv @@ q.tsq
-     ORDER BY score DESC, c.chunk_id LIMIT $4`,
-    [kbId, query, filter, limit],
-  )) as Hit[];
-}
 
 /**
  * The `hnsw.ef_search` of a vector ranking that wants `limit` rows. An HNSW scan yields at most ef_search rows
  * (pgvector's default 40, fewer than the hybrid path's 50 candidates) and its recall grows with it: on the
  * bench's 100,000 chunks recall@10 was 0.72 at 40, 0.85 at 100, 0.92 at 200 and 0.97 at 400 (bench/RESULTS.md),
- * while the vector scan stays a small part of a query (the full-text ranking costs more).
+ * (bench/RESULTS.md has the cost beside a bare HNSW query).
  */
 export const hnswEfSearch = (limit: number) => Math.min(1000, Math.max(HNSW_EF_SEARCH_MIN, limit * 2));
 const HNSW_EF_SEARCH_MIN = 400;
@@ -95,16 +78,13 @@ export async function rankEntries(
   const candidates = Math.min(1000, Math.max(50, args.count * 4));
   let hits: Hit[];
   if (retrieval === 'full_text' || !vector) {
-    hits = (await fullTextHits(store, kb.knowledge_base_id, query, filter, args.count)).map((h) => ({
-      ...h,
-      score: Number(h.score),
-    }));
+    hits = await fullTextHits(store, kb, query, filter, args.count);
   } else if (retrieval === 'vector') {
     hits = (await vectorHits(store, kb, vector, filter, args.count)).map((h) => ({ ...h, score: Number(h.score) }));
   } else {
     const [byVector, byText] = await Promise.all([
       vectorHits(store, kb, vector, filter, candidates),
-      fullTextHits(store, kb.knowledge_base_id, query, filter, candidates),
+      fullTextHits(store, kb, query, filter, candidates),
     ]);
     hits = fuse([byVector, byText], args.count);
   }

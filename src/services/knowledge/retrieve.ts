@@ -17,6 +17,14 @@ import { openChunkStore, type ChunkStores } from './chunk-store';
 /** Where chunks are read: our database, or a pg_vector knowledge base's outside one (its password sealed). */
 export type RetrievalStores = ChunkStores;
 
+/** A retriever component or an assistant names a knowledge base deleted since (the message names it). */
+export class KnowledgeBaseGoneError extends Error {
+  readonly type = 'KnowledgeBaseGone';
+}
+
+export const goneMessage = (knowledgeBaseId: string, componentName?: string) =>
+  `The knowledge base ${knowledgeBaseId}${componentName ? ` of component "${componentName}"` : ''} no longer exists`;
+
 /** The ranked entries of `query` in `kb`; OutsideDatabaseError when a pg_vector knowledge base's database fails. */
 export async function retrieve(
   stores: RetrievalStores,
@@ -79,7 +87,8 @@ export type ComponentQueryArgs = Record<string, { count?: number; filter?: Recor
  * A retriever's query: each `knowledge_base` component ranks its knowledge base (its config's query_args,
  * overridden per query by `retriever_components_query_args[<component name>]`), the rankings are fused by
  * reciprocal rank fusion (score = Σ 1 / (60 + rank)), then each `model_rerank` component reorders them.
- * Knowledge bases deleted since the retriever was made are skipped. Every retrieved entry is kept (each
+ * A knowledge base deleted since the retriever was made is a KnowledgeBaseGoneError naming it (the api
+ * checks before the query starts; this is the race). Every retrieved entry is kept (each
  * component's count bounds its own share); a model_rerank component's count keeps the first ones.
  */
 export async function queryRetriever(
@@ -98,7 +107,7 @@ export async function queryRetriever(
       knowledge_base_id: config.knowledge_base_id,
       organization_id: retriever.organization_id,
     });
-    if (!kb) continue;
+    if (!kb) throw new KnowledgeBaseGoneError(goneMessage(config.knowledge_base_id, c.name));
     const given = { ...config.query_args, ...perComponent[c.name] };
     const args: KnowledgeBaseQueryArgs = {
       count: given.count ?? DEFAULT_QUERY_COUNT,

@@ -23,7 +23,7 @@ import { assertIdsInOrg, findInOrg, iso, pageInOrg } from '../../persistence/sco
 import { workflowStart, type RetrieverQueryInput } from '../../temporal/contracts';
 import { awaitRetrieval } from './run-query';
 import { assertDefaultModel } from './search';
-import { queryRetriever, type ComponentQueryArgs, type RetrievalStores } from './retrieve';
+import { goneMessage, queryRetriever, type ComponentQueryArgs, type RetrievalStores } from './retrieve';
 
 export interface ComponentInput {
   name: string;
@@ -156,6 +156,24 @@ export function componentsQuerySchema(retriever: Retriever) {
   };
 }
 
+/** A knowledge base component whose knowledge base was deleted since is a 409 naming it (never skipped). */
+async function assertComponentsExist(ds: DataSource, retriever: Retriever): Promise<void> {
+  const named = retriever.components.filter((c) => c.type === 'knowledge_base');
+  const ids = named.map((c) => (c.config as KnowledgeBaseComponentConfig).knowledge_base_id);
+  if (!ids.length) return;
+  const rows: Array<{ id: string }> = await ds.query(
+    `SELECT knowledge_base_id AS id FROM knowledge_bases WHERE knowledge_base_id = ANY($1::uuid[]) AND organization_id = $2`,
+    [ids, retriever.organization_id],
+  );
+  const found = new Set(rows.map((r) => r.id));
+  const gone = named.filter((c) => !found.has((c.config as KnowledgeBaseComponentConfig).knowledge_base_id));
+  if (gone.length)
+    throw conflict(
+      gone.map((c) => goneMessage((c.config as KnowledgeBaseComponentConfig).knowledge_base_id, c.name)).join('; ') +
+        ': remove the component or point it at another knowledge base',
+    );
+}
+
 export async function queryRetrieverRequest(
   deps: { ds: DataSource; temporal: Client; config: Config },
   caller: Caller,
@@ -170,6 +188,7 @@ export async function queryRetrieverRequest(
   );
   if (unknown.length)
     throw conflict(`The retriever has no knowledge_base component named ${unknown.map((n) => `"${n}"`).join(', ')}`);
+  await assertComponentsExist(deps.ds, retriever);
   if (retriever.components.some((c) => c.type === 'model_rerank' && !(c.config as RerankComponentConfig).model))
     assertDefaultModel(deps.config, 'Reranking (a model_rerank component without a model)');
   const retrieverQueryId = randomUUID();

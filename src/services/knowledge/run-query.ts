@@ -44,8 +44,10 @@ export async function awaitRetrieval(
     if (err instanceof WorkflowFailedError) {
       const cause = (err.cause as { cause?: Error })?.cause ?? err.cause;
       // A pg_vector knowledge base whose own database fails: the user's to fix, not an outage of ours.
-      if ((cause as { type?: string } | undefined)?.type === 'OutsideDatabaseError')
+      const type = (cause as { type?: string } | undefined)?.type;
+      if (type === 'OutsideDatabaseError')
         throw conflict(`The knowledge base's own database cannot serve it: ${cause!.message}`);
+      if (type === 'KnowledgeBaseGone') throw conflict(cause!.message);
       throw serviceUnavailable(
         `The ${opts.resource.kind.replace(/-/g, ' ')} could not be answered: ${cause?.message ?? err.message}`,
       );
