@@ -39,6 +39,8 @@ export class Run {
   @Column('text') created_by: string;
   /** The finished run this one replays (POST /{kind}-runs/{id}/replay); null for every other run. */
   @Column('uuid', { nullable: true }) replayed_from_run_id: string | null;
+  /** The concurrency key the run was created with (docs/run-control.md#concurrency-keys-and-limits). */
+  @Column('text', { nullable: true }) concurrency_key: string | null;
   @Column('timestamptz') created_at: Date;
   @Column('timestamptz') updated_at: Date;
 }
@@ -57,6 +59,7 @@ export function newRunRow(
         | 'env_vars'
         | 'input'
         | 'replayed_from_run_id'
+        | 'concurrency_key'
       >
     >,
   now = new Date(),
@@ -70,6 +73,7 @@ export function newRunRow(
     env_vars: [],
     input: null,
     replayed_from_run_id: null,
+    concurrency_key: null,
     ...fields,
     usage: null,
     status: 'QUEUED',
