@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { apiRead } from './api-read';
+import { concurrency } from './concurrency';
 import { dataJobs } from './data-jobs';
 import { kbIngest, kbQuery } from './knowledge-bases';
 import { eventStream } from './event-stream';
@@ -24,6 +25,7 @@ const BENCHMARKS: Record<string, (ctx: BenchContext) => Promise<BenchReport>> = 
   'data-jobs': dataJobs,
   'kb-query': kbQuery,
   'kb-ingest': kbIngest,
+  concurrency,
 };
 
 const DEFAULT_MAX_MINUTES = 20;
