@@ -92,7 +92,8 @@ describe('concurrency keys in the run workflow (time-skipping)', function () {
             concurrency_key: key,
           }),
         );
-      const input: CodeRunInput = { runId: run.run_id, timeLimitSeconds: 3600, heartbeatTimeoutSeconds: 3600 };
+      // Heartbeats are throttled to 80% of the timeout: a short one brings a cancellation to the stub at once.
+      const input: CodeRunInput = { runId: run.run_id, timeLimitSeconds: 3600, heartbeatTimeoutSeconds: 5 };
       const handle = await ts.env.client.workflow.start('codeRunWorkflow', {
         ...startOptionsFor(
           { kind: 'structure-run', id: run.run_id, organizationId: t.organizationId, summary: 't' },
