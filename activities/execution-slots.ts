@@ -1,15 +1,21 @@
 // The activities of admission (src/jobs/admission.ts): take or wait for an execution slot of the job's
-// organization, give it back, and signal `slotGranted` to the workflows of the waiters a change granted.
+// organization, give it back, and signal `slotGranted` to the workflows of the waiters a change granted, and
+// `cancel` to the runs a newer run of their concurrency key supersedes.
 import { WorkflowNotFoundError } from '@temporalio/client';
 import type { ActivityDeps } from './deps';
-import { acquireSlot, releaseSlot, type SlotGrant } from '../src/jobs/admission';
+import { acquireSlot, releaseSlot, type SlotGrant, type Superseded } from '../src/jobs/admission';
 import { ROW_VISIBLE_WAIT_MS } from '../src/jobs/start';
-import { slotGrantedSignal, type ExecutionSlotJob } from '../src/temporal/contracts';
+import { cancelRunSignal, slotGrantedSignal, type ExecutionSlotJob } from '../src/temporal/contracts';
 import { waitFor } from '../src/temporal/workflow-records';
 
 /** What the workflow learns: it may execute, it waits (and why), or there is no job to execute. */
 export type SlotAnswer =
-  { admitted: true } | { admitted: false; executing: number; ahead: number; limit: number } | 'MISSING' | 'ENDED';
+  | { admitted: true }
+  | { admitted: false; executing: number; ahead: number; limit: number; message?: string }
+  /** Not to execute: its concurrency key is at its limit and its resource's strategy is `skip`. */
+  | { skipped: string }
+  | 'MISSING'
+  | 'ENDED';
 
 /** Signals the granted waiters; one that cannot be reached re-tries on its own timer (or the reconciler frees its slot). */
 export async function signalGranted(deps: ActivityDeps, grants: SlotGrant[]): Promise<void> {
@@ -21,6 +27,21 @@ export async function signalGranted(deps: ActivityDeps, grants: SlotGrant[]): Pr
         .catch((err: Error) => {
           if (!(err instanceof WorkflowNotFoundError))
             deps.log.warn({ err, workflowId: g.workflowId }, 'a granted execution slot could not be signalled');
+        }),
+    ),
+  );
+}
+
+/** Cancels the runs a newer run of their key superseded; one already gone is settled already. */
+async function cancelSuperseded(deps: ActivityDeps, superseded: Superseded | undefined): Promise<void> {
+  await Promise.all(
+    (superseded?.runs ?? []).map((r) =>
+      deps.temporal.workflow
+        .getHandle(r.workflowId)
+        .signal(cancelRunSignal, { requestedBy: superseded!.requestedBy })
+        .catch((err: Error) => {
+          if (!(err instanceof WorkflowNotFoundError))
+            deps.log.warn({ err, workflowId: r.workflowId }, 'a superseded run could not be cancelled');
         }),
     ),
   );
@@ -42,9 +63,11 @@ export function createExecutionSlotActivities(deps: ActivityDeps) {
       if (admission.outcome === 'missing') return 'MISSING';
       await signalGranted(deps, admission.granted);
       if (admission.outcome === 'ended') return 'ENDED';
+      if (admission.outcome === 'skipped') return { skipped: admission.message };
+      await cancelSuperseded(deps, admission.superseded);
       if (admission.outcome === 'admitted') return { admitted: true };
-      const { executing, ahead } = admission;
-      return { admitted: false, executing, ahead, limit: admission.limit };
+      const { executing, ahead, message } = admission;
+      return { admitted: false, executing, ahead, limit: admission.limit, message };
     },
 
     /** Gives the job's slot (or place in the queue) back; the next waiters of its organization are signalled. */

@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { apiRead } from './api-read';
+import { concurrency } from './concurrency';
 import { dataJobs } from './data-jobs';
 import { kbIngest, kbQuery } from './knowledge-bases';
 import { embedLocal } from './local-embeddings';
@@ -30,6 +31,7 @@ const BENCHMARKS: Record<string, (ctx: BenchContext) => Promise<BenchReport>> = 
   idempotency,
   'embed-local': () => embedLocal({ chunks: 512 }),
   'retrieval-quality': retrievalQuality,
+  concurrency,
 };
 
 const DEFAULT_MAX_MINUTES = 20;

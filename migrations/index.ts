@@ -20,6 +20,7 @@ import { RunReplays1765010000000 } from './1765010000000-run-replays';
 import { IdempotencyKeys1765100000000 } from './1765100000000-idempotency-keys';
 import { RunSchedules1765400000000 } from './1765400000000-run-schedules';
 import { FullTextBm251765500000000 } from './1765500000000-full-text-bm25';
+import { Concurrency1765200000000 } from './1765200000000-concurrency';
 
 /** Every migration, in order; the data source runs these (never `synchronize`). */
 export const migrations = [
@@ -45,4 +46,5 @@ export const migrations = [
   IdempotencyKeys1765100000000,
   RunSchedules1765400000000,
   FullTextBm251765500000000,
+  Concurrency1765200000000,
 ];

@@ -3,7 +3,7 @@
 // can prove it), then the terminal write. A `cancel` signal (the api) and a workflow cancellation (the
 // Temporal UI) both stop the process and end the run CANCELLED. The activities look at the run's kind.
 // Before STARTING, the run takes an execution slot of its organization (execution-slot.ts): until it has one
-// it waits QUEUED, and a cancel then ends it without executing.
+// it waits QUEUED, and a cancel then ends it without executing; its concurrency strategy `skip` ends it CANCELLED.
 import { patched, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { CodeRunInput, RunStatus } from '../src/temporal/contracts';
@@ -23,7 +23,8 @@ async function codeRun(
     return await runToEnding(
       { timeLimitSeconds: input.timeLimitSeconds, failedTypes: [] },
       async (startTimer) => {
-        if (slot && !(await slot.acquire())) return undefined;
+        if (slot && !(await slot.acquire()))
+          return slot.skipped ? { status: 'CANCELLED', requestedBy: slot.skipped } : undefined;
         if (!(await activities.startCodeRun({ runId: input.runId }))) return undefined;
         startTimer();
         return activities.executeCodeRun({ runId: input.runId });

@@ -31,6 +31,8 @@ const { acquireExecutionSlot, releaseExecutionSlot } = proxyLocalActivities<Acti
  */
 export class ExecutionSlot {
   private taken = false;
+  /** Set when `acquire()` answered false because the run's concurrency strategy `skip` skipped it: why. */
+  skipped: string | undefined;
 
   constructor(private readonly job: ExecutionSlotJob) {}
 
@@ -44,8 +46,9 @@ export class ExecutionSlot {
     for (;;) {
       grantSignalled = false;
       const answer = await acquireExecutionSlot({ job: this.job, workflowId });
-      if (answer === 'MISSING' || answer === 'ENDED') {
+      if (answer === 'MISSING' || answer === 'ENDED' || 'skipped' in answer) {
         this.taken = false;
+        if (typeof answer === 'object') this.skipped = answer.skipped;
         return false;
       }
       if (answer.admitted) {
@@ -53,8 +56,9 @@ export class ExecutionSlot {
         return true;
       }
       setCurrentDetails(
-        `Waiting for an execution slot of its organization: ${answer.executing} executing ` +
-          `(ORG_MAX_CONCURRENT_RUNS=${answer.limit}), ${answer.ahead} waiting before it`,
+        answer.message ??
+          `Waiting for an execution slot of its organization: ${answer.executing} executing ` +
+            `(ORG_MAX_CONCURRENT_RUNS=${answer.limit}), ${answer.ahead} waiting before it`,
       );
       await condition(() => grantSignalled, SLOT_RETRY_MS);
     }

@@ -6,7 +6,14 @@
 // Each change is one transaction under the organization's advisory lock: count the holders, grant free slots
 // to the oldest waiters, answer who was granted (the caller signals their workflows after the commit). A
 // grant is a row state, not a message: a lost signal delays a job until its timer re-tries, never strands it.
+//
+// Runs of a structure, function or tool also count per resource and per concurrency key when the resource
+// declares `concurrency` (docs/run-control.md#concurrency-keys-and-limits): the same slots, the same queue,
+// one more condition on a grant (admission-queue.ts); the strategies `skip` and `cancel_in_progress` act
+// when a run first asks.
 import type { DataSource, EntityManager } from 'typeorm';
+import type { Concurrency } from '../persistence/entities/code-resource';
+import { blockerOf, chooseGrants, Holdings, type Blocker, type ResourceLimits, type Waiter } from './admission-queue';
 import { DEPLOYMENT_JOB, RUN_JOB } from './kinds';
 
 /** The kinds of job that take an execution slot (their rows: the registry's). */
@@ -24,13 +31,34 @@ export interface SlotGrant extends SlotJob {
   workflowId: string;
 }
 
+/** Runs that a newer run of their key supersedes (strategy `cancel_in_progress`): their workflows are to be cancelled. */
+export interface Superseded {
+  runs: SlotGrant[];
+  requestedBy: string;
+}
+
+/** Why a waiting job waits: the organization's share, or its resource's queue (paused, total limit, key limit). */
+export type WaitingFor = 'organization' | Blocker;
+
+export interface Waiting {
+  /** Jobs holding a slot in the scope that holds this one back (the organization, the resource, the key). */
+  executing: number;
+  /** Jobs of the organization that wait before this one. */
+  ahead: number;
+  limit: number;
+  waitingFor: WaitingFor;
+  message: string;
+}
+
 export type Admission =
   /** The job holds a slot: it may execute. */
-  | { outcome: 'admitted'; granted: SlotGrant[] }
-  /** The job waits: `executing` of its organization's `limit` slots are held, `ahead` jobs wait before it. */
-  | { outcome: 'waiting'; executing: number; ahead: number; limit: number; granted: SlotGrant[] }
+  | { outcome: 'admitted'; granted: SlotGrant[]; superseded?: Superseded }
+  /** The job waits (`waitingFor` says for what). */
+  | ({ outcome: 'waiting'; granted: SlotGrant[]; superseded?: Superseded } & Waiting)
   /** The job already ended: its slot (if any) was released. */
   | { outcome: 'ended'; granted: SlotGrant[] }
+  /** A run of a key at its limit under strategy `skip`: it is not to execute (`message` says why). */
+  | { outcome: 'skipped'; message: string; granted: SlotGrant[] }
   /** The job's row does not exist (yet: its insert may not have committed). */
   | { outcome: 'missing' };
 
@@ -43,11 +71,47 @@ const ADMISSION_LOCK = 0x5107;
 const lockOrganization = (em: EntityManager, organizationId: string) =>
   em.query(`SELECT pg_advisory_xact_lock($1, hashtext($2))`, [ADMISSION_LOCK, organizationId]);
 
+/** The job's row, and for a run of a resource its concurrency and its key as the queue counts it. */
+interface JobRow {
+  organization_id: string;
+  status: string;
+  created_at: Date;
+  resource_id: string | null;
+  concurrency: Concurrency | null;
+  /** The run's key, else the resource's default key, else "" (null: the resource declares no concurrency). */
+  key: string | null;
+  resource_kind: string | null;
+}
+
+async function readJob(em: EntityManager, job: SlotJob): Promise<JobRow | undefined> {
+  const kind = ADMITTED_KINDS[job.kind];
+  if (job.kind !== 'run') {
+    const [row] = await em.query(
+      `SELECT organization_id, status, created_at, NULL AS resource_id, NULL AS concurrency, NULL AS key,
+              NULL AS resource_kind
+         FROM ${kind.table} WHERE ${kind.idColumn} = $1`,
+      [job.jobId],
+    );
+    return row;
+  }
+  const [row] = await em.query(
+    `SELECT j.organization_id, j.status, j.created_at, j.resource_id, r.concurrency, r.kind AS resource_kind,
+            CASE WHEN r.concurrency IS NULL THEN NULL
+                 ELSE coalesce(j.concurrency_key, r.concurrency->>'key', '') END AS key
+       FROM runs j LEFT JOIN code_resources r ON r.resource_id = j.resource_id
+      WHERE j.run_id = $1`,
+    [job.jobId],
+  );
+  return row;
+}
+
 /**
- * Takes a slot for the job, or queues it (FIFO per organization, by the job's creation time) and answers its
- * place. Repeatable: a job that holds a slot is admitted again, a waiting one keeps its place. Free slots
- * go to the oldest waiters first, so a newcomer never overtakes the queue; others granted meanwhile are in
- * `granted`. The waiting job's status detail says why it waits; an admitted one's is cleared.
+ * Takes a slot for the job, or queues it (in order of the job's creation) and answers why it waits. Repeatable:
+ * a job that holds a slot is admitted again, a waiting one keeps its place. Free slots go to the oldest
+ * eligible waiters first, so a newcomer never overtakes the queue; others granted meanwhile are in
+ * `granted`. The waiting job's status detail says why it waits; an admitted one's is cleared. A run that
+ * asks for the first time, of a key at its limit, is skipped or supersedes the oldest runs of its key, as the
+ * resource's strategy says.
  */
 export async function acquireSlot(
   ds: DataSource,
@@ -56,25 +120,30 @@ export async function acquireSlot(
 ): Promise<Admission> {
   const kind = ADMITTED_KINDS[job.kind];
   return ds.transaction(async (em) => {
-    const [row]: Array<{ organization_id: string; status: string; created_at: Date }> = await em.query(
-      `SELECT organization_id, status, created_at FROM ${kind.table} WHERE ${kind.idColumn} = $1`,
-      [job.jobId],
-    );
+    const row = await readJob(em, job);
     if (!row) return { outcome: 'missing' };
     await lockOrganization(em, row.organization_id);
     if (!kind.open.includes(row.status)) {
       return { outcome: 'ended', granted: await releaseUnderLock(em, job, row.organization_id, opts.limit) };
     }
-    await em.query(
-      `INSERT INTO execution_slots (job_kind, job_id, organization_id, workflow_id, state, queued_at)
-       VALUES ($1, $2, $3, $4, 'WAITING', $5) ON CONFLICT (job_kind, job_id) DO NOTHING`,
-      [job.kind, job.jobId, row.organization_id, opts.workflowId, row.created_at],
+    const inserted: unknown[] = await em.query(
+      `INSERT INTO execution_slots
+              (job_kind, job_id, organization_id, workflow_id, state, queued_at, resource_id, concurrency_key)
+       VALUES ($1, $2, $3, $4, 'WAITING', $5, $6, $7) ON CONFLICT (job_kind, job_id) DO NOTHING RETURNING job_id`,
+      [job.kind, job.jobId, row.organization_id, opts.workflowId, row.created_at, row.resource_id, row.key],
     );
-    const granted = await grantFreeSlots(em, row.organization_id, opts.limit);
-    const [own]: Array<{ state: string; executing: number; ahead: number }> = await em.query(
+    let superseded: Superseded | undefined;
+    if (inserted.length && row.concurrency && row.key !== null && row.concurrency.strategy !== 'queue') {
+      const strategy = await applyStrategy(em, job, row as JobRow & { concurrency: Concurrency; key: string });
+      if (strategy.skipped) {
+        await em.query(`DELETE FROM execution_slots WHERE job_kind = $1 AND job_id = $2`, [job.kind, job.jobId]);
+        return { outcome: 'skipped', message: strategy.skipped, granted: [] };
+      }
+      superseded = strategy.superseded;
+    }
+    const { granted, queue } = await grantFreeSlots(em, row.organization_id, opts.limit);
+    const [own]: Array<{ state: string; ahead: number }> = await em.query(
       `SELECT s.state,
-              (SELECT count(*)::int FROM execution_slots h
-                WHERE h.organization_id = s.organization_id AND h.state = 'HOLDING') AS executing,
               (SELECT count(*)::int FROM execution_slots w
                 WHERE w.organization_id = s.organization_id AND w.state = 'WAITING'
                   AND (w.queued_at, w.job_id) < (s.queued_at, s.job_id)) AS ahead
@@ -88,15 +157,43 @@ export async function acquireSlot(
           WHERE ${kind.idColumn} = $1 AND status = 'QUEUED' AND status_detail->>'reason' = $2`,
         [job.jobId, WAITING_REASON],
       );
-      return { outcome: 'admitted', granted: others };
+      return { outcome: 'admitted', granted: others, ...(superseded ? { superseded } : {}) };
     }
-    const waiting = { executing: own.executing, ahead: own.ahead, limit: opts.limit };
+    const waiting = describeWaiting(row, own.ahead, opts.limit, queue);
     await em.query(
       `UPDATE ${kind.table} SET status_detail = $2, updated_at = now() WHERE ${kind.idColumn} = $1 AND status = 'QUEUED'`,
       [job.jobId, JSON.stringify(waitingDetail(waiting))],
     );
-    return { outcome: 'waiting', ...waiting, granted: others };
+    return { outcome: 'waiting', ...waiting, granted: others, ...(superseded ? { superseded } : {}) };
   });
+}
+
+/** The strategy of a run's resource when the run's key is at its limit: skip the run, or supersede the oldest. */
+async function applyStrategy(
+  em: EntityManager,
+  job: SlotJob,
+  row: JobRow & { concurrency: Concurrency; key: string },
+): Promise<{ skipped?: string; superseded?: Superseded }> {
+  const others: Array<{ job_kind: AdmittedKind; job_id: string; workflow_id: string }> = await em.query(
+    `SELECT job_kind, job_id, workflow_id FROM execution_slots
+      WHERE resource_id = $1 AND concurrency_key = $2 AND NOT (job_kind = $3 AND job_id = $4)
+      ORDER BY queued_at, job_id`,
+    [row.resource_id, row.key, job.kind, job.jobId],
+  );
+  const { limit, strategy } = row.concurrency;
+  if (others.length < limit) return {};
+  const scope = `concurrency key ${JSON.stringify(row.key)} of ${row.resource_kind} ${row.resource_id}`;
+  if (strategy === 'skip') {
+    return { skipped: `${scope} (strategy skip: ${others.length} of its ${limit} runs are queued or running)` };
+  }
+  return {
+    superseded: {
+      runs: others
+        .slice(0, others.length - limit + 1)
+        .map((o) => ({ kind: o.job_kind, jobId: o.job_id, workflowId: o.workflow_id })),
+      requestedBy: `${scope} (strategy cancel_in_progress: superseded by run ${job.jobId})`,
+    },
+  };
 }
 
 /**
@@ -122,7 +219,7 @@ async function releaseUnderLock(
   limit: number,
 ): Promise<SlotGrant[]> {
   await em.query(`DELETE FROM execution_slots WHERE job_kind = $1 AND job_id = $2`, [job.kind, job.jobId]);
-  return grantFreeSlots(em, organizationId, limit);
+  return (await grantFreeSlots(em, organizationId, limit)).granted;
 }
 
 /** The slot rows (held or waited for) untouched for `olderThanSeconds`: the reconciler checks their workflows. */
@@ -139,30 +236,150 @@ export async function staleSlotHolders(
   return rows.map((r) => ({ kind: r.job_kind, jobId: r.job_id, workflowId: r.workflow_id }));
 }
 
-/** The organization's free slots (under its lock) go to its oldest waiters; answers them. */
-async function grantFreeSlots(em: EntityManager, organizationId: string, limit: number): Promise<SlotGrant[]> {
-  // TypeORM answers an UPDATE as [rows, count].
-  const [rows]: [Array<{ job_kind: AdmittedKind; job_id: string; workflow_id: string }>, number] = await em.query(
-    `UPDATE execution_slots SET state = 'HOLDING', granted_at = clock_timestamp()
-      WHERE (job_kind, job_id) IN (
-        SELECT job_kind, job_id FROM execution_slots
-         WHERE organization_id = $1 AND state = 'WAITING'
-         ORDER BY queued_at, job_id
-         LIMIT greatest(0, $2 - (SELECT count(*) FROM execution_slots
-                                  WHERE organization_id = $1 AND state = 'HOLDING')))
-      RETURNING job_kind, job_id, workflow_id`,
-    [organizationId, limit],
+/** The organization's queue (under its lock): its waiters in order, what holds slots, its resources' limits. */
+interface Queue {
+  waiters: Waiter[];
+  holdings: Holdings;
+  limits: Map<string, ResourceLimits>;
+}
+
+/** How many waiters one grant considers: the oldest, so that a flood of queued runs costs a bounded pass. */
+const QUEUE_WINDOW = 2000;
+
+async function loadQueue(em: EntityManager, organizationId: string): Promise<Queue> {
+  const rows: Array<{
+    job_kind: AdmittedKind;
+    job_id: string;
+    workflow_id: string;
+    state: 'WAITING' | 'HOLDING';
+    resource_id: string | null;
+    concurrency_key: string | null;
+  }> = await em.query(
+    `(SELECT job_kind, job_id, workflow_id, state, resource_id, concurrency_key FROM execution_slots
+       WHERE organization_id = $1 AND state = 'HOLDING')
+     UNION ALL
+     (SELECT job_kind, job_id, workflow_id, state, resource_id, concurrency_key FROM execution_slots
+       WHERE organization_id = $1 AND state = 'WAITING' ORDER BY queued_at, job_id LIMIT $2)`,
+    [organizationId, QUEUE_WINDOW],
   );
-  return rows.map((r) => ({ kind: r.job_kind, jobId: r.job_id, workflowId: r.workflow_id }));
+  const holdings = new Holdings();
+  const waiters: Waiter[] = [];
+  for (const r of rows) {
+    if (r.state === 'HOLDING') holdings.add(r.resource_id, r.concurrency_key);
+    else
+      waiters.push({
+        kind: r.job_kind,
+        jobId: r.job_id,
+        workflowId: r.workflow_id,
+        resourceId: r.resource_id,
+        key: r.concurrency_key,
+      });
+  }
+  const resourceIds = [...new Set(rows.map((r) => r.resource_id).filter((id): id is string => !!id))];
+  const limits = new Map<string, ResourceLimits>();
+  if (resourceIds.length) {
+    const resources: Array<{ resource_id: string; concurrency: Concurrency | null; paused: boolean }> = await em.query(
+      `SELECT resource_id, concurrency, queue_paused_at IS NOT NULL AS paused FROM code_resources
+        WHERE resource_id = ANY($1)`,
+      [resourceIds],
+    );
+    for (const r of resources)
+      limits.set(r.resource_id, {
+        perKey: r.concurrency?.limit,
+        total: r.concurrency?.total_limit,
+        paused: r.paused,
+      });
+  }
+  return { waiters, holdings, limits };
+}
+
+/** The organization's free slots (under its lock) go to its eligible waiters (admission-queue.ts); answers them. */
+async function grantFreeSlots(
+  em: EntityManager,
+  organizationId: string,
+  limit: number,
+): Promise<{ granted: SlotGrant[]; queue: Queue }> {
+  const queue = await loadQueue(em, organizationId);
+  const chosen = chooseGrants(queue.waiters, queue.holdings, queue.limits, limit);
+  if (chosen.length) {
+    await em.query(
+      `UPDATE execution_slots SET state = 'HOLDING', granted_at = clock_timestamp()
+        WHERE (job_kind, job_id) IN (SELECT * FROM unnest($1::text[], $2::uuid[]))`,
+      [chosen.map((w) => w.kind), chosen.map((w) => w.jobId)],
+    );
+  }
+  const granted = chosen.map((w) => ({ kind: w.kind as AdmittedKind, jobId: w.jobId, workflowId: w.workflowId }));
+  return { granted, queue };
+}
+
+/** Grants what the organization's queue allows now (after a resource's queue is resumed); answers the grants. */
+export async function grantWaiting(ds: DataSource, organizationId: string, opts: { limit: number }) {
+  return ds.transaction(async (em) => {
+    await lockOrganization(em, organizationId);
+    return (await grantFreeSlots(em, organizationId, opts.limit)).granted;
+  });
+}
+
+/** Why the job (still waiting after the grants) waits, from the queue as the grants left it. */
+function describeWaiting(row: JobRow, ahead: number, orgLimit: number, queue: Queue): Waiting {
+  const waiter: Waiter = { kind: '', jobId: '', workflowId: '', resourceId: row.resource_id, key: row.key };
+  const blocker = blockerOf(waiter, queue.holdings, queue.limits);
+  const of = `its ${row.resource_kind} ${row.resource_id}`;
+  const resourceId = row.resource_id!;
+  switch (blocker) {
+    case 'paused':
+      return {
+        waitingFor: 'paused',
+        executing: queue.holdings.ofResource(resourceId),
+        ahead,
+        limit: 0,
+        message: `Waiting: the queue of ${of} is paused (POST .../queue/resume starts it again)`,
+      };
+    case 'resource': {
+      const executing = queue.holdings.ofResource(resourceId);
+      const limit = row.concurrency!.total_limit!;
+      return {
+        waitingFor: 'resource',
+        executing,
+        ahead,
+        limit,
+        message: `Waiting for a slot of ${of}: ${executing} of its runs are executing (concurrency.total_limit=${limit})`,
+      };
+    }
+    case 'key': {
+      const executing = queue.holdings.ofKey(resourceId, row.key!);
+      const limit = row.concurrency!.limit;
+      return {
+        waitingFor: 'key',
+        executing,
+        ahead,
+        limit,
+        message:
+          `Waiting for a slot of concurrency key ${JSON.stringify(row.key)} of ${of}: ${executing} of its runs ` +
+          `are executing (concurrency.limit=${limit})`,
+      };
+    }
+    default: {
+      const executing = queue.holdings.total;
+      return {
+        waitingFor: 'organization',
+        executing,
+        ahead,
+        limit: orgLimit,
+        message:
+          `Waiting for an execution slot of its organization: ${executing} of its runs and builds are executing ` +
+          `(ORG_MAX_CONCURRENT_RUNS=${orgLimit}); ${ahead} more wait before this one`,
+      };
+    }
+  }
 }
 
 /** The status detail of a waiting job: what it waits for, the setting that decides it, how many execute. */
-export function waitingDetail(w: { executing: number; ahead: number; limit: number }): Record<string, unknown> {
+export function waitingDetail(w: Waiting): Record<string, unknown> {
   return {
     reason: WAITING_REASON,
-    message:
-      `Waiting for an execution slot of its organization: ${w.executing} of its runs and builds are executing ` +
-      `(ORG_MAX_CONCURRENT_RUNS=${w.limit}); ${w.ahead} more wait before this one`,
+    message: w.message,
+    waiting_for: w.waitingFor,
     executing: w.executing,
     limit: w.limit,
     ahead: w.ahead,

@@ -39,7 +39,9 @@ describe('resilience drills (quick)', function () {
     expect(r.facts.archives).to.equal(5);
   });
 
-  it('admission: every run-control promise holds under concurrent repeats, bursts over limits and a worker SIGKILL', async () => {
+  it('admission: every run-control promise holds under concurrent repeats, bursts over limits and a worker SIGKILL', async function () {
+    // One check per run-control promise, some with their own processes and a worker kill: more than one drill's time.
+    this.timeout(480_000);
     const r = await quick('admission');
     reports.push(r);
     expectClean(r);

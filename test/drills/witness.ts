@@ -16,8 +16,16 @@ export interface Execution {
   notes: string[];
 }
 
+/** One note as the witness received it: when (its clock, ms), from which execution. */
+export interface TimedNote {
+  execution: string;
+  note: string;
+  at: number;
+}
+
 export class Witness {
   private readonly marks = new Map<string, Map<string, string[]>>();
+  private readonly timed = new Map<string, TimedNote[]>();
   private server!: http.Server;
   private rule: string[] | undefined;
   url = '';
@@ -33,6 +41,7 @@ export class Witness {
           const byExecution = w.marks.get(run) ?? new Map<string, string[]>();
           byExecution.set(execution, [...(byExecution.get(execution) ?? []), note]);
           w.marks.set(run, byExecution);
+          w.timed.set(run, [...(w.timed.get(run) ?? []), { execution, note, at: Date.now() }]);
           res.writeHead(204).end();
         } catch {
           res.writeHead(400).end();
@@ -75,6 +84,11 @@ export class Witness {
 
   executionsOf(runId: string): Execution[] {
     return [...(this.marks.get(runId) ?? new Map<string, string[]>()).entries()].map(([id, notes]) => ({ id, notes }));
+  }
+
+  /** The run's notes in the order they arrived, with their arrival times. */
+  notesOf(runId: string): TimedNote[] {
+    return this.timed.get(runId) ?? [];
   }
 
   async close(): Promise<void> {

@@ -16,6 +16,7 @@ import { neutralMember, withProviderWords } from '../../services/provider-words'
 import { assetName } from './buckets';
 import { route } from '../http/route';
 import { defineSchema, JsonSchema, pageOf, str, timestamp, uuid } from '../schemas/registry';
+import { ConcurrencySchema, normalizedConcurrency } from './run-queues';
 
 /** Linux refuses one environment string longer than this (MAX_ARG_STRLEN); runs pass env vars to execve. */
 const MAX_ENV_VALUE = 131_071;
@@ -138,6 +139,7 @@ function present(k: KindSpec, r: CodeResource) {
     ...(r.config_file !== null ? { [k.configMember]: r.config_file } : {}),
     latest_deployment_id: r.latest_deployment_id,
     ...(k.webhook ? { webhook_enabled: r.webhook_enabled } : {}),
+    concurrency: r.concurrency,
     organization_id: r.organization_id,
     created_by: r.created_by,
     created_at: iso(r.created_at),
@@ -174,6 +176,7 @@ function declare(k: KindSpec): void {
       [k.configMember]: { type: 'string' },
       latest_deployment_id: { ...uuid, description: 'The newest deployment (runs use the newest SUCCEEDED one).' },
       ...(k.webhook ? { webhook_enabled: { type: 'boolean' } } : {}),
+      concurrency: ConcurrencySchema,
       organization_id: uuid,
       created_by: { type: 'string' },
       created_at: timestamp,
@@ -190,9 +193,11 @@ function declare(k: KindSpec): void {
       description: `Path of the config file from the source root (default \`${defaultConfig}\`; ignored for \`default\` code).`,
     },
     ...(k.webhook ? { webhook_enabled: { type: 'boolean' } } : {}),
+    concurrency: ConcurrencySchema,
   };
   const fieldsOf = (body: Record<string, unknown>): CodeResourceFields => ({
     ...body,
+    concurrency: normalizedConcurrency(body.concurrency as CodeResourceFields['concurrency']),
     code: neutralMember(body.code as CodeResourceFields['code']),
     config_file: body[k.configMember] as string | undefined,
   });

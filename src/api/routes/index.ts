@@ -21,6 +21,7 @@ import './knowledge-bases';
 import './platform';
 import './retrievers';
 import './rulesets';
+import './run-queues';
 import './runs';
 import './schedules';
 import './secrets';

@@ -15,6 +15,7 @@ import { route } from '../http/route';
 import { codeRunRecordRoutes, replayedFrom } from './code-run-records';
 import { idempotencyKeyField, presentIdempotencyKey } from './idempotency-fields';
 import { EnvVarSchema, presentCodeResource } from './code-resources';
+import { ConcurrencyKeySchema } from './run-queues';
 import { defineSchema, nullableTimestamp, ref, timestamp, uuid } from '../schemas/registry';
 
 const TAG = 'Structure runs';
@@ -39,7 +40,7 @@ export const StructureRunSchema = defineSchema('StructureRun', {
     status: { type: 'string', enum: [...RUN_STATUSES] },
     status_detail: {
       description:
-        'QUEUED while waiting for an execution slot of its organization: `{reason: "WaitingForExecutionSlot", message, executing, limit, ahead}`; SUCCEEDED/FAILED: `{reason: "Completed", message, exit_code}`; ERROR: `{reason, error}`; CANCELLED: `{reason: "Cancelled", message, requested_by}`. With `output_lost: {log_lines, reason}` when output the run wrote could not be stored (docs/code-runs.md).',
+        'QUEUED while waiting for an execution slot of its organization or of its concurrency key: `{reason: "WaitingForExecutionSlot", message, waiting_for, executing, limit, ahead}`; SUCCEEDED/FAILED: `{reason: "Completed", message, exit_code}`; ERROR: `{reason, error}`; CANCELLED: `{reason: "Cancelled", message, requested_by}`. With `output_lost: {log_lines, reason}` when output the run wrote could not be stored (docs/code-runs.md).',
     },
     args: { type: 'array', items: { type: 'string' } },
     env_vars: { type: 'array', items: EnvVarSchema },
@@ -48,6 +49,7 @@ export const StructureRunSchema = defineSchema('StructureRun', {
     created_by: { type: 'string' },
     replayed_from_run_id: replayedFrom,
     idempotency_key: idempotencyKeyField,
+    concurrency_key: ConcurrencyKeySchema,
     created_at: timestamp,
     updated_at: timestamp,
     started_at: nullableTimestamp,
@@ -68,6 +70,7 @@ export const presentStructureRun = (r: Run) => ({
   created_by: r.created_by,
   ...(r.replayed_from_run_id ? { replayed_from_run_id: r.replayed_from_run_id } : {}),
   ...presentIdempotencyKey(r),
+  ...(r.concurrency_key !== null ? { concurrency_key: r.concurrency_key } : {}),
   created_at: iso(r.created_at),
   updated_at: iso(r.updated_at),
   started_at: iso(r.started_at),
@@ -99,6 +102,7 @@ route({
         description: 'Required (may be empty): one argv entry each.',
       },
       env_vars: { type: 'array', items: EnvVarSchema, maxItems: 500, default: [] },
+      concurrency_key: ConcurrencyKeySchema,
     },
   }),
   responses: { 201: { description: 'The run, QUEUED', schema: StructureRunSchema } },

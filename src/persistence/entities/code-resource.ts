@@ -23,6 +23,17 @@ export interface EnvVar {
   source?: 'manual' | 'secret_ref';
 }
 
+/** How many runs of a resource execute at once (docs/run-control.md#concurrency-keys-and-limits). */
+export interface Concurrency {
+  /** Runs per concurrency key that may be STARTING or RUNNING at once. */
+  limit: number;
+  /** The key of runs created without a `concurrency_key` (default "": they share one key). */
+  key?: string;
+  strategy: 'queue' | 'cancel_in_progress' | 'skip';
+  /** Runs of the resource, all keys together, that may be STARTING or RUNNING at once. */
+  total_limit?: number;
+}
+
 /** A structure, function or tool: user code deployed from a code location. */
 @Entity('code_resources')
 export class CodeResource {
@@ -37,6 +48,9 @@ export class CodeResource {
   @Column('jsonb') env_vars: EnvVar[];
   @Column('boolean') webhook_enabled: boolean;
   @Column('uuid', { nullable: true }) latest_deployment_id: string | null;
+  @Column('jsonb', { nullable: true }) concurrency: Concurrency | null;
+  /** Set while the resource's queue is paused: no run of it starts. */
+  @Column('timestamptz', { nullable: true }) queue_paused_at: Date | null;
   @Column('text') created_by: string;
   @Column('timestamptz') created_at: Date;
   @Column('timestamptz') updated_at: Date;

@@ -42,6 +42,8 @@ export class Run {
   @Column('uuid', { nullable: true }) replayed_from_run_id: string | null;
   /** The Idempotency-Key of the request that made it (docs/run-control.md#idempotency-keys). */
   @Column('text', { nullable: true }) idempotency_key?: string | null;
+  /** The concurrency key the run was created with (docs/run-control.md#concurrency-keys-and-limits). */
+  @Column('text', { nullable: true }) concurrency_key: string | null;
   @Column('timestamptz') created_at: Date;
   @Column('timestamptz') updated_at: Date;
 }
@@ -60,6 +62,7 @@ export function newRunRow(
         | 'env_vars'
         | 'input'
         | 'replayed_from_run_id'
+        | 'concurrency_key'
       >
     >,
   now = new Date(),
@@ -75,6 +78,7 @@ export function newRunRow(
     replayed_from_run_id: null,
     // Built inside createIdempotently: the request's key.
     idempotency_key: pendingIdempotencyKey(),
+    concurrency_key: null,
     ...fields,
     usage: null,
     status: 'QUEUED',

@@ -10,7 +10,7 @@ import type { Caller } from '../caller';
 import { notFound } from '../../errors';
 import type { PageRequest } from '../../persistence/pagination';
 import { CodeResource } from '../../persistence/entities';
-import type { CodeLocation, CodeResourceKind, EnvVar } from '../../persistence/entities/code-resource';
+import type { CodeLocation, CodeResourceKind, Concurrency, EnvVar } from '../../persistence/entities/code-resource';
 import { findOnePrepared } from '../../persistence/direct-sql';
 import { assertIdsInOrg, assertSecretRefs, pageInOrg } from '../../persistence/scoped';
 import { DeploymentsDeps, planDeployment, startPlannedDeployment } from './deployments';
@@ -31,6 +31,8 @@ export interface CodeResourceFields {
   env_vars?: EnvVar[];
   config_file?: string;
   webhook_enabled?: boolean;
+  /** null: no limit (docs/run-control.md#concurrency-keys-and-limits). */
+  concurrency?: Concurrency | null;
 }
 
 export async function findCodeResource(
@@ -99,6 +101,8 @@ export async function createCodeResource(
     env_vars: envVars,
     webhook_enabled: fields.webhook_enabled ?? false,
     latest_deployment_id: null,
+    concurrency: fields.concurrency ?? null,
+    queue_paused_at: null,
     created_by: caller.actor,
     created_at: now,
     updated_at: now,
@@ -123,9 +127,11 @@ export async function updateCodeResource(
   if (fields.config_file !== undefined) resource.config_file = fields.config_file;
   if (envVars !== undefined) resource.env_vars = envVars;
   if (fields.webhook_enabled !== undefined) resource.webhook_enabled = fields.webhook_enabled;
+  if (fields.concurrency !== undefined) resource.concurrency = fields.concurrency;
   resource.updated_at = new Date();
   // latest_deployment_id is written only with a new deployment (a concurrent deploy must not be undone).
-  const { latest_deployment_id: _kept, resource_id: _id, ...changes } = resource;
+  // So is queue_paused_at, by pause and resume only.
+  const { latest_deployment_id: _kept, resource_id: _id, queue_paused_at: _paused, ...changes } = resource;
   const save = (em: EntityManager) =>
     em.getRepository(CodeResource).update({ resource_id: resource.resource_id }, changes);
   if (fields.code === undefined && fields.config_file === undefined) {

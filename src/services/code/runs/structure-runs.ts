@@ -62,13 +62,18 @@ export async function createStructureRun(
   deps: RunsDeps,
   caller: Caller,
   structureId: string,
-  input: { args: string[]; env_vars: RequestEnvVar[] },
+  input: { args: string[]; env_vars: RequestEnvVar[]; concurrency_key?: string },
 ): Promise<Run> {
   const envVars = runEnvVars(input.env_vars);
   checkExecStrings(input.args, envVars, '/body');
   const structure = await findStructure(deps.ds, caller, structureId);
   await assertSecretRefs(deps.ds, caller.organizationId, envVars, '/body/env_vars');
-  return startRun(deps, caller, structure, { args: input.args, envVars, input: null });
+  return startRun(deps, caller, structure, {
+    args: input.args,
+    envVars,
+    input: null,
+    concurrencyKey: input.concurrency_key,
+  });
 }
 
 /**
@@ -88,6 +93,8 @@ export async function queuedCodeRun(
     /** A SUCCEEDED deployment of `resource` to run instead of its latest (a replay that pins one). */
     deployment?: Deployment;
     replayedFromRunId?: string;
+    /** docs/run-control.md#concurrency-keys-and-limits */
+    concurrencyKey?: string;
   },
 ): Promise<Run | undefined> {
   const deployment = fields.deployment ?? (await latestSuccessfulDeployment(ds, resource.resource_id));
@@ -103,6 +110,7 @@ export async function queuedCodeRun(
     input: fields.input,
     created_by: fields.createdBy,
     replayed_from_run_id: fields.replayedFromRunId ?? null,
+    concurrency_key: fields.concurrencyKey ?? null,
   });
 }
 
@@ -122,6 +130,7 @@ export async function startRun(
     runId?: string;
     deployment?: Deployment;
     replayedFromRunId?: string;
+    concurrencyKey?: string;
   },
 ): Promise<Run> {
   const run = await queuedCodeRun(deps.ds, resource, {
@@ -133,6 +142,7 @@ export async function startRun(
     input: fields.input,
     deployment: fields.deployment,
     replayedFromRunId: fields.replayedFromRunId,
+    concurrencyKey: fields.concurrencyKey,
   });
   if (!run) {
     throw conflict(
