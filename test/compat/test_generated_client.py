@@ -271,11 +271,25 @@ def knowledge_bases(client, **_):
     assert "Tarmac stores knowledge in PostgreSQL." in json.loads(found.result)["input"]
     call("knowledge_bases.get_knowledge_base_search", client, found.knowledge_base_search_id)
     call("knowledge_bases.list_knowledge_base_searches", client, kb.knowledge_base_id)
-    # Retrievers, with their components inline (standalone /retriever-components are not served).
+    # Retrievers: one component inline, one standalone (/retriever-components) named by id.
+    component = call("retriever_components.create_retriever_component", client, body=m.CreateRetrieverComponentRequestContent(
+        name="rerank", type_="model_rerank", config={"model": MODEL, "count": 1}))
+    call("retriever_components.get_retriever_component", client, component.retriever_component_id)
+    assert call("retriever_components.list_retriever_components", client).retriever_components[0].name == "rerank"
+    component = call("retriever_components.update_retriever_component", client, component.retriever_component_id,
+                     body=m.UpdateRetrieverComponentRequestContent(type_="model_rerank", config={"count": 1}, description="keeps one"))
+    assert component.description == "keeps one" and component.config == {"count": 1}
     retriever = call("retrievers.create_retriever", client, body=m.CreateRetrieverRequestContent.from_dict({
         "name": "compat", "retriever_components": [
             {"name": "kb", "type": "knowledge_base", "config": {"knowledge_base_id": kb.knowledge_base_id}}]}))
     assert retriever.retriever_components[0].type_ == "knowledge_base"
+    with_component = call("retrievers.update_retriever", client, retriever.retriever_id, body=m.UpdateRetrieverRequestContent.from_dict(
+        {"retriever_component_ids": [component.retriever_component_id]}))
+    assert [c.name for c in with_component.retriever_components] == ["kb", "rerank"]
+    assert raw("DELETE", f"/api/retriever-components/{component.retriever_component_id}").status_code == 409
+    call("retrievers.update_retriever", client, retriever.retriever_id, body=m.UpdateRetrieverRequestContent.from_dict(
+        {"retriever_component_ids": []}))
+    call("retriever_components.delete_retriever_component", client, component.retriever_component_id)
     call("retrievers.get_retriever", client, retriever.retriever_id)
     call("retrievers.list_retrievers", client)
     call("retrievers.update_retriever", client, retriever.retriever_id, body=m.UpdateRetrieverRequestContent(name="renamed"))
@@ -417,7 +431,7 @@ NOT_SERVED = {
     "export_jobs": "export jobs", "import_jobs": "import jobs",
     "libraries": "libraries",
     "license_groups": "license groups", "licenses": "licenses", "models": "models and auth configs",
-    "retriever_components": "standalone retriever components (a retriever's components are given inline)", "session_pool": "sessions",
+    "session_pool": "sessions",
     "sessions": "sessions", "usage": "usage reports",
     "organizations.create_organization": "organizations are created by operators (npm run admin)",
     "organizations.update_organization": "organizations are changed by operators",

@@ -19,6 +19,7 @@ import './knowledge-base-jobs';
 import './knowledge-base-searches';
 import './knowledge-bases';
 import './platform';
+import './retriever-components';
 import './retrievers';
 import './rulesets';
 import './runs';

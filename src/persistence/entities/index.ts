@@ -11,7 +11,7 @@ import { Integration, IntegrationDelivery } from './integration';
 import { Invite } from './invite';
 import { KnowledgeBase, KnowledgeBaseJob, KnowledgeBaseQuery } from './knowledge-base';
 import { Organization } from './organization';
-import { KnowledgeBaseSearch, Retriever, RetrieverQuery } from './retrieval';
+import { KnowledgeBaseSearch, Retriever, RetrieverQuery, StandaloneRetrieverComponent } from './retrieval';
 import { Run, RunEvent } from './run';
 import { Secret } from './secret';
 import { Membership, User } from './user';
@@ -45,6 +45,7 @@ export {
   Organization,
   Retriever,
   RetrieverQuery,
+  StandaloneRetrieverComponent,
   Run,
   RunEvent,
   Secret,
@@ -85,4 +86,5 @@ export const entities = [
   KnowledgeBaseSearch,
   Retriever,
   RetrieverQuery,
+  StandaloneRetrieverComponent,
 ];
