@@ -118,6 +118,21 @@ def invites(client, me, **_):
     call("invites.respond_to_invite", other, invite.invite_id, body=m.RespondToInviteRequestContent.from_dict({"response": "REJECTED"}))
     withdrawn = call("invites.create_invite", client, me["organization_id"], body=m.CreateInviteRequestContent(email=f"nobody-{uuid.uuid4().hex}@example.test"))
     call("invites.delete_invite", client, withdrawn.invite_id)
+    # Invited again, the other user joins; then a member removes them.
+    joined = call("invites.create_invite", client, me["organization_id"], body=m.CreateInviteRequestContent(email=OTHER_EMAIL))
+    call("invites.respond_to_invite", other, joined.invite_id, body=m.RespondToInviteRequestContent.from_dict({"response": "ACCEPTED"}))
+    members = call("organizations.list_organization_users", client, me["organization_id"]).users
+    newcomer = next(u for u in members if u.email.lower() == OTHER_EMAIL.lower())
+    call("organizations.delete_organization_user", client, me["organization_id"], newcomer.user_id)
+    assert newcomer.user_id not in [u.user_id for u in call("organizations.list_organization_users", client, me["organization_id"]).users]
+
+
+def models_and_usage(client, **_):
+    models = call("models.list_models", client).models
+    assert [(x.model_type.value, x.default) for x in models] == [("chat", True), ("embedding", True)]
+    assert call("models.get_model", client, models[0].model_config_id).model_name == models[0].model_name
+    usage = call("usage.get_usage", client)
+    assert usage.runtime_seconds >= 0 and usage.runtime_seconds_limit == -1
 
 
 def rules(client, **_):
@@ -421,7 +436,7 @@ def billing(client, **_):
     assert "/p/session/bps_" in call("billing.create_billing_management_url", client).billing_management_url
 
 
-SCENARIOS = [accounts, config, secrets, buckets, invites, rules, threads, structures, functions, tools, assistants, chat,
+SCENARIOS = [accounts, config, secrets, buckets, invites, models_and_usage, rules, threads, structures, functions, tools, assistants, chat,
              knowledge_bases, connections, billing, integrations, data_connectors]
 
 #: Client packages whose resources this platform does not serve (yet); their calls answer 404.
@@ -430,13 +445,16 @@ NOT_SERVED = {
     "entitlement_policies": "entitlement policies",
     "export_jobs": "export jobs", "import_jobs": "import jobs",
     "libraries": "libraries",
-    "license_groups": "license groups", "licenses": "licenses", "models": "models and auth configs",
+    "license_groups": "license groups", "licenses": "licenses",
+    "models.create_model": "models are configured by the operator (405)", "models.update_model": "models are configured by the operator (405)",
+    "models.delete_model": "models are configured by the operator (405)", "models.create_auth_config": "auth configs",
+    "models.get_auth_config": "auth configs", "models.list_auth_configs": "auth configs", "models.update_auth_config": "auth configs",
+    "models.delete_auth_config": "auth configs", "usage.create_nodes_usage": "hosted node usage reports",
     "session_pool": "sessions",
-    "sessions": "sessions", "usage": "usage reports",
+    "sessions": "sessions",
     "organizations.create_organization": "organizations are created by operators (npm run admin)",
     "organizations.update_organization": "organizations are changed by operators",
     "organizations.delete_organization": "organizations are deleted by operators",
-    "organizations.delete_organization_user": "membership is changed by invites",
 }
 
 
