@@ -298,8 +298,10 @@ def knowledge_bases(client, **_):
         "name": "compat", "retriever_components": [
             {"name": "kb", "type": "knowledge_base", "config": {"knowledge_base_id": kb.knowledge_base_id}}]}))
     assert retriever.retriever_components[0].type_ == "knowledge_base"
+    # The client's update body always carries retriever_components (which replace the inline ones): give them again.
     with_component = call("retrievers.update_retriever", client, retriever.retriever_id, body=m.UpdateRetrieverRequestContent.from_dict(
-        {"retriever_component_ids": [component.retriever_component_id]}))
+        {"retriever_components": [{"name": "kb", "type": "knowledge_base", "config": {"knowledge_base_id": kb.knowledge_base_id}}],
+         "retriever_component_ids": [component.retriever_component_id]}))
     assert [c.name for c in with_component.retriever_components] == ["kb", "rerank"]
     assert raw("DELETE", f"/api/retriever-components/{component.retriever_component_id}").status_code == 409
     call("retrievers.update_retriever", client, retriever.retriever_id, body=m.UpdateRetrieverRequestContent.from_dict(

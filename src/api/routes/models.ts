@@ -64,8 +64,9 @@ route({
   method: 'get',
   path: '/models/{model_config_id}',
   tag: TAG,
-  params: { model_config_id: uuid },
-  summary: 'A configured model.',
+  // A string, not a uuid: /models/auth-configs (model auth configs, not served) must be a 404, not a 400.
+  params: { model_config_id: { type: 'string', minLength: 1, maxLength: 100 } },
+  summary: 'A configured model (404 for any other id, including `auth-configs`).',
   responses: { 200: { description: 'Model', schema: ModelSchema } },
   handler: async ({ deps, params }) => {
     const model = configuredModels(deps.config.models).find((m) => m.model_config_id === params.model_config_id);
