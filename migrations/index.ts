@@ -21,6 +21,7 @@ import { IdempotencyKeys1765100000000 } from './1765100000000-idempotency-keys';
 import { RunSchedules1765400000000 } from './1765400000000-run-schedules';
 import { FullTextBm251765500000000 } from './1765500000000-full-text-bm25';
 import { Concurrency1765200000000 } from './1765200000000-concurrency';
+import { RetrieverComponents1765700000000 } from './1765700000000-retriever-components';
 
 /** Every migration, in order; the data source runs these (never `synchronize`). */
 export const migrations = [
@@ -47,4 +48,5 @@ export const migrations = [
   RunSchedules1765400000000,
   FullTextBm251765500000000,
   Concurrency1765200000000,
+  RetrieverComponents1765700000000,
 ];

@@ -51,6 +51,12 @@ const REFERENCEABLE = {
   assistant: { table: 'assistants', idColumn: 'assistant_id', kind: undefined, label: 'Assistant' },
   knowledge_base: { table: 'knowledge_bases', idColumn: 'knowledge_base_id', kind: undefined, label: 'Knowledge base' },
   retriever: { table: 'retrievers', idColumn: 'retriever_id', kind: undefined, label: 'Retriever' },
+  retriever_component: {
+    table: 'retriever_components',
+    idColumn: 'retriever_component_id',
+    kind: undefined,
+    label: 'Retriever component',
+  },
 } as const;
 
 /**

@@ -64,7 +64,7 @@ export function functionCommand(
 }
 
 /**
- * The command of a tool run (python3): the tool shim (in the run's HOME) loads `tool.initToolFile`, calls
+ * The command of a tool run: the runtime's tool shim (in the run's HOME) loads `tool.initToolFile`, calls
  * `tool.initToolFunction()` and either describes the tool or runs one activity with the params in `params`;
  * the result goes to the fd `result`.
  */

@@ -198,7 +198,7 @@ describe('knowledge base search and retrievers', function () {
         retriever_components: [{ name: 'a', type: 'model_rerank', config: { knowledge_base_id: geography } }],
       },
       { name: 'x', retriever_components: [{ name: 'a', type: 'sql' }] },
-      { name: 'x', retriever_component_ids: [geography] },
+      { name: 'x', retriever_component_ids: ['not-a-uuid'] },
     ]) {
       const res = await api.post('/api/retrievers', body);
       expect(res.status, res.text).to.equal(400);
@@ -207,6 +207,94 @@ describe('knowledge base search and retrievers', function () {
 
     expect((await api.delete(`/api/retrievers/${r.retriever_id}`)).status).to.equal(204);
     expect((await api.get(`/api/retrievers/${r.retriever_id}`)).status).to.equal(404);
+  });
+
+  it('serves retriever components as their own resource; retrievers name them by id and query them as they are now', async () => {
+    const created = await api.post('/api/retriever-components', {
+      name: 'zoo',
+      description: 'Animals',
+      type: 'knowledge_base',
+      config: { knowledge_base_id: animals, query_args: { count: 1 } },
+    });
+    expect(created.status, created.text).to.equal(201);
+    const component = created.body;
+    expect(component).to.include({ name: 'zoo', description: 'Animals', type: 'knowledge_base' });
+    expect(component).to.include({ organization_id: tenant.organizationId });
+    expect(component.config).to.deep.equal({ knowledge_base_id: animals, query_args: { count: 1 } });
+    const id = component.retriever_component_id;
+    expect((await api.get(`/api/retriever-components/${id}`)).body).to.deep.equal(component);
+    const listed = await api.get('/api/retriever-components?page_size=1');
+    expect(listed.body.retriever_components[0]).to.deep.equal(component);
+    expect(listed.body.pagination.total_count).to.be.at.least(1);
+
+    // A retriever names it beside an inline component; it is shown after the inline ones.
+    const retriever = await api.post('/api/retrievers', {
+      name: 'Mixed',
+      retriever_components: [{ name: 'geo', type: 'knowledge_base', config: { knowledge_base_id: geography } }],
+      retriever_component_ids: [id],
+    });
+    expect(retriever.status, retriever.text).to.equal(201);
+    expect(retriever.body.retriever_component_ids).to.deep.equal([id]);
+    expect(retriever.body.retriever_components.map((c: any) => c.name)).to.deep.equal(['geo', 'zoo']);
+    expect(retriever.body.retriever_components[1]).to.deep.equal(component);
+    expect(Object.keys(retriever.body.retriever_components_schema.properties)).to.deep.equal(['geo', 'zoo']);
+    const rid = retriever.body.retriever_id;
+    const both = await api.post(`/api/retrievers/${rid}/query`, {
+      query: 'Paris penguins',
+      retriever_components_query_args: { geo: { count: 1 } },
+    });
+    expect(both.status, both.text).to.equal(200);
+    expect(both.body.outputs.map((o: any) => o.retriever_component_id).sort()).to.deep.equal(
+      [retriever.body.retriever_components[0].retriever_component_id, id].sort(),
+    );
+
+    // Changing the component changes what the retriever queries: now geography.
+    const patched = await api.patch(`/api/retriever-components/${id}`, {
+      type: 'knowledge_base',
+      config: { knowledge_base_id: geography },
+    });
+    expect(patched.status, patched.text).to.equal(200);
+    expect(patched.body).to.include({ name: 'zoo', description: 'Animals' });
+    const renamed = await api.patch(`/api/retriever-components/${id}`, { name: 'geo2' });
+    expect(renamed.body).to.include({ name: 'geo2', type: 'knowledge_base' });
+    expect(renamed.body.config).to.deep.equal({ knowledge_base_id: geography });
+    const after = await api.post(`/api/retrievers/${rid}/query`, { query: 'Paris' });
+    expect(new Set(after.body.outputs.map((o: any) => o.knowledge_base_id))).to.deep.equal(new Set([geography]));
+
+    // Its config comes with its type; a config of the wrong type, or alone, is a 400.
+    for (const body of [
+      { config: { knowledge_base_id: geography } },
+      { type: 'model_rerank', config: { knowledge_base_id: geography } },
+      { type: 'knowledge_base' },
+    ]) {
+      const res = await api.patch(`/api/retriever-components/${id}`, body);
+      expect(res.status, `${JSON.stringify(body)}: ${res.text}`).to.equal(400);
+    }
+    // Other organizations see none of it, nor may they name it.
+    const other = await newTenant('kb-components-other');
+    expect((await as(other.key).get(`/api/retriever-components/${id}`)).status).to.equal(404);
+    const borrowed = await as(other.key).post('/api/retrievers', { name: 'B', retriever_component_ids: [id] });
+    expect(borrowed.status, borrowed.text).to.equal(409);
+    expect(borrowed.body.errors[0]).to.deep.equal({
+      message: `Retriever component not found: ${id}`,
+      path: '/body/retriever_component_ids',
+    });
+    const foreignKb = await as(other.key).post('/api/retriever-components', {
+      name: 'x',
+      type: 'knowledge_base',
+      config: { knowledge_base_id: geography },
+    });
+    expect(foreignKb.status, foreignKb.text).to.equal(409);
+
+    // A component a retriever names cannot be deleted; once the retriever lets it go, it can.
+    const refused = await api.delete(`/api/retriever-components/${id}`);
+    expect(refused.status, refused.text).to.equal(409);
+    expect(refused.body.errors[0].message).to.include(rid);
+    const released = await api.patch(`/api/retrievers/${rid}`, { retriever_component_ids: [] });
+    expect(released.body.retriever_components.map((c: any) => c.name)).to.deep.equal(['geo']);
+    expect((await api.delete(`/api/retriever-components/${id}`)).status).to.equal(204);
+    expect((await api.get(`/api/retriever-components/${id}`)).status).to.equal(404);
+    await api.delete(`/api/retrievers/${rid}`);
   });
 
   it('queries a retriever: rankings of several knowledge bases fused, then reranked by the model', async () => {

@@ -1,8 +1,8 @@
 // Tool runs through HTTP on the real stack: the default tool's OpenAPI document and echo activity, unknown
 // activities, an activity that raises (the `{error, tool_run_id}` body GriptapeCloudToolTool reads), and the
-// runs' list, record and logs.
+// runs' list, record and logs; a Node.js tool deployed from a bucket.
 import { expect } from 'chai';
-import { waitForDeployment } from '../fixtures/projects';
+import { config, entriesOf, makeArchive, uploadToNewBucket, waitForDeployment } from '../fixtures/projects';
 import { structureWithBuild, structureWithoutBuild } from '../harness/builds';
 import { as } from '../harness/client';
 import { newTenant } from '../harness/stack';
@@ -42,6 +42,21 @@ class Files:
 
 def init_tool():
     return Files()
+`;
+
+// A Node.js tool as users write one: a class (CommonJS here) whose methods are activities, described by
+// properties; an async activity; one that throws; the init function is async and named by the config.
+const WORDS_TOOL_JS = `
+class Words {
+  constructor() { this.name = 'NodeWords'; }
+  reverse({ text }) { return text.split(' ').reverse().join(' '); }
+  async count({ text }) { await new Promise((r) => setTimeout(r, 5)); return { type: 'JsonArtifact', value: { words: text.split(' ').length } }; }
+  fail() { console.log('about to fail'); throw new RangeError('no such word'); }
+  _hidden() {}
+}
+Words.prototype.reverse.description = 'Reverses the order of the words of a text.';
+Words.prototype.reverse.schema = { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] };
+exports.makeTool = async () => new Words();
 `;
 
 describe('tool runs', function () {
@@ -141,5 +156,55 @@ describe('tool runs', function () {
     expect((await api.get(`/api/function-runs/${res.body.tool_run_id}`)).status).to.equal(404);
     const undeployed = await structureWithoutBuild(t.organizationId, 'tool');
     expect((await api.post(`/api/tools/${undeployed}/activities/echo`, {})).status).to.equal(409);
+  });
+
+  it('runs a Node.js tool deployed from a bucket: its OpenAPI document, each activity, and a thrown error as {error, tool_run_id}', async () => {
+    const t = await newTenant();
+    const api = as(t.key);
+    const archive = makeArchive(
+      'zip',
+      entriesOf({
+        'tool_config.yaml': config('nodejs', '  tool_file: words.js\n  init_tool_function: makeTool\n'),
+        'package.json': JSON.stringify({ name: 'words', version: '1.0.0', private: true }),
+        'words.js': WORDS_TOOL_JS,
+      }),
+    );
+    const bucketId = await uploadToNewBucket(t.key, 'words.zip', archive);
+    const tool = await api.post('/api/tools', {
+      name: 'node words',
+      code: { data_lake: { bucket_id: bucketId, asset_path: 'words.zip' } },
+    });
+    expect(tool.status, tool.text).to.equal(201);
+    const deployment = await waitForDeployment(t.key, tool.body.latest_deployment_id);
+    expect(deployment.status, JSON.stringify(deployment.status_detail)).to.equal('SUCCEEDED');
+    const id = tool.body.tool_id;
+
+    const doc = await api.get(`/api/tools/${id}/openapi`);
+    expect(doc.status, doc.text).to.equal(200);
+    expect(doc.body.info.title).to.equal('NodeWords');
+    expect(Object.keys(doc.body.paths)).to.deep.equal(['/activities/count', '/activities/fail', '/activities/reverse']);
+    const reverse = doc.body.paths['/activities/reverse'].post;
+    expect(reverse.description).to.equal('Reverses the order of the words of a text.');
+    expect(reverse.requestBody.content['application/json'].schema.required).to.deep.equal(['text']);
+    expect(doc.body.paths['/activities/count'].post.requestBody.content['application/json'].schema).to.deep.equal({
+      type: 'object',
+    });
+
+    const reversed = await api.post(`/api/tools/${id}/activities/reverse`, { text: 'one two three' });
+    expect(reversed.status, reversed.text).to.equal(200);
+    expect(reversed.body).to.deep.equal({ type: 'TextArtifact', value: 'three two one' });
+    const counted = await api.post(`/api/tools/${id}/activities/count`, { text: 'one two three' });
+    expect(counted.body).to.deep.equal({ type: 'JsonArtifact', value: { words: 3 } });
+    expect((await api.post(`/api/tools/${id}/activities/_hidden`, {})).status).to.equal(404);
+
+    const failed = await api.post(`/api/tools/${id}/activities/fail`, {});
+    expect(failed.status, failed.text).to.equal(200);
+    expect(failed.body).to.have.keys('error', 'tool_run_id');
+    expect(failed.body.error).to.include('no such word');
+    const run = await api.get(`/api/tool-runs/${failed.body.tool_run_id}`);
+    expect(run.body).to.include({ tool_id: id, status: 'FAILED' });
+    expect(run.body.status_detail.message).to.match(/^RangeError: /);
+    const logs = (await api.get(`/api/tool-runs/${failed.body.tool_run_id}/logs`)).body.logs.join('\n');
+    expect(logs).to.include('about to fail').and.to.include('RangeError');
   });
 });

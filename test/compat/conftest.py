@@ -63,3 +63,15 @@ def knowledge_structure(griptape_project):
 def words_tool(griptape_project):
     _deployed(griptape_project["tool"].latest_deployment_id)
     return griptape_project["tool"]
+
+
+@pytest.fixture(scope="session")
+def node_words_tool(griptape_project):
+    """The Node.js tool of projects/node-tool, uploaded to the default bucket and deployed."""
+    client = client_for()
+    bucket_id = griptape_project["organization"].default_bucket_id
+    GriptapeCloudFileManagerDriver(bucket_id=bucket_id, workdir="/code").save_file("node-tool.zip", zip_project("node-tool"))
+    tool = call("tools.create_tool", client, body=m.CreateToolRequestContent.from_dict({
+        "name": "node words", "code": {"data_lake": {"bucket_id": bucket_id, "asset_path": "code/node-tool.zip"}}}))
+    _deployed(tool.latest_deployment_id)
+    return tool

@@ -118,6 +118,21 @@ def invites(client, me, **_):
     call("invites.respond_to_invite", other, invite.invite_id, body=m.RespondToInviteRequestContent.from_dict({"response": "REJECTED"}))
     withdrawn = call("invites.create_invite", client, me["organization_id"], body=m.CreateInviteRequestContent(email=f"nobody-{uuid.uuid4().hex}@example.test"))
     call("invites.delete_invite", client, withdrawn.invite_id)
+    # Invited again, the other user joins; then a member removes them.
+    joined = call("invites.create_invite", client, me["organization_id"], body=m.CreateInviteRequestContent(email=OTHER_EMAIL))
+    call("invites.respond_to_invite", other, joined.invite_id, body=m.RespondToInviteRequestContent.from_dict({"response": "ACCEPTED"}))
+    members = call("organizations.list_organization_users", client, me["organization_id"]).users
+    newcomer = next(u for u in members if u.email.lower() == OTHER_EMAIL.lower())
+    call("organizations.delete_organization_user", client, me["organization_id"], newcomer.user_id)
+    assert newcomer.user_id not in [u.user_id for u in call("organizations.list_organization_users", client, me["organization_id"]).users]
+
+
+def models_and_usage(client, **_):
+    models = call("models.list_models", client).models
+    assert [(x.model_type.value, x.default) for x in models] == [("chat", True), ("embedding", True)]
+    assert call("models.get_model", client, models[0].model_config_id).model_name == models[0].model_name
+    usage = call("usage.get_usage", client)
+    assert usage.runtime_seconds >= 0 and usage.runtime_seconds_limit == -1
 
 
 def rules(client, **_):
@@ -271,11 +286,27 @@ def knowledge_bases(client, **_):
     assert "Tarmac stores knowledge in PostgreSQL." in json.loads(found.result)["input"]
     call("knowledge_bases.get_knowledge_base_search", client, found.knowledge_base_search_id)
     call("knowledge_bases.list_knowledge_base_searches", client, kb.knowledge_base_id)
-    # Retrievers, with their components inline (standalone /retriever-components are not served).
+    # Retrievers: one component inline, one standalone (/retriever-components) named by id.
+    component = call("retriever_components.create_retriever_component", client, body=m.CreateRetrieverComponentRequestContent(
+        name="rerank", type_="model_rerank", config={"model": MODEL, "count": 1}))
+    call("retriever_components.get_retriever_component", client, component.retriever_component_id)
+    assert call("retriever_components.list_retriever_components", client).retriever_components[0].name == "rerank"
+    component = call("retriever_components.update_retriever_component", client, component.retriever_component_id,
+                     body=m.UpdateRetrieverComponentRequestContent(type_="model_rerank", config={"count": 1}, description="keeps one"))
+    assert component.description == "keeps one" and component.config == {"count": 1}
     retriever = call("retrievers.create_retriever", client, body=m.CreateRetrieverRequestContent.from_dict({
         "name": "compat", "retriever_components": [
             {"name": "kb", "type": "knowledge_base", "config": {"knowledge_base_id": kb.knowledge_base_id}}]}))
     assert retriever.retriever_components[0].type_ == "knowledge_base"
+    # The client's update body always carries retriever_components (which replace the inline ones): give them again.
+    with_component = call("retrievers.update_retriever", client, retriever.retriever_id, body=m.UpdateRetrieverRequestContent.from_dict(
+        {"retriever_components": [{"name": "kb", "type": "knowledge_base", "config": {"knowledge_base_id": kb.knowledge_base_id}}],
+         "retriever_component_ids": [component.retriever_component_id]}))
+    assert [c.name for c in with_component.retriever_components] == ["kb", "rerank"]
+    assert raw("DELETE", f"/api/retriever-components/{component.retriever_component_id}").status_code == 409
+    call("retrievers.update_retriever", client, retriever.retriever_id, body=m.UpdateRetrieverRequestContent.from_dict(
+        {"retriever_component_ids": []}))
+    call("retriever_components.delete_retriever_component", client, component.retriever_component_id)
     call("retrievers.get_retriever", client, retriever.retriever_id)
     call("retrievers.list_retrievers", client)
     call("retrievers.update_retriever", client, retriever.retriever_id, body=m.UpdateRetrieverRequestContent(name="renamed"))
@@ -407,7 +438,7 @@ def billing(client, **_):
     assert "/p/session/bps_" in call("billing.create_billing_management_url", client).billing_management_url
 
 
-SCENARIOS = [accounts, config, secrets, buckets, invites, rules, threads, structures, functions, tools, assistants, chat,
+SCENARIOS = [accounts, config, secrets, buckets, invites, models_and_usage, rules, threads, structures, functions, tools, assistants, chat,
              knowledge_bases, connections, billing, integrations, data_connectors]
 
 #: Client packages whose resources this platform does not serve (yet); their calls answer 404.
@@ -416,13 +447,16 @@ NOT_SERVED = {
     "entitlement_policies": "entitlement policies",
     "export_jobs": "export jobs", "import_jobs": "import jobs",
     "libraries": "libraries",
-    "license_groups": "license groups", "licenses": "licenses", "models": "models and auth configs",
-    "retriever_components": "standalone retriever components (a retriever's components are given inline)", "session_pool": "sessions",
-    "sessions": "sessions", "usage": "usage reports",
+    "license_groups": "license groups", "licenses": "licenses",
+    "models.create_model": "models are configured by the operator (405)", "models.update_model": "models are configured by the operator (405)",
+    "models.delete_model": "models are configured by the operator (405)", "models.create_auth_config": "auth configs",
+    "models.get_auth_config": "auth configs", "models.list_auth_configs": "auth configs", "models.update_auth_config": "auth configs",
+    "models.delete_auth_config": "auth configs", "usage.create_nodes_usage": "hosted node usage reports",
+    "session_pool": "sessions",
+    "sessions": "sessions",
     "organizations.create_organization": "organizations are created by operators (npm run admin)",
     "organizations.update_organization": "organizations are changed by operators",
     "organizations.delete_organization": "organizations are deleted by operators",
-    "organizations.delete_organization_user": "membership is changed by invites",
 }
 
 

@@ -1,5 +1,6 @@
-"""A griptape BaseTool deployed as a tool (projects/griptape/tool), called by an Agent through
-GriptapeCloudToolTool, with the model reached through GriptapeCloudPromptDriver (griptape's own drivers)."""
+"""A griptape BaseTool deployed as a tool (projects/griptape/tool), and a Node.js tool (projects/node-tool), each
+called by an Agent through GriptapeCloudToolTool, with the model reached through GriptapeCloudPromptDriver
+(griptape's own drivers)."""
 from __future__ import annotations
 
 import json
@@ -23,4 +24,12 @@ def test_base_tool_through_griptape_cloud_tool_tool(words_tool):
     # The scripted model calls the function it is told to, then answers with what the tool said.
     agent = Agent(prompt_driver=GriptapeCloudPromptDriver(model=MODEL, base_url=BASE_URL, api_key=API_KEY), tools=[tool])
     output = agent.run('call WordTool_reverse_words {"text": "one two three"}').output.value
+    assert output == "tool said: three two one"
+
+
+def test_node_tool_through_griptape_cloud_tool_tool(node_words_tool):
+    tool = GriptapeCloudToolTool(tool_id=node_words_tool.tool_id, base_url=BASE_URL, api_key=API_KEY)
+    assert tool.name == "NodeWordTool"
+    agent = Agent(prompt_driver=GriptapeCloudPromptDriver(model=MODEL, base_url=BASE_URL, api_key=API_KEY), tools=[tool])
+    output = agent.run('call NodeWordTool_reverse_words {"text": "one two three"}').output.value
     assert output == "tool said: three two one"

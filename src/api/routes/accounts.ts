@@ -4,6 +4,7 @@ import { type DataSource, In, IsNull } from 'typeorm';
 import { ApiKey, Membership, Organization, User } from '../../persistence/entities';
 import { findInOrg, iso, pageInOrg } from '../../persistence/scoped';
 import { createApiKey, isMember, organizationsOfUsers } from '../../services/accounts/accounts';
+import { removeMember } from '../../services/accounts/members';
 import type { Caller } from '../../services/caller';
 import { forbidden, notFound } from '../../errors';
 import { paginate, skipTake } from '../../persistence/pagination';
@@ -385,5 +386,21 @@ route({
         pagination: paginate(page, total),
       },
     };
+  },
+});
+
+route({
+  operationId: 'DeleteOrganizationUser',
+  method: 'delete',
+  path: '/organizations/{organization_id}/users/{user_id}',
+  tag: ORG_TAG,
+  summary:
+    "Removes a member from the key's organization and deletes the organization's API keys made for them (401 from then on). 404 for a user who is not a member; 409 for the last member.",
+  params: { organization_id: uuid, user_id: uuid },
+  responses: { 204: { description: 'Removed' } },
+  handler: async ({ deps, caller, params }) => {
+    ownOrganization(caller, params.organization_id);
+    for (const hash of await removeMember(deps.ds, caller, params.user_id)) deps.keyCache?.changed(hash);
+    return { status: 204 };
   },
 });

@@ -1,10 +1,12 @@
-// Retrievers: CRUD and query. Components are given inline (`retriever_components`); the standalone
-// /retriever-components resource is not served. Schema of a component: docs/knowledge-bases.md#retrievers.
+// Retrievers: CRUD and query. Components are given inline (`retriever_components`) or named by id
+// (`retriever_component_ids`, the /retriever-components resource). Schema of a component:
+// docs/knowledge-bases.md#retrievers.
 import {
   createRetriever,
   deleteRetriever,
   findRetriever,
   listRetrievers,
+  MAX_RETRIEVER_COMPONENTS,
   presentRetriever,
   queryRetrieverRequest,
   updateRetriever,
@@ -12,78 +14,9 @@ import {
 import { route } from '../http/route';
 import { defineSchema, pageOf, str, timestamp, uuid } from '../schemas/registry';
 import { EntrySchema, MAX_QUERY_CHARS } from './knowledge-bases';
+import { ComponentDetail, ComponentInput, queryArgs } from './retriever-components';
 
 const TAG = 'Retrievers';
-const MAX_COMPONENTS = 20;
-
-const filter = {
-  type: 'object',
-  description: 'Entries whose meta holds every member (values compared as strings).',
-} as const;
-const count = { type: 'integer', minimum: 1, maximum: 100 } as const;
-
-const queryArgs = { type: 'object', additionalProperties: false, properties: { count, filter } } as const;
-const componentBase = { name: str(1, 200), description: str(0, 200) } as const;
-
-/** One schema per component type, so that a body the schema accepts is one the service accepts. */
-const ComponentInput = defineSchema('RetrieverComponentInput', {
-  oneOf: [
-    {
-      type: 'object',
-      required: ['name', 'type', 'config'],
-      additionalProperties: false,
-      properties: {
-        ...componentBase,
-        type: { const: 'knowledge_base', description: 'Retrieves from a knowledge base of the organization.' },
-        config: {
-          type: 'object',
-          required: ['knowledge_base_id'],
-          additionalProperties: false,
-          properties: { knowledge_base_id: uuid, query_args: queryArgs },
-        },
-      },
-    },
-    {
-      type: 'object',
-      required: ['name', 'type'],
-      additionalProperties: false,
-      properties: {
-        ...componentBase,
-        type: { const: 'model_rerank', description: 'The model reorders the fused outputs by relevance.' },
-        config: {
-          type: 'object',
-          additionalProperties: false,
-          properties: { model: str(1, 200), count },
-        },
-      },
-    },
-  ],
-});
-
-const ComponentDetail = {
-  type: 'object',
-  required: [
-    'retriever_component_id',
-    'name',
-    'type',
-    'config',
-    'organization_id',
-    'created_by',
-    'created_at',
-    'updated_at',
-  ],
-  properties: {
-    retriever_component_id: uuid,
-    name: { type: 'string' },
-    description: { type: 'string' },
-    type: { type: 'string' },
-    config: { type: 'object' },
-    organization_id: uuid,
-    created_by: { type: 'string' },
-    created_at: timestamp,
-    updated_at: timestamp,
-  },
-} as const;
 
 const RetrieverSchema = defineSchema('Retriever', {
   type: 'object',
@@ -101,7 +34,16 @@ const RetrieverSchema = defineSchema('Retriever', {
     retriever_id: uuid,
     name: { type: 'string' },
     description: { type: 'string' },
-    retriever_components: { type: 'array', items: ComponentDetail },
+    retriever_components: {
+      type: 'array',
+      items: ComponentDetail,
+      description: 'Every component: the inline ones, then those named by retriever_component_ids.',
+    },
+    retriever_component_ids: {
+      type: 'array',
+      items: uuid,
+      description: 'The standalone components (/retriever-components) the retriever names.',
+    },
     retriever_components_schema: {
       description: 'JSON Schema of `retriever_components_query_args`: query args per knowledge_base component name.',
     },
@@ -115,17 +57,17 @@ const RetrieverSchema = defineSchema('Retriever', {
 const fields = {
   name: str(1, 200),
   description: str(0, 200),
-  retriever_components: { type: 'array', maxItems: MAX_COMPONENTS, items: ComponentInput },
+  retriever_components: { type: 'array', maxItems: MAX_RETRIEVER_COMPONENTS, items: ComponentInput },
   retriever_component_ids: {
     type: 'array',
-    maxItems: 0,
+    maxItems: MAX_RETRIEVER_COMPONENTS,
     items: uuid,
-    description: 'Standalone retriever components are not served: give the components inline; must be empty.',
+    description: `Standalone components (/retriever-components) of the organization, queried after the inline ones; at most ${MAX_RETRIEVER_COMPONENTS} components in all.`,
   },
 } as const;
 const idPath = { retriever_id: uuid } as const;
 const refsNote =
-  'Every knowledge_base component must name a knowledge base of the organization (409 naming it otherwise).';
+  'Every knowledge_base component must name a knowledge base, and every retriever_component_ids member a retriever component, of the organization (409 naming it otherwise).';
 
 route({
   operationId: 'ListRetrievers',
@@ -137,7 +79,10 @@ route({
   responses: { 200: { description: 'Retrievers', schema: pageOf('RetrieverList', 'retrievers', RetrieverSchema) } },
   handler: async ({ deps, caller, page }) => {
     const { items, pagination } = await listRetrievers(deps.ds, caller, page);
-    return { status: 200, body: { retrievers: items.map(presentRetriever), pagination } };
+    return {
+      status: 200,
+      body: { retrievers: await Promise.all(items.map((r) => presentRetriever(deps.ds, r))), pagination },
+    };
   },
 });
 
@@ -152,7 +97,7 @@ route({
   responses: { 201: { description: 'Retriever', schema: RetrieverSchema } },
   handler: async ({ deps, caller, body }) => ({
     status: 201,
-    body: presentRetriever(await createRetriever(deps.ds, caller, body)),
+    body: await presentRetriever(deps.ds, await createRetriever(deps.ds, caller, body)),
   }),
 });
 
@@ -166,7 +111,7 @@ route({
   responses: { 200: { description: 'Retriever', schema: RetrieverSchema } },
   handler: async ({ deps, caller, params }) => ({
     status: 200,
-    body: presentRetriever(await findRetriever(deps.ds, caller, params.retriever_id)),
+    body: await presentRetriever(deps.ds, await findRetriever(deps.ds, caller, params.retriever_id)),
   }),
 });
 
@@ -181,7 +126,7 @@ route({
   responses: { 200: { description: 'Retriever', schema: RetrieverSchema } },
   handler: async ({ deps, caller, params, body }) => ({
     status: 200,
-    body: presentRetriever(await updateRetriever(deps.ds, caller, params.retriever_id, body)),
+    body: await presentRetriever(deps.ds, await updateRetriever(deps.ds, caller, params.retriever_id, body)),
   }),
 });
 

@@ -11,7 +11,7 @@ import { Integration, IntegrationDelivery } from './integration';
 import { Invite } from './invite';
 import { KnowledgeBase, KnowledgeBaseJob, KnowledgeBaseQuery } from './knowledge-base';
 import { Organization } from './organization';
-import { KnowledgeBaseSearch, Retriever, RetrieverQuery } from './retrieval';
+import { KnowledgeBaseSearch, Retriever, RetrieverQuery, StandaloneRetrieverComponent } from './retrieval';
 import { Run, RunEvent } from './run';
 import { RunSchedule } from './run-schedule';
 import { Secret } from './secret';
@@ -46,6 +46,7 @@ export {
   Organization,
   Retriever,
   RetrieverQuery,
+  StandaloneRetrieverComponent,
   Run,
   RunEvent,
   RunSchedule,
@@ -88,4 +89,5 @@ export const entities = [
   Retriever,
   RetrieverQuery,
   RunSchedule,
+  StandaloneRetrieverComponent,
 ];

@@ -50,7 +50,24 @@ export class Retriever {
   @Column('uuid') organization_id: string;
   @Column('text') name: string;
   @Column('text', { nullable: true }) description: string | null;
+  /** Inline components, read and written with the retriever. */
   @Column('jsonb') components: RetrieverComponent[];
+  /** Standalone components (`retriever_components` rows) it names, read as they are when it is queried. */
+  @Column('uuid', { array: true }) component_ids: string[];
+  @Column('text') created_by: string;
+  @Column('timestamptz') created_at: Date;
+  @Column('timestamptz') updated_at: Date;
+}
+
+/** A retriever component as its own resource (/retriever-components), which retrievers name by id. */
+@Entity('retriever_components')
+export class StandaloneRetrieverComponent {
+  @PrimaryColumn('uuid') retriever_component_id: string;
+  @Column('uuid') organization_id: string;
+  @Column('text') name: string;
+  @Column('text', { nullable: true }) description: string | null;
+  @Column('text') type: RetrieverComponent['type'];
+  @Column('jsonb') config: RetrieverComponent['config'];
   @Column('text') created_by: string;
   @Column('timestamptz') created_at: Date;
   @Column('timestamptz') updated_at: Date;

@@ -4,49 +4,29 @@
 //
 // Imports <main_file> (CommonJS or ES module, relative to the working directory), calls its export
 // <handler_name>(event) with event = {body, query_params}, awaits it, and writes the JSON-encoded result to
-// the pipe <result_fd> (past the platform's result limit the pipe is closed on the other side: EPIPE). Exit codes: 0 ok, 1 the handler threw, 2 the handler could not be loaded.
+// the pipe <result_fd>. Exit codes: 0 ok, 1 the handler threw, 2 the handler could not be loaded.
 import fs from 'node:fs';
-import path from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { describeError, exported, fail, loadModule, writeResult } from './_tarmac_shim.mjs';
 
 const [mainFile, handlerName, inputPath, resultArg] = process.argv.slice(2);
 const resultFd = Number(resultArg);
 
-function writeResult(text) {
-  const bytes = Buffer.from(text);
-  const pause = new Int32Array(new SharedArrayBuffer(4));
-  for (let written = 0; written < bytes.length;) {
-    try {
-      written += fs.writeSync(resultFd, bytes, written);
-    } catch (err) {
-      if (err.code !== 'EAGAIN') throw err;
-      Atomics.wait(pause, 0, 0, 5); // the platform reads as it arrives
-    }
-  }
-  fs.closeSync(resultFd);
-}
-
-function fail(code, type, message) {
-  writeResult(JSON.stringify({ error: { type, message } }));
-  process.exit(code);
-}
-
 let mod;
 try {
-  mod = await import(pathToFileURL(path.resolve(mainFile)).href);
+  mod = await loadModule(mainFile);
 } catch (err) {
   console.error(err);
-  fail(2, 'LoadError', `${err?.name ?? 'Error'}: ${err?.message ?? err}`);
+  fail(resultFd, 2, 'LoadError', describeError(err));
 }
-const handler = mod[handlerName] ?? mod.default?.[handlerName] ?? (handlerName === 'default' ? mod.default : undefined);
+const handler = exported(mod, handlerName);
 if (typeof handler !== 'function')
-  fail(2, 'LoadError', `${mainFile} exports no function named ${JSON.stringify(handlerName)}`);
+  fail(resultFd, 2, 'LoadError', `${mainFile} exports no function named ${JSON.stringify(handlerName)}`);
 
 const event = JSON.parse(fs.readFileSync(inputPath, 'utf8'));
 try {
   const result = await handler(event);
-  writeResult(JSON.stringify(result === undefined ? null : result));
+  writeResult(resultFd, JSON.stringify(result === undefined ? null : result));
 } catch (err) {
   console.error(err);
-  fail(1, err?.name ?? 'Error', String(err?.message ?? err));
+  fail(resultFd, 1, err?.name ?? 'Error', String(err?.message ?? err));
 }

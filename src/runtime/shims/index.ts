@@ -2,7 +2,7 @@
 // them into dist/, see package.json). A run writes its runtime's shim and the shim's companions into its
 // private HOME and runs it:
 //   <interpreter> <shim> <main_file> <handler_name> <input_json_file> <result_fd>   (functions)
-//   <python> tool_runner.py <init_tool_file> <init_tool_function> <result_fd> describe | run <activity> <params>
+//   <interpreter> <shim> <init_tool_file> <init_tool_function> <result_fd> describe | run <activity> <params>   (tools)
 // Exit codes: 0 ok, 1 the handler raised, 2 it could not be loaded. The shim writes the JSON result, or
 // {"error": {type, message}}, to the pipe <result_fd> (RESULT_FD, src/runtime/process/result-channel.ts).
 import fs from 'node:fs';
@@ -27,10 +27,14 @@ const read = (fileName: string): ShimFile => {
 
 /** The function shim of `runtime` (the .mjs extension makes node treat it as an ES module). */
 export function functionShim(runtime: 'python3' | 'nodejs'): Shim {
-  return runtime === 'python3' ? [read('function_runner.py'), read('_tarmac_shim.py')] : [read('function_runner.mjs')];
+  return runtime === 'python3'
+    ? [read('function_runner.py'), read('_tarmac_shim.py')]
+    : [read('function_runner.mjs'), read('_tarmac_shim.mjs')];
 }
 
-/** The tool shim (python3 only). */
-export function toolShim(): Shim {
-  return [read('tool_runner.py'), read('_tarmac_shim.py')];
+/** The tool shim of `runtime`. */
+export function toolShim(runtime: 'python3' | 'nodejs'): Shim {
+  return runtime === 'python3'
+    ? [read('tool_runner.py'), read('_tarmac_shim.py')]
+    : [read('tool_runner.mjs'), read('_tarmac_shim.mjs')];
 }

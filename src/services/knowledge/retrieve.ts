@@ -13,6 +13,7 @@ import type {
 import type { KnowledgeBaseQueryArgs } from '../../temporal/contracts';
 import { DEFAULT_QUERY_COUNT, RRF_K, rankEntries, retrievalOf } from './query';
 import { openChunkStore, type ChunkStores } from './chunk-store';
+import { componentsOfRetriever } from './retriever-components';
 
 /** Where chunks are read: our database, or a pg_vector knowledge base's outside one (its password sealed). */
 export type RetrievalStores = ChunkStores;
@@ -84,7 +85,7 @@ export async function answerFrom(
 export type ComponentQueryArgs = Record<string, { count?: number; filter?: Record<string, string | number | boolean> }>;
 
 /**
- * A retriever's query: each `knowledge_base` component ranks its knowledge base (its config's query_args,
+ * A retriever's query: each `knowledge_base` component (inline, then standalone) ranks its knowledge base (its config's query_args,
  * overridden per query by `retriever_components_query_args[<component name>]`), the rankings are fused by
  * reciprocal rank fusion (score = Σ 1 / (60 + rank)), then each `model_rerank` component reorders them.
  * A knowledge base deleted since the retriever was made is a KnowledgeBaseGoneError naming it (the api
@@ -100,7 +101,8 @@ export async function queryRetriever(
   signal?: AbortSignal,
 ): Promise<RetrieverOutput[]> {
   const rankings: RetrieverOutput[][] = [];
-  for (const c of retriever.components) {
+  const components = await componentsOfRetriever(stores.ds, retriever);
+  for (const c of components) {
     if (c.type !== 'knowledge_base') continue;
     const config = c.config as KnowledgeBaseComponentConfig;
     const kb = await stores.ds.getRepository(KnowledgeBase).findOneBy({
@@ -132,7 +134,7 @@ export async function queryRetriever(
   let outputs = [...scores.values()]
     .sort((a, b) => b.score - a.score || a.output.id.localeCompare(b.output.id))
     .map(({ output, score }) => ({ ...output, score }));
-  for (const c of retriever.components) {
+  for (const c of components) {
     if (c.type === 'model_rerank')
       outputs = await rerank(models, query, outputs, c.config as RerankComponentConfig, signal);
   }

@@ -10,7 +10,7 @@ import type { DataSource } from 'typeorm';
 import type { ModelDriver } from '../../drivers/model/types';
 import type { Caller } from '../caller';
 import type { Config } from '../../config';
-import { conflict, notFound } from '../../errors';
+import { badRequest, conflict, notFound } from '../../errors';
 import type { PageRequest } from '../../persistence/pagination';
 import {
   KnowledgeBaseComponentConfig,
@@ -24,24 +24,22 @@ import { workflowStart, type RetrieverQueryInput } from '../../temporal/contract
 import { awaitRetrieval } from './run-query';
 import { assertDefaultModel } from './search';
 import { goneMessage, queryRetriever, type ComponentQueryArgs, type RetrievalStores } from './retrieve';
+import { assertComponentRefs, componentsOfRetriever, shapeConfig, type ComponentInput } from './retriever-components';
 
-export interface ComponentInput {
-  name: string;
-  type: RetrieverComponent['type'];
-  description?: string;
-  config?: Record<string, unknown>;
-}
+/** The most components a retriever has, inline and standalone together. */
+export const MAX_RETRIEVER_COMPONENTS = 20;
 
 export interface RetrieverFields {
   name?: string;
   description?: string;
   retriever_components?: ComponentInput[];
+  /** Standalone components (/retriever-components) of the organization, queried after the inline ones. */
   retriever_component_ids?: string[];
 }
 
 /**
- * Shapes the components (the route's schema checked each against its type) and checks their knowledge bases.
- * `previous` keeps the ids (and created_at) of components kept by name and type.
+ * Shapes the inline components (the route's schema checked each against its type) and checks their knowledge
+ * bases. `previous` keeps the ids (and created_at) of components kept by name and type.
  */
 async function componentsOf(
   ds: DataSource,
@@ -52,19 +50,6 @@ async function componentsOf(
   const now = new Date().toISOString();
   const unclaimed = [...previous];
   const components = inputs.map((c): RetrieverComponent => {
-    const config = c.config ?? {};
-    const shaped: KnowledgeBaseComponentConfig | RerankComponentConfig =
-      c.type === 'knowledge_base'
-        ? {
-            knowledge_base_id: String(config.knowledge_base_id).toLowerCase(),
-            ...(config.query_args
-              ? { query_args: config.query_args as KnowledgeBaseComponentConfig['query_args'] }
-              : {}),
-          }
-        : {
-            ...(typeof config.model === 'string' ? { model: config.model } : {}),
-            ...(typeof config.count === 'number' ? { count: config.count } : {}),
-          };
     const kept = unclaimed.find((p) => p.name === c.name && p.type === c.type);
     if (kept) unclaimed.splice(unclaimed.indexOf(kept), 1);
     return {
@@ -72,25 +57,31 @@ async function componentsOf(
       name: c.name,
       ...(c.description !== undefined ? { description: c.description } : {}),
       type: c.type,
-      config: shaped,
+      config: shapeConfig(c.type, c.config),
       created_by: kept?.created_by ?? caller.actor,
       created_at: kept?.created_at ?? now,
       updated_at: now,
     };
   });
-  for (const [i, c] of components.entries()) {
-    if (c.type === 'knowledge_base') {
-      const id = (c.config as KnowledgeBaseComponentConfig).knowledge_base_id;
-      await assertIdsInOrg(
-        ds,
-        'knowledge_base',
-        caller.organizationId,
-        [id],
-        `/body/retriever_components/${i}/config/knowledge_base_id`,
-      );
-    }
-  }
+  for (const [i, c] of components.entries())
+    await assertComponentRefs(ds, caller, c, `/body/retriever_components/${i}`);
   return components;
+}
+
+/** The standalone component ids, lower-cased and without repeats, each one of the organization (409 otherwise). */
+async function componentIdsOf(ds: DataSource, caller: Caller, ids: string[]): Promise<string[]> {
+  const unique = [...new Set(ids.map((id) => id.toLowerCase()))];
+  await assertIdsInOrg(ds, 'retriever_component', caller.organizationId, unique, '/body/retriever_component_ids');
+  return unique;
+}
+
+/** At most MAX_RETRIEVER_COMPONENTS components in all, inline and standalone (400 otherwise). */
+function assertComponentCount(r: Pick<Retriever, 'components' | 'component_ids'>): void {
+  const count = r.components.length + r.component_ids.length;
+  if (count > MAX_RETRIEVER_COMPONENTS)
+    throw badRequest(
+      `A retriever has at most ${MAX_RETRIEVER_COMPONENTS} components (retriever_components and retriever_component_ids together); this one would have ${count}`,
+    );
 }
 
 export const findRetriever = (ds: DataSource, caller: Caller, id: string) =>
@@ -105,25 +96,34 @@ export async function createRetriever(
   fields: RetrieverFields & { name: string },
 ): Promise<Retriever> {
   const now = new Date();
-  return ds.getRepository(Retriever).save({
+  const retriever: Retriever = {
     retriever_id: randomUUID(),
     organization_id: caller.organizationId,
     name: fields.name,
     description: fields.description ?? null,
     components: await componentsOf(ds, caller, fields.retriever_components ?? []),
+    component_ids: await componentIdsOf(ds, caller, fields.retriever_component_ids ?? []),
     created_by: caller.actor,
     created_at: now,
     updated_at: now,
-  });
+  };
+  assertComponentCount(retriever);
+  return ds.getRepository(Retriever).save(retriever);
 }
 
-/** Changes the given fields; given components replace the stored ones (a component kept by name keeps its id). */
+/**
+ * Changes the given fields; given inline components replace the stored ones (a component kept by name keeps
+ * its id), given retriever_component_ids the named ones.
+ */
 export async function updateRetriever(ds: DataSource, caller: Caller, id: string, fields: RetrieverFields) {
   const retriever = await findRetriever(ds, caller, id);
   if (fields.name !== undefined) retriever.name = fields.name;
   if (fields.description !== undefined) retriever.description = fields.description;
   if (fields.retriever_components !== undefined)
     retriever.components = await componentsOf(ds, caller, fields.retriever_components, retriever.components);
+  if (fields.retriever_component_ids !== undefined)
+    retriever.component_ids = await componentIdsOf(ds, caller, fields.retriever_component_ids);
+  assertComponentCount(retriever);
   retriever.updated_at = new Date();
   return ds.getRepository(Retriever).save(retriever);
 }
@@ -134,12 +134,12 @@ export async function deleteRetriever(ds: DataSource, caller: Caller, id: string
 }
 
 /** The JSON Schema of `retriever_components_query_args` for this retriever: per knowledge_base component name. */
-export function componentsQuerySchema(retriever: Retriever) {
+export function componentsQuerySchema(components: RetrieverComponent[]) {
   return {
     type: 'object',
     additionalProperties: false,
     properties: Object.fromEntries(
-      retriever.components
+      components
         .filter((c) => c.type === 'knowledge_base')
         .map((c) => [
           c.name,
@@ -157,13 +157,17 @@ export function componentsQuerySchema(retriever: Retriever) {
 }
 
 /** A knowledge base component whose knowledge base was deleted since is a 409 naming it (never skipped). */
-async function assertComponentsExist(ds: DataSource, retriever: Retriever): Promise<void> {
-  const named = retriever.components.filter((c) => c.type === 'knowledge_base');
+async function assertComponentsExist(
+  ds: DataSource,
+  organizationId: string,
+  components: RetrieverComponent[],
+): Promise<void> {
+  const named = components.filter((c) => c.type === 'knowledge_base');
   const ids = named.map((c) => (c.config as KnowledgeBaseComponentConfig).knowledge_base_id);
   if (!ids.length) return;
   const rows: Array<{ id: string }> = await ds.query(
     `SELECT knowledge_base_id AS id FROM knowledge_bases WHERE knowledge_base_id = ANY($1::uuid[]) AND organization_id = $2`,
-    [ids, retriever.organization_id],
+    [ids, organizationId],
   );
   const found = new Set(rows.map((r) => r.id));
   const gone = named.filter((c) => !found.has((c.config as KnowledgeBaseComponentConfig).knowledge_base_id));
@@ -181,15 +185,16 @@ export async function queryRetrieverRequest(
   body: { query: string; retriever_components_query_args?: ComponentQueryArgs },
 ): Promise<RetrieverQuery> {
   const retriever = await findRetriever(deps.ds, caller, retrieverId);
+  const components = await componentsOfRetriever(deps.ds, retriever);
   const componentArgs = body.retriever_components_query_args ?? {};
   // Which names exist is the stored retriever's business: a name it lacks conflicts with it (409).
   const unknown = Object.keys(componentArgs).filter(
-    (name) => !retriever.components.some((c) => c.name === name && c.type === 'knowledge_base'),
+    (name) => !components.some((c) => c.name === name && c.type === 'knowledge_base'),
   );
   if (unknown.length)
     throw conflict(`The retriever has no knowledge_base component named ${unknown.map((n) => `"${n}"`).join(', ')}`);
-  await assertComponentsExist(deps.ds, retriever);
-  if (retriever.components.some((c) => c.type === 'model_rerank' && !(c.config as RerankComponentConfig).model))
+  await assertComponentsExist(deps.ds, retriever.organization_id, components);
+  if (components.some((c) => c.type === 'model_rerank' && !(c.config as RerankComponentConfig).model))
     assertDefaultModel(deps.config, 'Reranking (a model_rerank component without a model)');
   const retrieverQueryId = randomUUID();
   await awaitRetrieval(deps, {
@@ -253,7 +258,7 @@ async function saveRetrieverQuery(ds: DataSource, row: RetrieverQuery): Promise<
     .execute();
 }
 
-export const presentComponent = (r: Retriever, c: RetrieverComponent) => ({
+const presentComponent = (r: Retriever, c: RetrieverComponent) => ({
   retriever_component_id: c.retriever_component_id,
   name: c.name,
   ...(c.description !== undefined ? { description: c.description } : {}),
@@ -265,14 +270,19 @@ export const presentComponent = (r: Retriever, c: RetrieverComponent) => ({
   updated_at: c.updated_at,
 });
 
-export const presentRetriever = (r: Retriever) => ({
-  retriever_id: r.retriever_id,
-  name: r.name,
-  ...(r.description != null ? { description: r.description } : {}),
-  retriever_components: r.components.map((c) => presentComponent(r, c)),
-  retriever_components_schema: componentsQuerySchema(r),
-  organization_id: r.organization_id,
-  created_by: r.created_by,
-  created_at: iso(r.created_at),
-  updated_at: iso(r.updated_at),
-});
+/** The retriever as the api shows it: every component, inline then standalone (read now). */
+export async function presentRetriever(ds: DataSource, r: Retriever) {
+  const components = await componentsOfRetriever(ds, r);
+  return {
+    retriever_id: r.retriever_id,
+    name: r.name,
+    ...(r.description != null ? { description: r.description } : {}),
+    retriever_components: components.map((c) => presentComponent(r, c)),
+    retriever_component_ids: r.component_ids,
+    retriever_components_schema: componentsQuerySchema(components),
+    organization_id: r.organization_id,
+    created_by: r.created_by,
+    created_at: iso(r.created_at),
+    updated_at: iso(r.updated_at),
+  };
+}

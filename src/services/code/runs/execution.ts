@@ -120,8 +120,6 @@ export async function prepareExecution(
   run: Run,
 ): Promise<PreparedExecution> {
   const { resource, manifest, buildPath } = await buildOf(deps.ds, run);
-  if (run.kind === 'tool' && manifest.runtime !== 'python3')
-    throw new RunSetupError('UnsupportedRuntime', 'Tools run on the python3 runtime only');
   const vars = [
     ...(await resolveEnvVars(deps.ds, deps.box, run.organization_id, resource.env_vars ?? [])),
     ...(await resolveEnvVars(deps.ds, deps.box, run.organization_id, run.env_vars ?? [])),
@@ -166,7 +164,7 @@ export async function prepareExecution(
   } else if (run.kind === 'tool') {
     const input = (run.input ?? {}) as { describe?: boolean; activity?: string; params?: unknown };
     const files = {
-      shim: await writeShim(toolShim()),
+      shim: await writeShim(toolShim(manifest.runtime)),
       params: path.join(home, 'tool-params.json'),
       result: RESULT_FD,
     };
