@@ -17,6 +17,7 @@ import { ConnectionsBilling1764850000000 } from './1764850000000-connections-bil
 import { ExecutionSlots1764950000000 } from './1764950000000-execution-slots';
 import { RateLimits1765000000000 } from './1765000000000-rate-limits';
 import { RunReplays1765010000000 } from './1765010000000-run-replays';
+import { RunRetries1765300000000 } from './1765300000000-run-retries';
 
 /** Every migration, in order; the data source runs these (never `synchronize`). */
 export const migrations = [
@@ -39,4 +40,5 @@ export const migrations = [
   ExecutionSlots1764950000000,
   RateLimits1765000000000,
   RunReplays1765010000000,
+  RunRetries1765300000000,
 ];

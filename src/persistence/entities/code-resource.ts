@@ -1,4 +1,5 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
+import type { RetryPolicy } from '../../temporal/retry-policy';
 
 export type CodeResourceKind = 'structure' | 'function' | 'tool';
 
@@ -37,6 +38,8 @@ export class CodeResource {
   @Column('jsonb') env_vars: EnvVar[];
   @Column('boolean') webhook_enabled: boolean;
   @Column('uuid', { nullable: true }) latest_deployment_id: string | null;
+  /** How its runs are retried when lost (docs/run-control.md#retries-of-lost-runs); null: never. */
+  @Column('jsonb', { nullable: true }) retry_policy: RetryPolicy | null;
   @Column('text') created_by: string;
   @Column('timestamptz') created_at: Date;
   @Column('timestamptz') updated_at: Date;

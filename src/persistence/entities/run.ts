@@ -1,5 +1,6 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 import type { CodeResourceKind, EnvVar } from './code-resource';
+import type { RetryPolicy } from '../../temporal/retry-policy';
 
 export const RUN_STATUSES = ['QUEUED', 'STARTING', 'RUNNING', 'SUCCEEDED', 'FAILED', 'ERROR', 'CANCELLED'] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
@@ -12,6 +13,16 @@ export type RunKind = CodeResourceKind | 'assistant' | 'chat';
 export interface ModelUsage {
   input_tokens: number;
   output_tokens: number;
+}
+
+/** How one attempt of a run ended (an attempt that was retried). */
+export interface AttemptRecord {
+  attempt: number;
+  status: RunStatus;
+  reason: string | null;
+  message: string | null;
+  started_at: string | null;
+  ended_at: string | null;
 }
 
 /** A run of a structure, function, tool or assistant, or a chat message exchange (`kind`). */
@@ -39,6 +50,12 @@ export class Run {
   @Column('text') created_by: string;
   /** The finished run this one replays (POST /{kind}-runs/{id}/replay); null for every other run. */
   @Column('uuid', { nullable: true }) replayed_from_run_id: string | null;
+  /** The retry policy the run runs under (its request's, else its resource's); null: one attempt. */
+  @Column('jsonb', { nullable: true }) retry_policy: RetryPolicy | null;
+  /** The attempt running (or the last one), from 1. */
+  @Column('integer') attempt: number;
+  /** How each earlier attempt ended (the last one's ending is the run's own). */
+  @Column('jsonb') attempts: AttemptRecord[];
   @Column('timestamptz') created_at: Date;
   @Column('timestamptz') updated_at: Date;
 }
@@ -57,6 +74,7 @@ export function newRunRow(
         | 'env_vars'
         | 'input'
         | 'replayed_from_run_id'
+        | 'retry_policy'
       >
     >,
   now = new Date(),
@@ -70,7 +88,10 @@ export function newRunRow(
     env_vars: [],
     input: null,
     replayed_from_run_id: null,
+    retry_policy: null,
     ...fields,
+    attempt: 1,
+    attempts: [],
     usage: null,
     status: 'QUEUED',
     status_detail: null,

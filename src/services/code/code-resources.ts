@@ -15,6 +15,8 @@ import { findOnePrepared } from '../../persistence/direct-sql';
 import { assertIdsInOrg, assertSecretRefs, pageInOrg } from '../../persistence/scoped';
 import { DeploymentsDeps, planDeployment, startPlannedDeployment } from './deployments';
 import { OPEN_RUN_STATUSES, stopOpenRuns } from './runs/cancellation';
+import { requestedPolicy } from './runs/retries';
+import type { RetryPolicyRequest } from '../../temporal/retry-policy';
 
 export const KIND_LABEL: Record<CodeResourceKind, string> = {
   structure: 'Structure',
@@ -30,6 +32,8 @@ export interface CodeResourceFields {
   env_vars?: EnvVar[];
   config_file?: string;
   webhook_enabled?: boolean;
+  /** Null removes it. */
+  retry_policy?: RetryPolicyRequest | null;
 }
 
 export async function findCodeResource(
@@ -97,6 +101,7 @@ export async function createCodeResource(
     config_file: fields.config_file ?? null,
     env_vars: envVars,
     webhook_enabled: fields.webhook_enabled ?? false,
+    retry_policy: fields.retry_policy ? requestedPolicy(fields.retry_policy, '/body/retry_policy') : null,
     latest_deployment_id: null,
     created_by: caller.actor,
     created_at: now,
@@ -122,6 +127,8 @@ export async function updateCodeResource(
   if (fields.config_file !== undefined) resource.config_file = fields.config_file;
   if (envVars !== undefined) resource.env_vars = envVars;
   if (fields.webhook_enabled !== undefined) resource.webhook_enabled = fields.webhook_enabled;
+  if (fields.retry_policy !== undefined)
+    resource.retry_policy = requestedPolicy(fields.retry_policy, '/body/retry_policy');
   resource.updated_at = new Date();
   // latest_deployment_id is written only with a new deployment (a concurrent deploy must not be undone).
   const { latest_deployment_id: _kept, resource_id: _id, ...changes } = resource;

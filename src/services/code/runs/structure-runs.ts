@@ -18,6 +18,8 @@ import { findRunOfKind } from './code-runs';
 import { workflowStart } from '../../../temporal/contracts';
 import { insertAndStart } from '../../../temporal/workflow-records';
 import { insertRow } from '../../../persistence/direct-sql';
+import type { RetryPolicy, RetryPolicyRequest } from '../../../temporal/retry-policy';
+import { runPolicy } from './retries';
 
 /** Linux refuses a single argv/env string longer than this (MAX_ARG_STRLEN, 128 KiB including the NUL). */
 export const MAX_ARG_BYTES = 131_071;
@@ -62,13 +64,14 @@ export async function createStructureRun(
   deps: RunsDeps,
   caller: Caller,
   structureId: string,
-  input: { args: string[]; env_vars: RequestEnvVar[] },
+  input: { args: string[]; env_vars: RequestEnvVar[]; retry_policy?: RetryPolicyRequest | null },
 ): Promise<Run> {
   const envVars = runEnvVars(input.env_vars);
   checkExecStrings(input.args, envVars, '/body');
   const structure = await findStructure(deps.ds, caller, structureId);
   await assertSecretRefs(deps.ds, caller.organizationId, envVars, '/body/env_vars');
-  return startRun(deps, caller, structure, { args: input.args, envVars, input: null });
+  const retryPolicy = runPolicy(structure, input.retry_policy, '/body/retry_policy');
+  return startRun(deps, caller, structure, { args: input.args, envVars, input: null, retryPolicy });
 }
 
 /**
@@ -88,6 +91,8 @@ export async function queuedCodeRun(
     /** A SUCCEEDED deployment of `resource` to run instead of its latest (a replay that pins one). */
     deployment?: Deployment;
     replayedFromRunId?: string;
+    /** Instead of the resource's (null: none). */
+    retryPolicy?: RetryPolicy | null;
   },
 ): Promise<Run | undefined> {
   const deployment = fields.deployment ?? (await latestSuccessfulDeployment(ds, resource.resource_id));
@@ -103,6 +108,7 @@ export async function queuedCodeRun(
     input: fields.input,
     created_by: fields.createdBy,
     replayed_from_run_id: fields.replayedFromRunId ?? null,
+    retry_policy: fields.retryPolicy === undefined ? resource.retry_policy : fields.retryPolicy,
   });
 }
 
@@ -122,6 +128,8 @@ export async function startRun(
     runId?: string;
     deployment?: Deployment;
     replayedFromRunId?: string;
+    /** Instead of the resource's (null: none). */
+    retryPolicy?: RetryPolicy | null;
   },
 ): Promise<Run> {
   const run = await queuedCodeRun(deps.ds, resource, {
@@ -133,6 +141,7 @@ export async function startRun(
     input: fields.input,
     deployment: fields.deployment,
     replayedFromRunId: fields.replayedFromRunId,
+    retryPolicy: fields.retryPolicy,
   });
   if (!run) {
     throw conflict(
@@ -154,6 +163,7 @@ export async function startRun(
       runId: run.run_id,
       timeLimitSeconds: deps.config.runLimits.timeSeconds,
       heartbeatTimeoutSeconds: deps.config.runProcess.heartbeatTimeoutSeconds,
+      ...(run.retry_policy ? { retryPolicy: run.retry_policy } : {}),
     }),
   });
 }
