@@ -15,6 +15,7 @@ import {
 import { neutralMember, withProviderWords } from '../../services/provider-words';
 import { assetName } from './buckets';
 import { route } from '../http/route';
+import { retryPolicyAnswer, retryPolicyMember } from './run-retries';
 import { defineSchema, JsonSchema, pageOf, str, timestamp, uuid } from '../schemas/registry';
 
 /** Linux refuses one environment string longer than this (MAX_ARG_STRLEN); runs pass env vars to execve. */
@@ -138,6 +139,7 @@ function present(k: KindSpec, r: CodeResource) {
     ...(r.config_file !== null ? { [k.configMember]: r.config_file } : {}),
     latest_deployment_id: r.latest_deployment_id,
     ...(k.webhook ? { webhook_enabled: r.webhook_enabled } : {}),
+    ...(r.retry_policy ? { retry_policy: r.retry_policy } : {}),
     organization_id: r.organization_id,
     created_by: r.created_by,
     created_at: iso(r.created_at),
@@ -174,6 +176,7 @@ function declare(k: KindSpec): void {
       [k.configMember]: { type: 'string' },
       latest_deployment_id: { ...uuid, description: 'The newest deployment (runs use the newest SUCCEEDED one).' },
       ...(k.webhook ? { webhook_enabled: { type: 'boolean' } } : {}),
+      retry_policy: retryPolicyAnswer,
       organization_id: uuid,
       created_by: { type: 'string' },
       created_at: timestamp,
@@ -190,6 +193,7 @@ function declare(k: KindSpec): void {
       description: `Path of the config file from the source root (default \`${defaultConfig}\`; ignored for \`default\` code).`,
     },
     ...(k.webhook ? { webhook_enabled: { type: 'boolean' } } : {}),
+    retry_policy: retryPolicyMember,
   };
   const fieldsOf = (body: Record<string, unknown>): CodeResourceFields => ({
     ...body,

@@ -8,6 +8,7 @@ import { functionExecutionError } from '../../errors';
 import { route } from '../http/route';
 import { EnvVarSchema } from './code-resources';
 import { defineSchema, nullableTimestamp, timestamp, uuid } from '../schemas/registry';
+import { presentRunRetries, runRetryProperties } from './run-retries';
 import { codeRunRecordRoutes, replayedFrom } from './code-run-records';
 
 const TAG = 'Function runs';
@@ -45,6 +46,7 @@ export const FunctionRunSchema = defineSchema('FunctionRun', {
     output_timestamp: { type: 'number', description: 'When the output was recorded (epoch seconds).' },
     created_by: { type: 'string' },
     replayed_from_run_id: replayedFrom,
+    ...runRetryProperties,
     created_at: timestamp,
     updated_at: timestamp,
     started_at: nullableTimestamp,
@@ -64,6 +66,7 @@ const present = (r: Run, runtimePath: string) => ({
   ...(r.output_timestamp != null ? { output: r.output, output_timestamp: r.output_timestamp } : {}),
   created_by: r.created_by,
   ...(r.replayed_from_run_id ? { replayed_from_run_id: r.replayed_from_run_id } : {}),
+  ...presentRunRetries(r),
   created_at: iso(r.created_at),
   updated_at: iso(r.updated_at),
   started_at: iso(r.started_at),

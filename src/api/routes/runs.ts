@@ -11,6 +11,7 @@ import {
 } from '../../services/code/runs/structure-runs';
 import { badRequest, conflict, payloadTooLarge } from '../../errors';
 import { route } from '../http/route';
+import { presentRunRetries, retryPolicyMember, runRetryProperties } from './run-retries';
 import { codeRunRecordRoutes, replayedFrom } from './code-run-records';
 import { EnvVarSchema, presentCodeResource } from './code-resources';
 import { defineSchema, nullableTimestamp, ref, timestamp, uuid } from '../schemas/registry';
@@ -45,6 +46,7 @@ export const StructureRunSchema = defineSchema('StructureRun', {
     output_timestamp: { type: 'number', description: '`timestamp` of that event (epoch seconds).' },
     created_by: { type: 'string' },
     replayed_from_run_id: replayedFrom,
+    ...runRetryProperties,
     created_at: timestamp,
     updated_at: timestamp,
     started_at: nullableTimestamp,
@@ -64,6 +66,7 @@ export const presentStructureRun = (r: Run) => ({
   ...(r.output_timestamp != null ? { output_timestamp: r.output_timestamp } : {}),
   created_by: r.created_by,
   ...(r.replayed_from_run_id ? { replayed_from_run_id: r.replayed_from_run_id } : {}),
+  ...presentRunRetries(r),
   created_at: iso(r.created_at),
   updated_at: iso(r.updated_at),
   started_at: iso(r.started_at),
@@ -95,6 +98,11 @@ route({
         description: 'Required (may be empty): one argv entry each.',
       },
       env_vars: { type: 'array', items: EnvVarSchema, maxItems: 500, default: [] },
+      retry_policy: {
+        ...retryPolicyMember,
+        description:
+          "Instead of the structure's retry policy (null: this run is never retried): docs/run-control.md#retries-of-lost-runs.",
+      },
     },
   }),
   responses: { 201: { description: 'The run, QUEUED', schema: StructureRunSchema } },

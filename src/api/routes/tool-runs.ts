@@ -15,6 +15,7 @@ import {
 } from '../../services/code/runs/tool-runs';
 import { route } from '../http/route';
 import { defineSchema, nullableTimestamp, timestamp, uuid } from '../schemas/registry';
+import { presentRunRetries, runRetryProperties } from './run-retries';
 import { codeRunRecordRoutes, replayedFrom } from './code-run-records';
 
 const TAG = 'Tool runs';
@@ -47,6 +48,7 @@ export const ToolRunSchema = defineSchema('ToolRun', {
     output: { description: 'The artifact dict (activity) or `{name, activities}` (describe) of SUCCEEDED runs.' },
     created_by: { type: 'string' },
     replayed_from_run_id: replayedFrom,
+    ...runRetryProperties,
     created_at: timestamp,
     updated_at: timestamp,
     started_at: nullableTimestamp,
@@ -65,6 +67,7 @@ const present = (r: Run, runtimePath: string) => ({
   ...(r.output_timestamp != null ? { output: r.output } : {}),
   created_by: r.created_by,
   ...(r.replayed_from_run_id ? { replayed_from_run_id: r.replayed_from_run_id } : {}),
+  ...presentRunRetries(r),
   created_at: iso(r.created_at),
   updated_at: iso(r.updated_at),
   started_at: iso(r.started_at),
