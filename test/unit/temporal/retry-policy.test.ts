@@ -29,7 +29,7 @@ describe('retry policy', () => {
 
   it('waits initial_interval × backoff^(n−1), at most max_interval, for max_attempts − 1 retries', () => {
     const p = policy({ max_attempts: 5, initial_interval: 2, backoff: 3, max_interval: 30 });
-    expect([1, 2, 3, 4].map((n) => nextRetry(p, n, lost)?.delaySeconds)).to.deep.equal([2, 6, 18, undefined]);
+    expect([1, 2, 3, 4, 5].map((n) => nextRetry(p, n, lost)?.delaySeconds)).to.deep.equal([2, 6, 18, 30, undefined]);
     const capped = policy({ max_attempts: 4, initial_interval: 10, backoff: 5, max_interval: 20 });
     expect([1, 2, 3].map((n) => nextRetry(capped, n, lost)?.delaySeconds)).to.deep.equal([10, 20, 20]);
     expect(nextRetry(policy({ max_attempts: 50 }), 10, lost), 'never past 10 attempts').to.equal(undefined);
