@@ -19,6 +19,7 @@ import {
 } from '../src/services/code/runs/lifecycle';
 import type { RunEnding } from '../src/temporal/contracts';
 import { appendLogs } from '../src/services/code/runs/state';
+import { markRetrying } from '../src/services/code/runs/retries';
 import { findOnePrepared } from '../src/persistence/direct-sql';
 import { CgroupUnavailable } from '../src/runtime/sandbox/cgroups';
 
@@ -143,7 +144,7 @@ export function createCodeRunActivities(deps: ActivityDeps) {
       try {
         // The fence, just before the spawn: an earlier attempt presumed lost (a missed heartbeat) may still be
         // starting the process.
-        if (!(await claimExecution(ds, run.run_id, ctx.info.attempt))) {
+        if (!(await claimExecution(ds, run.run_id, ctx.info.attempt, run.attempt))) {
           return {
             status: 'ERROR',
             reason: 'WorkerLost',
@@ -171,7 +172,7 @@ export function createCodeRunActivities(deps: ActivityDeps) {
           writeLogs: (lines) => appendLogs(ds, run.run_id, lines), // one statement
           onStarted: () => {
             const startedAt = new Date();
-            return retryWhileUnavailable(() => markRunning(ds, run.run_id, startedAt));
+            return retryWhileUnavailable(() => markRunning(ds, run.run_id, startedAt, run.attempt));
           },
           heartbeat: (pid) => ctx.heartbeat({ pid, host: os.hostname(), home: prepared.home } satisfies ProcessMarker),
           heartbeatEveryMs: Math.max(200, Math.min(1_000, heartbeatTimeoutMs / 4)),
@@ -208,6 +209,20 @@ export function createCodeRunActivities(deps: ActivityDeps) {
           );
         void fs.promises.rm(prepared.home, { recursive: true, force: true }).catch(() => undefined);
       }
+    },
+
+    /**
+     * The run's attempt `attempt` ended with `ending`, which its retry policy retries: back to QUEUED as the next
+     * attempt, with a RunRetrying event (idempotent). False when the run ended meanwhile.
+     */
+    async retryCodeRun(input: {
+      runId: string;
+      attempt: number;
+      ending: RunEnding;
+      delaySeconds: number;
+      reason: string;
+    }): Promise<boolean> {
+      return markRetrying(ds, input);
     },
 
     /** The terminal write (idempotent): status, final SYSTEM event, run credentials deleted. */

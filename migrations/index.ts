@@ -22,6 +22,7 @@ import { RunSchedules1765400000000 } from './1765400000000-run-schedules';
 import { FullTextBm251765500000000 } from './1765500000000-full-text-bm25';
 import { Concurrency1765200000000 } from './1765200000000-concurrency';
 import { RetrieverComponents1765700000000 } from './1765700000000-retriever-components';
+import { RunRetries1765300000000 } from './1765300000000-run-retries';
 
 /** Every migration, in order; the data source runs these (never `synchronize`). */
 export const migrations = [
@@ -49,4 +50,5 @@ export const migrations = [
   FullTextBm251765500000000,
   Concurrency1765200000000,
   RetrieverComponents1765700000000,
+  RunRetries1765300000000,
 ];

@@ -4,13 +4,16 @@
 // Temporal UI) both stop the process and end the run CANCELLED. The activities look at the run's kind.
 // Before STARTING, the run takes an execution slot of its organization (execution-slot.ts): until it has one
 // it waits QUEUED, and a cancel then ends it without executing; its concurrency strategy `skip` ends it CANCELLED.
+// A run with a retry policy whose attempt was lost goes back to QUEUED and through all of this again
+// (run-retries.ts).
 import { patched, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { CodeRunInput, RunStatus } from '../src/temporal/contracts';
 import { LOCAL_STATUS_WRITES, longActivity, runToEnding, STATUS_WRITES } from './run-scope';
 import { EXECUTION_SLOTS_PATCH, ExecutionSlot } from './execution-slot';
+import { withRetries } from './run-retries';
 
-type CodeRunActivities = Pick<Activities, 'startCodeRun' | 'executeCodeRun' | 'finishCodeRun'>;
+type CodeRunActivities = Pick<Activities, 'startCodeRun' | 'executeCodeRun' | 'finishCodeRun' | 'retryCodeRun'>;
 
 async function codeRun(
   input: CodeRunInput,
@@ -19,22 +22,32 @@ async function codeRun(
 ): Promise<RunStatus | 'MISSING'> {
   const slot = admitted ? new ExecutionSlot({ kind: 'run', jobId: input.runId }) : undefined;
   try {
-    // Code runs have no failure that ends them FAILED: a process's own failure is an ending, not a thrown error.
-    return await runToEnding(
-      { timeLimitSeconds: input.timeLimitSeconds, failedTypes: [] },
-      async (startTimer) => {
-        if (slot && !(await slot.acquire()))
-          return slot.skipped ? { status: 'CANCELLED', requestedBy: slot.skipped } : undefined;
-        if (!(await activities.startCodeRun({ runId: input.runId }))) return undefined;
-        startTimer();
-        return activities.executeCodeRun({ runId: input.runId });
+    // Each attempt of the run's retry policy (one without a policy has one) within its frame.
+    return await withRetries(input.retryPolicy, {
+      attempt: (end) =>
+        // Code runs have no failure that ends them FAILED: a process's own failure is an ending, not a thrown error.
+        runToEnding(
+          { timeLimitSeconds: input.timeLimitSeconds, failedTypes: [] },
+          async (startTimer) => {
+            if (slot && !(await slot.acquire()))
+              return slot.skipped ? { status: 'CANCELLED', requestedBy: slot.skipped } : undefined;
+            if (!(await activities.startCodeRun({ runId: input.runId }))) return undefined;
+            startTimer();
+            return activities.executeCodeRun({ runId: input.runId });
+          },
+          end,
+        ),
+      retry: async (write) => {
+        const retrying = await activities.retryCodeRun({ runId: input.runId, ...write });
+        await slot?.release();
+        return retrying;
       },
-      async (ending) => {
+      finish: async (ending) => {
         const status = await activities.finishCodeRun({ runId: input.runId, ending });
         await slot?.release();
         return status;
       },
-    );
+    });
   } finally {
     await slot?.release();
   }
@@ -47,9 +60,10 @@ export async function codeRunWorkflow(input: CodeRunInput): Promise<RunStatus | 
   const { startCodeRun, finishCodeRun } = patched('local-status-writes')
     ? proxyLocalActivities<Activities>(LOCAL_STATUS_WRITES)
     : proxyActivities<Activities>(STATUS_WRITES);
+  const { retryCodeRun } = proxyLocalActivities<Activities>(LOCAL_STATUS_WRITES);
   const { executeCodeRun } = proxyActivities<Activities>(longActivity(input, EXECUTE_RETRY));
   // Runs started before the fair share execute without a slot.
-  return codeRun(input, { startCodeRun, executeCodeRun, finishCodeRun }, patched(EXECUTION_SLOTS_PATCH));
+  return codeRun(input, { startCodeRun, executeCodeRun, finishCodeRun, retryCodeRun }, patched(EXECUTION_SLOTS_PATCH));
 }
 
 /**
@@ -65,6 +79,7 @@ export async function structureRunWorkflow(input: CodeRunInput): Promise<RunStat
       startCodeRun: startStructureRun,
       executeCodeRun: executeStructureRun,
       finishCodeRun: finishStructureRun,
+      retryCodeRun: () => Promise.resolve(false), // its inputs carry no retry policy
     },
     false,
   );

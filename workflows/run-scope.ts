@@ -96,7 +96,8 @@ export interface Endings<E> {
 export async function withinLimit<E, R>(
   opts: { timeLimitSeconds: number; cancelSignal: boolean; endings: Endings<E> },
   work: (startTimer: () => void) => Promise<E | undefined>,
-  finish: (ending: E) => Promise<R>,
+  /** `cancelRequest`: the cancel signal, when one came (even if the work ended by itself first). */
+  finish: (ending: E, cancelRequest?: CancelRunSignal) => Promise<R>,
 ): Promise<R | 'MISSING'> {
   const scope = new CancellationScope();
   let cancelRequest: CancelRunSignal | undefined;
@@ -143,7 +144,7 @@ export async function withinLimit<E, R>(
   }
   if (!ending) return 'MISSING';
   const finalEnding = ending;
-  const status = await CancellationScope.nonCancellable(() => finish(finalEnding));
+  const status = await CancellationScope.nonCancellable(() => finish(finalEnding, cancelRequest));
   if (workflowCancellation) throw workflowCancellation;
   return status;
 }
@@ -152,7 +153,7 @@ export async function withinLimit<E, R>(
 export function runToEnding(
   opts: { timeLimitSeconds: number; failedTypes: readonly string[] },
   work: (startTimer: () => void) => Promise<RunEnding | undefined>,
-  finish: (ending: RunEnding) => Promise<RunStatus | 'MISSING'>,
+  finish: (ending: RunEnding, cancelRequest?: CancelRunSignal) => Promise<RunStatus | 'MISSING'>,
 ): Promise<RunStatus | 'MISSING'> {
   return withinLimit<RunEnding, RunStatus | 'MISSING'>(
     {

@@ -76,8 +76,10 @@ export const RUN_JOB: JobKind = {
   idColumn: 'run_id',
   open: RUN_OPEN,
   terminal: RUN_TERMINAL,
-  from: forwardOnly(RUN_OPEN, RUN_TERMINAL),
-  jsonColumns: ['status_detail', 'output'],
+  // Back to QUEUED only for the next attempt of a retry policy (services/code/runs/retries.ts), guarded there by
+  // the attempt number.
+  from: { ...forwardOnly(RUN_OPEN, RUN_TERMINAL), QUEUED: ['STARTING', 'RUNNING'] },
+  jsonColumns: ['status_detail', 'output', 'attempts'],
   notifyChannel: RUN_CHANNEL,
   timed: true,
   rowColumns: ['kind'],

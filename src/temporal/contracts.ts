@@ -10,10 +10,12 @@ import type { DataJobStatus } from '../persistence/entities/data-connector';
 import type { JobError, KnowledgeBaseJobStatus } from '../persistence/entities/knowledge-base';
 import type { RunStatus } from '../persistence/entities/run';
 import type { LostOutput } from '../runtime/process/log-pump';
+import type { RetryPolicy } from './retry-policy';
 
 import type { ResourceKind } from './workflow-start';
 
 export { startOptionsFor, workflowIdOf, type ResourceKind, type WorkflowResource } from './workflow-start';
+export { nextRetry, type RetryPolicy } from './retry-policy';
 
 /** Structure, function and tool runs (ids structure-run-, function-run-, tool-run-<uuid>). */
 export interface CodeRunInput {
@@ -22,6 +24,8 @@ export interface CodeRunInput {
   timeLimitSeconds: number;
   /** Snapshot of RUN_HEARTBEAT_TIMEOUT_SECONDS: how long a silent worker is trusted. */
   heartbeatTimeoutSeconds: number;
+  /** The run's retry policy (absent or null: one attempt). */
+  retryPolicy?: RetryPolicy | null;
 }
 
 export interface AssistantRunInput {

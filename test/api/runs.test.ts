@@ -84,6 +84,7 @@ describe('structure runs', function () {
       'LANG',
       'PATH',
       'PYTHONUNBUFFERED',
+      'TARMAC_RUN_ATTEMPT',
       'TMPDIR',
     ]);
     // The run's credential: its own run and events yes, anything else no.
@@ -144,7 +145,7 @@ describe('structure runs', function () {
     // One line on each stream, written at the same instant: their relative order is not defined.
     expect(await lines(t.key, run.structure_run_id)).to.have.members([
       '["a b","c"]',
-      'GT_CLOUD_API_KEY,GT_CLOUD_BASE_URL,GT_CLOUD_BUCKET_ID,GT_CLOUD_STRUCTURE_RUN_ID,HOME,LANG,PATH,TMPDIR',
+      'GT_CLOUD_API_KEY,GT_CLOUD_BASE_URL,GT_CLOUD_BUCKET_ID,GT_CLOUD_STRUCTURE_RUN_ID,HOME,LANG,PATH,TARMAC_RUN_ATTEMPT,TMPDIR',
     ]);
   });
 

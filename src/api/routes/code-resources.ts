@@ -15,6 +15,7 @@ import {
 import { neutralMember, withProviderWords } from '../../services/provider-words';
 import { assetName } from './buckets';
 import { route } from '../http/route';
+import { retryPolicyAnswer, retryPolicyMember } from './run-retries';
 import { defineSchema, JsonSchema, pageOf, str, timestamp, uuid } from '../schemas/registry';
 import { ConcurrencySchema, normalizedConcurrency } from './run-queues';
 
@@ -140,6 +141,7 @@ function present(k: KindSpec, r: CodeResource) {
     latest_deployment_id: r.latest_deployment_id,
     ...(k.webhook ? { webhook_enabled: r.webhook_enabled } : {}),
     concurrency: r.concurrency,
+    ...(r.retry_policy ? { retry_policy: r.retry_policy } : {}),
     organization_id: r.organization_id,
     created_by: r.created_by,
     created_at: iso(r.created_at),
@@ -177,6 +179,7 @@ function declare(k: KindSpec): void {
       latest_deployment_id: { ...uuid, description: 'The newest deployment (runs use the newest SUCCEEDED one).' },
       ...(k.webhook ? { webhook_enabled: { type: 'boolean' } } : {}),
       concurrency: ConcurrencySchema,
+      retry_policy: retryPolicyAnswer,
       organization_id: uuid,
       created_by: { type: 'string' },
       created_at: timestamp,
@@ -194,6 +197,7 @@ function declare(k: KindSpec): void {
     },
     ...(k.webhook ? { webhook_enabled: { type: 'boolean' } } : {}),
     concurrency: ConcurrencySchema,
+    retry_policy: retryPolicyMember,
   };
   const fieldsOf = (body: Record<string, unknown>): CodeResourceFields => ({
     ...body,

@@ -10,6 +10,7 @@ import { idempotencyKeyField, presentIdempotencyKey } from './idempotency-fields
 import { route } from '../http/route';
 import { EnvVarSchema } from './code-resources';
 import { defineSchema, nullableTimestamp, timestamp, uuid } from '../schemas/registry';
+import { presentRunRetries, runRetryProperties } from './run-retries';
 import { codeRunRecordRoutes, replayedFrom } from './code-run-records';
 
 const TAG = 'Function runs';
@@ -48,6 +49,7 @@ export const FunctionRunSchema = defineSchema('FunctionRun', {
     created_by: { type: 'string' },
     replayed_from_run_id: replayedFrom,
     idempotency_key: idempotencyKeyField,
+    ...runRetryProperties,
     created_at: timestamp,
     updated_at: timestamp,
     started_at: nullableTimestamp,
@@ -68,6 +70,7 @@ const present = (r: Run, runtimePath: string) => ({
   created_by: r.created_by,
   ...(r.replayed_from_run_id ? { replayed_from_run_id: r.replayed_from_run_id } : {}),
   ...presentIdempotencyKey(r),
+  ...presentRunRetries(r),
   created_at: iso(r.created_at),
   updated_at: iso(r.updated_at),
   started_at: iso(r.started_at),

@@ -12,6 +12,7 @@ import {
 } from '../../services/code/runs/structure-runs';
 import { badRequest, conflict, payloadTooLarge } from '../../errors';
 import { route } from '../http/route';
+import { presentRunRetries, retryPolicyMember, runRetryProperties } from './run-retries';
 import { codeRunRecordRoutes, replayedFrom } from './code-run-records';
 import { idempotencyKeyField, presentIdempotencyKey } from './idempotency-fields';
 import { EnvVarSchema, presentCodeResource } from './code-resources';
@@ -50,6 +51,7 @@ export const StructureRunSchema = defineSchema('StructureRun', {
     replayed_from_run_id: replayedFrom,
     idempotency_key: idempotencyKeyField,
     concurrency_key: ConcurrencyKeySchema,
+    ...runRetryProperties,
     created_at: timestamp,
     updated_at: timestamp,
     started_at: nullableTimestamp,
@@ -71,6 +73,7 @@ export const presentStructureRun = (r: Run) => ({
   ...(r.replayed_from_run_id ? { replayed_from_run_id: r.replayed_from_run_id } : {}),
   ...presentIdempotencyKey(r),
   ...(r.concurrency_key !== null ? { concurrency_key: r.concurrency_key } : {}),
+  ...presentRunRetries(r),
   created_at: iso(r.created_at),
   updated_at: iso(r.updated_at),
   started_at: iso(r.started_at),
@@ -103,6 +106,11 @@ route({
       },
       env_vars: { type: 'array', items: EnvVarSchema, maxItems: 500, default: [] },
       concurrency_key: ConcurrencyKeySchema,
+      retry_policy: {
+        ...retryPolicyMember,
+        description:
+          "Instead of the structure's retry policy (null: this run is never retried): docs/run-control.md#retries-of-lost-runs.",
+      },
     },
   }),
   responses: { 201: { description: 'The run, QUEUED', schema: StructureRunSchema } },

@@ -18,6 +18,7 @@ import {
 import { idempotencyKeyField, presentIdempotencyKey } from './idempotency-fields';
 import { route } from '../http/route';
 import { defineSchema, nullableTimestamp, timestamp, uuid } from '../schemas/registry';
+import { presentRunRetries, runRetryProperties } from './run-retries';
 import { codeRunRecordRoutes, replayedFrom } from './code-run-records';
 
 const TAG = 'Tool runs';
@@ -51,6 +52,7 @@ export const ToolRunSchema = defineSchema('ToolRun', {
     created_by: { type: 'string' },
     replayed_from_run_id: replayedFrom,
     idempotency_key: idempotencyKeyField,
+    ...runRetryProperties,
     created_at: timestamp,
     updated_at: timestamp,
     started_at: nullableTimestamp,
@@ -70,6 +72,7 @@ const present = (r: Run, runtimePath: string) => ({
   created_by: r.created_by,
   ...(r.replayed_from_run_id ? { replayed_from_run_id: r.replayed_from_run_id } : {}),
   ...presentIdempotencyKey(r),
+  ...presentRunRetries(r),
   created_at: iso(r.created_at),
   updated_at: iso(r.updated_at),
   started_at: iso(r.started_at),

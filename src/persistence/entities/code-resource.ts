@@ -1,4 +1,5 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
+import type { RetryPolicy } from '../../temporal/retry-policy';
 
 export type CodeResourceKind = 'structure' | 'function' | 'tool';
 
@@ -51,6 +52,8 @@ export class CodeResource {
   @Column('jsonb', { nullable: true }) concurrency: Concurrency | null;
   /** Set while the resource's queue is paused: no run of it starts. */
   @Column('timestamptz', { nullable: true }) queue_paused_at: Date | null;
+  /** How its runs are retried when lost (docs/run-control.md#retries-of-lost-runs); null: never. */
+  @Column('jsonb', { nullable: true }) retry_policy: RetryPolicy | null;
   @Column('text') created_by: string;
   @Column('timestamptz') created_at: Date;
   @Column('timestamptz') updated_at: Date;

@@ -1,6 +1,7 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 import type { CodeResourceKind, EnvVar } from './code-resource';
 import { pendingIdempotencyKey } from '../../jobs/pending-claim';
+import type { RetryPolicy } from '../../temporal/retry-policy';
 
 export const RUN_STATUSES = ['QUEUED', 'STARTING', 'RUNNING', 'SUCCEEDED', 'FAILED', 'ERROR', 'CANCELLED'] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
@@ -13,6 +14,16 @@ export type RunKind = CodeResourceKind | 'assistant' | 'chat';
 export interface ModelUsage {
   input_tokens: number;
   output_tokens: number;
+}
+
+/** How one attempt of a run ended (an attempt that was retried). */
+export interface AttemptRecord {
+  attempt: number;
+  status: RunStatus;
+  reason: string | null;
+  message: string | null;
+  started_at: string | null;
+  ended_at: string | null;
 }
 
 /** A run of a structure, function, tool or assistant, or a chat message exchange (`kind`). */
@@ -44,6 +55,12 @@ export class Run {
   @Column('text', { nullable: true }) idempotency_key?: string | null;
   /** The concurrency key the run was created with (docs/run-control.md#concurrency-keys-and-limits). */
   @Column('text', { nullable: true }) concurrency_key: string | null;
+  /** The retry policy the run runs under (its request's, else its resource's); null: one attempt. */
+  @Column('jsonb', { nullable: true }) retry_policy: RetryPolicy | null;
+  /** The attempt running (or the last one), from 1. */
+  @Column('integer') attempt: number;
+  /** How each earlier attempt ended (the last one's ending is the run's own). */
+  @Column('jsonb') attempts: AttemptRecord[];
   @Column('timestamptz') created_at: Date;
   @Column('timestamptz') updated_at: Date;
 }
@@ -63,6 +80,7 @@ export function newRunRow(
         | 'input'
         | 'replayed_from_run_id'
         | 'concurrency_key'
+        | 'retry_policy'
       >
     >,
   now = new Date(),
@@ -79,7 +97,10 @@ export function newRunRow(
     // Built inside createIdempotently: the request's key.
     idempotency_key: pendingIdempotencyKey(),
     concurrency_key: null,
+    retry_policy: null,
     ...fields,
+    attempt: 1,
+    attempts: [],
     usage: null,
     status: 'QUEUED',
     status_detail: null,

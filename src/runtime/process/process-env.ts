@@ -21,6 +21,8 @@ export function processEnvironment(input: {
   vars: NamedValue[];
   baseUrl: string;
   runId: string;
+  /** The run's attempt (its retry policy's, from 1): TARMAC_RUN_ATTEMPT. */
+  attempt?: number;
   /** The run's own credential; absent when `vars` set GT_CLOUD_API_KEY themselves. */
   runApiKey?: string;
   /** The organization's default bucket: GT_CLOUD_BUCKET_ID (griptape's file manager driver) unless `vars` set it. */
@@ -40,6 +42,7 @@ export function processEnvironment(input: {
   for (const v of input.vars) env[v.name] = v.value;
   env.GT_CLOUD_BASE_URL = input.baseUrl;
   env.GT_CLOUD_STRUCTURE_RUN_ID = input.runId;
+  env.TARMAC_RUN_ATTEMPT = String(input.attempt ?? 1);
   if (input.runApiKey !== undefined && !hasVar(input.vars, 'GT_CLOUD_API_KEY')) env.GT_CLOUD_API_KEY = input.runApiKey;
   if (input.bucketId !== undefined && !hasVar(input.vars, 'GT_CLOUD_BUCKET_ID'))
     env.GT_CLOUD_BUCKET_ID = input.bucketId;

@@ -101,6 +101,7 @@ export async function planChildRun(
     args,
     envVars: [],
     input: childInput,
+    retryPolicy: null, // the assistant's own run decides what a failed tool call means
   });
   if (!row) return { error: `The ${resource.kind} "${resource.name}" has no successful deployment` };
   await ds.transaction(async (em) => {

@@ -16,6 +16,8 @@ import { assertIdsInOrg, assertSecretRefs, pageInOrg } from '../../persistence/s
 import { DeploymentsDeps, planDeployment, startPlannedDeployment } from './deployments';
 import { OPEN_RUN_STATUSES, stopOpenRuns } from './runs/cancellation';
 import { deleteSchedulesOf } from '../schedules/removal';
+import { requestedPolicy } from './runs/retries';
+import type { RetryPolicyRequest } from '../../temporal/retry-policy';
 
 export const KIND_LABEL: Record<CodeResourceKind, string> = {
   structure: 'Structure',
@@ -33,6 +35,8 @@ export interface CodeResourceFields {
   webhook_enabled?: boolean;
   /** null: no limit (docs/run-control.md#concurrency-keys-and-limits). */
   concurrency?: Concurrency | null;
+  /** Null removes it. */
+  retry_policy?: RetryPolicyRequest | null;
 }
 
 export async function findCodeResource(
@@ -100,6 +104,7 @@ export async function createCodeResource(
     config_file: fields.config_file ?? null,
     env_vars: envVars,
     webhook_enabled: fields.webhook_enabled ?? false,
+    retry_policy: fields.retry_policy ? requestedPolicy(fields.retry_policy, '/body/retry_policy') : null,
     latest_deployment_id: null,
     concurrency: fields.concurrency ?? null,
     queue_paused_at: null,
@@ -128,6 +133,8 @@ export async function updateCodeResource(
   if (envVars !== undefined) resource.env_vars = envVars;
   if (fields.webhook_enabled !== undefined) resource.webhook_enabled = fields.webhook_enabled;
   if (fields.concurrency !== undefined) resource.concurrency = fields.concurrency;
+  if (fields.retry_policy !== undefined)
+    resource.retry_policy = requestedPolicy(fields.retry_policy, '/body/retry_policy');
   resource.updated_at = new Date();
   // latest_deployment_id is written only with a new deployment (a concurrent deploy must not be undone).
   // So is queue_paused_at, by pause and resume only.

@@ -83,6 +83,7 @@ export async function runStructureAndWait(
         runId: row.run_id,
         timeLimitSeconds: deps.config.runLimits.timeSeconds,
         heartbeatTimeoutSeconds: deps.config.runProcess.heartbeatTimeoutSeconds,
+        ...(row.retry_policy ? { retryPolicy: row.retry_policy } : {}),
       }),
     });
   }

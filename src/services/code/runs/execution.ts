@@ -192,6 +192,7 @@ export async function prepareExecution(
       vars,
       baseUrl: deps.config.runProcess.apiBaseUrl,
       runId: run.run_id,
+      attempt: run.attempt,
       runApiKey,
       bucketId: organization.default_bucket_id,
       traceparent: currentTraceparent(),

@@ -31,26 +31,40 @@ export const markStarting = (ds: DataSource, runId: string) =>
 /**
  * Claims the execution of a STARTING run for `attempt` of the execute activity, before its process is
  * spawned. False when another attempt claimed it first: that attempt may have started (or be starting) the
- * user's code, which must not run twice. Repeatable by the same attempt.
+ * user's code, which must not run twice. Repeatable by the same attempt. `runAttempt`: the run's attempt (its
+ * retry policy's) the activity executes; a later one (the run was retried meanwhile) cannot be claimed by it.
  */
-export async function claimExecution(ds: DataSource, runId: string, attempt: number): Promise<boolean> {
+export async function claimExecution(
+  ds: DataSource,
+  runId: string,
+  attempt: number,
+  runAttempt: number,
+): Promise<boolean> {
   // TypeORM answers an UPDATE as [rows, count].
   const [rows]: [Array<{ execution_attempt: number }>, number] = await ds.query(
     `UPDATE runs SET execution_attempt = $2
-      WHERE run_id = $1 AND status = 'STARTING' AND (execution_attempt IS NULL OR execution_attempt = $2)
+      WHERE run_id = $1 AND status = 'STARTING' AND attempt = $3
+        AND (execution_attempt IS NULL OR execution_attempt = $2)
       RETURNING execution_attempt`,
-    [runId, attempt],
+    [runId, attempt, runAttempt],
   );
   return rows.length > 0;
 }
 
 /**
- * → RUNNING once the process has started; false when the run already ended (then stop the process).
+ * → RUNNING once the process of the run's attempt `runAttempt` has started; false when the run already ended
+ * or went on to a later attempt (then stop the process).
  * Repeatable: a retry after a commit whose answer was lost finds the run RUNNING since this `startedAt`.
  */
-export async function markRunning(ds: DataSource, runId: string, startedAt: Date): Promise<boolean> {
+export async function markRunning(
+  ds: DataSource,
+  runId: string,
+  startedAt: Date,
+  runAttempt?: number,
+): Promise<boolean> {
   return ds.transaction(async (em) => {
-    const moved = await transitionRun(em, runId, 'RUNNING', { started_at: startedAt });
+    const fence = runAttempt === undefined ? undefined : `attempt = ${Number(runAttempt)}`;
+    const moved = await transitionRun(em, runId, 'RUNNING', { started_at: startedAt }, fence);
     if (moved) {
       await appendEvents(em, runId, [
         { type: 'StructureRunRunning', origin: 'SYSTEM', payload: { status: 'RUNNING', started_at: iso(startedAt) } },

@@ -27,8 +27,10 @@ export async function transitionRun(
   runId: string,
   to: RunStatus,
   changes: RunChanges = {},
+  /** A further SQL condition the row must meet (see `transition`). */
+  guard?: string,
 ): Promise<Run | undefined> {
-  const row = await transition(em, RUN_JOB, runId, to, changes);
+  const row = await transition(em, RUN_JOB, runId, to, changes, guard);
   return row && hydrateRow(em.connection, Run, row);
 }
 

@@ -18,6 +18,8 @@ import { findRunOfKind } from './code-runs';
 import { workflowStart } from '../../../temporal/contracts';
 import { insertAndStart } from '../../../temporal/workflow-records';
 import { insertRow } from '../../../persistence/direct-sql';
+import type { RetryPolicy, RetryPolicyRequest } from '../../../temporal/retry-policy';
+import { runPolicy } from './retries';
 
 /** Linux refuses a single argv/env string longer than this (MAX_ARG_STRLEN, 128 KiB including the NUL). */
 export const MAX_ARG_BYTES = 131_071;
@@ -62,17 +64,24 @@ export async function createStructureRun(
   deps: RunsDeps,
   caller: Caller,
   structureId: string,
-  input: { args: string[]; env_vars: RequestEnvVar[]; concurrency_key?: string },
+  input: {
+    args: string[];
+    env_vars: RequestEnvVar[];
+    concurrency_key?: string;
+    retry_policy?: RetryPolicyRequest | null;
+  },
 ): Promise<Run> {
   const envVars = runEnvVars(input.env_vars);
   checkExecStrings(input.args, envVars, '/body');
   const structure = await findStructure(deps.ds, caller, structureId);
   await assertSecretRefs(deps.ds, caller.organizationId, envVars, '/body/env_vars');
+  const retryPolicy = runPolicy(structure, input.retry_policy, '/body/retry_policy');
   return startRun(deps, caller, structure, {
     args: input.args,
     envVars,
     input: null,
     concurrencyKey: input.concurrency_key,
+    retryPolicy,
   });
 }
 
@@ -95,6 +104,8 @@ export async function queuedCodeRun(
     replayedFromRunId?: string;
     /** docs/run-control.md#concurrency-keys-and-limits */
     concurrencyKey?: string;
+    /** Instead of the resource's (null: none). */
+    retryPolicy?: RetryPolicy | null;
   },
 ): Promise<Run | undefined> {
   const deployment = fields.deployment ?? (await latestSuccessfulDeployment(ds, resource.resource_id));
@@ -111,6 +122,7 @@ export async function queuedCodeRun(
     created_by: fields.createdBy,
     replayed_from_run_id: fields.replayedFromRunId ?? null,
     concurrency_key: fields.concurrencyKey ?? null,
+    retry_policy: fields.retryPolicy === undefined ? resource.retry_policy : fields.retryPolicy,
   });
 }
 
@@ -131,6 +143,8 @@ export async function startRun(
     deployment?: Deployment;
     replayedFromRunId?: string;
     concurrencyKey?: string;
+    /** Instead of the resource's (null: none). */
+    retryPolicy?: RetryPolicy | null;
   },
 ): Promise<Run> {
   const run = await queuedCodeRun(deps.ds, resource, {
@@ -143,6 +157,7 @@ export async function startRun(
     deployment: fields.deployment,
     replayedFromRunId: fields.replayedFromRunId,
     concurrencyKey: fields.concurrencyKey,
+    retryPolicy: fields.retryPolicy,
   });
   if (!run) {
     throw conflict(
@@ -164,6 +179,7 @@ export async function startRun(
       runId: run.run_id,
       timeLimitSeconds: deps.config.runLimits.timeSeconds,
       heartbeatTimeoutSeconds: deps.config.runProcess.heartbeatTimeoutSeconds,
+      ...(run.retry_policy ? { retryPolicy: run.retry_policy } : {}),
     }),
   });
 }
