@@ -22,7 +22,7 @@ import { BucketsPage } from './pages/buckets';
 import { BucketPage } from './pages/bucket';
 import { DashboardPage } from './pages/dashboard';
 
-/** The main navigation, in this order. Schedules and concurrency queues join it once run control lands. */
+/** The main navigation, in this order (schedules and queues are on their resource's page). */
 const NAV = [
   ['/dashboard', 'Dashboard'],
   ['/runs', 'Runs'],

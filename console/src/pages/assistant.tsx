@@ -1,10 +1,11 @@
 // One assistant: its threads (the organization's, newest first) and a chat in the chosen one, or in a new
-// thread that the first message creates; its runs are the Runs page, filtered.
+// thread that the first message creates; its schedules; its runs are the Runs page, filtered.
 import { useQuery } from '@tanstack/react-query';
 import { Link, useParams } from '@tanstack/react-router';
 import { useState } from 'react';
 import { api, data } from '../api/client';
 import { Chat } from '../components/chat';
+import { Schedules } from '../components/schedules';
 import { ErrorBox, Section } from '../ui';
 
 export function AssistantPage() {
@@ -47,6 +48,7 @@ export function AssistantPage() {
         </Section>
         <Chat assistantId={assistantId} threadId={threadId} onThread={setThreadId} />
       </div>
+      <Schedules kind="assistant" resourceId={assistantId} />
     </>
   );
 }

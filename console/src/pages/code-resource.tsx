@@ -1,11 +1,13 @@
 // One function or tool: its deployments with status and build log (re-read while one is open), a button that
 // deploys again, a form that tries it (a function's execute, a tool's activities), and its latest runs.
-// Schedules and concurrency queues of a resource get their own sections here once run control lands.
+// Both have a concurrency queue; functions have schedules (tools do not: docs/run-control.md).
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useParams } from '@tanstack/react-router';
 import { deployAgain, getResource, isOpenDeployment, listDeployments, type CodeKind } from '../api/code-resources';
 import { DeploymentsTable } from '../components/deployments';
 import { FunctionExecute } from '../components/function-execute';
+import { Queue } from '../components/queue';
+import { Schedules } from '../components/schedules';
 import { RecentRuns } from '../components/recent-runs';
 import { ToolActivity } from '../components/tool-activity';
 import { ErrorBox, Section } from '../ui';
@@ -53,6 +55,8 @@ export function CodeResourcePage({ kind }: { kind: CodeKind }) {
       ) : (
         <ToolActivity toolId={resourceId} deployed={deployed} onRan={onRan} />
       )}
+      <Queue kind={kind} resourceId={resourceId} />
+      {kind === 'function' && <Schedules kind="function" resourceId={resourceId} />}
       <RecentRuns kind={kind} resourceId={resourceId} />
     </>
   );

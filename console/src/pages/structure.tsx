@@ -1,10 +1,13 @@
 // One structure: its deployments with their status and build log (re-read while one is open), a button that deploys again,
-// a form that starts a run (one argument a line) and opens it, and its runs (the Runs page, filtered).
+// a form that starts a run (one argument a line) and opens it, its concurrency queue and schedules, and its runs
+// (the Runs page, filtered).
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useNavigate, useParams } from '@tanstack/react-router';
 import { useState, type FormEvent } from 'react';
 import { api, data } from '../api/client';
 import { DeploymentsTable } from '../components/deployments';
+import { Queue } from '../components/queue';
+import { Schedules } from '../components/schedules';
 import { ErrorBox, Section } from '../ui';
 
 const OPEN_POLL_MS = 1500;
@@ -78,7 +81,8 @@ export function StructurePage() {
         </form>
         <ErrorBox error={start.error} />
       </Section>
-      {/* Schedules and concurrency queues of the structure get their sections here once run control lands. */}
+      <Queue kind="structure" resourceId={structureId} />
+      <Schedules kind="structure" resourceId={structureId} />
     </>
   );
 }
