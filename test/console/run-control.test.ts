@@ -1,6 +1,6 @@
 // Run control in the console (docs/run-control.md), in a real browser (browser.ts) against the real stack: a
-// structure's concurrency queue paused and resumed, and its schedules added, paused and deleted, each change
-// checked through the public api as well.
+// structure's concurrency queue paused and resumed, its schedules added, paused and deleted (each change
+// checked through the public api as well), and a run's keys on its page.
 import { expect } from 'chai';
 import type { Page } from 'playwright-core';
 import { structureWithBuild } from '../harness/builds';
@@ -71,5 +71,19 @@ describe('console (browser): run control', function () {
     await row.getByRole('button', { name: 'Delete' }).click();
     await schedules.getByText('No schedule.').waitFor();
     expect(await schedulesOf()).to.deep.equal([]);
+  });
+
+  it("shows a run's idempotency and concurrency keys on its page", async () => {
+    const made = await as(tenant.key).post(
+      `/api/structures/${structureId}/runs`,
+      { args: ['hello'], concurrency_key: 'customer-42' },
+      { headers: { 'Idempotency-Key': 'console-order-1' } },
+    );
+    expect(made.status, made.text).to.equal(201);
+    await c.open(`/runs/structure/${made.body.structure_run_id}`);
+    const facts = page.locator('dl.facts');
+    await facts.getByText('console-order-1').waitFor();
+    await facts.getByText('customer-42').waitFor();
+    expect(await facts.locator('dt').allTextContents()).to.include.members(['Idempotency key', 'Concurrency key']);
   });
 });

@@ -21,6 +21,11 @@ export interface RunRecord {
   completed_at: string | null;
   created_by: string;
   replayed_from_run_id?: string;
+  /** Run control (docs/run-control.md): the attempt running or last run, and each attempt's ending. */
+  attempt?: number;
+  attempts?: Schemas['RunAttempt'][];
+  idempotency_key?: string;
+  concurrency_key?: string;
 }
 
 export async function fetchRun(kind: RunKind, id: string): Promise<RunRecord | undefined> {

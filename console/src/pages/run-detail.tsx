@@ -131,6 +131,26 @@ export function RunDetailPage() {
               </dd>
             </>
           )}
+          {r.attempts && r.attempts.length > 1 && (
+            <>
+              <dt>Attempts</dt>
+              <dd data-testid="attempts">
+                {r.attempts.map((a) => `${a.attempt}: ${a.status}${a.reason ? ` (${a.reason})` : ''}`).join(' · ')}
+              </dd>
+            </>
+          )}
+          {r.idempotency_key && (
+            <>
+              <dt>Idempotency key</dt>
+              <dd className="mono">{r.idempotency_key}</dd>
+            </>
+          )}
+          {r.concurrency_key && (
+            <>
+              <dt>Concurrency key</dt>
+              <dd className="mono">{r.concurrency_key}</dd>
+            </>
+          )}
           <dt>Workflow</dt>
           <dd className="mono">{workflowId}</dd>
         </dl>
