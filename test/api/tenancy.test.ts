@@ -24,6 +24,9 @@ const chatBody = {
   driver_configuration: { model: 'local/tenancy-unscripted' },
 };
 
+/** Routes that name no record of an organization: the configured models are settings every organization shares. */
+const SHARED_BY_ALL = ['GetModel'];
+
 /** A valid body per operation, so requests get past validation to the ownership check. */
 const bodies: Record<string, unknown> = {
   CreateApiKey: { name: 'k' },
@@ -36,6 +39,9 @@ const bodies: Record<string, unknown> = {
   CreateAsset: { name: 'x' },
   CreateAssetUrl: { operation: 'GET' },
   CreateStructure: { name: 'x' },
+  CreateStructureSchedule: { schedule_expression: 'rate(1 day)' },
+  CreateFunctionSchedule: { schedule_expression: 'rate(1 day)' },
+  CreateAssistantSchedule: { schedule_expression: 'rate(1 day)' },
   UpdateStructure: { name: 'x' },
   CreateStructureDeployment: { force: true },
   CreateFunction: { name: 'x' },
@@ -189,6 +195,17 @@ describe('tenancy: another organization sees nothing', () => {
       ],
     });
     expect(retriever.status, retriever.text).to.equal(201);
+    const component = await apiA.post('/api/retriever-components', {
+      name: 'kb',
+      type: 'knowledge_base',
+      config: { knowledge_base_id: kb.body.knowledge_base_id },
+    });
+    expect(component.status, component.text).to.equal(201);
+    const schedule = await apiA.post(`/api/structures/${structure.structureId}/schedules`, {
+      schedule_expression: 'rate(1 day)',
+      enabled: false,
+    });
+    expect(schedule.status, schedule.text).to.equal(201);
     const ids: Record<string, string> = {
       organization_id: a.organizationId,
       integration_id: integration.body.integration_id,
@@ -221,6 +238,8 @@ describe('tenancy: another organization sees nothing', () => {
       data_job_id: connector.body.data_job_id,
       knowledge_base_search_id: kbSearch.body.knowledge_base_search_id,
       retriever_id: retriever.body.retriever_id,
+      retriever_component_id: component.body.retriever_component_id,
+      schedule_id: schedule.body.schedule_id,
     };
     const secretsOfA = Object.values(ids).filter((v) => v !== 'dir/file.txt');
 
@@ -232,6 +251,7 @@ describe('tenancy: another organization sees nothing', () => {
     let checked = 0;
     for (const r of allRoutes()) {
       if (r.auth === 'none') continue; // public or presigned: authenticated by signature, tested in buckets
+      if (SHARED_BY_ALL.includes(r.operationId)) continue;
       const names = Object.keys(r.params ?? {});
       const path = r.path.replace(/\{(\w+)\}/g, (_, n: string) => {
         if (!(n in ids)) throw new Error(`tenancy test: no record of organization A for {${n}} in ${r.operationId}`);
@@ -257,6 +277,9 @@ describe('tenancy: another organization sees nothing', () => {
     expect((await apiA.get(`/api/secrets/${ids.secret_id}`)).body.name).to.equal('S');
     expect(await ds.getRepository(Bucket).countBy({ bucket_id: bucket.bucket_id })).to.equal(1);
     expect((await apiA.get(`/api/rules/${ids.rule_id}`)).body.name).to.equal('R');
+    const scheduleNow = (await apiA.get(`/api/structures/${ids.structure_id}/schedules/${ids.schedule_id}`)).body;
+    expect(scheduleNow.enabled, 'the schedule stays paused').to.equal(false);
+    expect((await apiA.get(`/api/retriever-components/${ids.retriever_component_id}`)).body.name).to.equal('kb');
     expect((await apiA.get(`/api/rulesets/${ids.ruleset_id}`)).body).to.deep.include({
       name: 'RS',
       rule_ids: [ids.rule_id],
