@@ -304,8 +304,10 @@ def knowledge_bases(client, **_):
          "retriever_component_ids": [component.retriever_component_id]}))
     assert [c.name for c in with_component.retriever_components] == ["kb", "rerank"]
     assert raw("DELETE", f"/api/retriever-components/{component.retriever_component_id}").status_code == 409
+    # (from_dict makes a missing list an empty one, so the inline components go with every update body.)
     call("retrievers.update_retriever", client, retriever.retriever_id, body=m.UpdateRetrieverRequestContent.from_dict(
-        {"retriever_component_ids": []}))
+        {"retriever_components": [{"name": "kb", "type": "knowledge_base", "config": {"knowledge_base_id": kb.knowledge_base_id}}],
+         "retriever_component_ids": []}))
     call("retriever_components.delete_retriever_component", client, component.retriever_component_id)
     call("retrievers.get_retriever", client, retriever.retriever_id)
     call("retrievers.list_retrievers", client)
