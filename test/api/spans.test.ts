@@ -68,6 +68,8 @@ describe('structure run spans', function () {
       [{ ...span('a', '2026-01-01T00:00:00Z'), trace_id: undefined }],
       [{ ...span('a', '2026-01-01T00:00:00Z'), status: 'FINE' }],
       [span('a', '2026-01-01T00:00:00Z', { name: 'x\u0000y' })],
+      // A date-time of the schema that PostgreSQL cannot hold (the schema fuzzer's 500).
+      [span('a', '0000-01-01T00:00:00Z')],
     ]) {
       const res = await api.post(path, bad);
       expect(res.status, JSON.stringify(bad)).to.equal(400);

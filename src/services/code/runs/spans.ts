@@ -9,6 +9,8 @@ import { PageRequest, paginate, Pagination, skipTake } from '../../../persistenc
 import { assertRunAccess } from './code-runs';
 
 export const MAX_SPANS_PER_REQUEST = 1000;
+const DATETIME_OUT_OF_RANGE = '22008';
+const INVALID_DATETIME = '22007';
 export const MAX_SPANS_PER_RUN = 10_000;
 export const MAX_SPAN_BYTES_PER_RUN = 16 * 1024 * 1024;
 
@@ -53,12 +55,19 @@ export async function createSpans(ds: DataSource, caller: Caller, runId: string,
       ]);
     }
     if (rows.length) {
-      await em.query(
-        `INSERT INTO run_spans (run_id, organization_id, start_time, span, bytes)
-         SELECT $1, $2, (s->>'start_time')::timestamptz, s, b
-           FROM unnest($3::jsonb[], $4::int[]) AS u(s, b)`,
-        [runId, caller.organizationId, rows.map((r) => r.text), rows.map((r) => r.bytes)],
-      );
+      await em
+        .query(
+          `INSERT INTO run_spans (run_id, organization_id, start_time, span, bytes)
+           SELECT $1, $2, (s->>'start_time')::timestamptz, s, b
+             FROM unnest($3::jsonb[], $4::int[]) AS u(s, b)`,
+          [runId, caller.organizationId, rows.map((r) => r.text), rows.map((r) => r.bytes)],
+        )
+        .catch((err: { code?: string }) => {
+          // A date-time the schema takes but PostgreSQL cannot hold (year 0, past 294276): the caller's to fix.
+          if (err.code === DATETIME_OUT_OF_RANGE || err.code === INVALID_DATETIME)
+            throw badRequest('A span start_time is outside the dates PostgreSQL keeps (4713 BC to 294276 AD)');
+          throw err;
+        });
     }
     return total;
   });
