@@ -21,7 +21,7 @@ const SEED = 18;
 /** Per operation and phase; with the stateful phase this keeps the run within 8-10 minutes on 2 cores (207 operations). */
 const MAX_EXAMPLES = 20;
 /** A hard stop for a run that hangs (the mocha timeout is above it, so the report is still printed). */
-const KILL_AFTER_MS = 14 * 60_000;
+const KILL_AFTER_MS = 25 * 60_000;
 
 /**
  * Not fuzzed, because they would only break the run itself: the fuzzer's own key could be deactivated or
