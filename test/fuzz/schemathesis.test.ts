@@ -18,7 +18,7 @@ import { getStack, newTenant } from '../harness/stack';
 const SCHEMATHESIS = 'schemathesis==4.32.*';
 /** Fixed: a failure found once is found again by the next run. */
 const SEED = 18;
-/** Per operation and phase; with the stateful phase this keeps the run within 8-10 minutes on 2 cores (207 operations). */
+/** Per operation and phase; with the stateful phase this keeps the run within 15-20 minutes on 2 cores (207 operations). */
 const MAX_EXAMPLES = 20;
 /** A hard stop for a run that hangs (the mocha timeout is above it, so the report is still printed). */
 const KILL_AFTER_MS = 25 * 60_000;
