@@ -20,6 +20,7 @@ import { readPublicConfig, type PublicConfigSettings } from './public-config';
 import { readRateLimits, type RateLimitSettings } from './rate-limits';
 import { readRuns, type RunSettings } from './runs';
 import { readSandbox, type SandboxSettings } from './sandbox';
+import { readSchedules, type ScheduleSettings } from './schedules';
 import { readSecrets, type SecretsSettings } from './secrets';
 import { readTemporal, type TemporalSettings } from './temporal';
 
@@ -50,6 +51,7 @@ type Settings = ApiSettings &
   PublicConfigSettings &
   RateLimitSettings &
   IdempotencySettings &
+  ScheduleSettings &
   LocalEmbeddingSettings;
 
 /**
@@ -89,6 +91,7 @@ export function loadConfig(env: Env = process.env): Config {
     ...readPublicConfig(reader, blobs.blobS3),
     ...readRateLimits(reader),
     ...readIdempotency(reader),
+    ...readSchedules(reader),
     ...readLocalEmbeddings(reader, local.cacheDir),
   };
   reader.throwIfProblems();

@@ -374,6 +374,10 @@ function describeWaiting(row: JobRow, ahead: number, orgLimit: number, queue: Qu
   }
 }
 
+/** Whether a QUEUED job's status detail says its resource's queue is paused (it waits until a resume). */
+export const heldByPausedQueue = (detail: unknown): boolean =>
+  (detail as { waiting_for?: unknown } | null)?.waiting_for === 'paused';
+
 /** The status detail of a waiting job: what it waits for, the setting that decides it, how many execute. */
 export function waitingDetail(w: Waiting): Record<string, unknown> {
   return {

@@ -98,6 +98,31 @@ describe('concurrency keys and limits', function () {
     expect((await waitForRun(s.t.key, run)).status).to.equal('SUCCEEDED');
   });
 
+  it('executing a function whose queue is paused answers 202 with the QUEUED run at once, not after its wait', async () => {
+    const t = await newTenant('paused-execute');
+    const fn = await structureWithBuild(t.organizationId, {
+      kind: 'function',
+      files: { 'main.py': 'def handler(event):\n    return {"got": event["body"]}\n' },
+      mainFile: 'main.py',
+    });
+    const client = as(t.key);
+    expect((await client.post(`/api/functions/${fn.structureId}/queue/pause`, {})).status).to.equal(200);
+    const started = Date.now();
+    const held = await client.post(`/api/functions/${fn.structureId}/execute`, { n: 1 });
+    // FUNCTION_EXECUTE_TIMEOUT_SECONDS is 60 by default: well under it.
+    expect(Date.now() - started).to.be.below(20_000);
+    expect(held.status, held.text).to.equal(202);
+    expect(held.body).to.include({ status: 'QUEUED' });
+    expect(held.body.status_detail.waiting_for).to.equal('paused');
+    await client.post(`/api/functions/${fn.structureId}/queue/resume`, {});
+    const runPath = `/api/function-runs/${held.body.function_run_id}`;
+    for (let deadline = Date.now() + 60_000; ; await new Promise((r) => setTimeout(r, 100))) {
+      const run = (await client.get(runPath)).body;
+      if (TERMINAL.includes(run.status)) return expect(run.status, JSON.stringify(run)).to.equal('SUCCEEDED');
+      if (Date.now() > deadline) throw new Error(`function run still ${run.status}`);
+    }
+  });
+
   it('refuses a limit below 1 and unknown strategies', async () => {
     const s = await sleeper(null);
     for (const concurrency of [{ limit: 0 }, { limit: 1, strategy: 'drop' }, { strategy: 'queue' }]) {

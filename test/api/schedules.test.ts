@@ -6,6 +6,7 @@ import { expect } from 'chai';
 import { structureWithBuild } from '../harness/builds';
 import { as } from '../harness/client';
 import { PY_PRELUDE, TERMINAL } from '../harness/runs';
+import { startApiWithSecondSchedules } from '../harness/schedules';
 import { getStack, newTenant } from '../harness/stack';
 import { createScheduledRun, scheduledRunId } from '../../src/services/schedules/fire';
 import { runScheduleId } from '../../src/temporal/run-schedules';
@@ -36,6 +37,9 @@ async function waitForList<T>(list: () => Promise<T[]>, done: (items: T[]) => bo
 
 describe('schedules', function () {
   this.timeout(180_000);
+  let secondsApi: Awaited<ReturnType<typeof startApiWithSecondSchedules>>;
+  before(async () => (secondsApi = await startApiWithSecondSchedules()));
+  after(() => secondsApi.close());
 
   it('CRUD: defaults, validation, the next 5 fire times in the time zone, pause/resume/delete in step with Temporal', async () => {
     const t = await newTenant();
@@ -92,11 +96,16 @@ describe('schedules', function () {
       { schedule_expression: '* * * * *', overlap_policy: 'sometimes' },
       { schedule_expression: '* * * * *', catchup_window_seconds: 5 },
       { schedule_expression: '* * * * *', input: { not: 'for structures' } },
+      // Below SCHEDULE_MIN_INTERVAL_SECONDS (a minute by default).
+      { schedule_expression: 'rate(30 seconds)' },
     ]) {
       const res = await api.post(base, bad);
       expect(res.status, `${JSON.stringify(bad)}: ${res.text}`).to.equal(400);
       expect(res.body.type).to.equal('ValidationError');
     }
+    expect((await api.post(base, { schedule_expression: 'rate(59 seconds)' })).text).to.include(
+      'SCHEDULE_MIN_INTERVAL_SECONDS',
+    );
     const other = await newTenant('other');
     expect((await as(other.key).get(`${base}/${id}`)).status).to.equal(404);
     expect((await as(other.key).post(base, { schedule_expression: '* * * * *' })).status).to.equal(404);
@@ -150,7 +159,7 @@ describe('schedules', function () {
 
   it('a fire is an ordinary run created_by schedule:<id>: structures get args, functions input; trigger fires now', async () => {
     const t = await newTenant();
-    const api = as(t.key);
+    const api = as(t.key, secondsApi.baseUrl);
     const s = await structureWithBuild(t.organizationId, { files: { 'structure.py': ARGS_PROGRAM } });
     const fn = await structureWithBuild(t.organizationId, {
       kind: 'function',

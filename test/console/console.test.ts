@@ -158,8 +158,10 @@ describe('console (browser)', function () {
       .waitFor({ timeout: 90_000 });
     await accessible('structure');
     await shot('06-structure-deployed');
-    await page.getByLabel('Arguments, one a line').fill('hello\nconsole');
-    await page.getByRole('button', { name: 'Start run' }).click();
+    // The schedule form below it has a field of the same name.
+    const startRun = page.getByRole('region', { name: 'Start a run' });
+    await startRun.getByLabel('Arguments, one a line').fill('hello\nconsole');
+    await startRun.getByRole('button', { name: 'Start run' }).click();
     await page.getByRole('heading', { name: /Structure run/ }).waitFor();
     await page.locator('.page-header [data-status="SUCCEEDED"]').waitFor({ timeout: 60_000 });
     await page.getByLabel('Output').getByText('hello console').waitFor();

@@ -8,10 +8,12 @@ import { expect } from 'chai';
 import { structureWithBuild } from '../harness/builds';
 import { as } from '../harness/client';
 import { SLEEP_PROGRAM, TERMINAL } from '../harness/runs';
+import { startApiWithSecondSchedules } from '../harness/schedules';
 import { getStack, newTenant } from '../harness/stack';
 import { runScheduleId } from '../../src/temporal/run-schedules';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+let secondsApi: Awaited<ReturnType<typeof startApiWithSecondSchedules>>;
 
 interface Observed {
   runs: any[];
@@ -25,7 +27,7 @@ const firstEnded = (runs: any[]) => TERMINAL.includes(runs[0]?.status);
 /** Fires every second until `enough` (default: the first run has ended) and a moment more, then pauses and waits for every run. */
 async function fireWhileOpen(policy: string, enough = firstEnded): Promise<Observed> {
   const t = await newTenant(`overlap-${policy}`);
-  const api = as(t.key);
+  const api = as(t.key, secondsApi.baseUrl);
   const s = await structureWithBuild(t.organizationId, { files: { 'structure.py': SLEEP_PROGRAM } });
   const base = `/api/structures/${s.structureId}/schedules`;
   const created = await api.post(base, { schedule_expression: 'rate(1 second)', args: ['3'], overlap_policy: policy });
@@ -58,6 +60,8 @@ const statuses = (runs: any[]) => JSON.stringify(runs.map((r) => [r.status, r.st
 
 describe('scheduled runs: overlap policies (Temporal dev server)', function () {
   this.timeout(180_000);
+  before(async () => (secondsApi = await startApiWithSecondSchedules()));
+  after(() => secondsApi.close());
 
   it('skip (the default): no run while one is open; the fires meanwhile are skipped', async () => {
     const { runs, skipped } = await fireWhileOpen('skip');

@@ -109,7 +109,8 @@ for (const method of ['get', 'post'] as const) {
       "`query_params` the query string as strings (a repeated key keeps its last value). 200 with the handler's JSON " +
       'result. 502 FunctionExecutionError when the handler raised, could not be loaded or the run ended otherwise ' +
       '(the message names the function run, whose logs hold the traceback). 202 with the FunctionRun when it has not ' +
-      'ended within FUNCTION_EXECUTE_TIMEOUT_SECONDS (poll GET /function-runs/{id}). 409 without a successful deployment.',
+      "ended within FUNCTION_EXECUTE_TIMEOUT_SECONDS, or at once while the function's queue is paused (poll GET " +
+      '/function-runs/{id}). 409 without a successful deployment.',
     params: { function_id: uuid },
     ...(method === 'post' ? { body: {} } : {}),
     responses: {

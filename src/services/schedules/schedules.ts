@@ -113,7 +113,7 @@ export async function createSchedule(
     created_at: now,
     updated_at: now,
   };
-  validate(row);
+  validate(row, deps.config.scheduleMinIntervalSeconds);
   await deps.ds.transaction(async (em) => {
     await insertRow(em, RunSchedule, row);
     await createRunSchedule(deps.temporal, deps.config.temporal.taskQueue, specOf(row, target.name));
@@ -121,8 +121,17 @@ export async function createSchedule(
   return row;
 }
 
-function validate(row: RunSchedule): void {
-  parseScheduleExpression(row.schedule_expression, '/body/schedule_expression', 'runs');
+function validate(row: RunSchedule, minIntervalSeconds: number): void {
+  const path = '/body/schedule_expression';
+  const parsed = parseScheduleExpression(row.schedule_expression, path, 'runs');
+  // Only a rate in seconds can be shorter than a minute (SCHEDULE_MIN_INTERVAL_SECONDS is at most 60).
+  const seconds = 'every' in parsed ? /^(\d+) seconds$/.exec(parsed.every) : null;
+  if (seconds && Number(seconds[1]) < minIntervalSeconds)
+    throw badRequest(
+      `schedule_expression "${row.schedule_expression}" fires more often than the platform allows: at most once ` +
+        `every ${minIntervalSeconds} seconds (SCHEDULE_MIN_INTERVAL_SECONDS)`,
+      path,
+    );
   checkTimeZone(row.time_zone);
   checkFields(row.resource_kind, row);
 }
@@ -177,7 +186,7 @@ export async function updateSchedule(
   for (const key of FIELD_NAMES) {
     if (fields[key] !== undefined) Object.assign(changed, { [key]: fields[key] });
   }
-  validate(changed);
+  validate(changed, deps.config.scheduleMinIntervalSeconds);
   await deps.ds.transaction(async (em) => {
     await em.getRepository(RunSchedule).save(changed);
     await updateRunSchedule(deps.temporal, deps.config.temporal.taskQueue, specOf(changed, resourceName));

@@ -29,6 +29,7 @@ export const checks: AdmissionCheck[] = [
         const api = await startApiProcess(procs, 'api', {
           TEMPORAL_TASK_QUEUE: queue,
           RUN_HEARTBEAT_TIMEOUT_SECONDS: '2',
+          SCHEDULE_MIN_INTERVAL_SECONDS: '1',
         });
         const workerEnv = { TEMPORAL_TASK_QUEUE: queue, RUN_API_BASE_URL: api.baseUrl };
         const victim = await startWorkerProcess(procs, 'worker-1', workerEnv);

@@ -10,6 +10,7 @@ import { isTerminal, readRun } from './lifecycle';
 import { findCodeResource } from '../code-resources';
 import { RunsDeps, startRun } from './structure-runs';
 import { waitFor } from '../../../temporal/workflow-records';
+import { heldByPausedQueue } from '../../../jobs/admission';
 import { runWakeUps, type RunUpdatesHub } from '../../../persistence/run-updates-hub';
 
 /** The event a handler receives. */
@@ -52,7 +53,10 @@ export async function executeFunction(
   return startAndWait(deps, caller, await findFunction(deps.ds, caller, functionId), input);
 }
 
-/** Starts a run of `resource` with `input` and waits (up to FUNCTION_EXECUTE_TIMEOUT_SECONDS) for it to end. */
+/**
+ * Starts a run of `resource` with `input` and waits (up to FUNCTION_EXECUTE_TIMEOUT_SECONDS) for it to end; not
+ * while its queue is paused (it would wait the whole way): then the run as it is, QUEUED.
+ */
 export async function startAndWait(
   deps: RunsDeps,
   caller: Caller,
@@ -62,7 +66,7 @@ export async function startAndWait(
   const run = await startRun(deps, caller, resource, { args: [], envVars: [], input });
   return waitFor(
     () => readRun(deps.ds, run.run_id),
-    (r) => isTerminal(r.status),
+    (r) => isTerminal(r.status) || (r.status === 'QUEUED' && heldByPausedQueue(r.status_detail)),
     deps.config.functionExecuteTimeoutSeconds * 1000,
     runWakeUps(deps.runUpdates, run.run_id),
   );
