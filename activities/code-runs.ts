@@ -22,6 +22,7 @@ import { appendLogs } from '../src/services/code/runs/state';
 import { markRetrying } from '../src/services/code/runs/retries';
 import { findOnePrepared } from '../src/persistence/direct-sql';
 import { CgroupUnavailable } from '../src/runtime/sandbox/cgroups';
+import { sandboxSetupFailure } from '../src/runtime/sandbox/setup-failure';
 
 /** What a process activity records in its heartbeats: enough for a retry to find what it left behind. */
 interface ProcessMarker {
@@ -74,6 +75,10 @@ function endingOf(outcome: SupervisedOutcome, logLimitBytes: number): RunEnding 
           limit.reason === 'CpuLimitExceeded' || limit.reason === 'FileSizeLimitExceeded' ? 'process' : 'run';
         return { status: 'ERROR', reason: limit.reason, error: `The ${subject} ${limit.message}` };
       }
+      // The sandbox's own steps failed before the program started (a program imitating them mislabels only itself).
+      const setup = sandboxSetupFailure(code, outcome.lastStderrLine);
+      if (setup)
+        return { status: 'ERROR', reason: 'SandboxSetupFailed', error: `The sandbox could not be set up: ${setup}` };
       if (code !== null) return { status: 'FAILED', exitCode: code, message: `The process exited with code ${code}` };
       // Shell convention for a death by signal (e.g. 137 for SIGKILL, which is also what an OOM kill looks like).
       const number = os.constants.signals[signal as NodeJS.Signals] ?? 0;

@@ -7,7 +7,8 @@ import { ExitStatus, startUserProcess, UserProcess } from './user-process';
 
 export type SupervisedOutcome =
   /** `result`: what the process wrote to RESULT_FD, when a result was asked for. */
-  | { kind: 'exited'; status: ExitStatus; result?: ResultBytes }
+  /** `lastStderrLine`: the process's last line on stderr, where the sandbox's own steps say why they failed. */
+  | { kind: 'exited'; status: ExitStatus; result?: ResultBytes; lastStderrLine?: string }
   | { kind: 'log-limit' }
   | { kind: 'start-failed'; message: string }
   /** `onStarted` said the run had already ended; the process was stopped at once. */
@@ -53,6 +54,7 @@ export async function superviseUserProcess(opts: SuperviseOptions): Promise<Supe
   });
   const drain = () => pump.finish(opts.logBuffer.graceMs);
   const wrapped = opts.isolate(opts.command);
+  let lastStderrLine: string | undefined;
   try {
     child = await startUserProcess({
       file: wrapped.file,
@@ -63,7 +65,10 @@ export async function superviseUserProcess(opts: SuperviseOptions): Promise<Supe
       envArgsFd: wrapped.envArgsFd,
       readExit: wrapped.readExit,
       ...(opts.resultLimitBytes !== undefined ? { result: { limitBytes: opts.resultLimitBytes } } : {}),
-      onLine: (s, l) => pump.add(s, l),
+      onLine: (s, l) => {
+        if (s === 'stderr') lastStderrLine = l;
+        pump.add(s, l);
+      },
     });
   } catch (err) {
     return { kind: 'start-failed', message: (err as Error).message };
@@ -92,7 +97,13 @@ export async function superviseUserProcess(opts: SuperviseOptions): Promise<Supe
     }
     const lostOutput = await drain();
     if (pump.limitExceeded) return { kind: 'log-limit', lostOutput };
-    return { kind: 'exited', status: first, lostOutput, ...(started.result ? { result: await started.result } : {}) };
+    return {
+      kind: 'exited',
+      status: first,
+      lostOutput,
+      lastStderrLine,
+      ...(started.result ? { result: await started.result } : {}),
+    };
   } finally {
     clearInterval(beat);
   }

@@ -12,6 +12,7 @@
 // double fork or new session escapes.
 import fs from 'node:fs';
 import path from 'node:path';
+import { SANDBOX_SETUP_EXIT_CODE, SANDBOX_SETUP_PREFIX } from './setup-failure';
 import {
   attempt,
   CgroupUnavailable,
@@ -310,7 +311,8 @@ class CgroupTreeV1 extends CgroupTree {
  */
 export function entryCommand(group: RunGroup, shell: string): { file: string; prefix: string[] } {
   const script =
-    'while [ "$1" != -- ]; do echo $$ > "$1" || { echo "tarmac: cannot enter the control group $1" >&2; exit 125; }; ' +
+    `while [ "$1" != -- ]; do echo $$ > "$1" || { echo "${SANDBOX_SETUP_PREFIX}cannot enter the control group $1" >&2; ` +
+    `exit ${SANDBOX_SETUP_EXIT_CODE}; }; ` +
     'shift; done; shift; exec "$@"';
   return { file: shell, prefix: ['-c', script, 'tarmac-cgroup-entry', ...group.procsFiles, '--'] };
 }

@@ -21,6 +21,7 @@
 // is up, and ends the helper when bubblewrap ends (the helper also dies with the launcher: --pdeathsig).
 import fs from 'node:fs';
 import net from 'node:net';
+import { SANDBOX_SETUP_EXIT_CODE, SANDBOX_SETUP_PREFIX } from './setup-failure';
 
 /** The namespace's side: a private /24 of its own, not the host's address; the gateway is the helper. */
 export const NS_ADDRESS = {
@@ -63,7 +64,7 @@ pipe ready_r ready_w
   {info_r}<&- {info_w}>&- {userns_r}<&- {userns_w}>&- {exec_r}<&- {exec_w}>&- {ready_r}<&- {ready_w}>&- &
 sandbox=$!
 exec {info_w}>&- {userns_r}<&- {exec_r}<&-
-fail() { echo "tarmac: the sandbox's network could not be set up: $1" >&2; kill -KILL $sandbox 2>/dev/null; wait $sandbox; exit 125; }
+fail() { echo "${SANDBOX_SETUP_PREFIX}the sandbox's network could not be set up: $1" >&2; kill -KILL $sandbox 2>/dev/null; wait $sandbox; exit ${SANDBOX_SETUP_EXIT_CODE}; }
 # bubblewrap reports its child's pid once the namespaces exist; the child then waits for its uid map.
 child=
 while [ -z "$child" ] && read -r -t 10 -u $info_r line; do
