@@ -1,6 +1,7 @@
 // Model providers (OpenAI-compatible, src/drivers/model) and the work that calls them: assistant runs, chat
 // messages, knowledge base jobs.
 import type { EnvReader } from './env';
+import { readModelInputs, type ModelInputs } from './model-inputs';
 
 export interface ModelsConfig {
   /** By provider name ([a-z0-9_-]+): the base URL of its OpenAI-compatible API (`.../v1`) and its key. */
@@ -13,6 +14,8 @@ export interface ModelsConfig {
    * Undefined: knowledge bases are full-text only.
    */
   defaultEmbeddingModel?: string;
+  /** By content type (image, audio, video): the chat models that take it (MODEL_IMAGE_INPUT, ...). */
+  inputs: ModelInputs;
   /** Per attempt: waiting for the provider's answer headers, and the longest silence inside a stream. */
   timeoutSeconds: number;
   /** Retries of the openai package (connection errors, 408, 409, 429, 5xx), all before any data is streamed. */
@@ -39,6 +42,7 @@ export function readModels(env: EnvReader): ModelSettings {
   return {
     models: {
       ...readProviders(env),
+      inputs: readModelInputs(env),
       timeoutSeconds: env.int('MODEL_REQUEST_TIMEOUT_SECONDS', 600, 1, 24 * 3600),
       maxRetries: env.int('MODEL_MAX_RETRIES', 2, 0, 10),
     },

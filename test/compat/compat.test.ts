@@ -23,8 +23,9 @@ const textOf = (message: Record<string, any>): string =>
  * A deterministic model the Python side steers with its prompt: after a tool result it answers
  * `tool said: <result>`; `call <function> <json arguments>` calls that function when it is offered; `stall`
  * is never answered (the client's request stays open until it goes away); anything else is answered with
- * JSON naming what reached the model (`system`: the system messages, `history`: the earlier turns, `input`),
- * so that the tests can check which rules and memory a structure sent.
+ * JSON naming what reached the model (`system`: the system messages, `history`: the earlier turns, `input`;
+ * `parts`: the types of the last message's content parts, when it has parts), so that the tests can check which
+ * rules, memory and images a client sent.
  */
 function scriptedAgent(body: ChatRequestBody): ScriptedAnswer {
   const last = body.messages[body.messages.length - 1];
@@ -46,6 +47,7 @@ function scriptedAgent(body: ChatRequestBody): ScriptedAnswer {
         .filter((m) => m.role !== 'system')
         .map((m) => `${m.role}: ${textOf(m)}`),
       input,
+      ...(Array.isArray(last.content) ? { parts: last.content.map((p: any) => p.type) } : {}),
     }),
   };
 }

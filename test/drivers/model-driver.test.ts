@@ -26,7 +26,7 @@ async function failure(p: Promise<unknown>): Promise<Error> {
 describe('model driver (OpenAI-compatible)', () => {
   let a: ModelProvider;
   let b: ModelProvider;
-  let models: ModelsConfig;
+  let models: Omit<ModelsConfig, 'inputs'>;
   const ask = (model: string, extra: Partial<CompletionRequest> = {}): CompletionRequest => ({
     model,
     turns: [{ role: 'user', content: 'Say hello' }],

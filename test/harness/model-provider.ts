@@ -37,10 +37,14 @@
  * the `role: assistant` chunk. Default usage: prompt_tokens = words in the request's messages,
  * completion_tokens = streamed pieces (text pieces + tool-call pieces). Retryable errors (408, 409, 429, 5xx)
  * carry `retry-after-ms: 0` unless `retryAfterMs` says otherwise, so the client's retries take no time.
+ * Message contents are checked as OpenAI checks them (content-parts.ts: text, image_url, input_audio, video_url
+ * parts; media in user messages only): a request that breaks them gets OpenAI's 400 with the `param` at fault,
+ * before any scripted reply is taken; `contentParts(req.body.messages)` lists what a request carried.
  */
 import http from 'node:http';
 import type net from 'node:net';
 import { randomUUID } from 'node:crypto';
+import { contentProblem, textWords } from './content-parts';
 
 /** The request body as sent (OpenAI chat.completions create parameters). */
 export type ChatRequestBody = Record<string, any> & { model: string; messages: Array<Record<string, any>> };
@@ -279,6 +283,9 @@ export async function startModelProvider(): Promise<ModelProvider> {
         'missing_required_parameter',
       );
     }
+    // Content parts as OpenAI checks them (content-parts.ts): a malformed or misplaced part is its 400.
+    const problem = contentProblem(body.messages);
+    if (problem) return sendError(res, 400, problem.message, 'invalid_request_error', null, problem.param);
     const answer = take(body);
     if (!answer) {
       return sendError(
@@ -323,10 +330,7 @@ export async function startModelProvider(): Promise<ModelProvider> {
       answer.usage === null
         ? null
         : (answer.usage ?? {
-            prompt_tokens: body.messages.reduce(
-              (n, m) => n + (typeof m.content === 'string' ? m.content.split(/\s+/).filter(Boolean).length : 0),
-              0,
-            ),
+            prompt_tokens: body.messages.reduce((n, m) => n + textWords(m.content), 0),
             completion_tokens: textPieces.length + calls.reduce((n, c) => n + 1 + c.pieces.length, 0),
           });
     const withTotal = usage && { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens };
@@ -484,6 +488,7 @@ function sendError(
   message: string,
   type: string,
   code: string | null = null,
+  param: string | null = null,
 ) {
-  sendJson(res, status, { error: { message, type, param: null, code } });
+  sendJson(res, status, { error: { message, type, param, code } });
 }

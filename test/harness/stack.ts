@@ -151,6 +151,8 @@ export async function startStack(opts: { env?: Record<string, string>; inProcess
     MODEL_PROVIDERS: `local=${modelProvider.baseUrl}`,
     DEFAULT_MODEL: 'local/test-model',
     DEFAULT_EMBEDDING_MODEL: 'local/test-embedding',
+    // The compat suite's scripted model takes images (test/compat/test_griptape_chat_media.py); others text only.
+    MODEL_IMAGE_INPUT: 'local/compat-*',
     CHATAPP_API_BASE_URL: chatApp.baseUrl,
     DRIVE_OAUTH_TOKEN_URL: drive.settings().tokenUrl,
     DRIVE_API_BASE_URL: drive.settings().apiBaseUrl,

@@ -54,8 +54,9 @@ const ToolActionSchema = {
   },
 } as const;
 
-// Message contents, by `type`: text anywhere, tool calls in assistant messages, tool results in user messages.
-// Images, audio and video (griptape has them) match none of these: refused (400).
+// Message contents, by `type`: text anywhere, tool calls in assistant messages, tool results, images, audio and
+// video in user messages (an assistant's audio answer goes back as its transcript). What the artifacts must hold
+// is checked by the mapping (chat-media.ts), whose errors point at the member at fault.
 const TextContent = {
   type: 'object',
   required: ['type', 'artifact'],
@@ -83,6 +84,31 @@ const ActionResultContent = {
     action: { ...ToolActionSchema, description: 'The ToolAction this result answers.' },
   },
 } as const;
+/** Image, audio, video and generic contents: their artifact is checked by the mapping (src/services/conversations/chat-media.ts). */
+const mediaContent = (type: string, description: string) =>
+  ({
+    type: 'object',
+    required: ['type', 'artifact'],
+    description,
+    properties: { type: { const: type }, artifact: ArtifactSchema },
+  }) as const;
+const ImageContent = mediaContent(
+  'ImageMessageContent',
+  'An `ImageArtifact` (`value` base64, `format` e.g. png) or an `ImageUrlArtifact` (`value` an http(s) or data: URL, passed to the provider, never fetched by the platform): an `image_url` part.',
+);
+const AudioContent = mediaContent(
+  'AudioMessageContent',
+  'An `AudioArtifact` (`value` base64, `format` wav or mp3 for OpenAI): an `input_audio` part. In assistant messages, its `meta.transcript` as text.',
+);
+const VideoContent = mediaContent(
+  'VideoMessageContent',
+  'A `VideoUrlArtifact` (`value` an http(s) URL): a `video_url` part (vLLM and the like; OpenAI takes no video).',
+);
+const GenericContent = mediaContent(
+  'GenericMessageContent',
+  'A `GenericArtifact` whose `value` is text or an OpenAI content part (`text`, `image_url`, `input_audio`, `video_url`), sent as is.',
+);
+
 /** The message of one role: its contents of these kinds. Discriminators make errors name the part at fault. */
 const messageOf = (role: string, ...kinds: JsonSchema[]) => ({
   required: ['role'],
@@ -99,8 +125,8 @@ const MessageSchema = defineSchema('ChatMessage', {
   description: 'A griptape `Message` dict.',
   oneOf: [
     messageOf('system', TextContent),
-    messageOf('user', TextContent, ActionResultContent),
-    messageOf('assistant', TextContent, ActionCallContent),
+    messageOf('user', TextContent, ActionResultContent, ImageContent, AudioContent, VideoContent, GenericContent),
+    messageOf('assistant', TextContent, ActionCallContent, AudioContent),
   ],
   discriminator: { propertyName: 'role' },
   properties: {
@@ -110,7 +136,9 @@ const MessageSchema = defineSchema('ChatMessage', {
       type: 'array',
       maxItems: CHAT_LIMITS.contents,
       description:
-        '`TextMessageContent`; `ActionCallMessageContent` (assistant messages); `ActionResultMessageContent` (user messages).',
+        '`TextMessageContent`; `ActionCallMessageContent` (assistant messages); `ActionResultMessageContent`, ' +
+        '`ImageMessageContent`, `AudioMessageContent`, `VideoMessageContent` and `GenericMessageContent` (user ' +
+        'messages; the model must take the content: GET /api/models `capabilities`, MODEL_IMAGE_INPUT, ...).',
     },
     usage: UsageSchema,
   },
@@ -260,7 +288,8 @@ const ChatStreamData = defineSchema('ChatMessageStreamData', {
 });
 
 const SUMMARY_ERRORS =
-  ' 400 `ValidationError` for a request the model cannot be given (e.g. image content) and for one the model provider ' +
+  ' 400 `ValidationError` for a request the model cannot be given (e.g. an image for a model that takes no images, ' +
+  'or an image URL whose host the outbound address policy refuses) and for one the model provider ' +
   'refused (its message); 503 `ServiceUnavailableError` when no model provider is configured, the provider could not be reached ' +
   '(after retries) or answered unusably, or no answer came within CHAT_MESSAGE_TIME_LIMIT_SECONDS.';
 

@@ -20,7 +20,9 @@ const ModelSchema = defineSchema('Model', {
       type: 'array',
       items: { type: 'string' },
       description:
-        'What the platform uses it for: chat models text, tools and structured_output; embedding models embedding.',
+        'What the platform uses it for: chat models `text`, `tools` and `structured_output`, and `image`, `audio` and ' +
+        '`video` when MODEL_IMAGE_INPUT, MODEL_AUDIO_INPUT or MODEL_VIDEO_INPUT name them (chat messages with content a ' +
+        'model does not take are refused with a 400); embedding models `embedding`.',
     },
     default: { type: 'boolean' },
     active: { type: 'boolean' },

@@ -6,6 +6,9 @@ import { ModelError, type CompletionRequest, type EmbeddingRequest, type ModelDr
 
 export * from './types';
 
+/** What the driver needs of the model settings (not which content each model takes: the api checks that). */
+type ProviderSettings = Omit<ModelsConfig, 'inputs'>;
+
 const HOW_TO_CONFIGURE =
   'Set MODEL_PROVIDERS (name=baseURL,...) and DEFAULT_MODEL (provider/model) for the worker, e.g. ' +
   'OPENAI_API_KEY=sk-... DEFAULT_MODEL=openai/gpt-4.1-mini for OpenAI, or ' +
@@ -16,7 +19,7 @@ const HOW_TO_CONFIGURE =
  * `p`; any other name (no slash, or a prefix that is no provider, like `meta-llama/Llama-3.1-8B` on vLLM) is
  * the whole name on the default model's provider; no name is DEFAULT_MODEL.
  */
-export function resolveModel(models: ModelsConfig, model?: string): { provider: string; model: string } {
+export function resolveModel(models: ProviderSettings, model?: string): { provider: string; model: string } {
   const name = model?.trim() || undefined;
   const slash = name?.indexOf('/') ?? -1;
   if (name && slash > 0 && Object.hasOwn(models.providers, name.slice(0, slash)) && slash < name.length - 1) {
@@ -36,7 +39,7 @@ export function resolveModel(models: ModelsConfig, model?: string): { provider: 
 }
 
 /** One driver per configured provider, chosen per request by `resolveModel`. */
-export function createModelDriver(models: ModelsConfig): ModelDriver {
+export function createModelDriver(models: ProviderSettings): ModelDriver {
   const drivers = new Map<string, OpenAICompatibleDriver>();
   const driverFor = (provider: string) => {
     let driver = drivers.get(provider);

@@ -15,6 +15,7 @@
 import OpenAI from 'openai';
 import type {
   ChatCompletionChunk,
+  ChatCompletionContentPart,
   ChatCompletionCreateParamsNonStreaming,
   ChatCompletionCreateParamsStreaming,
   ChatCompletionMessageParam,
@@ -24,6 +25,7 @@ import {
   ModelError,
   type ChatTurn,
   type Completion,
+  type ContentPart,
   type CompletionDelta,
   type CompletionRequest,
   type EmbeddingRequest,
@@ -204,11 +206,13 @@ export async function embedWith(
   return { vectors, inputTokens: answer.usage?.prompt_tokens ?? 0 };
 }
 
-function toMessage(turn: ChatTurn): ChatCompletionMessageParam {
+/** A turn in OpenAI's wire format. */
+export function toMessage(turn: ChatTurn): ChatCompletionMessageParam {
   switch (turn.role) {
     case 'system':
+      return { role: 'system', content: turn.content };
     case 'user':
-      return { role: turn.role, content: turn.content };
+      return { role: 'user', content: typeof turn.content === 'string' ? turn.content : turn.content.map(toPart) };
     case 'assistant':
       return turn.toolCalls?.length
         ? {
@@ -223,6 +227,20 @@ function toMessage(turn: ChatTurn): ChatCompletionMessageParam {
         : { role: 'assistant', content: turn.content ?? '' };
     case 'tool':
       return { role: 'tool', tool_call_id: turn.toolCallId, content: turn.content };
+  }
+}
+
+/** A content part in OpenAI's wire format (`video_url` is vLLM's, which OpenAI's types do not name). */
+function toPart(part: ContentPart): ChatCompletionContentPart {
+  switch (part.kind) {
+    case 'text':
+      return { type: 'text', text: part.text };
+    case 'image':
+      return { type: 'image_url', image_url: { url: part.url, ...(part.detail ? { detail: part.detail } : {}) } };
+    case 'audio':
+      return { type: 'input_audio', input_audio: { data: part.data, format: part.format as 'wav' | 'mp3' } };
+    case 'video':
+      return { type: 'video_url', video_url: { url: part.url } } as unknown as ChatCompletionContentPart;
   }
 }
 

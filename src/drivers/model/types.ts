@@ -11,10 +11,20 @@ export interface ToolCall {
   arguments: string;
 }
 
+/** A piece of a user turn that is not only text: the parts of OpenAI's content array. */
+export type ContentPart =
+  | { kind: 'text'; text: string }
+  /** An image: an http(s) URL the provider fetches, or a `data:image/<format>;base64,...` URL. */
+  | { kind: 'image'; url: string; detail?: 'auto' | 'low' | 'high' }
+  /** Audio, base64 (OpenAI takes wav and mp3). */
+  | { kind: 'audio'; data: string; format: string }
+  /** A video by URL (vLLM and other OpenAI-compatible servers; OpenAI itself takes none). */
+  | { kind: 'video'; url: string };
+
 /** One turn of a conversation. */
 export type ChatTurn =
   | { role: 'system'; content: string }
-  | { role: 'user'; content: string }
+  | { role: 'user'; content: string | ContentPart[] }
   | { role: 'assistant'; content: string | null; toolCalls?: ToolCall[] }
   | { role: 'tool'; toolCallId: string; content: string };
 

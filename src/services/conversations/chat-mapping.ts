@@ -11,6 +11,7 @@ import { createHash } from 'node:crypto';
 import type {
   ChatTurn,
   Completion,
+  ContentPart,
   CompletionDelta,
   CompletionRequest,
   ToolCall,
@@ -18,6 +19,17 @@ import type {
 } from '../../drivers/model/types';
 import type { ModelUsage } from '../../persistence/entities/run';
 import { griptapeId } from '../../ids';
+import {
+  ChatRequestError,
+  type ChatRequest,
+  type MessageDict,
+  type ToolActionDict,
+  type ToolDict,
+} from './chat-request';
+import type { ArtifactDict } from './chat-request';
+import { MEDIA_CONTENT, mediaPart, type MappedPart } from './chat-media';
+
+export * from './chat-request';
 
 export const CHAT_LIMITS = {
   /** Messages per request. */
@@ -34,68 +46,6 @@ export const CHAT_DELTA_EVENT = 'ChatMessageDelta';
 /** Parameters the service sets itself; `extra_params` may not override them. */
 export const RESERVED_EXTRA_PARAMS = ['model', 'messages', 'stream', 'n'];
 
-export type StructuredOutputStrategy = 'native' | 'tool' | 'rule';
-
-export interface DriverConfiguration {
-  model?: string | null;
-  max_tokens?: number | null;
-  use_native_tools?: boolean | null;
-  temperature?: number | null;
-  structured_output_strategy?: StructuredOutputStrategy | null;
-  extra_params?: Record<string, unknown> | null;
-}
-
-/** A griptape artifact dict (`BaseArtifact.to_dict()`): TextArtifact, ActionArtifact, JsonArtifact, ... */
-export interface ArtifactDict {
-  type: string;
-  value?: unknown;
-  [member: string]: unknown;
-}
-
-export interface ToolActionDict {
-  type?: string;
-  tag: string;
-  name: string;
-  path?: string | null;
-  input?: unknown;
-}
-
-export interface ContentDict {
-  type: string;
-  artifact?: ArtifactDict;
-  action?: ToolActionDict;
-}
-
-export interface MessageDict {
-  type?: string;
-  role: string;
-  content: ContentDict[];
-  usage?: unknown;
-}
-
-export interface ToolDict {
-  name: string;
-  activities: Array<{ name: string; description?: string; json_schema?: unknown }>;
-}
-
-export interface ChatRequest {
-  messages: MessageDict[];
-  tools: ToolDict[];
-  output_schema?: Record<string, unknown> | null;
-  driver_configuration: DriverConfiguration;
-}
-
-/** A request the mapping refuses: the message says why, `path` points into the request body. */
-export class ChatRequestError extends Error {
-  constructor(
-    message: string,
-    readonly path: string,
-  ) {
-    super(message);
-    this.name = 'ChatRequestError';
-  }
-}
-
 /** An answer of the model that cannot become a griptape Message (a tool call whose arguments are no JSON object). */
 export class ModelAnswerError extends Error {
   constructor(message: string) {
@@ -103,8 +53,6 @@ export class ModelAnswerError extends Error {
     this.name = 'ModelAnswerError';
   }
 }
-
-/** griptape ids are uuid hex strings. */
 
 // ---- Tools ----
 
@@ -205,13 +153,6 @@ export function artifactText(artifact: ArtifactDict | undefined): string {
   }
 }
 
-const UNSUPPORTED_CONTENT = [
-  'ImageMessageContent',
-  'AudioMessageContent',
-  'VideoMessageContent',
-  'GenericMessageContent',
-];
-
 function toolAction(value: unknown, path: string): ToolActionDict {
   const action = value as ToolActionDict | null;
   if (
@@ -226,29 +167,37 @@ function toolAction(value: unknown, path: string): ToolActionDict {
   return action;
 }
 
+/** A media part of the request, where it is: what the api checks against the model and the address policy. */
+export type MediaUse = MappedPart & { path: string; type: string };
+
 /**
  * The conversation as model turns: system and user text; an assistant message's text and tool calls
  * (ActionCallMessageContent) as one turn; a user message's action results (ActionResultMessageContent) as
- * `tool` turns, followed by its text, if any, as a user turn (as griptape's OpenAI driver sends them).
+ * `tool` turns, followed by its text, if any, as a user turn (as griptape's OpenAI driver sends them). A user
+ * message with images, audio or video is a turn of content parts, in order (chat-media.ts); `media` collects them.
  */
-export function toTurns(messages: MessageDict[]): ChatTurn[] {
+export function toTurns(messages: MessageDict[], media: MediaUse[] = []): ChatTurn[] {
   const turns: ChatTurn[] = [];
   messages.forEach((message, m) => {
     let text = '';
     let hasText = false;
+    const parts: ContentPart[] = [];
     const toolCalls: ToolCall[] = [];
     const results: ChatTurn[] = [];
     message.content.forEach((content, c) => {
       const path = `/body/messages/${m}/content/${c}`;
-      if (UNSUPPORTED_CONTENT.includes(content.type)) {
-        throw new ChatRequestError(
-          `${content.type} is not supported: chat messages carry text (TextMessageContent), tool calls (ActionCallMessageContent) and tool results (ActionResultMessageContent)`,
-          `${path}/type`,
-        );
+      if (MEDIA_CONTENT.includes(content.type)) {
+        const mapped = mediaPart(content, message.role, path);
+        if (mapped.part.kind === 'text') text += mapped.part.text;
+        if (mapped.kind) media.push({ ...mapped, path, type: content.type });
+        parts.push(mapped.part);
+        hasText ||= mapped.part.kind === 'text';
+        return;
       }
       switch (content.type) {
         case 'TextMessageContent':
           text += artifactText(content.artifact);
+          parts.push({ kind: 'text', text: artifactText(content.artifact) });
           hasText = true;
           return;
         case 'ActionCallMessageContent': {
@@ -292,7 +241,8 @@ export function toTurns(messages: MessageDict[]): ChatTurn[] {
         break;
       default:
         turns.push(...results);
-        if (hasText || !results.length) turns.push({ role: 'user', content: text });
+        if (parts.some((p) => p.kind !== 'text')) turns.push({ role: 'user', content: parts });
+        else if (hasText || !results.length) turns.push({ role: 'user', content: text });
     }
   });
   return turns;
@@ -316,6 +266,7 @@ export function withoutNul<T>(value: T): T {
 export function toCompletionRequest(
   body: ChatRequest,
   stream: boolean,
+  media?: MediaUse[],
 ): Omit<CompletionRequest, 'signal'> & { toolNames: ToolNames } {
   const config = body.driver_configuration ?? {};
   const extra = config.extra_params ?? {};
@@ -323,7 +274,7 @@ export function toCompletionRequest(
     if (key in extra)
       throw new ChatRequestError(`extra_params may not set "${key}"`, `/body/driver_configuration/extra_params/${key}`);
   }
-  const turns = toTurns(body.messages);
+  const turns = toTurns(body.messages, media);
   const useNativeTools = config.use_native_tools ?? true;
   const strategy = config.structured_output_strategy ?? 'native';
   const schema = body.output_schema ?? undefined;

@@ -10,7 +10,8 @@ import type { RunUpdatesHub } from '../../persistence/run-updates-hub';
 import type { Config } from '../../config';
 import type { RunEvent } from '../../persistence/entities';
 import { newRunRow, Run } from '../../persistence/entities/run';
-import { CHAT_DELTA_EVENT, ChatRequest, ChatRequestError, toCompletionRequest } from './chat-mapping';
+import { CHAT_DELTA_EVENT, ChatRequest, ChatRequestError, MediaUse, toCompletionRequest } from './chat-mapping';
+import { checkMedia } from './media-check';
 import { signalCancel } from '../code/runs/cancellation';
 import { isTerminal } from '../code/runs/lifecycle';
 import type { RunsDeps } from '../code/runs/structure-runs';
@@ -27,19 +28,21 @@ export interface ChatRunInput {
 /** The api waits this much longer than the exchange's time limit (the workflow's timer ends it first). */
 const WAIT_MARGIN_MS = 30_000;
 
-/** Validates the request (400 for what the mapping cannot carry), creates the exchange and starts its workflow. */
+/** Validates the request (400 for what the mapping cannot carry or the model cannot take), creates the exchange and starts its workflow. */
 export async function createChatMessage(
   deps: RunsDeps,
   caller: Caller,
   request: ChatRequest,
   stream: boolean,
 ): Promise<Run> {
+  const media: MediaUse[] = [];
   try {
-    toCompletionRequest(request, stream);
+    toCompletionRequest(request, stream, media);
   } catch (err) {
     if (err instanceof ChatRequestError) throw badRequest(err.message, err.path);
     throw err;
   }
+  await checkMedia(deps.config, request.driver_configuration.model, media);
   const runId = randomUUID();
   const now = new Date();
   const input: ChatRunInput = { stream, request };

@@ -5,6 +5,7 @@
 // no model, so it cannot list what a provider offers.
 import { createHash } from 'node:crypto';
 import type { ModelsConfig } from '../../config/models';
+import { MEDIA_KINDS, modelMatches, type ModelInputs } from '../../config/model-inputs';
 
 export type ModelType = 'chat' | 'embedding';
 
@@ -13,7 +14,10 @@ export interface CatalogModel {
   model_name: string;
   model_type: ModelType;
   provider: string;
-  /** What the model is used for here: chat models take text and tool calls; embedding models embed text. */
+  /**
+   * What the model is used for here: chat models take text, tool calls and structured output, and the `image`,
+   * `audio` and `video` input the operator names them for (MODEL_IMAGE_INPUT, ...); embedding models embed text.
+   */
   capabilities: string[];
   default: boolean;
   active: boolean;
@@ -33,13 +37,16 @@ function modelId(type: ModelType, name: string): string {
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-${variant}${h.slice(17, 20)}-${h.slice(20, 32)}`;
 }
 
-function entry(type: ModelType, name: string, setting: string): CatalogModel {
+function entry(type: ModelType, name: string, setting: string, inputs: ModelInputs): CatalogModel {
   return {
     model_config_id: modelId(type, name),
     model_name: name,
     model_type: type,
     provider: name.slice(0, name.indexOf('/')),
-    capabilities: type === 'chat' ? ['text', 'tools', 'structured_output'] : ['embedding'],
+    capabilities:
+      type === 'chat'
+        ? ['text', 'tools', 'structured_output', ...MEDIA_KINDS.filter((kind) => modelMatches(inputs[kind], name))]
+        : ['embedding'],
     default: true,
     active: true,
     editable: false,
@@ -53,9 +60,9 @@ function entry(type: ModelType, name: string, setting: string): CatalogModel {
 /** The configured models, chat first. */
 export function configuredModels(models: ModelsConfig): CatalogModel[] {
   return [
-    ...(models.defaultModel ? [entry('chat', models.defaultModel, 'DEFAULT_MODEL')] : []),
+    ...(models.defaultModel ? [entry('chat', models.defaultModel, 'DEFAULT_MODEL', models.inputs)] : []),
     ...(models.defaultEmbeddingModel
-      ? [entry('embedding', models.defaultEmbeddingModel, 'DEFAULT_EMBEDDING_MODEL')]
+      ? [entry('embedding', models.defaultEmbeddingModel, 'DEFAULT_EMBEDDING_MODEL', models.inputs)]
       : []),
   ];
 }

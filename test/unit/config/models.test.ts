@@ -1,6 +1,7 @@
 // Parsing of the model-provider settings (MODEL_PROVIDERS, keys, OPENAI_API_KEY shortcut, DEFAULT_MODEL).
 import { expect } from 'chai';
 import { ConfigError, loadConfig } from '../../../src/config';
+import { DEFAULT_MODEL_INPUTS, modelMatches } from '../../../src/config/model-inputs';
 
 const models = (env: Record<string, string>) => loadConfig(env).models;
 const problems = (env: Record<string, string>): string[] => {
@@ -15,7 +16,13 @@ const problems = (env: Record<string, string>): string[] => {
 
 describe('config: model providers', () => {
   it('has no provider, no default model and the documented limits by default', () => {
-    expect(models({})).to.deep.equal({ providers: {}, defaultModel: undefined, timeoutSeconds: 600, maxRetries: 2 });
+    expect(models({})).to.deep.equal({
+      providers: {},
+      defaultModel: undefined,
+      inputs: DEFAULT_MODEL_INPUTS,
+      timeoutSeconds: 600,
+      maxRetries: 2,
+    });
   });
 
   it('reads MODEL_PROVIDERS with a key per provider', () => {
@@ -33,6 +40,7 @@ describe('config: model providers', () => {
         'my-vllm': { baseUrl: 'https://vllm.internal:8000/v1', apiKey: 'vllm-key' },
       },
       defaultModel: 'ollama/llama3.2',
+      inputs: DEFAULT_MODEL_INPUTS,
       timeoutSeconds: 30,
       maxRetries: 0,
     });
@@ -92,5 +100,26 @@ describe('config: model providers', () => {
       'MODEL_REQUEST_TIMEOUT_SECONDS must be an integer in [1, 86400], got "0"',
       'MODEL_MAX_RETRIES must be an integer in [0, 10], got "-1"',
     ]);
+  });
+
+  it('reads which models take images, audio and video: patterns per content type, or none', () => {
+    const inputs = models({
+      MODEL_IMAGE_INPUT: 'ollama/llava*, vllm/Qwen/Qwen2.5-VL-7B-Instruct',
+      MODEL_AUDIO_INPUT: 'none',
+      MODEL_VIDEO_INPUT: 'vllm/*',
+    }).inputs;
+    expect(inputs).to.deep.equal({
+      image: ['ollama/llava*', 'vllm/Qwen/Qwen2.5-VL-7B-Instruct'],
+      audio: [],
+      video: ['vllm/*'],
+    });
+    expect(modelMatches(inputs.image, 'ollama/llava:13b')).to.equal(true);
+    expect(modelMatches(inputs.image, 'ollama/llama3.2')).to.equal(false);
+    expect(modelMatches(DEFAULT_MODEL_INPUTS.image, 'openai/gpt-4o-mini')).to.equal(true);
+    expect(modelMatches(DEFAULT_MODEL_INPUTS.image, 'openai/o3-mini')).to.equal(false);
+    expect(modelMatches(DEFAULT_MODEL_INPUTS.audio, 'openai/gpt-4o-audio-preview-2024-12-17')).to.equal(true);
+    const bad = problems({ MODEL_IMAGE_INPUT: 'llava, ollama/ll*ava' });
+    expect(bad).to.have.length(2);
+    expect(bad[0]).to.contain('MODEL_IMAGE_INPUT entries must be provider/model').and.contain('"llava"');
   });
 });

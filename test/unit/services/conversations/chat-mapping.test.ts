@@ -162,8 +162,8 @@ describe('chat mapping', () => {
         },
       ]),
     );
-    expect(image.message).to.contain('ImageMessageContent is not supported');
-    expect(image.path).to.equal('/body/messages/0/content/1/type');
+    expect(image.message).to.contain('An ImageArtifact needs its bytes as base64');
+    expect(image.path).to.equal('/body/messages/0/content/1/artifact/value');
     expect(refused(() => toTurns([{ role: 'user', content: [{ type: 'Nope' }] }])).message).to.contain(
       'Unknown message content type "Nope"',
     );
