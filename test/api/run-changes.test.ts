@@ -135,6 +135,15 @@ describe('GET /api/runs/stream', function () {
     const order = fromOld.map((f) => f.data.run_id);
     expect(order).to.include(old.run_id);
     expect(order.indexOf(old.run_id)).to.be.below(order.indexOf(run.run_id));
+    // At most an hour back: a run changed 90 minutes ago is not sent to an id of two hours ago.
+    const ancient = newRun(org, structureId, new Date(Date.now() - 90 * 60_000));
+    await save(ancient);
+    const fromAncient = await changesUntil(key, (f) => f.some((x) => x.data.run_id === run.run_id), {
+      lastEventId: (Date.now() - 2 * 3600_000) * 1000,
+    });
+    expect(fromAncient.map((f) => f.data.run_id))
+      .to.include(old.run_id)
+      .and.not.include(ancient.run_id);
   });
 
   it('refuses a missing key and a malformed Last-Event-ID', async () => {

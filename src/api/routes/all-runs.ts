@@ -8,7 +8,7 @@ import { findInOrg } from '../../persistence/scoped';
 import { limitsOfRun } from '../../services/code/runs/limits';
 import { route } from '../http/route';
 import { eventStreamResponse, resumeAfter } from '../sse/event-stream';
-import { CHANGE_OVERLAP_MS, streamRunChanges } from '../sse/run-changes';
+import { CHANGE_OVERLAP_MS, MAX_RESUME_MS, streamRunChanges } from '../sse/run-changes';
 import { defineSchema, nullableTimestamp, pageOf, timestamp, uuid } from '../schemas/registry';
 
 const RunSummarySchema = defineSchema('RunSummary', {
@@ -91,7 +91,8 @@ route({
     "Server-sent events: the organization's runs (of the kinds ListRuns lists) as they are created or change " +
     'status, one frame per change: `id: <microseconds since the epoch of the change>`, `data: <RunSummary>`. From ' +
     `now (the changes of the last ${CHANGE_OVERLAP_MS / 1000} s first), or after the \`Last-Event-ID\` header ` +
-    '(or `?last_event_id=`). A frame is the run as it is now, so the same change may come twice (after a resume); ' +
+    `(or \`?last_event_id=\`; at most ${MAX_RESUME_MS / 3_600_000} h back, further is read as that). A frame is ` +
+    'the run as it is now, so the same change may come twice (after a resume); ' +
     '`: keep-alive` comments every SSE_KEEPALIVE_MS. The stream does not end by itself; a response that ends ' +
     'means: resume with `Last-Event-ID`.',
   query: {

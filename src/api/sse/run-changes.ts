@@ -18,6 +18,8 @@ import { openSse } from './sse-response';
 /** How far back each read looks for changes committed after later ones (a transaction's start to its commit). */
 export const CHANGE_OVERLAP_MS = 10_000;
 const OVERLAP_US = CHANGE_OVERLAP_MS * 1000;
+/** How far back a Last-Event-ID may resume. */
+export const MAX_RESUME_MS = 3600_000;
 /** Runs read per query. */
 const BATCH = 500;
 
@@ -174,20 +176,19 @@ const feedsByDeps = new WeakMap<Deps, OrganizationRunFeeds>();
 /**
  * Sets up the response of `ctx` as the stream of `organizationId`'s run changes (runs of `kinds`, each frame's
  * data `present(run)`), after `afterUs` (a frame's id), else from now: the changes of the last CHANGE_OVERLAP_MS
- * come first, which covers a list read just before the stream was opened.
+ * come first, which covers a list read just before the stream was opened. A resume reaches back at most
+ * MAX_RESUME_MS (a client away longer reads its lists again; an old id must not make every read scan history).
  */
 export async function streamRunChanges(
   ctx: Context,
   deps: Deps,
   o: { organizationId: string; afterUs?: number; kinds: readonly string[]; present: (run: Run) => unknown },
 ): Promise<void> {
-  let cursor = o.afterUs;
-  if (cursor === undefined) {
-    const [now]: Array<{ us: string }> = await deps.ds.query(
-      `SELECT (extract(epoch FROM clock_timestamp()) * 1000000)::bigint::text AS us`,
-    );
-    cursor = Number(now.us);
-  }
+  const [now]: Array<{ us: string }> = await deps.ds.query(
+    `SELECT (extract(epoch FROM clock_timestamp()) * 1000000)::bigint::text AS us`,
+  );
+  const nowUs = Number(now.us);
+  const cursor = o.afterUs === undefined ? nowUs : Math.max(o.afterUs, nowUs - MAX_RESUME_MS * 1000);
   let feeds = feedsByDeps.get(deps);
   if (!feeds)
     feedsByDeps.set(deps, (feeds = new OrganizationRunFeeds(deps.ds, deps.log, deps.runUpdates, deps.config.sse)));
