@@ -91,10 +91,12 @@ class OrganizationRunFeed {
         // Keyset pages in (updated_at, run_id) order from the lowest cursor, less the overlap.
         let after = { us: Math.min(...readers.map((s) => s.cursor)) - OVERLAP_US, runId: '' };
         for (;;) {
+          // The plain bound on updated_at lets the (organization_id, updated_at) index narrow the scan.
           const rows: ChangedRun[] = await this.ds.query(
-            `SELECT *, (extract(epoch FROM updated_at) * 1000000)::bigint::text AS updated_us FROM runs
-              WHERE organization_id = $1 AND kind = ANY($2::text[])
-                AND (updated_at, run_id::text) > (timestamptz 'epoch' + $3::bigint * interval '1 microsecond', $4)
+            `WITH since AS (SELECT timestamptz 'epoch' + $3::bigint * interval '1 microsecond' AS at)
+             SELECT runs.*, (extract(epoch FROM updated_at) * 1000000)::bigint::text AS updated_us FROM runs, since
+              WHERE organization_id = $1 AND kind = ANY($2::text[]) AND updated_at >= since.at
+                AND (updated_at, run_id::text) > (since.at, $4)
               ORDER BY updated_at, run_id::text LIMIT ${BATCH}`,
             [this.organizationId, this.kinds, after.us, after.runId],
           );
