@@ -39,10 +39,9 @@ export async function transition(
   let row: Row | undefined;
   if (kind.notifyChannel) {
     values.push(kind.notifyChannel);
-    const rows: Row[] = await db.query(
-      `WITH moved AS (${update}) SELECT moved.*, ${notifyOf(`moved.${kind.idColumn}`, `$${values.length}`)} FROM moved`,
-      values,
-    );
+    // A status change names the organization: its stream of run changes wakes (src/api/sse/run-changes.ts).
+    const notify = notifyOf(`moved.${kind.idColumn}`, `$${values.length}`, 'moved.organization_id');
+    const rows: Row[] = await db.query(`WITH moved AS (${update}) SELECT moved.*, ${notify} FROM moved`, values);
     row = rows[0];
   } else {
     // TypeORM answers an UPDATE as [rows, count].

@@ -7,22 +7,32 @@ import type { DataSource, EntityManager } from 'typeorm';
 import type { RunEvent } from './entities/run';
 
 /**
- * NOTIFY channel; payload `<run id> <epoch seconds of the writer's transaction start>` (runIdOfPayload). Sent on
- * every event, log batch and status change of a run. The time (the NOTIFY lag metric) is the transaction's, so
- * the notifications of one run in one transaction are still folded into one by PostgreSQL.
+ * NOTIFY channel; payload `<run id> <epoch seconds of the writer's transaction start>[ <organization id>]`
+ * (parseRunPayload). Sent on every event, log batch and status change of a run; the organization is there only
+ * on a status change or a new run (the organization's stream of run changes, src/api/sse/run-changes.ts, wakes
+ * on those alone). The time (the NOTIFY lag metric) is the transaction's, so the notifications of one run in
+ * one transaction are still folded into one by PostgreSQL.
  */
 export const RUN_CHANNEL = 'run_updates';
 
-/** The run id and the sending transaction's start (epoch ms, if present) of a `run_updates` payload. */
-export function parseRunPayload(payload: string): { runId: string; sentAtMs?: number } {
-  const [runId, at] = payload.split(' ');
+/**
+ * The run id, the sending transaction's start (epoch ms, if present) and, for a status change, the run's
+ * organization of a `run_updates` payload.
+ */
+export function parseRunPayload(payload: string): { runId: string; sentAtMs?: number; organizationId?: string } {
+  const [runId, at, organizationId] = payload.split(' ');
   const seconds = Number(at);
-  return at && Number.isFinite(seconds) ? { runId, sentAtMs: seconds * 1000 } : { runId };
+  return {
+    runId,
+    ...(at && Number.isFinite(seconds) ? { sentAtMs: seconds * 1000 } : {}),
+    ...(organizationId ? { organizationId } : {}),
+  };
 }
 
-/** The notification of a run as an SQL expression (see RUN_CHANNEL). */
-export const notifyOf = (runIdSql: string, channelParam: string) =>
-  `pg_notify(${channelParam}, ${runIdSql}::text || ' ' || extract(epoch FROM now())::text) AS notified`;
+/** The notification of a run as an SQL expression (see RUN_CHANNEL); `orgIdSql` on a status change. */
+export const notifyOf = (runIdSql: string, channelParam: string, orgIdSql?: string) =>
+  `pg_notify(${channelParam}, ${runIdSql}::text || ' ' || extract(epoch FROM now())::text` +
+  `${orgIdSql ? ` || ' ' || ${orgIdSql}::text` : ''}) AS notified`;
 
 export interface NewEvent {
   type: string;

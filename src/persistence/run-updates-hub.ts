@@ -1,7 +1,8 @@
 // One PostgreSQL connection per api process LISTENs on `run_updates` (payload: a run id and a time) and wakes the
 // streams of that run in this process. Notifications only say "look again": streams always read the data
 // from the database, and re-check periodically too, so a lost notification (or a reconnect) costs latency,
-// never an event. The same connection LISTENs on `api_key_changes` (payload: a key's hash, in hex) for the
+// never an event. Streams of an organization's run changes subscribe by organization: they wake on the
+// notifications that name it (status changes and new runs). The same connection LISTENs on `api_key_changes` (payload: a key's hash, in hex) for the
 // cache of authenticated keys, which it tells when to forget a key, and to forget all (and not be trusted)
 // while it is not listening.
 import { Client } from 'pg';
@@ -33,6 +34,7 @@ const RECONNECT_MAX_MS = 10_000;
 export class RunUpdatesHub {
   private client: Client | undefined;
   private readonly listeners = new Map<string, Set<RunListener>>();
+  private readonly orgListeners = new Map<string, Set<RunListener>>();
   private closed = false;
   private reconnectDelay = RECONNECT_MIN_MS;
   private reconnectTimer: NodeJS.Timeout | undefined;
@@ -49,13 +51,12 @@ export class RunUpdatesHub {
   }
 
   subscribe(runId: string, listener: RunListener): () => void {
-    let set = this.listeners.get(runId);
-    if (!set) this.listeners.set(runId, (set = new Set()));
-    set.add(listener);
-    return () => {
-      set!.delete(listener);
-      if (!set!.size && this.listeners.get(runId) === set) this.listeners.delete(runId);
-    };
+    return addTo(this.listeners, runId, listener);
+  }
+
+  /** Tells `listener` of the status changes and new runs of `organizationId`'s runs. */
+  subscribeOrganization(organizationId: string, listener: RunListener): () => void {
+    return addTo(this.orgListeners, organizationId, listener);
   }
 
   /** Tells `listener` of every key change (one listener: the process's key cache). */
@@ -71,7 +72,7 @@ export class RunUpdatesHub {
   /** Number of open subscriptions (for tests and diagnostics). */
   get subscriptionCount(): number {
     let n = 0;
-    for (const set of this.listeners.values()) n += set.size;
+    for (const map of [this.listeners, this.orgListeners]) for (const set of map.values()) n += set.size;
     return n;
   }
 
@@ -79,8 +80,10 @@ export class RunUpdatesHub {
   async close(): Promise<void> {
     this.closed = true;
     clearTimeout(this.reconnectTimer);
-    for (const set of [...this.listeners.values()]) for (const l of [...set]) l.close();
-    this.listeners.clear();
+    for (const map of [this.listeners, this.orgListeners]) {
+      for (const set of [...map.values()]) for (const l of [...set]) l.close();
+      map.clear();
+    }
     await this.client?.end().catch(() => undefined);
     this.client = undefined;
   }
@@ -89,9 +92,10 @@ export class RunUpdatesHub {
     const client = new Client({ connectionString: this.databaseUrl, application_name: 'tarmac-api-listen' });
     client.on('notification', (msg) => {
       if (msg.channel === RUN_CHANNEL && msg.payload) {
-        const { runId, sentAtMs } = parseRunPayload(msg.payload);
+        const { runId, sentAtMs, organizationId } = parseRunPayload(msg.payload);
         if (sentAtMs !== undefined) notifyLag.observe(Math.max(0, Date.now() - sentAtMs) / 1000);
-        this.wake(runId);
+        this.wake(this.listeners, runId);
+        if (organizationId) this.wake(this.orgListeners, organizationId);
       } else if (msg.channel === API_KEY_CHANNEL && msg.payload) this.keyListener?.changed(msg.payload);
     });
     client.on('error', (err) => this.lost(client, err));
@@ -106,7 +110,7 @@ export class RunUpdatesHub {
     this.reconnectDelay = RECONNECT_MIN_MS;
     // Anything may have happened while we were not listening.
     this.keyListener?.reset();
-    for (const runId of this.listeners.keys()) this.wake(runId);
+    for (const map of [this.listeners, this.orgListeners]) for (const key of map.keys()) this.wake(map, key);
   }
 
   private lost(client: Client, err?: Error): void {
@@ -132,10 +136,21 @@ export class RunUpdatesHub {
     this.reconnectTimer.unref();
   }
 
-  private wake(runId: string): void {
-    const set = this.listeners.get(runId);
+  private wake(listeners: Map<string, Set<RunListener>>, key: string): void {
+    const set = listeners.get(key);
     if (set) for (const l of [...set]) l.update();
   }
+}
+
+/** Adds `listener` under `key`; returns its removal (which drops the key's set once empty). */
+function addTo(listeners: Map<string, Set<RunListener>>, key: string, listener: RunListener): () => void {
+  let set = listeners.get(key);
+  if (!set) listeners.set(key, (set = new Set()));
+  set.add(listener);
+  return () => {
+    set.delete(listener);
+    if (!set.size && listeners.get(key) === set) listeners.delete(key);
+  };
 }
 
 /** Subscribes `wake` to notifications of a change; returns the unsubscribe (see `waitFor`). */

@@ -59,7 +59,7 @@ async function documentAjv() {
 /**
  * Checks each frame against the declared event schema of `text/event-stream` (as schemathesis parses SSE: `event`
  * defaults to `message`, the last `id` persists), and its `data` against the `contentSchema` of its kind; a
- * resumable stream's end frame (`event: end`) too.
+ * resumable stream's end frame (`event: end`) too (`endFrame`: an open-ended stream has ids but no end frame).
  */
 async function expectFramesMatchDocument(
   path: string,
@@ -67,6 +67,7 @@ async function expectFramesMatchDocument(
   status: string,
   read: Pick<SseRead, 'frames' | 'end'>,
   withId: boolean,
+  endFrame = withId,
 ) {
   const { doc, compile } = await documentAjv();
   const eventSchema = doc.paths[path][method].responses[status].content['text/event-stream'].schema;
@@ -87,7 +88,7 @@ async function expectFramesMatchDocument(
       validateMessage,
     );
   }
-  if (!withId) return;
+  if (!endFrame) return;
   expect(read.end, 'the end frame').to.not.equal(undefined);
   const lastId = String(read.frames[read.frames.length - 1].id);
   check({ data: JSON.stringify(read.end), event: 'end', id: lastId }, read.end, dataOf('end'));
@@ -249,6 +250,13 @@ describe('hardening: the document is true for careless and hostile input', funct
     await waitForRun(t.key, runId);
     const run = await readSse(`${baseUrl}/api/structure-runs/${runId}/events/stream`, t.key);
     await expectFramesMatchDocument('/api/structure-runs/{structure_run_id}/events/stream', 'get', '200', run, true);
+    // The organization's run changes, from ten minutes back: the run above, as a RunSummary.
+    const changes = await readSse(`${baseUrl}/api/runs/stream`, t.key, {
+      lastEventId: (Date.now() - 600_000) * 1000,
+      stopAfter: 1,
+    });
+    await expectFramesMatchDocument('/api/runs/stream', 'get', '200', changes, true, false);
+    expect(changes.frames[0].data).to.include({ run_id: runId, kind: 'structure' });
 
     const model = provider.uniqueModel();
     provider.script({ model, text: 'one two', toolCalls: [{ name: 'T_go', arguments: '{}' }] });

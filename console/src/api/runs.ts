@@ -183,3 +183,30 @@ export async function replayRun(kind: RunKind, id: string): Promise<string> {
       throw new Error(`a ${kind} run cannot be replayed`);
   }
 }
+
+export type RunLimits = Schemas['RunLimits'];
+
+/** The limits a run of any kind executes under (GET /api/runs/{run_id}/limits). */
+export const fetchRunLimits = (id: string) =>
+  data(api.GET('/api/runs/{run_id}/limits', { params: { path: { run_id: id } } }));
+
+const MiB = 1024 * 1024;
+const size = (bytes: number) => (bytes >= MiB ? `${Math.round((bytes / MiB) * 10) / 10} MiB` : `${bytes} bytes`);
+
+/** The limits as short phrases, in the order a reader looks for them; absent ones (not applied) left out. */
+export function limitPhrases(l: RunLimits): string[] {
+  const phrases = [
+    `time ${l.time_limit_seconds} s`,
+    l.memory_mb !== undefined && `memory ${l.memory_mb} MiB`,
+    l.max_processes !== undefined && `${l.max_processes} processes`,
+    l.cpu_seconds !== undefined && `CPU ${l.cpu_seconds} s per process`,
+    l.max_open_files !== undefined && `${l.max_open_files} open files`,
+    l.disk_mb !== undefined && `disk ${l.disk_mb} MiB (HOME, /tmp)`,
+    l.file_mb !== undefined && `files up to ${l.file_mb} MiB`,
+    l.shm_mb !== undefined && `/dev/shm ${l.shm_mb} MiB`,
+    l.log_bytes !== undefined && `logs ${size(l.log_bytes)}`,
+    l.result_bytes !== undefined && `result ${size(l.result_bytes)}`,
+    l.sandbox !== undefined && `sandbox ${l.sandbox}`,
+  ];
+  return phrases.filter((p): p is string => typeof p === 'string');
+}

@@ -1,19 +1,22 @@
-// The latest runs of one resource (GET /api/runs filtered by kind and resource), re-read while one is open,
-// each a link to its run page; the full list is the Runs page, filtered.
+// The latest runs of one resource (GET /api/runs filtered by kind and resource), kept current by the stream of
+// run changes (re-read while one is open when the stream is down), each a link to its run page; the full list
+// is the Runs page, filtered.
 import { useQuery } from '@tanstack/react-query';
 import { Link } from '@tanstack/react-router';
 import { api, data } from '../api/client';
 import { isTerminal, type RunKind } from '../api/runs';
+import { useLiveRuns } from '../live/use-live-runs';
 import { ErrorBox, Section, shortId, StatusBadge, Time } from '../ui';
 
 const LIVE_MS = 2000;
 
 export function RecentRuns({ kind, resourceId }: { kind: RunKind; resourceId: string }) {
+  const { live } = useLiveRuns();
   const runs = useQuery({
     queryKey: ['runs', { kind, resource_id: resourceId, recent: true }],
     queryFn: () =>
       data(api.GET('/api/runs', { params: { query: { kind: [kind], resource_id: resourceId, page_size: 10 } } })),
-    refetchInterval: (q) => (q.state.data?.runs.some((r) => !isTerminal(r.status)) ? LIVE_MS : false),
+    refetchInterval: (q) => (!live && q.state.data?.runs.some((r) => !isTerminal(r.status)) ? LIVE_MS : false),
   });
   return (
     <Section

@@ -1,5 +1,5 @@
-// One run: its arguments or input, output, status timeline (its SYSTEM events), every event and its log lines
-// as they come (the SSE stream; log lines are re-read while the run goes on), Cancel, and its workflow in the
+// One run: its arguments or input, output, attempt and the limits it executes under, status timeline (its SYSTEM
+// events), every event and its log lines as they come (the SSE stream; log lines are re-read while the run goes on), Cancel, and its workflow in the
 // Temporal UI; Replay of a finished run opens the new run.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useNavigate, useParams } from '@tanstack/react-router';
@@ -10,8 +10,10 @@ import {
   cancelRun,
   fetchLogs,
   fetchRun,
+  fetchRunLimits,
   hasEventStream,
   isTerminal,
+  limitPhrases,
   replayRun,
   RUN_KINDS,
   type RunEvent,
@@ -39,6 +41,7 @@ export function RunDetailPage() {
       q.state.data && !isTerminal(q.state.data.status) && !hasEventStream(kind) ? RECORD_POLL_MS : false,
   });
   const running = !!run.data && !isTerminal(run.data.status);
+  const limits = useQuery({ queryKey: ['run-limits', runId], queryFn: () => fetchRunLimits(runId) });
   const logs = useQuery({
     queryKey: ['run-logs', kind, runId],
     queryFn: () => fetchLogs(kind, runId),
@@ -102,7 +105,7 @@ export function RunDetailPage() {
           )}
         </div>
       </header>
-      <ErrorBox error={run.error ?? cancel.error ?? replay.error} />
+      <ErrorBox error={run.error ?? limits.error ?? cancel.error ?? replay.error} />
       {r && (
         <dl className="facts">
           <dt>Resource</dt>
@@ -131,6 +134,12 @@ export function RunDetailPage() {
               </dd>
             </>
           )}
+          {r.attempt !== undefined && (
+            <>
+              <dt>Attempt</dt>
+              <dd data-testid="attempt">{r.attempt}</dd>
+            </>
+          )}
           {r.attempts && r.attempts.length > 1 && (
             <>
               <dt>Attempts</dt>
@@ -151,6 +160,8 @@ export function RunDetailPage() {
               <dd className="mono">{r.concurrency_key}</dd>
             </>
           )}
+          <dt>Limits</dt>
+          <dd data-testid="limits">{limits.data ? limitPhrases(limits.data).join(' · ') : '—'}</dd>
           <dt>Workflow</dt>
           <dd className="mono">{workflowId}</dd>
         </dl>

@@ -1,10 +1,11 @@
-// Runs of every kind, newest first, filtered and paged by the server (GET /api/runs). The page re-reads
-// itself (there is no stream of a list): every 2 s while a listed run is not terminal, so statuses change in
-// place, else every 5 s, so new runs appear.
+// Runs of every kind, newest first, filtered and paged by the server (GET /api/runs). Statuses change in place
+// and new runs appear from the organization's stream of run changes (useLiveRuns); while that stream is down
+// the page re-reads itself: every 2 s while a listed run is not terminal, else every 5 s.
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { Link, useNavigate, useSearch } from '@tanstack/react-router';
 import { api, data } from '../api/client';
 import { isTerminal, RUN_KINDS, RUN_STATUSES, type RunKind, type RunStatus } from '../api/runs';
+import { useLiveRuns } from '../live/use-live-runs';
 import { ErrorBox, Pager, shortId, StatusBadge, Time } from '../ui';
 
 export interface RunsSearch {
@@ -18,7 +19,7 @@ export interface RunsSearch {
 }
 
 const PAGE_SIZE = 25;
-/** While a listed run is not terminal; otherwise the list is re-read less often, to show new runs. */
+/** Polling while the stream of changes is down: faster while a listed run is not terminal. */
 const LIVE_MS = 2000;
 const IDLE_MS = 5000;
 const text = (v: unknown) => (typeof v === 'string' && v ? v : undefined);
@@ -48,6 +49,7 @@ export function RunsPage() {
   const navigate = useNavigate({ from: '/runs' });
   const set = (patch: Partial<RunsSearch>) => navigate({ search: (s) => ({ ...s, page: undefined, ...patch }) });
   const page = search.page ?? 1;
+  const { live } = useLiveRuns();
 
   const runs = useQuery({
     queryKey: ['runs', search],
@@ -69,12 +71,17 @@ export function RunsPage() {
           },
         }),
       ),
-    refetchInterval: (q) => (q.state.data?.runs.some((r) => !isTerminal(r.status)) ? LIVE_MS : IDLE_MS),
+    refetchInterval: (q) => (live ? false : q.state.data?.runs.some((r) => !isTerminal(r.status)) ? LIVE_MS : IDLE_MS),
   });
 
   return (
     <>
-      <h1>Runs</h1>
+      <header className="page-header">
+        <h1>Runs</h1>
+        <span className="muted stream-state" data-testid="runs-live">
+          {live ? 'live' : 'refreshing every few seconds'}
+        </span>
+      </header>
       <form className="filters" aria-label="Filters" onSubmit={(e) => e.preventDefault()}>
         <label>
           Kind

@@ -1,9 +1,14 @@
-// The runs of every kind in one list, for the console's Runs page (docs/console.md). Each kind keeps its own
+// The runs of every kind in one list, for the console's Runs page (docs/console.md), with its live counterpart
+// (the organization's run changes over SSE) and the limits a run executes under. Each kind keeps its own
 // routes for the full record, its events and its logs; this list says which kind and id to follow.
 import { RUN_STATUSES, Run } from '../../persistence/entities/run';
 import { iso } from '../../persistence/scoped';
 import { LISTED_RUN_KINDS, pageAllRuns, runWorkflowId } from '../../services/code/runs/all-runs';
+import { findInOrg } from '../../persistence/scoped';
+import { limitsOfRun } from '../../services/code/runs/limits';
 import { route } from '../http/route';
+import { eventStreamResponse, resumeAfter } from '../sse/event-stream';
+import { CHANGE_OVERLAP_MS, MAX_RESUME_MS, streamRunChanges } from '../sse/run-changes';
 import { defineSchema, nullableTimestamp, pageOf, timestamp, uuid } from '../schemas/registry';
 
 const RunSummarySchema = defineSchema('RunSummary', {
@@ -74,5 +79,83 @@ route({
       page,
     );
     return { status: 200, body: { runs: items.map(presentSummary), pagination } };
+  },
+});
+
+route({
+  operationId: 'GetRunChangesSSE',
+  method: 'get',
+  path: '/runs/stream',
+  tag: 'Runs',
+  summary:
+    "Server-sent events: the organization's runs (of the kinds ListRuns lists) as they are created or change " +
+    'status, one frame per change: `id: <microseconds since the epoch of the change>`, `data: <RunSummary>`. From ' +
+    `now (the changes of the last ${CHANGE_OVERLAP_MS / 1000} s first), or after the \`Last-Event-ID\` header ` +
+    `(or \`?last_event_id=\`; at most ${MAX_RESUME_MS / 3_600_000} h back, further is read as that). A frame is ` +
+    'the run as it is now, so the same change may come twice (after a resume); ' +
+    '`: keep-alive` comments every SSE_KEEPALIVE_MS. The stream does not end by itself; a response that ends ' +
+    'means: resume with `Last-Event-ID`.',
+  query: {
+    last_event_id: {
+      type: 'integer',
+      minimum: 0,
+      maximum: Number.MAX_SAFE_INTEGER,
+      description: 'Resume after this change (the `id:` of a frame); the `Last-Event-ID` header wins.',
+    },
+  },
+  responses: { 200: eventStreamResponse('Run changes', RunSummarySchema, 'open-ended') },
+  handler: async ({ ctx, deps, caller, query }) => {
+    const header = ctx.get('last-event-id').trim();
+    await streamRunChanges(ctx, deps, {
+      organizationId: caller.organizationId,
+      afterUs:
+        header !== '' || query.last_event_id !== undefined ? resumeAfter(ctx, query.last_event_id, 16) : undefined,
+      kinds: LISTED_RUN_KINDS,
+      present: presentSummary,
+    });
+  },
+});
+
+const optionalInteger = (description: string) => ({ type: 'integer', minimum: 0, description }) as const;
+
+route({
+  operationId: 'GetRunLimits',
+  method: 'get',
+  path: '/runs/{run_id}/limits',
+  tag: 'Runs',
+  summary:
+    'The limits a run of any kind executes under: the platform settings named in each field (docs/configuration.md). ' +
+    'A limit that does not apply to the run is absent: an assistant run or chat exchange runs no user code, and ' +
+    'with SANDBOX=off only the memory limit of the sandbox holds.',
+  params: { run_id: uuid },
+  responses: {
+    200: {
+      description: 'Limits',
+      schema: defineSchema('RunLimits', {
+        type: 'object',
+        required: ['run_id', 'kind', 'time_limit_seconds'],
+        properties: {
+          run_id: uuid,
+          kind: { type: 'string', enum: [...LISTED_RUN_KINDS] },
+          time_limit_seconds: optionalInteger(
+            'Wall time; past it the run ends ERROR (RUN_TIME_LIMIT_SECONDS; CHAT_MESSAGE_TIME_LIMIT_SECONDS for chat).',
+          ),
+          sandbox: { type: 'string', enum: ['on', 'off'], description: 'Isolation of user code (SANDBOX).' },
+          memory_mb: optionalInteger('Memory of the whole run, every process (RUN_MEMORY_LIMIT_MB).'),
+          log_bytes: optionalInteger('stdout and stderr kept; past it the run ends ERROR (RUN_LOG_LIMIT_BYTES).'),
+          result_bytes: optionalInteger("A function's or tool's result (RUN_RESULT_LIMIT_BYTES)."),
+          max_processes: optionalInteger('Processes and threads (SANDBOX_MAX_PROCESSES).'),
+          cpu_seconds: optionalInteger('CPU seconds per process (SANDBOX_CPU_SECONDS).'),
+          max_open_files: optionalInteger('Open files per process (SANDBOX_MAX_OPEN_FILES).'),
+          file_mb: optionalInteger('Largest file written (SANDBOX_FILE_MB).'),
+          disk_mb: optionalInteger('Size of the private HOME and of /tmp, each (SANDBOX_DISK_MB).'),
+          shm_mb: optionalInteger('Size of /dev/shm, counted in the memory (SANDBOX_SHM_MB).'),
+        },
+      }),
+    },
+  },
+  handler: async ({ deps, caller, params }) => {
+    const run = await findInOrg(deps.ds, Run, caller.organizationId, { run_id: params.run_id }, 'Run');
+    return { status: 200, body: { run_id: run.run_id, kind: run.kind, ...limitsOfRun(deps.config, run) } };
   },
 });

@@ -354,7 +354,7 @@ route({
     'Request errors are answered before the stream, as JSON (400). A client that disconnects cancels the exchange: the ' +
     'provider request is aborted.',
   body: RequestSchema,
-  responses: { 201: eventStreamResponse('Event stream', ChatStreamData, false) },
+  responses: { 201: eventStreamResponse('Event stream', ChatStreamData, 'plain') },
   handler: async ({ ctx, deps, caller, body }) => {
     const run = await createChatMessage(deps, caller, body as ChatRunInput['request'], true);
     const abandon = (why: string) =>

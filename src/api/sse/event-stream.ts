@@ -8,12 +8,12 @@ import type { Context } from 'koa';
 import type { RunEvent } from '../../persistence/entities';
 import { RUN_TERMINAL, RunStatus } from '../../persistence/entities/run';
 import { presentEvent } from '../../services/code/runs/events';
-import { FeedStream, MAX_BUFFERED_BYTES, RunFeeds } from './run-feeds';
+import { FeedStream, RunFeeds } from './run-feeds';
+import { openSse } from './sse-response';
 import type { Deps } from '../deps';
 import { badRequest } from '../../errors';
 import type { ResponseSpec } from '../http/route';
 import { defineSchema, JsonSchema } from '../schemas/registry';
-import { sseConnections, sseConnectionsOpened } from '../../observability/metrics';
 
 /** The `data` of a stream's end frame: the run's final status. `type`, `origin` and `payload` are there for
  * the clients that read every `data:` line as an event and pick theirs by `origin` and `type` (griptape's
@@ -40,10 +40,16 @@ export const sseEndFrame = (status: RunStatus) =>
 /**
  * The response of an event stream. OpenAPI 3.1 (and schemathesis) read the `schema` of `text/event-stream` as
  * the schema of each event: `{data, id?, event}` with `data` the JSON text of `data` (keep-alive comments are
- * no events). `withId`: frames carry `id: <seq>` (resumable streams), and the stream ends with the end frame
- * (`event: end`; its parsed `id` is the last event's, which SSE keeps until another is sent).
+ * no events). `frames`: `resumable` frames carry `id: <seq>` and the stream ends with the end frame
+ * (`event: end`; its parsed `id` is the last event's, which SSE keeps until another is sent); `open-ended`
+ * frames carry an id but the stream has no end frame; `plain` frames have neither.
  */
-export function eventStreamResponse(description: string, data: JsonSchema, withId = true): ResponseSpec {
+export function eventStreamResponse(
+  description: string,
+  data: JsonSchema,
+  frames: 'resumable' | 'open-ended' | 'plain' = 'resumable',
+): ResponseSpec {
+  const withId = frames !== 'plain';
   const id = { type: 'string', pattern: '^[0-9]+$' };
   const eventFrame = {
     type: 'object',
@@ -66,12 +72,12 @@ export function eventStreamResponse(description: string, data: JsonSchema, withI
   return {
     description:
       `${description}. Each event: \`data\` is JSON${withId ? ', `id` its sequence number' : ''}` +
-      (withId
+      (frames === 'resumable'
         ? '. Once the run has ended and every event was sent, the last frame is `event: end` with the final status ' +
           '(StreamEnd), then the response ends; a response that ends without it means: resume with `Last-Event-ID`.'
         : '.'),
     contentType: 'text/event-stream',
-    schema: withId ? { oneOf: [eventFrame, endFrame] } : eventFrame,
+    schema: frames === 'resumable' ? { oneOf: [eventFrame, endFrame] } : eventFrame,
   };
 }
 
@@ -88,10 +94,13 @@ export const lastEventIdQuery = {
   },
 } as const;
 
-/** Where a stream resumes: after the `Last-Event-ID` header's sequence, else `?last_event_id=`, else from the start. */
-export function resumeAfter(ctx: Context, lastEventIdQuery: number | undefined): number {
+/**
+ * Where a stream resumes: after the `Last-Event-ID` header's sequence (up to `maxDigits` digits), else
+ * `?last_event_id=`, else from the start.
+ */
+export function resumeAfter(ctx: Context, lastEventIdQuery: number | undefined, maxDigits = 15): number {
   const header = ctx.get('last-event-id').trim();
-  if (header !== '' && !/^\d{1,15}$/.test(header))
+  if (header !== '' && !new RegExp(`^\\d{1,${maxDigits}}$`).test(header))
     throw badRequest('Last-Event-ID must be the id of a frame (an integer)', '/header/last-event-id');
   return header !== '' ? Number(header) : (lastEventIdQuery ?? 0);
 }
@@ -118,49 +127,14 @@ export function streamRunEvents(
   frame: (e: RunEvent) => string = structureRunFrame,
   { status = 200, endFrame = true }: { status?: number; endFrame?: boolean } = {},
 ): void {
-  // The stream is written to the socket directly: Koa's body piping would report every client that
-  // disconnects as an error.
-  const out = ctx.res;
   let detach = () => undefined as void;
-  let closed = false;
+  const sse = openSse(ctx, { status, comment: `events of run ${runId}`, onEnd: () => detach() });
   const stream: FeedStream = {
     cursor: afterSeq,
     frame,
-    write: (text) => {
-      if (closed) return false;
-      if (out.writableLength > MAX_BUFFERED_BYTES) {
-        // A client this far behind would hold every event in memory: it resumes with Last-Event-ID instead.
-        stream.end();
-        return false;
-      }
-      out.write(text);
-      return true;
-    },
-    end: (finalStatus) => {
-      if (closed) return;
-      closed = true;
-      sseConnections.dec();
-      detach();
-      if (finalStatus && endFrame) out.write(sseEndFrame(finalStatus));
-      out.end();
-    },
+    write: sse.write,
+    end: (finalStatus) => sse.end(finalStatus && endFrame ? sseEndFrame(finalStatus) : undefined),
   };
-  sseConnections.inc();
-  sseConnectionsOpened.inc();
-  out.on('close', () => stream.end());
-  out.on('error', () => stream.end());
-
-  ctx.req.socket.setTimeout(0);
-  ctx.req.socket.setNoDelay(true);
-  ctx.status = status; // for the request log; the response itself is ours
-  ctx.respond = false;
-  out.writeHead(status, {
-    'Content-Type': 'text/event-stream; charset=utf-8',
-    'Cache-Control': 'no-cache, no-transform',
-    'X-Accel-Buffering': 'no', // nginx: do not buffer the stream
-  });
-  // Sends the headers at once, so clients see the 200 before the first event.
-  out.write(`: events of run ${runId}\n\n`);
   detach = runFeedsOf(deps).attach(runId, stream);
 }
 

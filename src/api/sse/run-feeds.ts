@@ -16,8 +16,6 @@ import { isTerminal } from '../../services/code/runs/lifecycle';
 const BATCH = 500;
 /** Streams written to before the fan-out yields to the event loop. */
 const DELIVERY_SLICE = 50;
-/** A client with this much unread in its socket buffer is dropped (it resumes with Last-Event-ID). */
-export const MAX_BUFFERED_BYTES = 1024 * 1024;
 
 /** One event stream, as its feed sees it. */
 export interface FeedStream {

@@ -1,0 +1,205 @@
+// An organization's run changes, live (GET /api/runs/stream): a frame with a run's summary whenever a run is
+// created or changes status. One reader per organization per api process, shared by its streams, woken by
+// the notifications that name the organization (src/persistence/run-updates-hub.ts) and by a periodic
+// re-check. It reads the runs by `updated_at` (the writer's transaction start, on the database's clock): a
+// frame's id is that time in microseconds, and a stream resumes after it with Last-Event-ID. Since transactions
+// commit out of the order they started in, every read looks CHANGE_OVERLAP_MS further back and a stream skips
+// what it already sent; a resumed stream may so send a run again (a frame is the run's current summary, so
+// that is harmless).
+import type { Context } from 'koa';
+import type { DataSource } from 'typeorm';
+import type { Run } from '../../persistence/entities/run';
+import type { RunUpdatesHub } from '../../persistence/run-updates-hub';
+import type { Logger } from '../../logger';
+import type { FeedTimings } from './run-feeds';
+import type { Deps } from '../deps';
+import { openSse } from './sse-response';
+
+/** How far back each read looks for changes committed after later ones (a transaction's start to its commit). */
+export const CHANGE_OVERLAP_MS = 10_000;
+const OVERLAP_US = CHANGE_OVERLAP_MS * 1000;
+/** How far back a Last-Event-ID may resume. */
+export const MAX_RESUME_MS = 3600_000;
+/** Runs read per query. */
+const BATCH = 500;
+
+/** A run row with the microseconds of its `updated_at` (a JavaScript Date keeps milliseconds only). */
+type ChangedRun = Run & { updated_us: string };
+
+/** One stream of an organization's run changes, as its feed sees it. */
+export interface ChangeStream {
+  /** Microseconds since the epoch of the last change sent (or where the stream resumed). */
+  cursor: number;
+  /** The change (microseconds) of each run sent within the overlap: not sent again. */
+  readonly sent: Map<string, number>;
+  write(text: string): boolean;
+  end(): void;
+}
+
+class OrganizationRunFeed {
+  private readonly streams = new Set<ChangeStream>();
+  private pumping = false;
+  private again = false;
+  private readonly unsubscribe: () => void;
+  private readonly keepAlive: NodeJS.Timeout;
+  private readonly recheck: NodeJS.Timeout;
+
+  constructor(
+    private readonly organizationId: string,
+    private readonly kinds: readonly string[],
+    private readonly present: (run: Run) => unknown,
+    private readonly ds: DataSource,
+    private readonly log: Logger,
+    hub: RunUpdatesHub | undefined,
+    timings: FeedTimings,
+    private readonly onEmpty: () => void,
+  ) {
+    this.unsubscribe =
+      hub?.subscribeOrganization(organizationId, {
+        update: () => void this.pump(),
+        close: () => [...this.streams].forEach((s) => s.end()),
+      }) ?? (() => undefined);
+    this.keepAlive = setInterval(() => this.streams.forEach((s) => s.write(': keep-alive\n\n')), timings.keepAliveMs);
+    this.recheck = setInterval(() => void this.pump(), timings.recheckMs);
+  }
+
+  add(stream: ChangeStream): void {
+    this.streams.add(stream);
+    void this.pump();
+  }
+
+  remove(stream: ChangeStream): void {
+    this.streams.delete(stream);
+    if (this.streams.size) return;
+    clearInterval(this.keepAlive);
+    clearInterval(this.recheck);
+    this.unsubscribe();
+    this.onEmpty();
+  }
+
+  private async pump(): Promise<void> {
+    if (this.pumping) {
+      this.again = true;
+      return;
+    }
+    this.pumping = true;
+    try {
+      do {
+        this.again = false;
+        const readers = [...this.streams];
+        if (!readers.length) return;
+        // Keyset pages in (updated_at, run_id) order from the lowest cursor, less the overlap.
+        let after = { us: Math.min(...readers.map((s) => s.cursor)) - OVERLAP_US, runId: '' };
+        for (;;) {
+          // The plain bound on updated_at lets the (organization_id, updated_at) index narrow the scan.
+          const rows: ChangedRun[] = await this.ds.query(
+            `WITH since AS (SELECT timestamptz 'epoch' + $3::bigint * interval '1 microsecond' AS at)
+             SELECT runs.*, (extract(epoch FROM updated_at) * 1000000)::bigint::text AS updated_us FROM runs, since
+              WHERE organization_id = $1 AND kind = ANY($2::text[]) AND updated_at >= since.at
+                AND (updated_at, run_id::text) > (since.at, $4)
+              ORDER BY updated_at, run_id::text LIMIT ${BATCH}`,
+            [this.organizationId, this.kinds, after.us, after.runId],
+          );
+          this.deliver(rows, readers);
+          if (rows.length < BATCH) break;
+          const last = rows[rows.length - 1];
+          after = { us: Number(last.updated_us), runId: last.run_id };
+        }
+      } while (this.again && this.streams.size);
+    } catch (err) {
+      this.log.warn(
+        { err, organizationId: this.organizationId },
+        'run changes read failed; retrying on the next wake-up',
+      );
+    } finally {
+      this.pumping = false;
+    }
+  }
+
+  private deliver(rows: ChangedRun[], streams: ChangeStream[]): void {
+    for (const s of streams) {
+      if (!this.streams.has(s)) continue;
+      for (const row of rows) {
+        const us = Number(row.updated_us);
+        if (us <= s.cursor - OVERLAP_US || (s.sent.get(row.run_id) ?? -1) >= us) continue;
+        // The id never goes back: a change committed late resumes from the later one, less the overlap.
+        const id = Math.max(s.cursor, us);
+        if (!s.write(`id: ${id}\ndata: ${JSON.stringify(this.present(row))}\n\n`)) break;
+        s.sent.set(row.run_id, us);
+        s.cursor = id;
+      }
+      for (const [runId, us] of s.sent) if (us <= s.cursor - OVERLAP_US) s.sent.delete(runId);
+    }
+  }
+}
+
+/** The run-change feeds of one api process, by organization. */
+export class OrganizationRunFeeds {
+  private readonly feeds = new Map<string, OrganizationRunFeed>();
+
+  constructor(
+    private readonly ds: DataSource,
+    private readonly log: Logger,
+    private readonly hub: RunUpdatesHub | undefined,
+    private readonly timings: FeedTimings,
+  ) {}
+
+  /** Adds `stream` to the feed of `organizationId` (runs of `kinds`, framed by `present`); returns its removal. */
+  attach(
+    organizationId: string,
+    kinds: readonly string[],
+    present: (run: Run) => unknown,
+    stream: ChangeStream,
+  ): () => void {
+    let feed = this.feeds.get(organizationId);
+    if (!feed) {
+      const made = new OrganizationRunFeed(
+        organizationId,
+        kinds,
+        present,
+        this.ds,
+        this.log,
+        this.hub,
+        this.timings,
+        () => {
+          if (this.feeds.get(organizationId) === made) this.feeds.delete(organizationId);
+        },
+      );
+      this.feeds.set(organizationId, (feed = made));
+    }
+    const attached = feed;
+    attached.add(stream);
+    return () => attached.remove(stream);
+  }
+}
+
+const feedsByDeps = new WeakMap<Deps, OrganizationRunFeeds>();
+
+/**
+ * Sets up the response of `ctx` as the stream of `organizationId`'s run changes (runs of `kinds`, each frame's
+ * data `present(run)`), after `afterUs` (a frame's id), else from now: the changes of the last CHANGE_OVERLAP_MS
+ * come first, which covers a list read just before the stream was opened. A resume reaches back at most
+ * MAX_RESUME_MS (a client away longer reads its lists again; an old id must not make every read scan history).
+ */
+export async function streamRunChanges(
+  ctx: Context,
+  deps: Deps,
+  o: { organizationId: string; afterUs?: number; kinds: readonly string[]; present: (run: Run) => unknown },
+): Promise<void> {
+  const [now]: Array<{ us: string }> = await deps.ds.query(
+    `SELECT (extract(epoch FROM clock_timestamp()) * 1000000)::bigint::text AS us`,
+  );
+  const nowUs = Number(now.us);
+  const cursor = o.afterUs === undefined ? nowUs : Math.max(o.afterUs, nowUs - MAX_RESUME_MS * 1000);
+  let feeds = feedsByDeps.get(deps);
+  if (!feeds)
+    feedsByDeps.set(deps, (feeds = new OrganizationRunFeeds(deps.ds, deps.log, deps.runUpdates, deps.config.sse)));
+  let detach = () => undefined as void;
+  const sse = openSse(ctx, { status: 200, comment: 'run changes', onEnd: () => detach() });
+  detach = feeds.attach(o.organizationId, o.kinds, o.present, {
+    cursor,
+    sent: new Map(),
+    write: sse.write,
+    end: () => sse.end(),
+  });
+}
