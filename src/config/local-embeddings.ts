@@ -19,6 +19,8 @@ export interface LocalEmbeddingSettings {
     threads: number;
     /** Texts per inference. */
     batchSize: number;
+    /** Texts waiting for inference at most; a request past it is a 429 with Retry-After. */
+    maxQueued: number;
   };
 }
 
@@ -30,6 +32,7 @@ export function readLocalEmbeddings(env: EnvReader, cacheDir: string): LocalEmbe
       modelDir: path.resolve(env.string('LOCAL_EMBEDDING_MODEL_DIR', path.join(cacheDir, LOCAL_EMBEDDING_MODEL))),
       threads: env.int('LOCAL_EMBEDDING_THREADS', os.availableParallelism(), 1, 256),
       batchSize: env.int('LOCAL_EMBEDDING_BATCH_SIZE', 32, 1, 512),
+      maxQueued: env.int('LOCAL_EMBEDDING_MAX_QUEUED', 4096, 1, 1_000_000),
     },
   };
 }

@@ -10,9 +10,9 @@ import { startEmbeddingServer } from './server';
 async function main() {
   const config = loadConfig();
   const log = createLogger(config.logLevel, 'embeddings');
-  const { modelDir, threads, batchSize, port } = config.localEmbeddings;
+  const { modelDir, threads, batchSize, port, maxQueued } = config.localEmbeddings;
   const model = await LocalEmbeddingModel.load(modelDir, { threads, batchSize });
-  const server = await startEmbeddingServer(model, { host: '127.0.0.1', port, batchSize });
+  const server = await startEmbeddingServer(model, { host: '127.0.0.1', port, batchSize, maxQueued });
   log.info(
     { url: server.url, model: model.name, dimensions: model.dimensions, threads, batchSize },
     'embeddings ready',
