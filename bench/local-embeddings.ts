@@ -34,7 +34,7 @@ async function timed<T>(work: () => Promise<T>): Promise<number> {
 }
 
 export async function embedLocal(options: { chunks: number }): Promise<BenchReport> {
-  const { modelDir, batchSize } = loadConfig().localEmbeddings;
+  const { modelDir, batchSize, maxQueued } = loadConfig().localEmbeddings;
   if (!fs.existsSync(path.join(modelDir, 'model.onnx'))) {
     throw new Error(`no model at ${modelDir}: run bash tools/obtain-embedding-model.sh`);
   }
@@ -55,7 +55,7 @@ export async function embedLocal(options: { chunks: number }): Promise<BenchRepo
     ]);
     data[`direct-${threads}`] = { seconds, tokens };
     if (threads === cores) {
-      const server = await startEmbeddingServer(model, { host: '127.0.0.1', port: 0, batchSize });
+      const server = await startEmbeddingServer(model, { host: '127.0.0.1', port: 0, batchSize, maxQueued });
       const post = (input: string[]) =>
         fetch(`${server.url}/embeddings`, {
           method: 'POST',

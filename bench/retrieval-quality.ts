@@ -8,13 +8,16 @@
 //   - the former ranking (ts_rank_cd over a `simple` tsvector, any word matching), over the same chunks;
 //   - our `full_text`, `vector` and `hybrid` knowledge bases over the same pages, through POST .../query.
 // recall@5: the share of questions answered in the top 5 pages; MRR: the mean of 1 / that rank (0 past 10).
-// `vector` and `hybrid` use the stack's default embedding model (named in the table).
+// `vector` and `hybrid` use the local default model (all-MiniLM-L6-v2, through an api and worker configured as
+// `npm start` configures them, test/harness/local-embeddings.ts) when it is cached (tools/obtain-embedding-model.sh),
+// else the stack's hashed bag-of-words double; the table names the model.
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { localModelCached, startLocalModelStack } from '../test/harness/local-embeddings';
 import { pythonVenv } from '../test/harness/python-venv';
-import type { BenchContext } from './support/context';
+import type { BenchContext, HttpAnswer } from './support/context';
 import { pgPool } from './support/pg';
 import type { BenchReport, Ratio } from './support/stats';
 import { table } from './support/stats';
@@ -84,21 +87,53 @@ function score(rankings: string[][], questions: Question[]) {
   return { recall5: hits / questions.length, mrr: reciprocal / questions.length, missed };
 }
 
-async function waitForJob(ctx: BenchContext, kbId: string) {
-  const job = await ctx.http('POST', `/api/knowledge-bases/${kbId}/knowledge-base-jobs`);
+async function waitForJob(http: BenchContext['http'], kbId: string) {
+  const job = await http('POST', `/api/knowledge-bases/${kbId}/knowledge-base-jobs`);
   if (job.status !== 202) throw new Error(`job: ${job.status} ${JSON.stringify(job.body)}`);
   for (;;) {
     // A poll may meet a socket the api closed while a long ingestion stalled its event loop: poll again.
-    const j = await ctx
-      .http('GET', `/api/knowledge-base-jobs/${job.body.knowledge_base_job_id}`)
-      .catch(() => ({ status: 0, body: {} as { status?: string } }));
+    const j = await http('GET', `/api/knowledge-base-jobs/${job.body.knowledge_base_job_id}`).catch(() => ({
+      status: 0,
+      body: {} as { status?: string },
+    }));
     if (j.body.status === 'SUCCEEDED') return;
     if (['FAILED', 'CANCELLED'].includes(j.body.status)) throw new Error(`job ended ${JSON.stringify(j.body)}`);
     await new Promise((r) => setTimeout(r, 200));
   }
 }
 
+/** ctx.http, but through the api at `baseUrl`. */
+const httpAt =
+  (ctx: BenchContext, baseUrl: string) =>
+  async (method: string, urlPath: string, body?: unknown): Promise<HttpAnswer> => {
+    const res = await fetch(baseUrl + urlPath, {
+      method,
+      headers: {
+        authorization: `Bearer ${ctx.key}`,
+        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+      },
+      body: body !== undefined ? JSON.stringify(body) : undefined,
+    });
+    const text = await res.text();
+    return { status: res.status, body: text ? JSON.parse(text) : undefined };
+  };
+
 export async function retrievalQuality(ctx: BenchContext): Promise<BenchReport> {
+  if (!localModelCached()) {
+    console.warn(
+      'retrieval-quality: the local model is not cached (tools/obtain-embedding-model.sh): the stack double embeds',
+    );
+    return measure(ctx, ctx.http);
+  }
+  const local = await startLocalModelStack();
+  try {
+    return await measure(ctx, httpAt(ctx, local.baseUrl));
+  } finally {
+    await local.close();
+  }
+}
+
+async function measure(ctx: BenchContext, http: BenchContext['http']): Promise<BenchReport> {
   const pages = await coreutilsPages();
   const bucket = await ctx.http('POST', '/api/buckets', { name: 'bench-coreutils' });
   const bucketId: string = bucket.body.bucket_id;
@@ -121,7 +156,7 @@ export async function retrievalQuality(ctx: BenchContext): Promise<BenchReport> 
   rows.push(['plain BM25, whole pages (rank-bm25 BM25Okapi)', '-', baseline.recall5, baseline.mrr]);
   let fullTextKb = '';
   for (const kind of kinds) {
-    const kb = await ctx.http('POST', '/api/knowledge-bases', {
+    const kb = await http('POST', '/api/knowledge-bases', {
       name: `bench-quality-${kind.label}`,
       type: kind.type,
       config: { [kind.type]: kind.settings },
@@ -130,11 +165,11 @@ export async function retrievalQuality(ctx: BenchContext): Promise<BenchReport> 
     if (kb.status !== 201) throw new Error(`create: ${kb.status} ${JSON.stringify(kb.body)}`);
     const id: string = kb.body.knowledge_base_id;
     if (kb.body.retrieval !== kind.label) throw new Error(`${kind.label}: retrieval is ${kb.body.retrieval}`);
-    await waitForJob(ctx, id);
+    await waitForJob(http, id);
     if (kind.label === 'full_text') fullTextKb = id;
     const rankings: string[][] = [];
     for (const q of QUESTIONS) {
-      const res = await ctx.http('POST', `/api/knowledge-bases/${id}/query`, {
+      const res = await http('POST', `/api/knowledge-bases/${id}/query`, {
         query: q.question,
         query_args: { count: ENTRIES },
       });

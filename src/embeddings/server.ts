@@ -5,6 +5,11 @@
 // to BATCHES_PER_PASS batches' worth from its head (a query's single text rides along with an ingestion's
 // batch instead of waiting for a pass of its own). One pass at a time: onnxruntime already spreads one
 // inference over all the threads it was given.
+//
+// The queue is bounded (LOCAL_EMBEDDING_MAX_QUEUED texts): a request that would pass the bound is refused whole
+// with a 429 and a Retry-After of the time the queue ahead of it takes at the measured rate, which the model
+// driver (the openai package) waits and retries; past its retries the ingestion records the asset's error.
+// A request that finds the queue empty is always taken, so one request of MAX_INPUTS texts always fits.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { LocalEmbeddingModel } from './local-model';
@@ -14,6 +19,8 @@ export const MAX_INPUTS = 2048;
 const MAX_BODY_BYTES = 16 * 1024 * 1024;
 /** Texts per pass = batch size × this: enough to sort by length before cutting batches. */
 const BATCHES_PER_PASS = 4;
+/** The longest Retry-After given: the openai package waits for one of at most 60 s. */
+const MAX_RETRY_AFTER_SECONDS = 60;
 
 interface Pending {
   text: string;
@@ -28,17 +35,22 @@ export interface EmbeddingServer {
 
 export async function startEmbeddingServer(
   model: LocalEmbeddingModel,
-  options: { host: string; port: number; batchSize: number },
+  options: { host: string; port: number; batchSize: number; maxQueued: number },
 ): Promise<EmbeddingServer> {
   const queue: Pending[] = [];
   let draining = false;
+  /** Texts per second of the passes so far (a moving average); until the first pass, a guess of 50. */
+  let textsPerSecond = 50;
   const drain = async () => {
     if (draining) return;
     draining = true;
     while (queue.length) {
       const pass = queue.splice(0, options.batchSize * BATCHES_PER_PASS);
       try {
+        const started = performance.now();
         const { vectors, tokens } = await model.embed(pass.map((p) => p.text));
+        const rate = pass.length / Math.max(0.001, (performance.now() - started) / 1000);
+        textsPerSecond = 0.8 * textsPerSecond + 0.2 * rate;
         pass.forEach((p, i) => p.done({ vector: vectors[i], tokens: tokens[i] }));
       } catch (err) {
         pass.forEach((p) => p.done(err instanceof Error ? err : new Error(String(err))));
@@ -90,6 +102,18 @@ export async function startEmbeddingServer(
         return refuse(400, '`input` must be a string or a non-empty array of strings');
       }
       if (input.length > MAX_INPUTS) return refuse(400, `At most ${MAX_INPUTS} inputs per request`);
+      if (queue.length && queue.length + input.length > options.maxQueued) {
+        const wait = Math.min(MAX_RETRY_AFTER_SECONDS, Math.max(1, Math.ceil(queue.length / textsPerSecond)));
+        res.setHeader('retry-after', String(wait));
+        return reply(429, {
+          error: {
+            message:
+              `The local embedding server has ${queue.length} texts waiting; ${input.length} more would pass ` +
+              `LOCAL_EMBEDDING_MAX_QUEUED (${options.maxQueued}). Retry after ${wait} s.`,
+            type: 'rate_limit_exceeded',
+          },
+        });
+      }
       const base64 = body.encoding_format === 'base64';
       Promise.all((input as string[]).map(embed)).then(
         (results) =>

@@ -15,7 +15,7 @@ export async function checkPortsFree(
     ports.push(['Temporal UI (TEMPORAL_DEV_UI_PORT)', config.temporal.devUiPort, '127.0.0.1']);
   }
   if (local.embeddings)
-    ports.push(['local embeddings (LOCAL_EMBEDDINGS_PORT)', config.localEmbeddings.port, '127.0.0.1']);
+    ports.push(['local embeddings (LOCAL_EMBEDDINGS_PORT)', config.localEmbeddings.port, config.localEmbeddings.host]);
   const busy: string[] = [];
   for (const [what, port, host] of ports) {
     if (!(await portFree(port, host))) busy.push(`port ${port} for ${what} is already in use`);

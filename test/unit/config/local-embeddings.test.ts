@@ -19,10 +19,12 @@ describe('config: local embedding model', () => {
   it('runs under npm start by default, on 8091, with all cores, from the cache', () => {
     expect(loadConfig({ TARMAC_CACHE_DIR: '/cache' }).localEmbeddings).to.deep.equal({
       mode: 'auto',
+      host: '127.0.0.1',
       port: 8091,
       modelDir: path.resolve('/cache/all-minilm-l6-v2-0.1.2'),
       threads: os.availableParallelism(),
       batchSize: 32,
+      maxQueued: 4096,
     });
     const set = loadConfig({
       LOCAL_EMBEDDINGS: 'off',
@@ -30,8 +32,18 @@ describe('config: local embedding model', () => {
       LOCAL_EMBEDDING_MODEL_DIR: '/models/minilm',
       LOCAL_EMBEDDING_THREADS: '1',
       LOCAL_EMBEDDING_BATCH_SIZE: '8',
+      LOCAL_EMBEDDINGS_HOST: '0.0.0.0',
+      LOCAL_EMBEDDING_MAX_QUEUED: '100',
     }).localEmbeddings;
-    expect(set).to.deep.equal({ mode: 'off', port: 9000, modelDir: '/models/minilm', threads: 1, batchSize: 8 });
+    expect(set).to.deep.equal({
+      mode: 'off',
+      host: '0.0.0.0',
+      port: 9000,
+      modelDir: '/models/minilm',
+      threads: 1,
+      batchSize: 8,
+      maxQueued: 100,
+    });
   });
 
   it('refuses values out of range', () => {
@@ -40,6 +52,7 @@ describe('config: local embedding model', () => {
       LOCAL_EMBEDDINGS_PORT: '70000',
       LOCAL_EMBEDDING_THREADS: '0',
       LOCAL_EMBEDDING_BATCH_SIZE: '1000',
+      LOCAL_EMBEDDING_MAX_QUEUED: '0',
       LOCAL_EMBEDDINGS_URL: 'ftp://x',
     }).join('\n');
     for (const name of [
@@ -47,6 +60,7 @@ describe('config: local embedding model', () => {
       'LOCAL_EMBEDDINGS_PORT',
       'LOCAL_EMBEDDING_THREADS',
       'LOCAL_EMBEDDING_BATCH_SIZE',
+      'LOCAL_EMBEDDING_MAX_QUEUED',
       'LOCAL_EMBEDDINGS_URL',
     ]) {
       expect(found).to.include(name);
