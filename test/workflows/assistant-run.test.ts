@@ -1,6 +1,7 @@
 // The assistant run workflow's own guarantees: its time limit is a workflow timer (proved with time
 // skipping) that also aborts a stalled model stream, and a Temporal workflow cancellation (Temporal UI)
-// ends the run CANCELLED like the api's cancel.
+// ends the run CANCELLED like the api's cancel. A run whose attempt its retry policy retries waits its backoff
+// on a workflow timer (an hour here, skipped) and runs again from the start as the same run.
 import { expect } from 'chai';
 import type { Caller } from '../../src/services/caller';
 import { Run } from '../../src/persistence/entities';
@@ -85,5 +86,43 @@ describe('assistant run workflow', function () {
     expect(run.body.status).to.equal('CANCELLED');
     expect(run.body.status_detail).to.include({ requested_by: 'Temporal workflow cancellation' });
     expect((await handle.describe()).status.name).to.equal('CANCELLED');
+  });
+
+  it('retries an attempt its policy retries after its backoff, a workflow timer, as the same run', async () => {
+    const { ds, config, modelProvider: provider } = getStack();
+    const t = await newTenant();
+    const model = provider.uniqueModel();
+    provider.script({ model, error: { status: 400, message: 'refused once' } }, { model, text: 'second time lucky' });
+    const assistant = await createAssistant(ds, callerOf(t), { name: 'Retried' });
+    const ts = await startTimeSkipping();
+    try {
+      await ts.runWorker(async () => {
+        const { run } = await createAssistantRun(
+          { ds, temporal: ts.env.client, config },
+          callerOf(t),
+          assistant.assistant_id,
+          {
+            input: 'Try',
+            model: `local/${model}`,
+            retry_policy: { max_attempts: 2, initial_interval: 1234, on: ['Failed'] },
+          },
+        );
+        const handle = ts.env.client.workflow.getHandle(workflowIdOf('assistant-run', run.run_id));
+        expect(await handle.result()).to.equal('SUCCEEDED');
+        const timers = ((await handle.fetchHistory()).events ?? [])
+          .map((e) => Number(e.timerStartedEventAttributes?.startToFireTimeout?.seconds ?? 0))
+          .filter((seconds) => seconds === 1234);
+        expect(timers, 'the backoff is one workflow timer of initial_interval').to.have.length(1);
+        const after = await ds.getRepository(Run).findOneByOrFail({ run_id: run.run_id });
+        expect(after.attempt).to.equal(2);
+        expect(after.attempts.map((a) => [a.attempt, a.status, a.reason])).to.deep.equal([
+          [1, 'FAILED', 'ModelRequestRejected'],
+        ]);
+        expect(after.output).to.deep.include({ value: 'second time lucky' });
+        expect(provider.requestsFor(model)).to.have.length(2);
+      });
+    } finally {
+      await ts.stop();
+    }
   });
 });
