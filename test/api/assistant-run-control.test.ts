@@ -2,11 +2,15 @@
 // `retry_policy` on its record; with `limit: 1` a second run of a key waits QUEUED (saying why) and starts only
 // after the first run ended, another key's run does not wait; `skip` never asks the model; the queue
 // endpoint counts per key, a paused queue starts nothing until resumed; a run whose attempt the policy retries
-// runs again as the same run, each attempt on its record, with a RunRetrying event.
+// runs again as the same run, each attempt on its record, with a RunRetrying event. With ORG_MAX_CONCURRENT_RUNS=1
+// an assistant run holds the organization's slot (a second one waits for it) and the structure it calls runs in
+// that slot instead of waiting for it forever.
+import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
+import { structureWithBuild } from '../harness/builds';
 import { as } from '../harness/client';
 import { TERMINAL } from '../harness/runs';
-import { getStack, newTenant } from '../harness/stack';
+import { configWith, getStack, newTenant, startApi, startWorker } from '../harness/stack';
 
 type Api = ReturnType<typeof as>;
 
@@ -155,5 +159,60 @@ describe('run control of assistant runs', function () {
     const once = await waitForAssistantRun(plain.api, await plain.run());
     expect(once).to.deep.include({ status: 'FAILED', attempt: 1 });
     expect(once).to.not.have.property('attempts');
+  });
+
+  it('ORG_MAX_CONCURRENT_RUNS counts assistant runs; a structure an assistant run calls runs in its slot', async () => {
+    const config = configWith({
+      ORG_MAX_CONCURRENT_RUNS: '1',
+      TEMPORAL_TASK_QUEUE: `assistant-slots-${randomUUID().slice(0, 8)}`,
+    });
+    const worker = await startWorker(config);
+    const server = await startApi(getStack().env.client, 0, config);
+    try {
+      const provider = getStack().modelProvider;
+      const t = await newTenant('assistant-slots');
+      const api = as(t.key, server.baseUrl);
+      const structure = await structureWithBuild(t.organizationId, {
+        files: { 'structure.py': 'print("called")\n' },
+        name: 'Echo',
+      });
+      const assistant = await api.post('/api/assistants', { name: 'Caller', structure_ids: [structure.structureId] });
+      const model = provider.uniqueModel();
+      provider.script(
+        { model, toolCalls: [{ id: 'call_1', name: 'structure_Echo', arguments: '{"args": []}' }] },
+        { model, text: 'called it' },
+        { model, text: 'second' },
+      );
+      const create = async () => {
+        const res = await api.post(`/api/assistants/${assistant.body.assistant_id}/runs`, {
+          input: 'Call it',
+          model: `local/${model}`,
+        });
+        expect(res.status, res.text).to.equal(201);
+        return res.body.assistant_run_id as string;
+      };
+      const first = await create();
+      await provider.waitForRequest(model);
+      const second = await create();
+      const waiting = await waitForAssistantRun(
+        api,
+        second,
+        (r) => r.status_detail?.waiting_for === 'organization' || TERMINAL.includes(r.status),
+      );
+      expect(waiting.status, 'the second run waits for the one slot of its organization').to.equal('QUEUED');
+      expect(waiting.status_detail.message).to.include('ORG_MAX_CONCURRENT_RUNS=1');
+      const ended = await waitForAssistantRun(api, first);
+      expect(ended.status, JSON.stringify(ended.status_detail)).to.equal('SUCCEEDED');
+      expect(ended.output.value).to.equal('called it');
+      const [child] = await getStack().ds.query(
+        `SELECT status FROM runs WHERE resource_id = $1 AND kind = 'structure'`,
+        [structure.structureId],
+      );
+      expect(child.status).to.equal('SUCCEEDED');
+      expect((await waitForAssistantRun(api, second)).status).to.equal('SUCCEEDED');
+    } finally {
+      await server.close();
+      await worker.close();
+    }
   });
 });
