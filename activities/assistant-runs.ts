@@ -15,6 +15,7 @@ import {
 } from '../src/services/assistants/child-runs';
 import {
   finishAssistantRun,
+  markAssistantRetrying,
   modelRequest,
   recordedTurn,
   recordModelTurn,
@@ -78,6 +79,21 @@ export function createAssistantRunActivities(deps: ActivityDeps) {
       error?: string;
     }): Promise<void> {
       await recordToolCallResult(ds, input);
+    },
+
+    /**
+     * The run's attempt `attempt` ended with `ending`, which its retry policy retries: back to QUEUED as the next
+     * attempt with a RunRetrying event, its conversation cleared (the next attempt asks the model afresh; the
+     * events stay). Idempotent; false when the run ended meanwhile.
+     */
+    async retryAssistantRun(input: {
+      runId: string;
+      attempt: number;
+      ending: RunEnding;
+      delaySeconds: number;
+      reason: string;
+    }): Promise<boolean> {
+      return markAssistantRetrying(ds, input);
     },
 
     /** The terminal write (SUCCEEDED: the assistant's finish event and the thread's new exchange with it). */

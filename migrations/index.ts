@@ -23,6 +23,7 @@ import { FullTextBm251765500000000 } from './1765500000000-full-text-bm25';
 import { Concurrency1765200000000 } from './1765200000000-concurrency';
 import { RetrieverComponents1765700000000 } from './1765700000000-retriever-components';
 import { RunRetries1765300000000 } from './1765300000000-run-retries';
+import { AssistantRunControl1765800000000 } from './1765800000000-assistant-run-control';
 import { RunChanges1765900000000 } from './1765900000000-run-changes';
 
 /** Every migration, in order; the data source runs these (never `synchronize`). */
@@ -52,5 +53,6 @@ export const migrations = [
   Concurrency1765200000000,
   RetrieverComponents1765700000000,
   RunRetries1765300000000,
+  AssistantRunControl1765800000000,
   RunChanges1765900000000,
 ];

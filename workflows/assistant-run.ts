@@ -3,18 +3,26 @@
 // events and heartbeats), and each function call it makes runs a structure or tool run as a child workflow
 // (or, for a knowledge base or retriever function, a retrieval activity) whose result goes back to the model, up to `maxSteps` steps. The time limit is a workflow timer; a
 // `cancel` signal or a workflow cancellation (Temporal UI) aborts the model stream and the child runs.
+// Run control (docs/run-control.md), for runs started since ASSISTANT_RUN_CONTROL_PATCH: before STARTING the run
+// takes an execution slot of its organization (execution-slot.ts: its assistant's concurrency, the queue's pause,
+// ORG_MAX_CONCURRENT_RUNS), and the runs it calls execute in that slot; an attempt whose worker was lost (or that
+// its retry policy otherwise retries) goes back to QUEUED and runs again from the start (run-retries.ts).
 import {
+  ApplicationFailure,
   ChildWorkflowFailure,
   executeChild,
   isCancellation,
   patched,
   proxyActivities,
+  proxyLocalActivities,
+  TimeoutFailure,
   uuid4,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import {
   type AssistantRunInput,
+  type CancelRunSignal,
   type ChildRun,
   type CodeRunWorkflow,
   type RunEnding,
@@ -22,12 +30,46 @@ import {
   startOptionsFor,
   WORKFLOW_TYPES,
 } from '../src/temporal/contracts';
-import { longActivity, MODEL_FAILED_TYPES, runToEnding, STATUS_WRITES } from './run-scope';
+import {
+  causeOf,
+  LOCAL_STATUS_WRITES,
+  longActivity,
+  MODEL_FAILED_TYPES,
+  runToEnding,
+  STATUS_WRITES,
+} from './run-scope';
+import { ExecutionSlot } from './execution-slot';
+import { withRetries } from './run-retries';
 
 const { startAssistantRun, planChildRun, resolveAssistantTools, recordToolCallResult, finishAssistantRun } =
   proxyActivities<Activities>(STATUS_WRITES);
+const { retryAssistantRun } = proxyLocalActivities<Activities>(LOCAL_STATUS_WRITES);
+
+/** Patch id of assistant runs that take an execution slot and follow a retry policy: histories from before do neither. */
+export const ASSISTANT_RUN_CONTROL_PATCH = 'assistant-run-control';
+
+/**
+ * A long activity whose every attempt timed out (the worker running it went silent, or none could) ends the
+ * attempt `ERROR` `WorkerLost`: what a retry policy's `on: ["WorkerLost"]` retries.
+ */
+async function orWorkerLost<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    if (!(causeOf(err) instanceof TimeoutFailure)) throw err;
+    throw ApplicationFailure.create({
+      type: 'WorkerLost',
+      nonRetryable: true,
+      message: `The worker running this run stopped (${(causeOf(err) as TimeoutFailure).message})`,
+    });
+  }
+}
 
 export async function assistantRunWorkflow(input: AssistantRunInput): Promise<RunStatus | 'MISSING'> {
+  // Runs started before run control of assistants replay without a slot, with one attempt.
+  const controlled = patched(ASSISTANT_RUN_CONTROL_PATCH);
+  const slot = controlled ? new ExecutionSlot({ kind: 'run', jobId: input.runId }) : undefined;
+  const long = <T>(work: () => Promise<T>) => (controlled ? orWorkerLost(work) : work());
   const { assistantModelStep, runAssistantRetrieval } = proxyActivities<Activities>(
     longActivity(input, { initialInterval: '1 second', maximumInterval: '10 seconds', maximumAttempts: 3 }),
   );
@@ -48,6 +90,7 @@ export async function assistantRunWorkflow(input: AssistantRunInput): Promise<Ru
             runId: plan.childRunId,
             timeLimitSeconds: input.timeLimitSeconds,
             heartbeatTimeoutSeconds: input.heartbeatTimeoutSeconds,
+            ...(controlled ? { inParentSlot: true } : {}),
           },
         ],
       });
@@ -57,57 +100,79 @@ export async function assistantRunWorkflow(input: AssistantRunInput): Promise<Ru
     }
   };
 
-  return runToEnding(
-    { timeLimitSeconds: input.timeLimitSeconds, failedTypes: MODEL_FAILED_TYPES },
-    async (startTimer) => {
-      const start = await startAssistantRun({ runId: input.runId });
-      if (!start) return undefined;
-      startTimer();
-      // Tools without a cached description of their current deployment are described now, in parallel.
-      const failures = await Promise.all(
-        start.toolsToDescribe.map(async (toolId) => {
-          const plan = await planChildRun({ runId: input.runId, childRunId: uuid4(), purpose: { describe: toolId } });
-          if (!('childRunId' in plan)) return { toolId, error: 'error' in plan ? plan.error : 'Not a tool' };
-          await runChild(plan);
-          return undefined;
-        }),
-      );
-      const setupEnding = await resolveAssistantTools({
-        runId: input.runId,
-        failures: failures.filter((f) => f !== undefined),
-      });
-      if (setupEnding) return setupEnding;
-
-      for (let step = 1; step <= input.maxSteps; step++) {
-        const result = await assistantModelStep({ runId: input.runId, step });
-        if (result.kind === 'answer') return { status: 'SUCCEEDED', message: null } satisfies RunEnding;
-        await Promise.all(
-          result.toolCallIds.map(async (toolCallId) => {
-            const childRunId = uuid4();
-            const plan = await planChildRun({
-              runId: input.runId,
-              childRunId,
-              purpose: { toolCall: { step, toolCallId } },
-            });
-            // A knowledge base or retriever function is answered by an activity, not a child run.
-            if ('retrieval' in plan) return runAssistantRetrieval({ runId: input.runId, step, toolCallId });
-            if (!('error' in plan)) await runChild(plan);
-            await recordToolCallResult({
-              runId: input.runId,
-              step,
-              toolCallId,
-              childRunId,
-              error: 'error' in plan ? plan.error : undefined,
-            });
+  const attempt = (end: (ending: RunEnding, cancelRequest?: CancelRunSignal) => Promise<RunStatus | 'MISSING'>) =>
+    runToEnding(
+      { timeLimitSeconds: input.timeLimitSeconds, failedTypes: MODEL_FAILED_TYPES },
+      async (startTimer) => {
+        if (slot && !(await slot.acquire()))
+          return slot.skipped ? ({ status: 'CANCELLED', requestedBy: slot.skipped } satisfies RunEnding) : undefined;
+        const start = await startAssistantRun({ runId: input.runId });
+        if (!start) return undefined;
+        startTimer();
+        // Tools without a cached description of their current deployment are described now, in parallel.
+        const failures = await Promise.all(
+          start.toolsToDescribe.map(async (toolId) => {
+            const plan = await planChildRun({ runId: input.runId, childRunId: uuid4(), purpose: { describe: toolId } });
+            if (!('childRunId' in plan)) return { toolId, error: 'error' in plan ? plan.error : 'Not a tool' };
+            await runChild(plan);
+            return undefined;
           }),
         );
-      }
-      return {
-        status: 'FAILED',
-        reason: 'MaxStepsExceeded',
-        error: `The model was still calling functions after ${input.maxSteps} steps (ASSISTANT_MAX_STEPS)`,
-      } satisfies RunEnding;
-    },
-    (ending) => finishAssistantRun({ runId: input.runId, ending }),
-  );
+        const setupEnding = await resolveAssistantTools({
+          runId: input.runId,
+          failures: failures.filter((f) => f !== undefined),
+        });
+        if (setupEnding) return setupEnding;
+
+        for (let step = 1; step <= input.maxSteps; step++) {
+          const result = await long(() => assistantModelStep({ runId: input.runId, step }));
+          if (result.kind === 'answer') return { status: 'SUCCEEDED', message: null } satisfies RunEnding;
+          await Promise.all(
+            result.toolCallIds.map(async (toolCallId) => {
+              const childRunId = uuid4();
+              const plan = await planChildRun({
+                runId: input.runId,
+                childRunId,
+                purpose: { toolCall: { step, toolCallId } },
+              });
+              // A knowledge base or retriever function is answered by an activity, not a child run.
+              if ('retrieval' in plan)
+                return long(() => runAssistantRetrieval({ runId: input.runId, step, toolCallId }));
+              if (!('error' in plan)) await runChild(plan);
+              await recordToolCallResult({
+                runId: input.runId,
+                step,
+                toolCallId,
+                childRunId,
+                error: 'error' in plan ? plan.error : undefined,
+              });
+            }),
+          );
+        }
+        return {
+          status: 'FAILED',
+          reason: 'MaxStepsExceeded',
+          error: `The model was still calling functions after ${input.maxSteps} steps (ASSISTANT_MAX_STEPS)`,
+        } satisfies RunEnding;
+      },
+      end,
+    );
+
+  try {
+    return await withRetries(controlled ? input.retryPolicy : null, {
+      attempt,
+      retry: async (write) => {
+        const retrying = await retryAssistantRun({ runId: input.runId, ...write });
+        await slot?.release();
+        return retrying;
+      },
+      finish: async (ending) => {
+        const status = await finishAssistantRun({ runId: input.runId, ending });
+        await slot?.release();
+        return status;
+      },
+    });
+  } finally {
+    await slot?.release();
+  }
 }

@@ -20,7 +20,9 @@ async function codeRun(
   activities: CodeRunActivities,
   admitted: boolean,
 ): Promise<RunStatus | 'MISSING'> {
-  const slot = admitted ? new ExecutionSlot({ kind: 'run', jobId: input.runId }) : undefined;
+  const slot = admitted
+    ? new ExecutionSlot({ kind: 'run', jobId: input.runId, ...(input.inParentSlot ? { inParentSlot: true } : {}) })
+    : undefined;
   try {
     // Each attempt of the run's retry policy (one without a policy has one) within its frame.
     return await withRetries(input.retryPolicy, {

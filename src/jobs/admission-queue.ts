@@ -2,15 +2,21 @@
 // queue: the organization's share, and for runs of a resource that declares `concurrency`, its limit per
 // key and its total limit; a paused resource starts nothing. Waiters go in order of creation, except that
 // among the waiters of one resource with concurrency the least-served key goes first (round-robin across
-// keys: a key with many queued runs does not starve the others), oldest first within a key.
+// keys: a key with many queued runs does not starve the others), oldest first within a key. A run an assistant
+// run calls executes in its parent's slot: its resource's limits apply to it, the organization's share does not
+// (the parent holds a slot of it already, and waits for the call: counting the call again could deadlock).
 
-/** A job waiting for a slot. `resourceId`: runs of structures, functions and tools; `key` when it declares concurrency. */
+/**
+ * A job waiting for a slot. `resourceId`: runs of structures, functions, tools and assistants; `key` when it
+ * declares concurrency; `inParentSlot`: a run an assistant run calls.
+ */
 export interface Waiter {
   kind: string;
   jobId: string;
   workflowId: string;
   resourceId: string | null;
   key: string | null;
+  inParentSlot?: boolean;
 }
 
 /** What a resource allows at once; absent members do not limit. */
@@ -27,8 +33,9 @@ export class Holdings {
 
   static keyOf = (resourceId: string, key: string) => `${resourceId}\u0000${key}`;
 
-  add(resourceId: string | null, key: string | null, n = 1): void {
-    this.total += n;
+  /** `inParentSlot`: counted for its resource and key only (its parent's slot is the organization's). */
+  add(resourceId: string | null, key: string | null, n = 1, inParentSlot = false): void {
+    if (!inParentSlot) this.total += n;
     if (!resourceId) return;
     this.bump(resourceId, n);
     if (key !== null) this.bump(Holdings.keyOf(resourceId, key), n);
@@ -70,8 +77,9 @@ export function chooseGrants(
 ): Waiter[] {
   const granted: Waiter[] = [];
   const remaining = [...waiters];
-  const eligible = (w: Waiter) => blockerOf(w, holdings, limits) === undefined;
-  while (holdings.total < orgLimit) {
+  const eligible = (w: Waiter) =>
+    (w.inParentSlot || holdings.total < orgLimit) && blockerOf(w, holdings, limits) === undefined;
+  for (;;) {
     const first = remaining.findIndex(eligible);
     if (first < 0) break;
     let pick = first;
@@ -85,7 +93,7 @@ export function chooseGrants(
       }
     }
     const [w] = remaining.splice(pick, 1);
-    holdings.add(w.resourceId, w.key);
+    holdings.add(w.resourceId, w.key, 1, w.inParentSlot);
     granted.push(w);
   }
   return granted;

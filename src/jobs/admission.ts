@@ -7,10 +7,11 @@
 // to the oldest waiters, answer who was granted (the caller signals their workflows after the commit). A
 // grant is a row state, not a message: a lost signal delays a job until its timer re-tries, never strands it.
 //
-// Runs of a structure, function or tool also count per resource and per concurrency key when the resource
-// declares `concurrency` (docs/run-control.md#concurrency-keys-and-limits): the same slots, the same queue,
-// one more condition on a grant (admission-queue.ts); the strategies `skip` and `cancel_in_progress` act
-// when a run first asks.
+// Runs of a structure, function, tool or assistant also count per resource and per concurrency key when the
+// resource declares `concurrency` (docs/run-control.md#concurrency-keys-and-limits): the same slots, the same
+// queue, one more condition on a grant (admission-queue.ts); the strategies `skip` and `cancel_in_progress` act
+// when a run first asks. An assistant is a resource here like the others (the slot's resource_id is its id);
+// the structure and tool runs an assistant run calls execute in its slot (`inParentSlot`).
 import type { DataSource, EntityManager } from 'typeorm';
 import type { Concurrency } from '../persistence/entities/code-resource';
 import { blockerOf, chooseGrants, Holdings, type Blocker, type ResourceLimits, type Waiter } from './admission-queue';
@@ -24,6 +25,8 @@ export type AdmittedKind = keyof typeof ADMITTED_KINDS;
 export interface SlotJob {
   kind: AdmittedKind;
   jobId: string;
+  /** A run an assistant run calls: not counted against the organization's share (its parent is). */
+  inParentSlot?: boolean;
 }
 
 /** A waiter that was given a slot: its workflow is to be signalled `slotGranted`. */
@@ -94,11 +97,15 @@ async function readJob(em: EntityManager, job: SlotJob): Promise<JobRow | undefi
     );
     return row;
   }
+  // The resource of a run: its structure, function or tool, or the assistant of an assistant run.
   const [row] = await em.query(
-    `SELECT j.organization_id, j.status, j.created_at, j.resource_id, r.concurrency, r.kind AS resource_kind,
-            CASE WHEN r.concurrency IS NULL THEN NULL
-                 ELSE coalesce(j.concurrency_key, r.concurrency->>'key', '') END AS key
+    `SELECT j.organization_id, j.status, j.created_at, coalesce(r.resource_id, a.assistant_id) AS resource_id,
+            coalesce(r.concurrency, a.concurrency) AS concurrency,
+            coalesce(r.kind, CASE WHEN a.assistant_id IS NOT NULL THEN 'assistant' END) AS resource_kind,
+            CASE WHEN coalesce(r.concurrency, a.concurrency) IS NULL THEN NULL
+                 ELSE coalesce(j.concurrency_key, coalesce(r.concurrency, a.concurrency)->>'key', '') END AS key
        FROM runs j LEFT JOIN code_resources r ON r.resource_id = j.resource_id
+            LEFT JOIN assistants a ON a.assistant_id = j.assistant_id AND j.kind = 'assistant'
       WHERE j.run_id = $1`,
     [job.jobId],
   );
@@ -128,9 +135,19 @@ export async function acquireSlot(
     }
     const inserted: unknown[] = await em.query(
       `INSERT INTO execution_slots
-              (job_kind, job_id, organization_id, workflow_id, state, queued_at, resource_id, concurrency_key)
-       VALUES ($1, $2, $3, $4, 'WAITING', $5, $6, $7) ON CONFLICT (job_kind, job_id) DO NOTHING RETURNING job_id`,
-      [job.kind, job.jobId, row.organization_id, opts.workflowId, row.created_at, row.resource_id, row.key],
+              (job_kind, job_id, organization_id, workflow_id, state, queued_at, resource_id, concurrency_key,
+               in_parent_slot)
+       VALUES ($1, $2, $3, $4, 'WAITING', $5, $6, $7, $8) ON CONFLICT (job_kind, job_id) DO NOTHING RETURNING job_id`,
+      [
+        job.kind,
+        job.jobId,
+        row.organization_id,
+        opts.workflowId,
+        row.created_at,
+        row.resource_id,
+        row.key,
+        job.inParentSlot ?? false,
+      ],
     );
     let superseded: Superseded | undefined;
     if (inserted.length && row.concurrency && row.key !== null && row.concurrency.strategy !== 'queue') {
@@ -254,18 +271,19 @@ async function loadQueue(em: EntityManager, organizationId: string): Promise<Que
     state: 'WAITING' | 'HOLDING';
     resource_id: string | null;
     concurrency_key: string | null;
+    in_parent_slot: boolean;
   }> = await em.query(
-    `(SELECT job_kind, job_id, workflow_id, state, resource_id, concurrency_key FROM execution_slots
+    `(SELECT job_kind, job_id, workflow_id, state, resource_id, concurrency_key, in_parent_slot FROM execution_slots
        WHERE organization_id = $1 AND state = 'HOLDING')
      UNION ALL
-     (SELECT job_kind, job_id, workflow_id, state, resource_id, concurrency_key FROM execution_slots
+     (SELECT job_kind, job_id, workflow_id, state, resource_id, concurrency_key, in_parent_slot FROM execution_slots
        WHERE organization_id = $1 AND state = 'WAITING' ORDER BY queued_at, job_id LIMIT $2)`,
     [organizationId, QUEUE_WINDOW],
   );
   const holdings = new Holdings();
   const waiters: Waiter[] = [];
   for (const r of rows) {
-    if (r.state === 'HOLDING') holdings.add(r.resource_id, r.concurrency_key);
+    if (r.state === 'HOLDING') holdings.add(r.resource_id, r.concurrency_key, 1, r.in_parent_slot);
     else
       waiters.push({
         kind: r.job_kind,
@@ -273,6 +291,7 @@ async function loadQueue(em: EntityManager, organizationId: string): Promise<Que
         workflowId: r.workflow_id,
         resourceId: r.resource_id,
         key: r.concurrency_key,
+        inParentSlot: r.in_parent_slot,
       });
   }
   const resourceIds = [...new Set(rows.map((r) => r.resource_id).filter((id): id is string => !!id))];
@@ -280,7 +299,9 @@ async function loadQueue(em: EntityManager, organizationId: string): Promise<Que
   if (resourceIds.length) {
     const resources: Array<{ resource_id: string; concurrency: Concurrency | null; paused: boolean }> = await em.query(
       `SELECT resource_id, concurrency, queue_paused_at IS NOT NULL AS paused FROM code_resources
-        WHERE resource_id = ANY($1)`,
+        WHERE resource_id = ANY($1)
+       UNION ALL
+       SELECT assistant_id, concurrency, queue_paused_at IS NOT NULL FROM assistants WHERE assistant_id = ANY($1)`,
       [resourceIds],
     );
     for (const r of resources)

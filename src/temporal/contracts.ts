@@ -26,6 +26,8 @@ export interface CodeRunInput {
   heartbeatTimeoutSeconds: number;
   /** The run's retry policy (absent or null: one attempt). */
   retryPolicy?: RetryPolicy | null;
+  /** A run an assistant run calls (its child workflow): it takes no slot of the organization's share of its own. */
+  inParentSlot?: boolean;
 }
 
 export interface AssistantRunInput {
@@ -35,6 +37,8 @@ export interface AssistantRunInput {
   heartbeatTimeoutSeconds: number;
   /** Snapshot of ASSISTANT_MAX_STEPS: model calls per run. */
   maxSteps: number;
+  /** The run's retry policy (absent or null: one attempt). */
+  retryPolicy?: RetryPolicy | null;
 }
 
 export interface ChatMessageInput {
@@ -375,6 +379,8 @@ export const slotGrantedSignal = defineSignal('slotGranted');
 export interface ExecutionSlotJob {
   kind: 'run' | 'deployment';
   jobId: string;
+  /** A run an assistant run calls: it executes in its parent's slot of the organization (limits of its own resource apply). */
+  inParentSlot?: boolean;
 }
 
 export interface InviteResponseSignal {

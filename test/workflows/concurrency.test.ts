@@ -5,9 +5,7 @@
 // cancels the executing run and starts the newcomer after it.
 import type { WorkflowHandle } from '@temporalio/client';
 import { Context } from '@temporalio/activity';
-import { Worker } from '@temporalio/worker';
 import { expect } from 'chai';
-import { createActivities } from '../../activities';
 import { Run } from '../../src/persistence/entities';
 import type { Concurrency } from '../../src/persistence/entities/code-resource';
 import type { CodeRunInput, RunEnding } from '../../src/temporal/contracts';
@@ -15,6 +13,7 @@ import { startOptionsFor } from '../../src/temporal/workflow-start';
 import { structureWithBuild } from '../harness/builds';
 import { aRun } from '../harness/runs';
 import { getStack, newTenant, startTimeSkipping } from '../harness/stack';
+import { startStubbedWorker, type StubbedWorker } from '../harness/stubbed-worker';
 
 const QUEUE = 'tarmac-test-concurrency';
 const SUCCEEDED: RunEnding = { status: 'SUCCEEDED', exitCode: 0, message: null };
@@ -34,21 +33,16 @@ describe('concurrency keys in the run workflow (time-skipping)', function () {
   let ts: Awaited<ReturnType<typeof startTimeSkipping>>;
   const executed: string[] = [];
   const release = new Map<string, (e: RunEnding) => void>();
-  let worker: Worker;
-  let running: Promise<void>;
+  let worker: StubbedWorker | undefined;
 
   before(async () => {
     const s = getStack();
     ts = await startTimeSkipping();
     const config = { ...s.config, execution: { ...s.config.execution, orgMaxConcurrentRuns: 100 } };
-    const activities = createActivities({ ...s.activityDeps, config, temporal: ts.env.client });
-    worker = await Worker.create({
-      connection: ts.env.nativeConnection,
-      namespace: ts.env.namespace ?? 'default',
+    worker = await startStubbedWorker(ts, {
       taskQueue: QUEUE,
-      workflowBundle: s.workflowBundle,
-      activities: {
-        ...activities,
+      config,
+      stubs: {
         // The process: runs until the test ends it, or until cancelled (heartbeats bring the cancellation).
         async executeCodeRun(input: { runId: string }): Promise<RunEnding> {
           executed.push(input.runId);
@@ -65,12 +59,10 @@ describe('concurrency keys in the run workflow (time-skipping)', function () {
         },
       },
     });
-    running = worker.run();
   });
 
   after(async () => {
-    worker?.shutdown();
-    await running;
+    await worker?.stop();
     await ts?.stop();
   });
 

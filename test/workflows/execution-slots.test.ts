@@ -4,9 +4,7 @@
 // is made up by the re-try timer; a cancel while waiting ends it CANCELLED without ever executing.
 import { randomUUID } from 'node:crypto';
 import type { WorkflowHandle } from '@temporalio/client';
-import { Worker } from '@temporalio/worker';
 import { expect } from 'chai';
-import { createActivities } from '../../activities';
 import { releaseSlot } from '../../src/jobs/admission';
 import { Deployment, Run } from '../../src/persistence/entities';
 import {
@@ -21,6 +19,7 @@ import { startOptionsFor } from '../../src/temporal/workflow-start';
 import { structureWithBuild } from '../harness/builds';
 import { aRun } from '../harness/runs';
 import { getStack, newTenant, startTimeSkipping } from '../harness/stack';
+import { startStubbedWorker, type StubbedWorker } from '../harness/stubbed-worker';
 
 const QUEUE = 'tarmac-test-slots';
 
@@ -56,21 +55,16 @@ describe('execution slots in the run workflow (time-skipping)', function () {
   /** Runs whose stubbed process activity was started, and how to end each. */
   const executed: string[] = [];
   const release = new Map<string, (e: RunEnding) => void>();
-  let worker: Worker;
-  let running: Promise<void>;
+  let worker: StubbedWorker | undefined;
 
   before(async () => {
     const s = getStack();
     ts = await startTimeSkipping();
     const config = { ...s.config, execution: { ...s.config.execution, orgMaxConcurrentRuns: 1 } };
-    const activities = createActivities({ ...s.activityDeps, config, temporal: ts.env.client });
-    worker = await Worker.create({
-      connection: ts.env.nativeConnection,
-      namespace: ts.env.namespace ?? 'default',
+    worker = await startStubbedWorker(ts, {
       taskQueue: QUEUE,
-      workflowBundle: s.workflowBundle,
-      activities: {
-        ...activities,
+      config,
+      stubs: {
         // The process: runs until the test ends it (a run of HOLD), or ends at once.
         async executeCodeRun(input: { runId: string }): Promise<RunEnding> {
           executed.push(input.runId);
@@ -83,12 +77,10 @@ describe('execution slots in the run workflow (time-skipping)', function () {
         },
       },
     });
-    running = worker.run();
   });
 
   after(async () => {
-    worker?.shutdown();
-    await running;
+    await worker?.stop();
     await ts?.stop();
   });
 

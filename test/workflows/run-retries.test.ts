@@ -5,9 +5,7 @@
 // with a RunRetrying event, and a cancel during the wait ends the run CANCELLED without another attempt.
 import { Context } from '@temporalio/activity';
 import type { WorkflowHandle } from '@temporalio/client';
-import { Worker } from '@temporalio/worker';
 import { expect } from 'chai';
-import { createActivities } from '../../activities';
 import { Run, RunEvent } from '../../src/persistence/entities';
 import { cancelRunSignal, type CodeRunInput, type RunEnding } from '../../src/temporal/contracts';
 import { completePolicy, type RetryPolicyRequest } from '../../src/temporal/retry-policy';
@@ -15,6 +13,7 @@ import { startOptionsFor } from '../../src/temporal/workflow-start';
 import { structureWithBuild } from '../harness/builds';
 import { aRun } from '../harness/runs';
 import { getStack, newTenant, startTimeSkipping } from '../harness/stack';
+import { startStubbedWorker, type StubbedWorker } from '../harness/stubbed-worker';
 import { skipWhileActivityRuns } from '../support/time-skipping';
 
 const QUEUE = 'tarmac-test-retries';
@@ -39,8 +38,7 @@ async function backoffTimers(handle: WorkflowHandle): Promise<number[]> {
 describe('retries of lost runs in the run workflow (time-skipping)', function () {
   this.timeout(120_000);
   let ts: Awaited<ReturnType<typeof startTimeSkipping>>;
-  let worker: Worker;
-  let running: Promise<void>;
+  let worker: StubbedWorker | undefined;
   const scripts = new Map<string, Script>();
   /** Per run, each execution: the run's attempt and status as the activity found them. */
   const executions = new Map<string, Array<{ attempt: number; status: string }>>();
@@ -48,14 +46,9 @@ describe('retries of lost runs in the run workflow (time-skipping)', function ()
   before(async () => {
     const s = getStack();
     ts = await startTimeSkipping();
-    const activities = createActivities({ ...s.activityDeps, temporal: ts.env.client });
-    worker = await Worker.create({
-      connection: ts.env.nativeConnection,
-      namespace: ts.env.namespace ?? 'default',
+    worker = await startStubbedWorker(ts, {
       taskQueue: QUEUE,
-      workflowBundle: s.workflowBundle,
-      activities: {
-        ...activities,
+      stubs: {
         async executeCodeRun(input: { runId: string }): Promise<RunEnding> {
           const row = await s.ds.getRepository(Run).findOneByOrFail({ run_id: input.runId });
           executions.set(input.runId, [
@@ -72,12 +65,10 @@ describe('retries of lost runs in the run workflow (time-skipping)', function ()
         },
       },
     });
-    running = worker.run();
   });
 
   after(async () => {
-    worker?.shutdown();
-    await running;
+    await worker?.stop();
     await ts?.stop();
   });
 

@@ -17,6 +17,8 @@ import { defineSchema, pageOf, str, timestamp, uuid } from '../schemas/registry'
 import { idList, MAX_INPUT_CHARS } from './assistants';
 import { replayedFrom } from './code-run-records';
 import { idempotencyKeyField, presentIdempotencyKey } from './idempotency-fields';
+import { ConcurrencyKeySchema } from './concurrency-fields';
+import { presentRunRetries, retryPolicyMember, runRetryProperties } from './run-retries';
 import { EVENT_LIST_SUMMARY, eventListPage, eventListQuery, eventListSchema } from '../http/event-lists';
 
 const TAG = 'Assistant runs';
@@ -55,8 +57,11 @@ const AssistantRunSchema = defineSchema('AssistantRun', {
     status: { type: 'string', enum: [...RUN_STATUSES] },
     status_detail: {
       description:
+        'QUEUED while waiting for an execution slot (its organization, its concurrency key, a paused queue): `{reason: ' +
+        '"WaitingForExecutionSlot", message, waiting_for, executing, limit, ahead}`, or for its next attempt: `{reason: "Retrying", ' +
+        'message, attempt, retry_at}`; ' +
         'SUCCEEDED: `{reason: "Completed", message: null}`; FAILED/ERROR: `{reason, error}` (reasons: ModelRequestRejected, ' +
-        'ModelNotConfigured, ToolUnavailable, RetrievalSourceNotFound, MaxStepsExceeded, ModelUnreachable, ModelStreamInterrupted, TimeLimitExceeded, ...); ' +
+        'ModelNotConfigured, ToolUnavailable, RetrievalSourceNotFound, MaxStepsExceeded, ModelUnreachable, ModelStreamInterrupted, TimeLimitExceeded, WorkerLost, ...); ' +
         'CANCELLED: `{reason: "Cancelled", message, requested_by}`.',
     },
     output: {
@@ -75,6 +80,8 @@ const AssistantRunSchema = defineSchema('AssistantRun', {
     created_by: { type: 'string' },
     replayed_from_run_id: replayedFrom,
     idempotency_key: idempotencyKeyField,
+    concurrency_key: ConcurrencyKeySchema,
+    ...runRetryProperties,
     created_at: timestamp,
     updated_at: timestamp,
     started_at: { type: ['string', 'null'], format: 'date-time' },
@@ -102,6 +109,8 @@ const present = ({ run: r, details: d }: AssistantRunRecord) => ({
   created_by: r.created_by,
   ...(r.replayed_from_run_id ? { replayed_from_run_id: r.replayed_from_run_id } : {}),
   ...presentIdempotencyKey(r),
+  ...(r.concurrency_key !== null ? { concurrency_key: r.concurrency_key } : {}),
+  ...presentRunRetries(r),
   created_at: iso(r.created_at),
   updated_at: iso(r.updated_at),
   started_at: iso(r.started_at),
@@ -152,6 +161,11 @@ route({
       additional_ruleset_ids: nullableIdList,
       additional_structure_ids: nullableIdList,
       additional_tool_ids: nullableIdList,
+      concurrency_key: ConcurrencyKeySchema,
+      retry_policy: {
+        ...retryPolicyMember,
+        description: "This run's retry policy (null: never retried), instead of the assistant's.",
+      },
     },
   }),
   responses: { 201: { description: 'The run, QUEUED', schema: AssistantRunSchema } },

@@ -2,6 +2,7 @@
 import { Assistant } from '../../persistence/entities/assistant';
 import { iso } from '../../persistence/scoped';
 import {
+  type AssistantFields,
   createAssistant,
   deleteAssistant,
   findAssistant,
@@ -10,6 +11,8 @@ import {
 } from '../../services/assistants/assistants';
 import { route } from '../http/route';
 import { defineSchema, pageOf, str, timestamp, uuid } from '../schemas/registry';
+import { ConcurrencySchema, normalizedConcurrency } from './concurrency-fields';
+import { retryPolicyAnswer, retryPolicyMember } from './run-retries';
 
 const TAG = 'Assistants';
 /** Bounds of an assistant's id lists and default input. */
@@ -44,6 +47,8 @@ const AssistantSchema = defineSchema('Assistant', {
     ruleset_ids: idList,
     structure_ids: idList,
     tool_ids: idList,
+    concurrency: ConcurrencySchema,
+    retry_policy: retryPolicyAnswer,
     organization_id: uuid,
     created_by: { type: 'string' },
     created_at: timestamp,
@@ -61,6 +66,8 @@ const present = (a: Assistant) => ({
   ruleset_ids: a.ruleset_ids,
   structure_ids: a.structure_ids,
   tool_ids: a.tool_ids,
+  concurrency: a.concurrency,
+  ...(a.retry_policy ? { retry_policy: a.retry_policy } : {}),
   organization_id: a.organization_id,
   created_by: a.created_by,
   created_at: iso(a.created_at),
@@ -75,7 +82,15 @@ const fields = {
   ruleset_ids: idList,
   structure_ids: idList,
   tool_ids: idList,
+  concurrency: ConcurrencySchema,
+  retry_policy: retryPolicyMember,
 } as const;
+
+/** The request's fields, `concurrency` as stored (the strategy always named). */
+const fieldsOf = (body: Record<string, unknown>): AssistantFields => ({
+  ...body,
+  concurrency: normalizedConcurrency(body.concurrency as AssistantFields['concurrency']),
+});
 const assistantPath = { assistant_id: uuid } as const;
 const idsNote =
   'Every id must name a record of the organization (409 naming the missing ones). Knowledge bases and ' +
@@ -110,7 +125,7 @@ route({
   responses: { 201: { description: 'Assistant', schema: AssistantSchema } },
   handler: async ({ deps, caller, body }) => ({
     status: 201,
-    body: present(await createAssistant(deps.ds, caller, body)),
+    body: present(await createAssistant(deps.ds, caller, { ...fieldsOf(body), name: body.name })),
   }),
 });
 
@@ -139,7 +154,7 @@ route({
   responses: { 200: { description: 'Assistant', schema: AssistantSchema } },
   handler: async ({ deps, caller, params, body }) => ({
     status: 200,
-    body: present(await updateAssistant(deps.ds, caller, params.assistant_id, body)),
+    body: present(await updateAssistant(deps.ds, caller, params.assistant_id, fieldsOf(body))),
   }),
 });
 

@@ -1,64 +1,27 @@
 // Concurrency keys and limits (docs/run-control.md#concurrency-keys-and-limits): the `concurrency` member of
-// structures, functions and tools, a run's `concurrency_key`, and the run queue of a resource: what runs and
-// waits per key, pause and resume.
+// structures, functions, tools and assistants, a run's `concurrency_key`, and the run queue of a resource: what
+// runs and waits per key, pause and resume.
 import type { CodeResourceKind, Concurrency } from '../../persistence/entities/code-resource';
 import { iso } from '../../persistence/scoped';
 import { findCodeResource, KIND_LABEL } from '../../services/code/code-resources';
-import { pauseRunQueue, resumeRunQueue, runQueueOf, type RunQueue } from '../../services/code/run-queues';
+import type { DataSource } from 'typeorm';
+import { findAssistant } from '../../services/assistants/assistants';
+import type { Caller } from '../../services/caller';
+import {
+  assistantQueue,
+  codeResourceQueue,
+  pauseRunQueue,
+  resumeRunQueue,
+  runQueueOf,
+  type QueueOwner,
+  type RunQueue,
+} from '../../services/code/run-queues';
 import { route } from '../http/route';
 import { defineSchema, nullableTimestamp, uuid } from '../schemas/registry';
+import { ConcurrencySchema } from './concurrency-fields';
 
-/** Most runs one key (or the resource) may execute at once: well above any organization's share. */
-const MAX_LIMIT = 10_000;
-
-export const ConcurrencyKeySchema = {
-  type: 'string',
-  minLength: 1,
-  maxLength: 255,
-  description:
-    "The run's concurrency key (e.g. a customer id): at most the resource's `concurrency.limit` runs of one key " +
-    'execute at once. Without one, the resource\'s `concurrency.key` (default "").',
-} as const;
-
-export const ConcurrencySchema = defineSchema('Concurrency', {
-  type: ['object', 'null'],
-  required: ['limit'],
-  additionalProperties: false,
-  description:
-    'How many runs execute at once (docs/run-control.md#concurrency-keys-and-limits); null or absent: only the ' +
-    "organization's share limits them. Runs past a limit wait QUEUED, holding no worker.",
-  properties: {
-    limit: {
-      type: 'integer',
-      minimum: 1,
-      maximum: MAX_LIMIT,
-      description: 'Runs per concurrency key STARTING or RUNNING at once.',
-    },
-    key: {
-      type: 'string',
-      maxLength: 255,
-      description: 'The key of runs created without a `concurrency_key` (default "": they share one key).',
-    },
-    strategy: {
-      type: 'string',
-      enum: ['queue', 'cancel_in_progress', 'skip'],
-      description:
-        'A new run of a key at its limit: `queue` (default) waits, first in first out per key, round-robin across keys; ' +
-        '`cancel_in_progress` cancels the oldest of its key (CANCELLED, the reason in status_detail) and takes its place; ' +
-        '`skip` ends CANCELLED at once, the reason in status_detail.',
-    },
-    total_limit: {
-      type: 'integer',
-      minimum: 1,
-      maximum: MAX_LIMIT,
-      description: 'Runs of the resource, all keys together, STARTING or RUNNING at once (default: no such limit).',
-    },
-  },
-});
-
-/** As stored: the strategy always named. */
-export const normalizedConcurrency = (c: Partial<Concurrency> | null | undefined): Concurrency | null | undefined =>
-  c ? ({ ...c, strategy: c.strategy ?? 'queue' } as Concurrency) : c;
+// Their importers load the queue's routes with them, which keeps the routes' order in the OpenAPI document.
+export { ConcurrencyKeySchema, ConcurrencySchema, normalizedConcurrency } from './concurrency-fields';
 
 const KeyQueueSchema = {
   type: 'object',
@@ -94,8 +57,15 @@ const present = (q: RunQueue, concurrency: Concurrency | null) => ({
   concurrency,
 });
 
-for (const kind of ['structure', 'function', 'tool'] as CodeResourceKind[]) {
-  const Label = KIND_LABEL[kind];
+type QueueKind = CodeResourceKind | 'assistant';
+
+const findQueueOwner = async (ds: DataSource, caller: Caller, kind: QueueKind, id: string): Promise<QueueOwner> =>
+  kind === 'assistant'
+    ? assistantQueue(await findAssistant(ds, caller, id))
+    : codeResourceQueue(await findCodeResource(ds, caller, kind, id));
+
+for (const kind of ['structure', 'function', 'tool', 'assistant'] as QueueKind[]) {
+  const Label = kind === 'assistant' ? 'Assistant' : KIND_LABEL[kind];
   const idParam = `${kind}_id`;
   const path = `/${kind}s/{${idParam}}/queue`;
   const params = { [idParam]: uuid };
@@ -111,7 +81,7 @@ for (const kind of ['structure', 'function', 'tool'] as CodeResourceKind[]) {
     summary: `The ${kind}'s runs per concurrency key: running, queued and limits; whether the queue is paused.`,
     responses,
     handler: async ({ deps, caller, params: p }) => {
-      const resource = await findCodeResource(deps.ds, caller, kind, p[idParam]);
+      const resource = await findQueueOwner(deps.ds, caller, kind, p[idParam]);
       return { status: 200, body: present(await runQueueOf(deps.ds, resource), resource.concurrency) };
     },
   });
@@ -127,7 +97,7 @@ for (const kind of ['structure', 'function', 'tool'] as CodeResourceKind[]) {
       'the queue is paused); running ones go on. Repeatable.',
     responses,
     handler: async ({ deps, caller, params: p }) => {
-      const resource = await pauseRunQueue(deps.ds, await findCodeResource(deps.ds, caller, kind, p[idParam]));
+      const resource = await pauseRunQueue(deps.ds, await findQueueOwner(deps.ds, caller, kind, p[idParam]));
       return { status: 200, body: present(await runQueueOf(deps.ds, resource), resource.concurrency) };
     },
   });
@@ -141,7 +111,7 @@ for (const kind of ['structure', 'function', 'tool'] as CodeResourceKind[]) {
     summary: `Resumes the ${kind}'s run queue: queued runs start as the limits allow. Repeatable.`,
     responses,
     handler: async ({ deps, caller, params: p }) => {
-      const resource = await resumeRunQueue(deps, await findCodeResource(deps.ds, caller, kind, p[idParam]));
+      const resource = await resumeRunQueue(deps, await findQueueOwner(deps.ds, caller, kind, p[idParam]));
       return { status: 200, body: present(await runQueueOf(deps.ds, resource), resource.concurrency) };
     },
   });

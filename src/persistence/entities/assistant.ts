@@ -1,5 +1,7 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 import type { ChatTurn, ToolDefinition } from '../../drivers/model/types';
+import type { RetryPolicy } from '../../temporal/retry-policy';
+import type { Concurrency } from './code-resource';
 
 /** The ids an assistant (and each of its runs) works with. */
 export interface AssistantResourceIds {
@@ -30,6 +32,12 @@ export class Assistant implements AssistantResourceIds {
   @Column('jsonb') ruleset_ids: string[];
   @Column('jsonb') structure_ids: string[];
   @Column('jsonb') tool_ids: string[];
+  /** How many of its runs execute at once (docs/run-control.md#concurrency-keys-and-limits); null: no limit. */
+  @Column('jsonb', { nullable: true }) concurrency: Concurrency | null;
+  /** Set while its run queue is paused: no run of it starts. */
+  @Column('timestamptz', { nullable: true }) queue_paused_at: Date | null;
+  /** How its runs lost with their worker are run again (docs/run-control.md#retries-of-lost-runs); null: never. */
+  @Column('jsonb', { nullable: true }) retry_policy: RetryPolicy | null;
   @Column('text') created_by: string;
   @Column('timestamptz') created_at: Date;
   @Column('timestamptz') updated_at: Date;

@@ -10,11 +10,18 @@ import { Assistant, ASSISTANT_ID_LISTS, AssistantResourceIds } from '../../persi
 import { assertIdsInOrg, findInOrg, pageInOrg } from '../../persistence/scoped';
 import { OPEN_RUN_STATUSES, stopOpenRuns } from '../code/runs/cancellation';
 import { deleteSchedulesOf } from '../schedules/removal';
+import type { Concurrency } from '../../persistence/entities/code-resource';
+import type { RetryPolicyRequest } from '../../temporal/retry-policy';
+import { requestedPolicy } from '../code/runs/retries';
 
 export interface AssistantFields extends Partial<AssistantResourceIds> {
   name?: string;
   description?: string;
   input?: string | null;
+  /** null: no limit of its own (docs/run-control.md#concurrency-keys-and-limits). */
+  concurrency?: Concurrency | null;
+  /** null: its runs are never retried (docs/run-control.md#retries-of-lost-runs). */
+  retry_policy?: RetryPolicyRequest | null;
 }
 
 /** Checks the id lists of a request: rulesets, structures, tools, knowledge bases and retrievers of the organization (409 naming the missing ones). */
@@ -63,6 +70,9 @@ export async function createAssistant(
     ruleset_ids: dedupe(fields.ruleset_ids ?? []),
     structure_ids: dedupe(fields.structure_ids ?? []),
     tool_ids: dedupe(fields.tool_ids ?? []),
+    concurrency: fields.concurrency ?? null,
+    queue_paused_at: null,
+    retry_policy: fields.retry_policy ? requestedPolicy(fields.retry_policy, '/body/retry_policy') : null,
     created_by: caller.actor,
     created_at: now,
     updated_at: now,
@@ -82,6 +92,9 @@ export async function updateAssistant(
   if (fields.name !== undefined) assistant.name = fields.name;
   if (fields.description !== undefined) assistant.description = fields.description;
   if (fields.input !== undefined) assistant.input = fields.input;
+  if (fields.concurrency !== undefined) assistant.concurrency = fields.concurrency;
+  if (fields.retry_policy !== undefined)
+    assistant.retry_policy = requestedPolicy(fields.retry_policy, '/body/retry_policy');
   for (const list of ASSISTANT_ID_LISTS) {
     const given = fields[list];
     if (given !== undefined) assistant[list] = dedupe(given);

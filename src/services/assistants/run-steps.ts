@@ -9,6 +9,7 @@ import { CodeResource } from '../../persistence/entities/code-resource';
 import { ModelUsage, Run, RunStatus } from '../../persistence/entities/run';
 import { griptapeId } from '../../ids';
 import { finishRun } from '../code/runs/lifecycle';
+import { markRetrying } from '../code/runs/retries';
 import type { RunEnding } from '../../temporal/contracts';
 import { appendEvents, transitionRun } from '../code/runs/state';
 import { appendThreadMessage, threadExchanges } from '../conversations/threads';
@@ -206,3 +207,16 @@ export async function finishAssistantRun(
   });
   return status ?? 'MISSING';
 }
+
+/**
+ * Attempt `attempt` ended with `ending`, which the run's retry policy retries: back to QUEUED as the next attempt
+ * (markRetrying), its conversation cleared in the same transaction, so the next attempt asks the model afresh and
+ * describes the tools again (the earlier attempt's events stay in the run's stream).
+ */
+export const markAssistantRetrying = (
+  ds: DataSource,
+  input: { runId: string; attempt: number; ending: RunEnding; delaySeconds: number; reason: string },
+) =>
+  markRetrying(ds, input, (em) =>
+    em.query(`UPDATE assistant_runs SET transcript = '[]', tool_definitions = NULL WHERE run_id = $1`, [input.runId]),
+  );

@@ -16,6 +16,8 @@ import { pageRuns } from '../code/runs/code-runs';
 import { createThread } from '../conversations/threads';
 import { workflowStart } from '../../temporal/contracts';
 import { insertAndStart } from '../../temporal/workflow-records';
+import type { RetryPolicyRequest } from '../../temporal/retry-policy';
+import { runPolicy } from '../code/runs/retries';
 
 type IdLists = { [K in keyof AssistantResourceIds]?: string[] | null } & {
   [K in keyof AssistantResourceIds as `additional_${K}`]?: string[] | null;
@@ -29,6 +31,10 @@ export interface CreateAssistantRunRequest extends IdLists {
   model?: string | null;
   new_thread?: boolean;
   thread_id?: string | null;
+  /** docs/run-control.md#concurrency-keys-and-limits */
+  concurrency_key?: string;
+  /** This run's own policy (null: never retried); absent: the assistant's. */
+  retry_policy?: RetryPolicyRequest | null;
 }
 
 /** An assistant run: the shared run row and its assistant-only fields. */
@@ -65,6 +71,7 @@ export async function createAssistantRun(
   const assistant = await findAssistant(deps.ds, caller, assistantId);
   const ids = effectiveIds(assistant, body);
   await assertAssistantIds(deps.ds, caller.organizationId, ids);
+  const retryPolicy = runPolicy(assistant, body.retry_policy, '/body/retry_policy');
   const input = body.input ?? assistant.input ?? null;
   const args = body.args ?? [];
   if (userMessageOf(input, args) === '') {
@@ -90,6 +97,8 @@ export async function createAssistantRun(
       model: body.model ?? null,
       created_by: caller.actor,
       replayed_from_run_id: replayedFromRunId ?? null,
+      concurrency_key: body.concurrency_key ?? null,
+      retry_policy: retryPolicy,
     },
     now,
   );
@@ -119,6 +128,7 @@ export async function createAssistantRun(
       timeLimitSeconds: deps.config.runLimits.timeSeconds,
       heartbeatTimeoutSeconds: deps.config.runProcess.heartbeatTimeoutSeconds,
       maxSteps: deps.config.assistantMaxSteps,
+      ...(retryPolicy ? { retryPolicy } : {}),
     }),
   });
   return { run, details };

@@ -1,5 +1,5 @@
 // Who gets the free execution slots (src/jobs/admission-queue.ts): the organization's share, a resource's
-// limit per key and total limit, a paused resource, and round-robin across keys.
+// limit per key and total limit, a paused resource, round-robin across keys, and runs in their parent's slot.
 import { expect } from 'chai';
 import { chooseGrants, Holdings, type ResourceLimits, type Waiter } from '../../../src/jobs/admission-queue';
 
@@ -52,5 +52,16 @@ describe('admission queue: who is granted', () => {
   it('starts nothing of a paused resource', () => {
     const queue = [waiter('a', 'r', null), waiter('b', 's', null)];
     expect(ids(chooseGrants(queue, new Holdings(), limits({ r: { paused: true } }), 10))).to.deep.equal(['b']);
+  });
+
+  it("grants a run an assistant run calls in its parent's slot on a full organization, its resource's limit kept", () => {
+    const held = new Holdings();
+    held.add('assistant', '', 1); // the assistant run: the organization's one slot
+    const call = (jobId: string) => ({ ...waiter(jobId, 's', ''), inParentSlot: true });
+    const queue = [waiter('next-assistant-run', 'assistant', ''), call('c1'), call('c2')];
+    const granted = chooseGrants(queue, held, limits({ s: { perKey: 1, paused: false } }), 1);
+    expect(ids(granted)).to.deep.equal(['c1']);
+    expect(held.total).to.equal(1);
+    expect(held.ofKey('s', '')).to.equal(1);
   });
 });

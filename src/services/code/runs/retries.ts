@@ -1,7 +1,7 @@
 // Retries of lost runs (docs/run-control.md#retries-of-lost-runs): the policy a run runs under (its request's,
 // else its resource's), and the write that sends a run whose attempt ended back to QUEUED for its next attempt,
 // with the attempt's ending recorded and a RunRetrying SYSTEM event, through the job kernel's one transition.
-import type { DataSource } from 'typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
 import { badRequest } from '../../../errors';
 import type { AttemptRecord, RunStatus } from '../../../persistence/entities/run';
 import type { CodeResource } from '../../../persistence/entities';
@@ -40,11 +40,13 @@ function attemptRecord(attempt: number, ending: RunEnding, startedAt: Date | nul
  * Attempt `attempt` of the run ended with `ending`, which its policy retries: the run goes back to QUEUED as
  * attempt `attempt + 1` (its execution claim and start time cleared for that attempt), the ending is appended
  * to `attempts`, a RunRetrying SYSTEM event says why and when. Repeatable: a run already at the next attempt is
- * left as it is. Answers whether the run waits for its next attempt (false: it ended meanwhile).
+ * left as it is. Answers whether the run waits for its next attempt (false: it ended meanwhile). `resetAttempt`:
+ * what else a kind of run clears for its next attempt, in the same transaction.
  */
 export async function markRetrying(
   ds: DataSource,
   input: { runId: string; attempt: number; ending: RunEnding; delaySeconds: number; reason: string },
+  resetAttempt?: (em: EntityManager) => Promise<unknown>,
 ): Promise<boolean> {
   const { runId, attempt, ending } = input;
   return ds.transaction(async (em) => {
@@ -79,6 +81,7 @@ export async function markRetrying(
       `attempt = ${Number(attempt)}`,
     );
     if (!moved) return false;
+    await resetAttempt?.(em);
     await appendEvents(em, runId, [
       {
         type: 'RunRetrying',
