@@ -6,14 +6,17 @@
 // async iteration of a Readable (which unzipper's entries and parser are) has no such race. The replacement is
 // put in Node's module cache under that file's name, so exceljs's `require` of it gets ours.
 import Module from 'node:module';
+import type { Readable } from 'node:stream';
 
 const file = require.resolve('exceljs/lib/utils/iterate-stream.js');
 if (!require.cache[file]) {
   const fixed = new Module(file);
   fixed.filename = file;
   fixed.loaded = true;
-  fixed.exports = async function* iterateStream(stream: AsyncIterable<unknown>) {
-    for await (const chunk of stream) yield chunk;
+  // Like exceljs's own, a consumer that stops early leaves the stream as it is (Node would destroy it, and
+  // unzipper then fails the whole zip with an AbortError).
+  fixed.exports = async function* iterateStream(stream: Readable) {
+    for await (const chunk of stream.iterator({ destroyOnReturn: false })) yield chunk;
   };
   require.cache[file] = fixed;
 }

@@ -26,6 +26,10 @@ function cellText(value: CellValue): string {
 
 const csvField = (text: string) => (/[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text);
 
+/** The zip's end-of-central-directory signature, and how far from the end it can be (22 bytes + a comment). */
+const END_OF_CENTRAL_DIRECTORY = Buffer.from([0x50, 0x4b, 0x05, 0x06]);
+const ZIP_TAIL = 22 + 0xffff;
+
 /** The items of `items` until `stopped` rejects (then that rejection), never waiting on `items` past it. */
 async function* untilStopped<T>(items: AsyncIterable<T>, stopped: Promise<never>): AsyncGenerator<T> {
   const iterator = items[Symbol.asyncIterator]();
@@ -37,7 +41,21 @@ async function* untilStopped<T>(items: AsyncIterable<T>, stopped: Promise<never>
 }
 
 export async function extractXlsx(name: string, input: Readable, signal?: AbortSignal): Promise<string> {
-  const guard = new Transform({ transform: (chunk, _enc, done) => check(done, chunk) });
+  // The input's last bytes: a zip ends with its end-of-central-directory record. One cut short makes exceljs's
+  // unzipper wait forever for the rest of an entry, so a missing record stops the read when the input ends.
+  let tail: Buffer = Buffer.alloc(0);
+  const guard = new Transform({
+    transform: (chunk: Buffer, _enc, done) => {
+      tail = chunk.length >= ZIP_TAIL ? chunk.subarray(-ZIP_TAIL) : Buffer.concat([tail, chunk]).subarray(-ZIP_TAIL);
+      check(done, chunk);
+    },
+    flush: (done) => {
+      if (tail.lastIndexOf(END_OF_CENTRAL_DIRECTORY) < 0) {
+        halt(new ExtractionError('InvalidContent', `${name} is not a readable spreadsheet: the zip is cut short`));
+      }
+      done();
+    },
+  });
   const reader = new excelStream.xlsx.WorkbookReader(guard, {
     worksheets: 'emit',
     sharedStrings: 'cache',
@@ -69,6 +87,14 @@ export async function extractXlsx(name: string, input: Readable, signal?: AbortS
     }
     if (sharedChars > MAX_TEXT_CHARS) halt(tooMuchText(name));
     done(null, stop ? undefined : chunk);
+  };
+  // exceljs pipes `guard` into its unzipper and listens to nothing else: a zip cut short or corrupt is heard here.
+  const pipe = guard.pipe.bind(guard);
+  guard.pipe = <T extends NodeJS.WritableStream>(unzipper: T, options?: { end?: boolean }): T => {
+    unzipper.on('error', (err: Error) =>
+      halt(new ExtractionError('InvalidContent', `${name} is not a readable spreadsheet: ${err.message}`)),
+    );
+    return pipe(unzipper, options);
   };
   const cancelled = () => halt(signal?.reason ?? new Error('cancelled'));
   signal?.addEventListener('abort', cancelled, { once: true });
