@@ -353,9 +353,7 @@ export async function kbIngest(ctx: BenchContext): Promise<BenchReport> {
       let bareChunks = 0;
       for (const { name } of names) {
         const blob = (await blobs.get(assetBlobKey(bucketId, name)))!;
-        const parts: Buffer[] = [];
-        for await (const part of blob.stream) parts.push(part as Buffer);
-        const doc = await extractDocument(name, Buffer.concat(parts));
+        const doc = await extractDocument(name, blob.stream);
         const chunks = chunkText(doc.text);
         const vectors: number[][] = [];
         for (let i = 0; i < chunks.length; i += EMBED_BATCH)

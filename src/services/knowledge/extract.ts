@@ -1,19 +1,44 @@
 // Text of an asset, by the extension of its name: plain text (.txt, .text, .log and names without an
 // extension, when the bytes are UTF-8 without NUL), Markdown (.md, .markdown: kept as written), HTML (.html,
-// .htm: tags, comments, scripts and styles removed, block elements become line breaks, entities decoded), JSON
-// (.json: every string, number and boolean as a `path: value` line), CSV (.csv, .tsv: each row a line), PDF
-// (.pdf: pdf.ts). Anything else (Office files, images, ...) is an UnsupportedFormat error for that asset;
-// bytes that are not what the name says are InvalidContent. The text never holds a NUL character
-// (PostgreSQL text cannot). `extractDocument` also answers the source's own metadata, as strings, for the
-// chunks' `meta`.
-import { ExtractionError } from './extraction-error';
+// .htm: html-text.ts), JSON (.json: every string, number and boolean as a `path: value` line), CSV (.csv, .tsv:
+// each row a line), PDF (.pdf: pdf.ts), Word, PowerPoint and EPUB (.docx, .pptx, .epub: office.ts) and Excel
+// (.xlsx: xlsx.ts, streamed). The asset arrives as a stream: a spreadsheet is read as it flows, the other
+// formats (whose libraries need the whole file) are collected first, within the job's size cap. Anything else
+// (RTF, legacy .doc/.xls/.ppt, images, ...) is an UnsupportedFormat error for that asset, found before a byte
+// is read; bytes that are not what the name says are InvalidContent; text over MAX_TEXT_CHARS is TooLarge. The
+// text never holds a NUL character (PostgreSQL text cannot). `extractDocument` also answers the source's own
+// metadata, as strings, for the chunks' `meta`.
+import type { Readable } from 'node:stream';
+import { ExtractionError, MAX_TEXT_CHARS, tooMuchText } from './extraction-error';
+import { htmlToText } from './html-text';
+import { extractDocx, extractEpub, extractPptx } from './office';
 import { extractPdf } from './pdf';
+import { extractXlsx } from './xlsx';
 
-export { ExtractionError };
+export { ExtractionError, htmlToText };
 
 const TEXT = new Set(['txt', 'text', 'log', 'md', 'markdown', 'csv', 'tsv', '']);
 const HTML = new Set(['html', 'htm', 'xhtml']);
 const FORMAT: Record<string, string> = { md: 'markdown', markdown: 'markdown', csv: 'csv', tsv: 'csv', json: 'json' };
+/** Zipped documents read whole (their libraries need random access to the zip). */
+const ZIPPED: Record<string, (name: string, bytes: Buffer) => Promise<string>> = {
+  docx: extractDocx,
+  pptx: extractPptx,
+  epub: extractEpub,
+};
+const SUPPORTED = 'text, Markdown, HTML, JSON, CSV, PDF, Word (.docx), Excel (.xlsx), PowerPoint (.pptx) and EPUB are';
+/** Why a format we recognize is not read (docs/knowledge-bases.md says more). */
+const UNSUPPORTED_BECAUSE: Record<string, string> = {
+  rtf: 'no well-kept RTF library for Node extracts its text; save it as .docx or .txt',
+  doc: 'the legacy binary Word format is not read; save it as .docx',
+  xls: 'the legacy binary Excel format is not read; save it as .xlsx',
+  ppt: 'the legacy binary PowerPoint format is not read; save it as .pptx',
+};
+
+function unsupported(ext: string): ExtractionError {
+  const why = UNSUPPORTED_BECAUSE[ext] ?? SUPPORTED;
+  return new ExtractionError('UnsupportedFormat', `.${ext} files are not supported (${why})`);
+}
 
 export function extensionOf(name: string): string {
   const base = name.slice(name.lastIndexOf('/') + 1);
@@ -46,10 +71,7 @@ export function extractText(name: string, bytes: Buffer): string {
     }
     text = jsonToText(value);
   } else {
-    throw new ExtractionError(
-      'UnsupportedFormat',
-      `.${ext} files are not supported (text, Markdown, HTML, JSON, CSV and PDF are)`,
-    );
+    throw unsupported(ext);
   }
   return text.replace(/\u0000/g, '');
 }
@@ -60,42 +82,49 @@ export interface Extracted {
   meta: Record<string, string>;
 }
 
-/** The text and metadata of an asset: extractText, and PDFs (asynchronous: pdf.js). */
-export async function extractDocument(name: string, bytes: Buffer): Promise<Extracted> {
-  const ext = extensionOf(name);
-  if (ext === 'pdf') {
-    const pdf = await extractPdf(name, bytes);
-    return { text: pdf.text.replace(/\u0000/g, ''), meta: { format: 'pdf', ...pdf.meta } };
-  }
-  const text = extractText(name, bytes);
-  const meta: Record<string, string> = { format: HTML.has(ext) ? 'html' : (FORMAT[ext] ?? 'text') };
-  if (HTML.has(ext)) {
-    const title = /<title\b[^>]*>([^<]{1,500})<\/title>/i.exec(bytes.toString('utf8'))?.[1];
-    if (title) meta.title = htmlToText(title);
-  }
-  return { text, meta };
+async function readAll(stream: Readable): Promise<Buffer> {
+  const parts: Buffer[] = [];
+  for await (const part of stream) parts.push(part as Buffer);
+  return Buffer.concat(parts);
 }
 
-const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ' };
-const BLOCK = /<\/?(p|div|br|hr|li|ul|ol|tr|td|th|table|h[1-6]|section|article|header|footer|blockquote|pre)\b[^>]*>/gi;
-
-/** A careful minimal HTML-to-text (no library is a dependency): good for readable pages, not a parser. */
-export function htmlToText(html: string): string {
-  return html
-    .replace(/<!--[\s\S]*?-->/g, ' ')
-    .replace(/<(script|style|noscript|template)\b[^>]*>[\s\S]*?<\/\1\s*>/gi, ' ')
-    .replace(BLOCK, '\n')
-    .replace(/<[^>]*>/g, ' ')
-    .replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);/gi, (whole, code: string) => {
-      if (code[0] === '#') {
-        const n = code[1] === 'x' || code[1] === 'X' ? parseInt(code.slice(2), 16) : parseInt(code.slice(1), 10);
-        return n > 0 && n <= 0x10ffff && !(n >= 0xd800 && n <= 0xdfff) ? String.fromCodePoint(n) : ' ';
+/**
+ * The text and metadata of the asset `name` whose bytes `stream` gives (the caller has checked its size);
+ * `signal` stops a long read. The stream is consumed or destroyed.
+ */
+export async function extractDocument(name: string, stream: Readable, signal?: AbortSignal): Promise<Extracted> {
+  const ext = extensionOf(name);
+  let extracted: Extracted;
+  try {
+    if (ext === 'xlsx') {
+      extracted = { text: await extractXlsx(name, stream, signal), meta: { format: 'xlsx' } };
+    } else if (ext === 'pdf' || ZIPPED[ext] || TEXT.has(ext) || HTML.has(ext) || ext === 'json') {
+      const bytes = await readAll(stream);
+      if (ext === 'pdf') {
+        const pdf = await extractPdf(name, bytes);
+        extracted = { text: pdf.text, meta: { format: 'pdf', ...pdf.meta } };
+      } else if (ZIPPED[ext]) {
+        extracted = { text: await ZIPPED[ext](name, bytes), meta: { format: ext } };
+        if (!extracted.text.trim()) throw new ExtractionError('InvalidContent', `${name} holds no text`);
+      } else {
+        extracted = {
+          text: extractText(name, bytes),
+          meta: { format: HTML.has(ext) ? 'html' : (FORMAT[ext] ?? 'text') },
+        };
+        if (HTML.has(ext)) {
+          const title = /<title\b[^>]*>([^<]{1,500})<\/title>/i.exec(bytes.toString('utf8'))?.[1];
+          if (title) extracted.meta.title = htmlToText(title);
+        }
       }
-      return ENTITIES[code.toLowerCase()] ?? whole;
-    })
-    .replace(/[ \t\r\f\v]+/g, ' ')
-    .replace(/ *\n[\n ]*/g, '\n')
-    .trim();
+    } else {
+      throw unsupported(ext);
+    }
+  } finally {
+    stream.destroy();
+  }
+  if (extracted.text.length > MAX_TEXT_CHARS) throw tooMuchText(name);
+  extracted.text = extracted.text.replace(/\u0000/g, '');
+  return extracted;
 }
 
 function jsonToText(value: unknown): string {

@@ -1,4 +1,5 @@
 // Why an asset's text could not be read; the job records `type` and the message as an entry of its `errors`.
+// Also the bounds every extractor keeps, so that no asset under the size cap can take the worker's memory.
 export class ExtractionError extends Error {
   constructor(
     readonly type: 'UnsupportedFormat' | 'InvalidContent' | 'TooLarge',
@@ -6,4 +7,18 @@ export class ExtractionError extends Error {
   ) {
     super(message);
   }
+}
+
+/**
+ * Characters of text an asset may yield: chunking holds the text and its words in memory (about 30 bytes a
+ * character at the peak) and takes about 5 s a million characters on a busy core, so a spreadsheet or a
+ * compressed document whose text is far larger than its bytes stops here (TooLarge) instead.
+ */
+export const MAX_TEXT_CHARS = 10_000_000;
+
+/** Bytes the XML parts of a zipped document (docx, pptx, epub) may inflate to: a zip bomb stops here. */
+export const MAX_UNZIPPED_BYTES = 200 * 1024 * 1024;
+
+export function tooMuchText(name: string): ExtractionError {
+  return new ExtractionError('TooLarge', `${name} holds more than ${MAX_TEXT_CHARS} characters of text`);
 }

@@ -5,6 +5,7 @@
 // chunks are replaced in one transaction; chunks of assets the knowledge base no longer covers are deleted.
 // A failing asset becomes an entry of the job's `errors[]` and the others go on.
 import { randomUUID } from 'node:crypto';
+import type { Readable } from 'node:stream';
 import type { DataSource } from 'typeorm';
 import type { BlobStore } from '../../blobs/blob-store';
 import { assetBlobKey } from '../../blobs/keys';
@@ -68,16 +69,15 @@ export interface AssetOutcome {
   dimensions?: number;
 }
 
-async function readAll(blobs: BlobStore, asset: CoveredAsset): Promise<Buffer> {
+/** The asset's bytes as a stream, once its size is known to be within MAX_INGEST_BYTES. */
+async function openAsset(blobs: BlobStore, asset: CoveredAsset): Promise<{ stream: Readable; size: number }> {
   const blob = await blobs.get(assetBlobKey(asset.bucketId, asset.name));
   if (!blob) throw Object.assign(new Error(`The bytes of ${asset.path} are missing`), { type: 'NotFound' });
   if (blob.size > MAX_INGEST_BYTES) {
     blob.stream.destroy();
     throw Object.assign(new Error(`${asset.path} is larger than ${MAX_INGEST_BYTES} bytes`), { type: 'TooLarge' });
   }
-  const parts: Buffer[] = [];
-  for await (const part of blob.stream) parts.push(part as Buffer);
-  return Buffer.concat(parts);
+  return blob;
 }
 
 /**
@@ -92,9 +92,11 @@ export async function ingestAsset(
   embedding: { model: string; embed: Embed } | undefined,
   /** The knowledge base's transforms, applied to the extracted text before chunking. */
   transform?: (text: string) => Promise<string>,
+  /** Stops a long extraction (the job's cancel or time limit). */
+  signal?: AbortSignal,
 ): Promise<AssetOutcome> {
-  const bytes = await readAll(blobs, asset);
-  const document = await extractDocument(asset.name, bytes);
+  const blob = await openAsset(blobs, asset);
+  const document = await extractDocument(asset.name, blob.stream, signal);
   const chunks = chunkText(transform ? await transform(document.text) : document.text);
   const existing: Array<{ chunk_index: number; content_hash: string; vector: string | null; model: string | null }> =
     await store.query(
@@ -107,7 +109,7 @@ export async function ingestAsset(
   const unchanged =
     existing.length === chunks.length &&
     existing.every((e, i) => e.content_hash === chunks[i].hash && usable(e) && (model !== null || e.vector === null));
-  if (unchanged) return { bytes: bytes.length, chunks: chunks.length, embedded: 0, unchanged: true };
+  if (unchanged) return { bytes: blob.size, chunks: chunks.length, embedded: 0, unchanged: true };
 
   const known = new Map<string, string>();
   for (const e of existing) if (model && usable(e)) known.set(e.content_hash, e.vector!);
@@ -163,7 +165,7 @@ export async function ingestAsset(
     await adjustTermStats(tx, kb.knowledge_base_id, 1, ofAsset, [asset.path]);
   });
   return {
-    bytes: bytes.length,
+    bytes: blob.size,
     chunks: chunks.length,
     embedded: chunks.filter((c) => !known.has(c.hash)).length * (embedding ? 1 : 0),
     unchanged: false,

@@ -1,6 +1,7 @@
 // The pure parts of knowledge bases: text extraction (PDFs made by pdf-lib, test/fixtures/pdf.ts), token-aware
 // chunking, reciprocal rank fusion, the embedding model a request resolves to (none configured: full text
 // only), and the DEFAULT_EMBEDDING_MODEL setting.
+import { Readable } from 'node:stream';
 import { expect } from 'chai';
 import { ConfigError, loadConfig } from '../../../../src/config';
 import {
@@ -24,7 +25,10 @@ describe('knowledge base text', () => {
       'a.b[0]: 1\na.b[1]: x\nc: true',
     );
     expect(extractText('t.csv', Buffer.from('a,b\n1,2\n'))).to.equal('a,b\n1,2\n');
-    expect(() => extractText('r.docx', Buffer.from('PK'))).to.throw(ExtractionError, '.docx files are not supported');
+    expect(() => extractText('r.rtf', Buffer.from('{\\rtf1}'))).to.throw(
+      ExtractionError,
+      '.rtf files are not supported',
+    );
     expect(() => extractText('blob', Buffer.from([0, 1, 2]))).to.throw(ExtractionError, 'binary');
     expect(() => extractText('notes.txt', Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 0]))).to.throw(ExtractionError);
     expect(() => extractText('latin1.txt', Buffer.from([0x63, 0x61, 0x66, 0xe9]))).to.throw(ExtractionError, 'UTF-8');
@@ -36,11 +40,11 @@ describe('knowledge base text', () => {
       [['The first page speaks of glaciers.', 'A second line.'], ['Page two: volcanoes of Iceland.']],
       'Geology notes',
     );
-    const doc = await extractDocument('notes.pdf', pdf);
+    const doc = await extractDocument('notes.pdf', Readable.from([pdf]));
     expect(doc.text).to.equal('The first page speaks of glaciers.\nA second line.\n\nPage two: volcanoes of Iceland.');
     expect(doc.meta).to.deep.equal({ format: 'pdf', pages: '2', title: 'Geology notes' });
     const failure = async (name: string, bytes: Buffer) =>
-      extractDocument(name, bytes).then(
+      extractDocument(name, Readable.from([bytes])).then(
         () => undefined,
         (err: ExtractionError) => err,
       );
@@ -50,7 +54,10 @@ describe('knowledge base text', () => {
     const blank = await failure('scan.pdf', await makePdf([[]]));
     expect(blank).to.include({ type: 'InvalidContent' });
     expect(blank!.message).to.include('no text layer');
-    const html = await extractDocument('p.html', Buffer.from('<title>Home &amp; away</title><p>x</p>'));
+    const html = await extractDocument(
+      'p.html',
+      Readable.from([Buffer.from('<title>Home &amp; away</title><p>x</p>')]),
+    );
     expect(html.meta).to.deep.equal({ format: 'html', title: 'Home & away' });
   });
 
