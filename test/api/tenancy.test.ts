@@ -27,6 +27,30 @@ const chatBody = {
 /** Routes that name no record of an organization: the configured models are settings every organization shares. */
 const SHARED_BY_ALL = ['GetModel'];
 
+/** Streams of the caller's organization that stay open: read for a moment, then left. */
+const OPEN_STREAMS = ['GetRunChangesSSE'];
+
+/** The status and what a stream sent in its first seconds (organization A's runs may change meanwhile). */
+async function firstSecondsOf(url: string, key: string, ms = 2_000): Promise<{ status: number; text: string }> {
+  const abort = new AbortController();
+  const res = await fetch(url, { headers: { authorization: `Bearer ${key}` }, signal: abort.signal });
+  let text = '';
+  const reader = res.body!.getReader();
+  const stop = setTimeout(() => abort.abort(), ms);
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      text += Buffer.from(value).toString();
+    }
+  } catch {
+    // aborted after `ms`: what came is enough
+  } finally {
+    clearTimeout(stop);
+  }
+  return { status: res.status, text };
+}
+
 /** A valid body per operation, so requests get past validation to the ownership check. */
 const bodies: Record<string, unknown> = {
   CreateApiKey: { name: 'k' },
@@ -220,6 +244,7 @@ describe('tenancy: another organization sees nothing', () => {
       deployment_id: structure.deploymentId,
       structure_id: structure.structureId,
       structure_run_id: run.body.structure_run_id,
+      run_id: run.body.structure_run_id,
       function_run_id: functionRun.function_run_id,
       tool_run_id: toolRun.tool_run_id,
       activity_name: 'echo',
@@ -252,6 +277,13 @@ describe('tenancy: another organization sees nothing', () => {
     for (const r of allRoutes()) {
       if (r.auth === 'none') continue; // public or presigned: authenticated by signature, tested in buckets
       if (SHARED_BY_ALL.includes(r.operationId)) continue;
+      if (OPEN_STREAMS.includes(r.operationId)) {
+        const seen = await firstSecondsOf(`${getStack().baseUrl}/api${r.path}`, b.key);
+        expect(seen.status, r.operationId).to.equal(200);
+        for (const id of secretsOfA) expect(seen.text, `${r.operationId} shows a record of A`).to.not.include(id);
+        checked++;
+        continue;
+      }
       const names = Object.keys(r.params ?? {});
       const path = r.path.replace(/\{(\w+)\}/g, (_, n: string) => {
         if (!(n in ids)) throw new Error(`tenancy test: no record of organization A for {${n}} in ${r.operationId}`);
