@@ -1,5 +1,5 @@
 // An organization's run changes, live (GET /api/runs/stream): a frame with a run's summary whenever a run is
-// created or changes status. One reader per organization per api process, shared by its streams, woken by
+// created or changes status. One reader per organization per api process (shared-feed.ts), shared by its streams, woken by
 // the notifications that name the organization (src/persistence/run-updates-hub.ts) and by a periodic
 // re-check. It reads the runs by `updated_at` (the writer's transaction start, on the database's clock): a
 // frame's id is that time in microseconds, and a stream resumes after it with Last-Event-ID. Since transactions
@@ -11,7 +11,7 @@ import type { DataSource } from 'typeorm';
 import type { Run } from '../../persistence/entities/run';
 import type { RunUpdatesHub } from '../../persistence/run-updates-hub';
 import type { Logger } from '../../logger';
-import type { FeedTimings } from './run-feeds';
+import { SharedFeed, SharedFeeds, type FeedTimings } from './shared-feed';
 import type { Deps } from '../deps';
 import { openSse } from './sse-response';
 
@@ -36,14 +36,7 @@ export interface ChangeStream {
   end(): void;
 }
 
-class OrganizationRunFeed {
-  private readonly streams = new Set<ChangeStream>();
-  private pumping = false;
-  private again = false;
-  private readonly unsubscribe: () => void;
-  private readonly keepAlive: NodeJS.Timeout;
-  private readonly recheck: NodeJS.Timeout;
-
+class OrganizationRunFeed extends SharedFeed<ChangeStream> {
   constructor(
     private readonly organizationId: string,
     private readonly kinds: readonly string[],
@@ -52,67 +45,35 @@ class OrganizationRunFeed {
     private readonly log: Logger,
     hub: RunUpdatesHub | undefined,
     timings: FeedTimings,
-    private readonly onEmpty: () => void,
+    onEmpty: () => void,
   ) {
-    this.unsubscribe =
-      hub?.subscribeOrganization(organizationId, {
-        update: () => void this.pump(),
-        close: () => [...this.streams].forEach((s) => s.end()),
-      }) ?? (() => undefined);
-    this.keepAlive = setInterval(() => this.streams.forEach((s) => s.write(': keep-alive\n\n')), timings.keepAliveMs);
-    this.recheck = setInterval(() => void this.pump(), timings.recheckMs);
+    super(hub && ((listener) => hub.subscribeOrganization(organizationId, listener)), timings, onEmpty);
   }
 
-  add(stream: ChangeStream): void {
-    this.streams.add(stream);
-    void this.pump();
+  protected readFailed(err: unknown): void {
+    this.log.warn(
+      { err, organizationId: this.organizationId },
+      'run changes read failed; retrying on the next wake-up',
+    );
   }
 
-  remove(stream: ChangeStream): void {
-    this.streams.delete(stream);
-    if (this.streams.size) return;
-    clearInterval(this.keepAlive);
-    clearInterval(this.recheck);
-    this.unsubscribe();
-    this.onEmpty();
-  }
-
-  private async pump(): Promise<void> {
-    if (this.pumping) {
-      this.again = true;
-      return;
-    }
-    this.pumping = true;
-    try {
-      do {
-        this.again = false;
-        const readers = [...this.streams];
-        if (!readers.length) return;
-        // Keyset pages in (updated_at, run_id) order from the lowest cursor, less the overlap.
-        let after = { us: Math.min(...readers.map((s) => s.cursor)) - OVERLAP_US, runId: '' };
-        for (;;) {
-          // The plain bound on updated_at lets the (organization_id, updated_at) index narrow the scan.
-          const rows: ChangedRun[] = await this.ds.query(
-            `WITH since AS (SELECT timestamptz 'epoch' + $3::bigint * interval '1 microsecond' AS at)
-             SELECT runs.*, (extract(epoch FROM updated_at) * 1000000)::bigint::text AS updated_us FROM runs, since
-              WHERE organization_id = $1 AND kind = ANY($2::text[]) AND updated_at >= since.at
-                AND (updated_at, run_id::text) > (since.at, $4)
-              ORDER BY updated_at, run_id::text LIMIT ${BATCH}`,
-            [this.organizationId, this.kinds, after.us, after.runId],
-          );
-          this.deliver(rows, readers);
-          if (rows.length < BATCH) break;
-          const last = rows[rows.length - 1];
-          after = { us: Number(last.updated_us), runId: last.run_id };
-        }
-      } while (this.again && this.streams.size);
-    } catch (err) {
-      this.log.warn(
-        { err, organizationId: this.organizationId },
-        'run changes read failed; retrying on the next wake-up',
+  protected async read(readers: ChangeStream[]): Promise<void> {
+    // Keyset pages in (updated_at, run_id) order from the lowest cursor, less the overlap.
+    let after = { us: Math.min(...readers.map((s) => s.cursor)) - OVERLAP_US, runId: '' };
+    for (;;) {
+      // The plain bound on updated_at lets the (organization_id, updated_at) index narrow the scan.
+      const rows: ChangedRun[] = await this.ds.query(
+        `WITH since AS (SELECT timestamptz 'epoch' + $3::bigint * interval '1 microsecond' AS at)
+         SELECT runs.*, (extract(epoch FROM updated_at) * 1000000)::bigint::text AS updated_us FROM runs, since
+          WHERE organization_id = $1 AND kind = ANY($2::text[]) AND updated_at >= since.at
+            AND (updated_at, run_id::text) > (since.at, $4)
+          ORDER BY updated_at, run_id::text LIMIT ${BATCH}`,
+        [this.organizationId, this.kinds, after.us, after.runId],
       );
-    } finally {
-      this.pumping = false;
+      this.deliver(rows, readers);
+      if (rows.length < BATCH) return;
+      const last = rows[rows.length - 1];
+      after = { us: Number(last.updated_us), runId: last.run_id };
     }
   }
 
@@ -133,43 +94,22 @@ class OrganizationRunFeed {
   }
 }
 
-/** The run-change feeds of one api process, by organization. */
-export class OrganizationRunFeeds {
-  private readonly feeds = new Map<string, OrganizationRunFeed>();
-
-  constructor(
-    private readonly ds: DataSource,
-    private readonly log: Logger,
-    private readonly hub: RunUpdatesHub | undefined,
-    private readonly timings: FeedTimings,
-  ) {}
-
-  /** Adds `stream` to the feed of `organizationId` (runs of `kinds`, framed by `present`); returns its removal. */
-  attach(
-    organizationId: string,
-    kinds: readonly string[],
-    present: (run: Run) => unknown,
-    stream: ChangeStream,
-  ): () => void {
-    let feed = this.feeds.get(organizationId);
-    if (!feed) {
-      const made = new OrganizationRunFeed(
-        organizationId,
-        kinds,
-        present,
-        this.ds,
-        this.log,
-        this.hub,
-        this.timings,
-        () => {
-          if (this.feeds.get(organizationId) === made) this.feeds.delete(organizationId);
-        },
-      );
-      this.feeds.set(organizationId, (feed = made));
-    }
-    const attached = feed;
-    attached.add(stream);
-    return () => attached.remove(stream);
+/** The run-change feeds of one api process, by organization (the runs of `kinds`, framed by `present`). */
+class OrganizationRunFeeds extends SharedFeeds<ChangeStream> {
+  constructor(deps: Deps, kinds: readonly string[], present: (run: Run) => unknown) {
+    super(
+      (organizationId, onEmpty) =>
+        new OrganizationRunFeed(
+          organizationId,
+          kinds,
+          present,
+          deps.ds,
+          deps.log,
+          deps.runUpdates,
+          deps.config.sse,
+          onEmpty,
+        ),
+    );
   }
 }
 
@@ -191,12 +131,12 @@ export async function streamRunChanges(
   );
   const nowUs = Number(now.us);
   const cursor = o.afterUs === undefined ? nowUs : Math.max(o.afterUs, nowUs - MAX_RESUME_MS * 1000);
+  // `kinds` and `present` are the route's constants: the process's feeds are made with them once.
   let feeds = feedsByDeps.get(deps);
-  if (!feeds)
-    feedsByDeps.set(deps, (feeds = new OrganizationRunFeeds(deps.ds, deps.log, deps.runUpdates, deps.config.sse)));
+  if (!feeds) feedsByDeps.set(deps, (feeds = new OrganizationRunFeeds(deps, o.kinds, o.present)));
   let detach = () => undefined as void;
   const sse = openSse(ctx, { status: 200, comment: 'run changes', onEnd: () => detach() });
-  detach = feeds.attach(o.organizationId, o.kinds, o.present, {
+  detach = feeds.attach(o.organizationId, {
     cursor,
     sent: new Map(),
     write: sse.write,

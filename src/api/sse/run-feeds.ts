@@ -1,6 +1,6 @@
-// One reader per run per api process, shared by every event stream of that run in the process. A wake-up
-// (NOTIFY through the hub, or the periodic re-check) costs two queries per run, not two per stream: the
-// run's status, then its events after the lowest cursor of its streams; each stream gets the events past its
+// One reader per run per api process, shared by every event stream of that run in the process (on the frame
+// of shared-feed.ts). A wake-up (NOTIFY through the hub, or the periodic re-check) costs two queries per run,
+// not two per stream: the run's status, then its events after the lowest cursor of its streams; each stream gets the events past its
 // own cursor. Streams never slow each other down: frames go into each socket's buffer at once, and a stream
 // whose client does not read (more than MAX_BUFFERED_BYTES waiting) is ended; its client resumes with
 // `Last-Event-ID` where it left off.
@@ -11,6 +11,7 @@ import type { RunUpdatesHub } from '../../persistence/run-updates-hub';
 import type { Logger } from '../../logger';
 import { eventsAfter } from '../../services/code/runs/events';
 import { isTerminal } from '../../services/code/runs/lifecycle';
+import { SharedFeed, SharedFeeds, type FeedTimings } from './shared-feed';
 
 /** Events read per query while catching up. */
 const BATCH = 500;
@@ -32,86 +33,36 @@ export interface FeedStream {
   end(finalStatus?: RunStatus): void;
 }
 
-export interface FeedTimings {
-  keepAliveMs: number;
-  recheckMs: number;
-}
-
-class RunFeed {
-  private readonly streams = new Set<FeedStream>();
-  private pumping = false;
-  private again = false;
-  private readonly unsubscribe: () => void;
-  private readonly keepAlive: NodeJS.Timeout;
-  private readonly recheck: NodeJS.Timeout;
-
+class RunFeed extends SharedFeed<FeedStream> {
   constructor(
     private readonly runId: string,
     private readonly ds: DataSource,
     private readonly log: Logger,
     hub: RunUpdatesHub | undefined,
     timings: FeedTimings,
-    private readonly onEmpty: () => void,
+    onEmpty: () => void,
   ) {
-    this.unsubscribe =
-      hub?.subscribe(runId, { update: () => void this.pump(), close: () => this.endAll() }) ?? (() => undefined);
-    this.keepAlive = setInterval(() => this.each((s) => s.write(': keep-alive\n\n')), timings.keepAliveMs);
-    this.recheck = setInterval(() => void this.pump(), timings.recheckMs);
+    super(hub && ((listener) => hub.subscribe(runId, listener)), timings, onEmpty);
   }
 
-  add(stream: FeedStream): void {
-    this.streams.add(stream);
-    void this.pump();
-  }
-
-  remove(stream: FeedStream): void {
-    this.streams.delete(stream);
-    if (this.streams.size) return;
-    clearInterval(this.keepAlive);
-    clearInterval(this.recheck);
-    this.unsubscribe();
-    this.onEmpty();
-  }
-
-  private each(fn: (s: FeedStream) => void) {
-    for (const s of [...this.streams]) fn(s);
-  }
-
-  private endAll() {
-    this.each((s) => s.end());
+  protected readFailed(err: unknown): void {
+    this.log.warn({ err, runId: this.runId }, 'event stream read failed; retrying on the next wake-up');
   }
 
   // Status first, then events: a status seen terminal here was committed together with its last event, so
   // the events read afterwards include everything the run will ever have.
-  private async pump(): Promise<void> {
-    if (this.pumping) {
-      this.again = true;
-      return;
-    }
-    this.pumping = true;
-    try {
-      do {
-        this.again = false;
-        if (!this.streams.size) return;
-        // The streams of this read: one attached meanwhile has its own turn (add() asks for another).
-        const readers = [...this.streams];
-        const from = Math.min(...readers.map((s) => s.cursor));
-        const rows: Array<{ status: RunStatus }> = await this.ds.query(`SELECT status FROM runs WHERE run_id = $1`, [
-          this.runId,
-        ]);
-        const batch = await eventsAfter(this.ds, this.runId, from, BATCH);
-        const attached = readers.filter((s) => this.streams.has(s));
-        await this.deliver(batch, attached);
-        if (batch.length === BATCH) this.again = true;
-        else if (!rows.length)
-          for (const s of attached) s.end(); // deleted: a resume answers 404
-        else if (isTerminal(rows[0].status)) for (const s of attached) s.end(rows[0].status); // all sent
-      } while (this.again && this.streams.size);
-    } catch (err) {
-      this.log.warn({ err, runId: this.runId }, 'event stream read failed; retrying on the next wake-up');
-    } finally {
-      this.pumping = false;
-    }
+  protected async read(readers: FeedStream[]): Promise<'more' | void> {
+    const from = Math.min(...readers.map((s) => s.cursor));
+    const rows: Array<{ status: RunStatus }> = await this.ds.query(`SELECT status FROM runs WHERE run_id = $1`, [
+      this.runId,
+    ]);
+    const batch = await eventsAfter(this.ds, this.runId, from, BATCH);
+    const attached = readers.filter((s) => this.streams.has(s));
+    await this.deliver(batch, attached);
+    if (batch.length === BATCH) return 'more';
+    if (!rows.length)
+      for (const s of attached) s.end(); // deleted: a resume answers 404
+    else if (isTerminal(rows[0].status)) for (const s of attached) s.end(rows[0].status); // all sent
   }
 
   // In slices of DELIVERY_SLICE streams, yielding to the event loop between them: writing one event to 500
@@ -137,32 +88,8 @@ class RunFeed {
 }
 
 /** The feeds of one api process, by run. */
-export class RunFeeds {
-  private readonly feeds = new Map<string, RunFeed>();
-
-  constructor(
-    private readonly ds: DataSource,
-    private readonly log: Logger,
-    private readonly hub: RunUpdatesHub | undefined,
-    private readonly timings: FeedTimings,
-  ) {}
-
-  /** Adds `stream` to the feed of `runId`; returns its removal. */
-  attach(runId: string, stream: FeedStream): () => void {
-    let feed = this.feeds.get(runId);
-    if (!feed) {
-      const made = new RunFeed(runId, this.ds, this.log, this.hub, this.timings, () => {
-        if (this.feeds.get(runId) === made) this.feeds.delete(runId);
-      });
-      this.feeds.set(runId, (feed = made));
-    }
-    const attached = feed;
-    attached.add(stream);
-    return () => attached.remove(stream);
-  }
-
-  /** Runs with open streams in this process (for tests and diagnostics). */
-  get size(): number {
-    return this.feeds.size;
+export class RunFeeds extends SharedFeeds<FeedStream> {
+  constructor(ds: DataSource, log: Logger, hub: RunUpdatesHub | undefined, timings: FeedTimings) {
+    super((runId, onEmpty) => new RunFeed(runId, ds, log, hub, timings, onEmpty));
   }
 }
