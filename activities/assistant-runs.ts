@@ -6,7 +6,7 @@ import { ApplicationFailure } from '@temporalio/activity';
 import type { ActivityDeps } from './deps';
 import type { RunStatus } from '../src/persistence/entities/run';
 import { isTerminal, markStarting } from '../src/services/code/runs/lifecycle';
-import type { RunEnding } from '../src/temporal/contracts';
+import type { RunEnding, RunRetryInput } from '../src/temporal/contracts';
 import {
   planChildRun,
   toolsToDescribe,
@@ -86,13 +86,7 @@ export function createAssistantRunActivities(deps: ActivityDeps) {
      * attempt with a RunRetrying event, its conversation cleared (the next attempt asks the model afresh; the
      * events stay). Idempotent; false when the run ended meanwhile.
      */
-    async retryAssistantRun(input: {
-      runId: string;
-      attempt: number;
-      ending: RunEnding;
-      delaySeconds: number;
-      reason: string;
-    }): Promise<boolean> {
+    async retryAssistantRun(input: RunRetryInput): Promise<boolean> {
       return markAssistantRetrying(ds, input);
     },
 

@@ -17,7 +17,7 @@ import {
   markStarting,
   withLostOutput,
 } from '../src/services/code/runs/lifecycle';
-import type { RunEnding } from '../src/temporal/contracts';
+import type { RunEnding, RunRetryInput } from '../src/temporal/contracts';
 import { appendLogs } from '../src/services/code/runs/state';
 import { markRetrying } from '../src/services/code/runs/retries';
 import { findOnePrepared } from '../src/persistence/direct-sql';
@@ -220,13 +220,7 @@ export function createCodeRunActivities(deps: ActivityDeps) {
      * The run's attempt `attempt` ended with `ending`, which its retry policy retries: back to QUEUED as the next
      * attempt, with a RunRetrying event (idempotent). False when the run ended meanwhile.
      */
-    async retryCodeRun(input: {
-      runId: string;
-      attempt: number;
-      ending: RunEnding;
-      delaySeconds: number;
-      reason: string;
-    }): Promise<boolean> {
+    async retryCodeRun(input: RunRetryInput): Promise<boolean> {
       return markRetrying(ds, input);
     },
 

@@ -17,6 +17,7 @@ import {
   nextRetry,
   type CancelRunSignal,
   type RetryPolicy,
+  type RetryWrite,
   type RunEnding,
   type RunStatus,
 } from '../src/temporal/contracts';
@@ -25,13 +26,6 @@ import {
 export const RUN_RETRIES_PATCH = 'run-retries';
 
 export type RunOutcome = RunStatus | 'MISSING';
-
-export interface RetryWrite {
-  attempt: number;
-  ending: RunEnding;
-  delaySeconds: number;
-  reason: string;
-}
 
 /** A cancel that came while the run waited for its next attempt, or a workflow cancellation (then rethrown). */
 type WaitEnd = { by: string; workflowCancellation?: unknown } | undefined;

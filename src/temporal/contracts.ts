@@ -218,6 +218,17 @@ export type RunEnding =
   | { status: 'ERROR' | 'FAILED'; reason: string; error: string; outputLost?: LostOutput }
   | { status: 'CANCELLED'; requestedBy: string };
 
+/** A run's attempt `attempt` ended with `ending`, which its retry policy retries after `delaySeconds`. */
+export interface RetryWrite {
+  attempt: number;
+  ending: RunEnding;
+  delaySeconds: number;
+  reason: string;
+}
+
+/** The input of the activities that send a run back to QUEUED for its next attempt (retryCodeRun, retryAssistantRun). */
+export type RunRetryInput = { runId: string } & RetryWrite;
+
 /** How a deployment's build ended: the build activity's outcome, or the frame's (time limit, a failed build activity). */
 export type DeploymentOutcome =
   | {

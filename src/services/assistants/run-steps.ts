@@ -10,7 +10,7 @@ import { ModelUsage, Run, RunStatus } from '../../persistence/entities/run';
 import { griptapeId } from '../../ids';
 import { finishRun } from '../code/runs/lifecycle';
 import { markRetrying } from '../code/runs/retries';
-import type { RunEnding } from '../../temporal/contracts';
+import type { RunEnding, RunRetryInput } from '../../temporal/contracts';
 import { appendEvents, transitionRun } from '../code/runs/state';
 import { appendThreadMessage, threadExchanges } from '../conversations/threads';
 import { cachedDescription } from './child-runs';
@@ -213,10 +213,7 @@ export async function finishAssistantRun(
  * (markRetrying), its conversation cleared in the same transaction, so the next attempt asks the model afresh and
  * describes the tools again (the earlier attempt's events stay in the run's stream).
  */
-export const markAssistantRetrying = (
-  ds: DataSource,
-  input: { runId: string; attempt: number; ending: RunEnding; delaySeconds: number; reason: string },
-) =>
+export const markAssistantRetrying = (ds: DataSource, input: RunRetryInput) =>
   markRetrying(ds, input, (em) =>
     em.query(`UPDATE assistant_runs SET transcript = '[]', tool_definitions = NULL WHERE run_id = $1`, [input.runId]),
   );

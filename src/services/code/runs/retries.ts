@@ -9,7 +9,7 @@ import { iso } from '../../../persistence/scoped';
 import { RUN_JOB } from '../../../jobs/kinds';
 import { transition } from '../../../jobs/transition';
 import { completePolicy, type RetryPolicy, type RetryPolicyRequest } from '../../../temporal/retry-policy';
-import type { RunEnding } from '../../../temporal/contracts';
+import type { RunEnding, RunRetryInput } from '../../../temporal/contracts';
 import { appendEvents } from './state';
 
 /** A request's policy with its defaults (null stays null: no retries); 400 naming `where` when it contradicts itself. */
@@ -45,7 +45,7 @@ function attemptRecord(attempt: number, ending: RunEnding, startedAt: Date | nul
  */
 export async function markRetrying(
   ds: DataSource,
-  input: { runId: string; attempt: number; ending: RunEnding; delaySeconds: number; reason: string },
+  input: RunRetryInput,
   resetAttempt?: (em: EntityManager) => Promise<unknown>,
 ): Promise<boolean> {
   const { runId, attempt, ending } = input;
