@@ -5,31 +5,11 @@
 // corrected when an asset goes; and the two fixes: `use_default_embedding_model: false` without a model is a
 // full-text-only knowledge base, and a retriever or assistant naming a deleted knowledge base says so.
 import { expect } from 'chai';
-import { as, request } from '../harness/client';
+import { as } from '../harness/client';
+import { runKnowledgeBaseJob, uploadText } from '../harness/knowledge-bases';
 import { getStack, newTenant } from '../harness/stack';
 
 type Api = ReturnType<typeof as>;
-
-async function upload(api: Api, bucketId: string, name: string, content: string) {
-  expect((await api.put(`/api/buckets/${bucketId}/assets`, { name })).status).to.equal(201);
-  const url = await api.post(`/api/buckets/${bucketId}/asset-urls/${name}`, { operation: 'PUT' });
-  expect((await request('PUT', url.body.url, undefined, { raw: content })).status).to.equal(200);
-}
-
-async function runJob(api: Api, id: string) {
-  const job = await api.post(`/api/knowledge-bases/${id}/knowledge-base-jobs`);
-  expect(job.status, job.text).to.equal(202);
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const j = await api.get(`/api/knowledge-base-jobs/${job.body.knowledge_base_job_id}`);
-    if (['SUCCEEDED', 'FAILED', 'CANCELLED'].includes(j.body.status)) {
-      expect(j.body.status, j.text).to.equal('SUCCEEDED');
-      return;
-    }
-    if (Date.now() > deadline) throw new Error(`job did not end: ${j.text}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 /** A full-text-only knowledge base over `paths` (no embedding model asked), its first job done. */
 async function fullTextKb(api: Api, name: string, paths: string[], language?: string): Promise<any> {
@@ -41,7 +21,7 @@ async function fullTextKb(api: Api, name: string, paths: string[], language?: st
     ...(language ? { language } : {}),
   });
   expect(kb.status, kb.text).to.equal(201);
-  await runJob(api, kb.body.knowledge_base_id);
+  await runKnowledgeBaseJob(api, kb.body.knowledge_base_id);
   return kb.body;
 }
 
@@ -86,7 +66,7 @@ describe('knowledge base full text (BM25)', function () {
   });
 
   it('use_default_embedding_model false without a model: full text only, said on the record; the default is hybrid', async () => {
-    await upload(api, bucketId, 'fix/one.txt', 'Glaciers carve valleys.');
+    await uploadText(api, bucketId, 'fix/one.txt', 'Glaciers carve valleys.');
     const kb = await fullTextKb(api, 'No vectors', [`${bucketId}/fix/`]);
     expect(kb).to.include({ retrieval: 'full_text', embedding_dimensions: null, language: 'english' });
     expect(kb.config.gtc_hybrid_sql_pg_vector).to.include({ embedding_model: '', use_default_embedding_model: false });
@@ -100,8 +80,13 @@ describe('knowledge base full text (BM25)', function () {
   });
 
   it('english stems and drops stop words; simple does neither', async () => {
-    await upload(api, bucketId, 'stem/reset.txt', 'Resetting passwords: administrators handle resets within minutes.');
-    await upload(api, bucketId, 'stem/chatter.txt', 'How do I do it? What is it that they have been doing there?');
+    await uploadText(
+      api,
+      bucketId,
+      'stem/reset.txt',
+      'Resetting passwords: administrators handle resets within minutes.',
+    );
+    await uploadText(api, bucketId, 'stem/chatter.txt', 'How do I do it? What is it that they have been doing there?');
     const english = await fullTextKb(api, 'English', [`${bucketId}/stem/`]);
     const simple = await fullTextKb(api, 'Simple', [`${bucketId}/stem/`], 'simple');
     // "reset" and "password" meet "Resetting" and "passwords"; "how do I ... the" are stop words.
@@ -124,7 +109,7 @@ describe('knowledge base full text (BM25)', function () {
       'bm25/d.txt': 'a server may run many workers',
       'bm25/latency.txt': 'latency budget: ninety milliseconds at the median',
     };
-    for (const [name, text] of Object.entries(corpus)) await upload(api, bucketId, name, text);
+    for (const [name, text] of Object.entries(corpus)) await uploadText(api, bucketId, name, text);
     const kb = await fullTextKb(api, 'BM25', [`${bucketId}/bm25/`], 'simple');
     const ranked = names(await query(api, kb.knowledge_base_id, 'server latency'));
     expect(ranked[0]).to.equal('bm25/latency.txt');
@@ -141,9 +126,9 @@ describe('knowledge base full text (BM25)', function () {
   });
 
   it('chunks holding every rare word come first; any of them only when those are fewer than asked', async () => {
-    await upload(api, bucketId, 'and/both.txt', 'The fjord has a lighthouse.');
-    await upload(api, bucketId, 'and/fjord.txt', 'fjord fjord fjord fjord fjord, a fjord among fjords.');
-    await upload(api, bucketId, 'and/lighthouse.txt', 'A lighthouse keeper.');
+    await uploadText(api, bucketId, 'and/both.txt', 'The fjord has a lighthouse.');
+    await uploadText(api, bucketId, 'and/fjord.txt', 'fjord fjord fjord fjord fjord, a fjord among fjords.');
+    await uploadText(api, bucketId, 'and/lighthouse.txt', 'A lighthouse keeper.');
     const kb = await fullTextKb(api, 'AND then OR', [`${bucketId}/and/`]);
     expect(names(await query(api, kb.knowledge_base_id, 'fjord lighthouse', 1))).to.deep.equal(['and/both.txt']);
     const three = names(await query(api, kb.knowledge_base_id, 'fjord lighthouse', 3));
@@ -152,13 +137,13 @@ describe('knowledge base full text (BM25)', function () {
   });
 
   it('corrects the statistics when an asset is deleted: scores equal those of a knowledge base without it', async () => {
-    await upload(api, bucketId, 'stats/keep.txt', 'Volcanoes erupt lava; lava cools into basalt.');
-    await upload(api, bucketId, 'stats/gone.txt', 'Lava lamps hold wax, not lava. Basalt is not involved.');
+    await uploadText(api, bucketId, 'stats/keep.txt', 'Volcanoes erupt lava; lava cools into basalt.');
+    await uploadText(api, bucketId, 'stats/gone.txt', 'Lava lamps hold wax, not lava. Basalt is not involved.');
     const both = await fullTextKb(api, 'Both', [`${bucketId}/stats/`]);
     const before = await query(api, both.knowledge_base_id, 'lava basalt');
     expect(names(before).sort()).to.deep.equal(['stats/gone.txt', 'stats/keep.txt']);
     expect((await api.delete(`/api/buckets/${bucketId}/assets/stats/gone.txt`)).status).to.equal(204);
-    await runJob(api, both.knowledge_base_id);
+    await runKnowledgeBaseJob(api, both.knowledge_base_id);
     const after = await query(api, both.knowledge_base_id, 'lava basalt');
     const alone = await fullTextKb(api, 'Alone', [`${bucketId}/stats/keep.txt`]);
     const expected = await query(api, alone.knowledge_base_id, 'lava basalt');
@@ -169,7 +154,7 @@ describe('knowledge base full text (BM25)', function () {
   });
 
   it('a retriever or an assistant naming a deleted knowledge base: a 409 naming it', async () => {
-    await upload(api, bucketId, 'gone/x.txt', 'Ephemeral text.');
+    await uploadText(api, bucketId, 'gone/x.txt', 'Ephemeral text.');
     const kb = await fullTextKb(api, 'Soon gone', [`${bucketId}/gone/`]);
     const id = kb.knowledge_base_id as string;
     const retriever = await api.post('/api/retrievers', {

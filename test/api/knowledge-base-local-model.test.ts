@@ -5,7 +5,8 @@
 // in `vector` and `hybrid` mode, which the stack's bag-of-words double and BM25 cannot. Skipped when the model
 // is not cached (tools/obtain-embedding-model.sh, which `npm start` runs).
 import { expect } from 'chai';
-import { as, request } from '../harness/client';
+import { as } from '../harness/client';
+import { runKnowledgeBaseJob, uploadText } from '../harness/knowledge-bases';
 import { localModelCached, startLocalModelStack, type LocalModelStack } from '../harness/local-embeddings';
 import { newTenant } from '../harness/stack';
 
@@ -17,21 +18,6 @@ const DOCUMENTS: Record<string, string> = {
   'rates.txt': 'The central bank raised interest rates to curb rising inflation across the economy.',
   'bread.txt': 'Knead the dough, let the yeast rise for an hour, then bake it in a hot oven until golden.',
 };
-
-async function runJob(api: Api, id: string) {
-  const job = await api.post(`/api/knowledge-bases/${id}/knowledge-base-jobs`);
-  expect(job.status, job.text).to.equal(202);
-  const deadline = Date.now() + 90_000;
-  for (;;) {
-    const j = await api.get(`/api/knowledge-base-jobs/${job.body.knowledge_base_job_id}`);
-    if (['SUCCEEDED', 'FAILED', 'CANCELLED'].includes(j.body.status)) {
-      expect(j.body.status, j.text).to.equal('SUCCEEDED');
-      return;
-    }
-    if (Date.now() > deadline) throw new Error(`job did not end: ${j.text}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 
 async function firstAsset(api: Api, id: string, query: string): Promise<{ names: string[]; body: any }> {
   const res = await api.post(`/api/knowledge-bases/${id}/query`, { query, query_args: { count: 4 } });
@@ -52,11 +38,7 @@ describe('knowledge bases with the local embedding model (all-MiniLM-L6-v2)', fu
     local = await startLocalModelStack();
     api = as((await newTenant('kb-local-model')).key, local.baseUrl);
     bucketId = (await api.post('/api/buckets', { name: 'docs' })).body.bucket_id;
-    for (const [name, text] of Object.entries(DOCUMENTS)) {
-      expect((await api.put(`/api/buckets/${bucketId}/assets`, { name })).status).to.equal(201);
-      const url = await api.post(`/api/buckets/${bucketId}/asset-urls/${name}`, { operation: 'PUT' });
-      expect((await request('PUT', url.body.url, undefined, { raw: text })).status).to.equal(200);
-    }
+    for (const [name, text] of Object.entries(DOCUMENTS)) await uploadText(api, bucketId, name, text);
   });
 
   after(async () => {
@@ -78,7 +60,7 @@ describe('knowledge bases with the local embedding model (all-MiniLM-L6-v2)', fu
       expect(kb.body.retrieval).to.equal(retrieval);
       expect(kb.body.config[type].embedding_model).to.equal('local/all-minilm-l6-v2');
       const id: string = kb.body.knowledge_base_id;
-      await runJob(api, id);
+      await runKnowledgeBaseJob(api, id);
 
       const pet = await firstAsset(api, id, 'Which pet animal meows?');
       expect(pet.names[0], JSON.stringify(pet.names)).to.equal('felines.txt');

@@ -4,18 +4,13 @@
 // model), and the refusals (empty query, no model configured, unknown component). The stack's model
 // provider embeds with a hashed bag of words and answers chat requests as scripted.
 import { expect } from 'chai';
-import { as, request } from '../harness/client';
+import { as } from '../harness/client';
+import { runKnowledgeBaseJob, uploadText } from '../harness/knowledge-bases';
 import { getStack, newTenant } from '../harness/stack';
 import { searchKnowledgeBase } from '../../src/services/knowledge/search';
 import { HttpError } from '../../src/errors';
 
 type Api = ReturnType<typeof as>;
-
-async function upload(api: Api, bucketId: string, name: string, content: string) {
-  expect((await api.put(`/api/buckets/${bucketId}/assets`, { name })).status).to.equal(201);
-  const url = await api.post(`/api/buckets/${bucketId}/asset-urls/${name}`, { operation: 'PUT' });
-  expect((await request('PUT', url.body.url, undefined, { raw: content })).status).to.equal(200);
-}
 
 /** A knowledge base over `paths`, its first job SUCCEEDED. */
 export async function builtKnowledgeBase(api: Api, name: string, paths: string[]): Promise<string> {
@@ -27,18 +22,8 @@ export async function builtKnowledgeBase(api: Api, name: string, paths: string[]
   });
   expect(kb.status, kb.text).to.equal(201);
   const id = kb.body.knowledge_base_id as string;
-  const job = await api.post(`/api/knowledge-bases/${id}/knowledge-base-jobs`);
-  expect(job.status, job.text).to.equal(202);
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const j = await api.get(`/api/knowledge-base-jobs/${job.body.knowledge_base_job_id}`);
-    if (['SUCCEEDED', 'FAILED', 'CANCELLED'].includes(j.body.status)) {
-      expect(j.body.status, j.text).to.equal('SUCCEEDED');
-      return id;
-    }
-    if (Date.now() > deadline) throw new Error(`job did not end: ${j.text}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  await runKnowledgeBaseJob(api, id, 30_000);
+  return id;
 }
 
 describe('knowledge base search and retrievers', function () {
@@ -53,10 +38,15 @@ describe('knowledge base search and retrievers', function () {
     tenant = await newTenant('kb-retrieval');
     api = as(tenant.key);
     bucketId = (await api.post('/api/buckets', { name: 'docs' })).body.bucket_id;
-    await upload(api, bucketId, 'geo/france.txt', 'The capital of France is Paris. Paris lies on the Seine river.');
-    await upload(api, bucketId, 'geo/iceland.md', '# Iceland\n\nIceland has many active volcanoes and glaciers.');
-    await upload(api, bucketId, 'zoo/penguins.txt', 'Penguins live in Antarctica and eat krill. Penguins cannot fly.');
-    await upload(api, bucketId, 'zoo/octopus.txt', 'An octopus has eight arms and three hearts.');
+    await uploadText(api, bucketId, 'geo/france.txt', 'The capital of France is Paris. Paris lies on the Seine river.');
+    await uploadText(api, bucketId, 'geo/iceland.md', '# Iceland\n\nIceland has many active volcanoes and glaciers.');
+    await uploadText(
+      api,
+      bucketId,
+      'zoo/penguins.txt',
+      'Penguins live in Antarctica and eat krill. Penguins cannot fly.',
+    );
+    await uploadText(api, bucketId, 'zoo/octopus.txt', 'An octopus has eight arms and three hearts.');
     geography = await builtKnowledgeBase(api, 'Geography', [`${bucketId}/geo/`]);
     animals = await builtKnowledgeBase(api, 'Animals', [`${bucketId}/zoo/`]);
   });
