@@ -19,7 +19,7 @@ export interface BareRunResult {
   exitCode: number | null;
 }
 
-/** A function call: `<interpreter> <shim> <main_file> <handler> <input> <result>`, like our function runs. */
+/** A function call: `<interpreter> <shim> <main_file> <handler> <input> <result_fd>`, like our function runs. */
 export interface BareFunctionCall {
   interpreter: string;
   /** The shim to run first, then its companions (src/runtime/shims). */
@@ -32,22 +32,29 @@ export interface BareFunctionCall {
 
 const ENV = { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8', HOME: os.tmpdir() };
 
-function run(file: string, argv: string[], cwd: string): Promise<BareRunResult> {
+/** The fd on which a function's shim writes its result, a pipe as in our runs. */
+const RESULT_FD = 3;
+
+function run(file: string, argv: string[], cwd: string): Promise<BareRunResult & { result: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(file, argv, { cwd, env: ENV, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(file, argv, { cwd, env: ENV, stdio: ['ignore', 'pipe', 'pipe', 'pipe'] });
     let spawnedAt = 0;
+    let result = '';
     child.once('spawn', () => (spawnedAt = Date.now()));
-    child.stdout.resume();
-    child.stderr.resume();
+    child.stdout!.resume();
+    child.stderr!.resume();
+    (child.stdio[RESULT_FD] as NodeJS.ReadableStream).setEncoding('utf8');
+    (child.stdio[RESULT_FD] as NodeJS.ReadableStream).on('data', (chunk: string) => (result += chunk));
     child.once('error', reject);
-    child.once('close', (code) => resolve({ spawnedAt, exitedAt: Date.now(), exitCode: code }));
+    child.once('close', (code) => resolve({ spawnedAt, exitedAt: Date.now(), exitCode: code, result }));
   });
 }
 
 export function createBareActivities() {
   return {
     async spawnProgram(command: BareCommand): Promise<BareRunResult> {
-      return run(command.file, command.argv, command.cwd);
+      const { spawnedAt, exitedAt, exitCode } = await run(command.file, command.argv, command.cwd);
+      return { spawnedAt, exitedAt, exitCode };
     },
 
     async spawnFunction(call: BareFunctionCall): Promise<unknown> {
@@ -56,11 +63,11 @@ export function createBareActivities() {
         for (const f of call.shim) await fs.writeFile(path.join(dir, f.fileName), f.source);
         const shim = path.join(dir, call.shim[0].fileName);
         const input = path.join(dir, 'input.json');
-        const result = path.join(dir, 'result.json');
         await fs.writeFile(input, JSON.stringify(call.input));
-        const { exitCode } = await run(call.interpreter, [shim, call.mainFile, call.handler, input, result], call.cwd);
+        const argv = [shim, call.mainFile, call.handler, input, String(RESULT_FD)];
+        const { exitCode, result } = await run(call.interpreter, argv, call.cwd);
         if (exitCode !== 0) throw new Error(`function exited with ${exitCode}`);
-        return JSON.parse(await fs.readFile(result, 'utf8'));
+        return JSON.parse(result);
       } finally {
         await fs.rm(dir, { recursive: true, force: true });
       }
