@@ -315,6 +315,6 @@ route({
   responses: { 200: eventStreamResponse('Event stream', EventSchema) },
   handler: async ({ ctx, deps, caller, params, query }) => {
     const { run } = await findAssistantRun(deps.ds, caller, params.assistant_run_id);
-    streamRunEvents(ctx, deps, run.run_id, resumeAfter(ctx, query.last_event_id), assistantRunFrame);
+    streamRunEvents(ctx, deps, run, resumeAfter(ctx, query.last_event_id), assistantRunFrame);
   },
 });

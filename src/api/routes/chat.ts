@@ -13,6 +13,7 @@ import {
 import { serviceUnavailable } from '../../errors';
 import { route } from '../http/route';
 import { eventStreamResponse, streamRunEvents } from '../sse/event-stream';
+import { admitStream } from '../sse/stream-quota';
 import { defineSchema, JsonSchema, NUL_TEXT } from '../schemas/registry';
 
 const TAG = 'Chat';
@@ -356,7 +357,12 @@ route({
   body: RequestSchema,
   responses: { 201: eventStreamResponse('Event stream', ChatStreamData, 'plain') },
   handler: async ({ ctx, deps, caller, body }) => {
-    const run = await createChatMessage(deps, caller, body as ChatRunInput['request'], true);
+    // The stream's place first: a refused stream must not leave an exchange running that nobody reads.
+    const release = admitStream(ctx, deps, caller.organizationId);
+    const run = await createChatMessage(deps, caller, body as ChatRunInput['request'], true).catch((err) => {
+      release();
+      throw err;
+    });
     const abandon = (why: string) =>
       abandonChatMessage(deps, caller, run, why).catch((err) =>
         deps.log.warn({ err, runId: run.run_id }, 'could not cancel a chat message'),
@@ -378,6 +384,6 @@ route({
       if (!ctx.res.writableFinished) void abandon('the client disconnected');
     });
     // No end frame: griptape's prompt driver reads every `data:` line as a DeltaMessage; the answer ends with its `usage` piece.
-    streamRunEvents(ctx, deps, run.run_id, 0, chatFrame, { status: 201, endFrame: false });
+    streamRunEvents(ctx, deps, run, 0, chatFrame, { status: 201, endFrame: false, admitted: release });
   },
 });

@@ -115,6 +115,6 @@ route({
   responses: { 200: eventStreamResponse('Event stream', EventSchema) },
   handler: async ({ ctx, deps, caller, params, query }) => {
     const run = await findStructureRun(deps.ds, caller, params.structure_run_id);
-    streamRunEvents(ctx, deps, run.run_id, resumeAfter(ctx, query.last_event_id));
+    streamRunEvents(ctx, deps, run, resumeAfter(ctx, query.last_event_id));
   },
 });

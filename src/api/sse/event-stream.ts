@@ -5,11 +5,12 @@
 // behind) means: resume with `Last-Event-ID`. The events come from the process's one reader of the run (run-feeds.ts),
 // woken by the hub (LISTEN/NOTIFY) and by a periodic re-check.
 import type { Context } from 'koa';
-import type { RunEvent } from '../../persistence/entities';
+import type { Run, RunEvent } from '../../persistence/entities';
 import { RUN_TERMINAL, RunStatus } from '../../persistence/entities/run';
 import { presentEvent } from '../../services/code/runs/events';
 import { FeedStream, RunFeeds } from './run-feeds';
 import { openSse } from './sse-response';
+import { admitStream } from './stream-quota';
 import type { Deps } from '../deps';
 import { badRequest } from '../../errors';
 import type { ResponseSpec } from '../http/route';
@@ -117,18 +118,28 @@ const structureRunFrame = (e: RunEvent) => sseFrame(e);
  * `frame` renders each event (structure run events by default; an empty string skips the event); pass the
  * same function for every stream of a shape. `status`: of the response (200 by default; a stream that
  * creates what it streams answers 201). `endFrame: false`: no end frame (a stream whose clients read every `data:`
- * line as their own shape). The events come from the process's shared feed of the run.
+ * line as their own shape). `admitted`: the release of a place the route took with admitStream before it created
+ * the run (else the stream takes its own, or answers 429). The events come from the process's shared feed of the run.
  */
 export function streamRunEvents(
   ctx: Context,
   deps: Deps,
-  runId: string,
+  run: Pick<Run, 'run_id' | 'organization_id'>,
   afterSeq: number,
   frame: (e: RunEvent) => string = structureRunFrame,
-  { status = 200, endFrame = true }: { status?: number; endFrame?: boolean } = {},
+  { status = 200, endFrame = true, admitted }: { status?: number; endFrame?: boolean; admitted?: () => void } = {},
 ): void {
+  const runId = run.run_id;
+  const release = admitted ?? admitStream(ctx, deps, run.organization_id);
   let detach = () => undefined as void;
-  const sse = openSse(ctx, { status, comment: `events of run ${runId}`, onEnd: () => detach() });
+  const sse = openSse(ctx, {
+    status,
+    comment: `events of run ${runId}`,
+    onEnd: () => {
+      detach();
+      release();
+    },
+  });
   const stream: FeedStream = {
     cursor: afterSeq,
     frame,

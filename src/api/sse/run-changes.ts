@@ -14,6 +14,7 @@ import type { Logger } from '../../logger';
 import { SharedFeed, SharedFeeds, type FeedTimings } from './shared-feed';
 import type { Deps } from '../deps';
 import { openSse } from './sse-response';
+import { admitStream } from './stream-quota';
 
 /** How far back each read looks for changes committed after later ones (a transaction's start to its commit). */
 export const CHANGE_OVERLAP_MS = 10_000;
@@ -134,8 +135,16 @@ export async function streamRunChanges(
   // `kinds` and `present` are the route's constants: the process's feeds are made with them once.
   let feeds = feedsByDeps.get(deps);
   if (!feeds) feedsByDeps.set(deps, (feeds = new OrganizationRunFeeds(deps, o.kinds, o.present)));
+  const release = admitStream(ctx, deps, o.organizationId);
   let detach = () => undefined as void;
-  const sse = openSse(ctx, { status: 200, comment: 'run changes', onEnd: () => detach() });
+  const sse = openSse(ctx, {
+    status: 200,
+    comment: 'run changes',
+    onEnd: () => {
+      detach();
+      release();
+    },
+  });
   detach = feeds.attach(o.organizationId, {
     cursor,
     sent: new Map(),
