@@ -26,6 +26,7 @@ describe('replay', function () {
     const created = await api.post(`/api/structures/${s.structureId}/runs`, {
       args: ['x', 'y'],
       env_vars: [{ name: 'FROM_RUN', value: 'first' }],
+      concurrency_key: 'customer-1',
     });
     const original = await waitForRun(t.key, created.body.structure_run_id);
     expect(original.status).to.equal('SUCCEEDED');
@@ -41,6 +42,7 @@ describe('replay', function () {
     expect(replay.body.structure_run_id).to.not.equal(original.structure_run_id);
     expect(replay.body.args).to.deep.equal(['x', 'y']);
     expect(replay.body.env_vars).to.deep.equal(original.env_vars);
+    expect(replay.body.concurrency_key, 'under the same key as the original').to.equal('customer-1');
     const again = await waitForRun(t.key, replay.body.structure_run_id);
     expect(again.status).to.equal('SUCCEEDED');
     expect(again.output).to.deep.equal(original.output);
@@ -184,6 +186,7 @@ describe('replay', function () {
     const created = await api.post(`/api/assistants/${assistant.assistant_id}/runs`, {
       input: 'Say hello',
       model: `local/${model}`,
+      concurrency_key: 'customer-2',
     });
     const wait = async (id: string) => {
       for (let i = 0; i < 600; i++) {
@@ -202,6 +205,7 @@ describe('replay', function () {
       input: 'Say hello',
       replayed_from_run_id: original.assistant_run_id,
       status: 'QUEUED',
+      concurrency_key: 'customer-2',
     });
     const again = await wait(replay.body.assistant_run_id);
     expect(again.status).to.equal('SUCCEEDED');

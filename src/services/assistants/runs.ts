@@ -173,7 +173,7 @@ export async function cancelAssistantRun(deps: RunsDeps, caller: Caller, runId: 
 
 /**
  * Replays a finished assistant run (docs/run-control.md#replay): a new run of the same assistant with the run's
- * input, args, model, stream flag, id lists and thread (so it sees the thread as it is now), each of input, args
+ * input, args, model, stream flag, id lists, thread (so it sees the thread as it is now) and concurrency key, each of input, args
  * and model overridable. 409 while the run is queued or running.
  */
 export async function replayAssistantRun(
@@ -200,6 +200,7 @@ export async function replayAssistantRun(
       model: overrides.model !== undefined ? overrides.model : run.model,
       stream: details.stream,
       thread_id: details.thread_id,
+      concurrency_key: run.concurrency_key ?? undefined,
     },
     randomUUID(),
     run.run_id,

@@ -1,5 +1,5 @@
-// Replay (docs/run-control.md#replay): a new run made from a finished one, with its args, input and run-level
-// env vars (args and env vars may be overridden), on the resource's latest successful deployment unless the
+// Replay (docs/run-control.md#replay): a new run made from a finished one, with its args, input, run-level
+// env vars and concurrency key (args and env vars may be overridden), on the resource's latest successful deployment unless the
 // request pins one. The new run names the run it replays (replayed_from_run_id); the old one is not touched.
 // Bulk replay does the same for the finished runs of one resource that a filter selects, at most
 // MAX_BULK_REPLAY at a time, oldest first.
@@ -62,6 +62,8 @@ export async function replayCodeRun(
     input: original.input,
     deployment,
     replayedFromRunId: original.run_id,
+    // Under the same key's limit as the original: a bulk replay must not run past a key's concurrency.
+    concurrencyKey: original.concurrency_key ?? undefined,
   });
 }
 
