@@ -137,8 +137,10 @@ describe('assistants', function () {
     expect(first.body.messages[0].content).to.contain('Always answer in French.');
     expect(first.body.messages.at(-1)).to.deep.include({ role: 'user', content: 'Hello' });
 
+    // Stored as griptape's conversation memory stores an exchange: each side a TextArtifact's JSON.
     const messages = await api.get(`/api/threads/${threadId}/messages`);
-    expect(messages.body.messages.map((m: any) => [m.input, m.output])).to.deep.equal([['Hello', 'Bonjour !']]);
+    const sides = (m: any) => [JSON.parse(m.input), JSON.parse(m.output)].map((a) => `${a.type}: ${a.value}`);
+    expect(messages.body.messages.map(sides)).to.deep.equal([['TextArtifact: Hello', 'TextArtifact: Bonjour !']]);
 
     // A second run on the thread (args after the input) sees the first exchange.
     const second = await api.post(`/api/assistants/${assistant.body.assistant_id}/runs`, {
@@ -157,7 +159,10 @@ describe('assistants', function () {
       ['user', 'How are you?\n\nBe brief.'],
     ]);
     const after = await api.get(`/api/threads/${threadId}/messages`);
-    expect(after.body.messages.map((m: any) => m.output)).to.deep.equal(['Bonjour !', 'Je vais bien.']);
+    expect(after.body.messages.map((m: any) => JSON.parse(m.output).value)).to.deep.equal([
+      'Bonjour !',
+      'Je vais bien.',
+    ]);
 
     const events = await allEvents(t.key, created.body.assistant_run_id);
     expect(events.map((e) => `${e.origin} ${e.type}`)).to.deep.equal([

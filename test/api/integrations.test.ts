@@ -433,7 +433,7 @@ describe('integrations', () => {
         expect(run.body.input).to.equal('what is 2+2?');
         // The channel thread is one of our threads: the next message in it continues the conversation.
         const thread = await api.get(`/api/threads/${run.body.thread_id}/messages`);
-        expect(thread.body.messages.map((m: any) => m.output)).to.deep.equal(['echo: what is 2+2?']);
+        expect(thread.body.messages.map((m: any) => JSON.parse(m.output).value)).to.deep.equal(['echo: what is 2+2?']);
         const followUp = message('and 3+3?', { thread_ts: event.event.ts });
         const second = await deliver(followUp);
         const secondDone = await deliveryEnd(api, integrationId, second.body.delivery_id);

@@ -10,9 +10,10 @@ from datetime import datetime
 
 import httpx
 from griptape.drivers.file_manager.griptape_cloud import GriptapeCloudFileManagerDriver
+from griptape.drivers.memory.conversation.griptape_cloud import GriptapeCloudConversationMemoryDriver
 from griptape_cloud_client import models as m
 
-from support import API_KEY, BASE_URL, call, client_for, raw, wait_until
+from support import API_KEY, BASE_URL, MODEL, call, client_for, raw, wait_until
 
 
 def run_agent(client, structure_id: str, *args: str) -> dict:
@@ -44,6 +45,21 @@ def test_agent_with_cloud_drivers(agent_structure, griptape_project):
     assert seen[1]["history"] == ["user: first question", f"assistant: {answers[0]}"]
     threads = call("threads.list_threads", client, alias=thread_alias).threads
     assert [t.message_count for t in threads] == [2]
+
+    # The same thread in an assistant run: the agent's exchanges (artifact JSON, as the memory driver stores them)
+    # reach the model as their text, and the assistant's exchange is stored so that the memory driver loads it.
+    assistant = call("assistants.create_assistant", client, body=m.CreateAssistantRequestContent(name="compat-thread"))
+    in_thread = call("assistant_runs.create_assistant_run", client, assistant.assistant_id, body=m.CreateAssistantRunRequestContent(
+        input_="third question", model=MODEL, thread_id=threads[0].thread_id))
+    done = wait_until(f"assistant run {in_thread.assistant_run_id}", lambda: (
+        r := call("assistant_runs.get_assistant_run", client, in_thread.assistant_run_id)).status.value in ("SUCCEEDED", "FAILED", "ERROR", "CANCELLED") and r)
+    assert done.status.value == "SUCCEEDED", done.status_detail
+    third = done.output["value"]
+    assert json.loads(third)["history"] == [
+        "user: first question", f"assistant: {answers[0]}", "user: second question", f"assistant: {answers[1]}"]
+    loaded, _ = GriptapeCloudConversationMemoryDriver(thread_id=threads[0].thread_id).load()
+    assert [(r.input.value, r.output.value) for r in loaded] == [
+        ("first question", answers[0]), ("second question", answers[1]), ("third question", third)]
 
     # Events: the framework's own, as USER events, before the SYSTEM completion.
     events = call("events.list_events", client, second["run"].structure_run_id, limit="1000").events

@@ -13,6 +13,7 @@ import { markRetrying } from '../code/runs/retries';
 import type { RunEnding, RunRetryInput } from '../../temporal/contracts';
 import { appendEvents, transitionRun } from '../code/runs/state';
 import { appendThreadMessage, threadExchanges } from '../conversations/threads';
+import { messageText, textArtifactJson } from '../conversations/thread-artifacts';
 import { cachedDescription } from './child-runs';
 import { assistantToolDefinitions, DescribedTool, offeredTools, promptTurns, resultText, textArtifact } from './prompt';
 import { retrievalSources } from './retrieval-calls';
@@ -101,7 +102,12 @@ export async function modelRequest(
 ): Promise<Omit<CompletionRequest, 'signal'>> {
   const turns = promptTurns({
     rulesets: await rulesetInstructions(ds, run.organization_id, details.ruleset_ids),
-    history: details.thread_id ? await threadExchanges(ds, details.thread_id) : [],
+    history: details.thread_id
+      ? (await threadExchanges(ds, details.thread_id)).map((m) => ({
+          input: messageText(m.input),
+          output: messageText(m.output),
+        }))
+      : [],
     userMessage: userMessageOfRun(run),
     transcript: details.transcript,
   });
@@ -197,9 +203,10 @@ export async function finishAssistantRun(
     const userMessage = userMessageOfRun(run);
     await appendEvents(em, run.run_id, [finishEvent(run, userMessage)]);
     if (details.thread_id) {
+      // As griptape's conversation memory writes an exchange, so that its driver can load this thread too.
       await appendThreadMessage(em, run.organization_id, details.thread_id, {
-        input: userMessage,
-        output: resultText(run.output),
+        input: textArtifactJson(userMessage),
+        output: textArtifactJson(resultText(run.output)),
         metadata: { assistant_run_id: run.run_id },
         createdBy: run.created_by,
       });
