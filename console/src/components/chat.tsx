@@ -8,6 +8,8 @@ import { api, data } from '../api/client';
 import type { RunEvent } from '../api/runs';
 import { useRunEvents } from '../live/use-run-events';
 import { ErrorBox, Section, StatusBadge } from '../ui';
+// The same reading of a stored exchange as the assistant's prompt (griptape stores artifact JSON).
+import { messageText } from '../../../src/services/conversations/thread-artifacts';
 
 const answerOf = (events: RunEvent[]) =>
   events
@@ -100,8 +102,8 @@ export function Chat(props: { assistantId: string; threadId?: string; onThread: 
       <ol className="conversation" aria-label="Conversation">
         {exchanges.map((m) => (
           <li key={m.message_id} className="exchange">
-            <p className="said user">{m.input}</p>
-            <p className="said assistant">{m.output}</p>
+            <p className="said user">{messageText(m.input)}</p>
+            <p className="said assistant">{messageText(m.output)}</p>
           </li>
         ))}
         {pending && shown && (

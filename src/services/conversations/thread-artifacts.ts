@@ -1,12 +1,12 @@
 // Thread messages as griptape's conversation memory driver (GriptapeCloudConversationMemoryDriver) writes and
 // reads them: each `input` and `output` is the JSON of an artifact (`TextArtifact.to_json()`), which its `load()`
 // reads back with `BaseArtifact.from_json`, so plain text there fails it with a JSONDecodeError. An assistant run
-// writes its exchange the same way, and reads the text of whatever a thread holds when it builds a prompt.
-import { randomUUID } from 'node:crypto';
+// writes its exchange the same way, and reads the text of whatever a thread holds when it builds a prompt. The
+// console shows a thread's messages by the same reading (it imports this module: nothing here is Node's own).
 
 /** `text` as griptape's `TextArtifact(text).to_json()` writes it (an id, its name the id, no reference or meta). */
 export function textArtifactJson(text: string): string {
-  const id = randomUUID().replaceAll('-', '');
+  const id = globalThis.crypto.randomUUID().replaceAll('-', '');
   return JSON.stringify({ type: 'TextArtifact', id, reference: null, meta: {}, name: id, value: text });
 }
 
