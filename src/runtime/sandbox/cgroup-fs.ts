@@ -88,12 +88,17 @@ export function killAll(pids: number[]) {
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+// A run's groups are made and removed off the event loop (the libuv thread pool): mkdir and rmdir of a
+// group take the kernel's cgroup mutex and, in v1, wait for the memory controller to let go of the group,
+// which under 100 runs in flight held the worker's loop for a quarter of its busy time. The tree itself is
+// made once, at start, with the synchronous forms.
+
 /** rmdir, retried while the kernel still counts processes that are dying; gives up after `timeoutMs`. */
 export async function removeDir(dir: string, timeoutMs = 5_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     try {
-      fs.rmdirSync(dir);
+      await fs.promises.rmdir(dir);
       return;
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
@@ -106,12 +111,8 @@ export async function removeDir(dir: string, timeoutMs = 5_000): Promise<void> {
 }
 
 /** rmdir of an organization's group once its last run is gone; still in use (another run): left. */
-export function removeIfUnused(dir: string): void {
-  try {
-    fs.rmdirSync(dir);
-  } catch {
-    // busy or gone
-  }
+export async function removeIfUnused(dir: string): Promise<void> {
+  await fs.promises.rmdir(dir).catch(() => undefined); // busy or gone
 }
 
 /** mkdir -p that tolerates a racing rmdir of an emptied parent (another run of the organization ending). */
@@ -126,13 +127,55 @@ export function makeDir(dir: string): void {
   }
 }
 
-/** The control-group tree of this worker's runs. */
+/** makeDir off the event loop (a run's groups). */
+export async function makeRunDir(dir: string): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await fs.promises.mkdir(dir, { recursive: true });
+      return;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || attempt >= 3) throw err;
+    }
+  }
+}
+
+/** write off the event loop (a run's limits). */
+export const writeRunFile = (file: string, value: string | number) => fs.promises.writeFile(file, String(value));
+
+/** exists off the event loop: a stat of a group's file waits for the same kernel lock as a mkdir. */
+export const existsRunFile = (file: string) =>
+  fs.promises.access(file).then(
+    () => true,
+    () => false,
+  );
+
+/** pidsIn off the event loop. */
+export async function pidsInRun(dir: string): Promise<number[]> {
+  try {
+    return (await fs.promises.readFile(path.join(dir, 'cgroup.procs'), 'utf8')).split('\n').filter(Boolean).map(Number);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw err;
+  }
+}
+
 /** Writes what must hold, and reports the first write that failed as CgroupUnavailable (after `undo`). */
 export function attempt<T>(what: string, fn: () => T, undo?: () => void): T {
   try {
     return fn();
   } catch (err) {
     undo?.();
+    if (err instanceof CgroupUnavailable) throw err;
+    throw new CgroupUnavailable(`${what}: ${(err as Error).message}`);
+  }
+}
+
+/** `attempt` of asynchronous writes (a run's groups). */
+export async function attemptRun(what: string, fn: () => Promise<void>, undo: () => Promise<void>): Promise<void> {
+  try {
+    await fn();
+  } catch (err) {
+    await undo();
     if (err instanceof CgroupUnavailable) throw err;
     throw new CgroupUnavailable(`${what}: ${(err as Error).message}`);
   }

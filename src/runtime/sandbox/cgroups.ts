@@ -15,22 +15,27 @@ import path from 'node:path';
 import { SANDBOX_SETUP_EXIT_CODE, SANDBOX_SETUP_PREFIX } from './setup-failure';
 import {
   attempt,
+  attemptRun,
   CgroupUnavailable,
   counter,
   dirOf,
   exists,
+  existsRunFile,
   freezeAndKill,
   killAll,
   makeDir,
+  makeRunDir,
   mounts,
   ownGroups,
   peak,
   pidsIn,
+  pidsInRun,
   PLATFORM_SUFFIX,
   read,
   removeDir,
   removeIfUnused,
   write,
+  writeRunFile,
   type Mount,
 } from './cgroup-fs';
 
@@ -183,27 +188,30 @@ class CgroupTreeV2 extends CgroupTree {
   protected async destroyRun(gid: number, uid: number): Promise<void> {
     const org = path.join(this.runsDir, `org-${gid}`);
     const dir = path.join(org, `run-${uid}`);
-    if (exists(dir)) await destroyV2(dir);
-    removeIfUnused(org);
+    if (await existsRunFile(dir)) await destroyV2(dir);
+    await removeIfUnused(org);
   }
 
   async createRun(gid: number, uid: number, limits: RunGroupLimits): Promise<RunGroup> {
     const org = path.join(this.runsDir, `org-${gid}`);
     const dir = path.join(org, `run-${uid}`);
-    if (exists(dir)) await destroyV2(dir);
-    attempt(
+    if (await existsRunFile(dir)) await destroyV2(dir);
+    await attemptRun(
       `cannot create the run's control group ${dir}`,
-      () => {
-        makeDir(org);
-        if (!read(path.join(org, 'cgroup.subtree_control')).includes('memory'))
-          write(path.join(org, 'cgroup.subtree_control'), V2_CONTROLLERS.map((c) => `+${c}`).join(' '));
-        fs.mkdirSync(dir);
-        write(path.join(dir, 'memory.max'), limits.memoryBytes);
-        if (exists(path.join(dir, 'memory.swap.max'))) write(path.join(dir, 'memory.swap.max'), 0);
-        write(path.join(dir, 'pids.max'), limits.maxProcesses);
-        write(path.join(dir, 'cpu.weight'), DEFAULT_WEIGHT);
+      async () => {
+        await makeRunDir(org);
+        if (!(await fs.promises.readFile(path.join(org, 'cgroup.subtree_control'), 'utf8')).includes('memory'))
+          await writeRunFile(path.join(org, 'cgroup.subtree_control'), V2_CONTROLLERS.map((c) => `+${c}`).join(' '));
+        await fs.promises.mkdir(dir);
+        await writeRunFile(path.join(dir, 'memory.max'), limits.memoryBytes);
+        if (await existsRunFile(path.join(dir, 'memory.swap.max')))
+          await writeRunFile(path.join(dir, 'memory.swap.max'), 0);
+        await writeRunFile(path.join(dir, 'pids.max'), limits.maxProcesses);
+        await writeRunFile(path.join(dir, 'cpu.weight'), DEFAULT_WEIGHT);
       },
-      () => [dir, org].forEach(removeIfUnused),
+      async () => {
+        for (const d of [dir, org]) await removeIfUnused(d);
+      },
     );
     return {
       procsFiles: [path.join(dir, 'cgroup.procs')],
@@ -218,7 +226,7 @@ class CgroupTreeV2 extends CgroupTree {
 }
 
 async function destroyV2(dir: string): Promise<void> {
-  if (exists(path.join(dir, 'cgroup.kill'))) write(path.join(dir, 'cgroup.kill'), 1);
+  if (await existsRunFile(path.join(dir, 'cgroup.kill'))) await writeRunFile(path.join(dir, 'cgroup.kill'), 1);
   else await freezeAndKill(path.join(dir, 'cgroup.freeze'), '1', '0', () => pidsIn(dir));
   await removeDir(dir);
 }
@@ -261,12 +269,13 @@ class CgroupTreeV1 extends CgroupTree {
   protected async destroyRun(gid: number, uid: number): Promise<void> {
     const dir = (c: V1Controller) => this.runDir(c, gid, uid);
     const pids = () => V1_CONTROLLERS.flatMap((c) => pidsIn(dir(c)));
+    const anyPids = async () => (await Promise.all(V1_CONTROLLERS.map((c) => pidsInRun(dir(c))))).some((p) => p.length);
     // An empty group (the run ended with its processes) has nothing that could fork meanwhile.
-    if (exists(dir('freezer')) && pids().length)
+    if ((await existsRunFile(dir('freezer'))) && (await anyPids()))
       await freezeAndKill(path.join(dir('freezer'), 'freezer.state'), 'FROZEN', 'THAWED', pids);
     for (const c of V1_CONTROLLERS) {
       await removeDir(dir(c));
-      removeIfUnused(path.dirname(dir(c)));
+      await removeIfUnused(path.dirname(dir(c)));
     }
   }
 
@@ -274,18 +283,20 @@ class CgroupTreeV1 extends CgroupTree {
     const relative = path.join('runs', `org-${gid}`, `run-${uid}`);
     const dir = (c: V1Controller) => this.runDir(c, gid, uid);
     const destroy = () => this.destroyRun(gid, uid);
-    if (V1_CONTROLLERS.some((c) => exists(dir(c)))) await destroy();
-    attempt(
+    if ((await Promise.all(V1_CONTROLLERS.map((c) => existsRunFile(dir(c))))).some(Boolean)) await destroy();
+    await attemptRun(
       `cannot create the run's control group ${relative} under ${this.roots.join(', ')}`,
-      () => {
-        for (const c of V1_CONTROLLERS) makeDir(dir(c));
-        write(path.join(dir('memory'), 'memory.limit_in_bytes'), limits.memoryBytes);
+      async () => {
+        for (const c of V1_CONTROLLERS) await makeRunDir(dir(c));
+        await writeRunFile(path.join(dir('memory'), 'memory.limit_in_bytes'), limits.memoryBytes);
         // No swap beyond it either (the file exists when the kernel accounts swap).
         const memsw = path.join(dir('memory'), 'memory.memsw.limit_in_bytes');
-        if (exists(memsw)) write(memsw, limits.memoryBytes);
-        write(path.join(dir('pids'), 'pids.max'), limits.maxProcesses);
+        if (await existsRunFile(memsw)) await writeRunFile(memsw, limits.memoryBytes);
+        await writeRunFile(path.join(dir('pids'), 'pids.max'), limits.maxProcesses);
       },
-      () => V1_CONTROLLERS.forEach((c) => [dir(c), path.dirname(dir(c))].forEach(removeIfUnused)),
+      async () => {
+        for (const c of V1_CONTROLLERS) for (const d of [dir(c), path.dirname(dir(c))]) await removeIfUnused(d);
+      },
     );
     const oomControl = path.join(dir('memory'), 'memory.oom_control');
     return {
