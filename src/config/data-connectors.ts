@@ -11,7 +11,7 @@ export interface DataConnectorsConfig {
   fetchTimeoutSeconds: number;
   maxRedirects: number;
   userAgent: string;
-  /** Pages fetched at once by one webscraper job. */
+  /** Pages fetched at once by one webscraper job; items read and written at once by one data job. */
   fetchConcurrency: number;
 }
 

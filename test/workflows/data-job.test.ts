@@ -2,8 +2,11 @@
 // the ingest activity waits on a page that never answers), the api's cancel and a Temporal workflow
 // cancellation (the UI's cancel) both end the job CANCELLED and close the outside request, a source that
 // cannot list ends the job FAILED with its reason, a retried ingest (the worker lost mid-job) duplicates
-// nothing in the lake nor any structure run, and the reconciler settles a job whose workflow is gone.
+// nothing in the lake nor any structure run, a data_lake job over several batches of rows writes each item
+// once with its bytes (and a re-run reads none), and the reconciler settles a job whose workflow is gone.
 import { randomUUID } from 'node:crypto';
+import { Readable } from 'node:stream';
+import { assetBlobKey } from '../../src/blobs/keys';
 import { expect } from 'chai';
 import { Asset, DataConnector, DataJob, Run } from '../../src/persistence/entities';
 import type { Caller } from '../../src/services/caller';
@@ -193,6 +196,69 @@ assert call("POST", "api/structure-runs/" + RUN_ID + "/events", [finish]) == 202
       .where('a.name LIKE :p', { p: `data-connectors/${connector.data_connector_id}/%` })
       .getCount();
     expect(assets).to.equal(3);
+  });
+
+  it('a data_lake job of 250 objects (several batches, items in flight) writes each once, and a re-run reads none', async () => {
+    const { ds, activityDeps } = getStack();
+    const t = await newTenant('data-job');
+    const source = randomUUID();
+    await ds.query(
+      `INSERT INTO buckets (bucket_id, organization_id, name, created_by, created_at, updated_at)
+       VALUES ($1, $2, 'source', 'test', now(), now())`,
+      [source, t.organizationId],
+    );
+    const names = Array.from({ length: 250 }, (_, i) => `o/${String(i).padStart(3, '0')}.txt`);
+    for (const name of names)
+      await activityDeps.blobs.put(assetBlobKey(source, name), Readable.from([Buffer.from(`bytes of ${name}`)]), 1024);
+    await ds.query(
+      `INSERT INTO assets (bucket_id, name, organization_id, size, created_by, created_at, updated_at)
+       SELECT $1, n, $2, length('bytes of ' || n), 'test', now(), now() FROM unnest($3::text[]) n`,
+      [source, t.organizationId, names],
+    );
+    const { connector } = await tenantWithConnector({ bucket_id: source }, 'data_lake', {
+      organization_id: t.organizationId,
+      bucket_id: (
+        await ds.query(`SELECT default_bucket_id FROM organizations WHERE organization_id = $1`, [t.organizationId])
+      )[0].default_bucket_id,
+    });
+    const ctl = { signal: new AbortController().signal, beat: () => undefined };
+    const runJob = async () => {
+      const now = new Date();
+      const job = await ds.getRepository(DataJob).save({
+        data_job_id: randomUUID(),
+        data_connector_id: connector.data_connector_id,
+        organization_id: t.organizationId,
+        status: 'RUNNING',
+        status_detail: null,
+        errors: [],
+        bytes_ingested: 0,
+        created_by: 'test',
+        created_at: now,
+        updated_at: now,
+        completed_at: null,
+      });
+      return ingestDataJob(activityDeps, job.data_job_id, ctl);
+    };
+    const first = await runJob();
+    const bytes = names.reduce((sum, n) => sum + Buffer.byteLength(`bytes of ${n}`), 0);
+    expect(first).to.deep.include({ status: 'SUCCEEDED', errors: [], bytesIngested: bytes });
+    expect(first.stats).to.include({ listed: 250, written: 250, failed: 0 });
+    const prefix = `data-connectors/${connector.data_connector_id}/`;
+    const lake: Array<{ name: string; size: string; meta: Record<string, string> }> = await ds.query(
+      `SELECT name, size, meta FROM assets WHERE bucket_id = $1 AND name LIKE $2 ORDER BY name`,
+      [connector.bucket_id, `${prefix}%`],
+    );
+    expect(lake.map((a) => a.name)).to.deep.equal(names.map((n) => `${prefix}${n}`));
+    for (const [i, a] of lake.entries()) {
+      expect(Number(a.size)).to.equal(Buffer.byteLength(`bytes of ${names[i]}`));
+      expect(a.meta.source_uri).to.equal(`data_lake://${source}/${names[i]}`);
+      const blob = (await activityDeps.blobs.get(assetBlobKey(connector.bucket_id, a.name)))!;
+      const parts: Buffer[] = [];
+      for await (const part of blob.stream) parts.push(part as Buffer);
+      expect(Buffer.concat(parts).toString()).to.equal(`bytes of ${names[i]}`);
+    }
+    const second = await runJob();
+    expect(second.stats).to.include({ listed: 250, written: 0, unchanged: 250, removed: 0 });
   });
 
   it('the reconciler settles a data job whose workflow never existed: FAILED, WorkflowClosed', async () => {

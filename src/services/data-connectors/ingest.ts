@@ -2,8 +2,8 @@
 // skip items whose version (or, once read, content hash) matches what the lake holds, read the rest, pass
 // them through the transforms, and write each as one asset `data-connectors/<connector id>/<item path>` of
 // the connector's bucket, with its metadata in `assets.meta`; then remove the assets under the prefix the
-// source no longer lists. Writes are upserts by name, so a retried job (a worker killed mid-job) rewrites,
-// never duplicates. A failing item is an entry of `errors[]` and the others go on; a source that cannot
+// source no longer lists. Items are read and written several at a time, and their rows upserted by name in
+// batches (./asset-batch.ts), so a retried job (a worker killed mid-job) rewrites, never duplicates. A failing item is an entry of `errors[]` and the others go on; a source that cannot
 // list at all fails the job.
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
@@ -17,6 +17,7 @@ import { DataConnector, DataJob } from '../../persistence/entities/data-connecto
 import type { JobError } from '../../persistence/entities/knowledge-base';
 import { likeEscape } from '../../persistence/scoped';
 import type { SecretBox } from '../../security/secret-box';
+import { ASSET_BATCH_ROWS, AssetBatch } from './asset-batch';
 import { ASSET_NAME_PATTERN, MAX_ASSET_NAME } from '../storage/buckets';
 import { openConfig, sealField } from './config';
 import { connectorPrefix } from './connectors';
@@ -127,6 +128,10 @@ export async function ingestDataJob(
   const keepUris = new Set<string>();
   let bytes = 0;
   let lastProgress = Date.now();
+  let lastFlush = Date.now();
+  const batch = new AssetBatch(deps.ds, deps.blobs, bucketId, `data-job:${jobId}`);
+  /** Items whose bytes are in place and whose row waits in `batch`. */
+  const queued = new Map<string, SourceItem>();
 
   const writeItem = async (item: SourceItem) => {
     const name = assetNameOf(prefix, item.path);
@@ -191,49 +196,80 @@ export async function ingestDataJob(
       return;
     }
     await deps.blobs.put(assetBlobKey(bucketId, name), Readable.from([body]), maxItemBytes);
-    const written: unknown[] = await deps.ds.query(
-      `INSERT INTO assets (bucket_id, name, organization_id, size, meta, created_by, created_at, updated_at)
-       SELECT bucket_id, $2, organization_id, $3, $4::jsonb, $5, clock_timestamp(), clock_timestamp()
-       FROM buckets WHERE bucket_id = $1
-       ON CONFLICT (bucket_id, name) DO UPDATE SET size = EXCLUDED.size, meta = EXCLUDED.meta, updated_at = EXCLUDED.updated_at
-       RETURNING 1`,
-      [bucketId, name, body.length, JSON.stringify(meta), `data-job:${jobId}`],
-    );
-    if (!written.length) {
-      await deps.blobs.delete(assetBlobKey(bucketId, name));
-      throw Object.assign(new Error(`The connector's bucket ${bucketId} was deleted`), { fatal: 'BucketDeleted' });
+    queued.set(name, item);
+    batch.add({ name, size: body.length, meta });
+    // A slow source's rows (and progress) show every PROGRESS_EVERY_MS; a fast one's go ASSET_BATCH_ROWS at a time.
+    if (batch.size >= ASSET_BATCH_ROWS || Date.now() - lastFlush >= PROGRESS_EVERY_MS) await flush();
+  };
+
+  /** Upserts the queued rows; a row the database refused is its item's error. */
+  const flush = async () => {
+    lastFlush = Date.now();
+    const { written, failed } = await batch.flush();
+    for (const row of written) {
+      queued.delete(row.name);
+      stats.written++;
+      bytes += row.size;
     }
-    stats.written++;
-    bytes += body.length;
-    if (Date.now() - lastProgress >= PROGRESS_EVERY_MS) {
+    for (const { row, err } of failed) {
+      const item = queued.get(row.name)!;
+      queued.delete(row.name);
+      itemFailed(item, err);
+    }
+    if (written.length && Date.now() - lastProgress >= PROGRESS_EVERY_MS) {
       lastProgress = Date.now();
       await recordProgress(deps.ds, jobId, bytes);
     }
   };
 
-  try {
-    for await (const entry of source.list(ctx)) {
+  const itemFailed = (item: SourceItem, err: unknown) => {
+    stats.failed++;
+    keepUris.add(item.sourceUri);
+    const type = err instanceof ItemError ? err.type : ((err as { type?: string }).type ?? 'ItemFailed');
+    errors.push({ type, message: (err as Error).message, path: item.path });
+  };
+
+  /** One item, its failure recorded; rejects only on a fatal error or a cancel. */
+  const handle = async (item: SourceItem) => {
+    try {
+      await writeItem(item);
+    } catch (err) {
       stopIfCancelled();
-      ctl.beat();
-      stats.listed++;
-      if (isItemError(entry)) {
-        stats.failed++;
-        errors.push({ type: entry.type, message: entry.message, path: entry.path });
-        seen.add(assetNameOf(prefix, entry.path));
-        keepUris.add(entry.path);
-        continue;
-      }
-      try {
-        await writeItem(entry);
-      } catch (err) {
-        stopIfCancelled();
-        if ((err as { fatal?: string }).fatal) throw err;
-        stats.failed++;
-        keepUris.add(entry.sourceUri);
-        const type = err instanceof ItemError ? err.type : ((err as { type?: string }).type ?? 'ItemFailed');
-        errors.push({ type, message: (err as Error).message, path: entry.path });
-      }
+      if ((err as { fatal?: string }).fatal) throw err;
+      itemFailed(item, err);
     }
+  };
+
+  // Items are read and written DATA_CONNECTOR_FETCH_CONCURRENCY at a time (one at a time through transforms,
+  // each a structure run), so the next item's read overlaps the current one's write.
+  const inFlight = new Set<Promise<void>>();
+  const limit = transforms.length ? 1 : deps.config.dataConnectors.fetchConcurrency;
+  try {
+    try {
+      for await (const entry of source.list(ctx)) {
+        stopIfCancelled();
+        ctl.beat();
+        stats.listed++;
+        if (isItemError(entry)) {
+          stats.failed++;
+          errors.push({ type: entry.type, message: entry.message, path: entry.path });
+          seen.add(assetNameOf(prefix, entry.path));
+          keepUris.add(entry.path);
+          continue;
+        }
+        const work: Promise<void> = handle(entry).finally(() => inFlight.delete(work));
+        work.catch(() => undefined); // awaited below (race, all); this only keeps a rejection from being unhandled
+        inFlight.add(work);
+        if (inFlight.size >= limit) await Promise.race(inFlight);
+      }
+      await Promise.all(inFlight);
+    } catch (err) {
+      // Whatever stopped the loop, no item is left half done: the started ones end, the queued rows are written.
+      await Promise.allSettled(inFlight);
+      await flush().catch(() => undefined);
+      throw err;
+    }
+    await flush();
   } catch (err) {
     stopIfCancelled();
     const fatal = (err as { fatal?: string; type?: string }).fatal ?? (err as { type?: string }).type;
