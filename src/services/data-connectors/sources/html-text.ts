@@ -54,8 +54,15 @@ function textOf(root: DomNode): string {
 
 type Article = { title?: string | null; content?: DomNode | null };
 
-/** A page's main text, its title and its http(s) links (absolute, without fragments), from one parse of it. */
-export function readPage(html: string, base: string): { title?: string; text: string; links: string[] } {
+/** A page's main text, its title and its http(s) links (absolute, without fragments). */
+export interface PageText {
+  title?: string;
+  text: string;
+  links: string[];
+}
+
+/** A page's text, title and links, from one parse of it. */
+export function readPage(html: string, base: string): PageText {
   const document = parse(html);
   const pageTitle = document.querySelector('title')?.textContent?.trim() || undefined;
   // Before Readability, which prunes the document it reads.

@@ -2,16 +2,16 @@
 // to, breadth first, at most `max_pages`) through the SSRF-safe fetch, honouring robots.txt for our User-Agent
 // (a missing robots.txt allows everything; one that cannot be read for a server error or a network failure
 // disallows the site, RFC 9309), DATA_CONNECTOR_FETCH_CONCURRENCY pages at a time. HTML becomes its main
-// text (html-text.ts); other text and binary types are kept as they are. The page is read while listing
-// (links are only known then), so its version is the hash of what would be stored: unchanged pages are not
-// rewritten. Item paths are `<host>/<path>` of the final URL (`.txt` added to converted HTML); errors name
-// the URL asked for.
+// text (html-text.ts, on an extraction thread: page-reader.ts); other text and binary types are kept as they
+// are. The page is read while listing (links are only known then), so its version is the hash of what would
+// be stored: unchanged pages are not rewritten. Item paths are `<host>/<path>` of the final URL (`.txt` added
+// to converted HTML); errors name the URL asked for.
 import { createHash } from 'node:crypto';
 import robotsParser from 'robots-parser';
 import type { SourceFactory } from './source';
 import { outboundPolicyFor } from '../../../security/outbound-policy';
 import { FetchError, safeFetch, type FetchOptions } from './safe-fetch';
-import { readPage } from './html-text';
+import { readPageOffThread } from './page-reader';
 import type { SourceContent, SourceItem, SourceItemError } from './source';
 
 export const DEFAULT_MAX_PAGES = 100;
@@ -102,7 +102,11 @@ export const webscraperSource: SourceFactory = (config, deps) => {
       // Converted pages are text: `.txt`, so a knowledge base reads them as text, not as HTML again.
       let path = pathOfUrl(page.url);
       if (/^(text\/html|application\/xhtml\+xml)/i.test(type)) {
-        const { title, text, links: all } = readPage(page.body.toString('utf8'), page.url);
+        const {
+          title,
+          text,
+          links: all,
+        } = await readPageOffThread(page.body.toString('utf8'), page.url, settings.extractThreads);
         content = {
           body: Buffer.from(text, 'utf8'),
           contentType: 'text/plain; charset=utf-8',
