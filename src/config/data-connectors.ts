@@ -13,6 +13,8 @@ export interface DataConnectorsConfig {
   userAgent: string;
   /** Pages fetched at once by one webscraper job; items read and written at once by one data job. */
   fetchConcurrency: number;
+  /** Worker threads that read HTML pages (Readability) off the event loop; 0: on it. */
+  extractThreads: number;
 }
 
 export interface DataConnectorSettings {
@@ -48,6 +50,7 @@ export function readDataConnectors(env: EnvReader): DataConnectorSettings {
         'TarmacDataConnector/1.0 (+https://github.com/tarmac; webscraper)',
       ),
       fetchConcurrency: env.int('DATA_CONNECTOR_FETCH_CONCURRENCY', 4, 1, 64),
+      extractThreads: env.int('DATA_CONNECTOR_EXTRACT_THREADS', 2, 0, 16),
     },
     dataSources: {
       drive: {

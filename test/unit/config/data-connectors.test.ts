@@ -1,4 +1,4 @@
-// Parsing of the data connector sources' provider settings (DRIVE_*, WIKI_*).
+// Parsing of the data connector sources' provider settings (DRIVE_*, WIKI_*) and the webscraper's extraction threads.
 import { expect } from 'chai';
 import { ConfigError, loadConfig } from '../../../src/config';
 
@@ -14,6 +14,13 @@ describe('config: data connector sources', () => {
       },
       wiki: { baseUrl: undefined, domainSuffixes: ['atlassian.net'] },
     });
+  });
+
+  it('reads the extraction threads of the webscraper: 2 by default, 0 (on the event loop) to 16', () => {
+    expect(loadConfig({}).dataConnectors.extractThreads).to.equal(2);
+    expect(loadConfig({ DATA_CONNECTOR_EXTRACT_THREADS: '0' }).dataConnectors.extractThreads).to.equal(0);
+    expect(() => loadConfig({ DATA_CONNECTOR_EXTRACT_THREADS: '17' })).to.throw(ConfigError);
+    expect(() => loadConfig({ DATA_CONNECTOR_EXTRACT_THREADS: 'many' })).to.throw(ConfigError);
   });
 
   it('reads the overrides, and the client id is the public one', () => {

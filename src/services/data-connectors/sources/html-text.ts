@@ -1,7 +1,7 @@
 // HTML to clean text: Mozilla's Readability (Firefox Reader View) picks the main content of the page (no
 // navigation, footers, ads), parsed with linkedom; block elements become line breaks. A page Readability
 // finds no article in falls back to the whole body without scripts, styles and navigation. Also the links of
-// a page (for the same-site crawl).
+// a page (for the same-site crawl), from the same parse.
 import { Readability } from '@mozilla/readability';
 import { parseHTML } from 'linkedom';
 
@@ -52,28 +52,42 @@ function textOf(root: DomNode): string {
     .trim();
 }
 
-export function htmlToText(html: string): { title?: string; text: string } {
+type Article = { title?: string | null; content?: DomNode | null };
+
+/** A page's main text, its title and its http(s) links (absolute, without fragments). */
+export interface PageText {
+  title?: string;
+  text: string;
+  links: string[];
+}
+
+/** A page's text, title and links, from one parse of it. */
+export function readPage(html: string, base: string): PageText {
   const document = parse(html);
   const pageTitle = document.querySelector('title')?.textContent?.trim() || undefined;
-  let article: { title?: string | null; content?: string | null } | null = null;
+  // Before Readability, which prunes the document it reads.
+  const links = linksIn(document, base);
+  let article: Article | null = null;
   try {
-    article = new Readability(document as unknown as ConstructorParameters<typeof Readability>[0]).parse();
+    // The serializer hands back the article's element: its text is read here, not serialized and parsed again.
+    const reader = new Readability(document as unknown as ConstructorParameters<typeof Readability>[0], {
+      serializer: (el) => el,
+    });
+    article = reader.parse() as Article | null;
   } catch {
     article = null;
   }
   if (article?.content) {
-    const main = parse(`<html><body>${article.content}</body></html>`);
-    const text = textOf(main.body ?? main);
-    if (text) return { title: article.title?.trim() || pageTitle, text };
+    const text = textOf(article.content);
+    if (text) return { title: article.title?.trim() || pageTitle, text, links };
   }
+  // No article: the whole page, from a fresh parse (Readability has pruned the first one).
   const whole = parse(html);
   for (const el of Array.from(whole.querySelectorAll('script, style, noscript, nav, template'))) el.remove();
-  return { title: pageTitle, text: textOf(whole.body ?? whole) };
+  return { title: pageTitle, text: textOf(whole.body ?? whole), links };
 }
 
-/** The http(s) links of a page, absolute, without fragments. */
-export function linksOf(html: string, base: string): string[] {
-  const document = parse(html);
+function linksIn(document: Doc, base: string): string[] {
   const out = new Set<string>();
   for (const a of Array.from(document.querySelectorAll('a[href]'))) {
     try {

@@ -2,20 +2,22 @@
 // to, breadth first, at most `max_pages`) through the SSRF-safe fetch, honouring robots.txt for our User-Agent
 // (a missing robots.txt allows everything; one that cannot be read for a server error or a network failure
 // disallows the site, RFC 9309), DATA_CONNECTOR_FETCH_CONCURRENCY pages at a time. HTML becomes its main
-// text (html-text.ts); other text and binary types are kept as they are. The page is read while listing
-// (links are only known then), so its version is the hash of what would be stored: unchanged pages are not
-// rewritten. Item paths are `<host>/<path>` of the final URL (`.txt` added to converted HTML); errors name
-// the URL asked for.
+// text (html-text.ts, on an extraction thread: page-reader.ts); other text and binary types are kept as they
+// are. The page is read while listing (links are only known then), so its version is the hash of what would
+// be stored: unchanged pages are not rewritten. Item paths are `<host>/<path>` of the final URL (`.txt` added
+// to converted HTML); errors name the URL asked for.
 import { createHash } from 'node:crypto';
 import robotsParser from 'robots-parser';
 import type { SourceFactory } from './source';
 import { outboundPolicyFor } from '../../../security/outbound-policy';
 import { FetchError, safeFetch, type FetchOptions } from './safe-fetch';
-import { htmlToText, linksOf } from './html-text';
+import { readPageOffThread } from './page-reader';
 import type { SourceContent, SourceItem, SourceItemError } from './source';
 
 export const DEFAULT_MAX_PAGES = 100;
 const ROBOTS_MAX_BYTES = 512 * 1024;
+/** Pages read ahead of the job's writes, per fetch slot. */
+const READ_AHEAD = 2;
 
 type Robots = { isAllowed(url: string, ua?: string): boolean | undefined } | 'disallow';
 
@@ -100,14 +102,17 @@ export const webscraperSource: SourceFactory = (config, deps) => {
       // Converted pages are text: `.txt`, so a knowledge base reads them as text, not as HTML again.
       let path = pathOfUrl(page.url);
       if (/^(text\/html|application\/xhtml\+xml)/i.test(type)) {
-        const html = page.body.toString('utf8');
-        const { title, text } = htmlToText(html);
+        const {
+          title,
+          text,
+          links: all,
+        } = await readPageOffThread(page.body.toString('utf8'), page.url, settings.extractThreads);
         content = {
           body: Buffer.from(text, 'utf8'),
           contentType: 'text/plain; charset=utf-8',
           ...(title ? { title } : {}),
         };
-        links = linksOf(html, page.url).filter((l) => new URL(l).origin === new URL(page.url).origin);
+        links = all.filter((l) => new URL(l).origin === new URL(page.url).origin);
         path += '.txt';
       } else {
         content = { body: page.body, contentType: type };
@@ -145,20 +150,24 @@ export const webscraperSource: SourceFactory = (config, deps) => {
         const todo = level.filter((u) => !seen.has(u)).slice(0, maxPages - fetched);
         todo.forEach((u) => seen.add(u));
         fetched += todo.length;
-        // A pool of DATA_CONNECTOR_FETCH_CONCURRENCY; results yielded as they arrive, in no fixed order.
+        // A pool of DATA_CONNECTOR_FETCH_CONCURRENCY; results yielded as they arrive, in no fixed order. The pool
+        // refills as each page ends, not when the job takes the next one, so fetching and extraction go on
+        // while the job writes; at most READ_AHEAD pages per fetch slot wait, read, to be taken.
         const queue = [...todo];
         const done: Array<{ item: SourceItem | SourceItemError; links: string[] }> = [];
         let wake: (() => void) | undefined;
         let running = 0;
         let failure: unknown;
         const startMore = () => {
-          while (running < settings.fetchConcurrency && queue.length) {
+          const waitingAtMost = settings.fetchConcurrency * READ_AHEAD;
+          while (running < settings.fetchConcurrency && queue.length && !failure && done.length < waitingAtMost) {
             const href = queue.shift()!;
             running++;
             visit(href, opts).then(
               (r) => {
                 running--;
                 done.push(r);
+                startMore();
                 wake?.();
               },
               (err) => {
@@ -169,19 +178,24 @@ export const webscraperSource: SourceFactory = (config, deps) => {
             );
           }
         };
-        startMore();
-        while (running || done.length || queue.length) {
-          if (failure) throw failure;
-          if (!done.length) {
-            await new Promise<void>((r) => (wake = r));
-            wake = undefined;
-            continue;
-          }
-          const r = done.shift()!;
-          ctx.progress('error' in r.item ? r.item.path : r.item.sourceUri);
-          yield r.item;
-          if (depth < maxDepth) next.push(...r.links);
+        try {
           startMore();
+          while (running || done.length || queue.length) {
+            if (failure) throw failure;
+            if (!done.length) {
+              await new Promise<void>((r) => (wake = r));
+              wake = undefined;
+              continue;
+            }
+            const r = done.shift()!;
+            ctx.progress('error' in r.item ? r.item.path : r.item.sourceUri);
+            yield r.item;
+            if (depth < maxDepth) next.push(...r.links);
+            startMore();
+          }
+        } finally {
+          // The job stopped taking pages (it failed or ended): no page is started after it.
+          queue.length = 0;
         }
         if (failure) throw failure;
         level = next;
