@@ -7,6 +7,7 @@ import autocannon from 'autocannon';
 import Koa from 'koa';
 import type { BenchContext } from './support/context';
 import { pgPool } from './support/pg';
+import { cpuSeconds } from './support/processes';
 import { BenchReport, Ratio, table } from './support/stats';
 
 const CONNECTIONS = 10;
@@ -33,8 +34,16 @@ async function bareServer(databaseUrl: string): Promise<{ url: string; close(): 
   };
 }
 
-async function load(url: string, headers: Record<string, string>, duration: number) {
+/** `serving`: the process (and thread) that answers, whose CPU time per request is measured. */
+async function load(
+  url: string,
+  headers: Record<string, string>,
+  duration: number,
+  serving: { pid: number; tid?: number },
+) {
+  const cpuBefore = cpuSeconds(serving.pid, serving.tid);
   const r = await autocannon({ url, headers, connections: CONNECTIONS, duration, workers: 1 });
+  const cpu = cpuSeconds(serving.pid, serving.tid) - cpuBefore;
   if (r['2xx'] === 0) throw new Error(`no successful response from ${url}: ${JSON.stringify(r.statusCodeStats)}`);
   return {
     rps: r.requests.average,
@@ -42,6 +51,8 @@ async function load(url: string, headers: Record<string, string>, duration: numb
     p99: r.latency.p99,
     max: r.latency.max,
     requests: r['2xx'],
+    /** CPU time of the serving process per answered request, µs (10 ms ticks: meaningful over thousands). */
+    cpuPerRequest: (cpu * 1e6) / Math.max(1, r['2xx']),
     failed: r.errors + r.timeouts + r.non2xx,
   };
 }
@@ -52,10 +63,14 @@ export async function apiRead(ctx: BenchContext): Promise<BenchReport> {
     const oursUrl = `${ctx.baseUrl}/api/structures/${ctx.structureId}`;
     const bareUrl = `${bare.url}/structures/${ctx.structureId}`;
     const auth = { authorization: `Bearer ${ctx.key}` };
-    await load(oursUrl, auth, WARMUP_SECONDS);
-    await load(bareUrl, {}, WARMUP_SECONDS);
-    const ours = await load(oursUrl, auth, ctx.options.duration);
-    const baseline = await load(bareUrl, {}, ctx.options.duration);
+    // Ours: the api process (in-process shape: this one). Bare: this process's main thread (autocannon has a
+    // thread of its own).
+    const oursPid = ctx.production?.probes.find((p) => p.name === 'api')?.pid ?? process.pid;
+    const bareThread = { pid: process.pid, tid: process.pid };
+    await load(oursUrl, auth, WARMUP_SECONDS, { pid: oursPid });
+    await load(bareUrl, {}, WARMUP_SECONDS, bareThread);
+    const ours = await load(oursUrl, auth, ctx.options.duration, { pid: oursPid });
+    const baseline = await load(bareUrl, {}, ctx.options.duration, bareThread);
 
     const row = (name: string, m: typeof ours) => [
       name,
@@ -63,6 +78,7 @@ export async function apiRead(ctx: BenchContext): Promise<BenchReport> {
       m.p50,
       m.p99,
       m.max,
+      Math.round(m.cpuPerRequest),
       String(m.requests),
       String(m.failed),
     ];
@@ -70,13 +86,22 @@ export async function apiRead(ctx: BenchContext): Promise<BenchReport> {
       { bench: 'api-read', metric: 'throughput', ours: ours.rps, bare: baseline.rps, unit: 'req/s' },
       { bench: 'api-read', metric: 'p50 latency', ours: ours.p50, bare: baseline.p50, unit: 'ms' },
       { bench: 'api-read', metric: 'p99 latency', ours: ours.p99, bare: baseline.p99, unit: 'ms' },
+      // What survives a loaded machine: the serving process's CPU time per request (throughput's inverse on
+      // an otherwise idle core).
+      {
+        bench: 'api-read',
+        metric: 'CPU per request',
+        ours: ours.cpuPerRequest,
+        bare: baseline.cpuPerRequest,
+        unit: 'µs',
+      },
     ];
     return {
       name: 'api-read',
       tables: [
         table(
           `api-read: GET a structure by id, ${CONNECTIONS} connections, ${ctx.options.duration} s each (autocannon)`,
-          ['path', 'req/s', 'p50 ms', 'p99 ms', 'max ms', 'requests', 'failed'],
+          ['path', 'req/s', 'p50 ms', 'p99 ms', 'max ms', 'CPU µs/req', 'requests', 'failed'],
           [row('ours: GET /api/structures/{id}', ours), row('bare: Koa + pg SELECT by key', baseline)],
         ),
       ],

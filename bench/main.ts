@@ -3,6 +3,7 @@
 // default production shape), runs the chosen benchmarks (default: all, in the order below), prints each
 // one's table, ratio and figure lines, then a summary of all of them, and stops. `--json` writes every
 // number; bench/compare.ts prints two such files side by side.
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -49,6 +50,8 @@ options (defaults in brackets):
   --worker-pool=N   DATABASE_POOL_SIZE of the worker process (production shape) [${DEFAULT_OPTIONS.workerPool}]
   --profile-dir=D   production shape: the api and worker processes write D/api.cpuprofile and
                     D/worker.cpuprofile (their whole run) at the end; read them with dist/bench/profile-top.js D
+  --api-node=PATH   production shape: the Node binary of the api process (e.g. tools/obtain-node.sh's) [the bench's]
+  --worker-node=PATH production shape: the Node binary of the worker process [the bench's]
   --kb-chunks=N     chunks of the knowledge base kb-query searches [${DEFAULT_OPTIONS.kbChunks}]
   --kb-ingest=A,B   corpus sizes (chunks) kb-ingest ingests [${DEFAULT_OPTIONS.kbIngest.join(',')}]
   --json[=FILE]     also write every number to FILE [bench-<shape>-<time>.json]
@@ -83,12 +86,19 @@ function parseArgs(argv: string[]): { names: string[]; options: BenchOptions; js
     else if (key === 'json') json = value;
     else if (key === 'shape' && (value === 'inprocess' || value === 'production')) options.shape = value;
     else if (key === 'profile-dir') options.profileDir = path.resolve(value);
+    else if (key === 'api-node' || key === 'worker-node')
+      options[key === 'api-node' ? 'apiNode' : 'workerNode'] = path.resolve(value);
     else if (key === 'api-pool') options.apiPool = Math.max(1, Number(value) || 0);
     else if (key === 'worker-pool') options.workerPool = Math.max(1, Number(value) || 0);
     else if (key === 'max-minutes') maxMinutes = Math.max(1, Number(value) || DEFAULT_MAX_MINUTES);
     else throw new Error(`unknown option --${key}\n${USAGE}`);
   }
   return { names: names.length ? names : Object.keys(BENCHMARKS), options, json, maxMinutes };
+}
+
+/** The version of the Node binary at `file` (this process's when none is given). */
+function nodeVersion(file?: string): string {
+  return file ? execFileSync(file, ['--version'], { encoding: 'utf8' }).trim() : process.version;
 }
 
 async function main(): Promise<void> {
@@ -121,7 +131,7 @@ async function main(): Promise<void> {
   );
   console.log(
     options.shape === 'production'
-      ? `shape production: api and worker processes (pools ${options.apiPool} and ${options.workerPool}), the load generator and the bare baselines in this process`
+      ? `shape production: api and worker processes (pools ${options.apiPool} and ${options.workerPool}; node ${nodeVersion(options.apiNode)} and ${nodeVersion(options.workerNode)}), the load generator and the bare baselines in this process`
       : 'shape inprocess: api, worker, bare baselines and load generator in this process (one pool of 10)',
   );
   console.log('starting the stack (embedded PostgreSQL, Temporal dev server, worker, api)...');

@@ -5,7 +5,7 @@
 // without any of its runs ending); runs that have not ended by then are counted, and the level is reported.
 import type { BenchContext } from './support/context';
 import type { ProbeSample } from './support/probe';
-import { Group, mb, memoryNow, sampleMemory } from './support/processes';
+import { cpuSeconds, Group, mb, memoryNow, sampleMemory } from './support/processes';
 import { outcomesOtherThanSuccess, RunTiming, Started, startBare, startOurs } from './support/runs';
 import { BenchReport, Figure, figure, pool, Ratio, sleep, summarize, table } from './support/stats';
 
@@ -30,6 +30,8 @@ interface Level {
   latency: ReturnType<typeof summarize>;
   /** Each create call, answered or failed (ms). */
   createLatency: ReturnType<typeof summarize>;
+  /** CPU time of our api process while the level's runs were being created, per create call (µs; production shape). */
+  apiCpuPerCreate?: number;
   /** The api's and worker's probes over the level (production shape). */
   probes: Partial<Record<'api' | 'worker' | 'idle', ProbeSample>>;
   before: Record<Group, number>;
@@ -47,6 +49,8 @@ async function level(ctx: BenchContext, which: 'ours' | 'bare', runs: number): P
   const deadline = t0 + 60_000 + runs * LEVEL_MS_PER_RUN;
   const start = () => (which === 'ours' ? startOurs : startBare)(ctx, Math.max(1, deadline - Date.now()));
   const createErrors: string[] = [];
+  const apiPid = which === 'ours' ? ctx.production?.probes.find((p) => p.name === 'api')?.pid : undefined;
+  const apiCpuBefore = apiPid ? cpuSeconds(apiPid) : 0;
   const started = (
     await pool(Array.from({ length: runs }), CREATE_CONCURRENCY, async (): Promise<Started | undefined> => {
       const c0 = Date.now();
@@ -61,6 +65,7 @@ async function level(ctx: BenchContext, which: 'ours' | 'bare', runs: number): P
     })
   ).filter((s): s is Started => s !== undefined);
   const createMs = Date.now() - t0;
+  const apiCpuPerCreate = apiPid ? ((cpuSeconds(apiPid) - apiCpuBefore) * 1e6) / runs : undefined;
   const all: RunTiming[] = [];
   let lastEnd = Date.now();
   for (const s of started)
@@ -93,6 +98,7 @@ async function level(ctx: BenchContext, which: 'ours' | 'bare', runs: number): P
     createMs,
     latency: summarize(ok.map((t) => t.succeeded)),
     createLatency: summarize(createTimes),
+    apiCpuPerCreate,
     probes,
     before,
     peak,
@@ -164,6 +170,11 @@ export async function scaling(ctx: BenchContext): Promise<BenchReport> {
         goal ? { max: 500, below: true } : undefined,
       ),
     );
+    // What a loaded machine does not distort: the api's own CPU time per create.
+    if (largest.apiCpuPerCreate !== undefined)
+      figures.push(
+        figure('scaling', `api CPU per create call, burst of ${largest.runs}`, largest.apiCpuPerCreate, 'µs'),
+      );
   }
   for (const l of levels.filter((x) => x.which === 'ours')) {
     const goal = l.runs === 100;

@@ -33,6 +33,9 @@ export interface BenchOptions {
   workerPool: number;
   /** Production shape: the api and worker write their CPU profiles here when they stop. */
   profileDir?: string;
+  /** Production shape: the Node binaries of the api and of the worker process (default: the bench's own). */
+  apiNode?: string;
+  workerNode?: string;
   /** Chunks of the knowledge base the query benchmark searches. */
   kbChunks: number;
   /** Corpus sizes (chunks) of the ingestion benchmark. */
@@ -95,6 +98,8 @@ export async function startContext(options: BenchOptions): Promise<{ ctx: BenchC
           apiPool: options.apiPool,
           workerPool: options.workerPool,
           profileDir: options.profileDir,
+          apiNode: options.apiNode,
+          workerNode: options.workerNode,
         })
       : undefined;
   for (const p of production?.probes ?? []) if (p.name !== 'idle') setNamedPid(p.pid, p.name);

@@ -111,3 +111,14 @@ export function sampleMemory(everyMs = 500): { stop(): Record<Group, number> } {
 }
 
 export const mb = (bytes: number) => bytes / (1024 * 1024);
+
+/**
+ * CPU seconds (user + system) a process, or one of its threads (`tid`), has used so far, from /proc: what a
+ * loaded machine does not distort, unlike a rate (other processes take the CPUs, not the work's CPU time).
+ */
+export function cpuSeconds(pid: number, tid?: number): number {
+  const stat = fs.readFileSync(tid ? `/proc/${pid}/task/${tid}/stat` : `/proc/${pid}/stat`, 'utf8');
+  // After "pid (comm) ": state is field 3; utime and stime are fields 14 and 15, in clock ticks (USER_HZ = 100).
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}

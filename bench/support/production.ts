@@ -22,6 +22,9 @@ export interface ProcessSizes {
   workerPool: number;
   /** Where the api and worker write a CPU profile each when they stop (`--cpu-prof`), if anywhere. */
   profileDir?: string;
+  /** The Node binaries of the api and the worker process (default: the bench's own). */
+  apiNode?: string;
+  workerNode?: string;
 }
 
 export interface Probed {
@@ -48,19 +51,31 @@ export async function startProduction(dataDir: string, sizes: ProcessSizes): Pro
     NODE_OPTIONS: `--require ${path.join(__dirname, 'probe.js')}`,
     ...(sizes.profileDir ? { BENCH_PROFILE_FILE: path.join(sizes.profileDir, `${name}.cpuprofile`) } : {}),
   });
-  const api = await startApiProcess(procs, 'api', {
-    ...probeEnv('api'),
-    DATABASE_POOL_SIZE: String(sizes.apiPool),
-    SSE_KEEPALIVE_MS: '15000', // production keep-alives, as in the in-process shape
-    LOG_LEVEL: 'silent',
-  });
-  const worker = await startWorkerProcess(procs, 'worker', {
-    ...probeEnv('worker'),
-    DATABASE_POOL_SIZE: String(sizes.workerPool),
-    PUBLIC_BASE_URL: api.baseUrl,
-    ...BENCH_SHARE,
-    LOG_LEVEL: 'silent',
-  });
+  const api = await startApiProcess(
+    procs,
+    'api',
+    {
+      ...probeEnv('api'),
+      DATABASE_POOL_SIZE: String(sizes.apiPool),
+      SSE_KEEPALIVE_MS: '15000', // production keep-alives, as in the in-process shape
+      LOG_LEVEL: 'silent',
+    },
+    undefined,
+    sizes.apiNode,
+  );
+  const worker = await startWorkerProcess(
+    procs,
+    'worker',
+    {
+      ...probeEnv('worker'),
+      DATABASE_POOL_SIZE: String(sizes.workerPool),
+      PUBLIC_BASE_URL: api.baseUrl,
+      ...BENCH_SHARE,
+      LOG_LEVEL: 'silent',
+    },
+    undefined,
+    sizes.workerNode,
+  );
   // The control: what an event loop that has nothing to do is delayed by on this machine at the same moment
   // (a CPU taken by other processes), so that the api's and worker's delay can be read against it.
   const idle = procs.spawn('idle', process.execPath, ['-e', 'setInterval(() => undefined, 1 << 30)'], {

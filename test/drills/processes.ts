@@ -158,10 +158,12 @@ export async function startApiProcess(
   overrides: Record<string, string | undefined> = {},
   /** Run it as this (non-root) user, with these capabilities as ambient ones. */
   as?: { user: string; capabilities: string[] },
+  /** The Node binary that runs it (the bench's `--api-node`): this process's by default. */
+  node = process.execPath,
 ) {
   const port = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
-  const [file, ...args] = asUser(as, [process.execPath, path.join(DIST, 'src', 'api', 'main.js')]);
+  const [file, ...args] = asUser(as, [node, path.join(DIST, 'src', 'api', 'main.js')]);
   const child = procs.spawn(
     name,
     file,
@@ -225,6 +227,8 @@ export async function startWorkerProcess(
   overrides: Record<string, string | undefined>,
   /** Run it as this (non-root) user, with these capabilities as ambient ones (docs/security.md). */
   as?: { user: string; capabilities: string[] },
+  /** The Node binary that runs it (the bench's `--worker-node`): this process's by default. */
+  node = process.execPath,
 ) {
   const { workflowBundle, config } = getStack();
   if (!bundleFile) {
@@ -239,7 +243,7 @@ export async function startWorkerProcess(
     fs.copyFileSync(bundleFile, bundle);
     fs.chmodSync(bundle, 0o644);
   }
-  const [file, ...args] = asUser(as, [process.execPath, path.join(__dirname, 'worker-process.js'), bundle]);
+  const [file, ...args] = asUser(as, [node, path.join(__dirname, 'worker-process.js'), bundle]);
   const child = procs.spawn(
     name,
     file,

@@ -66,6 +66,7 @@ export async function createChatMessage(
       summary: `Chat message${stream ? ' (streamed)' : ''}`,
     },
     insert: (em) => insertRow(em, Run, run),
+    oneStatement: true,
     undo: (em) => em.query(`DELETE FROM runs WHERE run_id = $1`, [runId]),
     start: workflowStart.chatMessage({
       runId,

@@ -173,6 +173,7 @@ export async function startRun(
       summary: `Run of ${resource.kind} ${resource.name}`,
     },
     insert: (em) => insertRow(em, Run, run),
+    oneStatement: true,
     undo: (em) => em.query(`DELETE FROM runs WHERE run_id = $1`, [run.run_id]),
     // One workflow type drives every kind of code run; the execution activity picks the command by run kind.
     start: workflowStart.codeRun({
