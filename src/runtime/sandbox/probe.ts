@@ -18,6 +18,13 @@ interface Probed {
   wrap(spec: SandboxSpec): Wrapped;
 }
 
+/**
+ * How long the probe may take. It takes well under a second on an idle host, but on one whose CPUs are
+ * taken (a load of 40 on 2 cores) its half-dozen short processes can wait many seconds for a core: a tight
+ * limit there refused to start a worker that isolates perfectly well.
+ */
+const PROBE_TIME_LIMIT_MS = 60_000;
+
 export async function probeSandbox(sandbox: Probed, opts: { rootless: boolean; seccomp: boolean }): Promise<void> {
   const server = net.createServer((s) => s.destroy());
   await new Promise<void>((resolve) => server.listen(0, '0.0.0.0', resolve));
@@ -53,7 +60,11 @@ export async function probeSandbox(sandbox: Probed, opts: { rootless: boolean; s
     let err = '';
     // Spawned the way runs are, so the probe proves that path.
     const child = await spawnDetached({ ...w, cwd: '/', env: { PATH: '/usr/bin:/bin' } });
-    const timer = setTimeout(() => signalGroup(child.pid, 'SIGKILL'), 10_000);
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      signalGroup(child.pid, 'SIGKILL');
+    }, PROBE_TIME_LIMIT_MS);
     const read = (s: Readable) =>
       new Promise<string>((resolve) => {
         let text = '';
@@ -63,6 +74,11 @@ export async function probeSandbox(sandbox: Probed, opts: { rootless: boolean; s
     [out, err] = await Promise.all([read(child.stdout), read(child.stderr)]);
     const code = (await child.exited).code;
     clearTimeout(timer);
+    if (timedOut)
+      throw new Error(
+        `the sandbox probe did not finish in ${PROBE_TIME_LIMIT_MS / 1000} s (it takes well under a second on an idle ` +
+          'host: is this machine overloaded?)',
+      );
     if (code !== 0) throw new Error(`the sandbox probe did not run (exit ${code}): ${err.trim().slice(0, 300)}`);
     const lines = out.trim().split('\n');
     const field = (name: string) => lines.find((l) => l.startsWith(`${name}:`))?.split(/\s+/)[1];
