@@ -10,6 +10,7 @@ import { apiRead } from './api-read';
 import { concurrency } from './concurrency';
 import { dataJobs } from './data-jobs';
 import { kbIngest, kbQuery } from './knowledge-bases';
+import { kbXlsxMemory } from './kb-xlsx-memory';
 import { embedLocal } from './local-embeddings';
 import { retrievalQuality } from './retrieval-quality';
 import { eventStream } from './event-stream';
@@ -28,6 +29,7 @@ const BENCHMARKS: Record<string, (ctx: BenchContext) => Promise<BenchReport>> = 
   'data-jobs': dataJobs,
   'kb-query': kbQuery,
   'kb-ingest': kbIngest,
+  'kb-xlsx-memory': kbXlsxMemory,
   idempotency,
   'embed-local': () => embedLocal({ chunks: 512 }),
   'retrieval-quality': retrievalQuality,
@@ -51,6 +53,7 @@ options (defaults in brackets):
                     D/worker.cpuprofile (their whole run) at the end; read them with dist/bench/profile-top.js D
   --kb-chunks=N     chunks of the knowledge base kb-query searches [${DEFAULT_OPTIONS.kbChunks}]
   --kb-ingest=A,B   corpus sizes (chunks) kb-ingest ingests [${DEFAULT_OPTIONS.kbIngest.join(',')}]
+  --xlsx-mb=A,B     workbook sizes (MB) kb-xlsx-memory ingests [${DEFAULT_OPTIONS.xlsxMb.join(',')}]
   --json[=FILE]     also write every number to FILE [bench-<shape>-<time>.json]
   --max-minutes=M   stop everything and exit 1 after M minutes, whatever is running [${DEFAULT_MAX_MINUTES}]`;
 
@@ -80,6 +83,7 @@ function parseArgs(argv: string[]): { names: string[]; options: BenchOptions; js
     else if (key === 'levels' || key === 'clients') options[key] = list(value);
     else if (key === 'kb-chunks') options.kbChunks = Math.max(100, Number(value) || 0);
     else if (key === 'kb-ingest') options.kbIngest = list(value);
+    else if (key === 'xlsx-mb') options.xlsxMb = list(value);
     else if (key === 'json') json = value;
     else if (key === 'shape' && (value === 'inprocess' || value === 'production')) options.shape = value;
     else if (key === 'profile-dir') options.profileDir = path.resolve(value);

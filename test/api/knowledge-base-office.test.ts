@@ -2,7 +2,7 @@
 // an EPUB made by the test with libraries, and an RTF document it writes, are ingested and queries find their
 // words; a broken file of each format is a per-asset InvalidContent error. Limits: a spreadsheet of about
 // 45 MB is streamed with bounded memory (by a worker process of its own, whose peak RSS growth is measured), one
-// whose text passes MAX_TEXT_CHARS and a file over MAX_INGEST_BYTES are TooLarge, and the job's time limit stops
+// whose text passes MAX_TEXT_CHARS and a document read whole over MAX_INGEST_BYTES are TooLarge, and the job's time limit stops
 // a long read (a worker and api of the test's own with KNOWLEDGE_BASE_JOB_TIME_LIMIT_SECONDS=1).
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -185,7 +185,7 @@ describe('knowledge bases: office documents', function () {
       const wordy = path.join(dir, 'wordy.xlsx');
       await writeWordyXlsx(wordy, MAX_TEXT_CHARS + 100_000);
       await upload(own, bucket, 'big/wordy.xlsx', fs.readFileSync(wordy));
-      await upload(own, bucket, 'big/over.xlsx', randomBytes(MAX_INGEST_BYTES + 1));
+      await upload(own, bucket, 'big/over.docx', randomBytes(MAX_INGEST_BYTES + 1));
 
       // Full text only: the worker process embeds nothing, what is measured is reading the files.
       const { value, growth } = await peakRssGrowth(platform.pid, () =>
@@ -203,9 +203,9 @@ describe('knowledge bases: office documents', function () {
       );
       expect(job.status, JSON.stringify(job)).to.equal('SUCCEEDED');
       const errors = Object.fromEntries(job.errors.map((e: any) => [e.path.slice(bucket.length + 1), e]));
-      expect(Object.keys(errors).sort()).to.deep.equal(['big/over.xlsx', 'big/wordy.xlsx']);
-      expect(errors['big/over.xlsx']).to.include({ type: 'TooLarge' });
-      expect(errors['big/over.xlsx'].message).to.include(`larger than ${MAX_INGEST_BYTES} bytes`);
+      expect(Object.keys(errors).sort()).to.deep.equal(['big/over.docx', 'big/wordy.xlsx']);
+      expect(errors['big/over.docx']).to.include({ type: 'TooLarge' });
+      expect(errors['big/over.docx'].message).to.include(`larger than ${MAX_INGEST_BYTES} bytes`);
       expect(errors['big/wordy.xlsx']).to.include({
         type: 'TooLarge',
         message: `big/wordy.xlsx holds more than ${MAX_TEXT_CHARS} characters of text`,

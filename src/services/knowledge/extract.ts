@@ -41,6 +41,10 @@ function unsupported(ext: string): ExtractionError {
   return new ExtractionError('UnsupportedFormat', `.${ext} files are not supported (${why})`);
 }
 
+/** Formats read as they flow: memory holds the reader's state and the text so far, whatever the file's size. */
+const STREAMED = new Set(['xlsx', 'rtf']);
+export const isStreamed = (name: string) => STREAMED.has(extensionOf(name));
+
 export function extensionOf(name: string): string {
   const base = name.slice(name.lastIndexOf('/') + 1);
   const dot = base.lastIndexOf('.');

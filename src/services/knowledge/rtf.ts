@@ -19,7 +19,7 @@ import { ExtractionError, MAX_TEXT_CHARS, tooMuchText } from './extraction-error
 
 /** Nesting a real document never reaches (Word's deepest tables and lists stay under 100). */
 export const MAX_GROUP_DEPTH = 512;
-/** Bytes of one \bin run: no asset a job reads is larger (ingest.ts MAX_INGEST_BYTES). */
+/** Bytes of one \bin run (a picture's raw bytes): more is no document a knowledge base reads. */
 export const MAX_BINARY_RUN = 50 * 1024 * 1024;
 
 /** Destinations whose content is not the document's text. */
