@@ -11,6 +11,7 @@ import { apiRead } from './api-read';
 import { concurrency } from './concurrency';
 import { dataJobs } from './data-jobs';
 import { kbIngest, kbQuery } from './knowledge-bases';
+import { kbXlsxMemory } from './kb-xlsx-memory';
 import { embedLocal } from './local-embeddings';
 import { retrievalQuality } from './retrieval-quality';
 import { eventStream } from './event-stream';
@@ -29,6 +30,7 @@ const BENCHMARKS: Record<string, (ctx: BenchContext) => Promise<BenchReport>> = 
   'data-jobs': dataJobs,
   'kb-query': kbQuery,
   'kb-ingest': kbIngest,
+  'kb-xlsx-memory': kbXlsxMemory,
   idempotency,
   'embed-local': () => embedLocal({ chunks: 512 }),
   'retrieval-quality': retrievalQuality,
@@ -54,6 +56,7 @@ options (defaults in brackets):
   --worker-node=PATH production shape: the Node binary of the worker process [the bench's]
   --kb-chunks=N     chunks of the knowledge base kb-query searches [${DEFAULT_OPTIONS.kbChunks}]
   --kb-ingest=A,B   corpus sizes (chunks) kb-ingest ingests [${DEFAULT_OPTIONS.kbIngest.join(',')}]
+  --xlsx-mb=A,B     workbook sizes (MB) kb-xlsx-memory ingests [${DEFAULT_OPTIONS.xlsxMb.join(',')}]
   --json[=FILE]     also write every number to FILE [bench-<shape>-<time>.json]
   --max-minutes=M   stop everything and exit 1 after M minutes, whatever is running [${DEFAULT_MAX_MINUTES}]`;
 
@@ -83,6 +86,7 @@ function parseArgs(argv: string[]): { names: string[]; options: BenchOptions; js
     else if (key === 'levels' || key === 'clients') options[key] = list(value);
     else if (key === 'kb-chunks') options.kbChunks = Math.max(100, Number(value) || 0);
     else if (key === 'kb-ingest') options.kbIngest = list(value);
+    else if (key === 'xlsx-mb') options.xlsxMb = list(value);
     else if (key === 'json') json = value;
     else if (key === 'shape' && (value === 'inprocess' || value === 'production')) options.shape = value;
     else if (key === 'profile-dir') options.profileDir = path.resolve(value);

@@ -40,6 +40,8 @@ export interface BenchOptions {
   kbChunks: number;
   /** Corpus sizes (chunks) of the ingestion benchmark. */
   kbIngest: number[];
+  /** Workbook sizes (MB) of the large-spreadsheet memory benchmark. */
+  xlsxMb: number[];
 }
 
 export const DEFAULT_OPTIONS: BenchOptions = {
@@ -53,6 +55,7 @@ export const DEFAULT_OPTIONS: BenchOptions = {
   workerPool: 10,
   kbChunks: 100_000,
   kbIngest: [1_000, 10_000],
+  xlsxMb: [10, 100],
 };
 
 /** The program of the run benchmarks: as small as a python program gets. */

@@ -1,8 +1,8 @@
 // Knowledge base ingestion of office documents through HTTP: a Word document, a spreadsheet, a presentation and
-// an EPUB made by the test with libraries are ingested and queries find their words; a broken file of each
-// format is a per-asset InvalidContent error and RTF an UnsupportedFormat one. Limits: a spreadsheet of about
+// an EPUB made by the test with libraries, and an RTF document it writes, are ingested and queries find their
+// words; a broken file of each format is a per-asset InvalidContent error. Limits: a spreadsheet of about
 // 45 MB is streamed with bounded memory (by a worker process of its own, whose peak RSS growth is measured), one
-// whose text passes MAX_TEXT_CHARS and a file over MAX_INGEST_BYTES are TooLarge, and the job's time limit stops
+// whose text passes MAX_TEXT_CHARS and a document read whole over MAX_INGEST_BYTES are TooLarge, and the job's time limit stops
 // a long read (a worker and api of the test's own with KNOWLEDGE_BASE_JOB_TIME_LIMIT_SECONDS=1).
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -113,7 +113,7 @@ describe('knowledge bases: office documents', function () {
   });
   after(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-  it('ingests docx, xlsx, pptx and EPUB; a broken file of each is InvalidContent, RTF UnsupportedFormat', async () => {
+  it('ingests docx, xlsx, pptx, EPUB and RTF; a broken file of each is InvalidContent', async () => {
     const files: Record<string, Buffer> = {
       'report.docx': await makeDocx(['Narwhals carry a spiral tusk.', 'They live in Arctic waters.']),
       'fauna.xlsx': await makeXlsx({
@@ -125,12 +125,14 @@ describe('knowledge bases: office documents', function () {
       }),
       'deck.pptx': await makePptx([['Capybaras are the largest rodents.'], ['They bathe in rivers of Venezuela.']]),
       'book.epub': await makeEpub('Moths', ['Luna moths have no mouths.', 'Atlas moths are huge.']),
+      'letter.rtf': Buffer.from(
+        '{\\rtf1\\ansi{\\info{\\title Cats}}Ocelots hunt at {\\b night}.\\par Their coats are spotted.\\par}',
+      ),
     };
     for (const [name, bytes] of Object.entries(files)) {
       await upload(api, bucketId, `docs/${name}`, bytes);
       await upload(api, bucketId, `docs/broken-${name}`, bytes.subarray(0, Math.floor(bytes.length / 2)));
     }
-    await upload(api, bucketId, 'docs/letter.rtf', Buffer.from('{\\rtf1\\ansi Hello {\\b world}.}'));
     const { kb, job } = await ingest(api, bucketId, 'docs/');
     expect(job.status, JSON.stringify(job)).to.equal('SUCCEEDED');
     const errors = Object.fromEntries(job.errors.map((e: any) => [e.path.slice(bucketId.length + 1), e]));
@@ -138,21 +140,20 @@ describe('knowledge bases: office documents', function () {
       'docs/broken-book.epub',
       'docs/broken-deck.pptx',
       'docs/broken-fauna.xlsx',
+      'docs/broken-letter.rtf',
       'docs/broken-report.docx',
-      'docs/letter.rtf',
     ]);
     for (const [name, what] of [
       ['broken-book.epub', 'EPUB'],
       ['broken-deck.pptx', 'presentation'],
       ['broken-fauna.xlsx', 'spreadsheet'],
+      ['broken-letter.rtf', 'RTF document'],
       ['broken-report.docx', 'Word document'],
     ]) {
       expect(errors[`docs/${name}`]).to.include({ type: 'InvalidContent' });
       expect(errors[`docs/${name}`].message).to.include(`docs/${name} is not a readable ${what}`);
     }
-    expect(errors['docs/letter.rtf']).to.include({ type: 'UnsupportedFormat' });
-    expect(errors['docs/letter.rtf'].message).to.include('no well-kept RTF library');
-    expect(job.status_detail.stats).to.include({ assets: 9 });
+    expect(job.status_detail.stats).to.include({ assets: 10 });
 
     const id = kb.knowledge_base_id;
     const docx = await topHit(api, id, 'narwhal spiral tusk');
@@ -167,6 +168,9 @@ describe('knowledge bases: office documents', function () {
     const epub = await topHit(api, id, 'luna moths mouths');
     expect(epub).to.include({ asset_name: 'docs/book.epub', format: 'epub' });
     expect(epub.content).to.include('Luna moths have no mouths.').and.include('Atlas moths are huge.');
+    const rtf = await topHit(api, id, 'ocelots hunt night');
+    expect(rtf).to.include({ asset_name: 'docs/letter.rtf', format: 'rtf' });
+    expect(rtf.content).to.equal('Ocelots hunt at night.\nTheir coats are spotted.');
   });
 
   it('streams a 45 MB spreadsheet in bounded memory; too much text or too many bytes is TooLarge', async () => {
@@ -181,7 +185,7 @@ describe('knowledge bases: office documents', function () {
       const wordy = path.join(dir, 'wordy.xlsx');
       await writeWordyXlsx(wordy, MAX_TEXT_CHARS + 100_000);
       await upload(own, bucket, 'big/wordy.xlsx', fs.readFileSync(wordy));
-      await upload(own, bucket, 'big/over.xlsx', randomBytes(MAX_INGEST_BYTES + 1));
+      await upload(own, bucket, 'big/over.docx', randomBytes(MAX_INGEST_BYTES + 1));
 
       // Full text only: the worker process embeds nothing, what is measured is reading the files.
       const { value, growth } = await peakRssGrowth(platform.pid, () =>
@@ -199,9 +203,9 @@ describe('knowledge bases: office documents', function () {
       );
       expect(job.status, JSON.stringify(job)).to.equal('SUCCEEDED');
       const errors = Object.fromEntries(job.errors.map((e: any) => [e.path.slice(bucket.length + 1), e]));
-      expect(Object.keys(errors).sort()).to.deep.equal(['big/over.xlsx', 'big/wordy.xlsx']);
-      expect(errors['big/over.xlsx']).to.include({ type: 'TooLarge' });
-      expect(errors['big/over.xlsx'].message).to.include(`larger than ${MAX_INGEST_BYTES} bytes`);
+      expect(Object.keys(errors).sort()).to.deep.equal(['big/over.docx', 'big/wordy.xlsx']);
+      expect(errors['big/over.docx']).to.include({ type: 'TooLarge' });
+      expect(errors['big/over.docx'].message).to.include(`larger than ${MAX_INGEST_BYTES} bytes`);
       expect(errors['big/wordy.xlsx']).to.include({
         type: 'TooLarge',
         message: `big/wordy.xlsx holds more than ${MAX_TEXT_CHARS} characters of text`,

@@ -2,9 +2,9 @@
 // extension, when the bytes are UTF-8 without NUL), Markdown (.md, .markdown: kept as written), HTML (.html,
 // .htm: html-text.ts), JSON (.json: every string, number and boolean as a `path: value` line), CSV (.csv, .tsv:
 // each row a line), PDF (.pdf: pdf.ts), Word, PowerPoint and EPUB (.docx, .pptx, .epub: office.ts) and Excel
-// (.xlsx: xlsx.ts, streamed). The asset arrives as a stream: a spreadsheet is read as it flows, the other
-// formats (whose libraries need the whole file) are collected first, within the job's size cap. Anything else
-// (RTF, legacy .doc/.xls/.ppt, images, ...) is an UnsupportedFormat error for that asset, found before a byte
+// (.xlsx: xlsx.ts, streamed) and RTF (.rtf: rtf.ts, streamed). The asset arrives as a stream: a spreadsheet or
+// an RTF document is read as it flows, the other formats (whose libraries need the whole file) are collected
+// first, within the job's size cap. Anything else (legacy .doc/.xls/.ppt, images, ...) is an UnsupportedFormat error for that asset, found before a byte
 // is read; bytes that are not what the name says are InvalidContent; text over MAX_TEXT_CHARS is TooLarge. The
 // text never holds a NUL character (PostgreSQL text cannot). `extractDocument` also answers the source's own
 // metadata, as strings, for the chunks' `meta`.
@@ -13,6 +13,7 @@ import { ExtractionError, MAX_TEXT_CHARS, tooMuchText } from './extraction-error
 import { htmlToText } from './html-text';
 import { extractDocx, extractEpub, extractPptx } from './office';
 import { extractPdf } from './pdf';
+import { extractRtf } from './rtf';
 import { extractXlsx } from './xlsx';
 
 export { ExtractionError, htmlToText };
@@ -26,10 +27,10 @@ const ZIPPED: Record<string, (name: string, bytes: Buffer) => Promise<string>> =
   pptx: extractPptx,
   epub: extractEpub,
 };
-const SUPPORTED = 'text, Markdown, HTML, JSON, CSV, PDF, Word (.docx), Excel (.xlsx), PowerPoint (.pptx) and EPUB are';
+const SUPPORTED =
+  'text, Markdown, HTML, JSON, CSV, PDF, Word (.docx), Excel (.xlsx), PowerPoint (.pptx), EPUB and RTF are';
 /** Why a format we recognize is not read (docs/knowledge-bases.md says more). */
 const UNSUPPORTED_BECAUSE: Record<string, string> = {
-  rtf: 'no well-kept RTF library for Node extracts its text; save it as .docx or .txt',
   doc: 'the legacy binary Word format is not read; save it as .docx',
   xls: 'the legacy binary Excel format is not read; save it as .xlsx',
   ppt: 'the legacy binary PowerPoint format is not read; save it as .pptx',
@@ -39,6 +40,13 @@ function unsupported(ext: string): ExtractionError {
   const why = UNSUPPORTED_BECAUSE[ext] ?? SUPPORTED;
   return new ExtractionError('UnsupportedFormat', `.${ext} files are not supported (${why})`);
 }
+
+/**
+ * Whether a job reads `name` up to MAX_STREAMED_INGEST_BYTES: spreadsheets, streamed (their bytes never become
+ * memory) and the format whose large files are common. RTF is streamed too, but its JavaScript tokenizer costs
+ * about 0.4 s of CPU a MB on the worker's event loop, so it keeps the common cap.
+ */
+export const readsLargeFiles = (name: string) => extensionOf(name) === 'xlsx';
 
 export function extensionOf(name: string): string {
   const base = name.slice(name.lastIndexOf('/') + 1);
@@ -98,6 +106,8 @@ export async function extractDocument(name: string, stream: Readable, signal?: A
   try {
     if (ext === 'xlsx') {
       extracted = { text: await extractXlsx(name, stream, signal), meta: { format: 'xlsx' } };
+    } else if (ext === 'rtf') {
+      extracted = { text: await extractRtf(name, stream, signal), meta: { format: 'rtf' } };
     } else if (ext === 'pdf' || ZIPPED[ext] || TEXT.has(ext) || HTML.has(ext) || ext === 'json') {
       const bytes = await readAll(stream);
       if (ext === 'pdf') {

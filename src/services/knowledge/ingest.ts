@@ -13,12 +13,17 @@ import { likeEscape } from '../../persistence/scoped';
 import type { JobError, KnowledgeBase } from '../../persistence/entities/knowledge-base';
 import type { ChunkStore } from './chunk-store';
 import { chunkText } from './chunking';
-import { extractDocument } from './extract';
+import { extractDocument, readsLargeFiles } from './extract';
 import { splitAssetPath } from './knowledge-bases';
 import { adjustTermStats, tokenCountSql } from './full-text';
 
 /** Largest asset a job reads; larger ones are an error of that asset. */
 export const MAX_INGEST_BYTES = 50 * 1024 * 1024;
+/**
+ * Largest spreadsheet a job reads: it is streamed, so its bytes do not become memory (the text cap and the
+ * job's time limit bound what reading it costs); most other formats are read whole.
+ */
+export const MAX_STREAMED_INGEST_BYTES = 200 * 1024 * 1024;
 /** Texts per embeddings request. */
 export const EMBED_BATCH = 64;
 
@@ -69,13 +74,14 @@ export interface AssetOutcome {
   dimensions?: number;
 }
 
-/** The asset's bytes as a stream, once its size is known to be within MAX_INGEST_BYTES. */
+/** The asset's bytes as a stream, once its size is known to be within its format's cap. */
 async function openAsset(blobs: BlobStore, asset: CoveredAsset): Promise<{ stream: Readable; size: number }> {
   const blob = await blobs.get(assetBlobKey(asset.bucketId, asset.name));
   if (!blob) throw Object.assign(new Error(`The bytes of ${asset.path} are missing`), { type: 'NotFound' });
-  if (blob.size > MAX_INGEST_BYTES) {
+  const cap = readsLargeFiles(asset.name) ? MAX_STREAMED_INGEST_BYTES : MAX_INGEST_BYTES;
+  if (blob.size > cap) {
     blob.stream.destroy();
-    throw Object.assign(new Error(`${asset.path} is larger than ${MAX_INGEST_BYTES} bytes`), { type: 'TooLarge' });
+    throw Object.assign(new Error(`${asset.path} is larger than ${cap} bytes`), { type: 'TooLarge' });
   }
   return blob;
 }

@@ -30,11 +30,27 @@ const csvField = (text: string) => (/[",\r\n]/.test(text) ? `"${text.replace(/"/
 const END_OF_CENTRAL_DIRECTORY = Buffer.from([0x50, 0x4b, 0x05, 0x06]);
 const ZIP_TAIL = 22 + 0xffff;
 
-/** The items of `items` until `stopped` rejects (then that rejection), never waiting on `items` past it. */
-async function* untilStopped<T>(items: AsyncIterable<T>, stopped: Promise<never>): AsyncGenerator<T> {
+/**
+ * The items of `items` until `stopped` aborts (then its reason), never waiting on `items` past it. Each wait
+ * races a promise of its own whose listener is removed after it: racing one long-lived promise instead would
+ * attach a reaction to it per row, kept until it settles (measured: over 130 MB live at 400,000 rows).
+ */
+async function* untilStopped<T>(items: AsyncIterable<T>, stopped: AbortSignal): AsyncGenerator<T> {
   const iterator = items[Symbol.asyncIterator]();
   for (;;) {
-    const next = await Promise.race([iterator.next(), stopped]);
+    if (stopped.aborted) throw stopped.reason;
+    let onAbort = () => undefined as void;
+    const aborted = new Promise<never>((_, reject) => {
+      onAbort = () => reject(stopped.reason);
+      stopped.addEventListener('abort', onAbort, { once: true });
+    });
+    aborted.catch(() => undefined);
+    let next: IteratorResult<T>;
+    try {
+      next = await Promise.race([iterator.next(), aborted]);
+    } finally {
+      stopped.removeEventListener('abort', onAbort);
+    }
     if (next.done) return;
     yield next.value;
   }
@@ -68,14 +84,13 @@ export async function extractXlsx(name: string, input: Readable, signal?: AbortS
   let sharedChars = 0;
   let stop: Error | undefined;
   // A stop ends the stream exceljs reads (an error on it would go unheard: exceljs pipes it into its unzipper)
-  // and rejects `stopped`, which every wait on exceljs races: its parse may wait on an entry cut short forever.
-  let rejectStopped: (err: Error) => void = () => undefined;
-  const stopped = new Promise<never>((_, reject) => (rejectStopped = reject));
-  stopped.catch(() => undefined);
+  // and aborts `stopped`, which every wait on exceljs races: its parse may wait on an entry cut short forever.
+  const stopping = new AbortController();
+  const stopped = stopping.signal;
   const halt = (err: Error) => {
     if (stop) return;
     stop = err;
-    rejectStopped(err);
+    stopping.abort(err);
     guard.push(null);
   };
   const check = (done: (err?: Error | null, chunk?: unknown) => void, chunk: unknown) => {

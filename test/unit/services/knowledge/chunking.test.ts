@@ -25,9 +25,9 @@ describe('knowledge base text', () => {
       'a.b[0]: 1\na.b[1]: x\nc: true',
     );
     expect(extractText('t.csv', Buffer.from('a,b\n1,2\n'))).to.equal('a,b\n1,2\n');
-    expect(() => extractText('r.rtf', Buffer.from('{\\rtf1}'))).to.throw(
+    expect(() => extractText('r.doc', Buffer.from('\xd0\xcf\x11\xe0'))).to.throw(
       ExtractionError,
-      '.rtf files are not supported',
+      '.doc files are not supported (the legacy binary Word format',
     );
     expect(() => extractText('blob', Buffer.from([0, 1, 2]))).to.throw(ExtractionError, 'binary');
     expect(() => extractText('notes.txt', Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 0]))).to.throw(ExtractionError);
