@@ -46,8 +46,11 @@ interface Unit {
   piece?: true;
 }
 
+/** Words counted between two turns of the caller (chunkSteps yields). */
+const WORDS_PER_STEP = 2_000;
+
 /** Words with their leading whitespace; a word longer than LONG_WORD characters is cut into pieces. */
-function unitsOf(text: string, size: number): Unit[] {
+function* unitsOf(text: string, size: number): Generator<void, Unit[]> {
   const counted = new Map<string, number>();
   const count = (t: string) => {
     let n = counted.get(t);
@@ -57,7 +60,9 @@ function unitsOf(text: string, size: number): Unit[] {
   // A code point is at most 4 UTF-8 bytes, hence at most 4 tokens: pieces of size/4 code points always fit.
   const step = Math.max(1, Math.min(LONG_WORD, Math.floor(size / 4)));
   const units: Unit[] = [];
+  let words = 0;
   for (const word of text.match(/\s*\S+/g) ?? []) {
+    if (++words % WORDS_PER_STEP === 0) yield;
     const tokens = word.length <= LONG_WORD ? count(word) : Infinity;
     if (tokens <= size) {
       units.push({ text: word, tokens });
@@ -80,13 +85,48 @@ function strengthAfter(units: Unit[], i: number): number {
   return /[.!?;:]["')\]]?$/.test(units[i].text) ? 1 : 0;
 }
 
+/** The chunks of `text`, computed all at once (short texts, tests). */
 export function chunkText(text: string, size = CHUNK_TOKENS, overlap = CHUNK_OVERLAP_TOKENS): Chunk[] {
+  const steps = chunkSteps(text, size, overlap);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+/** How long chunkTextInSlices works before it gives the event loop a turn. */
+const SLICE_MS = 20;
+
+/**
+ * The same chunks as chunkText, computed in slices of about SLICE_MS with a turn of the event loop between
+ * them: a text near the 10 M-character cap takes tens of seconds of CPU, which would otherwise hold the
+ * worker's heartbeats and every other activity of the process for all of that time.
+ */
+export async function chunkTextInSlices(
+  text: string,
+  size = CHUNK_TOKENS,
+  overlap = CHUNK_OVERLAP_TOKENS,
+): Promise<Chunk[]> {
+  const steps = chunkSteps(text, size, overlap);
+  let sliceStart = performance.now();
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+    if (performance.now() - sliceStart >= SLICE_MS) {
+      await new Promise((resolve) => setImmediate(resolve));
+      sliceStart = performance.now();
+    }
+  }
+}
+
+/** The chunking itself, yielding now and then (between words counted, after each chunk) to its driver. */
+function* chunkSteps(text: string, size: number, overlap: number): Generator<void, Chunk[]> {
   const clean = text
     .replace(/\r\n?/g, '\n')
     .replace(/[ \t]+/g, ' ')
     .replace(/\n{3,}/g, '\n\n')
     .trim();
-  const units = unitsOf(clean, size);
+  const units = yield* unitsOf(clean, size);
   const pieces: Array<{ content: string; tokens: number }> = [];
   let start = 0;
   while (start < units.length) {
@@ -123,6 +163,7 @@ export function chunkText(text: string, size = CHUNK_TOKENS, overlap = CHUNK_OVE
     }
     if (content) pieces.push({ content, tokens });
     if (end >= units.length) break;
+    yield;
     // The next window starts up to `overlap` tokens back, at a word start, always past this one's start.
     let next = end;
     let back = 0;

@@ -12,7 +12,7 @@ import { assetBlobKey } from '../../blobs/keys';
 import { likeEscape } from '../../persistence/scoped';
 import type { JobError, KnowledgeBase } from '../../persistence/entities/knowledge-base';
 import type { ChunkStore } from './chunk-store';
-import { chunkText } from './chunking';
+import { chunkTextInSlices } from './chunking';
 import { extractDocument, readsLargeFiles } from './extract';
 import { splitAssetPath } from './knowledge-bases';
 import { adjustTermStats, tokenCountSql } from './full-text';
@@ -103,7 +103,7 @@ export async function ingestAsset(
 ): Promise<AssetOutcome> {
   const blob = await openAsset(blobs, asset);
   const document = await extractDocument(asset.name, blob.stream, signal);
-  const chunks = chunkText(transform ? await transform(document.text) : document.text);
+  const chunks = await chunkTextInSlices(transform ? await transform(document.text) : document.text);
   const existing: Array<{ chunk_index: number; content_hash: string; vector: string | null; model: string | null }> =
     await store.query(
       `SELECT chunk_index, content_hash, embedding::text AS vector, embedding_model AS model

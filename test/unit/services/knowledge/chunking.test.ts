@@ -6,6 +6,7 @@ import { expect } from 'chai';
 import { ConfigError, loadConfig } from '../../../../src/config';
 import {
   chunkText,
+  chunkTextInSlices,
   CHUNK_OVERLAP_TOKENS,
   CHUNK_TOKENS,
   countTokens,
@@ -101,6 +102,18 @@ describe('knowledge base text', () => {
     expect(long.length).to.be.greaterThan(10);
     for (const c of long) expect(c.tokens).to.be.at.most(CHUNK_TOKENS);
     expect(chunkText('a <|endoftext|> b')[0].content).to.equal('a <|endoftext|> b');
+  });
+
+  it('chunks a long text in slices: the same chunks, with the event loop served meanwhile', async () => {
+    const paragraph = (i: number) => `Paragraph ${i} says something about item ${i * 7}; then it ends. `.repeat(12);
+    const text = Array.from({ length: 400 }, (_, i) => paragraph(i)).join('\n\n');
+    let turns = 0;
+    const ticker = setInterval(() => turns++, 0);
+    const sliced = await chunkTextInSlices(text).finally(() => clearInterval(ticker));
+    expect(sliced).to.deep.equal(chunkText(text));
+    expect(sliced.length).to.be.greaterThan(100);
+    // Timers ran while it worked: each slice ended with a turn of the event loop.
+    expect(turns).to.be.greaterThan(1);
   });
 
   it('fuses rankings by reciprocal rank', () => {
