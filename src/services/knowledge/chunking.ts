@@ -104,6 +104,8 @@ const SLICE_MS = 20;
  */
 export async function chunkTextInSlices(
   text: string,
+  /** Stops the chunking between two slices (the job's cancel or time limit). */
+  signal?: AbortSignal,
   size = CHUNK_TOKENS,
   overlap = CHUNK_OVERLAP_TOKENS,
 ): Promise<Chunk[]> {
@@ -114,6 +116,7 @@ export async function chunkTextInSlices(
     if (step.done) return step.value;
     if (performance.now() - sliceStart >= SLICE_MS) {
       await new Promise((resolve) => setImmediate(resolve));
+      signal?.throwIfAborted();
       sliceStart = performance.now();
     }
   }

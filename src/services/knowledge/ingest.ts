@@ -103,7 +103,7 @@ export async function ingestAsset(
 ): Promise<AssetOutcome> {
   const blob = await openAsset(blobs, asset);
   const document = await extractDocument(asset.name, blob.stream, signal);
-  const chunks = await chunkTextInSlices(transform ? await transform(document.text) : document.text);
+  const chunks = await chunkTextInSlices(transform ? await transform(document.text) : document.text, signal);
   const existing: Array<{ chunk_index: number; content_hash: string; vector: string | null; model: string | null }> =
     await store.query(
       `SELECT chunk_index, content_hash, embedding::text AS vector, embedding_model AS model
