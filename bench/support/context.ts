@@ -10,7 +10,7 @@ import { newTenant, startStack, stopStack, type Stack } from '../../test/harness
 import { functionShim } from '../../src/runtime/shims';
 import { createBareActivities, type BareCommand, type BareFunctionCall } from '../baseline/activities';
 import { setNamedPid } from './processes';
-import { BENCH_SHARE, Production, startProduction } from './production';
+import { BENCH_SHARE, BENCH_SSE_STREAMS, Production, startProduction } from './production';
 import { RunWatcher } from './run-watcher';
 
 export type Shape = 'inprocess' | 'production';
@@ -92,7 +92,7 @@ export interface BenchContext {
 export async function startContext(options: BenchOptions): Promise<{ ctx: BenchContext; stop: () => Promise<void> }> {
   // Production keep-alives (the tests use 300 ms so that they see one without waiting).
   const stack = await startStack({
-    env: { SSE_KEEPALIVE_MS: '15000', ...BENCH_SHARE },
+    env: { SSE_KEEPALIVE_MS: '15000', SSE_MAX_STREAMS_PER_ORG: String(BENCH_SSE_STREAMS), ...BENCH_SHARE },
     inProcess: options.shape === 'inprocess',
   });
   const production =

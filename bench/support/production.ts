@@ -9,6 +9,9 @@ import { Findings } from '../../test/drills/kit';
 import { Processes, startApiProcess, startWorkerProcess } from '../../test/drills/processes';
 import type { ProbeSample } from './probe';
 
+/** The events benchmark's clients are one organization's (up to 500): above SSE_MAX_STREAMS_PER_ORG's default. */
+export const BENCH_SSE_STREAMS = 1000;
+
 /**
  * The bench runs one organization's work against bare Temporal, which has no fair share: the organization may use
  * every activity slot, so the fair share (ORG_MAX_CONCURRENT_RUNS) does not turn throughput into queueing.
@@ -58,6 +61,7 @@ export async function startProduction(dataDir: string, sizes: ProcessSizes): Pro
       ...probeEnv('api'),
       DATABASE_POOL_SIZE: String(sizes.apiPool),
       SSE_KEEPALIVE_MS: '15000', // production keep-alives, as in the in-process shape
+      SSE_MAX_STREAMS_PER_ORG: String(BENCH_SSE_STREAMS),
       LOG_LEVEL: 'silent',
     },
     undefined,
