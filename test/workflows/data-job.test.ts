@@ -20,8 +20,16 @@ import { PY_PRELUDE } from '../harness/runs';
 import { getStack, newTenant, startTimeSkipping } from '../harness/stack';
 import { skipWhileActivityRuns } from '../support/time-skipping';
 
-async function tenantWithConnector(config: Record<string, unknown>, type: string, extra: Partial<DataConnector> = {}) {
-  const t = await newTenant('data-job');
+type Tenant = Awaited<ReturnType<typeof newTenant>>;
+
+/** A connector of `type` writing to the tenant's default bucket; a new tenant unless one is given. */
+async function tenantWithConnector(
+  config: Record<string, unknown>,
+  type: string,
+  extra: Partial<DataConnector> = {},
+  tenant?: Tenant,
+) {
+  const t = tenant ?? (await newTenant('data-job'));
   const { ds } = getStack();
   const org = await ds.query(`SELECT default_bucket_id FROM organizations WHERE organization_id = $1`, [
     t.organizationId,
@@ -51,6 +59,23 @@ async function tenantWithConnector(config: Record<string, unknown>, type: string
     runId: null,
   };
   return { t, connector, caller };
+}
+
+/** A job row of `connector` already RUNNING (as its workflow's start leaves it), created `at`. */
+function runningDataJob(connector: DataConnector, at = new Date()): Promise<DataJob> {
+  return getStack().ds.getRepository(DataJob).save({
+    data_job_id: randomUUID(),
+    data_connector_id: connector.data_connector_id,
+    organization_id: connector.organization_id,
+    status: 'RUNNING',
+    status_detail: null,
+    errors: [],
+    bytes_ingested: 0,
+    created_by: 'test',
+    created_at: at,
+    updated_at: at,
+    completed_at: null,
+  });
 }
 
 async function untilRequested(site: LocalSite, path: string) {
@@ -162,27 +187,13 @@ assert call("POST", "api/structure-runs/" + RUN_ID + "/events", [finish]) == 202
 `,
       },
     });
-    const { connector } = await tenantWithConnector({ structure_id: producer.structureId, args: [] }, 'structure', {
-      organization_id: t.organizationId,
-      bucket_id: (
-        await ds.query(`SELECT default_bucket_id FROM organizations WHERE organization_id = $1`, [t.organizationId])
-      )[0].default_bucket_id,
-    });
-    const jobId = randomUUID();
-    const now = new Date();
-    await ds.getRepository(DataJob).save({
-      data_job_id: jobId,
-      data_connector_id: connector.data_connector_id,
-      organization_id: t.organizationId,
-      status: 'RUNNING',
-      status_detail: null,
-      errors: [],
-      bytes_ingested: 0,
-      created_by: 'test',
-      created_at: now,
-      updated_at: now,
-      completed_at: null,
-    });
+    const { connector } = await tenantWithConnector(
+      { structure_id: producer.structureId, args: [] },
+      'structure',
+      {},
+      t,
+    );
+    const jobId = (await runningDataJob(connector)).data_job_id;
     const ctl = { signal: new AbortController().signal, beat: () => undefined };
     // The first attempt's worker "dies" after the structure run was started: the second attempt runs it all.
     const first = await ingestDataJob(activityDeps, jobId, ctl);
@@ -215,30 +226,9 @@ assert call("POST", "api/structure-runs/" + RUN_ID + "/events", [finish]) == 202
        SELECT $1, n, $2, length('bytes of ' || n), 'test', now(), now() FROM unnest($3::text[]) n`,
       [source, t.organizationId, names],
     );
-    const { connector } = await tenantWithConnector({ bucket_id: source }, 'data_lake', {
-      organization_id: t.organizationId,
-      bucket_id: (
-        await ds.query(`SELECT default_bucket_id FROM organizations WHERE organization_id = $1`, [t.organizationId])
-      )[0].default_bucket_id,
-    });
+    const { connector } = await tenantWithConnector({ bucket_id: source }, 'data_lake', {}, t);
     const ctl = { signal: new AbortController().signal, beat: () => undefined };
-    const runJob = async () => {
-      const now = new Date();
-      const job = await ds.getRepository(DataJob).save({
-        data_job_id: randomUUID(),
-        data_connector_id: connector.data_connector_id,
-        organization_id: t.organizationId,
-        status: 'RUNNING',
-        status_detail: null,
-        errors: [],
-        bytes_ingested: 0,
-        created_by: 'test',
-        created_at: now,
-        updated_at: now,
-        completed_at: null,
-      });
-      return ingestDataJob(activityDeps, job.data_job_id, ctl);
-    };
+    const runJob = async () => ingestDataJob(activityDeps, (await runningDataJob(connector)).data_job_id, ctl);
     const first = await runJob();
     const bytes = names.reduce((sum, n) => sum + Buffer.byteLength(`bytes of ${n}`), 0);
     expect(first).to.deep.include({ status: 'SUCCEEDED', errors: [], bytesIngested: bytes });
@@ -263,21 +253,8 @@ assert call("POST", "api/structure-runs/" + RUN_ID + "/events", [finish]) == 202
 
   it('the reconciler settles a data job whose workflow never existed: FAILED, WorkflowClosed', async () => {
     const { ds, env, config } = getStack();
-    const { connector, t } = await tenantWithConnector({ urls: [`${site.url}/x`] }, 'webscraper');
-    const past = new Date(Date.now() - 5 * 60_000);
-    const job = await ds.getRepository(DataJob).save({
-      data_job_id: randomUUID(),
-      data_connector_id: connector.data_connector_id,
-      organization_id: t.organizationId,
-      status: 'RUNNING',
-      status_detail: null,
-      errors: [],
-      bytes_ingested: 0,
-      created_by: 'test',
-      created_at: past,
-      updated_at: past,
-      completed_at: null,
-    });
+    const { connector } = await tenantWithConnector({ urls: [`${site.url}/x`] }, 'webscraper');
+    const job = await runningDataJob(connector, new Date(Date.now() - 5 * 60_000));
     const result = await env.client.workflow.execute('reconcilerWorkflow', {
       taskQueue: config.temporal.taskQueue,
       workflowId: `reconcile-${randomUUID()}`,
