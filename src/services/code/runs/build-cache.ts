@@ -4,12 +4,13 @@
 // build whose manifest, interpreter and work directory are still the ones read the first time. Before, every
 // run read and parsed manifest.json (an untrusted-file read) and checked both paths again.
 import fs from 'node:fs/promises';
+import { LRUCache } from 'lru-cache';
 import { BuildManifest, readManifest } from '../../../runtime/manifest';
 
 /** Builds remembered by a worker; the least recently used one is forgotten past this (a manifest is < 1 KB). */
 const MAX_BUILDS = 1_000;
 
-const builds = new Map<string, Promise<BuildManifest>>();
+const builds = new LRUCache<string, Promise<BuildManifest>>({ max: MAX_BUILDS });
 
 /** Reads and checks a build (its manifest, an executable interpreter, its work directory). */
 async function readBuild(buildPath: string): Promise<BuildManifest> {
@@ -40,17 +41,11 @@ export class BuildUnreadable extends Error {
  */
 export function manifestOfBuild(buildPath: string): Promise<BuildManifest> {
   const known = builds.get(buildPath);
-  if (known) {
-    // Most recently used last: the first key is the one to forget.
-    builds.delete(buildPath);
-    builds.set(buildPath, known);
-    return known;
-  }
+  if (known) return known;
   const reading = readBuild(buildPath);
   builds.set(buildPath, reading);
   reading.catch(() => {
     if (builds.get(buildPath) === reading) builds.delete(buildPath);
   });
-  if (builds.size > MAX_BUILDS) builds.delete(builds.keys().next().value!);
   return reading;
 }
