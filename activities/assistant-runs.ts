@@ -27,6 +27,7 @@ import {
 import { chunkEvent } from '../src/services/assistants/run-events';
 import { loadAssistantRun } from '../src/services/assistants/transcript';
 import { callModel } from './model-call';
+import { recordedLimits } from '../src/services/code/runs/limits';
 
 export function createAssistantRunActivities(deps: ActivityDeps) {
   const { ds } = deps;
@@ -48,11 +49,17 @@ export function createAssistantRunActivities(deps: ActivityDeps) {
     /** The functions offered to the model, then → RUNNING. An ending when a tool could not be described. */
     async resolveAssistantTools(input: {
       runId: string;
+      /** Absent in workflows started before it was passed: no limits are recorded then. */
+      timeLimitSeconds?: number;
       failures: Array<{ toolId: string; error: string }>;
     }): Promise<RunEnding | undefined> {
       const loaded = await loadAssistantRun(ds, input.runId);
       if (!loaded) return { status: 'ERROR', reason: 'AlreadyEnded', error: 'The run no longer exists' };
-      return resolveAssistantTools(ds, loaded, input.failures);
+      const limits =
+        input.timeLimitSeconds === undefined
+          ? undefined
+          : recordedLimits(deps.config, 'assistant', input.timeLimitSeconds);
+      return resolveAssistantTools(ds, loaded, input.failures, limits);
     },
 
     /**

@@ -19,16 +19,20 @@ import { finishRun, isTerminal, markRunning, markStarting } from '../src/service
 import type { RunEnding } from '../src/temporal/contracts';
 import { findChatRun, recordChatAnswer } from '../src/services/conversations/chat-answer';
 import { callModel } from './model-call';
+import { recordedLimits } from '../src/services/code/runs/limits';
 
 export function createChatMessageActivities(deps: ActivityDeps) {
   const { ds } = deps;
 
   return {
     /** QUEUED → STARTING → RUNNING. False when the exchange is gone or already ended. */
-    async startChatMessage(input: { runId: string }): Promise<boolean> {
+    async startChatMessage(input: { runId: string; timeLimitSeconds?: number }): Promise<boolean> {
       const status = await markStarting(ds, input.runId);
       if (status === undefined || isTerminal(status)) return false;
-      return markRunning(ds, input.runId, new Date());
+      // Workflows started before the time limit was passed here record no limits.
+      const limits =
+        input.timeLimitSeconds === undefined ? undefined : recordedLimits(deps.config, 'chat', input.timeLimitSeconds);
+      return markRunning(ds, input.runId, new Date(), undefined, limits);
     },
 
     /**

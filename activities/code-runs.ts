@@ -8,6 +8,7 @@ import { retryWhileUnavailable } from '../src/persistence/unavailable';
 import { signalGroup } from '../src/runtime/process/user-process';
 import { superviseUserProcess, SupervisedOutcome } from '../src/runtime/process/supervise';
 import { functionEnding } from '../src/services/code/runs/function-result';
+import { recordedLimits } from '../src/services/code/runs/limits';
 import { prepareExecution, RUN_HOME_PREFIX, RunSetupError } from '../src/services/code/runs/execution';
 import {
   claimExecution,
@@ -107,7 +108,7 @@ export function createCodeRunActivities(deps: ActivityDeps) {
      * have side effects). So does a retry that finds it STARTING but claimed by an earlier attempt (claimed
      * just before the spawn: that attempt may still be starting it); only an unclaimed run is started.
      */
-    async executeCodeRun(input: { runId: string }): Promise<RunEnding> {
+    async executeCodeRun(input: { runId: string; timeLimitSeconds?: number }): Promise<RunEnding> {
       const ctx = Context.current();
       const run = await findOnePrepared(ds, Run, { run_id: input.runId });
       if (!run || isTerminal(run.status))
@@ -177,7 +178,12 @@ export function createCodeRunActivities(deps: ActivityDeps) {
           writeLogs: (lines) => appendLogs(ds, run.run_id, lines), // one statement
           onStarted: () => {
             const startedAt = new Date();
-            return retryWhileUnavailable(() => markRunning(ds, run.run_id, startedAt, run.attempt));
+            // Workflows started before the time limit was passed here record no limits.
+            const limits =
+              input.timeLimitSeconds === undefined
+                ? undefined
+                : recordedLimits(config, run.kind, input.timeLimitSeconds);
+            return retryWhileUnavailable(() => markRunning(ds, run.run_id, startedAt, run.attempt, limits));
           },
           heartbeat: (pid) => ctx.heartbeat({ pid, host: os.hostname(), home: prepared.home } satisfies ProcessMarker),
           heartbeatEveryMs: Math.max(200, Math.min(1_000, heartbeatTimeoutMs / 4)),

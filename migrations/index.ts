@@ -25,6 +25,7 @@ import { RetrieverComponents1765700000000 } from './1765700000000-retriever-comp
 import { RunRetries1765300000000 } from './1765300000000-run-retries';
 import { AssistantRunControl1765800000000 } from './1765800000000-assistant-run-control';
 import { RunChanges1765900000000 } from './1765900000000-run-changes';
+import { RunLimits1766700000000 } from './1766700000000-run-limits';
 
 /** Every migration, in order; the data source runs these (never `synchronize`). */
 export const migrations = [
@@ -55,4 +56,5 @@ export const migrations = [
   RunRetries1765300000000,
   AssistantRunControl1765800000000,
   RunChanges1765900000000,
+  RunLimits1766700000000,
 ];

@@ -120,6 +120,7 @@ export async function assistantRunWorkflow(input: AssistantRunInput): Promise<Ru
         );
         const setupEnding = await resolveAssistantTools({
           runId: input.runId,
+          timeLimitSeconds: input.timeLimitSeconds,
           failures: failures.filter((f) => f !== undefined),
         });
         if (setupEnding) return setupEnding;

@@ -19,7 +19,7 @@ export async function chatMessageWorkflow(input: ChatMessageInput): Promise<RunS
   return runToEnding(
     { timeLimitSeconds: input.timeLimitSeconds, failedTypes: FAILED_TYPES },
     async (startTimer) => {
-      if (!(await startChatMessage({ runId: input.runId }))) return undefined;
+      if (!(await startChatMessage({ runId: input.runId, timeLimitSeconds: input.timeLimitSeconds }))) return undefined;
       startTimer();
       await chatModelCall({ runId: input.runId });
       return { status: 'SUCCEEDED', message: null } satisfies RunEnding;

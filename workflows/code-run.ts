@@ -35,7 +35,7 @@ async function codeRun(
               return slot.skipped ? { status: 'CANCELLED', requestedBy: slot.skipped } : undefined;
             if (!(await activities.startCodeRun({ runId: input.runId }))) return undefined;
             startTimer();
-            return activities.executeCodeRun({ runId: input.runId });
+            return activities.executeCodeRun({ runId: input.runId, timeLimitSeconds: input.timeLimitSeconds });
           },
           end,
         ),

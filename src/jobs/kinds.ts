@@ -79,7 +79,7 @@ export const RUN_JOB: JobKind = {
   // Back to QUEUED only for the next attempt of a retry policy (services/code/runs/retries.ts), guarded there by
   // the attempt number.
   from: { ...forwardOnly(RUN_OPEN, RUN_TERMINAL), QUEUED: ['STARTING', 'RUNNING'] },
-  jsonColumns: ['status_detail', 'output', 'attempts'],
+  jsonColumns: ['status_detail', 'output', 'attempts', 'limits'],
   notifyChannel: RUN_CHANNEL,
   timed: true,
   rowColumns: ['kind'],

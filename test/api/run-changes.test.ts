@@ -1,15 +1,16 @@
 // GET /api/runs/stream: the organization's runs as they are created or change status, over SSE (woken by the
 // notifications that name the organization, resumed with Last-Event-ID); and GET /api/runs/{id}/limits, the
-// limits a run executes under.
+// limits a run executes under: today's settings until its worker records its own with RUNNING.
+import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { Run } from '../../src/persistence/entities/run';
 import { RUN_JOB } from '../../src/jobs/kinds';
 import { transition } from '../../src/jobs/transition';
 import { as, request } from '../harness/client';
-import { structureWithoutBuild } from '../harness/builds';
-import { aRun } from '../harness/runs';
+import { structureWithBuild, structureWithoutBuild } from '../harness/builds';
+import { aRun, waitForRun } from '../harness/runs';
 import { readSse, sseBlocks } from '../harness/sse';
-import { getStack, newTenant } from '../harness/stack';
+import { configWith, getStack, newTenant, startApi, startWorker } from '../harness/stack';
 
 type Frame = { id: number; data: any; at: number };
 
@@ -155,7 +156,7 @@ describe('GET /api/runs/stream', function () {
 });
 
 describe('GET /api/runs/{run_id}/limits', () => {
-  it('answers the limits of the settings a run executes under; only the time limit for an assistant run', async () => {
+  it("answers today's settings for a run not started; only the time limit for an assistant run", async () => {
     const t = await newTenant('run-limits-record');
     const { config, ds } = getStack();
     const structureRun = aRun({
@@ -177,6 +178,7 @@ describe('GET /api/runs/{run_id}/limits', () => {
     const expected: Record<string, unknown> = {
       run_id: structureRun.run_id,
       kind: 'function',
+      recorded: false,
       time_limit_seconds: config.runLimits.timeSeconds,
       sandbox: config.sandbox.mode,
       memory_mb: config.runLimits.memoryMb,
@@ -198,11 +200,38 @@ describe('GET /api/runs/{run_id}/limits', () => {
     expect(assistantLimits.body).to.deep.equal({
       run_id: assistantRun.run_id,
       kind: 'assistant',
+      recorded: false,
       time_limit_seconds: config.runLimits.timeSeconds,
     });
 
     const other = await newTenant('run-limits-other');
     expect((await as(other.key).get(`/api/runs/${structureRun.run_id}/limits`)).status).to.equal(404);
     expect((await as(t.key).get('/api/runs/not-a-uuid/limits')).status).to.equal(400);
+  });
+
+  it('records, when the run starts, the limits its worker enforces and the time limit it was created with', async () => {
+    // An api and a worker of their own, set differently: the time limit is the creating api's, the rest the worker's.
+    const queue = `run-limits-${randomUUID().slice(0, 8)}`;
+    const worker = await startWorker(configWith({ TEMPORAL_TASK_QUEUE: queue, RUN_MEMORY_LIMIT_MB: '1536' }));
+    const ownApi = await startApi(
+      getStack().env.client,
+      0,
+      configWith({ TEMPORAL_TASK_QUEUE: queue, RUN_TIME_LIMIT_SECONDS: '321' }),
+    );
+    try {
+      const t = await newTenant('run-limits-started');
+      const { structureId } = await structureWithBuild(t.organizationId, { files: { 'structure.py': 'print("hi")' } });
+      const created = await as(t.key, ownApi.baseUrl).post(`/api/structures/${structureId}/runs`, { args: [] });
+      expect(created.status, created.text).to.equal(201);
+      const runId = created.body.structure_run_id;
+      const run = await waitForRun(t.key, runId, undefined, 30_000, ownApi.baseUrl);
+      expect(run.status, JSON.stringify(run)).to.equal('SUCCEEDED');
+      const limits = await as(t.key).get(`/api/runs/${runId}/limits`);
+      expect(limits.status, limits.text).to.equal(200);
+      expect(limits.body).to.include({ recorded: true, time_limit_seconds: 321, memory_mb: 1536 });
+    } finally {
+      await ownApi.close();
+      await worker.close();
+    }
   });
 });

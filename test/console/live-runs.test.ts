@@ -94,6 +94,8 @@ describe('console (browser): live lists of runs', function () {
     expect(text).to.contain(`memory ${runLimits.memoryMb} MiB`);
     expect(text).to.contain(`sandbox ${sandbox.mode}`);
     if (sandbox.mode === 'on') expect(text).to.contain(`${sandbox.maxProcesses} processes`);
+    // Not started: today's settings, said as such (the worker records its own when the run starts).
+    expect(text).to.contain("today's settings");
     await c.shot('run-limits');
   });
 });

@@ -207,6 +207,7 @@ export function limitPhrases(l: RunLimits): string[] {
     l.log_bytes !== undefined && `logs ${size(l.log_bytes)}`,
     l.result_bytes !== undefined && `result ${size(l.result_bytes)}`,
     l.sandbox !== undefined && `sandbox ${l.sandbox}`,
+    !l.recorded && "today's settings (recorded when the run starts)",
   ];
   return phrases.filter((p): p is string => typeof p === 'string');
 }

@@ -1,7 +1,7 @@
 // One run: its arguments or input, output, attempt and the limits it executes under, status timeline (its SYSTEM
 // events), every event and its log lines as they come (the SSE stream; log lines are re-read while the run goes on), Cancel, and its workflow in the
 // Temporal UI; Replay of a finished run opens the new run.
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useNavigate, useParams } from '@tanstack/react-router';
 import { useCallback, useEffect } from 'react';
 import {
@@ -41,7 +41,12 @@ export function RunDetailPage() {
       q.state.data && !isTerminal(q.state.data.status) && !hasEventStream(kind) ? RECORD_POLL_MS : false,
   });
   const running = !!run.data && !isTerminal(run.data.status);
-  const limits = useQuery({ queryKey: ['run-limits', runId], queryFn: () => fetchRunLimits(runId) });
+  // Recorded by the worker when the run starts (today's settings until then): read again at each status.
+  const limits = useQuery({
+    queryKey: ['run-limits', runId, run.data?.status],
+    queryFn: () => fetchRunLimits(runId),
+    placeholderData: keepPreviousData,
+  });
   const logs = useQuery({
     queryKey: ['run-logs', kind, runId],
     queryFn: () => fetchLogs(kind, runId),

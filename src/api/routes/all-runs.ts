@@ -5,7 +5,7 @@ import { RUN_STATUSES, Run } from '../../persistence/entities/run';
 import { iso } from '../../persistence/scoped';
 import { LISTED_RUN_KINDS, pageAllRuns, runWorkflowId } from '../../services/code/runs/all-runs';
 import { findInOrg } from '../../persistence/scoped';
-import { limitsOfRun } from '../../services/code/runs/limits';
+import { limitsShown } from '../../services/code/runs/limits';
 import { route } from '../http/route';
 import { eventStreamResponse, resumeAfter } from '../sse/event-stream';
 import { CHANGE_OVERLAP_MS, MAX_RESUME_MS, streamRunChanges } from '../sse/run-changes';
@@ -124,19 +124,26 @@ route({
   path: '/runs/{run_id}/limits',
   tag: 'Runs',
   summary:
-    'The limits a run of any kind executes under: the platform settings named in each field (docs/configuration.md). ' +
-    'A limit that does not apply to the run is absent: an assistant run or chat exchange runs no user code, and ' +
-    'with SANDBOX=off only the memory limit of the sandbox holds.',
+    'The limits a run of any kind executes under: the platform settings named in each field (docs/configuration.md), ' +
+    'as the worker that started the run recorded them (recorded: true), or, for a run not started yet (and runs ' +
+    'started before limits were recorded), the settings it would run under today (recorded: false). A limit that ' +
+    'does not apply to the run is absent: an assistant run or chat exchange runs no user code, and with ' +
+    'SANDBOX=off only the memory limit of the sandbox holds.',
   params: { run_id: uuid },
   responses: {
     200: {
       description: 'Limits',
       schema: defineSchema('RunLimits', {
         type: 'object',
-        required: ['run_id', 'kind', 'time_limit_seconds'],
+        required: ['run_id', 'kind', 'recorded', 'time_limit_seconds'],
         properties: {
           run_id: uuid,
           kind: { type: 'string', enum: [...LISTED_RUN_KINDS] },
+          recorded: {
+            type: 'boolean',
+            description:
+              "true: the limits recorded when the run started (its latest attempt); false: today's settings.",
+          },
           time_limit_seconds: optionalInteger(
             'Wall time; past it the run ends ERROR (RUN_TIME_LIMIT_SECONDS; CHAT_MESSAGE_TIME_LIMIT_SECONDS for chat).',
           ),
@@ -156,6 +163,6 @@ route({
   },
   handler: async ({ deps, caller, params }) => {
     const run = await findInOrg(deps.ds, Run, caller.organizationId, { run_id: params.run_id }, 'Run');
-    return { status: 200, body: { run_id: run.run_id, kind: run.kind, ...limitsOfRun(deps.config, run) } };
+    return { status: 200, body: { run_id: run.run_id, kind: run.kind, ...limitsShown(deps.config, run) } };
   },
 });

@@ -17,6 +17,21 @@ export interface ModelUsage {
 }
 
 /** How one attempt of a run ended (an attempt that was retried). */
+/** The limits a run executes under (src/services/code/runs/limits.ts says which apply to which kind). */
+export interface RunLimits {
+  time_limit_seconds: number;
+  sandbox?: 'on' | 'off';
+  memory_mb?: number;
+  log_bytes?: number;
+  result_bytes?: number;
+  max_processes?: number;
+  cpu_seconds?: number;
+  max_open_files?: number;
+  file_mb?: number;
+  disk_mb?: number;
+  shm_mb?: number;
+}
+
 export interface AttemptRecord {
   attempt: number;
   status: RunStatus;
@@ -61,6 +76,8 @@ export class Run {
   @Column('integer') attempt: number;
   /** How each earlier attempt ended (the last one's ending is the run's own). */
   @Column('jsonb') attempts: AttemptRecord[];
+  /** The limits its worker enforced, written with RUNNING (the latest attempt's); null before, and for older runs. */
+  @Column('jsonb', { nullable: true }) limits: RunLimits | null;
   @Column('timestamptz') created_at: Date;
   @Column('timestamptz') updated_at: Date;
 }
@@ -102,6 +119,7 @@ export function newRunRow(
     attempt: 1,
     attempts: [],
     usage: null,
+    limits: null,
     status: 'QUEUED',
     status_detail: null,
     output: null,

@@ -6,7 +6,7 @@ import type { DataSource } from 'typeorm';
 import type { Completion, CompletionRequest } from '../../drivers/model/types';
 import { AssistantRun, type TranscriptEntry } from '../../persistence/entities/assistant';
 import { CodeResource } from '../../persistence/entities/code-resource';
-import { ModelUsage, Run, RunStatus } from '../../persistence/entities/run';
+import { ModelUsage, Run, RunStatus, type RunLimits } from '../../persistence/entities/run';
 import { griptapeId } from '../../ids';
 import { finishRun } from '../code/runs/lifecycle';
 import { markRetrying } from '../code/runs/retries';
@@ -32,6 +32,8 @@ export async function resolveAssistantTools(
   ds: DataSource,
   loaded: AssistantRunRecord,
   failures: Array<{ toolId: string; error: string }>,
+  /** What the worker enforces (limits.ts `recordedLimits`), recorded with RUNNING. */
+  limits?: RunLimits,
 ): Promise<RunEnding | undefined> {
   const { run, details } = loaded;
   const resources = await ds.getRepository(CodeResource).findBy(
@@ -78,7 +80,7 @@ export async function resolveAssistantTools(
       JSON.stringify(definitions),
     ]);
     const startedAt = new Date();
-    const moved = await transitionRun(em, run.run_id, 'RUNNING', { started_at: startedAt });
+    const moved = await transitionRun(em, run.run_id, 'RUNNING', { started_at: startedAt, limits });
     if (!moved) return;
     await appendEvents(em, run.run_id, startEvents(run, userMessageOfRun(run), startedAt));
   });

@@ -2,7 +2,7 @@
 // run-state.ts, the only writer). Called by the run workflow's activities; every one is idempotent.
 import type { DataSource, EntityManager } from 'typeorm';
 import { iso } from '../../../persistence/scoped';
-import { Run, RUN_TERMINAL, RunStatus } from '../../../persistence/entities/run';
+import { Run, RUN_TERMINAL, RunStatus, type RunLimits } from '../../../persistence/entities/run';
 import { appendEvents, transitionRun } from './state';
 import { RUN_JOB } from '../../../jobs/kinds';
 import { startJob } from '../../../jobs/start';
@@ -55,16 +55,18 @@ export async function claimExecution(
  * → RUNNING once the process of the run's attempt `runAttempt` has started; false when the run already ended
  * or went on to a later attempt (then stop the process).
  * Repeatable: a retry after a commit whose answer was lost finds the run RUNNING since this `startedAt`.
+ * `limits`: what the worker enforces on it (limits.ts `recordedLimits`), recorded with RUNNING.
  */
 export async function markRunning(
   ds: DataSource,
   runId: string,
   startedAt: Date,
   runAttempt?: number,
+  limits?: RunLimits,
 ): Promise<boolean> {
   return ds.transaction(async (em) => {
     const fence = runAttempt === undefined ? undefined : `attempt = ${Number(runAttempt)}`;
-    const moved = await transitionRun(em, runId, 'RUNNING', { started_at: startedAt }, fence);
+    const moved = await transitionRun(em, runId, 'RUNNING', { started_at: startedAt, limits }, fence);
     if (moved) {
       await appendEvents(em, runId, [
         { type: 'StructureRunRunning', origin: 'SYSTEM', payload: { status: 'RUNNING', started_at: iso(startedAt) } },

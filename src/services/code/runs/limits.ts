@@ -1,26 +1,15 @@
 // The limits a run executes under, as the console's run detail and GET /api/runs/{run_id}/limits show them.
-// Every run of a kind runs under the same ones: the platform's settings (docs/configuration.md), which the api
-// (time limits: a workflow timer started with the run) and the workers (the sandbox) read alike. A limit that
-// is not enforced where the run executes (an assistant runs no user code; SANDBOX=off applies memory alone) is
-// absent rather than shown as if it held.
+// Every run of a kind runs under the same ones: the platform's settings (docs/configuration.md). The worker that
+// starts a run records them on it with RUNNING (`recordedLimits`: its own sandbox settings, the time limit the
+// run was created with), so that a run shows what held for it even after the settings change; a run not started
+// yet shows the settings it would run under. A limit that is not enforced where the run executes (an assistant
+// runs no user code; SANDBOX=off applies memory alone) is absent rather than shown as if it held.
 import type { Config } from '../../../config';
-import type { Run } from '../../../persistence/entities/run';
+import type { Run, RunKind, RunLimits } from '../../../persistence/entities/run';
+
+export type { RunLimits };
 
 const MiB = 1024 * 1024;
-
-export interface RunLimits {
-  time_limit_seconds: number;
-  sandbox?: 'on' | 'off';
-  memory_mb?: number;
-  log_bytes?: number;
-  result_bytes?: number;
-  max_processes?: number;
-  cpu_seconds?: number;
-  max_open_files?: number;
-  file_mb?: number;
-  disk_mb?: number;
-  shm_mb?: number;
-}
 
 type LimitsConfig = Pick<Config, 'runLimits' | 'sandbox' | 'chatTimeLimitSeconds'>;
 
@@ -49,3 +38,13 @@ export function limitsOfRun(config: LimitsConfig, run: Pick<Run, 'kind'>): RunLi
     shm_mb: s.shmBytes / MiB,
   };
 }
+
+/** What a worker records on a run of `kind` it starts: its settings, with the time limit the run was created with. */
+export const recordedLimits = (config: LimitsConfig, kind: RunKind, timeLimitSeconds: number): RunLimits => ({
+  ...limitsOfRun(config, { kind }),
+  time_limit_seconds: timeLimitSeconds,
+});
+
+/** The limits GET /runs/{run_id}/limits answers: those recorded when the run started, else today's settings. */
+export const limitsShown = (config: LimitsConfig, run: Pick<Run, 'kind' | 'limits'>) =>
+  run.limits ? { ...run.limits, recorded: true } : { ...limitsOfRun(config, run), recorded: false };

@@ -18,7 +18,10 @@ export {
 } from '../../../persistence/run-feed';
 
 export type RunChanges = Partial<
-  Pick<Run, 'status_detail' | 'started_at' | 'completed_at' | 'output' | 'output_timestamp' | 'deployment_id'>
+  Pick<
+    Run,
+    'status_detail' | 'started_at' | 'completed_at' | 'output' | 'output_timestamp' | 'deployment_id' | 'limits'
+  >
 >;
 
 /** Moves a run to `to` if that is forward from its current status (and notifies); the moved run, or undefined. */
