@@ -182,7 +182,7 @@ export function createCodeRunActivities(deps: ActivityDeps) {
             const limits =
               input.timeLimitSeconds === undefined
                 ? undefined
-                : recordedLimits(config, run.kind, input.timeLimitSeconds);
+                : recordedLimits(config, run.kind, input.timeLimitSeconds, sandbox);
             return retryWhileUnavailable(() => markRunning(ds, run.run_id, startedAt, run.attempt, limits));
           },
           heartbeat: (pid) => ctx.heartbeat({ pid, host: os.hostname(), home: prepared.home } satisfies ProcessMarker),

@@ -229,6 +229,8 @@ describe('GET /api/runs/{run_id}/limits', () => {
       const limits = await as(t.key).get(`/api/runs/${runId}/limits`);
       expect(limits.status, limits.text).to.equal(200);
       expect(limits.body).to.include({ recorded: true, time_limit_seconds: 321, memory_mb: 1536 });
+      const { sandbox } = getStack().activityDeps;
+      expect(limits.body).to.include({ isolation: sandbox.mode, memory_scope: sandbox.memoryScope });
     } finally {
       await ownApi.close();
       await worker.close();

@@ -197,7 +197,7 @@ const size = (bytes: number) => (bytes >= MiB ? `${Math.round((bytes / MiB) * 10
 export function limitPhrases(l: RunLimits): string[] {
   const phrases = [
     `time ${l.time_limit_seconds} s`,
-    l.memory_mb !== undefined && `memory ${l.memory_mb} MiB`,
+    l.memory_mb !== undefined && `memory ${l.memory_mb} MiB${l.memory_scope === 'process' ? ' per process' : ''}`,
     l.max_processes !== undefined && `${l.max_processes} processes`,
     l.cpu_seconds !== undefined && `CPU ${l.cpu_seconds} s per process`,
     l.max_open_files !== undefined && `${l.max_open_files} open files`,
@@ -206,7 +206,7 @@ export function limitPhrases(l: RunLimits): string[] {
     l.shm_mb !== undefined && `/dev/shm ${l.shm_mb} MiB`,
     l.log_bytes !== undefined && `logs ${size(l.log_bytes)}`,
     l.result_bytes !== undefined && `result ${size(l.result_bytes)}`,
-    l.sandbox !== undefined && `sandbox ${l.sandbox}`,
+    l.sandbox !== undefined && `sandbox ${l.isolation ?? l.sandbox}`,
     !l.recorded && "today's settings (recorded when the run starts)",
   ];
   return phrases.filter((p): p is string => typeof p === 'string');

@@ -148,7 +148,22 @@ route({
             'Wall time; past it the run ends ERROR (RUN_TIME_LIMIT_SECONDS; CHAT_MESSAGE_TIME_LIMIT_SECONDS for chat).',
           ),
           sandbox: { type: 'string', enum: ['on', 'off'], description: 'Isolation of user code (SANDBOX).' },
-          memory_mb: optionalInteger('Memory of the whole run, every process (RUN_MEMORY_LIMIT_MB).'),
+          isolation: {
+            type: 'string',
+            enum: ['root', 'rootless', 'off'],
+            description:
+              'Recorded only: how the worker isolated the run (docs/security.md: root, or the rootless mode).',
+          },
+          memory_mb: optionalInteger(
+            'Memory of the whole run, every process (RUN_MEMORY_LIMIT_MB); see memory_scope for where it applied.',
+          ),
+          memory_scope: {
+            type: 'string',
+            enum: ['run', 'process'],
+            description:
+              "Recorded only: what memory_mb bounded: the run's control group (every process and its tmpfs), or " +
+              "each process's address space (SANDBOX=off, or the rootless mode without a delegated cgroup v2).",
+          },
           log_bytes: optionalInteger('stdout and stderr kept; past it the run ends ERROR (RUN_LOG_LIMIT_BYTES).'),
           result_bytes: optionalInteger("A function's or tool's result (RUN_RESULT_LIMIT_BYTES)."),
           max_processes: optionalInteger('Processes and threads (SANDBOX_MAX_PROCESSES).'),

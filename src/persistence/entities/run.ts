@@ -21,7 +21,11 @@ export interface ModelUsage {
 export interface RunLimits {
   time_limit_seconds: number;
   sandbox?: 'on' | 'off';
+  /** Recorded by the worker: how it isolated the run (root: a uid and control group per run; rootless). */
+  isolation?: 'root' | 'rootless' | 'off';
   memory_mb?: number;
+  /** Recorded by the worker: what memory_mb bounded (the whole run, or each process's address space). */
+  memory_scope?: 'run' | 'process';
   log_bytes?: number;
   result_bytes?: number;
   max_processes?: number;

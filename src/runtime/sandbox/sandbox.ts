@@ -67,6 +67,11 @@ export class Sandbox {
     return !this.enabled ? 'off' : this.rootless ? 'rootless' : 'root';
   }
 
+  /** What RUN_MEMORY_LIMIT_MB bounds: a run's control group (all its processes), else each process's address space. */
+  get memoryScope(): 'run' | 'process' {
+    return this.cgroups ? 'run' : 'process';
+  }
+
   /**
    * Prepares isolation on this host (firewall rules, seccomp filter) and proves it with a sandboxed probe.
    * Throws SandboxUnavailable, naming what is missing and the SANDBOX setting, when SANDBOX=on cannot hold.

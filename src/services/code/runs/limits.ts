@@ -39,11 +39,20 @@ export function limitsOfRun(config: LimitsConfig, run: Pick<Run, 'kind'>): RunLi
   };
 }
 
-/** What a worker records on a run of `kind` it starts: its settings, with the time limit the run was created with. */
-export const recordedLimits = (config: LimitsConfig, kind: RunKind, timeLimitSeconds: number): RunLimits => ({
-  ...limitsOfRun(config, { kind }),
-  time_limit_seconds: timeLimitSeconds,
-});
+/**
+ * What a worker records on a run of `kind` it starts: its settings, with the time limit the run was created with,
+ * and, for user code, how its sandbox isolated the run (`isolation`: Sandbox.mode and memoryScope).
+ */
+export function recordedLimits(
+  config: LimitsConfig,
+  kind: RunKind,
+  timeLimitSeconds: number,
+  isolation?: { mode: 'root' | 'rootless' | 'off'; memoryScope: 'run' | 'process' },
+): RunLimits {
+  const limits: RunLimits = { ...limitsOfRun(config, { kind }), time_limit_seconds: timeLimitSeconds };
+  if (!isolation || limits.memory_mb === undefined) return limits;
+  return { ...limits, isolation: isolation.mode, memory_scope: isolation.memoryScope };
+}
 
 /** The limits GET /runs/{run_id}/limits answers: those recorded when the run started, else today's settings. */
 export const limitsShown = (config: LimitsConfig, run: Pick<Run, 'kind' | 'limits'>) =>
