@@ -37,7 +37,8 @@ const BENCHMARKS: Record<string, (ctx: BenchContext) => Promise<BenchReport>> = 
   concurrency,
 };
 
-const DEFAULT_MAX_MINUTES = 20;
+// Every benchmark at its default size takes about 30 minutes on a quiet 2-core machine.
+const DEFAULT_MAX_MINUTES = 45;
 
 const USAGE = `usage: npm run bench [-- [${Object.keys(BENCHMARKS).join('|')}]... [options]]
 options (defaults in brackets):
@@ -112,10 +113,36 @@ async function main(): Promise<void> {
   const json =
     jsonArg === '' ? `bench-${options.shape}-${new Date().toISOString().replace(/[:.]/g, '-')}.json` : jsonArg;
   const loadBefore = os.loadavg();
+  const reports: BenchReport[] = [];
+  const failed: Array<{ name: string; error: string }> = [];
+  // Written after each benchmark, so that a run stopped (or failed) midway keeps what it measured.
+  const writeJson = (end: 'complete' | string) => {
+    if (!json) return;
+    fs.writeFileSync(
+      json,
+      JSON.stringify(
+        {
+          at: new Date().toISOString(),
+          end,
+          shape: options.shape,
+          options,
+          machine: { cpu: os.cpus()[0]?.model, cpus: os.cpus().length, memory: os.totalmem(), node: process.version },
+          load: { before: loadBefore, after: os.loadavg() },
+          seconds: (Date.now() - started) / 1000,
+          reports: reports.map(({ tables, ...r }) => r),
+          failed,
+        },
+        null,
+        2,
+      ),
+    );
+  };
   // Whatever happens (a signal, a benchmark that hangs), PostgreSQL and Temporal are stopped with us.
   let stopAll: () => Promise<void> = stopStack;
   const abort = (why: string, code: number) => {
     console.error(`\n${why}: stopping the stack`);
+    writeJson(`stopped: ${why}`);
+    if (json) console.error(`wrote ${json} (what was measured before the stop)`);
     // Calls still in flight fail once their connections close; that is expected now, not a crash.
     process.on('uncaughtException', () => undefined);
     process.on('unhandledRejection', () => undefined);
@@ -141,12 +168,21 @@ async function main(): Promise<void> {
   console.log('starting the stack (embedded PostgreSQL, Temporal dev server, worker, api)...');
   const { ctx, stop } = await startContext(options);
   stopAll = stop;
-  const reports: BenchReport[] = [];
   try {
     for (const name of names) {
       const t0 = Date.now();
       console.log(`\n# ${name}`);
-      const report = await BENCHMARKS[name](ctx);
+      let report: BenchReport;
+      try {
+        report = await BENCHMARKS[name](ctx);
+      } catch (err) {
+        // One benchmark that fails does not lose the others: it is reported, and the run exits 1 at the end.
+        const error = err instanceof Error ? (err.stack ?? err.message) : String(err);
+        console.error(`${name} FAILED: ${error}`);
+        failed.push({ name, error });
+        writeJson('running');
+        continue;
+      }
       printReport(report);
       // The load average says how much else ran meanwhile (other processes share the machine).
       console.log(
@@ -156,6 +192,7 @@ async function main(): Promise<void> {
           .join(' ')})`,
       );
       reports.push(report);
+      writeJson('running');
     }
   } finally {
     // Calls still in flight (a stuck run's result, say) fail once the connections close: expected now.
@@ -172,29 +209,14 @@ async function main(): Promise<void> {
       .map((l) => l.toFixed(2))
       .join(' ')}`,
   );
-  if (json) {
-    fs.writeFileSync(
-      json,
-      JSON.stringify(
-        {
-          at: new Date().toISOString(),
-          shape: options.shape,
-          options,
-          machine: { cpu: os.cpus()[0]?.model, cpus: os.cpus().length, memory: os.totalmem(), node: process.version },
-          load: { before: loadBefore, after: os.loadavg() },
-          seconds: (Date.now() - started) / 1000,
-          reports: reports.map(({ tables, ...r }) => r),
-        },
-        null,
-        2,
-      ),
-    );
-    console.log(`wrote ${json}`);
-  }
+  for (const f of failed) console.log(`FAILED ${f.name}`);
+  writeJson('complete');
+  if (json) console.log(`wrote ${json}`);
+  if (failed.length) process.exitCode = 1;
 }
 
 main().then(
-  () => process.exit(0),
+  () => process.exit(), // process.exitCode: 1 when a benchmark failed
   (err) => {
     console.error(err instanceof Error ? (err.stack ?? err.message) : err);
     process.exit(1);
