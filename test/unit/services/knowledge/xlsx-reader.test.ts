@@ -11,7 +11,9 @@ import { PassThrough, Readable } from 'node:stream';
 import ExcelJS from 'exceljs';
 import JSZip from 'jszip';
 import { expect } from 'chai';
+import { until } from '../../../drills/kit';
 import { writeCompressedXlsx } from '../../../fixtures/office';
+import { rejectionOf as rejection } from '../../../support/sources';
 import { ExtractionError, MAX_SPOOLED_XML_BYTES } from '../../../../src/services/knowledge/extraction-error';
 import { extractXlsx } from '../../../../src/services/knowledge/xlsx';
 
@@ -30,23 +32,6 @@ function leftIn(dir: string): { files: string[]; open: string[] } {
     .filter((target) => target.startsWith(dir));
   return { files, open };
 }
-
-async function rejection(promise: Promise<unknown>): Promise<Error> {
-  try {
-    await promise;
-  } catch (err) {
-    return err as Error;
-  }
-  throw new Error('expected a rejection');
-}
-
-const until = async (what: string, test: () => boolean, ms = 20_000) => {
-  const deadline = Date.now() + ms;
-  while (!test()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-};
 
 describe('spreadsheet reader: the spool of worksheets stored before the shared strings', function () {
   this.timeout(120_000);
@@ -145,7 +130,7 @@ describe('spreadsheet reader: the spool of worksheets stored before the shared s
       const read = extractXlsx('long.xlsx', input, signal, { dir: spool, maxBytes: MAX_SPOOLED_XML_BYTES });
       read.catch(() => undefined);
       input.write(half);
-      await until('a spooled file', () => leftIn(spool).files.some((f) => f.endsWith('.xml')));
+      await until('a spooled file', 20_000, async () => leftIn(spool).files.find((f) => f.endsWith('.xml')), 10);
       return { input, read };
     }
 
