@@ -1,12 +1,19 @@
 // Workflows in flight keep replaying: every history recorded under histories/ (from the code before a change
-// to a workflow; see histories/record.ts) replays without a nondeterminism error on today's workflow code.
+// to a workflow, see histories/record.ts; and from a patched path, see histories/record-patched.ts) replays
+// without a nondeterminism error on today's workflow code.
 import fs from 'node:fs';
 import { Worker } from '@temporalio/worker';
 import { expect } from 'chai';
 import { getStack } from '../harness/stack';
 import { ASSISTANT_RUN_SCENARIOS, assistantRunHistoryFile } from './histories/assistant-runs';
 import { HISTORIES_DIR, loadHistory } from './histories/history-files';
-import { historyFile, RECORDED_WORKFLOWS, scenariosOf } from './histories/scenarios';
+import {
+  historyFile,
+  PATCHED_RECORDINGS,
+  patchedHistoryFile,
+  RECORDED_WORKFLOWS,
+  scenariosOf,
+} from './histories/scenarios';
 
 describe('recorded workflow histories replay on the current workflow code', function () {
   this.timeout(120_000);
@@ -15,9 +22,24 @@ describe('recorded workflow histories replay on the current workflow code', func
   it('has a history of every scenario of every workflow of scenarios.ts and assistant-runs.ts', () => {
     const expected = [
       ...RECORDED_WORKFLOWS.flatMap((w) => scenariosOf(w).map((s) => historyFile(w, s))),
+      ...PATCHED_RECORDINGS.flatMap((r) => scenariosOf(r.workflow).map((s) => patchedHistoryFile(r, s))),
       ...ASSISTANT_RUN_SCENARIOS.map(assistantRunHistoryFile),
     ];
     expect(recorded).to.include.members(expected);
+  });
+
+  it('has the patched paths recorded with their patch, the paths before it without', () => {
+    const patchesOf = (file: string) =>
+      (loadHistory(file).events ?? []).flatMap((e) => {
+        const data = e.markerRecordedEventAttributes?.details?.['patch-data']?.payloads?.[0]?.data;
+        return data ? [JSON.parse(Buffer.from(data).toString('utf8')).id as string] : [];
+      });
+    for (const recording of PATCHED_RECORDINGS) {
+      for (const scenario of scenariosOf(recording.workflow)) {
+        expect(patchesOf(patchedHistoryFile(recording, scenario)), scenario).to.include(recording.patch);
+        expect(patchesOf(historyFile(recording.workflow, scenario)), scenario).to.not.include(recording.patch);
+      }
+    }
   });
 
   for (const file of recorded) {

@@ -18,6 +18,7 @@ import type { JobError } from '../../persistence/entities/knowledge-base';
 import { likeEscape } from '../../persistence/scoped';
 import type { SecretBox } from '../../security/secret-box';
 import { ASSET_BATCH_ROWS, AssetBatch } from './asset-batch';
+import { forEachConcurrently } from './concurrently';
 import { ASSET_NAME_PATTERN, MAX_ASSET_NAME } from '../storage/buckets';
 import { openConfig, sealField } from './config';
 import { connectorPrefix } from './connectors';
@@ -242,30 +243,21 @@ export async function ingestDataJob(
 
   // Items are read and written DATA_CONNECTOR_FETCH_CONCURRENCY at a time (one at a time through transforms,
   // each a structure run), so the next item's read overlaps the current one's write.
-  const inFlight = new Set<Promise<void>>();
   const limit = transforms.length ? 1 : deps.config.dataConnectors.fetchConcurrency;
   try {
     try {
-      for await (const entry of source.list(ctx)) {
+      await forEachConcurrently(source.list(ctx), limit, async (entry) => {
         stopIfCancelled();
         ctl.beat();
         stats.listed++;
-        if (isItemError(entry)) {
-          stats.failed++;
-          errors.push({ type: entry.type, message: entry.message, path: entry.path });
-          seen.add(assetNameOf(prefix, entry.path));
-          keepUris.add(entry.path);
-          continue;
-        }
-        const work: Promise<void> = handle(entry).finally(() => inFlight.delete(work));
-        work.catch(() => undefined); // awaited below (race, all); this only keeps a rejection from being unhandled
-        inFlight.add(work);
-        if (inFlight.size >= limit) await Promise.race(inFlight);
-      }
-      await Promise.all(inFlight);
+        if (!isItemError(entry)) return handle(entry);
+        stats.failed++;
+        errors.push({ type: entry.type, message: entry.message, path: entry.path });
+        seen.add(assetNameOf(prefix, entry.path));
+        keepUris.add(entry.path);
+      });
     } catch (err) {
-      // Whatever stopped the loop, no item is left half done: the started ones end, the queued rows are written.
-      await Promise.allSettled(inFlight);
+      // Whatever stopped the items (every started one has ended), the queued rows are written.
       await flush().catch(() => undefined);
       throw err;
     }

@@ -19,6 +19,14 @@ export const MAX_TEXT_CHARS = 10_000_000;
 /** Bytes the XML parts of a zipped document (docx, pptx, epub) may inflate to: a zip bomb stops here. */
 export const MAX_UNZIPPED_BYTES = 200 * 1024 * 1024;
 
+/**
+ * Bytes of XML a spreadsheet's worksheets may spool to the worker's disk while they wait for the shared strings
+ * stored after them (xlsx-reader.ts). A cell costs 6 bytes of XML a character of text in a typical table and
+ * 15-19 in one of single characters (measured on exceljs's output), so a workbook within MAX_TEXT_CHARS fits in
+ * 20 bytes a character unless it is mostly empty cells; a compressed one that inflates past it is TooLarge.
+ */
+export const MAX_SPOOLED_XML_BYTES = 20 * MAX_TEXT_CHARS;
+
 export function tooMuchText(name: string): ExtractionError {
   return new ExtractionError('TooLarge', `${name} holds more than ${MAX_TEXT_CHARS} characters of text`);
 }

@@ -3,12 +3,13 @@
 // (bounded by MAX_TEXT_CHARS), never the workbook. Each sheet becomes `# <sheet name>` then one line per row,
 // its cells as CSV (quoted when they hold a comma, a quote or a line break). Formulas give their cached result,
 // rich text its plain text, dates their ISO form, errors their code. A worksheet stored in the zip before the
-// shared strings table is spooled by exceljs to a temporary file until the table has been read.
+// shared strings table waits in a bounded spool on disk until the table has been read (xlsx-reader.ts).
 import './exceljs-iterate-stream'; // before exceljs loads
 import type { Readable } from 'node:stream';
 import { Transform } from 'node:stream';
-import { stream as excelStream, type CellValue } from 'exceljs';
+import type { CellValue } from 'exceljs';
 import { ExtractionError, MAX_TEXT_CHARS, tooMuchText } from './extraction-error';
+import { defaultSpoolLimits, SheetSpool, SpoolingWorkbookReader, type SpoolLimits } from './xlsx-reader';
 
 type SharedString = string | { richText: Array<{ text: string }> } | null;
 
@@ -56,7 +57,12 @@ async function* untilStopped<T>(items: AsyncIterable<T>, stopped: AbortSignal): 
   }
 }
 
-export async function extractXlsx(name: string, input: Readable, signal?: AbortSignal): Promise<string> {
+export async function extractXlsx(
+  name: string,
+  input: Readable,
+  signal?: AbortSignal,
+  spoolLimits: SpoolLimits = defaultSpoolLimits(),
+): Promise<string> {
   // The input's last bytes: a zip ends with its end-of-central-directory record. One cut short makes exceljs's
   // unzipper wait forever for the rest of an entry, so a missing record stops the read when the input ends.
   let tail: Buffer = Buffer.alloc(0);
@@ -72,13 +78,18 @@ export async function extractXlsx(name: string, input: Readable, signal?: AbortS
       done();
     },
   });
-  const reader = new excelStream.xlsx.WorkbookReader(guard, {
-    worksheets: 'emit',
-    sharedStrings: 'cache',
-    hyperlinks: 'ignore',
-    styles: 'cache', // number formats: which numbers are dates
-    entries: 'ignore',
-  });
+  const spool = new SheetSpool(name, spoolLimits);
+  const reader = new SpoolingWorkbookReader(
+    guard,
+    {
+      worksheets: 'emit',
+      sharedStrings: 'cache',
+      hyperlinks: 'ignore',
+      styles: 'cache', // number formats: which numbers are dates
+      entries: 'ignore',
+    },
+    spool,
+  );
   // The shared strings table is cached by exceljs; it is counted as the zip flows in, against the same bound.
   let counted = 0;
   let sharedChars = 0;
@@ -151,6 +162,7 @@ export async function extractXlsx(name: string, input: Readable, signal?: AbortS
     halt(new Error('done')); // ends exceljs's input, whatever it still waits for
     input.unpipe(guard);
     input.destroy();
+    await spool.remove();
   }
   const text = parts.join('\n');
   if (!text.trim()) throw new ExtractionError('InvalidContent', `${name} holds no cell with a value`);

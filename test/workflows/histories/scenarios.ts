@@ -2,8 +2,8 @@
 // integration delivery, deployment), run with stubbed activities on the time-skipping server, one per way
 // they end: the work's own ending, a failed activity, the time limit, a `cancel` signal (not deployments: they
 // have none), a workflow cancellation, and MISSING (no row). The scenario is the job id's prefix, so the stubs
-// know what to do. record.ts saves their histories (what replay.test.ts replays); run-scope.test.ts checks
-// the ending each one writes.
+// know what to do. record.ts saves their histories (what replay.test.ts replays), record-patched.ts those of
+// the patched paths; run-scope.test.ts checks the ending each one writes.
 import { randomUUID } from 'node:crypto';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Client, WorkflowHandle } from '@temporalio/client';
@@ -23,6 +23,19 @@ export const scenariosOf = (workflow: RecordedWorkflow): readonly Scenario[] =>
   workflow === 'deploymentWorkflow' ? SCENARIOS.filter((s) => s !== 'cancelled') : SCENARIOS;
 
 export const historyFile = (workflow: RecordedWorkflow, scenario: Scenario) => `${workflow}.${scenario}.json`;
+
+/**
+ * Histories recorded again once a `patched()` branch changed a workflow's commands, from the patched code,
+ * beside those from before it: both kinds of execution may be in flight. record-patched.ts records them.
+ */
+export const PATCHED_RECORDINGS = [
+  // DATA_JOB_LOCAL_WRITES_PATCH: the start, the chain and the terminal write as local activities.
+  { workflow: 'dataJobWorkflow', patch: 'data-job-local-writes' },
+] as const satisfies ReadonlyArray<{ workflow: RecordedWorkflow; patch: string }>;
+export type PatchedRecording = (typeof PATCHED_RECORDINGS)[number];
+
+export const patchedHistoryFile = ({ workflow, patch }: PatchedRecording, scenario: Scenario) =>
+  `${workflow}.${patch}.${scenario}.json`;
 
 /** The time limit of every scenario: the timed-out one waits this long in real time (an activity runs). */
 export const TIME_LIMIT_SECONDS = 2;

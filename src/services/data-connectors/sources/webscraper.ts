@@ -12,6 +12,7 @@ import type { SourceFactory } from './source';
 import { outboundPolicyFor } from '../../../security/outbound-policy';
 import { FetchError, safeFetch, type FetchOptions } from './safe-fetch';
 import { readPageOffThread } from './page-reader';
+import { mapConcurrently } from '../concurrently';
 import type { SourceContent, SourceItem, SourceItemError } from './source';
 
 export const DEFAULT_MAX_PAGES = 100;
@@ -150,54 +151,21 @@ export const webscraperSource: SourceFactory = (config, deps) => {
         const todo = level.filter((u) => !seen.has(u)).slice(0, maxPages - fetched);
         todo.forEach((u) => seen.add(u));
         fetched += todo.length;
-        // A pool of DATA_CONNECTOR_FETCH_CONCURRENCY; results yielded as they arrive, in no fixed order. The pool
+        // DATA_CONNECTOR_FETCH_CONCURRENCY pages at a time, yielded as they arrive, in no fixed order. The pool
         // refills as each page ends, not when the job takes the next one, so fetching and extraction go on
         // while the job writes; at most READ_AHEAD pages per fetch slot wait, read, to be taken.
-        const queue = [...todo];
-        const done: Array<{ item: SourceItem | SourceItemError; links: string[] }> = [];
-        let wake: (() => void) | undefined;
-        let running = 0;
-        let failure: unknown;
-        const startMore = () => {
-          const waitingAtMost = settings.fetchConcurrency * READ_AHEAD;
-          while (running < settings.fetchConcurrency && queue.length && !failure && done.length < waitingAtMost) {
-            const href = queue.shift()!;
-            running++;
-            visit(href, opts).then(
-              (r) => {
-                running--;
-                done.push(r);
-                startMore();
-                wake?.();
-              },
-              (err) => {
-                running--;
-                failure ??= err;
-                wake?.();
-              },
-            );
-          }
-        };
-        try {
-          startMore();
-          while (running || done.length || queue.length) {
-            if (failure) throw failure;
-            if (!done.length) {
-              await new Promise<void>((r) => (wake = r));
-              wake = undefined;
-              continue;
-            }
-            const r = done.shift()!;
-            ctx.progress('error' in r.item ? r.item.path : r.item.sourceUri);
-            yield r.item;
-            if (depth < maxDepth) next.push(...r.links);
-            startMore();
-          }
-        } finally {
-          // The job stopped taking pages (it failed or ended): no page is started after it.
-          queue.length = 0;
+        const { fetchConcurrency } = settings;
+        const visits = mapConcurrently(
+          todo,
+          fetchConcurrency,
+          (href) => visit(href, opts),
+          fetchConcurrency * READ_AHEAD,
+        );
+        for await (const r of visits) {
+          ctx.progress('error' in r.item ? r.item.path : r.item.sourceUri);
+          yield r.item;
+          if (depth < maxDepth) next.push(...r.links);
         }
-        if (failure) throw failure;
         level = next;
       }
     },
