@@ -116,6 +116,16 @@ export class ProcessSweeper {
     });
   }
 
+  /** Reads /proc now for every uid waiting for its batch (the worker stops): resolves once each is settled. */
+  flush(): Promise<void> {
+    const settled = [...this.waiting.values()].map((entry) => {
+      entry.due = Math.min(entry.due, Date.now());
+      return new Promise<void>((resolve) => entry.done.push(() => resolve()));
+    });
+    this.wake?.();
+    return Promise.all(settled).then(() => undefined);
+  }
+
   private async sweep(): Promise<void> {
     this.running = true;
     let killed = false;

@@ -413,8 +413,9 @@ export class Sandbox {
     await walk(dir);
   }
 
-  /** Removes this worker's firewall rules (on shutdown). */
+  /** Frees the uids of the runs that ended (their batched check done now), removes this worker's firewall rules (on shutdown). */
   async close(): Promise<void> {
+    await this.uids?.flush();
     await this.firewall?.uninstall();
   }
 

@@ -49,6 +49,11 @@ export class UidPool {
     throw new Error(`every sandbox uid of [${this.base}, ${this.base + this.count}) is in use (SANDBOX_UID_COUNT)`);
   }
 
+  /** Frees now the uids whose check waits for its batch (the worker stops: no lease is left behind it). */
+  flush(): Promise<void> {
+    return this.sweeper.flush();
+  }
+
   /** Whether a live process holds `uid` (its lock file names one). */
   isLeased(uid: number): boolean {
     try {

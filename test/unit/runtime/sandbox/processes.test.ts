@@ -1,6 +1,6 @@
 // The uid sweep on this host's real /proc (the tests run as root, so they start processes as other uids): it
 // finds a uid's processes and not zombies, kills them before it answers, serves several uids with one read,
-// and a check that may wait for its batch still reports and kills what it finds, and is woken by an urgent one.
+// and a check that may wait for its batch still reports and kills what it finds, and is woken by an urgent one or a flush.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { expect } from 'chai';
 import { processesOfUids, ProcessSweeper } from '../../../../src/runtime/sandbox/processes';
@@ -85,5 +85,21 @@ describe('uid sweep (processes)', function () {
     await waiting;
     expect(batchedDone - start).to.be.below(5_000); // answered by the urgent check's read, not after 60 s
     expect(strays).to.deep.equal([]); // the urgent uid was not expected empty
+  });
+
+  it('flush reads /proc now for the uids waiting for their batch (the worker stops)', async function () {
+    const a = ++uid;
+    const pid = sleeper(a);
+    const strays: number[] = [];
+    const sweeper = new ProcessSweeper({ onStray: (u) => strays.push(u) });
+    const waiting = sweeper.kill(a, { batchMs: 60_000 });
+    await new Promise((r) => setTimeout(r, 50));
+    const start = Date.now();
+    await sweeper.flush();
+    await waiting;
+    expect(Date.now() - start).to.be.below(5_000);
+    expect(strays).to.deep.equal([a]);
+    expect(await gone(pid)).to.equal(true);
+    await sweeper.flush(); // nothing waiting: at once
   });
 });
