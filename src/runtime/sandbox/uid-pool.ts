@@ -41,10 +41,14 @@ export class UidPool {
 
   /** Leases a free uid; throws when every uid of the range is taken. */
   async lease(): Promise<UidLease> {
-    const start = Math.floor(Math.random() * this.count);
-    for (let i = 0; i < this.count; i++) {
-      const uid = this.base + ((start + i) % this.count);
-      if (await this.tryTake(uid)) return this.leaseOf(uid);
+    // Uids of ended runs waiting for their batched check count as taken: a full range checks them now, once.
+    for (let round = 0; round < 2; round++) {
+      if (round) await this.sweeper.flush();
+      const start = Math.floor(Math.random() * this.count);
+      for (let i = 0; i < this.count; i++) {
+        const uid = this.base + ((start + i) % this.count);
+        if (await this.tryTake(uid)) return this.leaseOf(uid);
+      }
     }
     throw new Error(`every sandbox uid of [${this.base}, ${this.base + this.count}) is in use (SANDBOX_UID_COUNT)`);
   }
