@@ -210,11 +210,12 @@ export function createCodeRunActivities(deps: ActivityDeps) {
         }
         throw err;
       } finally {
-        // Nothing of the run outlives it: every process of its uid is killed before the uid is reused (the
-        // lease is held until then). Not awaited: the sweep batches the runs that end together, and the
-        // run's end is recorded meanwhile; a worker that dies first leaves the lease to be reclaimed the same way.
+        // Nothing of the run outlives it: its group is emptied and removed, and the uid is reused only once
+        // /proc shows none of its processes (the lease is held until then). Not awaited: that check batches
+        // the runs that end within seconds, and the run's end is recorded meanwhile; a worker that dies first
+        // leaves the lease to be reclaimed the same way.
         identity
-          ?.release()
+          ?.release({ batched: true })
           .catch((err: Error) =>
             log.error({ err, runId: run.run_id }, 'a run uid could not be swept; it stays leased'),
           );

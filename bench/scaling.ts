@@ -32,6 +32,8 @@ interface Level {
   createLatency: ReturnType<typeof summarize>;
   /** CPU time of our api process while the level's runs were being created, per create call (µs; production shape). */
   apiCpuPerCreate?: number;
+  /** CPU time of our worker process over the level (creates to the last run's end), per run (ms; production shape). */
+  workerCpuPerRun?: number;
   /** The api's and worker's probes over the level (production shape). */
   probes: Partial<Record<'api' | 'worker' | 'idle', ProbeSample>>;
   before: Record<Group, number>;
@@ -51,6 +53,8 @@ async function level(ctx: BenchContext, which: 'ours' | 'bare', runs: number): P
   const createErrors: string[] = [];
   const apiPid = which === 'ours' ? ctx.production?.probes.find((p) => p.name === 'api')?.pid : undefined;
   const apiCpuBefore = apiPid ? cpuSeconds(apiPid) : 0;
+  const workerPid = which === 'ours' ? ctx.production?.probes.find((p) => p.name === 'worker')?.pid : undefined;
+  const workerCpuBefore = workerPid ? cpuSeconds(workerPid) : 0;
   const started = (
     await pool(Array.from({ length: runs }), CREATE_CONCURRENCY, async (): Promise<Started | undefined> => {
       const c0 = Date.now();
@@ -75,6 +79,7 @@ async function level(ctx: BenchContext, which: 'ours' | 'bare', runs: number): P
     });
   while (all.length < started.length && Date.now() - lastEnd < LEVEL_QUIET_MS) await sleep(250);
   const peak = sampler.stop();
+  const workerCpuPerRun = workerPid ? ((cpuSeconds(workerPid) - workerCpuBefore) * 1e3) / runs : undefined;
   const probes = Object.fromEntries((ctx.production?.probes ?? []).map((p) => [p.name, p.read()]));
   // Ended with a terminal status (lost and stuck runs are counted in `outcomes`, not timed).
   const done = all.filter((t) => !t.outcome.startsWith('stuck') && !t.outcome.startsWith('lost'));
@@ -99,6 +104,7 @@ async function level(ctx: BenchContext, which: 'ours' | 'bare', runs: number): P
     latency: summarize(ok.map((t) => t.succeeded)),
     createLatency: summarize(createTimes),
     apiCpuPerCreate,
+    workerCpuPerRun,
     probes,
     before,
     peak,
@@ -197,6 +203,9 @@ export async function scaling(ctx: BenchContext): Promise<BenchReport> {
         ),
         figure('scaling', `worker longest GC pause, ${at}`, l.probes.worker.gcMax, 'ms'),
       );
+    // What a loaded machine does not distort: the worker's own CPU time per run.
+    if (l.workerCpuPerRun !== undefined)
+      figures.push(figure('scaling', `worker CPU per run, ${at}`, l.workerCpuPerRun, 'ms'));
     if (l.probes.idle)
       figures.push(
         figure(

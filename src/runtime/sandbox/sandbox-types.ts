@@ -9,7 +9,12 @@ export interface SandboxIdentity {
   gid: number;
   /** The run's (or build's) control group; release() kills what is left in it and removes it. */
   group: RunGroup;
-  release(): Promise<void>;
+  /**
+   * Removes the group (killing what is left in it) and frees the uid once /proc shows no process of it.
+   * `batched`: the caller does not wait, so that check may wait a few seconds to serve many releases at once
+   * (the group, which held every process of the run, is already empty by then). Idempotent.
+   */
+  release(opts?: { batched?: boolean }): Promise<void>;
 }
 
 export interface SandboxSpec {

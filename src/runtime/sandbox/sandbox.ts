@@ -125,7 +125,9 @@ export class Sandbox {
     fs.mkdirSync(config.stateDir, { recursive: true, mode: 0o700 });
     fs.chmodSync(config.stateDir, 0o700);
     // Rootless, the leased uids only name runs (their control groups): every run is the worker's uid on the host.
-    const uids = new UidPool(config.stateDir, config.uidBase, config.uidCount);
+    const uids = new UidPool(config.stateDir, config.uidBase, config.uidCount, (uid, pids) =>
+      log.error({ uid, pids }, 'processes of a run uid outside its control group after the group was removed: killed'),
+    );
     // Groups left by a worker that died (their uid no longer leased) go, with whatever still runs in them.
     const swept = cgroups ? await cgroups.sweep((uid) => uids.isLeased(uid)) : 0;
     if (swept) log.info({ swept }, 'removed the control groups of runs whose worker is gone');
@@ -238,14 +240,18 @@ export class Sandbox {
       throw err;
     }
     let released: Promise<void> | undefined;
-    const release = async () => {
+    // Every process of the uid starts in the group (entryCommand) and cannot leave it (the tree is root's):
+    // once the group is gone, /proc is read only to confirm it, batched with other runs' when no one waits.
+    const release = async (batched: boolean) => {
+      let emptied = false;
       try {
         await group.destroy();
+        emptied = group !== NO_RUN_GROUP;
       } finally {
-        await lease.release();
+        await lease.release({ groupEmptied: emptied && batched });
       }
     };
-    return { uid: lease.uid, gid, group, release: () => (released ??= release()) };
+    return { uid: lease.uid, gid, group, release: (opts) => (released ??= release(Boolean(opts?.batched))) };
   }
 
   /** The gid of an organization, from its index (organizations.sandbox_index). */
@@ -412,8 +418,9 @@ export class Sandbox {
     await walk(dir);
   }
 
-  /** Removes this worker's firewall rules (on shutdown). */
+  /** Frees the uids of the runs that ended (their batched check done now), removes this worker's firewall rules (on shutdown). */
   async close(): Promise<void> {
+    await this.uids?.flush();
     await this.firewall?.uninstall();
   }
 
