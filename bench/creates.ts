@@ -5,12 +5,14 @@
 // statements and Temporal (gRPC) calls it made, counted by the probe (support/probe.ts). The runs go on
 // once the worker continues, and are waited for (bounded), so that the next benchmark finds a quiet worker.
 import type { BenchContext } from './support/context';
-import { cpuSeconds } from './support/processes';
+import { cpuNow, cpuSeconds } from './support/processes';
 import { type Started, startBare, startOurs } from './support/runs';
 import { BenchReport, Figure, figure, pool, Ratio, sleep, summarize, table } from './support/stats';
 
 /** Create calls in flight in the burst (the scaling bench's). */
 const CREATE_CONCURRENCY = 100;
+/** How long the api's CPU is measured with nothing to do. */
+const IDLE_MS = 3_000;
 /** A created run that has not ended this long after the worker continued is not waited for. */
 const DRAIN_MS = 120_000;
 
@@ -20,6 +22,9 @@ interface Phase {
   latency: ReturnType<typeof summarize>;
   perSecond: number;
   failed: number;
+  /** Per create call: CPU (µs) of PostgreSQL and of the Temporal server. */
+  postgresUs: number;
+  temporalUs: number;
   /** Per create call, ours only: api CPU (µs), SQL statements, Temporal calls. */
   cpuUs?: number;
   queries?: number;
@@ -31,6 +36,7 @@ async function phase(ctx: BenchContext, which: 'ours' | 'bare', n: number, inFli
   const api = production.probes.find((p) => p.name === 'api')!;
   await production.reset();
   const cpu0 = cpuSeconds(api.pid);
+  const stack0 = cpuNow();
   const times: number[] = [];
   let failed = 0;
   const t0 = Date.now();
@@ -44,7 +50,16 @@ async function phase(ctx: BenchContext, which: 'ours' | 'bare', n: number, inFli
     }
   });
   const ms = Date.now() - t0;
-  const result: Phase = { which, inFlight, latency: summarize(times), perSecond: (times.length / ms) * 1000, failed };
+  const stack1 = cpuNow();
+  const result: Phase = {
+    which,
+    inFlight,
+    latency: summarize(times),
+    perSecond: (times.length / ms) * 1000,
+    failed,
+    postgresUs: ((stack1.postgres - stack0.postgres) * 1e6) / n,
+    temporalUs: ((stack1.temporal - stack0.temporal) * 1e6) / n,
+  };
   if (which === 'ours') {
     result.cpuUs = ((cpuSeconds(api.pid) - cpu0) * 1e6) / n;
     await sleep(600); // the probe writes its counts every 500 ms
@@ -68,7 +83,13 @@ export async function creates(ctx: BenchContext): Promise<BenchReport> {
   await startOurs(ctx, DRAIN_MS).then((s) => started.push(s));
   await startBare(ctx, DRAIN_MS).then((s) => started.push(s));
   process.kill(worker.pid, 'SIGSTOP');
+  let idleCpuPerS = NaN;
   try {
+    // What the api spends doing nothing (its timers, the probe), which the phases' CPU includes.
+    const api = ctx.production!.probes.find((p) => p.name === 'api')!;
+    const idle0 = cpuSeconds(api.pid);
+    await sleep(IDLE_MS);
+    idleCpuPerS = ((cpuSeconds(api.pid) - idle0) * 1e6) / (IDLE_MS / 1000);
     for (const which of ['ours', 'bare', 'ours', 'bare'] as const)
       phases.push(await phase(ctx, which, sequential, 1, started));
     for (const which of ['ours', 'bare'] as const)
@@ -87,6 +108,8 @@ export async function creates(ctx: BenchContext): Promise<BenchReport> {
     p.perSecond,
     String(p.failed),
     p.cpuUs ?? NaN,
+    p.postgresUs,
+    p.temporalUs,
     p.queries ?? NaN,
     p.grpcCalls ?? NaN,
   ]);
@@ -118,6 +141,7 @@ export async function creates(ctx: BenchContext): Promise<BenchReport> {
   ];
   const burstOurs = of('ours', CREATE_CONCURRENCY)[0];
   const figures: Figure[] = [
+    figure('creates', 'api CPU per second, idle', idleCpuPerS, 'µs'),
     figure(
       'creates',
       'api CPU per create, one at a time',
@@ -125,6 +149,14 @@ export async function creates(ctx: BenchContext): Promise<BenchReport> {
       'µs',
     ),
     figure('creates', `api CPU per create, burst of ${burst}`, burstOurs.cpuUs!, 'µs'),
+    figure('creates', `PostgreSQL CPU per create, burst of ${burst}`, burstOurs.postgresUs, 'µs'),
+    figure('creates', `Temporal server CPU per create, burst of ${burst}`, burstOurs.temporalUs, 'µs'),
+    figure(
+      'creates',
+      `Temporal server CPU per bare start, burst of ${burst}`,
+      of('bare', CREATE_CONCURRENCY)[0].temporalUs,
+      'µs',
+    ),
     figure('creates', 'SQL statements per create', burstOurs.queries ?? NaN, ''),
     figure('creates', 'Temporal calls per create', burstOurs.grpcCalls ?? NaN, ''),
   ];
@@ -142,6 +174,8 @@ export async function creates(ctx: BenchContext): Promise<BenchReport> {
           'per s',
           'failed',
           'api CPU µs/create',
+          'PostgreSQL µs',
+          'Temporal µs',
           'SQL/create',
           'gRPC/create',
         ],
