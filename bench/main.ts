@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { apiRead } from './api-read';
 import { concurrency } from './concurrency';
+import { creates } from './creates';
 import { dataJobs } from './data-jobs';
 import { kbIngest, kbQuery } from './knowledge-bases';
 import { kbXlsxMemory } from './kb-xlsx-memory';
@@ -35,6 +36,7 @@ const BENCHMARKS: Record<string, (ctx: BenchContext) => Promise<BenchReport>> = 
   'embed-local': () => embedLocal({ chunks: 512 }),
   'retrieval-quality': retrievalQuality,
   concurrency,
+  creates,
 };
 
 // Every benchmark at its default size takes about 30 minutes on a quiet 2-core machine.
@@ -46,6 +48,7 @@ options (defaults in brackets):
   --samples=N       sequential runs / executes per latency measurement [${DEFAULT_OPTIONS.samples}]
   --sustained=N     runs and executes created back to back for the sustained rates [${DEFAULT_OPTIONS.sustained}]
   --levels=A,B,...  concurrent runs of the scaling curve [${DEFAULT_OPTIONS.levels.join(',')}]
+  --burst=N         runs created at once in the creates benchmark (our worker stopped) [${DEFAULT_OPTIONS.burst}]
   --clients=A,B,... SSE clients of the streaming benchmark [${DEFAULT_OPTIONS.clients.join(',')}]
   --shape=S         inprocess (api and worker in this process, as in the tests) or production (each a
                     process of its own with its own pool; the goals apply to this) [${DEFAULT_OPTIONS.shape}]
@@ -83,7 +86,8 @@ function parseArgs(argv: string[]): { names: string[]; options: BenchOptions; js
       continue;
     }
     const [, key, value] = m;
-    if (key === 'duration' || key === 'samples' || key === 'sustained') options[key] = Math.max(1, Number(value) || 0);
+    if (key === 'duration' || key === 'samples' || key === 'sustained' || key === 'burst')
+      options[key] = Math.max(1, Number(value) || 0);
     else if (key === 'levels' || key === 'clients') options[key] = list(value);
     else if (key === 'kb-chunks') options.kbChunks = Math.max(100, Number(value) || 0);
     else if (key === 'kb-ingest') options.kbIngest = list(value);

@@ -24,6 +24,8 @@ export interface BenchOptions {
   sustained: number;
   /** Concurrency levels of the scaling curve. */
   levels: number[];
+  /** Runs created in the burst of the create-path benchmark (`creates`). */
+  burst: number;
   /** SSE client counts of the streaming benchmark. */
   clients: number[];
   /** Where our api and worker run: in this process, or as separate processes (the goals apply to this). */
@@ -49,6 +51,7 @@ export const DEFAULT_OPTIONS: BenchOptions = {
   samples: 30,
   sustained: 100,
   levels: [1, 10, 100, 1000],
+  burst: 300,
   clients: [1, 100, 500],
   shape: 'production',
   apiPool: 10,

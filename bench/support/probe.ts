@@ -20,6 +20,9 @@ export interface ProbeSample {
   at: number;
   /** The last reset it saw (the mtime of BENCH_PROBE_FILE.reset, as text). */
   reset: string;
+  /** SQL statements sent (pg `Client.query` calls) and gRPC unary calls made (Temporal) since the last reset. */
+  queries: number;
+  grpcCalls: number;
 }
 
 const file = process.env.BENCH_PROBE_FILE;
@@ -45,6 +48,26 @@ function stopProfile(): void {
     session.disconnect();
   });
 }
+// Statements and gRPC calls, counted where every one passes (pg's Client.query, grpc-js's unary call): the
+// round trips per unit of work (a create). Loaded from the process's own node_modules, so these are its modules.
+const counts = { queries: 0, grpcCalls: 0 };
+function countCalls(moduleName: string, proto: (m: any) => any, method: string, counter: keyof typeof counts) {
+  try {
+    const target = proto(require(moduleName));
+    const original = target[method];
+    target[method] = function (this: unknown, ...args: unknown[]) {
+      counts[counter]++;
+      return original.apply(this, args);
+    };
+  } catch {
+    // the process does not use that module
+  }
+}
+if (file) {
+  countCalls('pg', (m) => m.Client.prototype, 'query', 'queries');
+  countCalls('@grpc/grpc-js', (m) => m.Client.prototype, 'makeUnaryRequest', 'grpcCalls');
+}
+
 // The sample is written in place (one pwrite of a fixed-size, space-padded buffer into a file kept open),
 // and a reset is seen by one stat: the probe's own cost must stay far below what it measures (a first
 // version, writing a new file and renaming it every 250 ms, cost the api ~10 % of its CPU on a loaded host).
@@ -68,6 +91,8 @@ if (file) {
       delay.reset();
       peakRss = 0;
       gcMax = 0;
+      counts.queries = 0;
+      counts.grpcCalls = 0;
     }
     peakRss = Math.max(peakRss, process.memoryUsage.rss());
     const sample: ProbeSample = {
@@ -80,6 +105,7 @@ if (file) {
       gcMax,
       at: Date.now(),
       reset: resetSeen,
+      ...counts,
     };
     try {
       fs.writeSync(fd, JSON.stringify(sample).padEnd(SAMPLE_BYTES), 0, 'utf8');

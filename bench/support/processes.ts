@@ -93,6 +93,27 @@ export function memoryNow(): Record<Group, number> {
   return totals;
 }
 
+/** CPU time (s) per group right now: its processes' user and system time (a process that exited meanwhile is not counted). */
+export function cpuNow(): Record<Group, number> {
+  const totals: Record<Group, number> = {
+    node: cpuSeconds(process.pid),
+    api: 0,
+    worker: 0,
+    postgres: 0,
+    temporal: 0,
+    programs: 0,
+  };
+  for (const p of descendants(process.pid)) {
+    const g = groupOf(p);
+    try {
+      if (g) totals[g] += cpuSeconds(p.pid);
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return totals;
+}
+
 /** Samples memory every `everyMs` until stopped; answers the peak of each group. */
 export function sampleMemory(everyMs = 500): { stop(): Record<Group, number> } {
   const peak = memoryNow();

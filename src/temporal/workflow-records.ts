@@ -32,17 +32,23 @@ export async function insertAndStart<T>(
      * outside a transaction, one round trip instead of BEGIN, INSERT, COMMIT (the burst of creates).
      */
     oneStatement?: boolean;
-    /** Built by `workflowStart` of the contracts: a workflow type with arguments of its input type. */
-    start: WorkflowStart;
+    /**
+     * Built by `workflowStart` of the contracts: a workflow type with arguments of its input type; or built
+     * from the inserted row, with the summary it gives (a row whose insert also read its resource).
+     */
+    start: WorkflowStart | ((row: T) => WorkflowStart & { summary?: string });
   },
 ): Promise<T> {
-  const start = () =>
-    temporal.connection.withDeadline(Date.now() + START_DEADLINE_MS, () =>
-      temporal.workflow.start(opts.start.type, {
-        ...startOptionsFor(opts.resource, opts.taskQueue),
-        args: opts.start.args,
+  const start = (row: T) => {
+    const built: WorkflowStart & { summary?: string } = typeof opts.start === 'function' ? opts.start(row) : opts.start;
+    const resource = built.summary ? { ...opts.resource, summary: built.summary } : opts.resource;
+    return temporal.connection.withDeadline(Date.now() + START_DEADLINE_MS, () =>
+      temporal.workflow.start(built.type, {
+        ...startOptionsFor(resource, opts.taskQueue),
+        args: built.args,
       }),
     );
+  };
   const claim = takePendingClaim();
   const insert = claim
     ? (em: EntityManager) => insertClaimed(em, claim, opts.resource, () => opts.insert(em))
@@ -57,7 +63,7 @@ export async function insertAndStart<T>(
   if (!undo) {
     const row = await ds.transaction(async (em) => {
       const row = await insert(em);
-      await start();
+      await start(row);
       return row;
     });
     jobsCreated.inc({ kind: opts.resource.kind });
@@ -65,7 +71,7 @@ export async function insertAndStart<T>(
   }
   const row = await (opts.oneStatement && !claim ? insert(ds.manager) : ds.transaction((em) => insert(em)));
   try {
-    await start();
+    await start(row);
   } catch (err) {
     await ds.transaction((em) => undo(em)).catch(() => undefined); // else the reconciler settles the row
     throw err;

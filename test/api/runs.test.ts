@@ -184,6 +184,20 @@ describe('structure runs', function () {
     });
     expect(unknownRef.status).to.equal(409);
     expect(unknownRef.body.errors[0].path).to.equal('/body/env_vars/0/value');
+    // Another organization's structure, deployed, is unknown here (the create's one statement reads it in the
+    // caller's organization); an unknown structure is a 404 before its request's secret refs or retry policy are judged.
+    const other = await newTenant();
+    const theirs = await structureWithBuild(other.organizationId, { files: { 'structure.py': 'print(1)\n' } });
+    expect((await api.post(`/api/structures/${theirs.structureId}/runs`, { args: [] })).status).to.equal(404);
+    expect(
+      (
+        await api.post(`/api/structures/${randomUUID()}/runs`, {
+          args: [],
+          env_vars: [{ name: 'X', value: randomUUID(), source: 'secret_ref' }],
+          retry_policy: { initial_interval: 10, max_interval: 1 },
+        })
+      ).status,
+    ).to.equal(404);
     expect((await api.post(`/api/structures/${s.structureId}/runs`, { args: ['a\u0000b'] })).status).to.equal(400);
     expect(
       (

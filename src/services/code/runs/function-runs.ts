@@ -7,8 +7,7 @@ import type { Caller } from '../../caller';
 import { CodeResource, Run } from '../../../persistence/entities';
 import { readManifest } from '../../../runtime/manifest';
 import { isTerminal, readRun } from './lifecycle';
-import { findCodeResource } from '../code-resources';
-import { RunsDeps, startRun } from './structure-runs';
+import { createRunOf, RunsDeps, startRun } from './structure-runs';
 import { waitFor } from '../../../temporal/workflow-records';
 import { heldByPausedQueue } from '../../../jobs/admission';
 import { runWakeUps, type RunUpdatesHub } from '../../../persistence/run-updates-hub';
@@ -18,9 +17,6 @@ export interface FunctionInput {
   body: unknown;
   query_params: Record<string, string>;
 }
-
-export const findFunction = (ds: DataSource, caller: Caller, functionId: string) =>
-  findCodeResource(ds, caller, 'function', functionId);
 
 /** Query parameters as handlers see them: strings; a repeated key keeps its last value. */
 export function queryParamsOf(query: Record<string, string | string[] | undefined>): Record<string, string> {
@@ -32,38 +28,34 @@ export function queryParamsOf(query: Record<string, string | string[] | undefine
   return out;
 }
 
-/** Inserts the run (QUEUED) and starts its workflow; 409 when the function has no successful deployment. */
-export async function createFunctionRun(
-  deps: RunsDeps,
-  caller: Caller,
-  functionId: string,
-  input: FunctionInput,
-): Promise<Run> {
-  const fn = await findFunction(deps.ds, caller, functionId);
-  return startRun(deps, caller, fn, { args: [], envVars: [], input });
-}
-
-/** Creates a run and waits (up to FUNCTION_EXECUTE_TIMEOUT_SECONDS) for it to end; returns the latest record. */
+/**
+ * Creates a run (404 for an unknown function, 409 without a successful deployment) and waits (up to
+ * FUNCTION_EXECUTE_TIMEOUT_SECONDS) for it to end; returns the latest record.
+ */
 export async function executeFunction(
   deps: RunsDeps,
   caller: Caller,
   functionId: string,
   input: FunctionInput,
 ): Promise<Run> {
-  return startAndWait(deps, caller, await findFunction(deps.ds, caller, functionId), input);
+  return waitForEnd(deps, await createRunOf(deps, caller, 'function', functionId, { args: [], envVars: [], input }));
 }
 
-/**
- * Starts a run of `resource` with `input` and waits (up to FUNCTION_EXECUTE_TIMEOUT_SECONDS) for it to end; not
- * while its queue is paused (it would wait the whole way): then the run as it is, QUEUED.
- */
+/** Starts a run of `resource` with `input` and waits for it to end, as executeFunction does. */
 export async function startAndWait(
   deps: RunsDeps,
   caller: Caller,
   resource: CodeResource,
   input: unknown,
 ): Promise<Run> {
-  const run = await startRun(deps, caller, resource, { args: [], envVars: [], input });
+  return waitForEnd(deps, await startRun(deps, caller, resource, { args: [], envVars: [], input }));
+}
+
+/**
+ * The run once it ended, waited for up to FUNCTION_EXECUTE_TIMEOUT_SECONDS; not while its queue is paused (it
+ * would wait the whole way): then the run as it is, QUEUED.
+ */
+function waitForEnd(deps: RunsDeps, run: Run): Promise<Run> {
   return waitFor(
     () => readRun(deps.ds, run.run_id),
     (r) => isTerminal(r.status) || (r.status === 'QUEUED' && heldByPausedQueue(r.status_detail)),

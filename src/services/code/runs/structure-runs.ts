@@ -9,7 +9,7 @@ import { assertSecretRefs } from '../../../persistence/scoped';
 import type { Config } from '../../../config';
 import type { RunUpdatesHub } from '../../../persistence/run-updates-hub';
 import { CodeResource, Deployment, Run } from '../../../persistence/entities';
-import type { EnvVar } from '../../../persistence/entities/code-resource';
+import type { CodeResourceKind, EnvVar } from '../../../persistence/entities/code-resource';
 import { newRunRow } from '../../../persistence/entities/run';
 import { latestSuccessfulDeployment } from '../deployments';
 import { cancelRunAndWait } from './cancellation';
@@ -19,7 +19,8 @@ import { workflowStart } from '../../../temporal/contracts';
 import { insertAndStart } from '../../../temporal/workflow-records';
 import { insertRow } from '../../../persistence/direct-sql';
 import type { RetryPolicy, RetryPolicyRequest } from '../../../temporal/retry-policy';
-import { runPolicy } from './retries';
+import { requestedPolicy } from './retries';
+import { insertRunOfLatestDeployment } from './insert-run';
 
 /** Linux refuses a single argv/env string longer than this (MAX_ARG_STRLEN, 128 KiB including the NUL). */
 export const MAX_ARG_BYTES = 131_071;
@@ -73,10 +74,21 @@ export async function createStructureRun(
 ): Promise<Run> {
   const envVars = runEnvVars(input.env_vars);
   checkExecStrings(input.args, envVars, '/body');
-  const structure = await findStructure(deps.ds, caller, structureId);
-  await assertSecretRefs(deps.ds, caller.organizationId, envVars, '/body/env_vars');
-  const retryPolicy = runPolicy(structure, input.retry_policy, '/body/retry_policy');
-  return startRun(deps, caller, structure, {
+  let retryPolicy: RetryPolicy | null | undefined;
+  let policyError: unknown;
+  try {
+    retryPolicy =
+      input.retry_policy === undefined ? undefined : requestedPolicy(input.retry_policy, '/body/retry_policy');
+  } catch (err) {
+    policyError = err;
+  }
+  // What needs the structure read first keeps the order of the answers: 404, an unknown secret, a bad policy.
+  if (policyError || envVars.some((v) => v.source === 'secret_ref')) {
+    await findStructure(deps.ds, caller, structureId);
+    await assertSecretRefs(deps.ds, caller.organizationId, envVars, '/body/env_vars');
+    if (policyError) throw policyError;
+  }
+  return createRunOf(deps, caller, 'structure', structureId, {
     args: input.args,
     envVars,
     input: null,
@@ -84,6 +96,59 @@ export async function createStructureRun(
     retryPolicy,
   });
 }
+
+/**
+ * A run the api creates by its resource's id: on the resource's latest SUCCEEDED deployment (404 for a resource
+ * not in the caller's organization, 409 without a successful deployment), as a QUEUED row inserted (in one
+ * statement with those reads: insert-run.ts) together with its workflow. What startRun does for a resource
+ * already read.
+ */
+export async function createRunOf(
+  deps: RunsDeps,
+  caller: Caller,
+  kind: CodeResourceKind,
+  resourceId: string,
+  fields: {
+    args: string[];
+    envVars: EnvVar[];
+    input: unknown;
+    concurrencyKey?: string;
+    /** Instead of the resource's (null: none). */
+    retryPolicy?: RetryPolicy | null;
+  },
+): Promise<Run> {
+  const row = newRunRow({
+    run_id: randomUUID(),
+    kind,
+    organization_id: caller.organizationId,
+    resource_id: resourceId,
+    args: fields.args,
+    env_vars: fields.envVars,
+    input: fields.input,
+    created_by: caller.actor,
+    concurrency_key: fields.concurrencyKey ?? null,
+  });
+  const { run } = await insertAndStart(deps.ds, deps.temporal, {
+    taskQueue: deps.config.temporal.taskQueue,
+    resource: { kind: `${kind}-run`, id: row.run_id, organizationId: row.organization_id, summary: '' },
+    insert: (em) => insertRunOfLatestDeployment(em, kind, row, fields.retryPolicy),
+    oneStatement: true,
+    undo: (em) => em.query(`DELETE FROM runs WHERE run_id = $1`, [row.run_id]),
+    start: (inserted) => ({ ...codeRunStart(deps, inserted.run), summary: runSummary(kind, inserted.resourceName) }),
+  });
+  return run;
+}
+
+/** The workflow start of a code run (one workflow type drives every kind; the execution activity picks the command by run kind). */
+const codeRunStart = (deps: RunsDeps, run: Run) =>
+  workflowStart.codeRun({
+    runId: run.run_id,
+    timeLimitSeconds: deps.config.runLimits.timeSeconds,
+    heartbeatTimeoutSeconds: deps.config.runProcess.heartbeatTimeoutSeconds,
+    ...(run.retry_policy ? { retryPolicy: run.retry_policy } : {}),
+  });
+
+const runSummary = (kind: CodeResourceKind, name: string) => `Run of ${kind} ${name}`;
 
 /**
  * The QUEUED row of a run of `resource` on its latest SUCCEEDED deployment, or undefined when it has none:
@@ -170,18 +235,12 @@ export async function startRun(
       kind: `${resource.kind}-run`,
       id: run.run_id,
       organizationId: run.organization_id,
-      summary: `Run of ${resource.kind} ${resource.name}`,
+      summary: runSummary(resource.kind, resource.name),
     },
     insert: (em) => insertRow(em, Run, run),
     oneStatement: true,
     undo: (em) => em.query(`DELETE FROM runs WHERE run_id = $1`, [run.run_id]),
-    // One workflow type drives every kind of code run; the execution activity picks the command by run kind.
-    start: workflowStart.codeRun({
-      runId: run.run_id,
-      timeLimitSeconds: deps.config.runLimits.timeSeconds,
-      heartbeatTimeoutSeconds: deps.config.runProcess.heartbeatTimeoutSeconds,
-      ...(run.retry_policy ? { retryPolicy: run.retry_policy } : {}),
-    }),
+    start: codeRunStart(deps, run),
   });
 }
 
