@@ -65,9 +65,17 @@ pipe helper_err_r helper_err_w
   {info_r}<&- {info_w}>&- {userns_r}<&- {userns_w}>&- {exec_r}<&- {exec_w}>&- {ready_r}<&- {ready_w}>&- {helper_err_r}<&- {helper_err_w}>&- &
 sandbox=$!
 exec {info_w}>&- {userns_r}<&- {exec_r}<&-
-fail() { echo "${SANDBOX_SETUP_PREFIX}the sandbox's network could not be set up: $1" >&2; kill -KILL $sandbox 2>/dev/null; wait $sandbox; exit ${SANDBOX_SETUP_EXIT_CODE}; }
-# bubblewrap reports its child's pid once the namespaces exist; the child then waits for its uid map.
+# bubblewrap's child (pid 1 of the run) is killed too: it loses bubblewrap's parent-death signal when its
+# credentials change, and would otherwise run the program, without its network, once the launcher's exit
+# closes the gate it waits on.
 child=
+fail() {
+  echo "${SANDBOX_SETUP_PREFIX}the sandbox's network could not be set up: $1" >&2
+  kill -KILL $child $sandbox 2>/dev/null
+  wait $sandbox
+  exit ${SANDBOX_SETUP_EXIT_CODE}
+}
+# bubblewrap reports its child's pid once the namespaces exist; the child then waits for its uid map.
 while [ -z "$child" ] && read -r -t 10 -u $info_r line; do
   [[ $line =~ \"child-pid\":\ *([0-9]+) ]] && child=${'${BASH_REMATCH[1]}'}
 done

@@ -152,7 +152,7 @@ describe('sandbox: a network namespace per run', function () {
       const file = path.join(dir, 'pasta');
       fs.writeFileSync(file, `#!/bin/bash\n${helper}\n`, { mode: 0o755 });
       const network = new RunNetwork({ pasta: file, setpriv: tool('setpriv') }, { loopbackPorts: [], resolvers: [] });
-      const bwrap = [tool('bwrap'), '--unshare-user', '--unshare-pid', ...network.bwrapArgs()];
+      const bwrap = [tool('bwrap'), '--unshare-user', '--unshare-pid', '--die-with-parent', ...network.bwrapArgs()];
       const sandboxed = [...bwrap, '--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev', '--', '/bin/sh', '-c'];
       const started = Date.now();
       const r = spawnSync(
@@ -170,7 +170,7 @@ describe('sandbox: a network namespace per run', function () {
       const pidFile = path.join(dir, 'helper.pid');
       const r = launch(
         // -P <file> <pid>: pasta's pid file is the last but one argument.
-        `echo $$ > "\${@: -2:1}"; echo $$ > ${pidFile}; trap '' TERM; exec sleep 20`,
+        `echo $$ > ${pidFile}; echo $$ > "\${@: -2:1}"; trap '' TERM; exec sleep 20`,
         'echo the program ran',
       );
       expect(r.status, r.stderr).to.equal(0);
