@@ -76,11 +76,16 @@ fail() {
   exit ${SANDBOX_SETUP_EXIT_CODE}
 }
 # bubblewrap reports its child's pid once the namespaces exist; the child then waits for its uid map.
-while [ -z "$child" ] && read -r -t 10 -u $info_r line; do
+while [ -z "$child" ] && read -r -t 20 -u $info_r line; do
   [[ $line =~ \"child-pid\":\ *([0-9]+) ]] && child=${'${BASH_REMATCH[1]}'}
 done
-# No pid: bubblewrap failed first, and its own status and message say why.
-[ -n "$child" ] || { wait $sandbox; exit $?; }
+# No pid: bubblewrap failed first, and its own status and message say why; or it is still starting (a host
+# at a load of 80 took longer than 10 s), waiting on the uid-map gate this launcher holds: that ends it.
+if [ -z "$child" ]; then
+  kill -0 $sandbox 2>/dev/null && fail "bubblewrap did not report its namespaces within 20 s"
+  wait $sandbox
+  exit $?
+fi
 { echo deny >/proc/$child/setgroups && echo "$inside_uid $uid 1" >/proc/$child/uid_map && echo "$inside_gid $gid 1" >/proc/$child/gid_map; } 2>/dev/null ||
   fail "could not map the run's uid"
 # The rootless mode's packet filter, loaded into the run's namespaces (@child@ is bubblewrap's child) before
