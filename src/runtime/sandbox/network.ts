@@ -59,25 +59,40 @@ pipe info_r info_w
 pipe userns_r userns_w
 pipe exec_r exec_w
 pipe ready_r ready_w
+pipe helper_err_r helper_err_w
 # env -u: what bash adds to its commands' environment does not reach the program.
 /usr/bin/env -u SHLVL -u _ "$@" ${INFO_FD}>&$info_w ${USERNS_GATE_FD}<&$userns_r ${EXEC_GATE_FD}<&$exec_r \
-  {info_r}<&- {info_w}>&- {userns_r}<&- {userns_w}>&- {exec_r}<&- {exec_w}>&- {ready_r}<&- {ready_w}>&- &
+  {info_r}<&- {info_w}>&- {userns_r}<&- {userns_w}>&- {exec_r}<&- {exec_w}>&- {ready_r}<&- {ready_w}>&- {helper_err_r}<&- {helper_err_w}>&- &
 sandbox=$!
 exec {info_w}>&- {userns_r}<&- {exec_r}<&-
-fail() { echo "${SANDBOX_SETUP_PREFIX}the sandbox's network could not be set up: $1" >&2; kill -KILL $sandbox 2>/dev/null; wait $sandbox; exit ${SANDBOX_SETUP_EXIT_CODE}; }
-# bubblewrap reports its child's pid once the namespaces exist; the child then waits for its uid map.
+# bubblewrap's child (pid 1 of the run) is killed too: it loses bubblewrap's parent-death signal when its
+# credentials change, and would otherwise run the program, without its network, once the launcher's exit
+# closes the gate it waits on.
 child=
-while [ -z "$child" ] && read -r -t 10 -u $info_r line; do
+fail() {
+  echo "${SANDBOX_SETUP_PREFIX}the sandbox's network could not be set up: $1" >&2
+  kill -KILL $child $sandbox 2>/dev/null
+  wait $sandbox
+  exit ${SANDBOX_SETUP_EXIT_CODE}
+}
+# bubblewrap reports its child's pid once the namespaces exist; the child then waits for its uid map.
+while [ -z "$child" ] && read -r -t 20 -u $info_r line; do
   [[ $line =~ \"child-pid\":\ *([0-9]+) ]] && child=${'${BASH_REMATCH[1]}'}
 done
-# No pid: bubblewrap failed first, and its own status and message say why.
-[ -n "$child" ] || { wait $sandbox; exit $?; }
+# No pid: bubblewrap failed first, and its own status and message say why; or it is still starting (a host
+# at a load of 80 took longer than 10 s), waiting on the uid-map gate this launcher holds: that ends it.
+if [ -z "$child" ]; then
+  kill -0 $sandbox 2>/dev/null && fail "bubblewrap did not report its namespaces within 20 s"
+  wait $sandbox
+  exit $?
+fi
 { echo deny >/proc/$child/setgroups && echo "$inside_uid $uid 1" >/proc/$child/uid_map && echo "$inside_gid $gid 1" >/proc/$child/gid_map; } 2>/dev/null ||
   fail "could not map the run's uid"
 # The rootless mode's packet filter, loaded into the run's namespaces (@child@ is bubblewrap's child) before
 # anything of the run starts (namespace-firewall.ts).
 if [ ${'${#setup[@]}'} -gt 0 ]; then
-  "${'${setup[@]/#@child@/$child}'}" {info_r}<&- {userns_w}>&- {exec_w}>&- {ready_r}<&- {ready_w}>&- ||
+  "${'${setup[@]/#@child@/$child}'}" {info_r}<&- {userns_w}>&- {exec_w}>&- {ready_r}<&- {ready_w}>&- \
+    {helper_err_r}<&- {helper_err_w}>&- ||
     fail "could not install the run's firewall"
 fi
 # (info_r stays open: bubblewrap writes more after the pid, and a closed pipe would kill it with SIGPIPE.)
@@ -91,17 +106,27 @@ for ((tries = 0; ; tries++)); do
   [ $tries -lt 10000 ] || fail "the loopback did not come up"
   read -r -t 0.002 -u $ready_r _
 done
-# pasta writes its pid (-P) once the namespace's interface, addresses and routes are up.
+# pasta writes its pid (-P) once the namespace's interface, addresses and routes are up. Its output goes to a
+# pipe of the launcher's, read only if it fails to start: on the run's stdout and stderr it would hold them open
+# until its exit, and the run's output is finished only when they close.
 "$setpriv" --pdeathsig KILL -- "$pasta" "${'${helper_options[@]}'}" -P /dev/fd/$ready_w "$child" \
-  {info_r}<&- {ready_r}<&- {exec_w}>&- &
+  {info_r}<&- {ready_r}<&- {exec_w}>&- {helper_err_r}<&- >&$helper_err_w 2>&1 &
 helper=$!
-exec {ready_w}>&-
-read -r -t 20 -u $ready_r _ || fail "pasta did not start"
-exec {ready_r}<&- {exec_w}>&-
+exec {ready_w}>&- {helper_err_w}>&-
+if ! read -r -t 20 -u $ready_r _; then
+  why=
+  read -r -t 1 -d '' -u $helper_err_r why
+  fail "pasta did not start: $(printf %s "$why" | tr '\n' ' ')"
+fi
+# (pasta ignores SIGPIPE: whatever it writes later meets a closed pipe.)
+exec {ready_r}<&- {exec_w}>&- {helper_err_r}<&-
 wait $sandbox
 status=$?
-kill $helper 2>/dev/null
-wait $helper
+# The run's status does not depend on the helper's exit, which takes tens of milliseconds (it unmaps its
+# buffers, closes its sockets and its tap device): it is killed and not waited for. Whatever is left of it as it
+# dies is in the run's control group and runs as the run's uid, which release() empties (kill, wait, remove)
+# before either is used again.
+kill -KILL $helper 2>/dev/null
 exit $status
 `;
 
@@ -121,6 +146,22 @@ export function tunUsable(): boolean {
     return st.isCharacterDevice() && (st.mode & 0o006) === 0o006;
   } catch {
     return false;
+  }
+}
+
+/**
+ * The helper's program for this CPU. Debian's pasta checks the CPU at every start and, where it has AVX2,
+ * executes itself again as pasta.avx2 (the same source built for AVX2): naming that one directly saves one
+ * program load per run. Its argv[0] ("...pasta.avx2") still selects pasta's mode, and the options are the same.
+ */
+export function helperProgram(pasta: string, cpuinfo = '/proc/cpuinfo'): string {
+  const avx2 = `${pasta}.avx2`;
+  try {
+    if (!/^flags\s*:.*\bavx2\b/m.test(fs.readFileSync(cpuinfo, 'utf8'))) return pasta;
+    fs.accessSync(avx2, fs.constants.X_OK);
+    return avx2;
+  } catch {
+    return pasta;
   }
 }
 

@@ -27,7 +27,7 @@ import type { Logger } from '../../logger';
 import { confine, findTool } from '../process/confine';
 import { type ExitStatus, sandboxExitStatus } from '../process/user-process';
 import { Firewall } from './firewall';
-import { loopbackPortsOf, RunNetwork, tunUsable } from './network';
+import { helperProgram, loopbackPortsOf, RunNetwork, tunUsable } from './network';
 import { seccompProgram } from './seccomp';
 import { UidPool } from './uid-pool';
 import { CgroupTree, CgroupUnavailable, entryCommand, NO_RUN_GROUP, type RunGroup } from './cgroups';
@@ -146,7 +146,7 @@ export class Sandbox {
 
     const { api, allowHostPorts } = await reachOf(config, opts.apiBaseUrl, opts.reach ?? []);
     const helper = new RunNetwork(
-      { pasta, setpriv },
+      { pasta: helperProgram(pasta), setpriv },
       {
         loopbackPorts: loopbackPortsOf([
           ...api.addresses.map((address) => ({ address, port: api.port })),

@@ -3,10 +3,14 @@
 // real run, through the public api, sees none of the host's sockets, reaches neither a listener on
 // 127.0.0.1 nor one on the host's own address, cannot listen on a port of the host, and still reaches the
 // api and the one allowed host:port (the attacks of the hostile-machine drill, test/drills/hostile-machine).
+// The launcher neither waits for the helper's exit nor leaves it behind, and says why the helper did not start.
 import { execFileSync, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { expect } from 'chai';
 import { ConfigError, loadConfig } from '../../../../src/config';
-import { loopbackPortsOf, RunNetwork } from '../../../../src/runtime/sandbox/network';
+import { helperProgram, loopbackPortsOf, RunNetwork } from '../../../../src/runtime/sandbox/network';
 import { attacks } from '../../../drills/hostile-machine/network';
 import { getStack } from '../../../harness/stack';
 
@@ -113,6 +117,85 @@ describe('sandbox: a network namespace per run', function () {
     expect(r.stderr).to.not.match(/RTM_NEWADDR/);
     expect(r.status, r.stderr).to.equal(0);
     expect(Number(r.stdout.trim()), 'the program sees its loopback address').to.be.greaterThan(0);
+  });
+
+  it("names pasta's AVX2 build directly where the CPU has AVX2 (pasta would execute it itself), else pasta", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tarmac-cpuinfo-'));
+    try {
+      const cpuinfo = (flags: string) => {
+        fs.writeFileSync(path.join(dir, 'cpuinfo'), `processor\t: 0\nflags\t\t: ${flags}\n`);
+        return path.join(dir, 'cpuinfo');
+      };
+      const pasta = path.join(dir, 'pasta');
+      fs.writeFileSync(pasta, '', { mode: 0o755 });
+      expect(helperProgram(pasta, cpuinfo('fpu sse2 avx2 bmi2'))).to.equal(pasta, 'no pasta.avx2 beside it');
+      fs.writeFileSync(`${pasta}.avx2`, '', { mode: 0o755 });
+      expect(helperProgram(pasta, cpuinfo('fpu sse2 avx2 bmi2'))).to.equal(`${pasta}.avx2`);
+      expect(helperProgram(pasta, cpuinfo('fpu sse2 avx512f'))).to.equal(pasta, 'no AVX2');
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  describe('the launcher, with a stand-in for pasta', () => {
+    const tool = (name: string) => execFileSync('bash', ['-c', `command -v ${name}`], { encoding: 'utf8' }).trim();
+    const uid = 65000;
+    let dir: string;
+    beforeEach(() => {
+      dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tarmac-helper-'));
+      fs.chmodSync(dir, 0o777); // the stand-in writes its pid here as the run's uid
+    });
+    afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+    /** Runs `program` under the launcher as `uid`, with `helper` (a shell script) in pasta's place. */
+    const launch = (helper: string, program: string) => {
+      const file = path.join(dir, 'pasta');
+      fs.writeFileSync(file, `#!/bin/bash\n${helper}\n`, { mode: 0o755 });
+      const network = new RunNetwork({ pasta: file, setpriv: tool('setpriv') }, { loopbackPorts: [], resolvers: [] });
+      const bwrap = [tool('bwrap'), '--unshare-user', '--unshare-pid', '--die-with-parent', ...network.bwrapArgs()];
+      const sandboxed = [...bwrap, '--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev', '--', '/bin/sh', '-c'];
+      const started = Date.now();
+      const r = spawnSync(
+        tool('setpriv'),
+        [`--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', '--', tool('bash')].concat(
+          network.launch(uid, uid, [...sandboxed, program]),
+        ),
+        { encoding: 'utf8', timeout: 30_000 },
+      );
+      return { ...r, ms: Date.now() - started };
+    };
+
+    it("ends with the program, neither waiting for the helper's exit nor leaving it behind", () => {
+      // A helper that ignores SIGTERM and would run 20 s: the run's output and status come at once, and it is gone.
+      const pidFile = path.join(dir, 'helper.pid');
+      const r = launch(
+        // -P <file> <pid>: pasta's pid file is the last but one argument.
+        `echo $$ > ${pidFile}; echo $$ > "\${@: -2:1}"; trap '' TERM; exec sleep 20`,
+        'echo the program ran',
+      );
+      expect(r.status, r.stderr).to.equal(0);
+      expect(r.stdout.trim()).to.equal('the program ran');
+      expect(r.ms, 'neither the launcher nor the output waits for the helper').to.be.lessThan(10_000);
+      const helper = Number(fs.readFileSync(pidFile, 'utf8'));
+      // Gone, or a zombie its new parent has yet to reap: either way it runs nothing.
+      const alive = () => {
+        try {
+          return /^State:\s+[^Z]/m.test(fs.readFileSync(`/proc/${helper}/status`, 'utf8'));
+        } catch {
+          return false;
+        }
+      };
+      const deadline = Date.now() + 5_000;
+      while (alive() && Date.now() < deadline) execFileSync('sleep', ['0.05']);
+      expect(alive(), 'the helper was killed').to.equal(false);
+    });
+
+    it("reports the helper's own message when it fails to start, as the sandbox's setup failing", () => {
+      const r = launch('echo "Failed to open tun socket in namespace" >&2; exit 1', 'echo never');
+      expect(r.status).to.equal(125);
+      expect(r.stdout).to.equal('');
+      expect(r.stderr).to.match(/network could not be set up: pasta did not start: Failed to open tun socket/);
+    });
   });
 
   for (const attack of attacks) {
