@@ -67,11 +67,17 @@ export function peak(file: string): number | undefined {
   }
 }
 
+/**
+ * A group removed meanwhile (by its run's release, or another worker's sweep of the same tree): ENOENT once it
+ * is gone, ENODEV when its file was opened just before.
+ */
+export const groupGone = (err: unknown) => ['ENOENT', 'ENODEV'].includes((err as NodeJS.ErrnoException).code ?? '');
+
 export function pidsIn(dir: string): number[] {
   try {
     return read(path.join(dir, 'cgroup.procs')).split('\n').filter(Boolean).map(Number);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    if (groupGone(err)) return [];
     throw err;
   }
 }
@@ -154,7 +160,7 @@ export async function pidsInRun(dir: string): Promise<number[]> {
   try {
     return (await fs.promises.readFile(path.join(dir, 'cgroup.procs'), 'utf8')).split('\n').filter(Boolean).map(Number);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    if (groupGone(err)) return [];
     throw err;
   }
 }

@@ -22,6 +22,7 @@ import {
   exists,
   existsRunFile,
   freezeAndKill,
+  groupGone,
   killAll,
   makeDir,
   makeRunDir,
@@ -140,8 +141,13 @@ export abstract class CgroupTree {
       for (const run of list(path.join(this.runsDir, org))) {
         const uid = /^run-(\d+)$/.exec(run)?.[1];
         if (!uid || isLeased(Number(uid))) continue;
-        await this.destroyRun(Number(gid), Number(uid));
-        removed++;
+        try {
+          await this.destroyRun(Number(gid), Number(uid));
+          removed++;
+        } catch (err) {
+          // Removed meanwhile by another worker sweeping the same tree.
+          if (!groupGone(err)) throw err;
+        }
       }
     }
     return removed;
