@@ -19,7 +19,9 @@ const FUNCTION_PY = 'def handler(event):\n    return {"got": event["body"]}\n';
 const describeSchedule = (id: string) => getStack().env.client.schedule.getHandle(runScheduleId(id)).describe();
 /** Temporal's paused state once it shows (pause is a signal to the schedule; a describe may come first). */
 async function pausedInTemporal(id: string, expected: boolean): Promise<boolean> {
-  for (let deadline = Date.now() + 10_000; ; await new Promise((r) => setTimeout(r, 200))) {
+  // A Schedule's state is its scheduler workflow's, which applies the pause signal in its own time: under CI's
+  // load (test files side by side) that took more than 10 s once.
+  for (let deadline = Date.now() + 30_000; ; await new Promise((r) => setTimeout(r, 200))) {
     const paused = (await describeSchedule(id)).state.paused;
     if (paused === expected || Date.now() > deadline) return paused;
   }
