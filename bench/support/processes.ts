@@ -76,27 +76,10 @@ function groupOf(p: Proc): Group | undefined {
   return undefined;
 }
 
-/** Memory (PSS, bytes) per group right now. */
-export function memoryNow(): Record<Group, number> {
+/** `measure` summed per group over this process and its descendants (one that exited meanwhile is not counted). */
+function perGroup(measure: (pid: number) => number): Record<Group, number> {
   const totals: Record<Group, number> = {
-    node: pssBytes(process.pid),
-    api: 0,
-    worker: 0,
-    postgres: 0,
-    temporal: 0,
-    programs: 0,
-  };
-  for (const p of descendants(process.pid)) {
-    const g = groupOf(p);
-    if (g) totals[g] += pssBytes(p.pid);
-  }
-  return totals;
-}
-
-/** CPU time (s) per group right now: its processes' user and system time (a process that exited meanwhile is not counted). */
-export function cpuNow(): Record<Group, number> {
-  const totals: Record<Group, number> = {
-    node: cpuSeconds(process.pid),
+    node: measure(process.pid),
     api: 0,
     worker: 0,
     postgres: 0,
@@ -106,13 +89,19 @@ export function cpuNow(): Record<Group, number> {
   for (const p of descendants(process.pid)) {
     const g = groupOf(p);
     try {
-      if (g) totals[g] += cpuSeconds(p.pid);
+      if (g) totals[g] += measure(p.pid);
     } catch {
       // exited meanwhile
     }
   }
   return totals;
 }
+
+/** Memory (PSS, bytes) per group right now. */
+export const memoryNow = (): Record<Group, number> => perGroup(pssBytes);
+
+/** CPU time (s) per group right now: its processes' user and system time. */
+export const cpuNow = (): Record<Group, number> => perGroup((pid) => cpuSeconds(pid));
 
 /** Samples memory every `everyMs` until stopped; answers the peak of each group. */
 export function sampleMemory(everyMs = 500): { stop(): Record<Group, number> } {
