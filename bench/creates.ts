@@ -8,9 +8,9 @@ import type { BenchContext } from './support/context';
 import { cpuNow, cpuSeconds } from './support/processes';
 import { type Started, startBare, startOurs } from './support/runs';
 import { BenchReport, Figure, figure, pool, Ratio, sleep, summarize, table } from './support/stats';
+// Create calls in flight in the burst: the scaling bench's.
+import { CREATE_CONCURRENCY } from './scaling';
 
-/** Create calls in flight in the burst (the scaling bench's). */
-const CREATE_CONCURRENCY = 100;
 /** How long the api's CPU is measured with nothing to do. */
 const IDLE_MS = 3_000;
 /** A created run that has not ended this long after the worker continued is not waited for. */

@@ -10,7 +10,7 @@ import { outcomesOtherThanSuccess, RunTiming, Started, startBare, startOurs } fr
 import { BenchReport, Figure, figure, pool, Ratio, sleep, summarize, table } from './support/stats';
 
 /** Create calls in flight while a level's runs are created (the runs themselves are then all in flight). */
-const CREATE_CONCURRENCY = 100;
+export const CREATE_CONCURRENCY = 100;
 /** A level may take this long per run plus a minute before it is cut short. */
 const LEVEL_MS_PER_RUN = 500;
 /** ... or once no run of it has ended for this long (one stuck run must not hold the curve for minutes). */
