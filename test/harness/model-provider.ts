@@ -24,6 +24,7 @@
  *     { model, text: 'one two three four', stallAfterChunks: 2 },               // then silent until the client leaves
  *     { model, text: 'never sent', stallBeforeAnswer: true },                    // silent (JSON or SSE) until the client leaves
  *   );
+ *   provider.script({ model: 'test-model', asked: 'hi', text: 'Hello' });  // only a request whose last message says "hi"
  *   const req = await provider.waitForRequest(model);  // the 1st request for `model` (2nd: waitForRequest(model, 2))
  *   req.body; req.stream; await req.stalled; expect(await req.ended).to.equal('disconnected');
  *   provider.requestsFor(model); provider.unused(model);  // recorded requests; replies not taken yet
@@ -48,6 +49,14 @@ import { contentProblem, textWords } from './content-parts';
 
 /** The request body as sent (OpenAI chat.completions create parameters). */
 export type ChatRequestBody = Record<string, any> & { model: string; messages: Array<Record<string, any>> };
+
+/** The text of a request's last message: its string content, or its text parts joined. */
+function lastMessageText(body: ChatRequestBody): string {
+  const content = body.messages.at(-1)?.content;
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  return content.map((p: { type?: string; text?: string }) => (p.type === 'text' ? (p.text ?? '') : '')).join('');
+}
 
 export interface ScriptedAnswer {
   /** Answer text; streamed word by word (with the following whitespace) unless `chunks` gives the pieces. */
@@ -76,6 +85,9 @@ export interface ScriptedAnswer {
 export interface ScriptedReply extends ScriptedAnswer {
   /** Only requests for this model (the body's `model`) take this reply. */
   model?: string;
+  /** Only requests whose last message's text contains this take this reply: a test scripting the shared
+   *  `test-model` (runs that name no model) takes only its own run's request, never a leftover run's. */
+  asked?: string;
   /** How many requests this reply answers (default 1; Infinity: all of them). */
   times?: number;
   /** Computes the answer from the request (then the other answer fields of this reply are ignored). */
@@ -165,7 +177,11 @@ export async function startModelProvider(): Promise<ModelProvider> {
     }
   };
   const take = (body: ChatRequestBody): ScriptedAnswer | undefined => {
-    const i = queue.findIndex((r) => r.model === undefined || r.model === body.model);
+    const i = queue.findIndex(
+      (r) =>
+        (r.model === undefined || r.model === body.model) &&
+        (r.asked === undefined || lastMessageText(body).includes(r.asked)),
+    );
     if (i < 0) return undefined;
     const reply = queue[i];
     if (--reply.left <= 0) queue.splice(i, 1);

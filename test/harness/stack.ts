@@ -7,7 +7,8 @@
 // (so nothing reaches a real provider). A test takes a model name of its own, `provider.uniqueModel()`, uses it as
 // `local/<name>` (e.g. an assistant's model) and scripts replies for `<name>`: tests never take each other's
 // replies, even when their runs overlap. Requests for `test-model` (runs without a model) are unscripted, so
-// they fail `rejected` unless a test scripts that name, which only a test that runs alone may do.
+// they fail `rejected` unless a test scripts that name; such a script also names what its run asks (`asked`),
+// so that a run another test left behind never takes it.
 //
 // Outside providers: a local code host (codehost.ts: OAuth token endpoint and private git over HTTP,
 // `getStack().codehost`) as CODEHOST_OAUTH_*, and a local Stripe (stripe-double.ts, `getStack().stripe`) as

@@ -149,7 +149,7 @@ describe('integration delivery workflow', function () {
     const api = as(t.key);
     const { chatApp, modelProvider } = getStack();
     const { bot, integrationId } = await chatIntegration(api);
-    const reply = { model: 'test-model', text: 'Forty-two.' };
+    const reply = { model: 'test-model', asked: 'the answer?', text: 'Forty-two.' };
     modelProvider.script(reply);
     const channel = `C${randomUUID().slice(0, 6)}`;
     const d = await accepted(integrationId, 'message', chatEvent(`<@${bot.userId}> the answer?`, channel));
@@ -178,7 +178,7 @@ describe('integration delivery workflow', function () {
     const api = as(t.key);
     const { modelProvider, ds } = getStack();
     const { integrationId } = await chatIntegration(api);
-    const stall = { model: 'test-model', stallBeforeAnswer: true };
+    const stall = { model: 'test-model', asked: 'never answered', stallBeforeAnswer: true };
     modelProvider.script(stall);
     const d = await accepted(integrationId, 'message', chatEvent('never answered', `C${randomUUID().slice(0, 6)}`));
     const ts = await startTimeSkipping();
@@ -199,7 +199,8 @@ describe('integration delivery workflow', function () {
     expect(done.completed_at).to.be.instanceOf(Date);
     // The assistant run it started is its own: cancel it here.
     const [runId] = done.assistant_run_ids;
-    expect((await api.post(`/api/assistant-runs/${runId}/cancel`)).status).to.equal(200);
+    const cancelled = await api.post(`/api/assistant-runs/${runId}/cancel`);
+    expect(cancelled.status, `the assistant run went on: ${cancelled.text}`).to.equal(200);
     expect(await ds.getRepository(IntegrationDelivery).countBy({ delivery_id: d.delivery_id })).to.equal(1);
   });
 
@@ -208,7 +209,7 @@ describe('integration delivery workflow', function () {
     const api = as(t.key);
     const { modelProvider } = getStack();
     const { integrationId } = await chatIntegration(api);
-    const stall = { model: 'test-model', stallBeforeAnswer: true };
+    const stall = { model: 'test-model', asked: 'cancel me', stallBeforeAnswer: true };
     modelProvider.script(stall);
     const d = await accepted(integrationId, 'message', chatEvent('cancel me', `C${randomUUID().slice(0, 6)}`));
     const ts = await startTimeSkipping();
@@ -228,7 +229,8 @@ describe('integration delivery workflow', function () {
     expect(done.status).to.equal('CANCELLED');
     expect(done.status_detail).to.deep.include({ requested_by: 'Temporal workflow cancellation' });
     const [runId] = done.assistant_run_ids;
-    expect((await api.post(`/api/assistant-runs/${runId}/cancel`)).status).to.equal(200);
+    const cancelled = await api.post(`/api/assistant-runs/${runId}/cancel`);
+    expect(cancelled.status, `the assistant run went on: ${cancelled.text}`).to.equal(200);
   });
 
   it('does nothing for a delivery whose integration was deleted', async () => {
