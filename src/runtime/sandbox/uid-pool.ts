@@ -1,9 +1,13 @@
 // Run uids: every sandboxed process tree gets a uid of its own from a configured range, so that the
 // kernel's per-uid accounting (RLIMIT_NPROC, signals, file ownership) is per run. A uid is leased through
-// a lock file in a host-wide directory (every worker on the host shares it) holding the lessee's pid, and
-// is handed out again only once no process of it is left: release() kills whatever still runs as it.
+// a lock file in a host-wide directory (every worker on the host shares it) naming the lessee (its pid and
+// start time), and is handed out again only once no process of it is left: release() kills whatever still
+// runs as it. A lock whose lessee died (a worker that crashed) is reclaimed by one worker at a time, under a
+// host mutex, so that two workers never both take its uid.
+import { createHash, randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { tryHostMutex } from './host-mutex';
 import { processExists, ProcessSweeper } from './processes';
 
 /**
@@ -13,6 +17,42 @@ import { processExists, ProcessSweeper } from './processes';
  * per second. The uid stays leased until the check, so it is never handed out before it.
  */
 const EMPTIED_GROUP_CHECK_MS = 5_000;
+
+/** A lock whose content cannot be read as a lessee is taken for a live one this long (a lock of an older worker). */
+const UNREADABLE_LOCK_GRACE_MS = 60_000;
+
+/** Who holds a uid's lock file: nobody (no file), a live process, or a process that is gone. */
+type Lessee = 'none' | 'live' | 'dead';
+
+/** A process's start time (clock ticks after boot, /proc/<pid>/stat field 22): with the pid, it names one process. */
+function startTimeOf(pid: number): string | undefined {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+  } catch {
+    return undefined;
+  }
+}
+
+/** The lessee a lock file names: `<pid> <start time>` (older workers wrote the pid alone). */
+function lesseeOf(file: string): Lessee {
+  let content: string;
+  try {
+    content = fs.readFileSync(file, 'utf8').trim();
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 'none';
+    throw err;
+  }
+  const [pidText, startTime] = content.split(' ');
+  const pid = Number(pidText);
+  if (!Number.isInteger(pid) || pid <= 0) {
+    const age = Date.now() - fs.statSync(file, { throwIfNoEntry: false })!.mtimeMs;
+    return age > UNREADABLE_LOCK_GRACE_MS ? 'dead' : 'live';
+  }
+  if (!processExists(pid)) return 'dead';
+  // A pid the kernel gave to another process since: the lessee is gone.
+  return startTime === undefined || startTimeOf(pid) === startTime ? 'live' : 'dead';
+}
 
 export interface UidLease {
   uid: number;
@@ -26,6 +66,10 @@ export interface UidLease {
 export class UidPool {
   private readonly dir: string;
   private readonly sweeper: ProcessSweeper;
+  /** This process, as its locks name it. */
+  private readonly stamp = `${process.pid} ${startTimeOf(process.pid) ?? ''}`.trim();
+  /** The lock directory's part of the reclaim mutexes' names (tests run pools of their own directories). */
+  private readonly mutexPrefix: string;
 
   constructor(
     stateDir: string,
@@ -37,6 +81,8 @@ export class UidPool {
     this.sweeper = new ProcessSweeper({ onStray });
     this.dir = path.join(stateDir, 'uids');
     fs.mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+    const dirKey = createHash('sha256').update(fs.realpathSync(this.dir)).digest('hex').slice(0, 16);
+    this.mutexPrefix = `tarmac-uid-reclaim:${dirKey}`;
   }
 
   /** Leases a free uid; throws when every uid of the range is taken. */
@@ -61,10 +107,9 @@ export class UidPool {
   /** Whether a live process holds `uid` (its lock file names one). */
   isLeased(uid: number): boolean {
     try {
-      const owner = Number(fs.readFileSync(this.lockFile(uid), 'utf8').trim());
-      return !Number.isInteger(owner) || owner <= 0 || processExists(owner);
+      return lesseeOf(this.lockFile(uid)) === 'live';
     } catch {
-      return false;
+      return true; // unreadable for another reason than its absence: not ours to judge free
     }
   }
 
@@ -74,22 +119,43 @@ export class UidPool {
 
   private async tryTake(uid: number): Promise<boolean> {
     const file = this.lockFile(uid);
+    if (this.create(file)) return true;
+    // Taken: reclaim it only when its lessee is gone (a worker that crashed), after killing what it left. Two
+    // workers may find the same dead lessee: they reclaim one at a time, and the second sees the first's lock.
+    if (lesseeOf(file) !== 'dead') return false;
+    const unlock = await tryHostMutex(`${this.mutexPrefix}:${uid}`);
+    if (!unlock) return false; // another worker reclaims it now
     try {
-      fs.writeFileSync(file, String(process.pid), { flag: 'wx', mode: 0o600 });
+      const lessee = lesseeOf(file);
+      if (lessee === 'none') return this.create(file);
+      if (lessee === 'live') return false;
+      await this.sweeper.kill(uid);
+      this.write(file, (tmp) => fs.renameSync(tmp, file));
+      return true;
+    } finally {
+      await unlock();
+    }
+  }
+
+  /** Creates the lock file with this process as its lessee, whole or not at all; false when it exists. */
+  private create(file: string): boolean {
+    try {
+      this.write(file, (tmp) => fs.linkSync(tmp, file));
       return true;
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+      throw err;
     }
-    // Taken: reclaim it only when its lessee is gone (a worker that crashed), after killing what it left.
-    const owner = Number(fs.readFileSync(file, 'utf8').trim());
-    if (Number.isInteger(owner) && owner > 0 && processExists(owner)) return false;
-    await this.sweeper.kill(uid);
+  }
+
+  /** Writes this process's stamp to a file of its own, then `place`s it as `file` (never read half-written). */
+  private write(file: string, place: (tmp: string) => void): void {
+    const tmp = `${file}.${randomUUID()}.tmp`;
     try {
-      fs.unlinkSync(file);
-      fs.writeFileSync(file, String(process.pid), { flag: 'wx', mode: 0o600 });
-      return true;
-    } catch {
-      return false; // another worker reclaimed it first
+      fs.writeFileSync(tmp, this.stamp, { flag: 'wx', mode: 0o600 });
+      place(tmp);
+    } finally {
+      fs.rmSync(tmp, { force: true });
     }
   }
 
