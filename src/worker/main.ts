@@ -11,6 +11,7 @@ import { activityDepsFor, createWorker } from './create-worker';
 import { startProcessMetrics } from '../observability/metrics';
 import { forwardedMetrics, freeLoopbackAddress, startMetricsServer } from '../observability/metrics-server';
 import { startTracing } from '../observability/tracing';
+import { removeSpoolsOfGoneWorkers } from '../services/knowledge/xlsx-reader';
 
 async function main() {
   const config = loadConfig();
@@ -55,6 +56,8 @@ async function main() {
     apiBaseUrl: config.runProcess.apiBaseUrl,
     reach: [config.codehostBaseUrl],
   });
+  const spools = await removeSpoolsOfGoneWorkers();
+  if (spools) log.info({ spools }, 'removed the spreadsheet spools of workers that are gone');
   const connection = await NativeConnection.connect({ address: temporalAddress(config) });
   const worker = await createWorker({
     connection,

@@ -14,6 +14,7 @@ import * as path from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { stream as excelStream } from 'exceljs';
+import { processExists } from '../../runtime/sandbox/processes';
 import { iterateStream } from './exceljs-iterate-stream';
 import { ExtractionError, MAX_SPOOLED_XML_BYTES } from './extraction-error';
 
@@ -47,6 +48,26 @@ export interface SpoolLimits {
 
 export const defaultSpoolLimits = (): SpoolLimits => ({ dir: os.tmpdir(), maxBytes: MAX_SPOOLED_XML_BYTES });
 
+/** A spool directory's name: the prefix, the pid of the worker reading, then mkdtemp's suffix. */
+const SPOOL_PREFIX = 'tarmac-xlsx-';
+const SPOOL_NAME = new RegExp(`^${SPOOL_PREFIX}(\\d+)-`);
+
+/**
+ * Removes the spools of workers that are gone: a worker killed mid-read leaves its spool behind, and several
+ * workers may share `dir`, so only a spool whose worker (the pid in its name) no longer runs is removed.
+ * Answers how many were removed.
+ */
+export async function removeSpoolsOfGoneWorkers(dir = os.tmpdir()): Promise<number> {
+  let removed = 0;
+  for (const name of await fsp.readdir(dir).catch(() => [] as string[])) {
+    const pid = Number(SPOOL_NAME.exec(name)?.[1]);
+    if (!pid || processExists(pid)) continue;
+    await fsp.rm(path.join(dir, name), { recursive: true, force: true });
+    removed++;
+  }
+  return removed;
+}
+
 /** The worksheets of one read that wait for the parts stored after them, counted as they are written. */
 export class SheetSpool {
   private dir?: Promise<string>;
@@ -66,7 +87,7 @@ export class SheetSpool {
   async write(entry: Readable): Promise<string> {
     // exceljs may go on parsing what it was given after the read has ended: nothing is spooled after `remove()`.
     if (this.removed) throw new Error(`the spool of ${this.name} was removed`);
-    this.dir ??= fsp.mkdtemp(path.join(this.limits.dir, 'tarmac-xlsx-'));
+    this.dir ??= fsp.mkdtemp(path.join(this.limits.dir, `${SPOOL_PREFIX}${process.pid}-`));
     const dir = await this.dir;
     if (this.removed) throw new Error(`the spool of ${this.name} was removed`);
     const file = path.join(dir, `sheet-${++this.files}.xml`);

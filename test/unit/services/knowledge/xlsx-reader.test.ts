@@ -4,6 +4,7 @@
 // the limit (a small limit, and the default with a compressed workbook of a few hundred KB) is TooLarge; and on
 // every ending (read, TooLarge, cancelled, cut short) the spool's directory is gone and no file of it is open.
 import '../../../../src/services/knowledge/exceljs-iterate-stream'; // before exceljs loads (this test writes with it)
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -16,6 +17,7 @@ import { writeCompressedXlsx } from '../../../fixtures/office';
 import { rejectionOf as rejection } from '../../../support/sources';
 import { ExtractionError, MAX_SPOOLED_XML_BYTES } from '../../../../src/services/knowledge/extraction-error';
 import { extractXlsx } from '../../../../src/services/knowledge/xlsx';
+import { removeSpoolsOfGoneWorkers } from '../../../../src/services/knowledge/xlsx-reader';
 
 /** Files of `dir` (at any depth) and the files this process holds open under it. */
 function leftIn(dir: string): { files: string[]; open: string[] } {
@@ -73,6 +75,17 @@ describe('spreadsheet reader: the spool of worksheets stored before the shared s
       maxBytes: MAX_SPOOLED_XML_BYTES,
     });
     expect(text).to.equal(FAUNA_TEXT);
+  });
+
+  it("removes, at a worker's start, the spools of workers that are gone, not a live worker's", async () => {
+    const gonePid = spawnSync('true').pid!;
+    fs.mkdirSync(path.join(spool, `tarmac-xlsx-${gonePid}-a1b2c3`, 'nested'), { recursive: true });
+    fs.writeFileSync(path.join(spool, `tarmac-xlsx-${gonePid}-a1b2c3`, 'sheet-1.xml'), '<worksheet/>');
+    fs.mkdirSync(path.join(spool, `tarmac-xlsx-${process.pid}-d4e5f6`));
+    fs.mkdirSync(path.join(spool, 'another-program'));
+    expect(await removeSpoolsOfGoneWorkers(spool)).to.equal(1);
+    expect(fs.readdirSync(spool).sort()).to.deep.equal(['another-program', `tarmac-xlsx-${process.pid}-d4e5f6`]);
+    for (const name of fs.readdirSync(spool)) fs.rmdirSync(path.join(spool, name));
   });
 
   it('spools nothing when the shared strings and the workbook come first', async () => {
