@@ -99,8 +99,15 @@ export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 // which under 100 runs in flight held the worker's loop for a quarter of its busy time. The tree itself is
 // made once, at start, with the synchronous forms.
 
+/**
+ * How long processes sent SIGKILL may take to be gone before that counts as a failure. Usually milliseconds;
+ * on a host at load 50-130 (CI saw it) a killed process tearing down its memory took more than 5 s, and a
+ * build failed "processes of sandbox uid survive SIGKILL" while they were still exiting.
+ */
+export const KILLED_GONE_WITHIN_MS = 30_000;
+
 /** rmdir, retried while the kernel still counts processes that are dying; gives up after `timeoutMs`. */
-export async function removeDir(dir: string, timeoutMs = 5_000): Promise<void> {
+export async function removeDir(dir: string, timeoutMs = KILLED_GONE_WITHIN_MS): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     try {

@@ -1,5 +1,6 @@
 // Processes by uid, read from /proc: the sweep that makes sure nothing of a run outlives it.
 import fs from 'node:fs';
+import { KILLED_GONE_WITHIN_MS } from './cgroup-fs';
 
 /** How many /proc/<pid>/status files are read between two turns of the event loop. */
 const READS_PER_TURN = 32;
@@ -92,7 +93,7 @@ export class ProcessSweeper {
     } = {},
   ) {}
 
-  /** Resolves once no process of `uid` is left; rejects when some survive SIGKILL for the timeout (5 s). */
+  /** Resolves once no process of `uid` is left; rejects when some survive SIGKILL for the timeout (KILLED_GONE_WITHIN_MS). */
   kill(uid: number, opts: SweepOptions = {}): Promise<void> {
     return new Promise((resolve, reject) => {
       const now = Date.now();
@@ -158,7 +159,8 @@ export class ProcessSweeper {
           const entry = this.waiting.get(uid)!;
           if (entry.expectEmpty) this.opts.onStray?.(uid, pids);
           entry.expectEmpty = false;
-          if (entry.deadline === Number.MAX_SAFE_INTEGER) entry.deadline = Date.now() + (this.opts.timeoutMs ?? 5_000);
+          if (entry.deadline === Number.MAX_SAFE_INTEGER)
+            entry.deadline = Date.now() + (this.opts.timeoutMs ?? KILLED_GONE_WITHIN_MS);
           for (const pid of pids) {
             try {
               process.kill(pid, 'SIGKILL');
