@@ -20,12 +20,23 @@ COPY tools/obtain-embedding-model.sh /build/tools/
 COPY tools/embedding-model /build/tools/embedding-model
 RUN TARMAC_CACHE_DIR=/build/cache bash /build/tools/obtain-embedding-model.sh
 
+# pasta, each run's network helper: the pinned passt `npm start` builds (tools/obtain-passt.sh: Debian's source
+# package, sha256-checked, built with make into /usr/local/lib/tarmac); the build must succeed here.
+FROM node:20-slim AS passt
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends gcc libc6-dev make patch curl ca-certificates xz-utils \
+ && rm -rf /var/lib/apt/lists/*
+COPY tools/obtain-passt.sh /build/tools/
+RUN bash /build/tools/obtain-passt.sh && test -x /usr/local/lib/tarmac/passt-*/pasta
+
 FROM node:20-slim
 # User code runs in the worker: python3 (a virtualenv per deployment) and git (codehost code locations),
-# isolated by bubblewrap and iptables rules (docs/security.md).
+# isolated by bubblewrap, pasta and iptables rules (docs/security.md); util-linux (setpriv, prlimit, nsenter) is
+# in the base image.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 python3-venv git ca-certificates bubblewrap iptables \
  && rm -rf /var/lib/apt/lists/*
+COPY --from=passt /usr/local/lib/tarmac /usr/local/lib/tarmac
 WORKDIR /app
 ENV NODE_ENV=production \
     BLOB_DIR=/var/lib/tarmac/blobs \

@@ -29,6 +29,9 @@ missing=()
 for tool in "${tools[@]}"; do
   command -v "${tool%%:*}" >/dev/null 2>&1 || [ -x "/usr/sbin/${tool%%:*}" ] || missing+=("${tool#*:}")
 done
+# A newer pasta than the system's, pinned (it falls back to the system's when it cannot be built).
+here="$(cd "$(dirname "$0")" && pwd)"
+trap 'bash "$here/obtain-passt.sh"' EXIT
 if [ ${#missing[@]} -eq 0 ]; then
   echo "sandbox: bubblewrap, pasta, iptables, setpriv and prlimit present"
   exit 0

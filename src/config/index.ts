@@ -82,7 +82,7 @@ export function loadConfig(env: Env = process.env): Config {
     ...readBuilds(reader, local.dataDir),
     ...readConnectionsBilling(reader, api.publicBaseUrl),
     ...readRuns(reader, api.publicBaseUrl),
-    ...readSandbox(reader, local.dataDir),
+    ...readSandbox(reader, local.dataDir, local.cacheDir),
     ...readModels(reader),
     ...readIntegrations(reader),
     ...readDataConnectors(reader),

@@ -40,6 +40,10 @@ export interface SandboxConfig {
    * each run's network namespace (src/runtime/sandbox/network.ts).
    */
   allowHostPorts: HostPort[];
+  /** The network helper's program (SANDBOX_PASTA); unset: tools/obtain-passt.sh's build, else the system's pasta. */
+  pasta: string | undefined;
+  /** The tools cache (TARMAC_CACHE_DIR), where tools/obtain-passt.sh builds pasta for a worker that is not root. */
+  toolsCacheDir: string;
 }
 
 export interface SandboxSettings {
@@ -51,8 +55,10 @@ export interface SandboxSettings {
   sandbox: SandboxConfig;
 }
 
-export function readSandbox(env: EnvReader, dataDir: string): SandboxSettings {
+export function readSandbox(env: EnvReader, dataDir: string, cacheDir: string): SandboxSettings {
   const root = process.getuid?.() === 0;
+  const pasta = env.optional('SANDBOX_PASTA');
+  if (pasta !== undefined && !path.isAbsolute(pasta)) env.problem(`SANDBOX_PASTA must be an absolute path: ${pasta}`);
   return {
     sandbox: {
       mode: env.oneOf('SANDBOX', 'on', ['on', 'off']),
@@ -72,6 +78,8 @@ export function readSandbox(env: EnvReader, dataDir: string): SandboxSettings {
       platformCpuWeight: env.int('SANDBOX_PLATFORM_CPU_WEIGHT', 400, 1, 10_000),
       allowCidrs: env.cidrs('SANDBOX_ALLOW_CIDRS'),
       allowHostPorts: env.hostPorts('SANDBOX_ALLOW_HOST_PORTS'),
+      pasta,
+      toolsCacheDir: cacheDir,
     },
   };
 }

@@ -19,6 +19,7 @@ import { waitForApi, waitForEmbeddings, waitForTemporal, waitForWorker } from '.
 import { Running, StartHooks, Stopped } from './running';
 import { readOrCreateSecretsKey } from './secrets-key';
 import { describeIsolation, isolationOnThisHost } from '../../runtime/sandbox/isolation';
+import { pastaProgram } from '../../runtime/sandbox/pasta-program';
 import { temporalUiUrl } from '../../temporal/ui-url';
 
 /** TEMPORAL_ADDRESS, else the local dev server's. */
@@ -52,7 +53,7 @@ export async function run(
   say(`starting tarmac (data in ${rel(config.dataDir)})`);
   await obtainSandbox(config);
   // Before anything is downloaded or built: which isolation this host allows, and what it lacks.
-  const isolation = isolationOnThisHost(config.sandbox.mode);
+  const isolation = isolationOnThisHost(config.sandbox.mode, pastaProgram(config.sandbox));
   if (isolation.mode === 'none') throw new Error(`User code ${describeIsolation(isolation)}`);
   say(`user code: ${describeIsolation(isolation)}`);
   for (const piece of isolation.missing) say(`  not on this host: ${piece}`);

@@ -47,10 +47,10 @@ export function canSwitchUids(): boolean {
 }
 
 /** The tools the rootless mode runs, by name (Debian package in the message when one is missing). */
-export function rootlessTools() {
+export function rootlessTools(pasta = findTool('pasta')) {
   return {
     bwrap: findTool('bwrap'),
-    pasta: findTool('pasta'),
+    pasta,
     nsenter: findTool('nsenter'),
     iptablesRestore: findTool('iptables-restore'),
     ip6tablesRestore: findTool('ip6tables-restore'),
@@ -118,10 +118,10 @@ export const ROOT_ADDS =
   'the control groups of cgroup v1 hosts';
 
 /** The isolation this host allows for SANDBOX=`mode` (the worker checks it again and proves it with a probe). */
-export function isolationOnThisHost(mode: 'on' | 'off'): IsolationPlan {
+export function isolationOnThisHost(mode: 'on' | 'off', pasta?: string): IsolationPlan {
   if (mode === 'off') return { mode: 'off', missing: [] };
   if (canSwitchUids()) return { mode: 'root', limits: 'cgroup', missing: [] };
-  const tools = rootlessTools();
+  const tools = rootlessTools(pasta);
   const lacking = [
     ['bwrap', 'bubblewrap'],
     ['pasta', 'passt'],

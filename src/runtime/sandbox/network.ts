@@ -106,11 +106,12 @@ for ((tries = 0; ; tries++)); do
   [ $tries -lt 10000 ] || fail "the loopback did not come up"
   read -r -t 0.002 -u $ready_r _
 done
-# pasta writes its pid (-P) once the namespace's interface, addresses and routes are up. Its output goes to a
-# pipe of the launcher's, read only if it fails to start: on the run's stdout and stderr it would hold them open
-# until its exit, and the run's output is finished only when they close.
-"$setpriv" --pdeathsig KILL -- "$pasta" "${'${helper_options[@]}'}" -P /dev/fd/$ready_w "$child" \
-  {info_r}<&- {ready_r}<&- {exec_w}>&- {helper_err_r}<&- >&$helper_err_w 2>&1 &
+# pasta writes its pid (-P) once the namespace's interface, addresses and routes are up: to its stdout, the
+# ready pipe (passt since 2024 closes every inherited descriptor but 0-2, so /dev/fd/<n> is no longer open
+# by then). Its stderr goes to a pipe of the launcher's, read only if it fails to start: on the run's stdout
+# and stderr it would hold them open until its exit, and the run's output is finished only when they close.
+"$setpriv" --pdeathsig KILL -- "$pasta" "${'${helper_options[@]}'}" -P /dev/stdout "$child" \
+  {info_r}<&- {ready_r}<&- {exec_w}>&- {helper_err_r}<&- >&$ready_w 2>&$helper_err_w &
 helper=$!
 exec {ready_w}>&- {helper_err_w}>&-
 if ! read -r -t 20 -u $ready_r _; then

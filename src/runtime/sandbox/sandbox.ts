@@ -28,6 +28,7 @@ import { confine, findTool } from '../process/confine';
 import { type ExitStatus, sandboxExitStatus } from '../process/user-process';
 import { Firewall } from './firewall';
 import { helperProgram, loopbackPortsOf, RunNetwork, tunUsable } from './network';
+import { pastaProgram, replaceableBy } from './pasta-program';
 import { seccompProgram } from './seccomp';
 import { UidPool } from './uid-pool';
 import { CgroupTree, CgroupUnavailable, entryCommand, NO_RUN_GROUP, type RunGroup } from './cgroups';
@@ -94,7 +95,9 @@ export class Sandbox {
     const bwrap = findTool('bwrap');
     const setpriv = findTool('setpriv');
     const prlimit = findTool('prlimit');
-    const pasta = findTool('pasta');
+    const pasta = pastaProgram(config);
+    const replaceable = config.pasta && replaceableBy(config.pasta);
+    if (replaceable) throw refuse(`SANDBOX_PASTA could be replaced by another user: ${replaceable}`);
     const bash = findTool('bash');
     const sh = findTool('sh');
     if (!bwrap) throw refuse('bubblewrap (bwrap) is not installed (Debian: apt-get install bubblewrap)');
@@ -109,7 +112,7 @@ export class Sandbox {
     const caps = effectiveCapabilities();
     const root = process.geteuid?.() === 0;
     // Not root and without the capabilities to switch uids: the rootless mode, where the host allows it.
-    const plan = isolationOnThisHost('on');
+    const plan = isolationOnThisHost('on', pasta);
     if (plan.mode === 'none') throw refuse(plan.refused!);
     const rootless = plan.mode === 'rootless';
     let cgroups: CgroupTree | undefined;
@@ -199,6 +202,7 @@ export class Sandbox {
         mode: plan.mode,
         uids: `${config.uidBase}+${config.uidCount}`,
         seccomp: Boolean(seccompFile),
+        pasta,
         cgroups: cgroups ? { version: cgroups.version, roots: cgroups.roots } : 'none: limits per process',
         ...(plan.missing.length ? { missing: plan.missing } : {}),
       },
