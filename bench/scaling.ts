@@ -34,6 +34,8 @@ interface Level {
   apiCpuPerCreate?: number;
   /** CPU time of our worker process over the level (creates to the last run's end), per run (ms; production shape). */
   workerCpuPerRun?: number;
+  /** The worker's Temporal SDK counters over the level, per run (production shape; production.ts SDK_COUNTERS). */
+  workerSdkPerRun?: Record<string, number>;
   /** The api's and worker's probes over the level (production shape). */
   probes: Partial<Record<'api' | 'worker' | 'idle', ProbeSample>>;
   before: Record<Group, number>;
@@ -55,6 +57,7 @@ async function level(ctx: BenchContext, which: 'ours' | 'bare', runs: number): P
   const apiCpuBefore = apiPid ? cpuSeconds(apiPid) : 0;
   const workerPid = which === 'ours' ? ctx.production?.probes.find((p) => p.name === 'worker')?.pid : undefined;
   const workerCpuBefore = workerPid ? cpuSeconds(workerPid) : 0;
+  const sdkBefore = workerPid ? await ctx.production!.workerSdkCounters() : undefined;
   const started = (
     await pool(Array.from({ length: runs }), CREATE_CONCURRENCY, async (): Promise<Started | undefined> => {
       const c0 = Date.now();
@@ -81,6 +84,11 @@ async function level(ctx: BenchContext, which: 'ours' | 'bare', runs: number): P
   const peak = sampler.stop();
   const workerCpuPerRun = workerPid ? ((cpuSeconds(workerPid) - workerCpuBefore) * 1e3) / runs : undefined;
   const probes = Object.fromEntries((ctx.production?.probes ?? []).map((p) => [p.name, p.read()]));
+  const sdkAfter = sdkBefore ? await ctx.production!.workerSdkCounters() : undefined;
+  const workerSdkPerRun =
+    sdkBefore && sdkAfter
+      ? Object.fromEntries(Object.keys(sdkAfter).map((k) => [k, (sdkAfter[k] - (sdkBefore[k] ?? 0)) / runs]))
+      : undefined;
   // Ended with a terminal status (lost and stuck runs are counted in `outcomes`, not timed).
   const done = all.filter((t) => !t.outcome.startsWith('stuck') && !t.outcome.startsWith('lost'));
   const ok = all.filter((t) => t.ok);
@@ -105,6 +113,7 @@ async function level(ctx: BenchContext, which: 'ours' | 'bare', runs: number): P
     createLatency: summarize(createTimes),
     apiCpuPerCreate,
     workerCpuPerRun,
+    workerSdkPerRun,
     probes,
     before,
     peak,
@@ -206,6 +215,13 @@ export async function scaling(ctx: BenchContext): Promise<BenchReport> {
     // What a loaded machine does not distort: the worker's own CPU time per run.
     if (l.workerCpuPerRun !== undefined)
       figures.push(figure('scaling', `worker CPU per run, ${at}`, l.workerCpuPerRun, 'ms'));
+    for (const [name, perRun] of Object.entries(l.workerSdkPerRun ?? {}))
+      figures.push(figure('scaling', `worker ${name.replace(/^temporal_/, '')} per run, ${at}`, perRun, ''));
+    if (l.probes.worker)
+      figures.push(
+        figure('scaling', `worker SQL statements per run, ${at}`, l.probes.worker.queries / l.runs, ''),
+        figure('scaling', `worker gRPC calls per run, ${at}`, l.probes.worker.grpcCalls / l.runs, ''),
+      );
     if (l.probes.idle)
       figures.push(
         figure(

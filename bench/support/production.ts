@@ -5,6 +5,7 @@
 // processes carry the probe (probe.ts) for their memory and event-loop delay.
 import fs from 'node:fs';
 import path from 'node:path';
+import { freeLoopbackAddress } from '../../src/observability/metrics-server';
 import { Findings } from '../../test/drills/kit';
 import { Processes, startApiProcess, startWorkerProcess } from '../../test/drills/processes';
 import type { ProbeSample } from './probe';
@@ -41,9 +42,34 @@ export interface Probed {
 export interface Production {
   baseUrl: string;
   probes: Probed[];
+  /** The worker's counters of its Temporal SDK (workflow tasks, local activities, cache hits, misses, evictions). */
+  workerSdkCounters(): Promise<SdkCounters>;
   /** Resets every probe (probe.ts): what `read` answers from then on covers the coming phase only. */
   reset(): Promise<void>;
   stop(): Promise<void>;
+}
+
+/** Counters of the SDK's Prometheus export, summed over their labels (histograms: their `_count`). */
+export type SdkCounters = Record<string, number>;
+
+/** The SDK metrics a run's workflow side costs (core's names, prefix `temporal_`). */
+export const SDK_COUNTERS = [
+  'temporal_workflow_task_execution_latency_count',
+  'temporal_workflow_task_replay_latency_count',
+  'temporal_local_activity_execution_latency_count',
+  'temporal_sticky_cache_hit',
+  'temporal_sticky_cache_miss',
+  'temporal_sticky_cache_total_forced_eviction',
+  'temporal_workflow_task_queue_poll_succeed',
+];
+
+export function parseSdkCounters(text: string): SdkCounters {
+  const counts: SdkCounters = {};
+  for (const line of text.split('\n')) {
+    const m = /^([a-z_]+?)(?:_total)?(?:\{[^}]*\})? ([0-9.e+-]+)$/.exec(line);
+    if (m && SDK_COUNTERS.includes(m[1])) counts[m[1]] = (counts[m[1]] ?? 0) + Number(m[2]);
+  }
+  return counts;
 }
 
 export async function startProduction(dataDir: string, sizes: ProcessSizes): Promise<Production> {
@@ -67,11 +93,13 @@ export async function startProduction(dataDir: string, sizes: ProcessSizes): Pro
     undefined,
     sizes.apiNode,
   );
+  const metricsPort = (await freeLoopbackAddress()).split(':').at(-1)!;
   const worker = await startWorkerProcess(
     procs,
     'worker',
     {
       ...probeEnv('worker'),
+      WORKER_METRICS_PORT: metricsPort,
       DATABASE_POOL_SIZE: String(sizes.workerPool),
       PUBLIC_BASE_URL: api.baseUrl,
       ...BENCH_SHARE,
@@ -103,6 +131,10 @@ export async function startProduction(dataDir: string, sizes: ProcessSizes): Pro
   return {
     baseUrl: api.baseUrl,
     probes,
+    async workerSdkCounters() {
+      const res = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
+      return parseSdkCounters(await res.text());
+    },
     async reset() {
       const marks = new Map<string, string>();
       for (const p of probes) {

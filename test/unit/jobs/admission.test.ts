@@ -1,6 +1,6 @@
 // Admission (src/jobs/admission.ts) against the real database: an organization's share, its queue in order,
-// grants on release, other organizations untouched, ended jobs, and the reconciler freeing the slot of a
-// workflow that is gone.
+// grants on release, other organizations untouched, ended jobs, the reconciler freeing the slot of a
+// workflow that is gone, and grants past the first waiters read (a long queue is read only as far as needed).
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { createReconcilerActivities } from '../../../activities/reconciler';
@@ -70,6 +70,28 @@ describe('admission: execution slots per organization', () => {
     expect(ids((ended as { granted: SlotJob[] }).granted)).to.deep.equal([c.jobId]);
     expect(await acquire({ kind: 'run', jobId: randomUUID() })).to.deep.equal({ outcome: 'missing' });
     for (const job of [b, c]) await release(job);
+  });
+
+  it('reads past the first waiters when they are held back, and grants a run in its parent slot on a full share', async () => {
+    const s = getStack();
+    const t = await newTenant('admission-deep');
+    const paused = await queuedRuns(t.organizationId, 30); // more than a grant reads first
+    const [structureId] = await s.ds.query(`SELECT resource_id FROM runs WHERE run_id = $1`, [paused[0].jobId]);
+    await s.ds.query(`UPDATE code_resources SET queue_paused_at = now() WHERE resource_id = $1`, [
+      structureId.resource_id,
+    ]);
+    for (const job of paused) expect(await acquire(job)).to.deep.include({ outcome: 'waiting', waitingFor: 'paused' });
+    const [a, b, inParent] = await queuedRuns(t.organizationId, 3);
+    for (const job of [a, b, inParent])
+      await s.ds.query(`UPDATE runs SET created_at = now() WHERE run_id = $1`, [job.jobId]);
+    expect(await acquire(a), 'past 30 paused waiters').to.deep.equal({ outcome: 'admitted', granted: [] });
+    expect(await acquire(b)).to.deep.equal({ outcome: 'admitted', granted: [] });
+    expect(await acquire(paused[0]), 'its own paused resource, on a full share').to.deep.include({
+      outcome: 'waiting',
+      waitingFor: 'paused',
+    });
+    expect(await acquire({ ...inParent, inParentSlot: true })).to.deep.equal({ outcome: 'admitted', granted: [] });
+    for (const job of [a, b, inParent, ...paused]) await release(job);
   });
 
   it('the reconciler frees the slot of a job whose workflow is gone, and grants it to the next waiter', async () => {
