@@ -24,6 +24,8 @@ export interface BenchOptions {
   sustained: number;
   /** Concurrency levels of the scaling curve. */
   levels: number[];
+  /** Times each level of the scaling curve is measured (ours and bare interleaved; the ratio of their medians). */
+  levelRepeats: number;
   /** Runs created in the burst of the create-path benchmark (`creates`). */
   burst: number;
   /** SSE client counts of the streaming benchmark. */
@@ -51,6 +53,7 @@ export const DEFAULT_OPTIONS: BenchOptions = {
   samples: 30,
   sustained: 100,
   levels: [1, 10, 100, 1000],
+  levelRepeats: 1,
   burst: 300,
   clients: [1, 100, 500],
   shape: 'production',
