@@ -48,6 +48,10 @@ options (defaults in brackets):
   --samples=N       sequential runs / executes per latency measurement [${DEFAULT_OPTIONS.samples}]
   --sustained=N     runs and executes created back to back for the sustained rates [${DEFAULT_OPTIONS.sustained}]
   --levels=A,B,...  concurrent runs of the scaling curve [${DEFAULT_OPTIONS.levels.join(',')}]
+  --level-repeats=N each level of the scaling curve measured N times, ours and bare interleaved; its ratio
+                    is that of the median time per run [${DEFAULT_OPTIONS.levelRepeats}]
+  --memory-sampler=S on, off, or alternate (on and off by turns over a level's repeats: its cost on the
+                    latencies, A/B) [${DEFAULT_OPTIONS.memorySampler}]
   --burst=N         runs created at once in the creates benchmark (our worker stopped) [${DEFAULT_OPTIONS.burst}]
   --clients=A,B,... SSE clients of the streaming benchmark [${DEFAULT_OPTIONS.clients.join(',')}]
   --shape=S         inprocess (api and worker in this process, as in the tests) or production (each a
@@ -97,6 +101,9 @@ function parseArgs(argv: string[]): { names: string[]; options: BenchOptions; js
     else if (key === 'profile-dir') options.profileDir = path.resolve(value);
     else if (key === 'api-node' || key === 'worker-node')
       options[key === 'api-node' ? 'apiNode' : 'workerNode'] = path.resolve(value);
+    else if (key === 'memory-sampler' && (value === 'on' || value === 'off' || value === 'alternate'))
+      options.memorySampler = value;
+    else if (key === 'level-repeats') options.levelRepeats = Math.max(1, Number(value) || 0);
     else if (key === 'api-pool') options.apiPool = Math.max(1, Number(value) || 0);
     else if (key === 'worker-pool') options.workerPool = Math.max(1, Number(value) || 0);
     else if (key === 'max-minutes') maxMinutes = Math.max(1, Number(value) || DEFAULT_MAX_MINUTES);

@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { BARE_TASK_QUEUE, BenchContext } from './support/context';
 import { oneRun, outcomesOtherThanSuccess, RunTiming, startBare, startOurs } from './support/runs';
+import { workflowIdOf } from '../src/temporal/workflow-start';
 import { BenchReport, Figure, figure, fmt, pool, Ratio, sleep, summarize, table } from './support/stats';
 
 /** In-flight create calls of the sustained measurements (client calls from this process, ours and bare alike). */
@@ -12,8 +13,31 @@ const CONCURRENCY = 10;
 /** A run of the trivial program that has not ended after this long is reported as stuck, not waited for. */
 const RUN_TIMEOUT_MS = 60_000;
 
-/** Where the time of our runs goes, from the run row and its SYSTEM events (server clock = our clock). */
-async function stepsOf(ctx: BenchContext, runs: RunTiming[]): Promise<Array<[string, number[]]>> {
+/** ms since the epoch of a history event's time. */
+const msOf = (t: { seconds?: unknown; nanos?: number | null } | null | undefined): number =>
+  t ? Number(t.seconds ?? 0) * 1000 + (t.nanos ?? 0) / 1e6 : NaN;
+
+/**
+ * The moments of one run's workflow, from its Temporal history (the server's clock = ours: one machine):
+ * the start, its first workflow task (the slot and STARTING local activities, the execute activity scheduled),
+ * the execute activity's start and end, and the next workflow task (the terminal write).
+ */
+async function historyMoments(ctx: BenchContext, runId: string) {
+  const history = await ctx.stack.env.client.workflow.getHandle(workflowIdOf('structure-run', runId)).fetchHistory();
+  const at = (pick: (e: NonNullable<typeof history.events>[number]) => unknown, nth = 0) =>
+    msOf((history.events ?? []).filter((e) => pick(e))[nth]?.eventTime);
+  return {
+    workflowStarted: at((e) => e.workflowExecutionStartedEventAttributes),
+    firstTaskStarted: at((e) => e.workflowTaskStartedEventAttributes),
+    firstTaskCompleted: at((e) => e.workflowTaskCompletedEventAttributes),
+    activityStarted: at((e) => e.activityTaskStartedEventAttributes),
+    activityCompleted: at((e) => e.activityTaskCompletedEventAttributes),
+    secondTaskStarted: at((e) => e.workflowTaskStartedEventAttributes, 1),
+  };
+}
+
+/** Where the time of our runs goes, from the run row, its SYSTEM events and its workflow's history. */
+export async function stepsOf(ctx: BenchContext, runs: RunTiming[]): Promise<Array<[string, number[]]>> {
   const rows: Array<{ run_id: string; created_at: Date; starting_at: Date; started_at: Date; completed_at: Date }> =
     await ctx.stack.ds.query(
       `SELECT r.run_id, r.created_at, r.started_at, r.completed_at,
@@ -22,17 +46,42 @@ async function stepsOf(ctx: BenchContext, runs: RunTiming[]): Promise<Array<[str
       [runs.map((r) => r.runId)],
     );
   const byId = new Map(rows.map((r) => [r.run_id, r]));
-  const steps: Array<[string, (t: RunTiming, r: (typeof rows)[0]) => number]> = [
-    ['POST answered 201 (row inserted, workflow started)', (t) => t.created],
-    ['201 → STARTING recorded (workflow task, first activity)', (t, r) => r.starting_at.getTime() - t.t0 - t.created],
-    ['STARTING → process spawned (activity, setup, spawn)', (_, r) => r.started_at.getTime() - r.starting_at.getTime()],
+  const timed = runs.filter((t) => byId.has(t.runId!));
+  const moments = new Map(
+    await Promise.all(timed.map(async (t) => [t.runId!, await historyMoments(ctx, t.runId!)] as const)),
+  );
+  type Row = (typeof rows)[0];
+  type Moments = Awaited<ReturnType<typeof historyMoments>>;
+  const steps: Array<[string, (t: RunTiming, r: Row, h: Moments) => number]> = [
+    ['create call → workflow started (server)', (t, _, h) => h.workflowStarted - t.t0],
+    ['workflow started → POST answered 201', (t, _, h) => t.t0 + t.created - h.workflowStarted],
+    ['201 → first workflow task started (worker polled it)', (t, _, h) => h.firstTaskStarted - t.t0 - t.created],
     [
-      'spawned → SUCCEEDED recorded (program, logs, finish)',
-      (_, r) => r.completed_at.getTime() - r.started_at.getTime(),
+      'workflow task started → STARTING written (slot, STARTING: local activities)',
+      (_, r, h) => r.starting_at.getTime() - h.firstTaskStarted,
     ],
-    ['recorded → seen by a client (NOTIFY, read)', (t, r) => t.succeeded - (r.completed_at.getTime() - t.t0)],
+    [
+      'STARTING → workflow task completed (execute scheduled)',
+      (_, r, h) => h.firstTaskCompleted - r.starting_at.getTime(),
+    ],
+    ['task completed → execute activity started', (_, __, h) => h.activityStarted - h.firstTaskCompleted],
+    [
+      'activity started → process spawned (reads, uid lease, cgroup, claim)',
+      (_, r, h) => r.started_at.getTime() - h.activityStarted,
+    ],
+    [
+      'spawned → activity completed (sandbox chain, program, output flushed)',
+      (_, r, h) => h.activityCompleted - r.started_at.getTime(),
+    ],
+    ['activity completed → next workflow task started', (_, __, h) => h.secondTaskStarted - h.activityCompleted],
+    [
+      'workflow task started → SUCCEEDED written (terminal write)',
+      (_, r, h) => r.completed_at.getTime() - h.secondTaskStarted,
+    ],
+    ['SUCCEEDED written → seen by a client (NOTIFY, read)', (t, r) => t.succeeded - (r.completed_at.getTime() - t.t0)],
+    ['total: create call → seen by a client', (t) => t.succeeded],
   ];
-  return steps.map(([name, f]) => [name, runs.filter((t) => byId.has(t.runId!)).map((t) => f(t, byId.get(t.runId!)!))]);
+  return steps.map(([name, f]) => [name, timed.map((t) => f(t, byId.get(t.runId!)!, moments.get(t.runId!)!))]);
 }
 
 async function sequential(ctx: BenchContext) {

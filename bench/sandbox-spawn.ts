@@ -63,7 +63,7 @@ function childrenCpuMs(): number {
 
 function summary(name: string, values: number[]): string {
   const sorted = [...values].sort((a, b) => a - b);
-  return `${name.padEnd(34)} p50 ${fmt(percentile(sorted, 50)).padStart(7)}  p95 ${fmt(percentile(sorted, 95)).padStart(7)} ms`;
+  return `${name.padEnd(60)} p50 ${fmt(percentile(sorted, 50)).padStart(7)}  p95 ${fmt(percentile(sorted, 95)).padStart(7)} ms`;
 }
 
 async function main(argv: string[]): Promise<void> {
@@ -130,6 +130,7 @@ async function main(argv: string[]): Promise<void> {
       if (pasta) argvOf[at + 2] = pasta;
       if (steps) argvOf[at] = instrumented(argvOf[at]);
       const marks: Array<[string, number]> = [];
+      const spawnedAt = Date.now();
       const proc = await startUserProcess({
         file: w.file,
         argv: argvOf,
@@ -145,6 +146,7 @@ async function main(argv: string[]): Promise<void> {
         },
       });
       const status = await proc.finished;
+      const exitSeenAt = Date.now();
       const t2 = performance.now();
       if (status.code !== 0) console.error(`run ${i}: exit ${JSON.stringify(status)}`);
       await identity!.release();
@@ -153,7 +155,10 @@ async function main(argv: string[]): Promise<void> {
       add('spawn → exited (the whole chain)', t2 - t1);
       add('release (cgroup, uid sweep)', t3 - t2);
       add('total', t3 - t0);
+      if (marks.length)
+        add('  step: spawn → launcher start (sh joins the group, setpriv, bash)', marks[0][1] - spawnedAt);
       for (let k = 1; k < marks.length; k++) add(`  step: ${marks[k][0]}`, marks[k][1] - marks[k - 1][1]);
+      if (marks.length) add('  step: launcher done → exit seen by node', exitSeenAt - marks[marks.length - 1][1]);
     }
   } finally {
     await sandbox.close();

@@ -7,6 +7,7 @@ import type { BenchContext } from './support/context';
 import type { ProbeSample } from './support/probe';
 import { cpuSeconds, Group, mb, memoryNow, sampleMemory } from './support/processes';
 import { outcomesOtherThanSuccess, RunTiming, Started, startBare, startOurs } from './support/runs';
+import { stepsOf } from './run-latency';
 import { BenchReport, Figure, figure, pool, Ratio, sleep, summarize, table } from './support/stats';
 
 /** Create calls in flight while a level's runs are created (the runs themselves are then all in flight). */
@@ -19,6 +20,10 @@ const LEVEL_QUIET_MS = 30_000;
 interface Level {
   which: 'ours' | 'bare';
   runs: number;
+  /** Which of the level's repeats (--level-repeats), from 0. */
+  repeat: number;
+  /** Whether memory was sampled over it (--memory-sampler). */
+  sampled: boolean;
   finished: number;
   succeeded: number;
   /** Create calls that failed (their messages, first few). */
@@ -36,6 +41,8 @@ interface Level {
   workerCpuPerRun?: number;
   /** The worker's Temporal SDK counters over the level, per run (production shape; production.ts SDK_COUNTERS). */
   workerSdkPerRun?: Record<string, number>;
+  /** Ours: the runs that succeeded (for the step breakdown of the 1-in-flight level). */
+  succeededRuns: RunTiming[];
   /** The api's and worker's probes over the level (production shape). */
   probes: Partial<Record<'api' | 'worker' | 'idle', ProbeSample>>;
   before: Record<Group, number>;
@@ -44,10 +51,16 @@ interface Level {
 
 const unfinishedOf = (l: Level) => l.runs - l.finished - l.createErrors.length;
 
-async function level(ctx: BenchContext, which: 'ours' | 'bare', runs: number): Promise<Level> {
+async function level(
+  ctx: BenchContext,
+  which: 'ours' | 'bare',
+  runs: number,
+  repeat: number,
+  sampled: boolean,
+): Promise<Level> {
   await ctx.production?.reset();
   const before = memoryNow();
-  const sampler = sampleMemory(500);
+  const sampler = sampled ? sampleMemory(500) : { stop: () => before };
   const t0 = Date.now();
   const createTimes: number[] = [];
   const deadline = t0 + 60_000 + runs * LEVEL_MS_PER_RUN;
@@ -95,6 +108,8 @@ async function level(ctx: BenchContext, which: 'ours' | 'bare', runs: number): P
   return {
     which,
     runs,
+    repeat,
+    sampled,
     finished: done.length,
     succeeded: ok.length,
     createErrors,
@@ -114,6 +129,7 @@ async function level(ctx: BenchContext, which: 'ours' | 'bare', runs: number): P
     apiCpuPerCreate,
     workerCpuPerRun,
     workerSdkPerRun,
+    succeededRuns: ok,
     probes,
     before,
     peak,
@@ -123,15 +139,18 @@ async function level(ctx: BenchContext, which: 'ours' | 'bare', runs: number): P
 export async function scaling(ctx: BenchContext): Promise<BenchReport> {
   const levels: Level[] = [];
   for (const runs of ctx.options.levels) {
-    for (const which of ['ours', 'bare'] as const) {
-      levels.push(await level(ctx, which, runs));
-      await sleep(1_000); // let the previous level's stragglers (cleanup, GC) settle
+    for (let repeat = 0; repeat < ctx.options.levelRepeats; repeat++) {
+      for (const which of ['ours', 'bare'] as const) {
+        const mode = ctx.options.memorySampler;
+        levels.push(await level(ctx, which, runs, repeat, mode === 'on' || (mode === 'alternate' && repeat % 2 === 0)));
+        await sleep(1_000); // let the previous level's stragglers (cleanup, GC) settle
+      }
     }
   }
   const rows = levels.map((l) => {
     const grown = (Object.keys(l.peak) as Group[]).reduce((s, g) => s + Math.max(0, l.peak[g] - l.before[g]), 0);
     return [
-      l.which,
+      l.sampled ? l.which : `${l.which} (no memory sampler)`,
       String(l.runs),
       `${l.succeeded}/${l.runs}${unfinishedOf(l) ? ` (${unfinishedOf(l)} unfinished)` : ''}${l.createErrors.length ? ` (${l.createErrors.length} not created)` : ''}`,
       l.wallMs / 1000,
@@ -152,21 +171,27 @@ export async function scaling(ctx: BenchContext): Promise<BenchReport> {
     ];
   });
   const ratios: Ratio[] = [];
+  // Over --level-repeats measurements of a level: the median time per run of each.
+  const perRun = (which: Level['which'], runs: number, sampled: boolean) =>
+    summarize(
+      levels.filter((l) => l.which === which && l.runs === runs && l.sampled === sampled).map((l) => l.wallMs / l.runs),
+    ).p50;
   for (const runs of ctx.options.levels) {
-    const o = levels.find((l) => l.which === 'ours' && l.runs === runs)!;
-    const b = levels.find((l) => l.which === 'bare' && l.runs === runs)!;
-    ratios.push({
-      bench: 'scaling',
-      metric: `time per run at ${runs} in flight`,
-      ours: o.wallMs / o.runs,
-      bare: b.wallMs / b.runs,
-      unit: 'ms',
-    });
+    for (const sampled of [true, false]) {
+      if (!levels.some((l) => l.runs === runs && l.sampled === sampled)) continue;
+      ratios.push({
+        bench: 'scaling',
+        metric: `time per run at ${runs} in flight${sampled ? '' : ' (no memory sampler)'}`,
+        ours: perRun('ours', runs, sampled),
+        bare: perRun('bare', runs, sampled),
+        unit: 'ms',
+      });
+    }
   }
   // The goals of issue 16: no failed create in the burst of 1,000 (the largest level) and its creates answered
   // within 500 ms at p99; the worker under 500 MB with 100 runs in flight; event loops under 20 ms at p99.
   const figures: Figure[] = [];
-  const largest = levels.filter((l) => l.which === 'ours').at(-1);
+  const largest = levels.filter((l) => l.which === 'ours' && l.repeat === 0).at(-1);
   if (largest) {
     const goal = largest.runs >= 1000;
     figures.push(
@@ -191,7 +216,7 @@ export async function scaling(ctx: BenchContext): Promise<BenchReport> {
         figure('scaling', `api CPU per create call, burst of ${largest.runs}`, largest.apiCpuPerCreate, 'µs'),
       );
   }
-  for (const l of levels.filter((x) => x.which === 'ours')) {
+  for (const l of levels.filter((x) => x.which === 'ours' && x.repeat === 0)) {
     const goal = l.runs === 100;
     const at = `${l.runs} runs in flight`;
     if (l.probes.worker)
@@ -242,10 +267,31 @@ export async function scaling(ctx: BenchContext): Promise<BenchReport> {
         ),
       );
   }
+  // One run at a time (the 1-in-flight level, over its repeats): where its time goes, as in `runs`.
+  const singleOf = (sampled: boolean) =>
+    levels.filter((l) => l.which === 'ours' && l.runs === 1 && l.sampled === sampled).flatMap((l) => l.succeededRuns);
+  const breakdowns = await Promise.all(
+    [true, false].map(async (sampled) => {
+      const runs = singleOf(sampled);
+      return { sampled, runs: runs.length, steps: runs.length ? await stepsOf(ctx, runs) : [] };
+    }),
+  );
   return {
     name: 'scaling',
     figures,
     tables: [
+      ...breakdowns
+        .filter((b) => b.runs)
+        .map((b) =>
+          table(
+            `scaling: where the time of ours goes at 1 in flight (${b.runs} runs${b.sampled ? '' : ', no memory sampler'}, per run, ms)`,
+            ['step', 'p50', 'p99'],
+            b.steps.map(([name, v]) => {
+              const s = summarize(v);
+              return [name, s.p50, s.p99];
+            }),
+          ),
+        ),
       table(
         `scaling: N runs of the trivial program created in a burst (${CREATE_CONCURRENCY} create calls in flight), memory = peak PSS`,
         [
@@ -287,7 +333,7 @@ export async function scaling(ctx: BenchContext): Promise<BenchReport> {
         .map((l) => `${l.which} at ${l.runs}: ${l.createErrors.length} create calls failed, e.g. ${l.createErrors[0]}`),
     ],
     data: {
-      levels: levels.map((l) => ({
+      levels: levels.map(({ succeededRuns: _, ...l }) => ({
         ...l,
         createErrors: l.createErrors.length,
         latency: l.latency,

@@ -24,6 +24,13 @@ export interface BenchOptions {
   sustained: number;
   /** Concurrency levels of the scaling curve. */
   levels: number[];
+  /** Times each level of the scaling curve is measured (ours and bare interleaved; the ratio of their medians). */
+  levelRepeats: number;
+  /**
+   * The scaling levels' memory sampler (all of /proc and the PSS of the big processes every 500 ms, read
+   * synchronously by this process, which also times the runs): on, off, or on and off by turns over the repeats.
+   */
+  memorySampler: 'on' | 'off' | 'alternate';
   /** Runs created in the burst of the create-path benchmark (`creates`). */
   burst: number;
   /** SSE client counts of the streaming benchmark. */
@@ -51,6 +58,8 @@ export const DEFAULT_OPTIONS: BenchOptions = {
   samples: 30,
   sustained: 100,
   levels: [1, 10, 100, 1000],
+  levelRepeats: 1,
+  memorySampler: 'on',
   burst: 300,
   clients: [1, 100, 500],
   shape: 'production',
