@@ -6,15 +6,19 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { SandboxConfig } from '../../config/sandbox';
 import { findTool } from '../process/confine';
+import { canSwitchUids } from './isolation';
 
 /** Keep in step with VERSION in tools/obtain-passt.sh. */
 export const PASST_VERSION = '2025_05_03.587980c';
 const SYSTEM_BUILD_DIR = '/usr/local/lib/tarmac';
 
-/** The pinned build's path for a worker of this user (it may not exist). */
+/**
+ * The pinned build's path for a worker of this user (it may not exist): a worker that runs pasta as run uids
+ * (root, or the capabilities to switch) takes the system directory's; a rootless one, pasta as itself, its cache's.
+ */
 export function pinnedPastaPath(toolsCacheDir: string): string {
-  const root = process.geteuid?.() === 0;
-  return path.join(root ? SYSTEM_BUILD_DIR : toolsCacheDir, `passt-${PASST_VERSION}`, 'pasta');
+  const switchesUids = process.geteuid?.() === 0 || canSwitchUids();
+  return path.join(switchesUids ? SYSTEM_BUILD_DIR : toolsCacheDir, `passt-${PASST_VERSION}`, 'pasta');
 }
 
 /**

@@ -131,6 +131,8 @@ export class Sandbox {
     const uids = new UidPool(config.stateDir, config.uidBase, config.uidCount, (uid, pids) =>
       log.error({ uid, pids }, 'processes of a run uid outside its control group after the group was removed: killed'),
     );
+    const reclaimed = await uids.reclaimGone();
+    if (reclaimed) log.info({ reclaimed }, 'freed the run uids of workers that are gone');
     // Groups left by a worker that died (their uid no longer leased) go, with whatever still runs in them.
     const swept = cgroups ? await cgroups.sweep((uid) => uids.isLeased(uid)) : 0;
     if (swept) log.info({ swept }, 'removed the control groups of runs whose worker is gone');

@@ -120,17 +120,42 @@ export class UidPool {
   private async tryTake(uid: number): Promise<boolean> {
     const file = this.lockFile(uid);
     if (this.create(file)) return true;
-    // Taken: reclaim it only when its lessee is gone (a worker that crashed), after killing what it left. Two
-    // workers may find the same dead lessee: they reclaim one at a time, and the second sees the first's lock.
-    if (lesseeOf(file) !== 'dead') return false;
+    // Taken: reclaim it only when its lessee is gone (a worker that crashed), after killing what it left.
+    return lesseeOf(file) === 'dead' && this.reclaim(uid, 'take');
+  }
+
+  /**
+   * Frees the uids whose lessee is gone (workers killed), with one read of /proc for all of them: otherwise
+   * each costs a read of its own when a lease meets it. Lock files half-written by a killed worker go too.
+   * Answers how many uids were freed.
+   */
+  async reclaimGone(): Promise<number> {
+    const names = fs.readdirSync(this.dir);
+    for (const name of names.filter((n) => n.endsWith('.tmp'))) {
+      const file = path.join(this.dir, name);
+      const stat = fs.statSync(file, { throwIfNoEntry: false });
+      if (stat && Date.now() - stat.mtimeMs > UNREADABLE_LOCK_GRACE_MS) fs.rmSync(file, { force: true });
+    }
+    const gone = names.filter((n) => /^\d+$/.test(n) && lesseeOf(path.join(this.dir, n)) === 'dead');
+    const freed = await Promise.all(gone.map((n) => this.reclaim(Number(n), 'free')));
+    return freed.filter(Boolean).length;
+  }
+
+  /**
+   * Kills what a dead lessee left of `uid`, then takes the uid or frees it. Two workers may find the same dead
+   * lessee: they reclaim one at a time, under a host mutex, and the second sees what the first did.
+   */
+  private async reclaim(uid: number, then: 'take' | 'free'): Promise<boolean> {
+    const file = this.lockFile(uid);
     const unlock = await tryHostMutex(`${this.mutexPrefix}:${uid}`);
     if (!unlock) return false; // another worker reclaims it now
     try {
       const lessee = lesseeOf(file);
-      if (lessee === 'none') return this.create(file);
+      if (lessee === 'none') return then === 'take' && this.create(file);
       if (lessee === 'live') return false;
       await this.sweeper.kill(uid);
-      this.write(file, (tmp) => fs.renameSync(tmp, file));
+      if (then === 'take') this.write(file, (tmp) => fs.renameSync(tmp, file));
+      else fs.rmSync(file, { force: true });
       return true;
     } finally {
       await unlock();

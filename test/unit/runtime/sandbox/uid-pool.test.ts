@@ -63,4 +63,18 @@ describe('uid pool', function () {
     expect((await rejectionOf(new UidPool(stateDir, BASE, 1).lease())).message).to.match(/in use/);
     await lease.release();
   });
+
+  it("frees at once the uids of every worker that is gone, and keeps a live lessee's", async function () {
+    const pool = new UidPool(stateDir, BASE, 10);
+    const live = await pool.lease();
+    const dir = path.join(stateDir, 'uids');
+    const gone = [1, 2, 3].map((i) => BASE + ((live.uid - BASE + i) % 10));
+    for (const uid of gone) fs.writeFileSync(path.join(dir, String(uid)), `${deadPid()} 99`);
+    fs.writeFileSync(path.join(dir, `${gone[0]}.half.tmp`), '');
+    fs.utimesSync(path.join(dir, `${gone[0]}.half.tmp`), new Date(0), new Date(0));
+    expect(await pool.reclaimGone()).to.equal(3);
+    expect(fs.readdirSync(dir)).to.deep.equal([String(live.uid)]);
+    expect(pool.isLeased(live.uid)).to.equal(true);
+    await live.release();
+  });
 });
