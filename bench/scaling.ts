@@ -105,6 +105,7 @@ async function level(
   // Ended with a terminal status (lost and stuck runs are counted in `outcomes`, not timed).
   const done = all.filter((t) => !t.outcome.startsWith('stuck') && !t.outcome.startsWith('lost'));
   const ok = all.filter((t) => t.ok);
+  await showFailedRuns(ctx, all);
   return {
     which,
     runs,
@@ -342,4 +343,19 @@ export async function scaling(ctx: BenchContext): Promise<BenchReport> {
       })),
     },
   };
+}
+
+/** Ours that ended otherwise than SUCCEEDED, one of each outcome, as a user sees them: the record's detail, the logs. */
+async function showFailedRuns(ctx: BenchContext, all: RunTiming[]): Promise<void> {
+  const seen = new Set<string>();
+  for (const t of all) {
+    if (t.ok || !t.runId || !/FAILED|ERROR/.test(t.outcome) || seen.has(t.outcome)) continue;
+    seen.add(t.outcome);
+    const run = await ctx.http('GET', `/api/structure-runs/${t.runId}`);
+    const logs = await ctx.http('GET', `/api/structure-runs/${t.runId}/logs`);
+    console.error(
+      `scaling: ${t.outcome} (${t.runId}): ${JSON.stringify(run.body?.status_detail)}; ` +
+        `logs ${JSON.stringify(logs.body).slice(0, 1500)}`,
+    );
+  }
 }

@@ -69,10 +69,12 @@ exec {info_w}>&- {userns_r}<&- {exec_r}<&-
 # credentials change, and would otherwise run the program, without its network, once the launcher's exit
 # closes the gate it waits on.
 child=
+# Its line is the launcher's last on stderr (the supervisor reads the last): bash's own report of the job it
+# killed ("... Killed ...") is kept off stderr, or the run ended FAILED "exited with code 125" instead.
 fail() {
-  echo "${SANDBOX_SETUP_PREFIX}the sandbox's network could not be set up: $1" >&2
   kill -KILL $child $sandbox 2>/dev/null
-  wait $sandbox
+  wait $sandbox 2>/dev/null
+  echo "${SANDBOX_SETUP_PREFIX}the sandbox's network could not be set up: $1" >&2
   exit ${SANDBOX_SETUP_EXIT_CODE}
 }
 # bubblewrap reports its child's pid once the namespaces exist; the child then waits for its uid map.
@@ -117,7 +119,13 @@ exec {ready_w}>&- {helper_err_w}>&-
 if ! read -r -t 20 -u $ready_r _; then
   why=
   read -r -t 1 -d '' -u $helper_err_r why
-  fail "pasta did not start: $(printf %s "$why" | tr '\n' ' ')"
+  if kill -0 $helper 2>/dev/null; then
+    how="no report within 20 s"
+  else
+    wait $helper 2>/dev/null
+    how="it exited with status $?"
+  fi
+  fail "pasta did not start ($how): $(printf %s "$why" | tr '\n' ' ')"
 fi
 # (pasta ignores SIGPIPE: whatever it writes later meets a closed pipe.)
 exec {ready_r}<&- {exec_w}>&- {helper_err_r}<&-

@@ -194,7 +194,11 @@ describe('sandbox: a network namespace per run', function () {
       const r = launch('echo "Failed to open tun socket in namespace" >&2; exit 1', 'echo never');
       expect(r.status).to.equal(125);
       expect(r.stdout).to.equal('');
-      expect(r.stderr).to.match(/network could not be set up: pasta did not start: Failed to open tun socket/);
+      expect(r.stderr).to.match(
+        /network could not be set up: pasta did not start \(it exited with status 1\): Failed to open tun socket/,
+      );
+      // The line the supervisor reads is the last: bash's report of the bubblewrap it killed does not follow it.
+      expect(r.stderr.trim().split('\n').at(-1)).to.match(/^tarmac: the sandbox's network could not be set up/);
     });
   });
 
