@@ -342,7 +342,17 @@ describe('the run frame (workflows/run-scope.ts) with stubbed activities', funct
         },
         missing: undefined,
       },
+      codeRunWorkflow: {
+        succeeded: { status: 'SUCCEEDED', exitCode: 0, message: null },
+        failed: { status: 'ERROR', reason: 'SourceRefused', error: 'the source refused' },
+        'timed-out': { status: 'ERROR', reason: 'TimeLimitExceeded', error: `Run ${limit}` },
+        cancelled: { status: 'CANCELLED', requestedBy: 'user-1' },
+        'workflow-cancelled': { status: 'CANCELLED', requestedBy: 'Temporal workflow cancellation' },
+        missing: undefined,
+      },
     };
+    // The code run's terminal write is a local activity (a marker without its input): its expected ending only.
+    const activityTerminalWrite = (workflow: RecordedWorkflow) => workflow !== 'codeRunWorkflow';
 
     for (const workflow of RECORDED_WORKFLOWS) {
       for (const scenario of scenariosOf(workflow)) {
@@ -350,7 +360,8 @@ describe('the run frame (workflows/run-scope.ts) with stubbed activities', funct
           const { id, result } = await runScenario(ts.env.client, JOBS, workflow, scenario, jobs.working);
           const ending = jobs.endings.get(id);
           expect(ending).to.deep.equal(expected[workflow][scenario]);
-          expect(ending).to.deep.equal(recordedEnding(historyFile(workflow, scenario)));
+          if (activityTerminalWrite(workflow))
+            expect(ending).to.deep.equal(recordedEnding(historyFile(workflow, scenario)));
           const status = (ending as { status?: string } | undefined)?.status;
           expect(result).to.equal(
             scenario === 'workflow-cancelled' ? 'cancelled' : scenario === 'missing' ? 'MISSING' : status,

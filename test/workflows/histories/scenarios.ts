@@ -1,5 +1,5 @@
 // The workflows in a frame of workflows/run-scope.ts whose code changed with it (data job, knowledge base job,
-// integration delivery, deployment), run with stubbed activities on the time-skipping server, one per way
+// integration delivery, deployment) and the code run workflow, run with stubbed activities on the time-skipping server, one per way
 // they end: the work's own ending, a failed activity, the time limit, a `cancel` signal (not deployments: they
 // have none), a workflow cancellation, and MISSING (no row). The scenario is the job id's prefix, so the stubs
 // know what to do. record.ts saves their histories (what replay.test.ts replays), record-patched.ts those of
@@ -16,7 +16,7 @@ export type Scenario = (typeof SCENARIOS)[number];
 export const JOB_WORKFLOWS = ['dataJobWorkflow', 'knowledgeBaseJobWorkflow', 'integrationDeliveryWorkflow'] as const;
 export type JobWorkflow = (typeof JOB_WORKFLOWS)[number];
 
-export const RECORDED_WORKFLOWS = [...JOB_WORKFLOWS, 'deploymentWorkflow'] as const;
+export const RECORDED_WORKFLOWS = [...JOB_WORKFLOWS, 'deploymentWorkflow', 'codeRunWorkflow'] as const;
 export type RecordedWorkflow = (typeof RECORDED_WORKFLOWS)[number];
 
 export const scenariosOf = (workflow: RecordedWorkflow): readonly Scenario[] =>
@@ -73,6 +73,10 @@ export type JobActivities = Pick<
   | 'beginDeployment'
   | 'buildDeployment'
   | 'finishDeployment'
+  | 'startCodeRun'
+  | 'executeCodeRun'
+  | 'finishCodeRun'
+  | 'retryCodeRun'
 >;
 
 /** The stubs, and what each job's terminal write received (by job id) and which long activities started. */
@@ -145,6 +149,20 @@ export function jobStubs() {
       endings.set(deploymentId, outcome);
       return outcome.status;
     },
+    async startCodeRun({ runId }) {
+      return started(runId);
+    },
+    async executeCodeRun({ runId }) {
+      working.add(runId);
+      return longWork(runId, { status: 'SUCCEEDED', exitCode: 0, message: null });
+    },
+    async finishCodeRun({ runId, ending }) {
+      endings.set(runId, ending);
+      return ending.status;
+    },
+    async retryCodeRun() {
+      return false;
+    },
   };
   return { activities, endings, working };
 }
@@ -162,9 +180,17 @@ export async function runScenario(
   const input =
     workflow === 'integrationDeliveryWorkflow'
       ? { deliveryId: id, ...limits }
-      : workflow === 'deploymentWorkflow'
-        ? { deploymentId: id, kind: 'structure', code: { default: {} }, configFile: 'structure_config.yaml', ...limits }
-        : { jobId: id, ...limits };
+      : workflow === 'codeRunWorkflow'
+        ? { runId: id, ...limits }
+        : workflow === 'deploymentWorkflow'
+          ? {
+              deploymentId: id,
+              kind: 'structure',
+              code: { default: {} },
+              configFile: 'structure_config.yaml',
+              ...limits,
+            }
+          : { jobId: id, ...limits };
   const handle = await client.workflow.start(workflow, { taskQueue, workflowId: `${workflow}-${id}`, args: [input] });
   if (scenario === 'cancelled' || scenario === 'workflow-cancelled') {
     for (let i = 0; i < 400 && !working.has(id); i++) await new Promise((r) => setTimeout(r, 25));
