@@ -2,15 +2,19 @@
 // organization, give it back, and signal `slotGranted` to the workflows of the waiters a change granted, and
 // `cancel` to the runs a newer run of their concurrency key supersedes.
 import { WorkflowNotFoundError } from '@temporalio/client';
+import type { EntityManager } from 'typeorm';
 import type { ActivityDeps } from './deps';
 import { acquireSlot, releaseSlot, type SlotGrant, type Superseded } from '../src/jobs/admission';
-import { ROW_VISIBLE_WAIT_MS } from '../src/jobs/start';
+import { RUN_JOB } from '../src/jobs/kinds';
+import { goesOn, ROW_VISIBLE_WAIT_MS } from '../src/jobs/start';
+import { markStartingIn } from '../src/services/code/runs/lifecycle';
 import { cancelRunSignal, slotGrantedSignal, type ExecutionSlotJob } from '../src/temporal/contracts';
 import { waitFor } from '../src/temporal/workflow-records';
 
 /** What the workflow learns: it may execute, it waits (and why), or there is no job to execute. */
 export type SlotAnswer =
-  | { admitted: true }
+  /** `started`: asked to start the run too, whether it started (or had) and goes on (false: it ended meanwhile). */
+  | { admitted: true; started?: boolean }
   | { admitted: false; executing: number; ahead: number; limit: number; message?: string }
   /** Not to execute: its concurrency key is at its limit and its resource's strategy is `skip`. */
   | { skipped: string }
@@ -54,9 +58,17 @@ export function createExecutionSlotActivities(deps: ActivityDeps) {
      * Takes an execution slot of the job's organization or queues the job (its status detail says so).
      * Waits for a row committed just after its workflow started; 'MISSING' when it never appears.
      */
-    async acquireExecutionSlot(input: { job: ExecutionSlotJob; workflowId: string }): Promise<SlotAnswer> {
+    async acquireExecutionSlot(input: {
+      job: ExecutionSlotJob;
+      workflowId: string;
+      /** Start the run (QUEUED → STARTING) in the transaction that admits it (only runs start so). */
+      startRun?: boolean;
+    }): Promise<SlotAnswer> {
+      const { job } = input;
+      if (input.startRun && job.kind !== 'run') throw new Error(`a ${job.kind} does not start with its slot`);
+      const start = input.startRun ? (em: EntityManager) => markStartingIn(em, job.jobId) : undefined;
       const admission = await waitFor(
-        () => acquireSlot(deps.ds, input.job, { workflowId: input.workflowId, limit: limit() }),
+        () => acquireSlot(deps.ds, job, { workflowId: input.workflowId, limit: limit(), start }),
         (a) => a.outcome !== 'missing',
         ROW_VISIBLE_WAIT_MS,
       );
@@ -65,7 +77,8 @@ export function createExecutionSlotActivities(deps: ActivityDeps) {
       if (admission.outcome === 'ended') return 'ENDED';
       if (admission.outcome === 'skipped') return { skipped: admission.message };
       await cancelSuperseded(deps, admission.superseded);
-      if (admission.outcome === 'admitted') return { admitted: true };
+      if (admission.outcome === 'admitted')
+        return start ? { admitted: true, started: goesOn(RUN_JOB, admission.status) } : { admitted: true };
       const { executing, ahead, message } = admission;
       return { admitted: false, executing, ahead, limit: admission.limit, message };
     },

@@ -4,13 +4,14 @@
 // Temporal UI) both stop the process and end the run CANCELLED. The activities look at the run's kind.
 // Before STARTING, the run takes an execution slot of its organization (execution-slot.ts): until it has one
 // it waits QUEUED, and a cancel then ends it without executing; its concurrency strategy `skip` ends it CANCELLED.
+// Runs started since SLOT_STARTS_RUN_PATCH move to STARTING in the local activity that admits them.
 // A run with a retry policy whose attempt was lost goes back to QUEUED and through all of this again
 // (run-retries.ts).
 import { patched, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { CodeRunInput, RunStatus } from '../src/temporal/contracts';
 import { LOCAL_STATUS_WRITES, longActivity, runToEnding, STATUS_WRITES } from './run-scope';
-import { EXECUTION_SLOTS_PATCH, ExecutionSlot } from './execution-slot';
+import { EXECUTION_SLOTS_PATCH, ExecutionSlot, SLOT_STARTS_RUN_PATCH } from './execution-slot';
 import { withRetries } from './run-retries';
 
 type CodeRunActivities = Pick<Activities, 'startCodeRun' | 'executeCodeRun' | 'finishCodeRun' | 'retryCodeRun'>;
@@ -19,6 +20,8 @@ async function codeRun(
   input: CodeRunInput,
   activities: CodeRunActivities,
   admitted: boolean,
+  /** The slot's admission also starts the run (SLOT_STARTS_RUN_PATCH): no start activity of its own. */
+  startsWithSlot = false,
 ): Promise<RunStatus | 'MISSING'> {
   const slot = admitted
     ? new ExecutionSlot({ kind: 'run', jobId: input.runId, ...(input.inParentSlot ? { inParentSlot: true } : {}) })
@@ -31,9 +34,10 @@ async function codeRun(
         runToEnding(
           { timeLimitSeconds: input.timeLimitSeconds, failedTypes: [] },
           async (startTimer) => {
-            if (slot && !(await slot.acquire()))
+            const startRun = slot !== undefined && startsWithSlot;
+            if (slot && !(await slot.acquire({ startRun })))
               return slot.skipped ? { status: 'CANCELLED', requestedBy: slot.skipped } : undefined;
-            if (!(await activities.startCodeRun({ runId: input.runId }))) return undefined;
+            if (!startRun && !(await activities.startCodeRun({ runId: input.runId }))) return undefined;
             startTimer();
             return activities.executeCodeRun({ runId: input.runId, timeLimitSeconds: input.timeLimitSeconds });
           },
@@ -65,7 +69,12 @@ export async function codeRunWorkflow(input: CodeRunInput): Promise<RunStatus | 
   const { retryCodeRun } = proxyLocalActivities<Activities>(LOCAL_STATUS_WRITES);
   const { executeCodeRun } = proxyActivities<Activities>(longActivity(input, EXECUTE_RETRY));
   // Runs started before the fair share execute without a slot.
-  return codeRun(input, { startCodeRun, executeCodeRun, finishCodeRun, retryCodeRun }, patched(EXECUTION_SLOTS_PATCH));
+  return codeRun(
+    input,
+    { startCodeRun, executeCodeRun, finishCodeRun, retryCodeRun },
+    patched(EXECUTION_SLOTS_PATCH),
+    patched(SLOT_STARTS_RUN_PATCH),
+  );
 }
 
 /**

@@ -18,6 +18,9 @@ import { LOCAL_STATUS_WRITES } from './run-scope';
 /** Patch id of the workflows that take an execution slot: histories from before replay without one. */
 export const EXECUTION_SLOTS_PATCH = 'execution-slots';
 
+/** Patch id of the runs that start (QUEUED → STARTING) in the local activity that admits them. */
+export const SLOT_STARTS_RUN_PATCH = 'slot-starts-run';
+
 /** How long a waiting job trusts the grant signal before it asks again: a lost signal costs at most this. */
 export const SLOT_RETRY_MS = 30_000;
 
@@ -36,7 +39,11 @@ export class ExecutionSlot {
 
   constructor(private readonly job: ExecutionSlotJob) {}
 
-  async acquire(): Promise<boolean> {
+  /**
+   * `startRun`: the run starts in the transaction that admits it (SLOT_STARTS_RUN_PATCH); then true also says it
+   * started, and false with the slot taken says it ended meanwhile (release() gives the slot back).
+   */
+  async acquire(opts: { startRun?: boolean } = {}): Promise<boolean> {
     let grantSignalled = false;
     setHandler(slotGrantedSignal, () => {
       grantSignalled = true;
@@ -45,7 +52,11 @@ export class ExecutionSlot {
     this.taken = true; // from here on, whatever the answer (or a cancellation meanwhile), release
     for (;;) {
       grantSignalled = false;
-      const answer = await acquireExecutionSlot({ job: this.job, workflowId });
+      const answer = await acquireExecutionSlot({
+        job: this.job,
+        workflowId,
+        ...(opts.startRun ? { startRun: true } : {}),
+      });
       if (answer === 'MISSING' || answer === 'ENDED' || 'skipped' in answer) {
         this.taken = false;
         if (typeof answer === 'object') this.skipped = answer.skipped;
@@ -53,7 +64,7 @@ export class ExecutionSlot {
       }
       if (answer.admitted) {
         setCurrentDetails('');
-        return true;
+        return answer.started ?? true;
       }
       setCurrentDetails(
         answer.message ??

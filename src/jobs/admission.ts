@@ -54,8 +54,8 @@ export interface Waiting {
 }
 
 export type Admission =
-  /** The job holds a slot: it may execute. */
-  | { outcome: 'admitted'; granted: SlotGrant[]; superseded?: Superseded }
+  /** The job holds a slot: it may execute. `status`: the job's status after the caller's `start`, when given one. */
+  | { outcome: 'admitted'; granted: SlotGrant[]; superseded?: Superseded; status?: string }
   /** The job waits (`waitingFor` says for what). */
   | ({ outcome: 'waiting'; granted: SlotGrant[]; superseded?: Superseded } & Waiting)
   /** The job already ended: its slot (if any) was released. */
@@ -123,7 +123,15 @@ async function readJob(em: EntityManager, job: SlotJob): Promise<JobRow | undefi
 export async function acquireSlot(
   ds: DataSource,
   job: SlotJob,
-  opts: { workflowId: string; limit: number },
+  opts: {
+    workflowId: string;
+    limit: number;
+    /**
+     * The job's start (QUEUED → its started status), run in this transaction once the job holds its slot: one
+     * transaction and round trip of its workflow fewer than a start after the admission. Answers the status.
+     */
+    start?: (em: EntityManager) => Promise<string | undefined>;
+  },
 ): Promise<Admission> {
   const kind = ADMITTED_KINDS[job.kind];
   return ds.transaction(async (em) => {
@@ -174,7 +182,8 @@ export async function acquireSlot(
           WHERE ${kind.idColumn} = $1 AND status = 'QUEUED' AND status_detail->>'reason' = $2`,
         [job.jobId, WAITING_REASON],
       );
-      return { outcome: 'admitted', granted: others, ...(superseded ? { superseded } : {}) };
+      const status = opts.start ? { status: await opts.start(em) } : {};
+      return { outcome: 'admitted', granted: others, ...(superseded ? { superseded } : {}), ...status };
     }
     const waiting = describeWaiting(row, own.ahead, opts.limit, queue);
     await em.query(

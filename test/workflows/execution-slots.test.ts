@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import type { WorkflowHandle } from '@temporalio/client';
 import { expect } from 'chai';
 import { releaseSlot } from '../../src/jobs/admission';
-import { Deployment, Run } from '../../src/persistence/entities';
+import { Deployment, Run, RunEvent } from '../../src/persistence/entities';
 import {
   cancelRunSignal,
   slotGrantedSignal,
@@ -33,6 +33,14 @@ async function historyOf(handle: WorkflowHandle): Promise<string[]> {
         ?.replace('EventAttributes', '') ?? '?',
   );
 }
+
+/** The local activities of a workflow's history, in order (from their markers). */
+const localActivities = async (handle: WorkflowHandle) =>
+  ((await handle.fetchHistory()).events ?? []).flatMap((e) => {
+    const marker = e.markerRecordedEventAttributes;
+    const data = marker?.markerName === 'core_local_activity' ? marker.details?.data?.payloads?.[0]?.data : undefined;
+    return data ? [JSON.parse(Buffer.from(data).toString('utf8')).activity_type as string] : [];
+  });
 
 const signalNames = async (handle: WorkflowHandle) =>
   ((await handle.fetchHistory()).events ?? [])
@@ -157,6 +165,17 @@ describe('execution slots in the run workflow (time-skipping)', function () {
     const history = await historyOf(second.handle);
     expect(history).to.include('timerCanceled'); // the re-try timer was not needed
     expect(history).to.not.include('timerFired');
+    // It started (QUEUED → STARTING) in the admitting local activity: no start activity of its own, one event.
+    expect(await localActivities(second.handle)).to.deep.equal([
+      'acquireExecutionSlot',
+      'acquireExecutionSlot',
+      'finishCodeRun',
+      'releaseExecutionSlot',
+    ]);
+    const startingEvents = await getStack()
+      .ds.getRepository(RunEvent)
+      .countBy({ run_id: second.runId, type: 'StructureRunStarting' });
+    expect(startingEvents).to.equal(1);
   });
 
   it('asks again on its timer when the grant signal is lost', async () => {

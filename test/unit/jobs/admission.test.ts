@@ -1,11 +1,13 @@
 // Admission (src/jobs/admission.ts) against the real database: an organization's share, its queue in order,
 // grants on release, other organizations untouched, ended jobs, the reconciler freeing the slot of a
-// workflow that is gone, and grants past the first waiters read (a long queue is read only as far as needed).
+// workflow that is gone, grants past the first waiters read (a long queue is read only as far as needed), and a
+// run's start in the transaction that admits it.
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { createReconcilerActivities } from '../../../activities/reconciler';
 import { acquireSlot, releaseSlot, type SlotJob } from '../../../src/jobs/admission';
-import { Run } from '../../../src/persistence/entities';
+import { Run, RunEvent } from '../../../src/persistence/entities';
+import { markStartingIn } from '../../../src/services/code/runs/lifecycle';
 import { structureWithBuild } from '../../harness/builds';
 import { aRun } from '../../harness/runs';
 import { getStack, newTenant } from '../../harness/stack';
@@ -70,6 +72,36 @@ describe('admission: execution slots per organization', () => {
     expect(ids((ended as { granted: SlotJob[] }).granted)).to.deep.equal([c.jobId]);
     expect(await acquire({ kind: 'run', jobId: randomUUID() })).to.deep.equal({ outcome: 'missing' });
     for (const job of [b, c]) await release(job);
+  });
+
+  it('starts a run in the transaction that admits it, and only once it is admitted', async () => {
+    const t = await newTenant('admission-start');
+    const [a, b, c] = await queuedRuns(t.organizationId, 3);
+    const { ds } = getStack();
+    const startingAsked = (job: SlotJob) =>
+      acquireSlot(ds, job, {
+        workflowId: `structure-run-${job.jobId}`,
+        limit: LIMIT,
+        start: (em) => markStartingIn(em, job.jobId),
+      });
+    const statusOf = async (job: SlotJob) =>
+      (await ds.getRepository(Run).findOneByOrFail({ run_id: job.jobId })).status;
+    const startingEvents = (job: SlotJob) =>
+      ds.getRepository(RunEvent).countBy({ run_id: job.jobId, type: 'StructureRunStarting' });
+
+    expect(await startingAsked(a)).to.deep.equal({ outcome: 'admitted', granted: [], status: 'STARTING' });
+    expect(await acquire(b)).to.deep.equal({ outcome: 'admitted', granted: [] });
+    expect(await startingAsked(c)).to.deep.include({ outcome: 'waiting' });
+    expect(await statusOf(c), 'a waiting run does not start').to.equal('QUEUED');
+    // Asked again (a retried local activity): admitted, STARTING, with its one event.
+    expect(await startingAsked(a)).to.deep.include({ outcome: 'admitted', status: 'STARTING' });
+    expect(await startingEvents(a)).to.equal(1);
+    // A run cancelled while it waited is not started when it is granted: it ended.
+    expect(ids(await release(b))).to.deep.equal([c.jobId]);
+    await ds.query(`UPDATE runs SET status = 'CANCELLED' WHERE run_id = $1`, [c.jobId]);
+    expect(await startingAsked(c)).to.deep.include({ outcome: 'ended' });
+    expect(await startingEvents(c)).to.equal(0);
+    for (const job of [a, c]) await release(job);
   });
 
   it('reads past the first waiters when they are held back, and grants a run in its parent slot on a full share', async () => {

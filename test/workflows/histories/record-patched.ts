@@ -1,8 +1,11 @@
 // Records the histories of PATCHED_RECORDINGS (scenarios.ts): every scenario of each workflow, run by the
 // workflow code of the checkout (which takes the patched path), saved as `<workflow>.<patch>.<scenario>.json`
-// beside the histories from before the patch. Record anew only from the code whose histories must keep
-// replaying, after a build:
+// beside the histories from before the patch; those not saved yet (delete a file to record it anew). Record
+// only from the code whose histories must keep replaying, after a build:
 //   npm run test:only -- dist/test/workflows/histories/record-patched.js
+import fs from 'node:fs';
+import path from 'node:path';
+import { HISTORIES_DIR } from './history-files';
 import { recordScenarios } from './recording';
 import { PATCHED_RECORDINGS, patchedHistoryFile, scenariosOf } from './scenarios';
 
@@ -18,7 +21,7 @@ describe('record the histories of the patched paths of workflows in a frame', fu
           scenario,
           file: patchedHistoryFile(recording, scenario),
         })),
-      ),
+      ).filter(({ file }) => !fs.existsSync(path.join(HISTORIES_DIR, file))),
     );
   });
 });

@@ -31,6 +31,8 @@ export const historyFile = (workflow: RecordedWorkflow, scenario: Scenario) => `
 export const PATCHED_RECORDINGS = [
   // DATA_JOB_LOCAL_WRITES_PATCH: the start, the chain and the terminal write as local activities.
   { workflow: 'dataJobWorkflow', patch: 'data-job-local-writes' },
+  // SLOT_STARTS_RUN_PATCH: the run starts in the local activity that admits it (no startCodeRun).
+  { workflow: 'codeRunWorkflow', patch: 'slot-starts-run' },
 ] as const satisfies ReadonlyArray<{ workflow: RecordedWorkflow; patch: string }>;
 export type PatchedRecording = (typeof PATCHED_RECORDINGS)[number];
 
@@ -127,8 +129,8 @@ export function jobStubs() {
       endings.set(deliveryId, ending);
       return ending.status;
     },
-    async acquireExecutionSlot() {
-      return { admitted: true };
+    async acquireExecutionSlot({ job, startRun }) {
+      return startRun ? { admitted: true, started: started(job.jobId) } : { admitted: true };
     },
     async releaseExecutionSlot() {},
     async beginDeployment({ deploymentId }) {

@@ -5,7 +5,7 @@ import { iso } from '../../../persistence/scoped';
 import { Run, RUN_TERMINAL, RunStatus, type RunLimits } from '../../../persistence/entities/run';
 import { appendEvents, transitionRun } from './state';
 import { RUN_JOB } from '../../../jobs/kinds';
-import { startJob } from '../../../jobs/start';
+import { startJob, startJobIn } from '../../../jobs/start';
 import { findOnePrepared } from '../../../persistence/direct-sql';
 import type { LostOutput } from '../../../runtime/process/log-pump';
 import type { RunEnding } from '../../../temporal/contracts';
@@ -19,14 +19,19 @@ export async function readRun(ds: DataSource, runId: string): Promise<Run> {
   return run;
 }
 
+const startingEvent = (runId: string) => (em: EntityManager) =>
+  appendEvents(em, runId, [{ type: 'StructureRunStarting', origin: 'SYSTEM', payload: { status: 'STARTING' } }]);
+
 /**
  * QUEUED → STARTING with its SYSTEM event (the job kernel's start: it waits for the row's commit). Returns
  * the run's status afterwards, or undefined when the row never became visible.
  */
 export const markStarting = (ds: DataSource, runId: string) =>
-  startJob(ds, RUN_JOB, runId, (em) =>
-    appendEvents(em, runId, [{ type: 'StructureRunStarting', origin: 'SYSTEM', payload: { status: 'STARTING' } }]),
-  ) as Promise<RunStatus | undefined>;
+  startJob(ds, RUN_JOB, runId, startingEvent(runId)) as Promise<RunStatus | undefined>;
+
+/** `markStarting` within the transaction that admits the run (its execution slot's, src/jobs/admission.ts). */
+export const markStartingIn = (em: EntityManager, runId: string) =>
+  startJobIn(em, RUN_JOB, runId, startingEvent(runId)) as Promise<RunStatus | undefined>;
 
 /**
  * Claims the execution of a STARTING run for `attempt` of the execute activity, before its process is
