@@ -247,6 +247,17 @@ export async function scaling(ctx: BenchContext): Promise<BenchReport> {
       figures.push(
         figure('scaling', `worker SQL statements per run, ${at}`, l.probes.worker.queries / l.runs, ''),
         figure('scaling', `worker gRPC calls per run, ${at}`, l.probes.worker.grpcCalls / l.runs, ''),
+        // Which pauses make the worker's loop delay: each kind's count, its pause time per run and its longest.
+        ...(['minor', 'major'] as const).flatMap((kind) => {
+          const pauses = l.probes.worker!.gc?.[kind];
+          return pauses
+            ? [
+                figure('scaling', `worker ${kind} GC pauses, ${at}`, pauses.count, ''),
+                figure('scaling', `worker ${kind} GC pause time per run, ${at}`, pauses.totalMs / l.runs, 'ms'),
+                figure('scaling', `worker longest ${kind} GC pause, ${at}`, pauses.maxMs, 'ms'),
+              ]
+            : [];
+        }),
       );
     if (l.probes.idle)
       figures.push(

@@ -6,7 +6,12 @@
 // the programs the worker spawns neither inherit nor load it.
 import fs from 'node:fs';
 import { Session } from 'node:inspector';
-import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
+import {
+  constants as perfConstants,
+  monitorEventLoopDelay,
+  PerformanceObserver,
+  type PerformanceEntry,
+} from 'node:perf_hooks';
 
 export interface ProbeSample {
   pid: number;
@@ -17,6 +22,8 @@ export interface ProbeSample {
   delayMax: number;
   /** The longest garbage-collection pause since the last reset, ms (what part of the delay GC explains). */
   gcMax: number;
+  /** Garbage-collection pauses since the last reset by kind (V8's: minor = scavenge, major = mark-compact, ...). */
+  gc: Record<GcKind, GcPauses>;
   at: number;
   /** The last reset it saw (the mtime of BENCH_PROBE_FILE.reset, as text). */
   reset: string;
@@ -24,6 +31,25 @@ export interface ProbeSample {
   queries: number;
   grpcCalls: number;
 }
+
+export type GcKind = 'minor' | 'major' | 'incremental' | 'weakcb';
+export interface GcPauses {
+  count: number;
+  totalMs: number;
+  maxMs: number;
+}
+const GC_KINDS: Record<number, GcKind> = {
+  [perfConstants.NODE_PERFORMANCE_GC_MINOR]: 'minor',
+  [perfConstants.NODE_PERFORMANCE_GC_MAJOR]: 'major',
+  [perfConstants.NODE_PERFORMANCE_GC_INCREMENTAL]: 'incremental',
+  [perfConstants.NODE_PERFORMANCE_GC_WEAKCB]: 'weakcb',
+};
+const noPauses = (): Record<GcKind, GcPauses> => ({
+  minor: { count: 0, totalMs: 0, maxMs: 0 },
+  major: { count: 0, totalMs: 0, maxMs: 0 },
+  incremental: { count: 0, totalMs: 0, maxMs: 0 },
+  weakcb: { count: 0, totalMs: 0, maxMs: 0 },
+});
 
 const file = process.env.BENCH_PROBE_FILE;
 const profileFile = process.env.BENCH_PROFILE_FILE;
@@ -38,14 +64,26 @@ if (file && profileFile) {
   profiler = new Session();
   profiler.connect();
   profiler.post('Profiler.enable', () => profiler!.post('Profiler.start'));
+  // And where it allocates: a sampling heap profile that keeps the samples of objects collected since (every
+  // allocation, not only what is alive at the end), written beside it as .heapprofile.
+  profiler.post('HeapProfiler.enable', () =>
+    profiler!.post('HeapProfiler.startSampling', {
+      samplingInterval: 64 * 1024,
+      includeObjectsCollectedByMajorGC: true,
+      includeObjectsCollectedByMinorGC: true,
+    } as object),
+  );
 }
 function stopProfile(): void {
   const session = profiler;
   if (!session || !file || !fs.existsSync(`${file}.stop`)) return;
   profiler = undefined;
-  session.post('Profiler.stop', (err, result) => {
-    if (!err) fs.writeFileSync(profileFile!, JSON.stringify(result.profile));
-    session.disconnect();
+  session.post('HeapProfiler.stopSampling', (heapErr, heap) => {
+    if (!heapErr) fs.writeFileSync(profileFile!.replace(/\.cpuprofile$/, '.heapprofile'), JSON.stringify(heap.profile));
+    session.post('Profiler.stop', (err, result) => {
+      if (!err) fs.writeFileSync(profileFile!, JSON.stringify(result.profile));
+      session.disconnect();
+    });
   });
 }
 // Statements and gRPC calls, counted where every one passes (pg's Client.query, grpc-js's unary call): the
@@ -71,7 +109,7 @@ if (file) {
 // The sample is written in place (one pwrite of a fixed-size, space-padded buffer into a file kept open),
 // and a reset is seen by one stat: the probe's own cost must stay far below what it measures (a first
 // version, writing a new file and renaming it every 250 ms, cost the api ~10 % of its CPU on a loaded host).
-const SAMPLE_BYTES = 512;
+const SAMPLE_BYTES = 1024;
 const RESOLUTION_MS = 10;
 if (file) {
   const delay = monitorEventLoopDelay({ resolution: RESOLUTION_MS });
@@ -80,8 +118,16 @@ if (file) {
   let peakRss = process.memoryUsage.rss();
   let resetSeen = '';
   let gcMax = 0;
+  let gc = noPauses();
   new PerformanceObserver((list) => {
-    for (const entry of list.getEntries()) gcMax = Math.max(gcMax, entry.duration);
+    for (const entry of list.getEntries()) {
+      gcMax = Math.max(gcMax, entry.duration);
+      const kind = (entry as PerformanceEntry & { detail?: { kind?: number } }).detail?.kind ?? 0;
+      const pauses = gc[GC_KINDS[kind] ?? 'minor'];
+      pauses.count++;
+      pauses.totalMs += entry.duration;
+      pauses.maxMs = Math.max(pauses.maxMs, entry.duration);
+    }
   }).observe({ entryTypes: ['gc'] });
   const write = () => {
     stopProfile();
@@ -91,6 +137,7 @@ if (file) {
       delay.reset();
       peakRss = 0;
       gcMax = 0;
+      gc = noPauses();
       counts.queries = 0;
       counts.grpcCalls = 0;
     }
@@ -103,6 +150,7 @@ if (file) {
       delayP99: Math.max(0, delay.percentile(99) / 1e6 - RESOLUTION_MS),
       delayMax: Math.max(0, delay.max / 1e6 - RESOLUTION_MS),
       gcMax,
+      gc,
       at: Date.now(),
       reset: resetSeen,
       ...counts,
