@@ -59,7 +59,8 @@ options (defaults in brackets):
   --api-pool=N      DATABASE_POOL_SIZE of the api process (production shape) [${DEFAULT_OPTIONS.apiPool}]
   --worker-pool=N   DATABASE_POOL_SIZE of the worker process (production shape) [${DEFAULT_OPTIONS.workerPool}]
   --profile-dir=D   production shape: the api and worker processes write D/api.cpuprofile and
-                    D/worker.cpuprofile (their whole run) at the end; read them with dist/bench/profile-top.js D
+                    D/worker.cpuprofile (their whole run) at the end, and sampling heap profiles (.heapprofile:
+                    every allocation); read them with dist/bench/profile-top.js D
   --api-node=PATH   production shape: the Node binary of the api process (e.g. tools/obtain-node.sh's) [the bench's]
   --worker-node=PATH production shape: the Node binary of the worker process [the bench's]
   --kb-chunks=N     chunks of the knowledge base kb-query searches [${DEFAULT_OPTIONS.kbChunks}]

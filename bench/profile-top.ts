@@ -1,6 +1,8 @@
-// `node dist/bench/profile-top.js <file.cpuprofile | directory> [top]`: where the CPU time of a profile
-// written by `node --cpu-prof` went. Prints, per profile (one per thread), the busy time, the functions with
-// the most self time, and self time by area (our code by directory, each npm package, node internals, GC).
+// `node dist/bench/profile-top.js <file.cpuprofile | file.heapprofile | directory> [top]`: where the CPU time of
+// a profile written by `node --cpu-prof` (or the bench's --profile-dir) went. Prints, per profile (one per
+// thread), the busy time, the functions with the most self time, and self time by area (our code by directory,
+// each npm package, node internals, GC). A sampling heap profile (--profile-dir's .heapprofile): the bytes
+// allocated by function and by area, module loading apart (what the garbage collector has to clear).
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -94,21 +96,64 @@ function summarizeProfile(file: string, top: number): string | undefined {
   ].join('\n');
 }
 
+interface HeapNode {
+  callFrame: CallFrame;
+  selfSize: number;
+  children?: HeapNode[];
+}
+
+function summarizeHeapProfile(file: string, top: number): string {
+  const { head } = JSON.parse(fs.readFileSync(file, 'utf8')) as { head: HeapNode };
+  const self = new Map<string, number>();
+  /** By the area of the nearest frame outside node's own code: who asked node for what it allocated. */
+  const areas = new Map<string, number>();
+  let loading = 0;
+  let total = 0;
+  const add = (m: Map<string, number>, k: string, v: number) => m.set(k, (m.get(k) ?? 0) + v);
+  const walk = (node: HeapNode, owner: string, inLoading: boolean) => {
+    const f = node.callFrame;
+    const loads = inLoading || /^(Module\._load|wrapSafe|compileFunction)$/.test(f.functionName);
+    const area = f.url && !f.url.startsWith('node:') ? areaOf(f) : owner;
+    if (loads) loading += node.selfSize;
+    else {
+      total += node.selfSize;
+      add(self, frameName(f), node.selfSize);
+      add(areas, area, node.selfSize);
+    }
+    for (const c of node.children ?? []) walk(c, area, loads);
+  };
+  walk(head, 'node internals', false);
+  const mb = (b: number) => (b / 1e6).toFixed(1).padStart(7);
+  const rows = (m: Map<string, number>, n: number) =>
+    [...m.entries()]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, n)
+      .map(([k, v]) => `${mb(v)} MB ${((v / total) * 100).toFixed(1).padStart(5)}%  ${k}`);
+  return [
+    `\n=== ${path.basename(file)}: ${mb(total)} MB allocated (sampled), module loading apart (${mb(loading)} MB)`,
+    `-- by area (the nearest frame outside node's own code)`,
+    ...rows(areas, 15),
+    `-- top ${top} functions by bytes allocated`,
+    ...rows(self, top),
+  ].join('\n');
+}
+
 function main(): void {
   const [target, topArg] = process.argv.slice(2);
   if (!target) {
-    console.error('usage: node dist/bench/profile-top.js <file.cpuprofile | directory> [top=25]');
+    console.error('usage: node dist/bench/profile-top.js <file.cpuprofile | file.heapprofile | directory> [top=25]');
     process.exit(2);
   }
   const files = fs.statSync(target).isDirectory()
     ? fs
         .readdirSync(target)
-        .filter((f) => f.endsWith('.cpuprofile'))
+        .filter((f) => f.endsWith('.cpuprofile') || f.endsWith('.heapprofile'))
         .sort()
         .map((f) => path.join(target, f))
     : [target];
   for (const f of files) {
-    const out = summarizeProfile(f, Number(topArg) || 25);
+    const top = Number(topArg) || 25;
+    const out = f.endsWith('.heapprofile') ? summarizeHeapProfile(f, top) : summarizeProfile(f, top);
     if (out) console.log(out);
   }
 }
