@@ -73,15 +73,6 @@ export function peak(file: string): number | undefined {
  */
 export const groupGone = (err: unknown) => ['ENOENT', 'ENODEV'].includes((err as NodeJS.ErrnoException).code ?? '');
 
-export function pidsIn(dir: string): number[] {
-  try {
-    return read(path.join(dir, 'cgroup.procs')).split('\n').filter(Boolean).map(Number);
-  } catch (err) {
-    if (groupGone(err)) return [];
-    throw err;
-  }
-}
-
 export function killAll(pids: number[]) {
   for (const pid of pids) {
     try {
@@ -106,10 +97,19 @@ export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  */
 export const KILLED_GONE_WITHIN_MS = 30_000;
 
-/** rmdir, retried while the kernel still counts processes that are dying; gives up after `timeoutMs`. */
+/** The first and the longest wait between two tries of a group's removal (or two reads of its freezer's state). */
+const RETRY_FIRST_MS = 5;
+const RETRY_LONGEST_MS = 160;
+
+/**
+ * rmdir, retried while the kernel still counts processes that are dying; gives up after `timeoutMs`. The wait
+ * between tries doubles: under load, killed processes (a run's pasta, killed as its launcher ends) take hundreds of
+ * milliseconds to be gone, and at 100 runs in flight a try every 20 ms was ~11 % of the worker's CPU (each an
+ * error, a read and a kill; bench/RESULTS.md, `worker-gc`).
+ */
 export async function removeDir(dir: string, timeoutMs = KILLED_GONE_WITHIN_MS): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  for (;;) {
+  for (let wait = RETRY_FIRST_MS; ; wait = Math.min(wait * 2, RETRY_LONGEST_MS)) {
     try {
       await fs.promises.rmdir(dir);
       return;
@@ -117,8 +117,8 @@ export async function removeDir(dir: string, timeoutMs = KILLED_GONE_WITHIN_MS):
       const code = (err as NodeJS.ErrnoException).code;
       if (code === 'ENOENT') return;
       if (code !== 'EBUSY' || Date.now() > deadline) throw err;
-      killAll(pidsIn(dir));
-      await sleep(20);
+      killAll(await pidsInRun(dir));
+      await sleep(wait);
     }
   }
 }
@@ -162,7 +162,7 @@ export const existsRunFile = (file: string) =>
     () => false,
   );
 
-/** pidsIn off the event loop. */
+/** The processes of a group, read off the event loop ([] once the group is gone). */
 export async function pidsInRun(dir: string): Promise<number[]> {
   try {
     return (await fs.promises.readFile(path.join(dir, 'cgroup.procs'), 'utf8')).split('\n').filter(Boolean).map(Number);
@@ -194,17 +194,28 @@ export async function attemptRun(what: string, fn: () => Promise<void>, undo: ()
   }
 }
 
-/** Freezes the group (no fork can race the kill), kills every process of it, thaws it so they die. */
-export async function freezeAndKill(stateFile: string, frozen: string, thawed: string, pids: () => number[]) {
-  write(stateFile, frozen);
+/**
+ * Freezes the group (no fork can race the kill), kills every process of it, thaws it so they die. Off the event
+ * loop: a v1 freezer's state is FREEZING until its dying processes are gone, read again and again meanwhile.
+ */
+export async function freezeAndKill(
+  stateFile: string,
+  frozen: string,
+  thawed: string,
+  pids: () => Promise<number[]>,
+): Promise<void> {
+  await writeRunFile(stateFile, frozen);
   try {
     const deadline = Date.now() + 2_000;
     // v1 passes through FREEZING; a frozen v2 group says so in cgroup.events. Killing during the
     // transition is still safe: whatever forks meanwhile is found by removeDir's retries.
-    while (stateFile.endsWith('freezer.state') && read(stateFile).trim() !== 'FROZEN' && Date.now() < deadline)
-      await sleep(5);
-    killAll(pids());
+    for (let wait = RETRY_FIRST_MS; stateFile.endsWith('freezer.state') && Date.now() < deadline;) {
+      if ((await fs.promises.readFile(stateFile, 'utf8')).trim() === 'FROZEN') break;
+      await sleep(wait);
+      wait = Math.min(wait * 2, RETRY_LONGEST_MS);
+    }
+    killAll(await pids());
   } finally {
-    write(stateFile, thawed);
+    await writeRunFile(stateFile, thawed);
   }
 }

@@ -29,7 +29,6 @@ import {
   mounts,
   ownGroups,
   peak,
-  pidsIn,
   pidsInRun,
   PLATFORM_SUFFIX,
   read,
@@ -233,7 +232,7 @@ class CgroupTreeV2 extends CgroupTree {
 
 async function destroyV2(dir: string): Promise<void> {
   if (await existsRunFile(path.join(dir, 'cgroup.kill'))) await writeRunFile(path.join(dir, 'cgroup.kill'), 1);
-  else await freezeAndKill(path.join(dir, 'cgroup.freeze'), '1', '0', () => pidsIn(dir));
+  else await freezeAndKill(path.join(dir, 'cgroup.freeze'), '1', '0', () => pidsInRun(dir));
   await removeDir(dir);
 }
 
@@ -274,10 +273,9 @@ class CgroupTreeV1 extends CgroupTree {
 
   protected async destroyRun(gid: number, uid: number): Promise<void> {
     const dir = (c: V1Controller) => this.runDir(c, gid, uid);
-    const pids = () => V1_CONTROLLERS.flatMap((c) => pidsIn(dir(c)));
-    const anyPids = async () => (await Promise.all(V1_CONTROLLERS.map((c) => pidsInRun(dir(c))))).some((p) => p.length);
+    const pids = async () => (await Promise.all(V1_CONTROLLERS.map((c) => pidsInRun(dir(c))))).flat();
     // An empty group (the run ended with its processes) has nothing that could fork meanwhile.
-    if ((await existsRunFile(dir('freezer'))) && (await anyPids()))
+    if ((await existsRunFile(dir('freezer'))) && (await pids()).length)
       await freezeAndKill(path.join(dir('freezer'), 'freezer.state'), 'FROZEN', 'THAWED', pids);
     for (const c of V1_CONTROLLERS) {
       await removeDir(dir(c));
