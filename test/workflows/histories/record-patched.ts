@@ -19,6 +19,7 @@ describe('record the histories of the patched paths of workflows in a frame', fu
           file: patchedHistoryFile(recording, scenario),
         })),
       ),
+      { slotGrants: true }, // the builds wait for their slot first (the workflows without one do not ask)
     );
   });
 });

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import type { Activities } from '../../../activities';
-import { cancelRunSignal } from '../../../src/temporal/contracts';
+import { cancelRunSignal, slotGrantedSignal } from '../../../src/temporal/contracts';
 
 export const SCENARIOS = ['succeeded', 'failed', 'timed-out', 'cancelled', 'workflow-cancelled', 'missing'] as const;
 export type Scenario = (typeof SCENARIOS)[number];
@@ -31,6 +31,8 @@ export const historyFile = (workflow: RecordedWorkflow, scenario: Scenario) => `
 export const PATCHED_RECORDINGS = [
   // DATA_JOB_LOCAL_WRITES_PATCH: the start, the chain and the terminal write as local activities.
   { workflow: 'dataJobWorkflow', patch: 'data-job-local-writes' },
+  // SLOT_BACKOFF_PATCH: a build that first waits for its execution slot, granted by signal (jobStubs' slotGrants).
+  { workflow: 'deploymentWorkflow', patch: 'execution-slot-backoff' },
 ] as const satisfies ReadonlyArray<{ workflow: RecordedWorkflow; patch: string }>;
 export type PatchedRecording = (typeof PATCHED_RECORDINGS)[number];
 
@@ -75,8 +77,13 @@ export type JobActivities = Pick<
   | 'finishDeployment'
 >;
 
-/** The stubs, and what each job's terminal write received (by job id) and which long activities started. */
-export function jobStubs() {
+/**
+ * The stubs, and what each job's terminal write received (by job id) and which long activities started.
+ * `slotGrants`: a job's first ask for an execution slot waits, and is granted by a `slotGranted` signal (sent
+ * through this client), as a release would; without it every ask is admitted at once.
+ */
+export function jobStubs(opts: { slotGrants?: Client } = {}) {
+  const asked = new Set<string>();
   const endings = new Map<string, unknown>();
   const working = new Set<string>();
   const started = (id: string) => scenarioOf(id) !== 'missing';
@@ -123,8 +130,11 @@ export function jobStubs() {
       endings.set(deliveryId, ending);
       return ending.status;
     },
-    async acquireExecutionSlot() {
-      return { admitted: true };
+    async acquireExecutionSlot({ workflowId }) {
+      if (!opts.slotGrants || asked.has(workflowId)) return { admitted: true };
+      asked.add(workflowId);
+      await opts.slotGrants.workflow.getHandle(workflowId).signal(slotGrantedSignal);
+      return { admitted: false, executing: 1, ahead: 0, limit: 1 };
     },
     async releaseExecutionSlot() {},
     async beginDeployment({ deploymentId }) {
