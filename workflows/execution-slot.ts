@@ -1,11 +1,13 @@
 // Admission in a workflow (src/jobs/admission.ts): a run or build first takes an execution slot of its
 // organization. Until it has one the workflow waits (the job stays QUEUED, no activity runs, no worker slot
 // is held) for a `slotGranted` signal, or for its timer, then asks again; the slot is given back however the
-// job ends. The history shows it: the acquireExecutionSlot markers, the signal, the timer; and the
+// job ends. The signal is what admits a waiting job (a release grants the oldest waiters and signals them,
+// however far back they queued); the timer only makes up for a lost signal, so it backs off. The history shows it: the acquireExecutionSlot markers, the signal, the timer; and the
 // workflow's current details say what it waits for.
 import {
   CancellationScope,
   condition,
+  patched,
   proxyLocalActivities,
   setCurrentDetails,
   setHandler,
@@ -21,8 +23,28 @@ export const EXECUTION_SLOTS_PATCH = 'execution-slots';
 /** Patch id of the runs that start (QUEUED → STARTING) in the local activity that admits them. */
 export const SLOT_STARTS_RUN_PATCH = 'slot-starts-run';
 
-/** How long a waiting job trusts the grant signal before it asks again: a lost signal costs at most this. */
+/** How long a waiting job first trusts the grant signal before it asks again. */
 export const SLOT_RETRY_MS = 30_000;
+
+/**
+ * Patch id of the re-asks that back off: SLOT_RETRY_MS, doubling up to SLOT_RETRY_MAX_MS, back to SLOT_RETRY_MS
+ * when a signal arrives. Before it, every waiting job asked again every 30 s, however long it waited: at 1,000
+ * runs in flight (~900 waiting for ~400 s) ~5 extra workflow tasks and acquires per run, the bulk of the
+ * worker's CPU there.
+ */
+export const SLOT_BACKOFF_PATCH = 'execution-slot-backoff';
+
+/**
+ * The longest wait between two re-asks, hence the longest a job may wait after a lost grant signal (a crash
+ * between a release's commit and its signal), its granted slot idle meanwhile: 240 s (before the patch: 30 s).
+ * 30 s doubled three times: a wait of 400 s costs 3 re-asks (at 30, 90, 210 s) instead of 13; doubling further
+ * would save less than one re-ask per 4 minutes of waiting while the cost of a lost signal kept growing.
+ */
+export const SLOT_RETRY_MAX_MS = 240_000;
+
+/** The wait before a job's next re-ask, after `unanswered` re-asks since it last had a signal (or began). */
+export const slotRetryDelayMs = (unanswered: number): number =>
+  Math.min(SLOT_RETRY_MS * 2 ** unanswered, SLOT_RETRY_MAX_MS);
 
 const { acquireExecutionSlot, releaseExecutionSlot } = proxyLocalActivities<Activities>(LOCAL_STATUS_WRITES);
 
@@ -50,6 +72,8 @@ export class ExecutionSlot {
     });
     const { workflowId } = workflowInfo();
     this.taken = true; // from here on, whatever the answer (or a cancellation meanwhile), release
+    let backoff: boolean | undefined; // decided when it first waits: histories from before wait 30 s each time
+    let unanswered = 0;
     for (;;) {
       grantSignalled = false;
       const answer = await acquireExecutionSlot({
@@ -71,7 +95,9 @@ export class ExecutionSlot {
           `Waiting for an execution slot of its organization: ${answer.executing} executing ` +
             `(ORG_MAX_CONCURRENT_RUNS=${answer.limit}), ${answer.ahead} waiting before it`,
       );
-      await condition(() => grantSignalled, SLOT_RETRY_MS);
+      backoff ??= patched(SLOT_BACKOFF_PATCH);
+      const signalled = await condition(() => grantSignalled, backoff ? slotRetryDelayMs(unanswered) : SLOT_RETRY_MS);
+      unanswered = signalled ? 0 : unanswered + 1;
     }
   }
 

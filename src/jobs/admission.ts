@@ -15,6 +15,7 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import type { Concurrency } from '../persistence/entities/code-resource';
 import { blockerOf, chooseGrants, Holdings, type Blocker, type ResourceLimits, type Waiter } from './admission-queue';
+import { loadHoldersAndPage, loadLimits, loadWaiters, QUEUE_WINDOW } from './admission-reads';
 import { DEPLOYMENT_JOB, RUN_JOB } from './kinds';
 
 /** The kinds of job that take an execution slot (their rows: the registry's). */
@@ -269,55 +270,6 @@ interface Queue {
   limits: Map<string, ResourceLimits>;
 }
 
-/** How many waiters one grant considers: the oldest, so that a flood of queued runs costs a bounded pass. */
-const QUEUE_WINDOW = 2000;
-/** Waiters read first beyond the free slots: when none of them is held back by its resource, they suffice. */
-const QUEUE_PAGE = 16;
-
-const WAITER_COLUMNS = 'job_kind, job_id, workflow_id, resource_id, concurrency_key, in_parent_slot, queued_at';
-type WaiterRow = { job_kind: AdmittedKind; job_id: string; workflow_id: string } & SlotRow;
-type SlotRow = { resource_id: string | null; concurrency_key: string | null; in_parent_slot: boolean };
-
-/**
- * The organization's waiters, oldest first: the first `first` of them, and every one of the window that runs
- * in its parent's slot (the organization's share does not hold those back).
- */
-async function loadWaiters(em: EntityManager, organizationId: string, first: number): Promise<Waiter[]> {
-  const rows: WaiterRow[] = await em.query(
-    `SELECT job_kind, job_id, workflow_id, resource_id, concurrency_key, in_parent_slot FROM (
-       (SELECT ${WAITER_COLUMNS} FROM execution_slots
-         WHERE organization_id = $1 AND state = 'WAITING' ORDER BY queued_at, job_id LIMIT $2)
-       UNION
-       (SELECT ${WAITER_COLUMNS} FROM execution_slots
-         WHERE organization_id = $1 AND state = 'WAITING' AND in_parent_slot ORDER BY queued_at, job_id LIMIT $3)
-     ) w ORDER BY queued_at, job_id`,
-    [organizationId, first, QUEUE_WINDOW],
-  );
-  return rows.map((r) => ({
-    kind: r.job_kind,
-    jobId: r.job_id,
-    workflowId: r.workflow_id,
-    resourceId: r.resource_id,
-    key: r.concurrency_key,
-    inParentSlot: r.in_parent_slot,
-  }));
-}
-
-async function loadLimits(em: EntityManager, resourceIds: string[]): Promise<Map<string, ResourceLimits>> {
-  const limits = new Map<string, ResourceLimits>();
-  if (!resourceIds.length) return limits;
-  const resources: Array<{ resource_id: string; concurrency: Concurrency | null; paused: boolean }> = await em.query(
-    `SELECT resource_id, concurrency, queue_paused_at IS NOT NULL AS paused FROM code_resources
-      WHERE resource_id = ANY($1)
-     UNION ALL
-     SELECT assistant_id, concurrency, queue_paused_at IS NOT NULL FROM assistants WHERE assistant_id = ANY($1)`,
-    [resourceIds],
-  );
-  for (const r of resources)
-    limits.set(r.resource_id, { perKey: r.concurrency?.limit, total: r.concurrency?.total_limit, paused: r.paused });
-  return limits;
-}
-
 /**
  * The organization's free slots (under its lock) go to its eligible waiters (admission-queue.ts); answers them.
  * Reads only as much of the queue as the choice needs: with no slot free, the waiters in their parent's slot
@@ -330,31 +282,27 @@ async function grantFreeSlots(
   limit: number,
   ownResourceId: string | null = null,
 ): Promise<{ granted: SlotGrant[]; queue: Queue }> {
-  const held: Array<SlotRow & { n: number }> = await em.query(
-    `SELECT resource_id, concurrency_key, in_parent_slot, count(*)::int AS n FROM execution_slots
-      WHERE organization_id = $1 AND state = 'HOLDING' GROUP BY 1, 2, 3`,
-    [organizationId],
-  );
+  const page = await loadHoldersAndPage(em, organizationId, limit);
+  const { held } = page;
   const holdingsNow = () => {
     const holdings = new Holdings();
     for (const h of held) holdings.add(h.resource_id, h.concurrency_key, h.n, h.in_parent_slot);
     return holdings;
   };
-  const choose = async (first: number) => {
-    const waiters = await loadWaiters(em, organizationId, first);
+  const choose = async (waiters: Waiter[], first: number) => {
     const ids = [ownResourceId, ...held.map((h) => h.resource_id), ...waiters.map((w) => w.resourceId)];
     const limits = await loadLimits(em, [...new Set(ids.filter((id): id is string => !!id))]);
     const queue: Queue = { waiters, holdings: holdingsNow(), limits };
     return { queue, chosen: chooseGrants(waiters, queue.holdings, limits, limit), first };
   };
   const free = limit - holdingsNow().total;
-  let choice = await choose(free > 0 ? free + QUEUE_PAGE : 0);
+  let choice = await choose(page.waiters, page.first);
   // The page decides as the window would when it is the whole queue, or when it filled the share and no
   // keys' turns apply (past it, only waiters in their parent's slot can still be granted: those are read).
   const { waiters } = choice.queue;
   const whole = waiters.length < choice.first;
   if (free > 0 && !whole && (choice.queue.holdings.total < limit || waiters.some((w) => w.key !== null)))
-    choice = await choose(QUEUE_WINDOW);
+    choice = await choose(await loadWaiters(em, organizationId, QUEUE_WINDOW), QUEUE_WINDOW);
   const { chosen, queue } = choice;
   if (chosen.length) {
     await em.query(

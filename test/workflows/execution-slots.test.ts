@@ -1,7 +1,8 @@
 // The fair share in the run and build workflows (workflows/execution-slot.ts), on the time-skipping server with the
 // real admission activities and status writes (PostgreSQL) and a stubbed process activity: a run past its
-// organization's share waits QUEUED with no activity running; a release grants it by signal; a lost signal
-// is made up by the re-try timer; a cancel while waiting ends it CANCELLED without ever executing.
+// organization's share waits QUEUED with no activity running; a release grants it by signal (a queue is
+// admitted one by one so, however long its re-asks backed off); a lost signal is made up by the re-try timer
+// within its bound; a cancel while waiting ends it CANCELLED without ever executing.
 import { randomUUID } from 'node:crypto';
 import type { WorkflowHandle } from '@temporalio/client';
 import { expect } from 'chai';
@@ -40,6 +41,13 @@ const localActivities = async (handle: WorkflowHandle) =>
     const marker = e.markerRecordedEventAttributes;
     const data = marker?.markerName === 'core_local_activity' ? marker.details?.data?.payloads?.[0]?.data : undefined;
     return data ? [JSON.parse(Buffer.from(data).toString('utf8')).activity_type as string] : [];
+  });
+
+/** The durations of the workflow's timers, in seconds, in the order they were started. */
+const timerSeconds = async (handle: WorkflowHandle) =>
+  ((await handle.fetchHistory()).events ?? []).flatMap((e) => {
+    const timeout = e.timerStartedEventAttributes?.startToFireTimeout;
+    return timeout ? [Number(timeout.seconds)] : [];
   });
 
 const signalNames = async (handle: WorkflowHandle) =>
@@ -196,6 +204,71 @@ describe('execution slots in the run workflow (time-skipping)', function () {
     release.get(run.runId)!({ status: 'SUCCEEDED', exitCode: 0, message: null });
     expect(await run.handle.result()).to.equal('SUCCEEDED');
     expect(await historyOf(run.handle)).to.include('timerFired');
+    expect(await signalNames(run.handle)).to.deep.equal([]);
+  });
+
+  // SLOT_BACKOFF_PATCH: 30 s, 60 s, 120 s, then 240 s, so 215 s into a wait it has asked again three times.
+  const PAST_THREE_REASKS_MS = 215_000;
+
+  it('admits a queue one by one by the grant signals, however long its re-asks have backed off', async () => {
+    const { ds } = getStack();
+    const t = await newTenant('slots-queue');
+    // A holder without a workflow, so that no activity runs while time is skipped (the test server would not).
+    const holder = await holdSlot(t.organizationId);
+    const queued: Array<{ runId: string; handle: WorkflowHandle }> = [];
+    for (let i = 0; i < 5; i++) {
+      const run = await startRun(t.organizationId);
+      await until(
+        () => slotOf(run.runId),
+        (s) => s === 'WAITING',
+        `run ${i} waits`,
+      );
+      queued.push(run);
+    }
+    await ts.env.sleep(PAST_THREE_REASKS_MS); // skipped: the re-asks back off (the test server's clock stops after)
+    expect(executed.filter((id) => queued.some((q) => q.runId === id))).to.deep.equal([]);
+    // What the holder's release does: the freed slot goes to the first in line, whose workflow is signalled.
+    const granted = await releaseSlot(ds, { kind: 'run', jobId: holder }, { limit: 1 });
+    expect(granted.map((g) => g.jobId)).to.deep.equal([queued[0].runId]);
+    await queued[0].handle.signal(slotGrantedSignal);
+    // From here each run's release grants the next in line and signals it: each starts at once (no time is
+    // skipped, and every waiter's next re-ask is 240 s away), the last as promptly as the first.
+    for (const [i, run] of queued.entries()) {
+      await executing(run.runId);
+      for (const later of queued.slice(i + 1)) expect(executed).to.not.include(later.runId);
+      release.get(run.runId)!({ status: 'SUCCEEDED', exitCode: 0, message: null });
+    }
+    for (const run of queued) expect(await run.handle.result()).to.equal('SUCCEEDED');
+    for (const run of queued) {
+      expect(await signalNames(run.handle)).to.deep.equal(['slotGranted']);
+      expect(await timerSeconds(run.handle), 'the re-asks, then the time limit').to.deep.equal([
+        30, 60, 120, 240, 3600,
+      ]);
+      const history = await historyOf(run.handle);
+      expect(history.filter((e) => e === 'timerFired')).to.have.length(3); // the fourth was cancelled by the grant
+    }
+  });
+
+  it('makes up a grant signal lost after its re-asks backed off within SLOT_RETRY_MAX_MS (240 s)', async () => {
+    const t = await newTenant('slots-lost');
+    const holder = await holdSlot(t.organizationId);
+    const run = await startRun(t.organizationId);
+    await until(
+      () => slotOf(run.runId),
+      (s) => s === 'WAITING',
+      'the run waits',
+    );
+    await ts.env.sleep(PAST_THREE_REASKS_MS); // its next re-ask is 240 s after the third
+    // The holder goes without signalling anyone (a lost signal).
+    await getStack().ds.query(`DELETE FROM execution_slots WHERE job_id = $1`, [holder]);
+    await ts.env.sleep(120_000);
+    expect(executed, 'no re-ask 120 s after the third').to.not.include(run.runId);
+    expect(await slotOf(run.runId)).to.equal('WAITING');
+    await ts.env.sleep(121_000);
+    await executing(run.runId);
+    release.get(run.runId)!({ status: 'SUCCEEDED', exitCode: 0, message: null });
+    expect(await run.handle.result()).to.equal('SUCCEEDED');
+    expect(await timerSeconds(run.handle), 'the re-asks, then the time limit').to.deep.equal([30, 60, 120, 240, 3600]);
     expect(await signalNames(run.handle)).to.deep.equal([]);
   });
 

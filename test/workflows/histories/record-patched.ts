@@ -22,6 +22,7 @@ describe('record the histories of the patched paths of workflows in a frame', fu
           file: patchedHistoryFile(recording, scenario),
         })),
       ).filter(({ file }) => !fs.existsSync(path.join(HISTORIES_DIR, file))),
+      { slotGrants: true }, // the builds and runs wait for their slot first (the workflows without one do not ask)
     );
   });
 });

@@ -8,9 +8,10 @@ import { jobStubs, runScenario, type RecordedWorkflow, type Scenario } from './s
 export async function recordScenarios(
   taskQueue: string,
   recordings: Array<{ workflow: RecordedWorkflow; scenario: Scenario; file: string }>,
+  opts: { slotGrants?: boolean } = {},
 ): Promise<void> {
   const ts = await startTimeSkipping();
-  const { activities, working } = jobStubs();
+  const { activities, working } = jobStubs(opts.slotGrants ? { slotGrants: ts.env.client } : {});
   try {
     const worker = await Worker.create({
       connection: ts.env.nativeConnection,

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import type { Activities } from '../../../activities';
-import { cancelRunSignal } from '../../../src/temporal/contracts';
+import { cancelRunSignal, slotGrantedSignal } from '../../../src/temporal/contracts';
 
 export const SCENARIOS = ['succeeded', 'failed', 'timed-out', 'cancelled', 'workflow-cancelled', 'missing'] as const;
 export type Scenario = (typeof SCENARIOS)[number];
@@ -31,6 +31,8 @@ export const historyFile = (workflow: RecordedWorkflow, scenario: Scenario) => `
 export const PATCHED_RECORDINGS = [
   // DATA_JOB_LOCAL_WRITES_PATCH: the start, the chain and the terminal write as local activities.
   { workflow: 'dataJobWorkflow', patch: 'data-job-local-writes' },
+  // SLOT_BACKOFF_PATCH: a build that first waits for its execution slot, granted by signal (jobStubs' slotGrants).
+  { workflow: 'deploymentWorkflow', patch: 'execution-slot-backoff' },
   // SLOT_STARTS_RUN_PATCH: the run starts in the local activity that admits it (no startCodeRun).
   { workflow: 'codeRunWorkflow', patch: 'slot-starts-run' },
 ] as const satisfies ReadonlyArray<{ workflow: RecordedWorkflow; patch: string }>;
@@ -81,8 +83,13 @@ export type JobActivities = Pick<
   | 'retryCodeRun'
 >;
 
-/** The stubs, and what each job's terminal write received (by job id) and which long activities started. */
-export function jobStubs() {
+/**
+ * The stubs, and what each job's terminal write received (by job id) and which long activities started.
+ * `slotGrants`: a job's first ask for an execution slot waits, and is granted by a `slotGranted` signal (sent
+ * through this client), as a release would; without it every ask is admitted at once.
+ */
+export function jobStubs(opts: { slotGrants?: Client } = {}) {
+  const asked = new Set<string>();
   const endings = new Map<string, unknown>();
   const working = new Set<string>();
   const started = (id: string) => scenarioOf(id) !== 'missing';
@@ -129,7 +136,12 @@ export function jobStubs() {
       endings.set(deliveryId, ending);
       return ending.status;
     },
-    async acquireExecutionSlot({ job, startRun }) {
+    async acquireExecutionSlot({ job, workflowId, startRun }) {
+      if (opts.slotGrants && !asked.has(workflowId)) {
+        asked.add(workflowId);
+        await opts.slotGrants.workflow.getHandle(workflowId).signal(slotGrantedSignal);
+        return { admitted: false, executing: 1, ahead: 0, limit: 1 };
+      }
       return startRun ? { admitted: true, started: started(job.jobId) } : { admitted: true };
     },
     async releaseExecutionSlot() {},
