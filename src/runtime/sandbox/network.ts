@@ -32,6 +32,15 @@ export const NS_ADDRESS = {
   gateway6: 'fd7a:7a72::2',
 };
 
+/**
+ * How long the launcher waits for a step of the sandbox's set-up (bubblewrap's namespaces, the loopback, pasta's
+ * report) that shows no sign of work (see `working` in LAUNCHER), and for one that does. A busy host makes set-up
+ * slow, not failed: 100 runs starting at once on 2 cores kept pasta waiting over 20 s for the kernel's network
+ * lock (bench/RESULTS.md, `pasta-starve`). A run's own time limit still applies meanwhile.
+ */
+export const SETUP_STALL_S = 20;
+export const SETUP_LIMIT_S = 300;
+
 /** The fds the launcher gives bubblewrap (below the 10+ that bash gives its own). */
 const INFO_FD = 5;
 const USERNS_GATE_FD = 6;
@@ -55,6 +64,32 @@ shift
 setup=("${'${@:2:$1}'}")
 shift $(($1 + 1))
 pipe() { local p; exec {p}<> <(:); eval "exec {$1}</dev/fd/$p {$2}>/dev/fd/$p {p}>&-"; }
+# Whether the step that sets up the sandbox (bubblewrap, or pasta) is still at work, asked about once a second
+# while the launcher waits for it: a step that is slow because the host is busy waits, one that is stuck or gone
+# fails. At work: one of the processes named is running or waiting in the kernel (state R or D: on a busy host,
+# mostly the kernel's network lock, RTNL, which every network namespace's set-up and teardown on the host takes in
+# turn; pasta waits in D for the child it runs in the namespace), or their CPU time (with their reaped children's)
+# grew. Else it fails, $why saying how: the first is gone, nothing moved for ${SETUP_STALL_S} s, or ${SETUP_LIMIT_S} s
+# passed since watch() (a bound for a step that keeps moving and never reports).
+watch() { since=$EPOCHSECONDS moved=$EPOCHSECONDS seen= why=; }
+working() {
+  local p line f sig= busy=
+  for p; do
+    read -r line </proc/$p/stat 2>/dev/null || continue
+    f=(${'${line##*) }'})
+    [ $p != $1 ] || [ ${'${f[0]}'} != Z ] || break
+    [[ ${'${f[0]}'} == [RD] ]] && busy=1
+    sig+="${'${f[11]}'}+${'${f[12]}'}+${'${f[13]}'}+${'${f[14]}'} "
+  done
+  if [ -z "$sig" ] || ! kill -0 $1 2>/dev/null; then
+    why="it is gone"
+    return 1
+  fi
+  [ -z "$busy" ] && [ "$sig" == "$seen" ] || moved=$EPOCHSECONDS
+  seen=$sig
+  ((EPOCHSECONDS - moved < ${SETUP_STALL_S})) || { why="no progress for ${SETUP_STALL_S} s"; return 1; }
+  ((EPOCHSECONDS - since < ${SETUP_LIMIT_S})) || { why="no report within ${SETUP_LIMIT_S} s"; return 1; }
+}
 pipe info_r info_w
 pipe userns_r userns_w
 pipe exec_r exec_w
@@ -78,13 +113,19 @@ fail() {
   exit ${SANDBOX_SETUP_EXIT_CODE}
 }
 # bubblewrap reports its child's pid once the namespaces exist; the child then waits for its uid map.
-while [ -z "$child" ] && read -r -t 20 -u $info_r line; do
-  [[ $line =~ \"child-pid\":\ *([0-9]+) ]] && child=${'${BASH_REMATCH[1]}'}
+# (read fails on end of file, bubblewrap gone, with a status of 1, on its 1 s timeout with one above 128.)
+watch
+while [ -z "$child" ]; do
+  if read -r -t 1 -u $info_r line; then
+    [[ $line =~ \"child-pid\":\ *([0-9]+) ]] && child=${'${BASH_REMATCH[1]}'}
+  elif (($? <= 128)) || ! working $sandbox; then
+    break
+  fi
 done
-# No pid: bubblewrap failed first, and its own status and message say why; or it is still starting (a host
-# at a load of 80 took longer than 10 s), waiting on the uid-map gate this launcher holds: that ends it.
+# No pid: bubblewrap failed first, and its own status and message say why; or it is stuck (it waits on the
+# uid-map gate this launcher holds: ending the launcher ends it).
 if [ -z "$child" ]; then
-  kill -0 $sandbox 2>/dev/null && fail "bubblewrap did not report its namespaces within 20 s"
+  kill -0 $sandbox 2>/dev/null && fail "bubblewrap did not report its namespaces ($why)"
   wait $sandbox
   exit $?
 fi
@@ -102,11 +143,12 @@ exec {userns_w}>&-
 # bubblewrap's child then adds 127.0.0.1 to its loopback and brings it up, and fails if the loopback is up
 # already: pasta brings it up too (the kernel then adds 127.0.0.1 itself, and bubblewrap's add meets EEXIST).
 # So pasta starts once the namespace's loopback has its address. (The read is a 2 ms sleep without a fork.)
-for ((tries = 0; ; tries++)); do
+watch
+for ((tries = 1; ; tries++)); do
   [[ $(< /proc/$child/net/fib_trie) == *127.0.0.1* ]] 2>/dev/null && break
   kill -0 $sandbox 2>/dev/null || { wait $sandbox; exit $?; }
-  [ $tries -lt 10000 ] || fail "the loopback did not come up"
-  read -r -t 0.002 -u $ready_r _
+  ((tries % 250)) || working $child $sandbox || fail "the loopback did not come up ($why)"
+  read -r -t 0.004 -u $ready_r _
 done
 # pasta writes its pid (-P) once the namespace's interface, addresses and routes are up: to its stdout, the
 # ready pipe (passt since 2024 closes every inherited descriptor but 0-2, so /dev/fd/<n> is no longer open
@@ -116,17 +158,19 @@ done
   {info_r}<&- {ready_r}<&- {exec_w}>&- {helper_err_r}<&- >&$ready_w 2>&$helper_err_w &
 helper=$!
 exec {ready_w}>&- {helper_err_w}>&-
-if ! read -r -t 20 -u $ready_r _; then
-  why=
-  read -r -t 1 -d '' -u $helper_err_r why
-  if kill -0 $helper 2>/dev/null; then
-    how="no report within 20 s"
+watch
+until read -r -t 1 -u $ready_r _; do
+  if (($? > 128)); then working $helper && continue; else why="it is gone"; fi
+  said=
+  read -r -t 1 -d '' -u $helper_err_r said
+  if [ "$why" != "it is gone" ] && kill -0 $helper 2>/dev/null; then
+    how=$why
   else
     wait $helper 2>/dev/null
     how="it exited with status $?"
   fi
-  fail "pasta did not start ($how): $(printf %s "$why" | tr '\n' ' ')"
-fi
+  fail "pasta did not start ($how): $(printf %s "$said" | tr '\n' ' ')"
+done
 # (pasta ignores SIGPIPE: whatever it writes later meets a closed pipe.)
 exec {ready_r}<&- {exec_w}>&- {helper_err_r}<&-
 wait $sandbox

@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import { ConfigError, loadConfig } from '../../../../src/config';
-import { helperProgram, loopbackPortsOf, RunNetwork } from '../../../../src/runtime/sandbox/network';
+import { helperProgram, loopbackPortsOf, RunNetwork, SETUP_STALL_S } from '../../../../src/runtime/sandbox/network';
 import { attacks } from '../../../drills/hostile-machine/network';
 import { getStack } from '../../../harness/stack';
 
@@ -160,7 +160,7 @@ describe('sandbox: a network namespace per run', function () {
         [`--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', '--', tool('bash')].concat(
           network.launch(uid, uid, [...sandboxed, program]),
         ),
-        { encoding: 'utf8', timeout: 30_000 },
+        { encoding: 'utf8', timeout: 60_000 },
       );
       return { ...r, ms: Date.now() - started };
     };
@@ -200,6 +200,27 @@ describe('sandbox: a network namespace per run', function () {
       // The line the supervisor reads is the last: bash's report of the bubblewrap it killed does not follow it.
       expect(r.stderr.trim().split('\n').at(-1)).to.match(/^tarmac: the sandbox's network could not be set up/);
     });
+
+    it(`waits for a helper that is slow but at work past ${SETUP_STALL_S} s, as on a busy host`, () => {
+      // Computing for longer than the stall time, then reporting: the old 20 s deadline failed such a run.
+      const r = launch(
+        `end=$((SECONDS + ${SETUP_STALL_S + 3})); while ((SECONDS < end)); do :; done; echo $$ > "\${@: -2:1}"; exec sleep 20`,
+        'echo the program ran',
+      );
+      expect(r.status, r.stderr).to.equal(0);
+      expect(r.stdout.trim()).to.equal('the program ran');
+      expect(r.ms).to.be.greaterThan((SETUP_STALL_S + 2) * 1000);
+    }).timeout(90_000);
+
+    it(`fails a helper that does nothing for ${SETUP_STALL_S} s, saying so`, () => {
+      const r = launch('echo "stuck" >&2; exec sleep 120', 'echo never');
+      expect(r.status, r.stderr).to.equal(125);
+      expect(r.stdout).to.equal('');
+      expect(r.stderr).to.match(
+        new RegExp(`network could not be set up: pasta did not start \\(no progress for ${SETUP_STALL_S} s\\)`),
+      );
+      expect(r.ms).to.be.lessThan((SETUP_STALL_S + 15) * 1000);
+    }).timeout(90_000);
   });
 
   for (const attack of attacks) {
