@@ -135,6 +135,21 @@ describe('execution slots in the run workflow (time-skipping)', function () {
     return jobId;
   }
 
+  /** A run waiting behind a slot held by a job whose workflow does not exist; `loseTheSignal` frees that slot
+   * without signalling anyone (a lost grant signal). */
+  async function waitingBehindAHolder(tenant: string) {
+    const t = await newTenant(tenant);
+    const holder = await holdSlot(t.organizationId);
+    const run = await startRun(t.organizationId);
+    await until(
+      () => slotOf(run.runId),
+      (s) => s === 'WAITING',
+      'the run waits',
+    );
+    const loseTheSignal = () => getStack().ds.query(`DELETE FROM execution_slots WHERE job_id = $1`, [holder]);
+    return { run, loseTheSignal };
+  }
+
   it('waits QUEUED past its organization share, with no activity running, and starts on the grant signal', async () => {
     const t = await newTenant('slots-grant');
     const first = await startRun(t.organizationId);
@@ -187,16 +202,8 @@ describe('execution slots in the run workflow (time-skipping)', function () {
   });
 
   it('asks again on its timer when the grant signal is lost', async () => {
-    const t = await newTenant('slots-timer');
-    const holder = await holdSlot(t.organizationId);
-    const run = await startRun(t.organizationId);
-    await until(
-      () => slotOf(run.runId),
-      (s) => s === 'WAITING',
-      'the run waits',
-    );
-    // The holder goes without signalling anyone (a lost signal).
-    await getStack().ds.query(`DELETE FROM execution_slots WHERE job_id = $1`, [holder]);
+    const { run, loseTheSignal } = await waitingBehindAHolder('slots-timer');
+    await loseTheSignal();
     const before = await ts.env.currentTimeMs();
     await ts.env.sleep(31_000); // skipped: the re-try timer fires
     await executing(run.runId);
@@ -250,17 +257,9 @@ describe('execution slots in the run workflow (time-skipping)', function () {
   });
 
   it('makes up a grant signal lost after its re-asks backed off within SLOT_RETRY_MAX_MS (240 s)', async () => {
-    const t = await newTenant('slots-lost');
-    const holder = await holdSlot(t.organizationId);
-    const run = await startRun(t.organizationId);
-    await until(
-      () => slotOf(run.runId),
-      (s) => s === 'WAITING',
-      'the run waits',
-    );
+    const { run, loseTheSignal } = await waitingBehindAHolder('slots-lost');
     await ts.env.sleep(PAST_THREE_REASKS_MS); // its next re-ask is 240 s after the third
-    // The holder goes without signalling anyone (a lost signal).
-    await getStack().ds.query(`DELETE FROM execution_slots WHERE job_id = $1`, [holder]);
+    await loseTheSignal();
     await ts.env.sleep(120_000);
     expect(executed, 'no re-ask 120 s after the third').to.not.include(run.runId);
     expect(await slotOf(run.runId)).to.equal('WAITING');
