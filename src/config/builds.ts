@@ -26,6 +26,12 @@ export interface BuildSettings {
    * CA-bundle, PIP_* and NPM_CONFIG_* variables only, so builds work behind a proxy or a private index.
    */
   buildEnv: Record<string, string>;
+  /**
+   * The Node.js that runs `nodejs` structures and their npm (NODEJS_RUNTIME): by default the Node that runs
+   * this worker. `npm start` runs its worker on a newer Node of its own and sets this to the system's, so that
+   * user code keeps running on a Node the sandbox shows it (docs/configuration.md).
+   */
+  nodeRuntime: string;
 }
 
 export function readBuilds(env: EnvReader, dataDir: string): BuildSettings {
@@ -43,6 +49,7 @@ export function readBuilds(env: EnvReader, dataDir: string): BuildSettings {
       timeSeconds: env.int('GIT_TIME_LIMIT_SECONDS', 300, 1, 24 * 3600),
     },
     buildEnv: env.passThrough((name) => BUILD_ENV_NAMES.has(name) || /^(PIP_|NPM_CONFIG_)/.test(name)),
+    nodeRuntime: path.resolve(env.string('NODEJS_RUNTIME', process.execPath)),
   };
 }
 

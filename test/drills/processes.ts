@@ -248,7 +248,12 @@ export async function startWorkerProcess(
     name,
     file,
     args,
-    processEnv(as ? { SANDBOX_STATE_DIR: '/run/tarmac-sandbox', ...overrides } : overrides),
+    // User code's Node stays this process's, whatever runs the worker (as `npm start` does).
+    processEnv({
+      NODEJS_RUNTIME: process.env.NODEJS_RUNTIME ?? process.execPath,
+      ...(as ? { SANDBOX_STATE_DIR: '/run/tarmac-sandbox' } : {}),
+      ...overrides,
+    }),
   );
   await procs.waitForLine(child, /^ready$/m);
   return child;

@@ -27,8 +27,8 @@ export async function obtainSandbox(config: Config): Promise<void> {
 }
 
 /** PostgreSQL with pgvector (downloaded once, in seconds). */
-export function obtainPostgres(): Promise<void> {
-  return runTool(
+export async function obtainPostgres(): Promise<void> {
+  await runTool(
     'obtain-postgres.sh',
     [],
     'Set EMBEDDED_POSTGRES_BIN_DIR to the bin directory of a PostgreSQL 18 with pgvector, or DATABASE_URL to a PostgreSQL server with pgvector.',
@@ -36,8 +36,8 @@ export function obtainPostgres(): Promise<void> {
 }
 
 /** The local embedding model, all-MiniLM-L6-v2 (downloaded and converted once, in a minute or two). */
-export function obtainEmbeddingModel(): Promise<void> {
-  return runTool(
+export async function obtainEmbeddingModel(): Promise<void> {
+  await runTool(
     'obtain-embedding-model.sh',
     [],
     'Set LOCAL_EMBEDDING_MODEL_DIR to a folder with the model (model.onnx, tokenizer.json, tokenizer_config.json, config.json), ' +
@@ -61,21 +61,45 @@ export async function obtainTemporalCli(): Promise<void> {
   );
 }
 
-/** Runs a script of tools/, its lines shown as progress; on failure, `advice` says what to do instead. */
-function runTool(script: string, args: string[], advice: string): Promise<void> {
+/**
+ * The Node.js the worker runs on: the pinned Node 24 of tools/obtain-node.sh (downloaded once, 50 MB), whose
+ * garbage collector and async context cost the worker less per run than Node 20's (bench/RESULTS.md, session
+ * 14); NODE_BINARY names another. If it cannot be obtained, the worker runs on this Node, and says so.
+ */
+export async function obtainWorkerNode(): Promise<string> {
+  try {
+    const printed = await runTool('obtain-node.sh', [], '');
+    if (printed) return printed;
+  } catch (err) {
+    say(red(`${(err as Error).message.trim()}: the worker runs on this Node (${process.version}) instead.`));
+  }
+  return process.execPath;
+}
+
+/**
+ * Runs a script of tools/, its stderr shown as progress; resolves to the last line it printed on stdout (what
+ * the script obtained, for those that print it), every stdout line shown too. On failure, `advice` says what
+ * to do instead.
+ */
+function runTool(script: string, args: string[], advice: string): Promise<string | undefined> {
   return new Promise((resolve, reject) => {
     const proc = spawn('bash', [toolScript(script), ...args], {
       cwd: REPO_ROOT,
       env: childEnv(),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    for (const stream of [proc.stdout, proc.stderr]) {
-      readline.createInterface({ input: stream, crlfDelay: Infinity }).on('line', (l) => say(`  ${l}`));
-    }
+    let last: string | undefined;
+    readline.createInterface({ input: proc.stderr, crlfDelay: Infinity }).on('line', (l) => say(`  ${l}`));
+    const stdout = readline.createInterface({ input: proc.stdout, crlfDelay: Infinity });
+    stdout.on('line', (l) => {
+      if (l.trim()) last = l.trim();
+      say(`  ${l}`);
+    });
     proc.on('error', reject);
-    proc.on('exit', (code, signal) => {
-      if (code === 0) resolve();
-      else reject(new Error(`tools/${script} failed (${describeExit(code, signal)}).\n${advice}`));
+    // 'close', not 'exit': every line of stdout has been read by then.
+    proc.on('close', (code, signal) => {
+      if (code === 0) resolve(last);
+      else reject(new Error(`tools/${script} failed (${describeExit(code, signal)}).${advice ? `\n${advice}` : ''}`));
     });
   });
 }

@@ -1,5 +1,5 @@
 // The start sequence, step by step:
-//   binaries → ports free → PostgreSQL (local, unless DATABASE_URL) → Temporal (local dev server, unless
+//   binaries (PostgreSQL, the embedding model, the Temporal CLI, the worker's Node) → ports free → PostgreSQL (local, unless DATABASE_URL) → Temporal (local dev server, unless
 //   TEMPORAL_ADDRESS) → secrets key → migrations and first-start bootstrap → local embedding server (when no
 //   other embedding model is configured) → api + worker → ready → banner.
 // Everything it starts is recorded in `running` at once, for the supervisor to stop; between steps it gives
@@ -11,7 +11,14 @@ import { printBanner } from './banner';
 import { Child, OnUnexpectedExit } from './children';
 import { migrateAndBootstrap } from './database-setup';
 import { startLocalPostgres, startLocalTemporal } from './local-services';
-import { obtainEmbeddingModel, obtainPostgres, obtainSandbox, obtainTemporalCli, temporalCliMissing } from './obtain';
+import {
+  obtainEmbeddingModel,
+  obtainPostgres,
+  obtainSandbox,
+  obtainTemporalCli,
+  obtainWorkerNode,
+  temporalCliMissing,
+} from './obtain';
 import { red, rel, say, seconds } from './output';
 import { API_MAIN, EMBEDDINGS_MAIN, WORKER_MAIN } from './paths';
 import { checkPortsFree } from './ports';
@@ -76,6 +83,8 @@ export async function run(
     await obtainTemporalCli();
     step();
   }
+  const workerNode = await obtainWorkerNode();
+  step();
 
   // 2. Ports we are about to bind must be free (a clear message instead of a crash later).
   await checkPortsFree(config, local);
@@ -130,7 +139,9 @@ export async function run(
   say('starting the api and the worker...');
   const t0 = Date.now();
   running.api = new Child('api', process.execPath, [API_MAIN], env, onUnexpectedExit);
-  running.worker = new Child('worker', process.execPath, [WORKER_MAIN], env, onUnexpectedExit);
+  // User code's Node stays this one (the system's, which the sandbox shows it), whatever runs the worker.
+  const workerEnv = { ...env, NODEJS_RUNTIME: config.nodeRuntime };
+  running.worker = new Child('worker', workerNode, [WORKER_MAIN], workerEnv, onUnexpectedExit);
   await Promise.all([
     waitForApi(config, hooks.isStopping),
     waitForWorker(temporalAddress, config, running.worker.proc.pid!, hooks.isStopping),

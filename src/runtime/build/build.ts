@@ -25,6 +25,8 @@ export interface BuildContext {
   cacheDir: string;
   /** Proxy, CA and PIP_*, NPM_CONFIG_* variables from the worker (config.buildEnv). */
   passthroughEnv: Record<string, string>;
+  /** The Node.js of `nodejs` structures (config.nodeRuntime): recorded as their interpreter, its npm on PATH. */
+  nodeRuntime: string;
   /** Every step through the sandbox (Sandbox.wrap with the build's identity). */
   isolate: (command: { file: string; argv: string[]; cwd: string }) => Wrapped;
   output: OutputTail;
@@ -54,17 +56,19 @@ export function systemPython3(): Promise<string> {
 
 /**
  * The environment of every build step (git included): nothing of the worker's own environment except
- * `passthrough` (config.buildEnv); pip and npm download caches shared by all builds under `cacheDir`.
+ * `passthrough` (config.buildEnv); the user code's Node (`nodeRuntime`) and its npm first on PATH; pip and npm
+ * download caches shared by all builds under `cacheDir`.
  */
 export function buildEnvironment(
   passthrough: Record<string, string>,
+  nodeRuntime: string,
   home: string,
   cacheDir: string,
   binDirs: string[] = [],
 ): Record<string, string> {
   return {
     ...passthrough,
-    PATH: [...binDirs, path.dirname(process.execPath), SAFE_PATH].join(':'),
+    PATH: [...binDirs, path.dirname(nodeRuntime), SAFE_PATH].join(':'),
     HOME: home,
     TMPDIR: home,
     LANG: 'C.UTF-8',
@@ -82,7 +86,13 @@ export function buildEnvironment(
 export async function buildProject(ctx: BuildContext, config: DeployConfig): Promise<BuildManifest> {
   const venv = path.join(ctx.buildPath, 'venv');
   const python = config.runtime === 'python3';
-  const env = buildEnvironment(ctx.passthroughEnv, ctx.home, ctx.cacheDir, python ? [path.join(venv, 'bin')] : []);
+  const env = buildEnvironment(
+    ctx.passthroughEnv,
+    ctx.nodeRuntime,
+    ctx.home,
+    ctx.cacheDir,
+    python ? [path.join(venv, 'bin')] : [],
+  );
   const step = async (file: string, argv: string[], failure: FailureReason, what: string) => {
     const result = await runStep({
       file,
@@ -129,7 +139,7 @@ export async function buildProject(ctx: BuildContext, config: DeployConfig): Pro
       );
     }
   } else {
-    interpreter = process.execPath;
+    interpreter = ctx.nodeRuntime;
     await script(config.build.preBuildInstallScript, 'The pre-build script');
     if (await exists(path.join(config.workDir, 'package.json'))) {
       const lockfile = await exists(path.join(config.workDir, 'package-lock.json'));
