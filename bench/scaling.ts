@@ -5,7 +5,7 @@
 // without any of its runs ending); runs that have not ended by then are counted, and the level is reported.
 import type { BenchContext } from './support/context';
 import type { ProbeSample } from './support/probe';
-import { cpuSeconds, Group, mb, memoryNow, sampleMemory } from './support/processes';
+import { cpuNow, cpuSeconds, Group, machineCpuSeconds, mb, memoryNow, sampleMemory } from './support/processes';
 import { outcomesOtherThanSuccess, RunTiming, Started, startBare, startOurs } from './support/runs';
 import { stepsOf } from './run-latency';
 import { BenchReport, Figure, figure, pool, Ratio, sleep, summarize, table } from './support/stats';
@@ -39,6 +39,11 @@ interface Level {
   apiCpuPerCreate?: number;
   /** CPU time of our worker process over the level (creates to the last run's end), per run (ms; production shape). */
   workerCpuPerRun?: number;
+  /**
+   * CPU time per run over the level (ms): the whole machine's, each part of the stack's (their processes' own
+   * user and system time), and the rest (the machine's minus the parts: sandboxes, programs, kernel threads).
+   */
+  cpuPerRun: Record<'machine' | 'api' | 'worker' | 'postgres' | 'temporal' | 'bench' | 'rest', number>;
   /** The worker's Temporal SDK counters over the level, per run (production shape; production.ts SDK_COUNTERS). */
   workerSdkPerRun?: Record<string, number>;
   /** Ours: the runs that succeeded (for the step breakdown of the 1-in-flight level). */
@@ -71,6 +76,7 @@ async function level(
   const workerPid = which === 'ours' ? ctx.production?.probes.find((p) => p.name === 'worker')?.pid : undefined;
   const workerCpuBefore = workerPid ? cpuSeconds(workerPid) : 0;
   const sdkBefore = workerPid ? await ctx.production!.workerSdkCounters() : undefined;
+  const [machineBefore, partsBefore] = [machineCpuSeconds(), cpuNow()];
   const started = (
     await pool(Array.from({ length: runs }), CREATE_CONCURRENCY, async (): Promise<Started | undefined> => {
       const c0 = Date.now();
@@ -96,6 +102,7 @@ async function level(
   while (all.length < started.length && Date.now() - lastEnd < LEVEL_QUIET_MS) await sleep(250);
   const peak = sampler.stop();
   const workerCpuPerRun = workerPid ? ((cpuSeconds(workerPid) - workerCpuBefore) * 1e3) / runs : undefined;
+  const cpuPerRun = cpuSplit(machineCpuSeconds() - machineBefore, partsBefore, cpuNow(), runs);
   const probes = Object.fromEntries((ctx.production?.probes ?? []).map((p) => [p.name, p.read()]));
   const sdkAfter = sdkBefore ? await ctx.production!.workerSdkCounters() : undefined;
   const workerSdkPerRun =
@@ -129,11 +136,31 @@ async function level(
     createLatency: summarize(createTimes),
     apiCpuPerCreate,
     workerCpuPerRun,
+    cpuPerRun,
     workerSdkPerRun,
     succeededRuns: ok,
     probes,
     before,
     peak,
+  };
+}
+
+/** The machine's CPU over a level split by part, per run (ms); in the in-process shape "bench" holds api and worker. */
+function cpuSplit(machine: number, before: Record<Group, number>, after: Record<Group, number>, runs: number) {
+  const part = (g: Group) => Math.max(0, after[g] - before[g]);
+  const parts = {
+    api: part('api'),
+    worker: part('worker'),
+    postgres: part('postgres'),
+    temporal: part('temporal'),
+    bench: part('node'),
+  };
+  const rest = machine - Object.values(parts).reduce((a, b) => a + b, 0);
+  const perRun = (s: number) => (s * 1e3) / runs;
+  return {
+    machine: perRun(machine),
+    ...(Object.fromEntries(Object.entries(parts).map(([k, v]) => [k, perRun(v)])) as typeof parts),
+    rest: perRun(Math.max(0, rest)),
   };
 }
 
@@ -304,6 +331,17 @@ export async function scaling(ctx: BenchContext): Promise<BenchReport> {
             }),
           ),
         ),
+      table(
+        'scaling: CPU time per run over each level (ms), the whole machine and its parts; "rest" = the machine minus the parts (sandboxes, programs, kernel)',
+        ['path', 'N', 'machine', 'api', 'worker', 'PostgreSQL', 'Temporal', 'bench', 'rest'],
+        levels.map((l) => [
+          l.which,
+          String(l.runs),
+          ...(['machine', 'api', 'worker', 'postgres', 'temporal', 'bench', 'rest'] as const).map(
+            (k) => l.cpuPerRun[k],
+          ),
+        ]),
+      ),
       table(
         `scaling: N runs of the trivial program created in a burst (${CREATE_CONCURRENCY} create calls in flight), memory = peak PSS`,
         [

@@ -77,9 +77,9 @@ function groupOf(p: Proc): Group | undefined {
 }
 
 /** `measure` summed per group over this process and its descendants (one that exited meanwhile is not counted). */
-function perGroup(measure: (pid: number) => number): Record<Group, number> {
+function perGroup(measure: (pid: number, group: Group) => number): Record<Group, number> {
   const totals: Record<Group, number> = {
-    node: measure(process.pid),
+    node: measure(process.pid, 'node'),
     api: 0,
     worker: 0,
     postgres: 0,
@@ -89,7 +89,7 @@ function perGroup(measure: (pid: number) => number): Record<Group, number> {
   for (const p of descendants(process.pid)) {
     const g = groupOf(p);
     try {
-      if (g) totals[g] += measure(p.pid);
+      if (g) totals[g] += measure(p.pid, g);
     } catch {
       // exited meanwhile
     }
@@ -100,8 +100,12 @@ function perGroup(measure: (pid: number) => number): Record<Group, number> {
 /** Memory (PSS, bytes) per group right now. */
 export const memoryNow = (): Record<Group, number> => perGroup(pssBytes);
 
-/** CPU time (s) per group right now: its processes' user and system time. */
-export const cpuNow = (): Record<Group, number> => perGroup((pid) => cpuSeconds(pid));
+/**
+ * CPU time (s) per group right now: its processes' user and system time; PostgreSQL's with what its ended
+ * backends used (reaped by the postmaster), so that a pool's connection closed meanwhile is not lost.
+ */
+export const cpuNow = (): Record<Group, number> =>
+  perGroup((pid, group) => cpuSeconds(pid) + (group === 'postgres' ? reapedCpuSeconds(pid) : 0));
 
 /** Samples memory every `everyMs` until stopped; answers the peak of each group. */
 export function sampleMemory(everyMs = 500): { stop(): Record<Group, number> } {
@@ -127,8 +131,35 @@ export const mb = (bytes: number) => bytes / (1024 * 1024);
  * loaded machine does not distort, unlike a rate (other processes take the CPUs, not the work's CPU time).
  */
 export function cpuSeconds(pid: number, tid?: number): number {
+  return statTicks(pid, tid, 11) / 100;
+}
+
+/** CPU seconds (user + system) of a process's children that ended and that it reaped (cutime + cstime). */
+function reapedCpuSeconds(pid: number): number {
+  return statTicks(pid, undefined, 13) / 100;
+}
+
+/** Two adjacent clock-tick fields of /proc/<pid>/stat summed, counted from the state field (utime is 11). */
+function statTicks(pid: number, tid: number | undefined, first: number): number {
   const stat = fs.readFileSync(tid ? `/proc/${pid}/task/${tid}/stat` : `/proc/${pid}/stat`, 'utf8');
   // After "pid (comm) ": state is field 3; utime and stime are fields 14 and 15, in clock ticks (USER_HZ = 100).
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
+  return Number(fields[first]) + Number(fields[first + 1]);
+}
+
+/**
+ * CPU seconds the whole machine has spent busy so far, every CPU (the first line of /proc/stat: user, nice,
+ * system, irq, softirq, steal; idle and iowait left out). Over an interval, minus the stack's processes' own
+ * time (cpuNow), it is what the rest did: the runs' sandboxes and programs, the kernel's threads, and anything
+ * else on the machine (so it is read on a quiet machine only).
+ */
+export function machineCpuSeconds(): number {
+  const [user, nice, system, , , irq, softirq, steal] = fs
+    .readFileSync('/proc/stat', 'utf8')
+    .split('\n')[0]
+    .trim()
+    .split(/\s+/)
+    .slice(1)
+    .map(Number);
+  return (user + nice + system + irq + softirq + (steal || 0)) / 100;
 }
