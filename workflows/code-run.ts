@@ -5,6 +5,7 @@
 // Before STARTING, the run takes an execution slot of its organization (execution-slot.ts): until it has one
 // it waits QUEUED, and a cancel then ends it without executing; its concurrency strategy `skip` ends it CANCELLED.
 // Runs started since SLOT_STARTS_RUN_PATCH move to STARTING in the local activity that admits them.
+// New runs record one patch, CODE_RUN_PATCHES_1, which stands for every patch before it (see below).
 // A run with a retry policy whose attempt was lost goes back to QUEUED and through all of this again
 // (run-retries.ts).
 import { patched, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
@@ -16,15 +17,35 @@ import { withRetries } from './run-retries';
 
 type CodeRunActivities = Pick<Activities, 'startCodeRun' | 'executeCodeRun' | 'finishCodeRun' | 'retryCodeRun'>;
 
+/**
+ * Patch id of the code runs started since it: it stands for every patch a code run asked before it
+ * ('local-status-writes', EXECUTION_SLOTS_PATCH, SLOT_STARTS_RUN_PATCH, SLOT_BACKOFF_PATCH), all taken. Each
+ * `patched()` a new execution calls records a marker and an upsert of the TemporalChangeVersion search attribute
+ * (two history events and a visibility write on the Temporal server); every run asked three. Histories from
+ * before it (no marker of it) ask each patch as they did. A patch added later is asked by its own id, after it.
+ */
+export const CODE_RUN_PATCHES_1 = 'code-run-patches-1';
+
+/** Whether this run is past the patch `id`: all of them since CODE_RUN_PATCHES_1 (`all`), else each asked. */
+function patchesOfThisRun(): { all: boolean; past: (id: string) => boolean } {
+  const all = patched(CODE_RUN_PATCHES_1);
+  return { all, past: (id) => all || patched(id) };
+}
+
 async function codeRun(
   input: CodeRunInput,
   activities: CodeRunActivities,
   admitted: boolean,
   /** The slot's admission also starts the run (SLOT_STARTS_RUN_PATCH): no start activity of its own. */
   startsWithSlot = false,
+  /** The slot's re-asks back off (SLOT_BACKOFF_PATCH), known already (CODE_RUN_PATCHES_1). */
+  backoff = false,
 ): Promise<RunStatus | 'MISSING'> {
   const slot = admitted
-    ? new ExecutionSlot({ kind: 'run', jobId: input.runId, ...(input.inParentSlot ? { inParentSlot: true } : {}) })
+    ? new ExecutionSlot(
+        { kind: 'run', jobId: input.runId, ...(input.inParentSlot ? { inParentSlot: true } : {}) },
+        { backoff },
+      )
     : undefined;
   try {
     // Each attempt of the run's retry policy (one without a policy has one) within its frame.
@@ -62,8 +83,9 @@ async function codeRun(
 const EXECUTE_RETRY = { initialInterval: '1 second', maximumInterval: '10 seconds', maximumAttempts: 5 };
 
 export async function codeRunWorkflow(input: CodeRunInput): Promise<RunStatus | 'MISSING'> {
+  const { all, past } = patchesOfThisRun();
   // Runs started before the status writes became local activities replay with them as activity tasks.
-  const { startCodeRun, finishCodeRun } = patched('local-status-writes')
+  const { startCodeRun, finishCodeRun } = past('local-status-writes')
     ? proxyLocalActivities<Activities>(LOCAL_STATUS_WRITES)
     : proxyActivities<Activities>(STATUS_WRITES);
   const { retryCodeRun } = proxyLocalActivities<Activities>(LOCAL_STATUS_WRITES);
@@ -72,8 +94,9 @@ export async function codeRunWorkflow(input: CodeRunInput): Promise<RunStatus | 
   return codeRun(
     input,
     { startCodeRun, executeCodeRun, finishCodeRun, retryCodeRun },
-    patched(EXECUTION_SLOTS_PATCH),
-    patched(SLOT_STARTS_RUN_PATCH),
+    past(EXECUTION_SLOTS_PATCH),
+    past(SLOT_STARTS_RUN_PATCH),
+    all, // SLOT_BACKOFF_PATCH: else asked by the slot itself, when it first waits
   );
 }
 

@@ -59,7 +59,11 @@ export class ExecutionSlot {
   /** Set when `acquire()` answered false because the run's concurrency strategy `skip` skipped it: why. */
   skipped: string | undefined;
 
-  constructor(private readonly job: ExecutionSlotJob) {}
+  constructor(
+    private readonly job: ExecutionSlotJob,
+    /** `backoff: true`: the workflow already knows it is past SLOT_BACKOFF_PATCH (a patch generation covers it). */
+    private readonly known: { backoff?: boolean } = {},
+  ) {}
 
   /**
    * `startRun`: the run starts in the transaction that admits it (SLOT_STARTS_RUN_PATCH); then true also says it
@@ -95,7 +99,7 @@ export class ExecutionSlot {
           `Waiting for an execution slot of its organization: ${answer.executing} executing ` +
             `(ORG_MAX_CONCURRENT_RUNS=${answer.limit}), ${answer.ahead} waiting before it`,
       );
-      backoff ??= patched(SLOT_BACKOFF_PATCH);
+      backoff ??= this.known.backoff || patched(SLOT_BACKOFF_PATCH);
       const signalled = await condition(() => grantSignalled, backoff ? slotRetryDelayMs(unanswered) : SLOT_RETRY_MS);
       unanswered = signalled ? 0 : unanswered + 1;
     }

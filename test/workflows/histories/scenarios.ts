@@ -35,6 +35,8 @@ export const PATCHED_RECORDINGS = [
   { workflow: 'deploymentWorkflow', patch: 'execution-slot-backoff' },
   // SLOT_STARTS_RUN_PATCH: the run starts in the local activity that admits it (no startCodeRun).
   { workflow: 'codeRunWorkflow', patch: 'slot-starts-run' },
+  // CODE_RUN_PATCHES_1: one patch marker for every patch before it (the runs' paths are those of slot-starts-run).
+  { workflow: 'codeRunWorkflow', patch: 'code-run-patches-1' },
 ] as const satisfies ReadonlyArray<{ workflow: RecordedWorkflow; patch: string }>;
 export type PatchedRecording = (typeof PATCHED_RECORDINGS)[number];
 
