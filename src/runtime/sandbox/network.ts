@@ -51,7 +51,6 @@ const EXEC_GATE_FD = 7;
  * -- <n> <setup: n words> <command...>`, where <command> is bubblewrap (with bwrapArgs()) behind whatever limits it is
  * given (prlimit), <uid>:<gid> (the launcher's own) is mapped to <inside uid>:<inside gid> in the run's user
  * namespace, and <setup> (empty, or the rootless mode's firewall loader) runs once the map is written.
- * `exec {fd}<> <(:)` is bash's way to an anonymous pipe; /dev/fd/N opens one end of it alone.
  */
 export const LAUNCHER = String.raw`
 set -u
@@ -63,7 +62,20 @@ shift
 # The setup command by its number of words (it may hold a -- of its own).
 setup=("${'${@:2:$1}'}")
 shift $(($1 + 1))
-pipe() { local p; exec {p}<> <(:); eval "exec {$1}</dev/fd/$p {$2}>/dev/fd/$p {p}>&-"; }
+# A pipe without a fork: bash (5.1+) gives a short here-string as the read end of a pipe it has written it to;
+# /dev/fd/N opens that pipe again for reading and for writing, and the read takes the here-string's newline
+# off. An older bash gives a file instead: then a process substitution's pipe (one fork each).
+pipe() {
+  local p
+  exec {p}<<<''
+  if [ -p /dev/fd/$p ]; then
+    eval "exec {$1}</dev/fd/$p {$2}>/dev/fd/$p {p}<&-"
+    read -r -u ${'${!1}'} _
+  else
+    exec {p}<&- {p}<> <(:)
+    eval "exec {$1}</dev/fd/$p {$2}>/dev/fd/$p {p}>&-"
+  fi
+}
 # Whether the step that sets up the sandbox (bubblewrap, or pasta) is still at work, asked about once a second
 # while the launcher waits for it: a step that is slow because the host is busy waits, one that is stuck or gone
 # fails. At work: one of the processes named is running or waiting in the kernel (state R or D: on a busy host,
@@ -95,8 +107,8 @@ pipe userns_r userns_w
 pipe exec_r exec_w
 pipe ready_r ready_w
 pipe helper_err_r helper_err_w
-# env -u: what bash adds to its commands' environment does not reach the program.
-/usr/bin/env -u SHLVL -u _ "$@" ${INFO_FD}>&$info_w ${USERNS_GATE_FD}<&$userns_r ${EXEC_GATE_FD}<&$exec_r \
+# (What bash adds to its commands' environment, SHLVL and _, does not reach the program: bubblewrap's --clearenv.)
+"$@" ${INFO_FD}>&$info_w ${USERNS_GATE_FD}<&$userns_r ${EXEC_GATE_FD}<&$exec_r \
   {info_r}<&- {info_w}>&- {userns_r}<&- {userns_w}>&- {exec_r}<&- {exec_w}>&- {ready_r}<&- {ready_w}>&- {helper_err_r}<&- {helper_err_w}>&- &
 sandbox=$!
 exec {info_w}>&- {userns_r}<&- {exec_r}<&-
