@@ -52,9 +52,10 @@ export interface RunGroup {
   readonly procsFiles: string[];
   /**
    * What entryCommand's shell writes `0` (itself) into: v2's cgroup.procs; v1's `tasks` files, which move the
-   * writing thread alone: the shell has one thread, so the whole process moves, and the kernel (6.0+) then
-   * leaves out its global migration lock, whose first writer after an idle spell waits for an RCU grace
-   * period (8-23 ms, the first step of a lone run's chain: bench/RESULTS.md, session 12 `run-latency`).
+   * writing thread alone: the shell has one thread, so the whole process moves, and a recent kernel (measured on
+   * 6.18) then leaves out its global migration lock, whose first writer after an idle spell waits for an RCU
+   * grace period (8-23 ms, the first step of a lone run's chain: bench/RESULTS.md, session 14 `spawn-chain`).
+   * An older kernel takes the lock as for cgroup.procs.
    */
   readonly entryFiles: string[];
   counters(): LimitCounters;
