@@ -50,6 +50,14 @@ export interface LimitCounters {
 export interface RunGroup {
   /** The files a process writes its own pid into to enter the group (one per hierarchy). */
   readonly procsFiles: string[];
+  /**
+   * What entryCommand's shell writes `0` (itself) into: v2's cgroup.procs; v1's `tasks` files, which move the
+   * writing thread alone: the shell has one thread, so the whole process moves, and a recent kernel (measured on
+   * 6.18) then leaves out its global migration lock, whose first writer after an idle spell waits for an RCU
+   * grace period (8-23 ms, the first step of a lone run's chain: bench/RESULTS.md, session 14 `spawn-chain`).
+   * An older kernel takes the lock as for cgroup.procs.
+   */
+  readonly entryFiles: string[];
   counters(): LimitCounters;
   /** The most memory the run used at once, in bytes (undefined where the kernel does not tell). */
   peakMemoryBytes(): number | undefined;
@@ -220,6 +228,7 @@ class CgroupTreeV2 extends CgroupTree {
     );
     return {
       procsFiles: [path.join(dir, 'cgroup.procs')],
+      entryFiles: [path.join(dir, 'cgroup.procs')],
       counters: () => ({
         oomKills: counter(path.join(dir, 'memory.events'), 'oom_kill'),
         processLimitHits: counter(path.join(dir, 'pids.events'), 'max'),
@@ -305,6 +314,7 @@ class CgroupTreeV1 extends CgroupTree {
     const oomControl = path.join(dir('memory'), 'memory.oom_control');
     return {
       procsFiles: V1_CONTROLLERS.map((c) => path.join(dir(c), 'cgroup.procs')),
+      entryFiles: V1_CONTROLLERS.map((c) => path.join(dir(c), 'tasks')),
       counters: () => ({
         // oom_kill (kernel 4.13+); before that, failcnt counts every time the limit was reached.
         oomKills:
@@ -320,16 +330,16 @@ class CgroupTreeV1 extends CgroupTree {
 }
 
 /**
- * The command that enters the group and then execs `file argv`: a shell writes its own pid into each
- * procs file (it runs as the worker, before the privileges are dropped) and execs the rest, so the pid
- * stays the same and nothing of the command runs outside the group.
+ * The command that enters the group and then execs `file argv`: a shell writes itself (`0`) into each of the
+ * group's entry files (it runs as the worker, before the privileges are dropped) and execs the rest, so the
+ * pid stays the same and nothing of the command runs outside the group.
  */
 export function entryCommand(group: RunGroup, shell: string): { file: string; prefix: string[] } {
   const script =
-    `while [ "$1" != -- ]; do echo $$ > "$1" || { echo "${SANDBOX_SETUP_PREFIX}cannot enter the control group $1" >&2; ` +
+    `while [ "$1" != -- ]; do echo 0 > "$1" || { echo "${SANDBOX_SETUP_PREFIX}cannot enter the control group $1" >&2; ` +
     `exit ${SANDBOX_SETUP_EXIT_CODE}; }; ` +
     'shift; done; shift; exec "$@"';
-  return { file: shell, prefix: ['-c', script, 'tarmac-cgroup-entry', ...group.procsFiles, '--'] };
+  return { file: shell, prefix: ['-c', script, 'tarmac-cgroup-entry', ...group.entryFiles, '--'] };
 }
 
 /**
@@ -357,6 +367,7 @@ export function groupsOf(pid: number): Map<string, string> {
  */
 export const NO_RUN_GROUP: RunGroup = {
   procsFiles: [],
+  entryFiles: [],
   counters: () => ({ oomKills: 0, processLimitHits: 0 }),
   peakMemoryBytes: () => undefined,
   destroy: async () => undefined,

@@ -51,7 +51,6 @@ const EXEC_GATE_FD = 7;
  * -- <n> <setup: n words> <command...>`, where <command> is bubblewrap (with bwrapArgs()) behind whatever limits it is
  * given (prlimit), <uid>:<gid> (the launcher's own) is mapped to <inside uid>:<inside gid> in the run's user
  * namespace, and <setup> (empty, or the rootless mode's firewall loader) runs once the map is written.
- * `exec {fd}<> <(:)` is bash's way to an anonymous pipe; /dev/fd/N opens one end of it alone.
  */
 export const LAUNCHER = String.raw`
 set -u
@@ -63,7 +62,20 @@ shift
 # The setup command by its number of words (it may hold a -- of its own).
 setup=("${'${@:2:$1}'}")
 shift $(($1 + 1))
-pipe() { local p; exec {p}<> <(:); eval "exec {$1}</dev/fd/$p {$2}>/dev/fd/$p {p}>&-"; }
+# A pipe without a fork: bash (5.1+) gives a short here-string as the read end of a pipe it has written it to;
+# /dev/fd/N opens that pipe again for reading and for writing, and the read takes the here-string's newline
+# off. An older bash gives a file instead: then a process substitution's pipe (one fork each).
+pipe() {
+  local p
+  exec {p}<<<''
+  if [ -p /dev/fd/$p ]; then
+    eval "exec {$1}</dev/fd/$p {$2}>/dev/fd/$p {p}<&-"
+    read -r -u ${'${!1}'} _
+  else
+    exec {p}<&- {p}<> <(:)
+    eval "exec {$1}</dev/fd/$p {$2}>/dev/fd/$p {p}>&-"
+  fi
+}
 # Whether the step that sets up the sandbox (bubblewrap, or pasta) is still at work, asked about once a second
 # while the launcher waits for it: a step that is slow because the host is busy waits, one that is stuck or gone
 # fails. At work: one of the processes named is running or waiting in the kernel (state R or D: on a busy host,
@@ -95,8 +107,8 @@ pipe userns_r userns_w
 pipe exec_r exec_w
 pipe ready_r ready_w
 pipe helper_err_r helper_err_w
-# env -u: what bash adds to its commands' environment does not reach the program.
-/usr/bin/env -u SHLVL -u _ "$@" ${INFO_FD}>&$info_w ${USERNS_GATE_FD}<&$userns_r ${EXEC_GATE_FD}<&$exec_r \
+# (What bash adds to its commands' environment, SHLVL and _, does not reach the program: bubblewrap's --clearenv.)
+"$@" ${INFO_FD}>&$info_w ${USERNS_GATE_FD}<&$userns_r ${EXEC_GATE_FD}<&$exec_r \
   {info_r}<&- {info_w}>&- {userns_r}<&- {userns_w}>&- {exec_r}<&- {exec_w}>&- {ready_r}<&- {ready_w}>&- {helper_err_r}<&- {helper_err_w}>&- &
 sandbox=$!
 exec {info_w}>&- {userns_r}<&- {exec_r}<&-
@@ -142,13 +154,16 @@ fi
 exec {userns_w}>&-
 # bubblewrap's child then adds 127.0.0.1 to its loopback and brings it up, and fails if the loopback is up
 # already: pasta brings it up too (the kernel then adds 127.0.0.1 itself, and bubblewrap's add meets EEXIST).
-# So pasta starts once the namespace's loopback has its address. (The read is a 2 ms sleep without a fork.)
+# So pasta starts once the namespace's loopback has its address. (The read is a sleep without a fork: 1 ms for
+# the first 50 looks, where it mostly comes up within a few, then 4 ms.)
 watch
+pause=0.001
 for ((tries = 1; ; tries++)); do
   [[ $(< /proc/$child/net/fib_trie) == *127.0.0.1* ]] 2>/dev/null && break
   kill -0 $sandbox 2>/dev/null || { wait $sandbox; exit $?; }
   ((tries % 250)) || working $child $sandbox || fail "the loopback did not come up ($why)"
-  read -r -t 0.004 -u $ready_r _
+  ((tries < 50)) || pause=0.004
+  read -r -t $pause -u $ready_r _
 done
 # pasta writes its pid (-P) once the namespace's interface, addresses and routes are up: to its stdout, the
 # ready pipe (passt since 2024 closes every inherited descriptor but 0-2, so /dev/fd/<n> is no longer open
