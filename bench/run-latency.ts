@@ -89,12 +89,19 @@ async function sequential(ctx: BenchContext) {
   const bare: RunTiming[] = [];
   await oneRun(ctx, 'ours', RUN_TIMEOUT_MS); // warm-up: first-use costs (bundle load, connections) are not what we measure
   await oneRun(ctx, 'bare', RUN_TIMEOUT_MS);
+  // Our worker's SQL statements over the sequence (bare's runs are not its), per run of ours.
+  await ctx.production?.reset();
   for (let i = 0; i < ctx.options.samples; i++) {
     // Interleaved, so that drift in machine load hits both alike.
     ours.push(await oneRun(ctx, 'ours', RUN_TIMEOUT_MS));
     bare.push(await oneRun(ctx, 'bare', RUN_TIMEOUT_MS));
   }
-  return { ours, bare };
+  const worker = ctx.production?.probes.find((p) => p.name === 'worker');
+  // The probe writes its sample every 500 ms: one taken after the last run ended.
+  if (worker) await sleep(1_200);
+  const sample = worker?.read();
+  const workerQueries = sample === undefined ? undefined : sample.queries / ctx.options.samples;
+  return { ours, bare, workerQueries };
 }
 
 /**
@@ -280,10 +287,14 @@ export async function runLatency(ctx: BenchContext): Promise<BenchReport> {
     { bench: 'runs', metric: 'function execute p99', ours: fn.seqOurs.p99, bare: fn.seqBare.p99, unit: 'ms' },
     { bench: 'runs', metric: 'function executes/s', ours: fn.loadOurs.perS, bare: fn.loadBare.perS, unit: '/s' },
   ];
-  const figures: Figure[] =
-    sus.createdPerSWorkerPaused !== undefined
+  const figures: Figure[] = [
+    ...(sus.createdPerSWorkerPaused !== undefined
       ? [figure('runs', 'runs created/s with our worker stopped (creation alone)', sus.createdPerSWorkerPaused, '/s')]
-      : [];
+      : []),
+    ...(seq.workerQueries !== undefined
+      ? [figure('runs', 'worker SQL statements per run, one at a time', seq.workerQueries, '')]
+      : []),
+  ];
   return {
     name: 'runs',
     figures,
