@@ -9,7 +9,7 @@ import { signalGroup } from '../src/runtime/process/user-process';
 import { superviseUserProcess, SupervisedOutcome } from '../src/runtime/process/supervise';
 import { functionEnding } from '../src/services/code/runs/function-result';
 import { recordedLimits } from '../src/services/code/runs/limits';
-import { prepareExecution, RUN_HOME_PREFIX, RunSetupError } from '../src/services/code/runs/execution';
+import { prepareExecution, readExecution, RUN_HOME_PREFIX, RunSetupError } from '../src/services/code/runs/execution';
 import {
   claimExecution,
   finishRun,
@@ -21,8 +21,8 @@ import {
 import type { RunEnding, RunRetryInput } from '../src/temporal/contracts';
 import { appendLogs } from '../src/services/code/runs/state';
 import { markRetrying } from '../src/services/code/runs/retries';
-import { findOnePrepared } from '../src/persistence/direct-sql';
 import { CgroupUnavailable } from '../src/runtime/sandbox/cgroups';
+import type { SandboxIdentity } from '../src/runtime/sandbox/sandbox-types';
 import { sandboxSetupFailure } from '../src/runtime/sandbox/setup-failure';
 
 /** What a process activity records in its heartbeats: enough for a retry to find what it left behind. */
@@ -91,6 +91,10 @@ function endingOf(outcome: SupervisedOutcome, logLimitBytes: number): RunEnding 
 /** Run activities: the status writes of the run workflow and the long activity that runs the user process. */
 export function createCodeRunActivities(deps: ActivityDeps) {
   const { ds, config, box, log, sandbox } = deps;
+  const releaseIdentity = (identity: SandboxIdentity | undefined, runId: string) =>
+    void identity
+      ?.release({ batched: true })
+      .catch((err: Error) => log.error({ err, runId }, 'a run uid could not be swept; it stays leased'));
   const activities = {
     /** QUEUED → STARTING; false when the run does not exist (its row never committed) or already ended. */
     async startCodeRun(input: { runId: string }): Promise<boolean> {
@@ -110,9 +114,10 @@ export function createCodeRunActivities(deps: ActivityDeps) {
      */
     async executeCodeRun(input: { runId: string; timeLimitSeconds?: number }): Promise<RunEnding> {
       const ctx = Context.current();
-      const run = await findOnePrepared(ds, Run, { run_id: input.runId });
-      if (!run || isTerminal(run.status))
+      const records = await readExecution(ds, input.runId);
+      if (!records || isTerminal(records.run.status))
         return { status: 'ERROR', reason: 'AlreadyEnded', error: 'The run already ended' };
+      const { run } = records;
       if (run.status === 'RUNNING') {
         cleanUpLeftover(ctx.info.heartbeatDetails as ProcessMarker | undefined, run.run_id);
         return {
@@ -122,31 +127,36 @@ export function createCodeRunActivities(deps: ActivityDeps) {
         };
       }
 
-      let prepared;
-      try {
-        prepared = await prepareExecution({ ds, box, config }, run);
-      } catch (err) {
-        if (err instanceof RunSetupError) return { status: 'ERROR', reason: err.reason, error: err.message };
-        throw err;
+      // The run's identity (uid lease, control group: in the organization's group) is made while its process is
+      // prepared (build, credential, secrets, HOME): neither waits for the other. A run whose organization is
+      // gone fails its preparation.
+      const memoryBytes = config.runLimits.memoryMb * 1024 * 1024;
+      const [preparing, isolating] = await Promise.allSettled([
+        prepareExecution({ ds, box, config }, records),
+        records.organization
+          ? sandbox.identity(sandbox.gidOf(records.organization.sandbox_index), memoryBytes)
+          : Promise.resolve(undefined),
+      ]);
+      if (preparing.status === 'rejected') {
+        // Nothing of the run ever ran in the identity made meanwhile.
+        if (isolating.status === 'fulfilled') releaseIdentity(isolating.value, run.run_id);
+        if (preparing.reason instanceof RunSetupError)
+          return { status: 'ERROR', reason: preparing.reason.reason, error: preparing.reason.message };
+        throw preparing.reason;
       }
-      const heartbeatTimeoutMs = ctx.info.heartbeatTimeoutMs ?? 15_000;
-      // The organization was read by prepareExecution: its group is known without another query.
-      let identity;
-      try {
-        identity = await sandbox.identity(
-          sandbox.gidOf(prepared.sandboxIndex),
-          config.runLimits.memoryMb * 1024 * 1024,
-        );
-      } catch (err) {
+      const prepared = preparing.value;
+      if (isolating.status === 'rejected') {
         // Fail closed: no control group, no run.
         void fs.promises.rm(prepared.home, { recursive: true, force: true }).catch(() => undefined);
-        if (!(err instanceof CgroupUnavailable)) throw err;
+        if (!(isolating.reason instanceof CgroupUnavailable)) throw isolating.reason;
         return {
           status: 'ERROR',
           reason: 'SandboxUnavailable',
-          error: `The run could not be isolated: ${err.message}`,
+          error: `The run could not be isolated: ${(isolating.reason as Error).message}`,
         };
       }
+      const identity = isolating.value;
+      const heartbeatTimeoutMs = ctx.info.heartbeatTimeoutMs ?? 15_000;
       try {
         // The fence, just before the spawn: an earlier attempt presumed lost (a missed heartbeat) may still be
         // starting the process.
@@ -165,7 +175,7 @@ export function createCodeRunActivities(deps: ActivityDeps) {
               ...command,
               home: prepared.home,
               identity,
-              memoryBytes: config.runLimits.memoryMb * 1024 * 1024,
+              memoryBytes,
               readOnly: [prepared.buildPath, ...prepared.inputFiles],
             }),
           logLimitBytes: config.runLimits.logBytes,
@@ -214,11 +224,7 @@ export function createCodeRunActivities(deps: ActivityDeps) {
         // /proc shows none of its processes (the lease is held until then). Not awaited: that check batches
         // the runs that end within seconds, and the run's end is recorded meanwhile; a worker that dies first
         // leaves the lease to be reclaimed the same way.
-        identity
-          ?.release({ batched: true })
-          .catch((err: Error) =>
-            log.error({ err, runId: run.run_id }, 'a run uid could not be swept; it stays leased'),
-          );
+        releaseIdentity(identity, run.run_id);
         void fs.promises.rm(prepared.home, { recursive: true, force: true }).catch(() => undefined);
       }
     },

@@ -109,6 +109,77 @@ export async function findOnePrepared<T extends ObjectLiteral>(
   return rows[0] ? hydrate<T>(driver, metadata, rows[0] as Record<string, unknown>) : null;
 }
 
+/** A record read along with another's (`findJoinedPrepared`): the one of `entity` whose `key` equals the other's `by`. */
+export interface JoinedBy<T extends ObjectLiteral> {
+  entity: EntityTarget<T>;
+  /** A property of the joined entity (its primary key, so that at most one record matches). */
+  key: keyof T & string;
+  /** The property of the record read whose value the joined record's `key` has. */
+  by: string;
+}
+
+/**
+ * The record of `entity` whose columns equal `where` (property names, values not null), with the records
+ * `joins` names (each null when there is none): one statement instead of a read of each in turn. Each is
+ * hydrated as TypeORM hydrates it. Not for reads inside a transaction (a connection of its own).
+ */
+export async function findJoinedPrepared<T extends ObjectLiteral, J extends Record<string, ObjectLiteral>>(
+  ds: DataSource,
+  entity: EntityTarget<T>,
+  where: Partial<Record<keyof T & string, KeyValue>>,
+  joins: { [K in keyof J]: JoinedBy<J[K]> },
+): Promise<{ record: T; joined: { [K in keyof J]: J[K] | null } } | null> {
+  const metadata = ds.getMetadata(entity);
+  const values = where as Record<string, KeyValue>;
+  const keys = Object.keys(values).sort();
+  if (!keys.length || keys.some((k) => values[k] === undefined || values[k] === null))
+    throw new Error(`a joined read of ${metadata.tableName} names no key, or a null one`);
+  const names = Object.keys(joins).sort();
+  const joined = names.map((name) => {
+    const join = joins[name] as JoinedBy<ObjectLiteral>;
+    const target = ds.getMetadata(join.entity);
+    return { name, metadata: target, key: columnOf(target, join.key), by: columnOf(metadata, join.by) };
+  });
+  const signature = joined.map((j) => `${j.name}=${j.metadata.tableName}.${j.key.databaseName}:${j.by.databaseName}`);
+  const statement = cached(ds, `joined:${metadata.tableName}:${keys}:${signature}`, () => {
+    // Each table's columns under an alias of its own: "<n>.<column>" (t0 the record's, t1... the joined ones').
+    const columnsOf = (m: EntityMetadata, n: number) =>
+      m.columns.map((c) => `t${n}."${c.databaseName}" AS "${n}.${c.databaseName}"`);
+    const params = keys.map((key) => columnOf(metadata, key));
+    return {
+      text:
+        `SELECT ${[metadata, ...joined.map((j) => j.metadata)].flatMap(columnsOf).join(', ')} ` +
+        `FROM "${metadata.tableName}" t0 ` +
+        joined
+          .map(
+            (j, i) =>
+              `LEFT JOIN "${j.metadata.tableName}" t${i + 1} ` +
+              `ON t${i + 1}."${j.key.databaseName}" = t0."${j.by.databaseName}" `,
+          )
+          .join('') +
+        `WHERE ${params.map((c, i) => `t0."${c.databaseName}" = $${i + 1}`).join(' AND ')} LIMIT 1`,
+      metadata,
+      params,
+    };
+  });
+  const driver = ds.driver as PostgresDriver;
+  const config = Object.create(statement.config) as { name: string; text: string; values: KeyValue[] };
+  config.values = keys.map((k) => values[k]);
+  const { rows } = await (driver.master as Pool).query(config);
+  const row = rows[0] as Record<string, unknown> | undefined;
+  if (!row) return null;
+  const part = (m: EntityMetadata, n: number) =>
+    Object.fromEntries(m.columns.map((c) => [c.databaseName, row[`${n}.${c.databaseName}`]]));
+  const others = Object.fromEntries(
+    joined.map((j, i) => [
+      j.name,
+      // No record joined: its key is null (a key column is never null in a stored row).
+      row[`${i + 1}.${j.key.databaseName}`] === null ? null : hydrate(driver, j.metadata, part(j.metadata, i + 1)),
+    ]),
+  ) as { [K in keyof J]: J[K] | null };
+  return { record: hydrate<T>(driver, metadata, part(metadata, 0)), joined: others };
+}
+
 /**
  * Inserts `record` (every column it has a value for; the others take their defaults) as one INSERT in `em`'s
  * transaction, and answers the row as stored.

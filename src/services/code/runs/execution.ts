@@ -17,7 +17,7 @@ import type { SecretBox } from '../../../security/secret-box';
 import { createApiKey } from '../../accounts/accounts';
 import { isUuid } from '../../../ids';
 import { currentTraceparent } from '../../../observability/tracing';
-import { findOnePrepared } from '../../../persistence/direct-sql';
+import { findJoinedPrepared } from '../../../persistence/direct-sql';
 
 export class RunSetupError extends Error {
   constructor(
@@ -80,17 +80,39 @@ export interface PreparedExecution {
   returnsResult: boolean;
 }
 
+/** A run with the records its execution reads: its resource, its deployment and its organization. */
+export interface ExecutionRecords {
+  run: Run;
+  resource: CodeResource | null;
+  deployment: Deployment | null;
+  organization: Organization | null;
+}
+
+/** The run `runId` and the records of its execution, in one statement; null when the run does not exist. */
+export async function readExecution(ds: DataSource, runId: string): Promise<ExecutionRecords | null> {
+  const read = await findJoinedPrepared<
+    Run,
+    { resource: CodeResource; deployment: Deployment; organization: Organization }
+  >(
+    ds,
+    Run,
+    { run_id: runId },
+    {
+      resource: { entity: CodeResource, key: 'resource_id', by: 'resource_id' },
+      deployment: { entity: Deployment, key: 'deployment_id', by: 'deployment_id' },
+      organization: { entity: Organization, key: 'organization_id', by: 'organization_id' },
+    },
+  );
+  return read && { run: read.record, ...read.joined };
+}
+
 /** The run's resource, its deployment's build (manifest.json, read once per build: build-cache.ts) and organization. */
-async function buildOf(
-  ds: DataSource,
-  run: Run,
-): Promise<{ resource: CodeResource; manifest: BuildManifest; buildPath: string; organization: Organization }> {
-  // Three reads by key, each on a connection of its own: one round trip instead of three in a row.
-  const [resource, deployment, organization] = await Promise.all([
-    run.resource_id ? findOnePrepared(ds, CodeResource, { resource_id: run.resource_id }) : null,
-    run.deployment_id ? findOnePrepared(ds, Deployment, { deployment_id: run.deployment_id }) : null,
-    findOnePrepared(ds, Organization, { organization_id: run.organization_id }),
-  ]);
+async function buildOf({ run, resource, deployment, organization }: ExecutionRecords): Promise<{
+  resource: CodeResource;
+  manifest: BuildManifest;
+  buildPath: string;
+  organization: Organization;
+}> {
   if (!resource)
     throw new RunSetupError(
       `${run.kind[0].toUpperCase()}${run.kind.slice(1)}NotFound`,
@@ -111,12 +133,16 @@ async function buildOf(
   return { resource, manifest, buildPath: deployment.build_path, organization };
 }
 
-/** Prepares the process of `run`; creates its credential (unless its env vars bring GT_CLOUD_API_KEY). */
+/**
+ * Prepares the process of the run of `records` (readExecution); creates its credential (unless its env vars
+ * bring GT_CLOUD_API_KEY).
+ */
 export async function prepareExecution(
   deps: { ds: DataSource; box: SecretBox; config: Config },
-  run: Run,
+  records: ExecutionRecords,
 ): Promise<PreparedExecution> {
-  const { resource, manifest, buildPath, organization } = await buildOf(deps.ds, run);
+  const { run } = records;
+  const { resource, manifest, buildPath, organization } = await buildOf(records);
   const declared = [...(resource.env_vars ?? []), ...(run.env_vars ?? [])];
   // The credential does not wait for the secrets (nor they for it): a run that then fails its setup ends, and
   // its end deletes the run's keys (finishRun).
