@@ -120,6 +120,22 @@ export async function finishRun(
   /** Runs in the same transaction when the run moved, before the final SYSTEM event (an assistant run's answer event and thread message). */
   alsoWhenMoved?: (em: EntityManager, run: Run) => Promise<void>,
 ): Promise<RunStatus | undefined> {
+  // The run's credentials are deleted beside the transaction, on a connection of their own: its commit does not
+  // wait for one more round trip. Deleted rather than deactivated: a deactivated key could be reactivated with
+  // UpdateApiKey. Both are repeated by a retry of the whole (each is idempotent).
+  const [status] = await Promise.all([
+    finishTransaction(ds, runId, ending, alsoWhenMoved),
+    ds.query(`DELETE FROM api_keys WHERE run_id = $1`, [runId]),
+  ]);
+  return status;
+}
+
+function finishTransaction(
+  ds: DataSource,
+  runId: string,
+  ending: RunEnding,
+  alsoWhenMoved?: (em: EntityManager, run: Run) => Promise<void>,
+): Promise<RunStatus | undefined> {
   return ds.transaction(async (em) => {
     const completedAt = new Date();
     const detail = statusDetailOf(ending);
@@ -147,8 +163,6 @@ export async function finishRun(
           : [];
       await appendEvents(em, runId, [...lost, { ...event, origin: 'SYSTEM' }]);
     }
-    // Deleted rather than deactivated: a deactivated key could be reactivated with UpdateApiKey.
-    await em.query(`DELETE FROM api_keys WHERE run_id = $1`, [runId]);
     if (moved) return moved.status;
     const rows: Array<{ status: RunStatus }> = await em.query(`SELECT status FROM runs WHERE run_id = $1`, [runId]);
     return rows[0]?.status;
