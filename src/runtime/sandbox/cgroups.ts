@@ -216,11 +216,15 @@ class CgroupTreeV2 extends CgroupTree {
         if (!(await fs.promises.readFile(path.join(org, 'cgroup.subtree_control'), 'utf8')).includes('memory'))
           await writeRunFile(path.join(org, 'cgroup.subtree_control'), V2_CONTROLLERS.map((c) => `+${c}`).join(' '));
         await fs.promises.mkdir(dir);
-        await writeRunFile(path.join(dir, 'memory.max'), limits.memoryBytes);
-        if (await existsRunFile(path.join(dir, 'memory.swap.max')))
-          await writeRunFile(path.join(dir, 'memory.swap.max'), 0);
-        await writeRunFile(path.join(dir, 'pids.max'), limits.maxProcesses);
-        await writeRunFile(path.join(dir, 'cpu.weight'), DEFAULT_WEIGHT);
+        // The limits at once: each write is a trip through the thread pool, and none depends on another.
+        await settledAll([
+          writeRunFile(path.join(dir, 'memory.max'), limits.memoryBytes),
+          existsRunFile(path.join(dir, 'memory.swap.max')).then((swap) =>
+            swap ? writeRunFile(path.join(dir, 'memory.swap.max'), 0) : undefined,
+          ),
+          writeRunFile(path.join(dir, 'pids.max'), limits.maxProcesses),
+          writeRunFile(path.join(dir, 'cpu.weight'), DEFAULT_WEIGHT),
+        ]);
       },
       async () => {
         for (const d of [dir, org]) await removeIfUnused(d);
@@ -300,12 +304,17 @@ class CgroupTreeV1 extends CgroupTree {
     await attemptRun(
       `cannot create the run's control group ${relative} under ${this.roots.join(', ')}`,
       async () => {
-        for (const c of V1_CONTROLLERS) await makeRunDir(dir(c));
-        await writeRunFile(path.join(dir('memory'), 'memory.limit_in_bytes'), limits.memoryBytes);
-        // No swap beyond it either (the file exists when the kernel accounts swap).
+        // Each hierarchy's group, and then each limit, at once: each step is a trip through the thread pool.
+        await settledAll(V1_CONTROLLERS.map((c) => makeRunDir(dir(c))));
         const memsw = path.join(dir('memory'), 'memory.memsw.limit_in_bytes');
-        if (await existsRunFile(memsw)) await writeRunFile(memsw, limits.memoryBytes);
-        await writeRunFile(path.join(dir('pids'), 'pids.max'), limits.maxProcesses);
+        await settledAll([
+          (async () => {
+            await writeRunFile(path.join(dir('memory'), 'memory.limit_in_bytes'), limits.memoryBytes);
+            // No swap beyond it either (the file exists when the kernel accounts swap; never below the limit, so after it).
+            if (await existsRunFile(memsw)) await writeRunFile(memsw, limits.memoryBytes);
+          })(),
+          writeRunFile(path.join(dir('pids'), 'pids.max'), limits.maxProcesses),
+        ]);
       },
       async () => {
         for (const c of V1_CONTROLLERS) for (const d of [dir(c), path.dirname(dir(c))]) await removeIfUnused(d);
@@ -327,6 +336,12 @@ class CgroupTreeV1 extends CgroupTree {
       destroy,
     };
   }
+}
+
+/** Waits for every one of `steps`, then throws the first failure (none is left running when the undo starts). */
+async function settledAll(steps: Array<Promise<unknown>>): Promise<void> {
+  const failed = (await Promise.allSettled(steps)).find((r) => r.status === 'rejected');
+  if (failed) throw failed.reason;
 }
 
 /**
