@@ -3,8 +3,8 @@
 // transformers), and an INSERT that stores what `save` stored.
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { findOnePrepared, insertRow } from '../../src/persistence/direct-sql';
-import { ApiKey, Asset, Organization, Run } from '../../src/persistence/entities';
+import { findJoinedPrepared, findOnePrepared, insertRow } from '../../src/persistence/direct-sql';
+import { ApiKey, Asset, CodeResource, Deployment, Organization, Run } from '../../src/persistence/entities';
 import { newRunRow } from '../../src/persistence/entities/run';
 import { createApiKey } from '../../src/services/accounts/accounts';
 import { getStack, newTenant } from '../harness/stack';
@@ -90,6 +90,56 @@ describe('direct SQL (prepared reads, one-statement inserts)', () => {
     expect(await findOnePrepared(ds, ApiKey, { api_key_id: runKey.api_key_id, user_id: undefined })).to.deep.equal(
       runKey,
     );
+  });
+
+  it('reads a record with the records it refers to in one statement, each as TypeORM reads it; none is null', async () => {
+    const { ds } = getStack();
+    const tenant = await newTenant('direct-sql-joined');
+    const { structureId, deploymentId } = await structureWithBuild(tenant.organizationId, {
+      files: { 'structure.py': 'print(1)\n' },
+    });
+    const row = newRunRow({
+      run_id: randomUUID(),
+      kind: 'structure',
+      organization_id: tenant.organizationId,
+      resource_id: structureId,
+      deployment_id: deploymentId,
+      args: [],
+      env_vars: [],
+      input: { a: 1 },
+      created_by: tenant.userId,
+    });
+    await insertRow(ds.manager, Run, row);
+    const joins = {
+      resource: { entity: CodeResource, key: 'resource_id', by: 'resource_id' },
+      deployment: { entity: Deployment, key: 'deployment_id', by: 'deployment_id' },
+      organization: { entity: Organization, key: 'organization_id', by: 'organization_id' },
+    } as const;
+    const read = await findJoinedPrepared<
+      Run,
+      { resource: CodeResource; deployment: Deployment; organization: Organization }
+    >(ds, Run, { run_id: row.run_id }, joins);
+    expect(read?.record).to.be.instanceOf(Run);
+    expect(read?.record).to.deep.equal(await ds.getRepository(Run).findOneByOrFail({ run_id: row.run_id }));
+    expect(read?.joined.resource).to.deep.equal(
+      await ds.getRepository(CodeResource).findOneByOrFail({ resource_id: structureId }),
+    );
+    expect(read?.joined.deployment).to.deep.equal(
+      await ds.getRepository(Deployment).findOneByOrFail({ deployment_id: deploymentId }),
+    );
+    expect(read?.joined.organization).to.deep.equal(
+      await ds.getRepository(Organization).findOneByOrFail({ organization_id: tenant.organizationId }),
+    );
+
+    // A reference that is null (or names nothing) joins null; a record that does not exist is null.
+    await ds.query(`UPDATE runs SET deployment_id = NULL WHERE run_id = $1`, [row.run_id]);
+    const without = await findJoinedPrepared<
+      Run,
+      { resource: CodeResource; deployment: Deployment; organization: Organization }
+    >(ds, Run, { run_id: row.run_id }, joins);
+    expect(without?.joined.deployment).to.equal(null);
+    expect(without?.joined.resource?.resource_id).to.equal(structureId);
+    expect(await findJoinedPrepared(ds, Run, { run_id: randomUUID() }, joins)).to.equal(null);
   });
 
   it('refuses a key that is not a column of the entity', async () => {
