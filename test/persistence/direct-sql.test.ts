@@ -10,6 +10,27 @@ import { createApiKey } from '../../src/services/accounts/accounts';
 import { getStack, newTenant } from '../harness/stack';
 import { structureWithBuild } from '../harness/builds';
 
+/** A new tenant with a built structure, and a (not yet stored) structure run row of it with `fields`. */
+async function runRowOfANewTenant(
+  name: string,
+  fields: Pick<Parameters<typeof newRunRow>[0], 'args' | 'env_vars' | 'input'>,
+) {
+  const tenant = await newTenant(name);
+  const { structureId, deploymentId } = await structureWithBuild(tenant.organizationId, {
+    files: { 'structure.py': 'print(1)\n' },
+  });
+  const row = newRunRow({
+    run_id: randomUUID(),
+    kind: 'structure',
+    organization_id: tenant.organizationId,
+    resource_id: structureId,
+    deployment_id: deploymentId,
+    ...fields,
+    created_by: tenant.userId,
+  });
+  return { tenant, row, structureId, deploymentId };
+}
+
 describe('direct SQL (prepared reads, one-statement inserts)', () => {
   it('reads a record as TypeORM does, with dates, jsonb, transformed bigints and composite keys', async () => {
     const { ds } = getStack();
@@ -45,21 +66,10 @@ describe('direct SQL (prepared reads, one-statement inserts)', () => {
 
   it('inserts a row with one statement and answers it as stored', async () => {
     const { ds } = getStack();
-    const tenant = await newTenant('direct-sql-insert');
-    const { structureId, deploymentId } = await structureWithBuild(tenant.organizationId, {
-      files: { 'structure.py': 'print(1)\n' },
-    });
-
-    const row = newRunRow({
-      run_id: randomUUID(),
-      kind: 'structure',
-      organization_id: tenant.organizationId,
-      resource_id: structureId,
-      deployment_id: deploymentId,
+    const { tenant, row } = await runRowOfANewTenant('direct-sql-insert', {
       args: ['a', 'b c'],
       env_vars: [{ name: 'X', value: 'y', source: 'manual' }],
       input: { nested: [1, { two: null }] },
-      created_by: tenant.userId,
     });
     const stored = await insertRow(ds.manager, Run, row);
     const read = await ds.getRepository(Run).findOneByOrFail({ run_id: row.run_id });
@@ -94,20 +104,10 @@ describe('direct SQL (prepared reads, one-statement inserts)', () => {
 
   it('reads a record with the records it refers to in one statement, each as TypeORM reads it; none is null', async () => {
     const { ds } = getStack();
-    const tenant = await newTenant('direct-sql-joined');
-    const { structureId, deploymentId } = await structureWithBuild(tenant.organizationId, {
-      files: { 'structure.py': 'print(1)\n' },
-    });
-    const row = newRunRow({
-      run_id: randomUUID(),
-      kind: 'structure',
-      organization_id: tenant.organizationId,
-      resource_id: structureId,
-      deployment_id: deploymentId,
+    const { tenant, row, structureId, deploymentId } = await runRowOfANewTenant('direct-sql-joined', {
       args: [],
       env_vars: [],
       input: { a: 1 },
-      created_by: tenant.userId,
     });
     await insertRow(ds.manager, Run, row);
     const joins = {
