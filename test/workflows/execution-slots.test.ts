@@ -147,7 +147,7 @@ describe('execution slots in the run workflow (time-skipping)', function () {
       'the run waits',
     );
     const loseTheSignal = () => getStack().ds.query(`DELETE FROM execution_slots WHERE job_id = $1`, [holder]);
-    return { run, loseTheSignal };
+    return { tenant: t, holder, run, loseTheSignal };
   }
 
   it('waits QUEUED past its organization share, with no activity running, and starts on the grant signal', async () => {
@@ -272,14 +272,7 @@ describe('execution slots in the run workflow (time-skipping)', function () {
   });
 
   it('ends a run cancelled while it waits CANCELLED at once, without ever executing or holding a slot', async () => {
-    const t = await newTenant('slots-cancel');
-    const holder = await holdSlot(t.organizationId);
-    const run = await startRun(t.organizationId);
-    await until(
-      () => slotOf(run.runId),
-      (s) => s === 'WAITING',
-      'the run waits',
-    );
+    const { tenant: t, holder, run } = await waitingBehindAHolder('slots-cancel');
     await run.handle.signal(cancelRunSignal, { requestedBy: t.userId });
     expect(await run.handle.result()).to.equal('CANCELLED');
     const row = await rowOf(run.runId);
