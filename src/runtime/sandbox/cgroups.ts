@@ -48,7 +48,7 @@ export interface LimitCounters {
 }
 
 export interface RunGroup {
-  /** The files a process writes its own pid into to enter the group (one per hierarchy). */
+  /** The group's cgroup.procs files, one per hierarchy: the processes it holds (a process enters through entryFiles). */
   readonly procsFiles: string[];
   /**
    * What entryCommand's shell writes `0` (itself) into: v2's cgroup.procs; v1's `tasks` files, which move the
