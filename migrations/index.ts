@@ -26,6 +26,7 @@ import { RunRetries1765300000000 } from './1765300000000-run-retries';
 import { AssistantRunControl1765800000000 } from './1765800000000-assistant-run-control';
 import { RunChanges1765900000000 } from './1765900000000-run-changes';
 import { RunLimits1766700000000 } from './1766700000000-run-limits';
+import { SlotPlaces1766800000000 } from './1766800000000-slot-places';
 
 /** Every migration, in order; the data source runs these (never `synchronize`). */
 export const migrations = [
@@ -57,4 +58,5 @@ export const migrations = [
   AssistantRunControl1765800000000,
   RunChanges1765900000000,
   RunLimits1766700000000,
+  SlotPlaces1766800000000,
 ];

@@ -14,16 +14,25 @@ type WaiterRow = { job_kind: string; job_id: string; workflow_id: string } & Slo
 type SlotRow = { resource_id: string | null; concurrency_key: string | null; in_parent_slot: boolean };
 
 /**
+ * A row of execution_slots that stands for a job: one its job asked for, or a place taken for a run of a key
+ * (admission.ts, `placeOlderRunsOfKey`) whose run is still QUEUED (one cancelled before it asked is passed over,
+ * and its row freed by the reconciler).
+ */
+export const LIVE_PLACE = `(execution_slots.asked OR EXISTS (SELECT 1 FROM runs j
+   WHERE j.run_id = execution_slots.job_id AND j.status = 'QUEUED'))`;
+
+/**
  * The organization's waiters (`$1`), oldest first: the first `first` of them (an SQL expression), and every one
  * of the window (`$windowParam`) that runs in its parent's slot (the organization's share does not hold those back).
  */
 const waitersSql = (first: string, windowParam: string) =>
   `SELECT job_kind, job_id, workflow_id, resource_id, concurrency_key, in_parent_slot, queued_at FROM (
      (SELECT ${WAITER_COLUMNS} FROM execution_slots
-       WHERE organization_id = $1 AND state = 'WAITING' ORDER BY queued_at, job_id LIMIT ${first})
+       WHERE organization_id = $1 AND state = 'WAITING' AND ${LIVE_PLACE} ORDER BY queued_at, job_id LIMIT ${first})
      UNION
      (SELECT ${WAITER_COLUMNS} FROM execution_slots
-       WHERE organization_id = $1 AND state = 'WAITING' AND in_parent_slot ORDER BY queued_at, job_id LIMIT ${windowParam})
+       WHERE organization_id = $1 AND state = 'WAITING' AND in_parent_slot AND ${LIVE_PLACE}
+       ORDER BY queued_at, job_id LIMIT ${windowParam})
    ) w`;
 
 const waiterOf = (r: WaiterRow): Waiter => ({

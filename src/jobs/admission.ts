@@ -15,7 +15,7 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import type { Concurrency } from '../persistence/entities/code-resource';
 import { blockerOf, chooseGrants, Holdings, type Blocker, type ResourceLimits, type Waiter } from './admission-queue';
-import { loadHoldersAndPage, loadLimits, loadWaiters, QUEUE_WINDOW } from './admission-reads';
+import { LIVE_PLACE, loadHoldersAndPage, loadLimits, loadWaiters, QUEUE_WINDOW } from './admission-reads';
 import { DEPLOYMENT_JOB, RUN_JOB } from './kinds';
 
 /** The kinds of job that take an execution slot (their rows: the registry's). */
@@ -142,11 +142,16 @@ export async function acquireSlot(
     if (!kind.open.includes(row.status)) {
       return { outcome: 'ended', granted: await releaseUnderLock(em, job, row.organization_id, opts.limit) };
     }
-    const inserted: unknown[] = await em.query(
+    // Its first ask inserts its row, or takes over the place an older-keyed newcomer took for it.
+    const firstAsk: unknown[] = await em.query(
       `INSERT INTO execution_slots
               (job_kind, job_id, organization_id, workflow_id, state, queued_at, resource_id, concurrency_key,
                in_parent_slot)
-       VALUES ($1, $2, $3, $4, 'WAITING', $5, $6, $7, $8) ON CONFLICT (job_kind, job_id) DO NOTHING RETURNING job_id`,
+       VALUES ($1, $2, $3, $4, 'WAITING', $5, $6, $7, $8)
+       ON CONFLICT (job_kind, job_id) DO UPDATE
+          SET asked = true, workflow_id = EXCLUDED.workflow_id, in_parent_slot = EXCLUDED.in_parent_slot
+        WHERE NOT execution_slots.asked
+       RETURNING job_id`,
       [
         job.kind,
         job.jobId,
@@ -159,13 +164,17 @@ export async function acquireSlot(
       ],
     );
     let superseded: Superseded | undefined;
-    if (inserted.length && row.concurrency && row.key !== null && row.concurrency.strategy !== 'queue') {
-      const strategy = await applyStrategy(em, job, row as JobRow & { concurrency: Concurrency; key: string });
-      if (strategy.skipped) {
-        await em.query(`DELETE FROM execution_slots WHERE job_kind = $1 AND job_id = $2`, [job.kind, job.jobId]);
-        return { outcome: 'skipped', message: strategy.skipped, granted: [] };
+    if (firstAsk.length && job.kind === 'run' && row.key !== null) {
+      const keyed = row as JobRow & { concurrency: Concurrency; key: string };
+      await placeOlderRunsOfKey(em, job, keyed);
+      if (keyed.concurrency.strategy !== 'queue') {
+        const strategy = await applyStrategy(em, job, keyed);
+        if (strategy.skipped) {
+          await skip(em, job, strategy.skipped);
+          return { outcome: 'skipped', message: strategy.skipped, granted: [] };
+        }
+        superseded = strategy.superseded;
       }
-      superseded = strategy.superseded;
     }
     const { granted, queue } = await grantFreeSlots(em, row.organization_id, opts.limit, row.resource_id);
     const [own]: Array<{ state: string; ahead: number }> = await em.query(
@@ -195,7 +204,43 @@ export async function acquireSlot(
   });
 }
 
-/** The strategy of a run's resource when the run's key is at its limit: skip the run, or supersede the oldest. */
+/**
+ * Within a key, first in first out, whichever workflow asks first: a run's first ask takes a place in the queue
+ * for the older runs of its key whose workflows have not asked yet (QUEUED, first attempt, never waited), so
+ * that it waits behind them. Each such place is taken over by its run's own first ask (`asked`).
+ */
+async function placeOlderRunsOfKey(em: EntityManager, job: SlotJob, row: JobRow & { key: string }): Promise<void> {
+  const ofResource = row.resource_kind === 'assistant' ? `j.kind = 'assistant' AND j.assistant_id` : 'j.resource_id';
+  await em.query(
+    `INSERT INTO execution_slots
+            (job_kind, job_id, organization_id, workflow_id, state, queued_at, resource_id, concurrency_key,
+             in_parent_slot, asked)
+     SELECT 'run', j.run_id, j.organization_id, j.kind || '-run-' || j.run_id, 'WAITING', j.created_at, $1, $2,
+            false, false
+       FROM runs j
+      WHERE ${ofResource} = $1 AND j.status = 'QUEUED' AND j.attempt = 1 AND j.status_detail IS NULL
+        AND (j.created_at, j.run_id) < ($3, $4) AND coalesce(j.concurrency_key, $5, '') = $2
+     ON CONFLICT (job_kind, job_id) DO NOTHING`,
+    [row.resource_id, row.key, row.created_at, job.jobId, row.concurrency?.key ?? null],
+  );
+}
+
+/**
+ * A run its key's strategy `skip` skips: its place goes, and its status detail says why at once (its workflow
+ * records the end next), so that no newer run of its key takes a place for it meanwhile.
+ */
+async function skip(em: EntityManager, job: SlotJob, message: string): Promise<void> {
+  await em.query(`DELETE FROM execution_slots WHERE job_kind = $1 AND job_id = $2`, [job.kind, job.jobId]);
+  await em.query(`UPDATE runs SET status_detail = $2 WHERE run_id = $1 AND status = 'QUEUED'`, [
+    job.jobId,
+    JSON.stringify({ reason: 'Cancelled', message }),
+  ]);
+}
+
+/**
+ * The strategy of a run's resource when the run's key is at its limit: skip the run, or supersede the oldest.
+ * Only the runs of its key older than it count (a newer one's place is there only if it asked first).
+ */
 async function applyStrategy(
   em: EntityManager,
   job: SlotJob,
@@ -203,9 +248,9 @@ async function applyStrategy(
 ): Promise<{ skipped?: string; superseded?: Superseded }> {
   const others: Array<{ job_kind: AdmittedKind; job_id: string; workflow_id: string }> = await em.query(
     `SELECT job_kind, job_id, workflow_id FROM execution_slots
-      WHERE resource_id = $1 AND concurrency_key = $2 AND NOT (job_kind = $3 AND job_id = $4)
+      WHERE resource_id = $1 AND concurrency_key = $2 AND (queued_at, job_id) < ($4, $3) AND ${LIVE_PLACE}
       ORDER BY queued_at, job_id`,
-    [row.resource_id, row.key, job.kind, job.jobId],
+    [row.resource_id, row.key, job.jobId, row.created_at],
   );
   const { limit, strategy } = row.concurrency;
   if (others.length < limit) return {};
