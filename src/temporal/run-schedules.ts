@@ -98,7 +98,9 @@ export async function updateRunSchedule(client: Client, taskQueue: string, s: Ru
         spec: options.spec,
         action: options.action,
         policies: { ...prev.policies, ...options.policies },
-        state: { ...prev.state, note: options.state.note },
+        // The paused state too: the scheduler workflow applies a pause that arrives with an update before the
+        // update, whose state then wins (a PATCH of enabled:false right after a resume stayed unpaused once).
+        state: { ...prev.state, note: options.state.note, paused: !s.enabled },
       })),
     );
   } catch (err) {
@@ -106,7 +108,7 @@ export async function updateRunSchedule(client: Client, taskQueue: string, s: Ru
     await bounded(client, () => client.schedule.create(options));
     return;
   }
-  // Pausing has its own call (an update keeps the paused state as it was); both are idempotent.
+  // And its own call, which the Temporal UI shows with its note; both are idempotent.
   await bounded(client, () => (s.enabled ? handle.unpause(options.state.note) : handle.pause(options.state.note)));
 }
 

@@ -1,11 +1,14 @@
 // Admission (src/jobs/admission.ts) against the real database: an organization's share, its queue in order,
 // grants on release, other organizations untouched, ended jobs, the reconciler freeing the slot of a
 // workflow that is gone, grants past the first waiters read (a long queue is read only as far as needed), and a
-// run's start in the transaction that admits it.
+// run's start in the transaction that admits it. Within a concurrency key: first in first out in order of
+// creation even when a newer run's workflow asks before an older one's (it takes a place for the older one),
+// and the key's strategies (skip, cancel_in_progress) counting only the runs older than the one asking.
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { createReconcilerActivities } from '../../../activities/reconciler';
 import { acquireSlot, releaseSlot, type SlotJob } from '../../../src/jobs/admission';
+import type { Concurrency } from '../../../src/persistence/entities/code-resource';
 import { Run, RunEvent } from '../../../src/persistence/entities';
 import { markStartingIn } from '../../../src/services/code/runs/lifecycle';
 import { structureWithBuild } from '../../harness/builds';
@@ -13,23 +16,31 @@ import { aRun } from '../../harness/runs';
 import { getStack, newTenant } from '../../harness/stack';
 
 const LIMIT = 2;
+/** The organization's share in the concurrency key tests: more than their keys let execute. */
+const KEY_ORG_LIMIT = 5;
+
+/** `n` QUEUED runs of a new structure of the organization, in creation order (each of `fields` besides). */
+async function queuedRuns(organizationId: string, n: number, fields: Partial<Run> = {}): Promise<SlotJob[]> {
+  const { structureId } = await structureWithBuild(organizationId, { files: { 'structure.py': '' } });
+  const jobs: SlotJob[] = [];
+  for (let i = 0; i < n; i++) {
+    const created = new Date(Date.now() - 60_000 + i * 1000); // in creation order
+    const of = { kind: 'structure', organization_id: organizationId, resource_id: structureId } as const;
+    const run = aRun({ ...of, ...fields }, created);
+    await getStack().ds.getRepository(Run).save(run);
+    jobs.push({ kind: 'run', jobId: run.run_id });
+  }
+  return jobs;
+}
+const workflowIdOf = (job: SlotJob) => `structure-run-${job.jobId}`;
+const acquireUnder = (limit: number) => (job: SlotJob) =>
+  acquireSlot(getStack().ds, job, { workflowId: workflowIdOf(job), limit });
+const releaseUnder = (limit: number) => (job: SlotJob) => releaseSlot(getStack().ds, job, { limit });
+const ids = (grants: Array<{ jobId: string }>) => grants.map((g) => g.jobId);
 
 describe('admission: execution slots per organization', () => {
-  async function queuedRuns(organizationId: string, n: number): Promise<SlotJob[]> {
-    const { structureId } = await structureWithBuild(organizationId, { files: { 'structure.py': '' } });
-    const jobs: SlotJob[] = [];
-    for (let i = 0; i < n; i++) {
-      const created = new Date(Date.now() - 60_000 + i * 1000); // in creation order
-      const run = aRun({ kind: 'structure', organization_id: organizationId, resource_id: structureId }, created);
-      await getStack().ds.getRepository(Run).save(run);
-      jobs.push({ kind: 'run', jobId: run.run_id });
-    }
-    return jobs;
-  }
-  const acquire = (job: SlotJob) =>
-    acquireSlot(getStack().ds, job, { workflowId: `structure-run-${job.jobId}`, limit: LIMIT });
-  const release = (job: SlotJob) => releaseSlot(getStack().ds, job, { limit: LIMIT });
-  const ids = (grants: Array<{ jobId: string }>) => grants.map((g) => g.jobId);
+  const acquire = acquireUnder(LIMIT);
+  const release = releaseUnder(LIMIT);
 
   it('admits up to the share, queues the rest in order, and grants the oldest waiter on release', async () => {
     const t = await newTenant('admission');
@@ -80,7 +91,7 @@ describe('admission: execution slots per organization', () => {
     const { ds } = getStack();
     const startingAsked = (job: SlotJob) =>
       acquireSlot(ds, job, {
-        workflowId: `structure-run-${job.jobId}`,
+        workflowId: workflowIdOf(job),
         limit: LIMIT,
         start: (em) => markStartingIn(em, job.jobId),
       });
@@ -150,5 +161,64 @@ describe('admission: execution slots per organization', () => {
     ]);
     expect(rows).to.deep.equal([{ job_id: waiter.jobId, state: 'HOLDING' }]);
     await release(waiter);
+  });
+});
+
+describe('admission: a concurrency key in order of creation, whichever workflow asks first', () => {
+  /** `n` QUEUED runs of one key of a new structure with `concurrency`, in creation order. */
+  async function runsOfAKey(concurrency: Concurrency, n: number): Promise<SlotJob[]> {
+    const t = await newTenant('admission-keys');
+    const jobs = await queuedRuns(t.organizationId, n, { concurrency_key: 'k' });
+    await getStack().ds.query(
+      `UPDATE code_resources SET concurrency = $2 WHERE resource_id = (SELECT resource_id FROM runs WHERE run_id = $1)`,
+      [jobs[0].jobId, JSON.stringify(concurrency)],
+    );
+    return jobs;
+  }
+  const acquire = acquireUnder(KEY_ORG_LIMIT);
+  const release = releaseUnder(KEY_ORG_LIMIT);
+
+  it('queue: the newer run asking first waits behind the older one, which gets the slot (and its signal)', async () => {
+    const [older, newer] = await runsOfAKey({ limit: 1, strategy: 'queue' }, 2);
+    const asked = await acquire(newer);
+    expect(asked).to.deep.include({ outcome: 'waiting', waitingFor: 'key', executing: 1 });
+    expect((asked as { granted: unknown[] }).granted).to.deep.equal([
+      { kind: 'run', jobId: older.jobId, workflowId: workflowIdOf(older) },
+    ]);
+    expect(await acquire(older), 'its place was granted').to.deep.equal({ outcome: 'admitted', granted: [] });
+    expect(ids(await release(older))).to.deep.equal([newer.jobId]);
+    expect(await acquire(newer)).to.deep.equal({ outcome: 'admitted', granted: [] });
+    await release(newer);
+  });
+
+  it('skip: the newer run asking first is skipped (the older is ahead of it); the older runs', async () => {
+    const [older, newer] = await runsOfAKey({ limit: 1, strategy: 'skip' }, 2);
+    expect(await acquire(newer)).to.deep.include({ outcome: 'skipped' });
+    const skipped = await getStack().ds.getRepository(Run).findOneByOrFail({ run_id: newer.jobId });
+    expect(skipped.status_detail).to.deep.include({ reason: 'Cancelled' });
+    expect(await acquire(older)).to.deep.equal({ outcome: 'admitted', granted: [] });
+    await release(older);
+  });
+
+  it('cancel_in_progress: each run supersedes only the runs older than it', async () => {
+    const [holder, older, newer] = await runsOfAKey({ limit: 1, strategy: 'cancel_in_progress' }, 3);
+    expect(await acquire(holder)).to.deep.include({ outcome: 'admitted' });
+    const byNewer = await acquire(newer);
+    expect(ids((byNewer as { superseded: { runs: SlotJob[] } }).superseded.runs)).to.deep.equal([
+      holder.jobId,
+      older.jobId,
+    ]);
+    const byOlder = await acquire(older);
+    expect(ids((byOlder as { superseded: { runs: SlotJob[] } }).superseded.runs)).to.deep.equal([holder.jobId]);
+    for (const job of [holder, older, newer]) await release(job);
+  });
+
+  it('passes over the place of a run cancelled before its workflow asked', async () => {
+    const [holder, cancelled, newer] = await runsOfAKey({ limit: 1, strategy: 'queue' }, 3);
+    expect(await acquire(holder)).to.deep.include({ outcome: 'admitted' });
+    expect(await acquire(newer)).to.deep.include({ outcome: 'waiting', waitingFor: 'key' });
+    await getStack().ds.query(`UPDATE runs SET status = 'CANCELLED' WHERE run_id = $1`, [cancelled.jobId]);
+    expect(ids(await release(holder)), 'the newer run, not the cancelled one').to.deep.equal([newer.jobId]);
+    for (const job of [cancelled, newer]) await release(job);
   });
 });
