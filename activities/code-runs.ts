@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
+import type { EntityManager } from 'typeorm';
 import type { ActivityDeps } from './deps';
 import { Run, RunStatus } from '../src/persistence/entities/run';
 import { retryWhileUnavailable } from '../src/persistence/unavailable';
@@ -18,7 +19,9 @@ import {
   markStarting,
   withLostOutput,
 } from '../src/services/code/runs/lifecycle';
-import type { RunEnding, RunRetryInput } from '../src/temporal/contracts';
+import type { ExecutionSlotJob, RunEnding, RunRetryInput } from '../src/temporal/contracts';
+import { releaseSlotIn, type SlotGrant } from '../src/jobs/admission';
+import { signalGranted } from './execution-slots';
 import { appendLogs } from '../src/services/code/runs/state';
 import { markRetrying } from '../src/services/code/runs/retries';
 import { CgroupUnavailable } from '../src/runtime/sandbox/cgroups';
@@ -237,9 +240,25 @@ export function createCodeRunActivities(deps: ActivityDeps) {
       return markRetrying(ds, input);
     },
 
-    /** The terminal write (idempotent): status, final SYSTEM event, run credentials deleted. */
-    async finishCodeRun(input: { runId: string; ending: RunEnding }): Promise<RunStatus | 'MISSING'> {
-      return (await finishRun(ds, input.runId, input.ending)) ?? 'MISSING';
+    /**
+     * The terminal write (idempotent): status, final SYSTEM event, run credentials deleted. `releaseSlot`: and
+     * the run's execution slot given back in the same transaction (its grants signalled after the commit).
+     */
+    async finishCodeRun(input: {
+      runId: string;
+      ending: RunEnding;
+      releaseSlot?: ExecutionSlotJob;
+    }): Promise<RunStatus | 'MISSING'> {
+      const { releaseSlot } = input;
+      let grants: SlotGrant[] = [];
+      const release = releaseSlot
+        ? async (em: EntityManager) => {
+            grants = await releaseSlotIn(em, releaseSlot, { limit: config.execution.orgMaxConcurrentRuns });
+          }
+        : undefined;
+      const status = await finishRun(ds, input.runId, input.ending, undefined, release);
+      await signalGranted(deps, grants);
+      return status ?? 'MISSING';
     },
   };
   return {

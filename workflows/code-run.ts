@@ -5,7 +5,8 @@
 // Before STARTING, the run takes an execution slot of its organization (execution-slot.ts): until it has one
 // it waits QUEUED, and a cancel then ends it without executing; its concurrency strategy `skip` ends it CANCELLED.
 // Runs started since SLOT_STARTS_RUN_PATCH move to STARTING in the local activity that admits them.
-// New runs record one patch, CODE_RUN_PATCHES_1, which stands for every patch before it (see below).
+// New runs record one patch, CODE_RUN_PATCHES_2, which stands for every patch before it (see below); since it,
+// the terminal write gives the execution slot back in its own transaction (one local activity fewer per run).
 // A run with a retry policy whose attempt was lost goes back to QUEUED and through all of this again
 // (run-retries.ts).
 import { patched, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
@@ -26,20 +27,39 @@ type CodeRunActivities = Pick<Activities, 'startCodeRun' | 'executeCodeRun' | 'f
  */
 export const CODE_RUN_PATCHES_1 = 'code-run-patches-1';
 
-/** Whether this run is past the patch `id`: all of them since CODE_RUN_PATCHES_1 (`all`), else each asked. */
-function patchesOfThisRun(): { all: boolean; past: (id: string) => boolean } {
-  const all = patched(CODE_RUN_PATCHES_1);
-  return { all, past: (id) => all || patched(id) };
+/**
+ * The next generation: it stands for CODE_RUN_PATCHES_1 and for the slot given back by the terminal write
+ * (finishCodeRun's `releaseSlot`) instead of a local activity of its own after it. Histories with the marker
+ * of CODE_RUN_PATCHES_1 replay as they were recorded.
+ */
+export const CODE_RUN_PATCHES_2 = 'code-run-patches-2';
+
+/**
+ * Whether this run is past the patch `id`: all of them since CODE_RUN_PATCHES_1 (`all`), else each asked;
+ * `second`: past CODE_RUN_PATCHES_2 too.
+ */
+function patchesOfThisRun(): { all: boolean; second: boolean; past: (id: string) => boolean } {
+  const second = patched(CODE_RUN_PATCHES_2);
+  const all = second || patched(CODE_RUN_PATCHES_1);
+  return { all, second, past: (id) => all || patched(id) };
+}
+
+/** Which paths a run takes, by the patches its history is past. */
+interface CodeRunPaths {
+  /** It takes an execution slot (EXECUTION_SLOTS_PATCH). */
+  admitted: boolean;
+  /** The slot's admission also starts the run (SLOT_STARTS_RUN_PATCH): no start activity of its own. */
+  startsWithSlot?: boolean;
+  /** The slot's re-asks back off (SLOT_BACKOFF_PATCH), known already (CODE_RUN_PATCHES_1). */
+  backoff?: boolean;
+  /** The terminal write gives the slot back (CODE_RUN_PATCHES_2). */
+  slotEndsWithRun?: boolean;
 }
 
 async function codeRun(
   input: CodeRunInput,
   activities: CodeRunActivities,
-  admitted: boolean,
-  /** The slot's admission also starts the run (SLOT_STARTS_RUN_PATCH): no start activity of its own. */
-  startsWithSlot = false,
-  /** The slot's re-asks back off (SLOT_BACKOFF_PATCH), known already (CODE_RUN_PATCHES_1). */
-  backoff = false,
+  { admitted, startsWithSlot = false, backoff = false, slotEndsWithRun = false }: CodeRunPaths,
 ): Promise<RunStatus | 'MISSING'> {
   const slot = admitted
     ? new ExecutionSlot(
@@ -70,8 +90,14 @@ async function codeRun(
         return retrying;
       },
       finish: async (ending) => {
-        const status = await activities.finishCodeRun({ runId: input.runId, ending });
-        await slot?.release();
+        const releaseSlot = slotEndsWithRun ? slot?.toGiveBack() : undefined;
+        const status = await activities.finishCodeRun({
+          runId: input.runId,
+          ending,
+          ...(releaseSlot ? { releaseSlot } : {}),
+        });
+        if (releaseSlot) slot!.givenBack();
+        else await slot?.release();
         return status;
       },
     });
@@ -83,7 +109,7 @@ async function codeRun(
 const EXECUTE_RETRY = { initialInterval: '1 second', maximumInterval: '10 seconds', maximumAttempts: 5 };
 
 export async function codeRunWorkflow(input: CodeRunInput): Promise<RunStatus | 'MISSING'> {
-  const { all, past } = patchesOfThisRun();
+  const { all, second, past } = patchesOfThisRun();
   // Runs started before the status writes became local activities replay with them as activity tasks.
   const { startCodeRun, finishCodeRun } = past('local-status-writes')
     ? proxyLocalActivities<Activities>(LOCAL_STATUS_WRITES)
@@ -94,9 +120,12 @@ export async function codeRunWorkflow(input: CodeRunInput): Promise<RunStatus | 
   return codeRun(
     input,
     { startCodeRun, executeCodeRun, finishCodeRun, retryCodeRun },
-    past(EXECUTION_SLOTS_PATCH),
-    past(SLOT_STARTS_RUN_PATCH),
-    all, // SLOT_BACKOFF_PATCH: else asked by the slot itself, when it first waits
+    {
+      admitted: past(EXECUTION_SLOTS_PATCH),
+      startsWithSlot: past(SLOT_STARTS_RUN_PATCH),
+      backoff: all, // SLOT_BACKOFF_PATCH: else asked by the slot itself, when it first waits
+      slotEndsWithRun: second,
+    },
   );
 }
 
@@ -115,6 +144,6 @@ export async function structureRunWorkflow(input: CodeRunInput): Promise<RunStat
       finishCodeRun: finishStructureRun,
       retryCodeRun: () => Promise.resolve(false), // its inputs carry no retry policy
     },
-    false,
+    { admitted: false },
   );
 }

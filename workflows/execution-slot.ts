@@ -105,6 +105,16 @@ export class ExecutionSlot {
     }
   }
 
+  /** The job, while its slot (or its place in the queue) is to be given back: a terminal write may give it back. */
+  toGiveBack(): ExecutionSlotJob | undefined {
+    return this.taken ? this.job : undefined;
+  }
+
+  /** The terminal write gave the slot back (toGiveBack's job): release() has nothing left to do. */
+  givenBack(): void {
+    this.taken = false;
+  }
+
   async release(): Promise<void> {
     if (!this.taken) return;
     await CancellationScope.nonCancellable(() => releaseExecutionSlot({ job: this.job }));

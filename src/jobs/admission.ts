@@ -273,15 +273,18 @@ async function applyStrategy(
  * organization, whom the caller signals. Repeatable: a job without a row releases nothing.
  */
 export async function releaseSlot(ds: DataSource, job: SlotJob, opts: { limit: number }): Promise<SlotGrant[]> {
-  return ds.transaction(async (em) => {
-    const [row]: Array<{ organization_id: string }> = await em.query(
-      `SELECT organization_id FROM execution_slots WHERE job_kind = $1 AND job_id = $2`,
-      [job.kind, job.jobId],
-    );
-    if (!row) return [];
-    await lockOrganization(em, row.organization_id);
-    return releaseUnderLock(em, job, row.organization_id, opts.limit);
-  });
+  return ds.transaction((em) => releaseSlotIn(em, job, opts));
+}
+
+/** releaseSlot within the caller's transaction `em` (e.g. its job's terminal write: the slot goes as it ends). */
+export async function releaseSlotIn(em: EntityManager, job: SlotJob, opts: { limit: number }): Promise<SlotGrant[]> {
+  const [row]: Array<{ organization_id: string }> = await em.query(
+    `SELECT organization_id FROM execution_slots WHERE job_kind = $1 AND job_id = $2`,
+    [job.kind, job.jobId],
+  );
+  if (!row) return [];
+  await lockOrganization(em, row.organization_id);
+  return releaseUnderLock(em, job, row.organization_id, opts.limit);
 }
 
 async function releaseUnderLock(

@@ -188,12 +188,12 @@ describe('execution slots in the run workflow (time-skipping)', function () {
     const history = await historyOf(second.handle);
     expect(history).to.include('timerCanceled'); // the re-try timer was not needed
     expect(history).to.not.include('timerFired');
-    // It started (QUEUED → STARTING) in the admitting local activity: no start activity of its own, one event.
+    // It started (QUEUED → STARTING) in the admitting local activity: no start activity of its own, one event;
+    // and its terminal write gave the slot back: no release activity of its own (CODE_RUN_PATCHES_2).
     expect(await localActivities(second.handle)).to.deep.equal([
       'acquireExecutionSlot',
       'acquireExecutionSlot',
       'finishCodeRun',
-      'releaseExecutionSlot',
     ]);
     const startingEvents = await getStack()
       .ds.getRepository(RunEvent)

@@ -37,6 +37,8 @@ export const PATCHED_RECORDINGS = [
   { workflow: 'codeRunWorkflow', patch: 'slot-starts-run' },
   // CODE_RUN_PATCHES_1: one patch marker for every patch before it (the runs' paths are those of slot-starts-run).
   { workflow: 'codeRunWorkflow', patch: 'code-run-patches-1' },
+  // CODE_RUN_PATCHES_2: the terminal write gives the slot back (no releaseExecutionSlot after finishCodeRun).
+  { workflow: 'codeRunWorkflow', patch: 'code-run-patches-2' },
 ] as const satisfies ReadonlyArray<{ workflow: RecordedWorkflow; patch: string }>;
 export type PatchedRecording = (typeof PATCHED_RECORDINGS)[number];
 

@@ -119,12 +119,14 @@ export async function finishRun(
   ending: RunEnding,
   /** Runs in the same transaction when the run moved, before the final SYSTEM event (an assistant run's answer event and thread message). */
   alsoWhenMoved?: (em: EntityManager, run: Run) => Promise<void>,
+  /** Runs last in the same transaction, whether the run moved or had ended (the release of its execution slot). */
+  last?: (em: EntityManager) => Promise<void>,
 ): Promise<RunStatus | undefined> {
   // The run's credentials are deleted beside the transaction, on a connection of their own: its commit does not
   // wait for one more round trip. Deleted rather than deactivated: a deactivated key could be reactivated with
   // UpdateApiKey. Both are repeated by a retry of the whole (each is idempotent).
   const [status] = await Promise.all([
-    finishTransaction(ds, runId, ending, alsoWhenMoved),
+    finishTransaction(ds, runId, ending, alsoWhenMoved, last),
     ds.query(`DELETE FROM api_keys WHERE run_id = $1`, [runId]),
   ]);
   return status;
@@ -135,36 +137,48 @@ function finishTransaction(
   runId: string,
   ending: RunEnding,
   alsoWhenMoved?: (em: EntityManager, run: Run) => Promise<void>,
+  last?: (em: EntityManager) => Promise<void>,
 ): Promise<RunStatus | undefined> {
   return ds.transaction(async (em) => {
-    const completedAt = new Date();
-    const detail = statusDetailOf(ending);
-    const output =
-      'output' in ending && ending.output !== undefined
-        ? { output: ending.output, output_timestamp: completedAt.getTime() / 1000 }
-        : {};
-    const moved = await transitionRun(em, runId, ending.status, {
-      status_detail: detail,
-      completed_at: completedAt,
-      ...output,
-    });
-    if (moved) {
-      const times = { started_at: iso(moved.started_at), completed_at: iso(completedAt) };
-      const event =
-        'error' in ending
-          ? { type: 'StructureRunError', payload: { status: ending.status, status_detail: { error: ending.error } } }
-          : ending.status === 'CANCELLED'
-            ? { type: 'StructureRunCancelled', payload: { status: 'CANCELLED', ...times, status_detail: detail } }
-            : { type: 'StructureRunCompleted', payload: { status: ending.status, ...times, status_detail: detail } };
-      await alsoWhenMoved?.(em, moved);
-      const lost =
-        ending.status !== 'CANCELLED' && ending.outputLost
-          ? [{ type: 'StructureRunOutputLost', origin: 'SYSTEM' as const, payload: { output_lost: ending.outputLost } }]
-          : [];
-      await appendEvents(em, runId, [...lost, { ...event, origin: 'SYSTEM' }]);
-    }
-    if (moved) return moved.status;
-    const rows: Array<{ status: RunStatus }> = await em.query(`SELECT status FROM runs WHERE run_id = $1`, [runId]);
-    return rows[0]?.status;
+    const status = await terminalWrite(em, runId, ending, alsoWhenMoved);
+    await last?.(em);
+    return status;
   });
+}
+
+async function terminalWrite(
+  em: EntityManager,
+  runId: string,
+  ending: RunEnding,
+  alsoWhenMoved?: (em: EntityManager, run: Run) => Promise<void>,
+): Promise<RunStatus | undefined> {
+  const completedAt = new Date();
+  const detail = statusDetailOf(ending);
+  const output =
+    'output' in ending && ending.output !== undefined
+      ? { output: ending.output, output_timestamp: completedAt.getTime() / 1000 }
+      : {};
+  const moved = await transitionRun(em, runId, ending.status, {
+    status_detail: detail,
+    completed_at: completedAt,
+    ...output,
+  });
+  if (moved) {
+    const times = { started_at: iso(moved.started_at), completed_at: iso(completedAt) };
+    const event =
+      'error' in ending
+        ? { type: 'StructureRunError', payload: { status: ending.status, status_detail: { error: ending.error } } }
+        : ending.status === 'CANCELLED'
+          ? { type: 'StructureRunCancelled', payload: { status: 'CANCELLED', ...times, status_detail: detail } }
+          : { type: 'StructureRunCompleted', payload: { status: ending.status, ...times, status_detail: detail } };
+    await alsoWhenMoved?.(em, moved);
+    const lost =
+      ending.status !== 'CANCELLED' && ending.outputLost
+        ? [{ type: 'StructureRunOutputLost', origin: 'SYSTEM' as const, payload: { output_lost: ending.outputLost } }]
+        : [];
+    await appendEvents(em, runId, [...lost, { ...event, origin: 'SYSTEM' }]);
+  }
+  if (moved) return moved.status;
+  const rows: Array<{ status: RunStatus }> = await em.query(`SELECT status FROM runs WHERE run_id = $1`, [runId]);
+  return rows[0]?.status;
 }
