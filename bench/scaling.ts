@@ -5,7 +5,17 @@
 // without any of its runs ending); runs that have not ended by then are counted, and the level is reported.
 import type { BenchContext } from './support/context';
 import type { ProbeSample } from './support/probe';
-import { cpuNow, cpuSeconds, Group, machineCpuSeconds, mb, memoryNow, sampleMemory } from './support/processes';
+import {
+  cpuNow,
+  cpuSeconds,
+  Group,
+  machineCpuSeconds,
+  mb,
+  memoryNow,
+  sampleMemory,
+  threadCpuSeconds,
+  type WorkerThread,
+} from './support/processes';
 import { outcomesOtherThanSuccess, RunTiming, Started, startBare, startOurs } from './support/runs';
 import { stepsOf } from './run-latency';
 import { BenchReport, Figure, figure, pool, Ratio, sleep, summarize, table } from './support/stats';
@@ -39,6 +49,8 @@ interface Level {
   apiCpuPerCreate?: number;
   /** CPU time of our worker process over the level (creates to the last run's end), per run (ms; production shape). */
   workerCpuPerRun?: number;
+  /** The same, by kind of thread (ms per run; production shape). */
+  workerThreadsPerRun?: Record<WorkerThread, number>;
   /**
    * CPU time per run over the level (ms): the whole machine's, each part of the stack's (their processes' own
    * user and system time), and the rest (the machine's minus the parts: sandboxes, programs, kernel threads).
@@ -53,6 +65,8 @@ interface Level {
   before: Record<Group, number>;
   peak: Record<Group, number>;
 }
+
+const WORKER_THREADS: WorkerThread[] = ['main', 'workflows', 'v8', 'core', 'pool', 'other'];
 
 const unfinishedOf = (l: Level) => l.runs - l.finished - l.createErrors.length;
 
@@ -75,6 +89,7 @@ async function level(
   const apiCpuBefore = apiPid ? cpuSeconds(apiPid) : 0;
   const workerPid = which === 'ours' ? ctx.production?.probes.find((p) => p.name === 'worker')?.pid : undefined;
   const workerCpuBefore = workerPid ? cpuSeconds(workerPid) : 0;
+  const workerThreadsBefore = workerPid ? threadCpuSeconds(workerPid) : undefined;
   const sdkBefore = workerPid ? await ctx.production!.workerSdkCounters() : undefined;
   const [machineBefore, partsBefore] = [machineCpuSeconds(), cpuNow()];
   const started = (
@@ -102,6 +117,16 @@ async function level(
   while (all.length < started.length && Date.now() - lastEnd < LEVEL_QUIET_MS) await sleep(250);
   const peak = sampler.stop();
   const workerCpuPerRun = workerPid ? ((cpuSeconds(workerPid) - workerCpuBefore) * 1e3) / runs : undefined;
+  const workerThreadsAfter = workerPid ? threadCpuSeconds(workerPid) : undefined;
+  const workerThreadsPerRun =
+    workerThreadsBefore && workerThreadsAfter
+      ? (Object.fromEntries(
+          Object.entries(workerThreadsAfter).map(([k, v]) => [
+            k,
+            ((v - workerThreadsBefore[k as WorkerThread]) * 1e3) / runs,
+          ]),
+        ) as Record<WorkerThread, number>)
+      : undefined;
   const cpuPerRun = cpuSplit(machineCpuSeconds() - machineBefore, partsBefore, cpuNow(), runs);
   const probes = Object.fromEntries((ctx.production?.probes ?? []).map((p) => [p.name, p.read()]));
   const sdkAfter = sdkBefore ? await ctx.production!.workerSdkCounters() : undefined;
@@ -136,6 +161,7 @@ async function level(
     createLatency: summarize(createTimes),
     apiCpuPerCreate,
     workerCpuPerRun,
+    workerThreadsPerRun,
     cpuPerRun,
     workerSdkPerRun,
     succeededRuns: ok,
@@ -341,6 +367,13 @@ export async function scaling(ctx: BenchContext): Promise<BenchReport> {
             (k) => l.cpuPerRun[k],
           ),
         ]),
+      ),
+      table(
+        "scaling: our worker's CPU time per run by thread (ms): main = the event loop (activities, the SDK's JS side), workflows = the SDK's workflow thread, v8 = GC and compilation threads, core = the SDK's Rust core, pool = libuv's thread pool",
+        ['N', ...WORKER_THREADS],
+        levels.flatMap((l) =>
+          l.workerThreadsPerRun ? [[String(l.runs), ...WORKER_THREADS.map((k) => l.workerThreadsPerRun![k])]] : [],
+        ),
       ),
       table(
         `scaling: N runs of the trivial program created in a burst (${CREATE_CONCURRENCY} create calls in flight), memory = peak PSS`,

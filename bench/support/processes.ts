@@ -134,6 +134,37 @@ export function cpuSeconds(pid: number, tid?: number): number {
   return statTicks(pid, tid, 11) / 100;
 }
 
+/** The threads of a Node process running a Temporal worker, by what they do (their names, /proc/<pid>/task/<tid>/comm). */
+export type WorkerThread = 'main' | 'workflows' | 'v8' | 'core' | 'pool' | 'other';
+
+const threadOf = (comm: string, processComm: string): WorkerThread =>
+  comm === processComm || comm === 'MainThread'
+    ? 'main' // the event loop: activities, the SDK's JS side
+    : comm === 'WorkerThread'
+      ? 'workflows' // the SDK's workflow thread (its vm contexts)
+      : comm.startsWith('V8')
+        ? 'v8' // V8's platform threads: concurrent GC marking and sweeping, compilation
+        : comm.startsWith('tokio')
+          ? 'core' // the SDK's Rust core: gRPC to Temporal, history and state machines
+          : comm === 'libuv-worker'
+            ? 'pool' // libuv's thread pool: file system calls, DNS, crypto
+            : 'other';
+
+/** CPU seconds (user + system) each kind of thread of process `pid` has used so far (threads that ended: lost). */
+export function threadCpuSeconds(pid: number): Record<WorkerThread, number> {
+  const out: Record<WorkerThread, number> = { main: 0, workflows: 0, v8: 0, core: 0, pool: 0, other: 0 };
+  const processComm = fs.readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+  for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const comm = fs.readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
+      out[threadOf(comm, processComm)] += cpuSeconds(pid, Number(tid));
+    } catch {
+      // ended meanwhile
+    }
+  }
+  return out;
+}
+
 /** CPU seconds (user + system) of a process's children that ended and that it reaped (cutime + cstime). */
 function reapedCpuSeconds(pid: number): number {
   return statTicks(pid, undefined, 13) / 100;
