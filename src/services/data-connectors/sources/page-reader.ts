@@ -41,6 +41,7 @@ class PageReaderPool {
       const thread = this.idle.pop() ?? this.spawn();
       const task = this.queue.shift()!;
       this.busy.set(thread, task);
+      thread.ref(); // a page in the works keeps the process alive, an idle thread does not
       thread.postMessage({ html: task.html, base: task.base });
     }
     if (!this.busy.size && !this.queue.length) {
@@ -50,11 +51,11 @@ class PageReaderPool {
 
   private spawn(): Worker {
     const thread = new Worker(THREAD_SCRIPT, { resourceLimits: { maxOldGenerationSizeMb: THREAD_HEAP_MB } });
-    thread.unref();
     thread.on('message', (msg: { page?: PageText; error?: string }) => {
       const task = this.busy.get(thread);
       this.busy.delete(thread);
       this.idle.push(thread);
+      thread.unref();
       if (msg.page) task?.resolve(msg.page);
       else task?.reject(new Error(msg.error ?? 'the page could not be read'));
       this.dispatch();
@@ -71,6 +72,9 @@ class PageReaderPool {
     thread.on('exit', (code) => {
       if (this.busy.has(thread) || this.idle.includes(thread)) lost(new Error(`extraction thread exited (${code})`));
     });
+    // Unreferenced after the listeners (adding a 'message' listener refs the thread's port again): an idle thread
+    // kept the worker process from exiting after its shutdown for up to IDLE_MS (the bench saw it after data-jobs).
+    thread.unref();
     return thread;
   }
 

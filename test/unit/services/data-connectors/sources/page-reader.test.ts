@@ -1,5 +1,8 @@
 // Reading pages on extraction threads (src/services/data-connectors/sources/page-reader.ts): the same text,
-// title and links as on the calling thread, many pages at once, and a page that cannot be read fails alone.
+// title and links as on the calling thread, many pages at once, a page that cannot be read fails alone, and idle
+// threads do not keep the process alive.
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { readPage } from '../../../../../src/services/data-connectors/sources/html-text';
 import { readPageOffThread } from '../../../../../src/services/data-connectors/sources/page-reader';
@@ -27,5 +30,16 @@ describe('data connector sources: reading pages on extraction threads', () => {
     expect(failed).to.not.equal('read');
     const [html, url] = HTML_PAGES['bench page'];
     expect((await readPageOffThread(html, url, 1)).title).to.equal('Page 1');
+  });
+
+  it('lets the process exit while its threads are idle (they would end only after 30 s)', async () => {
+    const [html, url] = HTML_PAGES['bench page'];
+    const program = `
+      const { readPageOffThread } = require(${JSON.stringify(require.resolve('../../../../../src/services/data-connectors/sources/page-reader'))});
+      readPageOffThread(${JSON.stringify(html)}, ${JSON.stringify(url)}, 2).then((page) => console.log(page.title));`;
+    const started = Date.now();
+    const { stdout } = await promisify(execFile)(process.execPath, ['-e', program], { timeout: 20_000 });
+    expect(stdout.trim()).to.equal('Page 1');
+    expect(Date.now() - started, 'exited without waiting for the idle threads').to.be.below(10_000);
   });
 });
