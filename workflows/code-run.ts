@@ -90,7 +90,7 @@ async function codeRun(
         return retrying;
       },
       finish: async (ending) => {
-        const releaseSlot = slotEndsWithRun ? slot?.toGiveBack() : undefined;
+        const releaseSlot = slotEndsWithRun ? slot?.job : undefined;
         const status = await activities.finishCodeRun({
           runId: input.runId,
           ending,

@@ -60,7 +60,12 @@ export class ExecutionSlot {
   skipped: string | undefined;
 
   constructor(
-    private readonly job: ExecutionSlotJob,
+    /**
+     * A terminal write that gives the slot back is given this job whether or not acquire() took a slot: a newer
+     * run of its concurrency key may have taken a place for it before its workflow asked (admission.ts), and a
+     * job without a row gives nothing back.
+     */
+    readonly job: ExecutionSlotJob,
     /** `backoff: true`: the workflow already knows it is past SLOT_BACKOFF_PATCH (a patch generation covers it). */
     private readonly known: { backoff?: boolean } = {},
   ) {}
@@ -105,12 +110,7 @@ export class ExecutionSlot {
     }
   }
 
-  /** The job, while its slot (or its place in the queue) is to be given back: a terminal write may give it back. */
-  toGiveBack(): ExecutionSlotJob | undefined {
-    return this.taken ? this.job : undefined;
-  }
-
-  /** The terminal write gave the slot back (toGiveBack's job): release() has nothing left to do. */
+  /** The terminal write gave the job's slot, or its place in the queue, back: release() has nothing left to do. */
   givenBack(): void {
     this.taken = false;
   }
