@@ -256,7 +256,7 @@ export function createCodeRunActivities(deps: ActivityDeps) {
             grants = await releaseSlotIn(em, releaseSlot, { limit: config.execution.orgMaxConcurrentRuns });
           }
         : undefined;
-      const status = await finishRun(ds, input.runId, input.ending, undefined, release);
+      const status = await finishRun(ds, input.runId, input.ending, { last: release });
       await signalGranted(deps, grants);
       return status ?? 'MISSING';
     },

@@ -15,8 +15,8 @@ type SlotRow = { resource_id: string | null; concurrency_key: string | null; in_
 
 /**
  * A row of execution_slots that stands for a job: one its job asked for, or a place taken for a run of a key
- * (admission.ts, `placeOlderRunsOfKey`) whose run is still QUEUED (one cancelled before it asked is passed over,
- * and its row freed by the reconciler).
+ * (admission.ts, `placeOlderRunsOfKey`) whose run is still QUEUED (one cancelled before it asked is passed over;
+ * its terminal write, or the reconciler, frees its row).
  */
 export const LIVE_PLACE = `(execution_slots.asked OR EXISTS (SELECT 1 FROM runs j
    WHERE j.run_id = execution_slots.job_id AND j.status = 'QUEUED'))`;

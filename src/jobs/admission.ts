@@ -210,6 +210,7 @@ export async function acquireSlot(
  * that it waits behind them. Each such place is taken over by its run's own first ask (`asked`).
  */
 async function placeOlderRunsOfKey(em: EntityManager, job: SlotJob, row: JobRow & { key: string }): Promise<void> {
+  // Workflow ids as workflowIdOf(RUN_JOB.resourceKind(run), run_id) makes them: `<kind>-run-<run id>`.
   const ofResource = row.resource_kind === 'assistant' ? `j.kind = 'assistant' AND j.assistant_id` : 'j.resource_id';
   await em.query(
     `INSERT INTO execution_slots

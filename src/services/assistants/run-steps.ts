@@ -199,20 +199,22 @@ export async function finishAssistantRun(
   runId: string,
   ending: RunEnding,
 ): Promise<RunStatus | 'MISSING'> {
-  const status = await finishRun(ds, runId, ending, async (em, run) => {
-    if (run.status !== 'SUCCEEDED') return;
-    const details = await em.getRepository(AssistantRun).findOneByOrFail({ run_id: run.run_id });
-    const userMessage = userMessageOfRun(run);
-    await appendEvents(em, run.run_id, [finishEvent(run, userMessage)]);
-    if (details.thread_id) {
-      // As griptape's conversation memory writes an exchange, so that its driver can load this thread too.
-      await appendThreadMessage(em, run.organization_id, details.thread_id, {
-        input: textArtifactJson(userMessage),
-        output: textArtifactJson(resultText(run.output)),
-        metadata: { assistant_run_id: run.run_id },
-        createdBy: run.created_by,
-      });
-    }
+  const status = await finishRun(ds, runId, ending, {
+    alsoWhenMoved: async (em, run) => {
+      if (run.status !== 'SUCCEEDED') return;
+      const details = await em.getRepository(AssistantRun).findOneByOrFail({ run_id: run.run_id });
+      const userMessage = userMessageOfRun(run);
+      await appendEvents(em, run.run_id, [finishEvent(run, userMessage)]);
+      if (details.thread_id) {
+        // As griptape's conversation memory writes an exchange, so that its driver can load this thread too.
+        await appendThreadMessage(em, run.organization_id, details.thread_id, {
+          input: textArtifactJson(userMessage),
+          output: textArtifactJson(resultText(run.output)),
+          metadata: { assistant_run_id: run.run_id },
+          createdBy: run.created_by,
+        });
+      }
+    },
   });
   return status ?? 'MISSING';
 }

@@ -117,27 +117,31 @@ export async function finishRun(
   ds: DataSource,
   runId: string,
   ending: RunEnding,
-  /** Runs in the same transaction when the run moved, before the final SYSTEM event (an assistant run's answer event and thread message). */
-  alsoWhenMoved?: (em: EntityManager, run: Run) => Promise<void>,
-  /** Runs last in the same transaction, whether the run moved or had ended (the release of its execution slot). */
-  last?: (em: EntityManager) => Promise<void>,
+  inTransaction: TerminalWriteHooks = {},
 ): Promise<RunStatus | undefined> {
   // The run's credentials are deleted beside the transaction, on a connection of their own: its commit does not
   // wait for one more round trip. Deleted rather than deactivated: a deactivated key could be reactivated with
   // UpdateApiKey. Both are repeated by a retry of the whole (each is idempotent).
   const [status] = await Promise.all([
-    finishTransaction(ds, runId, ending, alsoWhenMoved, last),
+    finishTransaction(ds, runId, ending, inTransaction),
     ds.query(`DELETE FROM api_keys WHERE run_id = $1`, [runId]),
   ]);
   return status;
+}
+
+/** What else a terminal write does in its transaction. */
+export interface TerminalWriteHooks {
+  /** When the run moved, before the final SYSTEM event (an assistant run's answer event and thread message). */
+  alsoWhenMoved?: (em: EntityManager, run: Run) => Promise<void>;
+  /** Last, whether the run moved or had ended (the release of its execution slot). */
+  last?: (em: EntityManager) => Promise<void>;
 }
 
 function finishTransaction(
   ds: DataSource,
   runId: string,
   ending: RunEnding,
-  alsoWhenMoved?: (em: EntityManager, run: Run) => Promise<void>,
-  last?: (em: EntityManager) => Promise<void>,
+  { alsoWhenMoved, last }: TerminalWriteHooks,
 ): Promise<RunStatus | undefined> {
   return ds.transaction(async (em) => {
     const status = await terminalWrite(em, runId, ending, alsoWhenMoved);
