@@ -159,7 +159,7 @@ describe('schedules', function () {
     expect(gone).to.be.instanceOf(ScheduleNotFoundError);
   });
 
-  it('a fire is an ordinary run created_by schedule:<id>: structures get args, functions input; trigger fires now', async () => {
+  it('a fire is an ordinary run created_by schedule:<id>: structures get args, functions input; trigger fires now, a lost Schedule made again', async () => {
     const t = await newTenant();
     const api = as(t.key, secondsApi.baseUrl);
     const s = await structureWithBuild(t.organizationId, { files: { 'structure.py': ARGS_PROGRAM } });
@@ -192,8 +192,12 @@ describe('schedules', function () {
     const fnBase = `/api/functions/${fn.structureId}/schedules`;
     const daily = await api.post(fnBase, { schedule_expression: 'cron(0 3 * * ? *)', input: { n: 1 }, enabled: false });
     expect(daily.status, daily.text).to.equal(201);
+    // Temporal lost the Schedule (deleted behind our back): the trigger makes it again, paused as the row says.
+    await getStack().env.client.schedule.getHandle(runScheduleId(daily.body.schedule_id)).delete();
     const triggered = await api.post(`${fnBase}/${daily.body.schedule_id}/trigger`, {});
     expect(triggered.status, triggered.text).to.equal(202);
+    expect(triggered.body.next_fire_times).to.deep.equal([]);
+    expect((await describeSchedule(daily.body.schedule_id)).state.paused).to.equal(true);
     const fnRuns = await waitForList(
       async () => (await api.get(`/api/functions/${fn.structureId}/runs`)).body.function_runs as any[],
       (r) => r.length === 1 && TERMINAL.includes(r[0].status),

@@ -1,6 +1,7 @@
 // Drill: restart the Temporal server (a dev server of the drill's own, on its SQLite file) while runs are
 // RUNNING. The worker keeps the user processes; api and worker reconnect by themselves; every run finishes.
-// While Temporal is down, creating a run answers 503 and leaves no row; reading runs still works (PostgreSQL).
+// While Temporal is down, creating a run answers 503 and leaves no row; reading runs still works (PostgreSQL), and
+// so does reading a schedule (its next fire times null: unknown).
 import fs from 'node:fs';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
@@ -74,12 +75,21 @@ export async function temporalRestartDrill(
       (await statuses()).every((x: string) => !['QUEUED', 'STARTING'].includes(x)) ? true : undefined,
     );
 
+    // A schedule's row is read from PostgreSQL: while Temporal is down it answers 200 with its fire times unknown.
+    const schedule = await http.post(`/api/structures/${s.structureId}/schedules`, {
+      schedule_expression: 'cron(0 3 * * ? *)',
+    });
+    if (schedule.status !== 201) throw new Error(`creating a schedule answered ${schedule.status} ${schedule.text}`);
+    const scheduleUrl = `/api/structures/${s.structureId}/schedules/${schedule.body.schedule_id}`;
+
     const downAt = Date.now();
     let refused = 0;
     for (const [i, signal] of opts.signals.entries()) {
       await procs.kill(temporal, signal);
       f.faults++;
       const stoppedAt = Date.now();
+      // Side by side with the creations below (each waits out the api's 5 s deadline), so as not to lengthen the outage.
+      const scheduleRead = http.get(scheduleUrl);
       // Meanwhile: a new run cannot start (503, no row left behind); existing runs can still be read.
       while (Date.now() - stoppedAt < opts.downMs) {
         const created = await http.post(`/api/structures/${s.structureId}/runs`, body(0.2));
@@ -92,6 +102,10 @@ export async function temporalRestartDrill(
         if (read.status !== 200) f.violation(`reading a run without Temporal answered ${read.status}`);
         await sleep(200);
       }
+      const read = await scheduleRead;
+      f.checked++;
+      if (read.status !== 200 || read.body.next_fire_times !== null)
+        f.violation(`reading a schedule without Temporal answered ${read.status} ${read.text.slice(0, 200)}`);
       temporal = await startTemporalDevServer(procs, { ...server, name: `temporal-${i + 2}` });
       const restartedAt = Date.now();
       f.notes.push(`${signal}: Temporal was down ${((restartedAt - stoppedAt) / 1000).toFixed(1)} s`);

@@ -74,7 +74,17 @@ export function Schedules({ kind, resourceId }: { kind: ScheduledKind; resourceI
                   {s.schedule_expression} <span className="muted">({s.time_zone})</span>
                 </td>
                 <td>{s.overlap_policy}</td>
-                <td>{s.next_fire_times.length ? <Time at={s.next_fire_times[0]} /> : '—'}</td>
+                <td>
+                  {s.next_fire_times === null ? (
+                    <span className="muted" title="Temporal did not describe the schedule in time">
+                      unknown
+                    </span>
+                  ) : s.next_fire_times.length ? (
+                    <Time at={s.next_fire_times[0]} />
+                  ) : (
+                    '—'
+                  )}
+                </td>
                 <td>{s.enabled ? 'Active' : 'Paused'}</td>
                 <td className="actions">
                   {(['trigger', s.enabled ? 'pause' : 'resume', 'delete'] as const).map((action) => (

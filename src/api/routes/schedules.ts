@@ -93,9 +93,11 @@ const ScheduleSchema = defineSchema('Schedule', {
     overlap_policy: { type: 'string', enum: OVERLAP_POLICIES },
     catchup_window_seconds: { type: 'integer' },
     next_fire_times: {
-      type: 'array',
+      type: ['array', 'null'],
       items: timestamp,
-      description: `The next ${NEXT_FIRES} fire times as Temporal computes them; [] while paused.`,
+      description:
+        `The next ${NEXT_FIRES} fire times as Temporal computes them; [] while paused; null when Temporal did not ` +
+        'describe the schedule in time (the rest of the answer is the row, and stands).',
     },
     organization_id: uuid,
     created_by: { type: 'string' },
@@ -116,7 +118,7 @@ async function present(deps: RunsDeps, s: RunSchedule) {
     enabled: s.enabled,
     overlap_policy: s.overlap_policy,
     catchup_window_seconds: s.catchup_window_seconds,
-    next_fire_times: (await upcomingFires(deps, s)).slice(0, NEXT_FIRES).map((d) => d.toISOString()),
+    next_fire_times: (await upcomingFires(deps, s))?.slice(0, NEXT_FIRES).map((d) => d.toISOString()) ?? null,
     organization_id: s.organization_id,
     created_by: s.created_by,
     created_at: iso(s.created_at),

@@ -6,10 +6,12 @@
 // updates it, update of a missing one creates it), and a schedule whose row is gone deletes itself at its
 // next fire (src/services/schedules/fire.ts).
 import { randomUUID } from 'node:crypto';
+import { ScheduleNotFoundError } from '@temporalio/client';
 import type { Caller } from '../caller';
 import { badRequest } from '../../errors';
 import { RunSchedule, type OverlapPolicy, type ScheduleTarget } from '../../persistence/entities/run-schedule';
 import { insertRow } from '../../persistence/direct-sql';
+import { isUnavailable } from '../../persistence/unavailable';
 import type { PageRequest } from '../../persistence/pagination';
 import { findInOrg, pageInOrg } from '../../persistence/scoped';
 import {
@@ -207,7 +209,10 @@ export async function deleteSchedule(
   await deps.ds.getRepository(RunSchedule).delete({ schedule_id: schedule.schedule_id });
 }
 
-/** Fires now (a run with the schedule's args, nominal time now); a Temporal Schedule lost is created first. */
+/**
+ * Fires now (a run with the schedule's args, nominal time now); a Temporal Schedule lost is created first. No
+ * describe before: that is a query of the scheduler workflow, which waits for Temporal's own worker under load.
+ */
 export async function triggerSchedule(
   deps: RunsDeps,
   caller: Caller,
@@ -216,14 +221,27 @@ export async function triggerSchedule(
   scheduleId: string,
 ): Promise<RunSchedule> {
   const { schedule, resourceName } = await findSchedule(deps, caller, kind, resourceId, scheduleId);
-  if ((await nextFireTimes(deps.temporal, scheduleId)) === null)
+  try {
+    await triggerRunSchedule(deps.temporal, scheduleId);
+  } catch (err) {
+    if (!(err instanceof ScheduleNotFoundError)) throw err;
     await createRunSchedule(deps.temporal, deps.config.temporal.taskQueue, specOf(schedule, resourceName));
-  await triggerRunSchedule(deps.temporal, scheduleId);
+    await triggerRunSchedule(deps.temporal, scheduleId);
+  }
   return schedule;
 }
 
-/** The schedule's next fire times from Temporal ([] while paused or when Temporal lost the schedule). */
-export async function upcomingFires(deps: RunsDeps, schedule: RunSchedule): Promise<Date[]> {
+/**
+ * The schedule's next fire times from Temporal ([] while paused or when Temporal lost the schedule); null when
+ * Temporal did not answer in time. The row is the answer, so a slow describe (a query its own worker must take)
+ * leaves only the fire times unknown.
+ */
+export async function upcomingFires(deps: RunsDeps, schedule: RunSchedule): Promise<Date[] | null> {
   if (!schedule.enabled) return [];
-  return (await nextFireTimes(deps.temporal, schedule.schedule_id)) ?? [];
+  try {
+    return (await nextFireTimes(deps.temporal, schedule.schedule_id)) ?? [];
+  } catch (err) {
+    if (isUnavailable(err)) return null;
+    throw err;
+  }
 }
