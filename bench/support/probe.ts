@@ -58,12 +58,28 @@ delete process.env.BENCH_PROFILE_FILE;
 delete process.env.NODE_OPTIONS;
 
 // A CPU profile of the whole life of the process (`--cpu-prof` is not allowed in NODE_OPTIONS), written to
-// BENCH_PROFILE_FILE once BENCH_PROBE_FILE.stop exists (the bench creates it before stopping us).
+// BENCH_PROFILE_FILE once BENCH_PROBE_FILE.stop exists (the bench creates it before stopping us). Its worker
+// threads too (the Temporal SDK's workflow thread, the webscraper's readers), each beside it as
+// `<name>.thread-<id>.cpuprofile`, through the inspector's NodeWorker domain; those are written first.
 let profiler: Session | undefined;
+/** The inspector sessions of this process's worker threads, by sessionId, with the thread's id. */
+const threads = new Map<string, number>();
 if (file && profileFile) {
   profiler = new Session();
   profiler.connect();
   profiler.post('Profiler.enable', () => profiler!.post('Profiler.start'));
+  profiler.on('NodeWorker.attachedToWorker', ({ params }: any) => {
+    threads.set(params.sessionId, params.workerInfo.workerId);
+    for (const [id, method] of [
+      [1, 'Profiler.enable'],
+      [2, 'Profiler.start'],
+    ] as const)
+      profiler?.post('NodeWorker.sendMessageToWorker', {
+        sessionId: params.sessionId,
+        message: JSON.stringify({ id, method }),
+      } as object);
+  });
+  profiler.post('NodeWorker.enable', { waitForDebuggerOnStart: false } as object);
   // And where it allocates: a sampling heap profile that keeps the samples of objects collected since (every
   // allocation, not only what is alive at the end), written beside it as .heapprofile.
   profiler.post('HeapProfiler.enable', () =>
@@ -74,17 +90,47 @@ if (file && profileFile) {
     } as object),
   );
 }
+/** Stops the profiles of the worker threads still alive and writes them (at most 5 s). */
+function stopThreadProfiles(session: Session): Promise<void> {
+  const STOP_ID = 3;
+  let pending = threads.size;
+  return new Promise((resolve) => {
+    if (!pending) return resolve();
+    const timer = setTimeout(resolve, 5_000);
+    session.on('NodeWorker.receivedMessageFromWorker', ({ params }: any) => {
+      const message = JSON.parse(params.message);
+      if (message.id !== STOP_ID) return;
+      if (message.result?.profile)
+        fs.writeFileSync(
+          profileFile!.replace(/\.cpuprofile$/, `.thread-${threads.get(params.sessionId)}.cpuprofile`),
+          JSON.stringify(message.result.profile),
+        );
+      if (--pending === 0) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    for (const sessionId of threads.keys())
+      session.post('NodeWorker.sendMessageToWorker', {
+        sessionId,
+        message: JSON.stringify({ id: STOP_ID, method: 'Profiler.stop' }),
+      } as object);
+  });
+}
 function stopProfile(): void {
   const session = profiler;
   if (!session || !file || !fs.existsSync(`${file}.stop`)) return;
   profiler = undefined;
-  session.post('HeapProfiler.stopSampling', (heapErr, heap) => {
-    if (!heapErr) fs.writeFileSync(profileFile!.replace(/\.cpuprofile$/, '.heapprofile'), JSON.stringify(heap.profile));
-    session.post('Profiler.stop', (err, result) => {
-      if (!err) fs.writeFileSync(profileFile!, JSON.stringify(result.profile));
-      session.disconnect();
-    });
-  });
+  void stopThreadProfiles(session).then(() =>
+    session.post('HeapProfiler.stopSampling', (heapErr, heap) => {
+      if (!heapErr)
+        fs.writeFileSync(profileFile!.replace(/\.cpuprofile$/, '.heapprofile'), JSON.stringify(heap.profile));
+      session.post('Profiler.stop', (err, result) => {
+        if (!err) fs.writeFileSync(profileFile!, JSON.stringify(result.profile));
+        session.disconnect();
+      });
+    }),
+  );
 }
 // Statements and gRPC calls, counted where every one passes (pg's Client.query, grpc-js's unary call): the
 // round trips per unit of work (a create). Loaded from the process's own node_modules, so these are its modules.
