@@ -12,6 +12,8 @@ export interface TemporalSettings {
     devUiPort: number;
     cliPath: string | undefined;
     testServerPath: string | undefined;
+    /** Workflow stack traces for the stack trace query (the Temporal UI's Stack Trace tab): ~9 ms of CPU per run. */
+    workflowStackTraces: boolean;
   };
 }
 
@@ -26,6 +28,7 @@ export function readTemporal(env: EnvReader): TemporalSettings {
       devUiPort: env.int('TEMPORAL_DEV_UI_PORT', 8233, 1, 65535),
       cliPath: env.optional('TEMPORAL_CLI_PATH'),
       testServerPath: env.optional('TEMPORAL_TEST_SERVER_PATH'),
+      workflowStackTraces: env.bool('TEMPORAL_WORKFLOW_STACK_TRACES', false),
     },
   };
 }
@@ -33,4 +36,12 @@ export function readTemporal(env: EnvReader): TemporalSettings {
 /** Temporal address the processes connect to: TEMPORAL_ADDRESS, else the local dev server. */
 export function temporalAddress(config: TemporalSettings): string {
   return config.temporal.address ?? `127.0.0.1:${config.temporal.devPort}`;
+}
+
+/**
+ * Hands the stack trace setting to the Temporal SDK's workflow threads, which read it from the environment as
+ * they start (patches/@temporalio+worker+*.patch): call before creating the worker.
+ */
+export function exportWorkflowStackTraces(config: TemporalSettings): void {
+  process.env.TEMPORAL_WORKFLOW_STACK_TRACES = String(config.temporal.workflowStackTraces);
 }

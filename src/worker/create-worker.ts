@@ -3,7 +3,7 @@ import { NativeConnection, Worker, WorkerOptions } from '@temporalio/worker';
 import type { DataSource } from 'typeorm';
 import { createActivities, ActivityDeps } from '../../activities';
 import { createBlobStore } from '../blobs/create-blob-store';
-import type { Config } from '../config';
+import { exportWorkflowStackTraces, type Config } from '../config';
 import { createModelDriver } from '../drivers/model';
 import type { Logger } from '../logger';
 import type { Sandbox } from '../runtime/sandbox/sandbox';
@@ -40,6 +40,8 @@ export async function createWorker(opts: {
   /** From startTracing: trace workflows and activities (a prebuilt bundle must include WORKFLOW_TRACING_MODULES). */
   tracing?: Tracing;
 }): Promise<Worker> {
+  // Off unless configured: the SDK's workflow thread then takes no stack trace of each promise a workflow makes.
+  exportWorkflowStackTraces(opts.deps.config);
   return Worker.create({
     connection: opts.connection,
     namespace: opts.namespace,
