@@ -3,8 +3,6 @@
 FROM node:20-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
-# npm's postinstall applies them (patch-package; patches/README.md).
-COPY patches ./patches
 # npm ci refuses a lockfile that lacks some optional platform packages (see .ci/run); npm install then
 # installs from the same lockfile.
 RUN npm ci --no-audit --no-fund || npm install --no-audit --no-fund
