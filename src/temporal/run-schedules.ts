@@ -17,8 +17,13 @@ export const scheduledRunWorkflowPrefix = (scheduleId: string) => `scheduled-run
 
 /** An unreachable Temporal answers the api's caller with 503 after this long (like a run's start). */
 const CALL_DEADLINE_MS = 5_000;
-const bounded = <T>(client: Client, call: () => Promise<T>) =>
-  client.connection.withDeadline(Date.now() + CALL_DEADLINE_MS, call);
+/**
+ * The SDK's update describes the schedule first: a query of its scheduler workflow, which Temporal's own worker
+ * answers, and which took more than 5 s under the schema fuzzer's load. A change is worth waiting longer for.
+ */
+const UPDATE_DEADLINE_MS = 15_000;
+const bounded = <T>(client: Client, call: () => Promise<T>, deadlineMs = CALL_DEADLINE_MS) =>
+  client.connection.withDeadline(Date.now() + deadlineMs, call);
 
 const OVERLAP = {
   skip: 'SKIP',
@@ -92,16 +97,19 @@ export async function updateRunSchedule(client: Client, taskQueue: string, s: Ru
   const options = optionsOf(s, taskQueue);
   const handle = client.schedule.getHandle(options.scheduleId);
   try {
-    await bounded(client, () =>
-      handle.update((prev) => ({
-        ...prev,
-        spec: options.spec,
-        action: options.action,
-        policies: { ...prev.policies, ...options.policies },
-        // The paused state too: the scheduler workflow applies a pause that arrives with an update before the
-        // update, whose state then wins (a PATCH of enabled:false right after a resume stayed unpaused once).
-        state: { ...prev.state, note: options.state.note, paused: !s.enabled },
-      })),
+    await bounded(
+      client,
+      () =>
+        handle.update((prev) => ({
+          ...prev,
+          spec: options.spec,
+          action: options.action,
+          policies: { ...prev.policies, ...options.policies },
+          // The paused state too: the scheduler workflow applies a pause that arrives with an update before the
+          // update, whose state then wins (a PATCH of enabled:false right after a resume stayed unpaused once).
+          state: { ...prev.state, note: options.state.note, paused: !s.enabled },
+        })),
+      UPDATE_DEADLINE_MS,
     );
   } catch (err) {
     if (!(err instanceof ScheduleNotFoundError)) throw err;
