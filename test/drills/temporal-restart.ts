@@ -89,7 +89,7 @@ export async function temporalRestartDrill(
       f.faults++;
       const stoppedAt = Date.now();
       // Side by side with the creations below (each waits out the api's 5 s deadline), so as not to lengthen the outage.
-      const scheduleRead = http.get(scheduleUrl);
+      const scheduleReading = http.get(scheduleUrl);
       // Meanwhile: a new run cannot start (503, no row left behind); existing runs can still be read.
       while (Date.now() - stoppedAt < opts.downMs) {
         const created = await http.post(`/api/structures/${s.structureId}/runs`, body(0.2));
@@ -102,10 +102,12 @@ export async function temporalRestartDrill(
         if (read.status !== 200) f.violation(`reading a run without Temporal answered ${read.status}`);
         await sleep(200);
       }
-      const read = await scheduleRead;
+      const scheduleRead = await scheduleReading;
       f.checked++;
-      if (read.status !== 200 || read.body.next_fire_times !== null)
-        f.violation(`reading a schedule without Temporal answered ${read.status} ${read.text.slice(0, 200)}`);
+      if (scheduleRead.status !== 200 || scheduleRead.body.next_fire_times !== null)
+        f.violation(
+          `reading a schedule without Temporal answered ${scheduleRead.status} ${scheduleRead.text.slice(0, 200)}`,
+        );
       temporal = await startTemporalDevServer(procs, { ...server, name: `temporal-${i + 2}` });
       const restartedAt = Date.now();
       f.notes.push(`${signal}: Temporal was down ${((restartedAt - stoppedAt) / 1000).toFixed(1)} s`);

@@ -49,7 +49,9 @@ describe('workflow stack traces', function () {
         activities: {},
       });
     } finally {
-      process.env.TEMPORAL_WORKFLOW_STACK_TRACES = before;
+      // Assigning undefined would store the string "undefined".
+      if (before === undefined) delete process.env.TEMPORAL_WORKFLOW_STACK_TRACES;
+      else process.env.TEMPORAL_WORKFLOW_STACK_TRACES = before;
     }
     const probe: FrameProbe = {
       frame: 'withinLimit',
