@@ -21,12 +21,14 @@ COPY tools/embedding-model /build/tools/embedding-model
 RUN TARMAC_CACHE_DIR=/build/cache bash /build/tools/obtain-embedding-model.sh
 
 # pasta, each run's network helper: the pinned passt `npm start` builds (tools/obtain-passt.sh: Debian's source
-# package, sha256-checked, built with make into /usr/local/lib/tarmac); the build must succeed here.
+# package, sha256-checked, with tools/passt-patches, built with make into /usr/local/lib/tarmac); the build must
+# succeed here.
 FROM node:20-slim AS passt
 RUN apt-get update \
  && apt-get install -y --no-install-recommends gcc libc6-dev make patch curl ca-certificates xz-utils \
  && rm -rf /var/lib/apt/lists/*
 COPY tools/obtain-passt.sh /build/tools/
+COPY tools/passt-patches /build/tools/passt-patches
 RUN bash /build/tools/obtain-passt.sh && test -x /usr/local/lib/tarmac/passt-*/pasta
 
 FROM node:20-slim

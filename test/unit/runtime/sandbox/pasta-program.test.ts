@@ -4,7 +4,12 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
-import { pastaProgram, pinnedPastaPath, replaceableBy } from '../../../../src/runtime/sandbox/pasta-program';
+import {
+  PASST_BUILD,
+  pastaProgram,
+  pinnedPastaPath,
+  replaceableBy,
+} from '../../../../src/runtime/sandbox/pasta-program';
 import { findTool } from '../../../../src/runtime/process/confine';
 
 describe('pasta program', function () {
@@ -33,5 +38,13 @@ describe('pasta program', function () {
     const pinned = pinnedPastaPath(dir);
     const expected = fs.existsSync(pinned) && !replaceableBy(pinned) ? pinned : findTool('pasta');
     expect(pastaProgram({ pasta: undefined, toolsCacheDir: dir })).to.equal(expected);
+  });
+
+  it('looks for the build that tools/obtain-passt.sh makes (its version and our patches)', function () {
+    const script = fs.readFileSync(path.join(__dirname, '../../../../../tools/obtain-passt.sh'), 'utf8');
+    const version = /^VERSION=(\S+)/m.exec(script)?.[1];
+    const build = /^BUILD="\$VERSION(\S*)"/m.exec(script)?.[1];
+    expect(`${version}${build}`).to.equal(PASST_BUILD);
+    expect(pinnedPastaPath(dir)).to.match(new RegExp(`/passt-${PASST_BUILD}/pasta$`));
   });
 });
