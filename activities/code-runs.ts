@@ -252,8 +252,9 @@ export function createCodeRunActivities(deps: ActivityDeps) {
       const { releaseSlot } = input;
       let grants: SlotGrant[] = [];
       const release = releaseSlot
-        ? async (em: EntityManager) => {
-            grants = await releaseSlotIn(em, releaseSlot, { limit: config.execution.orgMaxConcurrentRuns });
+        ? async (em: EntityManager, moved?: Run) => {
+            const limit = config.execution.orgMaxConcurrentRuns;
+            grants = await releaseSlotIn(em, releaseSlot, { limit, organizationId: moved?.organization_id });
           }
         : undefined;
       const status = await finishRun(ds, input.runId, input.ending, { last: release });

@@ -21,13 +21,22 @@ export function startJob(
   id: string,
   alsoWhenStarted?: (em: EntityManager) => Promise<unknown>,
 ): Promise<string | undefined> {
-  const once = () => ds.transaction((em) => startJobIn(em, kind, id, alsoWhenStarted));
+  const once = () =>
+    ds.transaction(async (em) => {
+      const [row]: Array<{ status: string }> = await em.query(
+        `SELECT status FROM ${kind.table} WHERE ${kind.idColumn} = $1 FOR UPDATE`,
+        [id],
+      );
+      if (row?.status !== kind.open[0]) return row?.status;
+      return startJobIn(em, kind, id, alsoWhenStarted);
+    });
   return waitFor(once, (status) => status !== undefined, ROW_VISIBLE_WAIT_MS);
 }
 
 /**
  * The start within a transaction of the caller's, which knows the row is visible (admission: a job starts in
- * the transaction that admits it); answers as `startJob`, without waiting for the row.
+ * the transaction that admits it); answers as `startJob`, without waiting for the row. The guarded transition
+ * alone decides (one statement); only a row that did not move is read back.
  */
 export async function startJobIn(
   em: EntityManager,
@@ -35,14 +44,15 @@ export async function startJobIn(
   id: string,
   alsoWhenStarted?: (em: EntityManager) => Promise<unknown>,
 ): Promise<string | undefined> {
+  if (await transition(em, kind, id, kind.open[1])) {
+    await alsoWhenStarted?.(em);
+    return kind.open[1];
+  }
   const [row]: Array<{ status: string }> = await em.query(
-    `SELECT status FROM ${kind.table} WHERE ${kind.idColumn} = $1 FOR UPDATE`,
+    `SELECT status FROM ${kind.table} WHERE ${kind.idColumn} = $1`,
     [id],
   );
-  if (row?.status !== kind.open[0]) return row?.status;
-  await transition(em, kind, id, kind.open[1]);
-  await alsoWhenStarted?.(em);
-  return kind.open[1];
+  return row?.status;
 }
 
 /** A started job that has not ended (what a start activity answers its workflow). */

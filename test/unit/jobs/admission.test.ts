@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { createReconcilerActivities } from '../../../activities/reconciler';
-import { acquireSlot, releaseSlot, type SlotJob } from '../../../src/jobs/admission';
+import { acquireSlot, releaseSlot, releaseSlotIn, type SlotJob } from '../../../src/jobs/admission';
 import type { Concurrency } from '../../../src/persistence/entities/code-resource';
 import { Run, RunEvent } from '../../../src/persistence/entities';
 import { markStartingIn } from '../../../src/services/code/runs/lifecycle';
@@ -68,6 +68,20 @@ describe('admission: execution slots per organization', () => {
     expect(await release(a), 'a second release gives nothing').to.deep.equal([]);
     expect(ids(await release(b))).to.deep.equal([d.jobId]);
     for (const job of [c, d, x]) await release(job);
+  });
+
+  it('a release told the organization (a terminal write has the row) grants as one that looks it up', async () => {
+    const t = await newTenant('admission-release-in');
+    const [a, b, c] = await queuedRuns(t.organizationId, 3);
+    await acquire(a);
+    await acquire(b);
+    expect(await acquire(c)).to.deep.include({ outcome: 'waiting' });
+    const releaseIn = (job: SlotJob) =>
+      getStack().ds.transaction((em) => releaseSlotIn(em, job, { limit: LIMIT, organizationId: t.organizationId }));
+    expect(ids(await releaseIn(a))).to.deep.equal([c.jobId]);
+    expect(await releaseIn(a), 'a second release gives nothing').to.deep.equal([]);
+    expect(await acquire(c)).to.deep.equal({ outcome: 'admitted', granted: [] });
+    for (const job of [b, c]) await release(job);
   });
 
   it('answers ended for a job that already ended, giving its slot back, and missing for no row', async () => {

@@ -133,8 +133,8 @@ export async function finishRun(
 export interface TerminalWriteHooks {
   /** When the run moved, before the final SYSTEM event (an assistant run's answer event and thread message). */
   alsoWhenMoved?: (em: EntityManager, run: Run) => Promise<void>;
-  /** Last, whether the run moved or had ended (the release of its execution slot). */
-  last?: (em: EntityManager) => Promise<void>;
+  /** Last, whether the run moved (`moved`: its row) or had ended (the release of its execution slot). */
+  last?: (em: EntityManager, moved?: Run) => Promise<void>;
 }
 
 function finishTransaction(
@@ -144,8 +144,8 @@ function finishTransaction(
   { alsoWhenMoved, last }: TerminalWriteHooks,
 ): Promise<RunStatus | undefined> {
   return ds.transaction(async (em) => {
-    const status = await terminalWrite(em, runId, ending, alsoWhenMoved);
-    await last?.(em);
+    const { status, moved } = await terminalWrite(em, runId, ending, alsoWhenMoved);
+    await last?.(em, moved);
     return status;
   });
 }
@@ -155,7 +155,7 @@ async function terminalWrite(
   runId: string,
   ending: RunEnding,
   alsoWhenMoved?: (em: EntityManager, run: Run) => Promise<void>,
-): Promise<RunStatus | undefined> {
+): Promise<{ status: RunStatus | undefined; moved?: Run }> {
   const completedAt = new Date();
   const detail = statusDetailOf(ending);
   const output =
@@ -182,7 +182,7 @@ async function terminalWrite(
         : [];
     await appendEvents(em, runId, [...lost, { ...event, origin: 'SYSTEM' }]);
   }
-  if (moved) return moved.status;
+  if (moved) return { status: moved.status, moved };
   const rows: Array<{ status: RunStatus }> = await em.query(`SELECT status FROM runs WHERE run_id = $1`, [runId]);
-  return rows[0]?.status;
+  return { status: rows[0]?.status };
 }
