@@ -9,7 +9,7 @@ import { readManifest } from '../../../runtime/manifest';
 import { isTerminal, readRun } from './lifecycle';
 import { createRunOf, RunsDeps, startRun } from './structure-runs';
 import { waitFor } from '../../../temporal/workflow-records';
-import { heldByPausedQueue } from '../../../jobs/admission';
+import { heldByPausedQueue } from '../../../jobs/admission-waiting';
 import { runWakeUps, type RunUpdatesHub } from '../../../persistence/run-updates-hub';
 
 /** The event a handler receives. */
