@@ -25,6 +25,8 @@ export interface StatusKind {
   onEnd?: { stampCompletedAt?: boolean; clear?: readonly string[] };
   /** Sent in the same statement when a row moved: `pg_notify(channel, '<id> <epoch seconds>')`. */
   notifyChannel?: string;
+  /** Its rows have a feed of events (run_events, src/persistence/run-feed.ts) that a move may append to. */
+  eventFeed?: boolean;
 }
 
 /** How Temporal sees a job's workflow: RUNNING, NOT_FOUND, or the name of its closed state. */
@@ -81,6 +83,7 @@ export const RUN_JOB: JobKind = {
   from: { ...forwardOnly(RUN_OPEN, RUN_TERMINAL), QUEUED: ['STARTING', 'RUNNING'] },
   jsonColumns: ['status_detail', 'output', 'attempts', 'limits'],
   notifyChannel: RUN_CHANNEL,
+  eventFeed: true,
   timed: true,
   rowColumns: ['kind'],
   resourceKind: (row) => `${row.kind as string}-run` as ResourceKind,

@@ -5,7 +5,6 @@
 // is being started right now is left alone.
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { DataSource } from 'typeorm';
-import { appendEvents } from '../persistence/run-feed';
 import { workflowIdOf } from '../temporal/workflow-start';
 import { JOB_KINDS, type JobKind, type Row, type WorkflowState } from './kinds';
 import { transition } from './transition';
@@ -44,12 +43,8 @@ async function settleLost(deps: { ds: DataSource; temporal: Client }, kind: JobK
     const state = await workflowState(deps.temporal, workflowIdOf(kind.resourceKind(row), id));
     if (state === 'RUNNING') continue;
     const lost = kind.lost(row, state, reasonFor(state));
-    const moved = await deps.ds.transaction(async (em) => {
-      const moved = await transition(em, kind, id, lost.to, lost.changes);
-      if (moved && lost.events?.length) await appendEvents(em, id, lost.events);
-      return moved !== undefined;
-    });
-    if (moved) settled++;
+    // One statement: the move and, for a run, its last event.
+    if (await transition(deps.ds, kind, id, lost.to, lost.changes, undefined, lost.events)) settled++;
   }
   return settled;
 }

@@ -4,6 +4,7 @@
 // here first: the row is waited for (ROW_VISIBLE_WAIT_MS), then locked and read before the transition (a
 // transition tried first could miss a row committed an instant later, which a following read would see QUEUED).
 import type { DataSource, EntityManager } from 'typeorm';
+import type { NewEvent } from '../persistence/run-feed';
 import { waitFor } from '../temporal/workflow-records';
 import type { JobKind } from './kinds';
 import { transition } from './transition';
@@ -13,13 +14,13 @@ export const ROW_VISIBLE_WAIT_MS = 10_000;
 
 /**
  * Starts job `id`; answers its status afterwards (the started status, or the one it already had), or
- * undefined when the row never became visible. `alsoWhenStarted` runs in the same transaction when it moved.
+ * undefined when the row never became visible. `events`: appended to its feed with the move (runs).
  */
 export function startJob(
   ds: DataSource,
   kind: JobKind,
   id: string,
-  alsoWhenStarted?: (em: EntityManager) => Promise<unknown>,
+  events: NewEvent[] = [],
 ): Promise<string | undefined> {
   const once = () =>
     ds.transaction(async (em) => {
@@ -28,7 +29,7 @@ export function startJob(
         [id],
       );
       if (row?.status !== kind.open[0]) return row?.status;
-      return startJobIn(em, kind, id, alsoWhenStarted);
+      return startJobIn(em, kind, id, events);
     });
   return waitFor(once, (status) => status !== undefined, ROW_VISIBLE_WAIT_MS);
 }
@@ -42,12 +43,9 @@ export async function startJobIn(
   em: EntityManager,
   kind: JobKind,
   id: string,
-  alsoWhenStarted?: (em: EntityManager) => Promise<unknown>,
+  events: NewEvent[] = [],
 ): Promise<string | undefined> {
-  if (await transition(em, kind, id, kind.open[1])) {
-    await alsoWhenStarted?.(em);
-    return kind.open[1];
-  }
+  if (await transition(em, kind, id, kind.open[1], {}, undefined, events)) return kind.open[1];
   const [row]: Array<{ status: string }> = await em.query(
     `SELECT status FROM ${kind.table} WHERE ${kind.idColumn} = $1`,
     [id],

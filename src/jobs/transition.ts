@@ -4,14 +4,15 @@
 // statement when the row moved (one round trip, not three: bench/RESULTS.md); a job kind's move is counted in
 // the jobs metric. Only src/jobs (and migrations) write a status column (test/unit/house-status-writers).
 import type { DataSource, EntityManager } from 'typeorm';
-import { notifyOf } from '../persistence/run-feed';
+import { feedAppend, notifyOf, type NewEvent } from '../persistence/run-feed';
 import { isJobKind, type Row, type StatusKind } from './kinds';
 import { recordMove } from './metric';
 
 /**
  * Moves row `id` of `kind` to `to` when that is forward from its status; answers the moved row, or
  * undefined. `changes`: further columns to set (undefined ones are left as they are). `guard`: a further SQL
- * condition the row must meet to move (an invite that has not expired).
+ * condition the row must meet to move (an invite that has not expired). `events`: appended to the row's feed
+ * when it moved, in the same statement (a kind with an event feed: runs).
  */
 export async function transition(
   db: DataSource | EntityManager,
@@ -20,6 +21,7 @@ export async function transition(
   to: string,
   changes: Row = {},
   guard?: string,
+  events: NewEvent[] = [],
 ): Promise<Row | undefined> {
   const from = kind.from[to];
   if (!from) throw new Error(`${kind.table} has no status ${to}`);
@@ -34,6 +36,12 @@ export async function transition(
     if (kind.onEnd.stampCompletedAt && changes.completed_at === undefined) sets.push('completed_at = now()');
     for (const column of kind.onEnd.clear ?? []) sets.push(`${column} = NULL`);
   }
+  if (events.length && !(kind.eventFeed && kind.notifyChannel)) throw new Error(`${kind.table} has no event feed`);
+  const feed = events.length ? feedAppend(events, values.length + 1) : undefined;
+  if (feed) {
+    values.push(...feed.values);
+    sets.push(feed.set);
+  }
   const where = `${kind.idColumn} = $1 AND status = ANY($3::text[])${guard ? ` AND (${guard})` : ''}`;
   const update = `UPDATE ${kind.table} SET ${sets.join(', ')} WHERE ${where} RETURNING *`;
   let row: Row | undefined;
@@ -41,7 +49,11 @@ export async function transition(
     values.push(kind.notifyChannel);
     // A status change names the organization: its stream of run changes wakes (src/api/sse/run-changes.ts).
     const notify = notifyOf(`moved.${kind.idColumn}`, `$${values.length}`, 'moved.organization_id');
-    const rows: Row[] = await db.query(`WITH moved AS (${update}) SELECT moved.*, ${notify} FROM moved`, values);
+    const inserted = feed ? `, inserted AS (${feed.insert})` : '';
+    const rows: Row[] = await db.query(
+      `WITH moved AS (${update})${inserted} SELECT moved.*, ${notify} FROM moved`,
+      values,
+    );
     row = rows[0];
   } else {
     // TypeORM answers an UPDATE as [rows, count].

@@ -43,26 +43,24 @@ export interface NewEvent {
 }
 
 /**
- * Appends events to a run in order; they become visible (and are notified) when the transaction commits.
- * One statement: the run's sequence is advanced, the events inserted and the notification sent.
+ * One statement's parts that append `events` to the feed of the run row a data-modifying CTE named `moved`
+ * returns: `set` advances the row's event sequence (in that CTE's UPDATE), `insert` (a CTE of its own)
+ * inserts the events after it. Parameters from $`first` on (`values`). `rows(moved)`: the events as inserted,
+ * from the moved row's `event_seq` and `organization_id`.
  */
-export async function appendEvents(em: EntityManager, runId: string, events: NewEvent[]): Promise<RunEvent[]> {
-  if (!events.length) return [];
+export function feedAppend(events: NewEvent[], first: number) {
   const now = new Date();
   const ids = events.map(() => randomUUID());
   const timestamps = events.map((e) => e.timestamp ?? now.getTime() / 1000);
-  const counter: Array<{ event_seq: string; organization_id: string }> = await em.query(
-    `WITH counter AS (
-       UPDATE runs SET event_seq = event_seq + $2 WHERE run_id = $1 RETURNING event_seq, organization_id
-     ), inserted AS (
-       INSERT INTO run_events (event_id, run_id, seq, organization_id, type, origin, payload, timestamp, created_at)
-       SELECT e.id, $1, counter.event_seq - $2 + e.ord, counter.organization_id, e.type, e.origin, e.payload, e.ts, $8
-         FROM counter, unnest($3::uuid[], $4::text[], $5::text[], $6::jsonb[], $7::float8[])
-              WITH ORDINALITY AS e(id, type, origin, payload, ts, ord)
-     )
-     SELECT counter.event_seq, counter.organization_id, ${notifyOf('$1', '$9')} FROM counter`,
-    [
-      runId,
+  const $ = (i: number) => `$${first + i}`;
+  return {
+    set: `event_seq = event_seq + ${$(0)}`,
+    insert: `INSERT INTO run_events (event_id, run_id, seq, organization_id, type, origin, payload, timestamp, created_at)
+       SELECT e.id, moved.run_id, moved.event_seq - ${$(0)} + e.ord, moved.organization_id, e.type, e.origin,
+              e.payload, e.ts, ${$(6)}
+         FROM moved, unnest(${$(1)}::uuid[], ${$(2)}::text[], ${$(3)}::text[], ${$(4)}::jsonb[], ${$(5)}::float8[])
+              WITH ORDINALITY AS e(id, type, origin, payload, ts, ord)`,
+    values: [
       events.length,
       ids,
       events.map((e) => e.type),
@@ -70,22 +68,41 @@ export async function appendEvents(em: EntityManager, runId: string, events: New
       events.map((e) => (e.payload === undefined || e.payload === null ? null : JSON.stringify(e.payload))),
       timestamps,
       now,
-      RUN_CHANNEL,
     ],
+    rows: (moved: { run_id: string; event_seq: string | number; organization_id: string }): RunEvent[] => {
+      const last = Number(moved.event_seq);
+      return events.map((e, i) => ({
+        event_id: ids[i],
+        run_id: moved.run_id,
+        seq: last - events.length + 1 + i,
+        organization_id: moved.organization_id,
+        type: e.type,
+        origin: e.origin,
+        payload: e.payload ?? null,
+        timestamp: timestamps[i],
+        created_at: now,
+      }));
+    },
+  };
+}
+
+/**
+ * Appends events to a run in order; they become visible (and are notified) when the transaction commits.
+ * One statement: the run's sequence is advanced, the events inserted and the notification sent.
+ */
+export async function appendEvents(em: EntityManager, runId: string, events: NewEvent[]): Promise<RunEvent[]> {
+  if (!events.length) return [];
+  const feed = feedAppend(events, 2);
+  const channel = `$${2 + feed.values.length}`;
+  const [moved]: Array<{ run_id: string; event_seq: string; organization_id: string }> = await em.query(
+    `WITH moved AS (
+       UPDATE runs SET ${feed.set} WHERE run_id = $1 RETURNING run_id, event_seq, organization_id
+     ), inserted AS (${feed.insert})
+     SELECT moved.run_id, moved.event_seq, moved.organization_id, ${notifyOf('$1', channel)} FROM moved`,
+    [runId, ...feed.values, RUN_CHANNEL],
   );
-  if (!counter.length) throw new Error(`run ${runId} does not exist`);
-  const last = Number(counter[0].event_seq);
-  return events.map((e, i) => ({
-    event_id: ids[i],
-    run_id: runId,
-    seq: last - events.length + 1 + i,
-    organization_id: counter[0].organization_id,
-    type: e.type,
-    origin: e.origin,
-    payload: e.payload ?? null,
-    timestamp: timestamps[i],
-    created_at: now,
-  }));
+  if (!moved) throw new Error(`run ${runId} does not exist`);
+  return feed.rows(moved);
 }
 
 export interface LogLine {

@@ -80,9 +80,8 @@ export async function resolveAssistantTools(
       JSON.stringify(definitions),
     ]);
     const startedAt = new Date();
-    const moved = await transitionRun(em, run.run_id, 'RUNNING', { started_at: startedAt, limits });
-    if (!moved) return;
-    await appendEvents(em, run.run_id, startEvents(run, userMessageOfRun(run), startedAt));
+    const events = startEvents(run, userMessageOfRun(run), startedAt);
+    await transitionRun(em, run.run_id, 'RUNNING', { started_at: startedAt, limits }, undefined, events);
   });
   return undefined;
 }

@@ -19,19 +19,18 @@ export async function readRun(ds: DataSource, runId: string): Promise<Run> {
   return run;
 }
 
-const startingEvent = (runId: string) => (em: EntityManager) =>
-  appendEvents(em, runId, [{ type: 'StructureRunStarting', origin: 'SYSTEM', payload: { status: 'STARTING' } }]);
+const STARTING_EVENTS = [{ type: 'StructureRunStarting', origin: 'SYSTEM' as const, payload: { status: 'STARTING' } }];
 
 /**
  * QUEUED → STARTING with its SYSTEM event (the job kernel's start: it waits for the row's commit). Returns
  * the run's status afterwards, or undefined when the row never became visible.
  */
 export const markStarting = (ds: DataSource, runId: string) =>
-  startJob(ds, RUN_JOB, runId, startingEvent(runId)) as Promise<RunStatus | undefined>;
+  startJob(ds, RUN_JOB, runId, STARTING_EVENTS) as Promise<RunStatus | undefined>;
 
 /** `markStarting` within the transaction that admits the run (its execution slot's, src/jobs/admission.ts). */
 export const markStartingIn = (em: EntityManager, runId: string) =>
-  startJobIn(em, RUN_JOB, runId, startingEvent(runId)) as Promise<RunStatus | undefined>;
+  startJobIn(em, RUN_JOB, runId, STARTING_EVENTS) as Promise<RunStatus | undefined>;
 
 /**
  * Claims the execution of a STARTING run for `attempt` of the execute activity, before its process is
@@ -69,21 +68,18 @@ export async function markRunning(
   runAttempt?: number,
   limits?: RunLimits,
 ): Promise<boolean> {
-  return ds.transaction(async (em) => {
-    const fence = runAttempt === undefined ? undefined : `attempt = ${Number(runAttempt)}`;
-    const moved = await transitionRun(em, runId, 'RUNNING', { started_at: startedAt, limits }, fence);
-    if (moved) {
-      await appendEvents(em, runId, [
-        { type: 'StructureRunRunning', origin: 'SYSTEM', payload: { status: 'RUNNING', started_at: iso(startedAt) } },
-      ]);
-      return true;
-    }
-    const rows: Array<{ status: RunStatus; started_at: Date | null }> = await em.query(
-      `SELECT status, started_at FROM runs WHERE run_id = $1`,
-      [runId],
-    );
-    return rows[0]?.status === 'RUNNING' && rows[0].started_at?.getTime() === startedAt.getTime();
-  });
+  // One statement: the move and its event (no transaction of its own).
+  const fence = runAttempt === undefined ? undefined : `attempt = ${Number(runAttempt)}`;
+  const running = { status: 'RUNNING', started_at: iso(startedAt) };
+  const moved = await transitionRun(ds.manager, runId, 'RUNNING', { started_at: startedAt, limits }, fence, [
+    { type: 'StructureRunRunning', origin: 'SYSTEM', payload: running },
+  ]);
+  if (moved) return true;
+  const rows: Array<{ status: RunStatus; started_at: Date | null }> = await ds.query(
+    `SELECT status, started_at FROM runs WHERE run_id = $1`,
+    [runId],
+  );
+  return rows[0]?.status === 'RUNNING' && rows[0].started_at?.getTime() === startedAt.getTime();
 }
 
 /** The ending with `lost` recorded on it (when anything was lost and the ending can carry it). */

@@ -7,6 +7,7 @@ import { Run, RunStatus } from '../../../persistence/entities/run';
 import { hydrateRow } from '../../../persistence/direct-sql';
 import { DEPLOYMENT_JOB, RUN_JOB } from '../../../jobs/kinds';
 import { transition } from '../../../jobs/transition';
+import type { NewEvent } from '../../../persistence/run-feed';
 
 export {
   appendEvents,
@@ -32,8 +33,10 @@ export async function transitionRun(
   changes: RunChanges = {},
   /** A further SQL condition the row must meet (see `transition`). */
   guard?: string,
+  /** Appended to the run's feed with the move, in the same statement. */
+  events: NewEvent[] = [],
 ): Promise<Run | undefined> {
-  const row = await transition(em, RUN_JOB, runId, to, changes, guard);
+  const row = await transition(em, RUN_JOB, runId, to, changes, guard, events);
   return row && hydrateRow(em.connection, Run, row);
 }
 
