@@ -28,7 +28,11 @@ import { CgroupUnavailable } from '../src/runtime/sandbox/cgroups';
 import type { SandboxIdentity } from '../src/runtime/sandbox/sandbox-types';
 import { sandboxSetupFailure } from '../src/runtime/sandbox/setup-failure';
 
-/** What a process activity records in its heartbeats: enough for a retry to find what it left behind. */
+/**
+ * What a process activity records in its heartbeats: enough for a retry to find what it left behind. The first
+ * heartbeat comes one interval after the spawn (supervise.ts): a worker lost before it leaves no marker; its
+ * process dies with it all the same (parent-death signal, the uid sweep), only its HOME stays in the temp dir.
+ */
 interface ProcessMarker {
   pid: number;
   host: string;

@@ -31,7 +31,11 @@ export interface SuperviseOptions {
   writeLogs: (lines: OutputLine[]) => Promise<void>;
   /** Called once the process runs; false means "stop it" (the run ended meanwhile). */
   onStarted: (pid: number) => Promise<boolean>;
-  /** Called right after the start and then every `heartbeatEveryMs` while the process runs. */
+  /**
+   * Called every `heartbeatEveryMs` while the process runs; not at its start: each heartbeat is a write of the
+   * workflow's state in Temporal (~7 ms of its CPU), and a process that ends within the first interval (a short
+   * function) needs none. A cancellation is learned from a heartbeat's answer, so within the interval either way.
+   */
   heartbeat: (pid: number) => void;
   heartbeatEveryMs: number;
   /** Rejects when the run must stop now (activity cancellation); the rejection is rethrown after the stop. */
@@ -74,7 +78,6 @@ export async function superviseUserProcess(opts: SuperviseOptions): Promise<Supe
     return { kind: 'start-failed', message: (err as Error).message };
   }
   const started = child;
-  opts.heartbeat(started.pid);
   const beat = setInterval(() => opts.heartbeat(started.pid), opts.heartbeatEveryMs);
   try {
     // A cancellation that arrives while RUNNING is being recorded still stops the process.
