@@ -285,22 +285,22 @@ export async function releaseSlotIn(
   job: SlotJob,
   opts: { limit: number; organizationId?: string },
 ): Promise<SlotGrant[]> {
-  if (opts.organizationId === undefined) {
+  let organizationId = opts.organizationId;
+  if (organizationId === undefined) {
     const [row]: Array<{ organization_id: string }> = await em.query(
       `SELECT organization_id FROM execution_slots WHERE job_kind = $1 AND job_id = $2`,
       [job.kind, job.jobId],
     );
     if (!row) return [];
-    await lockOrganization(em, row.organization_id);
-    return releaseUnderLock(em, job, row.organization_id, opts.limit);
+    organizationId = row.organization_id;
   }
-  await lockOrganization(em, opts.organizationId);
-  // TypeORM answers a DELETE as [rows, count]. No row: nothing to give back, as above.
+  await lockOrganization(em, organizationId);
+  // TypeORM answers a DELETE as [rows, count]. No row (released meanwhile, or never taken): nothing to give back.
   const [, deleted]: [unknown[], number] = await em.query(
     `DELETE FROM execution_slots WHERE job_kind = $1 AND job_id = $2`,
     [job.kind, job.jobId],
   );
-  return deleted ? (await grantFreeSlots(em, opts.organizationId, opts.limit)).granted : [];
+  return deleted ? (await grantFreeSlots(em, organizationId, opts.limit)).granted : [];
 }
 
 async function releaseUnderLock(
