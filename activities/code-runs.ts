@@ -13,6 +13,8 @@ import { recordedLimits } from '../src/services/code/runs/limits';
 import { prepareExecution, readExecution, RUN_HOME_PREFIX, RunSetupError } from '../src/services/code/runs/execution';
 import {
   claimExecution,
+  recordEnding,
+  recordedEnding,
   finishRun,
   isTerminal,
   markRunning,
@@ -126,6 +128,9 @@ export function createCodeRunActivities(deps: ActivityDeps) {
         return { status: 'ERROR', reason: 'AlreadyEnded', error: 'The run already ended' };
       const { run } = records;
       if (run.status === 'RUNNING') {
+        // The earlier attempt's process ended, but Temporal never got its answer: answer it now.
+        const recorded = await recordedEnding(ds, run.run_id, run.attempt);
+        if (recorded) return recorded;
         cleanUpLeftover(ctx.info.heartbeatDetails as ProcessMarker | undefined, run.run_id);
         return {
           status: 'ERROR',
@@ -218,7 +223,12 @@ export function createCodeRunActivities(deps: ActivityDeps) {
           : processEnding;
         if (outcome.lostOutput)
           log.error({ runId: run.run_id, lost: outcome.lostOutput }, 'run output lost: recorded on the run');
-        return withLostOutput(ending, outcome.lostOutput);
+        const answer = withLostOutput(ending, outcome.lostOutput);
+        // Not waited out: the answer usually reaches Temporal, and a database outage is no reason to hold it.
+        await recordEnding(ds, run.run_id, run.attempt, answer).catch((err: Error) =>
+          log.warn({ err, runId: run.run_id }, "the run's ending could not be recorded before its answer"),
+        );
+        return answer;
       } catch (err) {
         // A worker shutting down is not a cancellation of the run: fail this attempt so that the retry (on
         // another worker) records what happened.

@@ -27,6 +27,7 @@ import { AssistantRunControl1765800000000 } from './1765800000000-assistant-run-
 import { RunChanges1765900000000 } from './1765900000000-run-changes';
 import { RunLimits1766700000000 } from './1766700000000-run-limits';
 import { SlotPlaces1766800000000 } from './1766800000000-slot-places';
+import { RunExecutionEnding1766900000000 } from './1766900000000-run-execution-ending';
 
 /** Every migration, in order; the data source runs these (never `synchronize`). */
 export const migrations = [
@@ -59,4 +60,5 @@ export const migrations = [
   RunChanges1765900000000,
   RunLimits1766700000000,
   SlotPlaces1766800000000,
+  RunExecutionEnding1766900000000,
 ];

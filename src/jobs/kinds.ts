@@ -82,6 +82,8 @@ export const RUN_JOB: JobKind = {
   // the attempt number.
   from: { ...forwardOnly(RUN_OPEN, RUN_TERMINAL), QUEUED: ['STARTING', 'RUNNING'] },
   jsonColumns: ['status_detail', 'output', 'attempts', 'limits'],
+  // The process's ending kept for a lost answer of the execute activity (code/runs/lifecycle.ts recordEnding).
+  onEnd: { clear: ['execution_ending'] },
   notifyChannel: RUN_CHANNEL,
   eventFeed: true,
   timed: true,

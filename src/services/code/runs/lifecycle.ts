@@ -56,6 +56,28 @@ export async function claimExecution(
 }
 
 /**
+ * Records how the process of the run's attempt `runAttempt` ended, just before the execute activity answers it.
+ * Temporal may never get that answer (the worker gives up on it after ~10 s unreachable): the activity's retry
+ * then finds the run RUNNING, and answers this ending (`recordedEnding`) rather than WorkerLost. Cleared when the
+ * run ends (the run kind's `onEnd`) and when a retry policy starts the next attempt.
+ */
+export async function recordEnding(ds: DataSource, runId: string, runAttempt: number, ending: RunEnding) {
+  await ds.query(
+    `UPDATE runs SET execution_ending = $3::jsonb WHERE run_id = $1 AND status = 'RUNNING' AND attempt = $2`,
+    [runId, runAttempt, JSON.stringify(ending)],
+  );
+}
+
+/** The ending recorded for the run's attempt `runAttempt` (`recordEnding`), if any. */
+export async function recordedEnding(ds: DataSource, runId: string, runAttempt: number) {
+  const rows: Array<{ execution_ending: RunEnding | null }> = await ds.query(
+    `SELECT execution_ending FROM runs WHERE run_id = $1 AND attempt = $2`,
+    [runId, runAttempt],
+  );
+  return rows[0]?.execution_ending ?? undefined;
+}
+
+/**
  * → RUNNING once the process of the run's attempt `runAttempt` has started; false when the run already ended
  * or went on to a later attempt (then stop the process).
  * Repeatable: a retry after a commit whose answer was lost finds the run RUNNING since this `startedAt`.

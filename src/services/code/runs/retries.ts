@@ -77,6 +77,7 @@ export async function markRetrying(
         attempts: [...row.attempts, ended],
         started_at: null,
         execution_attempt: null,
+        execution_ending: null,
       },
       `attempt = ${Number(attempt)}`,
     );
