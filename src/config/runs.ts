@@ -49,7 +49,7 @@ export function readRuns(env: EnvReader, publicBaseUrl: string): RunSettings {
     },
     execution: readExecution(env),
     runProcess: {
-      heartbeatTimeoutSeconds: env.int('RUN_HEARTBEAT_TIMEOUT_SECONDS', 15, 2, 3600),
+      heartbeatTimeoutSeconds: env.int('RUN_HEARTBEAT_TIMEOUT_SECONDS', 30, 2, 3600),
       killGraceMs: env.int('RUN_KILL_GRACE_MS', 2000, 0, 60_000),
       apiBaseUrl: env.url('RUN_API_BASE_URL') ?? publicBaseUrl,
     },

@@ -44,7 +44,7 @@ export const DRILLS: Drill[] = [
     name: 'temporal-restart',
     summary:
       'Stop the Temporal dev server (SIGTERM, then SIGKILL) during runs and start it on the same SQLite file: runs finish',
-    full: () => temporalRestartDrill({ runs: 20, seconds: 30, downMs: 3000, signals: ['SIGTERM', 'SIGKILL'] }),
+    full: () => temporalRestartDrill({ runs: 20, seconds: 45, downMs: 12_000, signals: ['SIGTERM', 'SIGKILL'] }),
   },
   {
     name: 'pg-outage',

@@ -34,7 +34,7 @@ export interface TemporalRestartOptions {
 }
 
 export async function temporalRestartDrill(
-  opts: TemporalRestartOptions = { runs: 20, seconds: 30, downMs: 3000, signals: ['SIGTERM', 'SIGKILL'] },
+  opts: TemporalRestartOptions = { runs: 20, seconds: 45, downMs: 12_000, signals: ['SIGTERM', 'SIGKILL'] },
 ): Promise<DrillReport> {
   const f = new Findings(
     'temporal-restart',
@@ -88,20 +88,24 @@ export async function temporalRestartDrill(
       await procs.kill(temporal, signal);
       f.faults++;
       const stoppedAt = Date.now();
-      // Side by side with the creations below (each waits out the api's 5 s deadline), so as not to lengthen the outage.
+      // Side by side with the outage, so as not to lengthen it: each creation waits out the api's 5 s deadline.
       const scheduleReading = http.get(scheduleUrl);
       // Meanwhile: a new run cannot start (503, no row left behind); existing runs can still be read.
-      while (Date.now() - stoppedAt < opts.downMs) {
-        const created = await http.post(`/api/structures/${s.structureId}/runs`, body(0.2));
-        f.checked++;
-        if (created.status === 503 && created.body.type === 'ServiceUnavailableError') refused++;
-        else if (created.status === 201) runIds.push(created.body.structure_run_id);
-        else f.violation(`creating a run without Temporal answered ${created.status} ${created.text.slice(0, 200)}`);
-        const read = await http.get(`/api/structure-runs/${runIds[0]}`);
-        f.checked++;
-        if (read.status !== 200) f.violation(`reading a run without Temporal answered ${read.status}`);
-        await sleep(200);
-      }
+      let down = true;
+      const probing = (async () => {
+        while (down) {
+          const created = await http.post(`/api/structures/${s.structureId}/runs`, body(0.2));
+          f.checked++;
+          if (created.status === 503 && created.body.type === 'ServiceUnavailableError') refused++;
+          else if (created.status === 201) runIds.push(created.body.structure_run_id);
+          else f.violation(`creating a run without Temporal answered ${created.status} ${created.text.slice(0, 200)}`);
+          const read = await http.get(`/api/structure-runs/${runIds[0]}`);
+          f.checked++;
+          if (read.status !== 200) f.violation(`reading a run without Temporal answered ${read.status}`);
+          await sleep(200);
+        }
+      })();
+      await sleep(opts.downMs);
       const scheduleRead = await scheduleReading;
       f.checked++;
       if (scheduleRead.status !== 200 || scheduleRead.body.next_fire_times !== null)
@@ -110,6 +114,8 @@ export async function temporalRestartDrill(
         );
       temporal = await startTemporalDevServer(procs, { ...server, name: `temporal-${i + 2}` });
       const restartedAt = Date.now();
+      down = false;
+      await probing;
       f.notes.push(`${signal}: Temporal was down ${((restartedAt - stoppedAt) / 1000).toFixed(1)} s`);
       // After the restart the api starts runs again, the worker runs them, and the runs in flight heartbeat
       // again, by themselves. (The next stop waits for this: two outages back to back would add up past the
