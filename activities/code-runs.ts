@@ -224,9 +224,11 @@ export function createCodeRunActivities(deps: ActivityDeps) {
         if (outcome.lostOutput)
           log.error({ runId: run.run_id, lost: outcome.lostOutput }, 'run output lost: recorded on the run');
         const answer = withLostOutput(ending, outcome.lostOutput);
-        // Not waited out: the answer usually reaches Temporal, and a database outage is no reason to hold it.
-        await recordEnding(ds, run.run_id, run.attempt, answer).catch((err: Error) =>
-          log.warn({ err, runId: run.run_id }, "the run's ending could not be recorded before its answer"),
+        // Not awaited: the answer does not wait for it (a database outage least of all). A write that lands after
+        // the run ended or went on to its next attempt changes nothing (it is guarded by both); a retry comes only
+        // after the heartbeat timeout.
+        void recordEnding(ds, run.run_id, run.attempt, answer).catch((err: Error) =>
+          log.warn({ err, runId: run.run_id }, "the run's ending could not be recorded beside its answer"),
         );
         return answer;
       } catch (err) {

@@ -1,7 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * How a run's process ended, as the execute activity recorded it just before answering the workflow
+ * How a run's process ended, as the execute activity recorded it beside its answer to the workflow
  * (src/services/code/runs/lifecycle.ts `recordEnding`): a retry of the activity whose answer was lost (Temporal
  * unreachable past the worker's retries) answers it instead of WorkerLost. Null otherwise; cleared when the run
  * ends and when a retry policy starts its next attempt.

@@ -44,9 +44,12 @@ describe('a run whose execute answer was lost', function () {
 
       const first = await attempt(1);
       expect(first).to.include({ status: 'FAILED', exitCode: 3 });
-      const [row] = await ds.query(`SELECT status, execution_ending FROM runs WHERE run_id = $1`, [run.run_id]);
-      expect(row.status).to.equal('RUNNING');
-      expect(row.execution_ending).to.deep.equal(first);
+      // Recorded beside the answer, not awaited by it.
+      let row: { status: string; execution_ending: unknown } | undefined;
+      for (let i = 0; i < 100 && !row?.execution_ending; i++, await new Promise((r) => setTimeout(r, 20)))
+        [row] = await ds.query(`SELECT status, execution_ending FROM runs WHERE run_id = $1`, [run.run_id]);
+      expect(row!.status).to.equal('RUNNING');
+      expect(row!.execution_ending).to.deep.equal(first);
 
       // Temporal never got `first`: its retry answers it.
       expect(await attempt(2)).to.deep.equal(first);

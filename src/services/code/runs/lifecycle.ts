@@ -56,7 +56,7 @@ export async function claimExecution(
 }
 
 /**
- * Records how the process of the run's attempt `runAttempt` ended, just before the execute activity answers it.
+ * Records how the process of the run's attempt `runAttempt` ended, as the execute activity answers it.
  * Temporal may never get that answer (the worker gives up on it after ~10 s unreachable): the activity's retry
  * then finds the run RUNNING, and answers this ending (`recordedEnding`) rather than WorkerLost. Cleared when the
  * run ends (the run kind's `onEnd`) and when a retry policy starts the next attempt.
