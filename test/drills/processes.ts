@@ -6,7 +6,7 @@ import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { childEnv } from '../../src/config';
 import { formatOutboundAllow } from '../../src/security/outbound-policy';
-import { temporalCli } from '../../src/temporal/binaries';
+import { DEV_SERVER_SQLITE_ARGS, temporalCli } from '../../src/temporal/binaries';
 import { SEARCH_ATTRIBUTES } from '../../src/temporal/search-attributes';
 import { freePort, getStack } from '../harness/stack';
 import { Findings, pidAlive, until } from './kit';
@@ -280,6 +280,7 @@ export async function startTemporalDevServer(
       '--headless',
       '--db-filename',
       opts.dbFile,
+      ...DEV_SERVER_SQLITE_ARGS,
       '--namespace',
       'default',
       '--log-level',

@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { childEnv, Config } from '../../config';
-import { temporalCli } from '../../temporal/binaries';
+import { DEV_SERVER_SQLITE_ARGS, temporalCli } from '../../temporal/binaries';
 import { SEARCH_ATTRIBUTES } from '../../temporal/search-attributes';
 import { EMBEDDED_POSTGRES_DATABASE, startEmbeddedPostgres } from '../postgres/embedded-postgres';
 import { Child, OnUnexpectedExit, printChildLine } from './children';
@@ -71,6 +71,7 @@ export async function startLocalTemporal(
       String(config.temporal.devUiPort),
       '--db-filename',
       dbFile,
+      ...DEV_SERVER_SQLITE_ARGS,
       '--namespace',
       config.temporal.namespace,
       ...SEARCH_ATTRIBUTES.flatMap((k) => ['--search-attribute', `${k.name}=Keyword`]),
@@ -91,6 +92,7 @@ export async function startLocalTemporal(
         ui: true,
         uiPort: config.temporal.devUiPort,
         dbFilename: dbFile,
+        extraArgs: DEV_SERVER_SQLITE_ARGS,
         namespace: config.temporal.namespace,
         searchAttributes: SEARCH_ATTRIBUTES,
         log: { format: 'pretty', level: 'warn' },
