@@ -5,6 +5,7 @@ import { Context } from '@temporalio/activity';
 import type { ActivityDeps } from './deps';
 import { outboundPolicyFor } from '../src/security/outbound-policy';
 import { answerRetrievalCall } from '../src/services/assistants/retrieval-calls';
+import { heartbeatEveryMs } from './heartbeat';
 
 export function createAssistantRetrievalActivities({ ds, models, box, config }: ActivityDeps) {
   const stores = { ds, box, outbound: outboundPolicyFor(config) };
@@ -12,10 +13,7 @@ export function createAssistantRetrievalActivities({ ds, models, box, config }: 
     /** Answers one retrieval function call of step `step`: transcript entry and events, once (idempotent). */
     async runAssistantRetrieval(input: { runId: string; step: number; toolCallId: string }): Promise<void> {
       const ctx = Context.current();
-      const heartbeats = setInterval(
-        () => ctx.heartbeat(),
-        Math.max(200, Math.min(1_000, (ctx.info.heartbeatTimeoutMs ?? 15_000) / 4)),
-      );
+      const heartbeats = setInterval(() => ctx.heartbeat(), heartbeatEveryMs(ctx));
       try {
         await answerRetrievalCall(stores, models, input, ctx.cancellationSignal);
       } finally {

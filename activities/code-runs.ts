@@ -29,6 +29,7 @@ import { markRetrying } from '../src/services/code/runs/retries';
 import { CgroupUnavailable } from '../src/runtime/sandbox/cgroups';
 import type { SandboxIdentity } from '../src/runtime/sandbox/sandbox-types';
 import { sandboxSetupFailure } from '../src/runtime/sandbox/setup-failure';
+import { heartbeatEveryMs } from './heartbeat';
 
 /**
  * What a process activity records in its heartbeats: enough for a retry to find what it left behind. The first
@@ -168,7 +169,6 @@ export function createCodeRunActivities(deps: ActivityDeps) {
         };
       }
       const identity = isolating.value;
-      const heartbeatTimeoutMs = ctx.info.heartbeatTimeoutMs ?? 15_000;
       try {
         // The fence, just before the spawn: an earlier attempt presumed lost (a missed heartbeat) may still be
         // starting the process.
@@ -208,7 +208,7 @@ export function createCodeRunActivities(deps: ActivityDeps) {
             return retryWhileUnavailable(() => markRunning(ds, run.run_id, startedAt, run.attempt, limits));
           },
           heartbeat: (pid) => ctx.heartbeat({ pid, host: os.hostname(), home: prepared.home } satisfies ProcessMarker),
-          heartbeatEveryMs: Math.max(200, Math.min(1_000, heartbeatTimeoutMs / 4)),
+          heartbeatEveryMs: heartbeatEveryMs(ctx),
           cancelled: ctx.cancelled,
           onLogWriteError: (err) =>
             log.warn({ err, runId: run.run_id }, 'run logs could not be written; retrying while the run lasts'),

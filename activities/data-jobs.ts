@@ -14,6 +14,7 @@ import {
 import { DATA_JOB } from '../src/jobs/kinds';
 import { startJob } from '../src/jobs/start';
 import type { ScheduledJobInput, ScheduledJobOutcome } from '../src/temporal/contracts';
+import { heartbeatEveryMs } from './heartbeat';
 
 export function createDataJobActivities(deps: ActivityDeps) {
   const { ds, log } = deps;
@@ -27,7 +28,7 @@ export function createDataJobActivities(deps: ActivityDeps) {
     async ingestDataJob(input: { jobId: string }): Promise<DataJobEnding> {
       const ctx = Context.current();
       const beat = () => ctx.heartbeat();
-      const heartbeats = setInterval(beat, Math.max(200, Math.min(1_000, (ctx.info.heartbeatTimeoutMs ?? 15_000) / 4)));
+      const heartbeats = setInterval(beat, heartbeatEveryMs(ctx));
       try {
         return await ingestDataJob(deps, input.jobId, { signal: ctx.cancellationSignal, beat });
       } catch (err) {

@@ -24,6 +24,7 @@ import type { DeploymentInput } from '../src/temporal/contracts';
 import { DEPLOYMENT_JOB } from '../src/jobs/kinds';
 import { goesOn, startJob } from '../src/jobs/start';
 import { outboundPolicyFor } from '../src/security/outbound-policy';
+import { heartbeatEveryMs } from './heartbeat';
 
 /** Bytes of build output kept in status_detail.build_output_tail. */
 const OUTPUT_TAIL_BYTES = 4096;
@@ -72,8 +73,7 @@ export function createDeploymentActivities({ ds, config, blobs, box, log, sandbo
         return { status: 'FAILED', detail: { reason: err.reason, message: err.message } };
       }
       const output = new OutputTail(OUTPUT_TAIL_BYTES, token ? [token] : []);
-      const beatEveryMs = Math.max(200, Math.min(1_000, (ctx.info.heartbeatTimeoutMs ?? 10_000) / 4));
-      const beat = setInterval(() => ctx.heartbeat(), beatEveryMs);
+      const beat = setInterval(() => ctx.heartbeat(), heartbeatEveryMs(ctx));
       const home = path.join(buildPath, 'home');
       let identity;
       try {

@@ -15,6 +15,7 @@ import { startJob } from '../src/jobs/start';
 import type { KnowledgeBaseJobEnding, KnowledgeBaseQueryInput } from '../src/temporal/contracts';
 import { MODEL_FAILURE_TYPE } from './model-call';
 import { outboundPolicyFor } from '../src/security/outbound-policy';
+import { heartbeatEveryMs } from './heartbeat';
 
 /** A ModelError as the failure the workflow records (not retried: the same request would fail the same way). */
 export function modelFailure(err: ModelError) {
@@ -61,7 +62,7 @@ export function createKnowledgeBaseActivities(deps: ActivityDeps) {
     async ingestKnowledgeBase(input: { jobId: string }): Promise<KnowledgeBaseJobEnding> {
       const ctx = Context.current();
       const beat = () => ctx.heartbeat();
-      const heartbeats = setInterval(beat, Math.max(200, Math.min(1_000, (ctx.info.heartbeatTimeoutMs ?? 15_000) / 4)));
+      const heartbeats = setInterval(beat, heartbeatEveryMs(ctx));
       try {
         return await ingestKnowledgeBaseJob(deps, input.jobId, {
           signal: ctx.cancellationSignal,

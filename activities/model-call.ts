@@ -9,6 +9,7 @@ import type { ActivityDeps } from './deps';
 import { Completion, CompletionDelta, CompletionRequest, ModelError, ModelErrorKind } from '../src/drivers/model/types';
 import { RunEventWriter } from '../src/services/code/runs/event-writer';
 import type { NewEvent } from '../src/services/code/runs/state';
+import { heartbeatEveryMs } from './heartbeat';
 
 /** ApplicationFailure type per ModelError kind; MODEL_FAILED_TYPES (workflows/run-scope.ts) decides FAILED or ERROR from it. */
 export const MODEL_FAILURE_TYPE: Record<ModelErrorKind, string> = {
@@ -38,8 +39,7 @@ export async function callModel(
   }
   let streamed = false;
   const beat = () => ctx.heartbeat({ streamed });
-  const heartbeatMs = Math.max(200, Math.min(1_000, (ctx.info.heartbeatTimeoutMs ?? 15_000) / 4));
-  const heartbeats = setInterval(beat, heartbeatMs);
+  const heartbeats = setInterval(beat, heartbeatEveryMs(ctx));
   const events = new RunEventWriter(deps.ds, runId);
   try {
     const completion = await deps.models.complete({ ...request, signal: ctx.cancellationSignal }, (delta) => {
