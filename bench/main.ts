@@ -61,9 +61,9 @@ options (defaults in brackets):
   --profile-dir=D   production shape: the api and worker processes write D/api.cpuprofile and
                     D/worker.cpuprofile (their whole run) at the end, and sampling heap profiles (.heapprofile:
                     every allocation); read them with dist/bench/profile-top.js D
-  --api-node=PATH   production shape: the Node binary of the api process (e.g. tools/obtain-node.sh's) [the bench's]
-  --worker-node=PATH production shape: the Node binary of the worker process [npm start's: the pinned Node of
-                    tools/obtain-node.sh; --worker-node=$(command -v node) for the bench's]
+  --api-node=PATH   production shape: the Node binary of the api process [npm start's: the pinned Node of
+                    tools/obtain-node.sh; --api-node=$(command -v node) for the bench's]
+  --worker-node=PATH production shape: the Node binary of the worker process [npm start's, as the api's]
   --kb-chunks=N     chunks of the knowledge base kb-query searches [${DEFAULT_OPTIONS.kbChunks}]
   --kb-ingest=A,B   corpus sizes (chunks) kb-ingest ingests [${DEFAULT_OPTIONS.kbIngest.join(',')}]
   --xlsx-mb=A,B     workbook sizes (MB) kb-xlsx-memory ingests [${DEFAULT_OPTIONS.xlsxMb.join(',')}]
@@ -115,7 +115,7 @@ function parseArgs(argv: string[]): { names: string[]; options: BenchOptions; js
 }
 
 /** The worker's Node as `npm start` runs it (tools/obtain-node.sh, src/cli/start/obtain.ts); the bench's if it cannot. */
-function productionWorkerNode(): string {
+function productionNode(): string {
   try {
     const out = execFileSync('bash', [path.join(__dirname, '..', '..', 'tools', 'obtain-node.sh')], {
       encoding: 'utf8',
@@ -124,7 +124,7 @@ function productionWorkerNode(): string {
     return out.trim().split('\n').at(-1)!;
   } catch (err) {
     console.log(
-      `tools/obtain-node.sh failed (${(err as Error).message.split('\n')[0]}): the worker runs on ${process.version}`,
+      `tools/obtain-node.sh failed (${(err as Error).message.split('\n')[0]}): the api and worker run on ${process.version}`,
     );
     return process.execPath;
   }
@@ -182,7 +182,11 @@ async function main(): Promise<void> {
   process.once('SIGINT', () => abort('SIGINT', 130));
   process.once('SIGTERM', () => abort('SIGTERM', 143));
   setTimeout(() => abort(`still running after --max-minutes=${maxMinutes}`, 1), maxMinutes * 60_000).unref();
-  if (options.shape === 'production') options.workerNode ??= productionWorkerNode();
+  if (options.shape === 'production') {
+    let pinned: string | undefined;
+    options.apiNode ??= pinned ??= productionNode();
+    options.workerNode ??= pinned ??= productionNode();
+  }
   console.log(`tarmac benchmarks: ${names.join(', ')}`);
   console.log(
     `machine: ${os.cpus()[0]?.model} x${os.cpus().length}, ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB, node ${process.version}, load ${os

@@ -87,8 +87,9 @@ describe('npm start: restarting a crashed PostgreSQL or Temporal dev server in p
     const launcher = s.proc.pid!;
     const api = pidOf(launcher, /dist\/src\/api\/main\.js/);
     const worker = pidOf(launcher, /dist\/src\/worker\/main\.js/);
-    // The worker runs on the pinned Node of tools/obtain-node.sh; user code keeps the Node that ran npm start.
-    expect(fs.readlinkSync(`/proc/${worker}/exe`)).to.match(/node-v24\.\d+\.\d+\/bin\/node$/);
+    // The api and the worker run on the pinned Node of tools/obtain-node.sh; user code keeps the Node that ran npm start.
+    for (const pid of [api, worker])
+      expect(fs.readlinkSync(`/proc/${pid}/exe`)).to.match(/node-v24\.\d+\.\d+\/bin\/node$/);
     expect(fs.readFileSync(`/proc/${worker}/environ`, 'utf8').split('\0')).to.include(
       `NODEJS_RUNTIME=${process.execPath}`,
     );

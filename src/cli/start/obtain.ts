@@ -62,16 +62,17 @@ export async function obtainTemporalCli(): Promise<void> {
 }
 
 /**
- * The Node.js the worker runs on: the pinned Node 24 of tools/obtain-node.sh (downloaded once, 50 MB), whose
- * garbage collector and async context cost the worker less per run than Node 20's (bench/RESULTS.md, session
- * 14); NODE_BINARY names another. If it cannot be obtained, the worker runs on this Node, and says so.
+ * The Node.js the api and the worker run on: the pinned Node 24 of tools/obtain-node.sh (downloaded once, 50 MB),
+ * whose garbage collector and async context cost the worker less per run (bench/RESULTS.md, session 14) and the
+ * api ~18 % less CPU per read (session 18) than Node 20's; NODE_BINARY names another. If it cannot be obtained,
+ * they run on this Node, and say so.
  */
-export async function obtainWorkerNode(): Promise<string> {
+export async function obtainPlatformNode(): Promise<string> {
   try {
     const printed = await runTool('obtain-node.sh', [], '');
     if (printed) return printed;
   } catch (err) {
-    say(red(`${(err as Error).message.trim()}: the worker runs on this Node (${process.version}) instead.`));
+    say(red(`${(err as Error).message.trim()}: the api and the worker run on this Node (${process.version}) instead.`));
   }
   return process.execPath;
 }

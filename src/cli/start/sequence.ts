@@ -16,7 +16,7 @@ import {
   obtainPostgres,
   obtainSandbox,
   obtainTemporalCli,
-  obtainWorkerNode,
+  obtainPlatformNode,
   temporalCliMissing,
 } from './obtain';
 import { red, rel, say, seconds } from './output';
@@ -83,7 +83,7 @@ export async function run(
     await obtainTemporalCli();
     step();
   }
-  const workerNode = await obtainWorkerNode();
+  const platformNode = await obtainPlatformNode();
   step();
 
   // 2. Ports we are about to bind must be free (a clear message instead of a crash later).
@@ -138,10 +138,10 @@ export async function run(
   }
   say('starting the api and the worker...');
   const t0 = Date.now();
-  running.api = new Child('api', process.execPath, [API_MAIN], env, onUnexpectedExit);
+  running.api = new Child('api', platformNode, [API_MAIN], env, onUnexpectedExit);
   // User code's Node stays this one (the system's, which the sandbox shows it), whatever runs the worker.
   const workerEnv = { ...env, NODEJS_RUNTIME: config.nodeRuntime };
-  running.worker = new Child('worker', workerNode, [WORKER_MAIN], workerEnv, onUnexpectedExit);
+  running.worker = new Child('worker', platformNode, [WORKER_MAIN], workerEnv, onUnexpectedExit);
   await Promise.all([
     waitForApi(config, hooks.isStopping),
     waitForWorker(temporalAddress, config, running.worker.proc.pid!, hooks.isStopping),
