@@ -295,22 +295,22 @@ export async function releaseSlotIn(
     organizationId = row.organization_id;
   }
   await lockOrganization(em, organizationId);
-  // TypeORM answers a DELETE as [rows, count]. No row (released meanwhile, or never taken): nothing to give back.
-  const [, deleted]: [unknown[], number] = await em.query(
-    `DELETE FROM execution_slots WHERE job_kind = $1 AND job_id = $2`,
-    [job.kind, job.jobId],
-  );
-  return deleted ? (await grantFreeSlots(em, organizationId, opts.limit)).granted : [];
+  return releaseUnderLock(em, job, organizationId, opts.limit);
 }
 
+/** The release, its organization locked: the job's row deleted, and what that freed granted to the oldest waiters. */
 async function releaseUnderLock(
   em: EntityManager,
   job: SlotJob,
   organizationId: string,
   limit: number,
 ): Promise<SlotGrant[]> {
-  await em.query(`DELETE FROM execution_slots WHERE job_kind = $1 AND job_id = $2`, [job.kind, job.jobId]);
-  return (await grantFreeSlots(em, organizationId, limit)).granted;
+  // TypeORM answers a DELETE as [rows, count]. No row (released meanwhile, or never taken): nothing to give back.
+  const [, deleted]: [unknown[], number] = await em.query(
+    `DELETE FROM execution_slots WHERE job_kind = $1 AND job_id = $2`,
+    [job.kind, job.jobId],
+  );
+  return deleted ? (await grantFreeSlots(em, organizationId, limit)).granted : [];
 }
 
 /** The slot rows (held or waited for) untouched for `olderThanSeconds`: the reconciler checks their workflows. */
