@@ -114,7 +114,7 @@ function parseArgs(argv: string[]): { names: string[]; options: BenchOptions; js
   return { names: names.length ? names : Object.keys(BENCHMARKS), options, json, maxMinutes };
 }
 
-/** The worker's Node as `npm start` runs it (tools/obtain-node.sh, src/cli/start/obtain.ts); the bench's if it cannot. */
+/** The api's and the worker's Node as `npm start` runs them (tools/obtain-node.sh, src/cli/start/obtain.ts); the bench's if it cannot. */
 function productionNode(): string {
   try {
     const out = execFileSync('bash', [path.join(__dirname, '..', '..', 'tools', 'obtain-node.sh')], {
