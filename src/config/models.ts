@@ -31,6 +31,12 @@ export interface ModelSettings {
   chatTimeLimitSeconds: number;
   /** Wall time of one knowledge base job (a workflow timer); past it the job ends FAILED. */
   knowledgeBaseJobTimeLimitSeconds: number;
+  /**
+   * A knowledge base job's text extraction, on threads of its own (src/services/knowledge/extract-isolated.ts):
+   * the heap of one thread (MiB), the wall time of one asset, and the threads of one worker. An asset past a
+   * limit is its ExtractionLimitExceeded error; the worker goes on.
+   */
+  documentExtraction: { memoryMb: number; timeSeconds: number; threads: number };
 }
 
 const OPENAI_BASE_URL = 'https://api.openai.com/v1';
@@ -49,6 +55,11 @@ export function readModels(env: EnvReader): ModelSettings {
     assistantMaxSteps: env.int('ASSISTANT_MAX_STEPS', 8, 1, 100),
     chatTimeLimitSeconds: env.int('CHAT_MESSAGE_TIME_LIMIT_SECONDS', 900, 1, 24 * 3600),
     knowledgeBaseJobTimeLimitSeconds: env.int('KNOWLEDGE_BASE_JOB_TIME_LIMIT_SECONDS', 3600, 1, 7 * 24 * 3600),
+    documentExtraction: {
+      memoryMb: env.int('EXTRACTION_MEMORY_MB', 1024, 64, 64 * 1024),
+      timeSeconds: env.int('EXTRACTION_TIME_LIMIT_SECONDS', 300, 1, 24 * 3600),
+      threads: env.int('EXTRACTION_THREADS', 2, 1, 64),
+    },
   };
 }
 

@@ -197,7 +197,7 @@ describe('assistants', function () {
     const sse = await readSse(`${baseUrl}/api/assistant-runs/${created.body.assistant_run_id}/events/stream`, t.key);
     expect(sse.status).to.equal(200);
     expect(sse.ended).to.equal(true);
-    expect(sse.end?.status).to.equal('SUCCEEDED'); // the end frame, after every event
+    expect(sse.end).to.equal('SUCCEEDED'); // the end comment, after every event
     expect(sse.afterEnd).to.equal(0);
     const assistantEvents = sse.frames.map((f) => f.data).filter((e) => e.origin === 'ASSISTANT');
     const tokens = assistantEvents.filter((e) => e.type === 'TextChunkEvent').map((e) => e.payload.token);

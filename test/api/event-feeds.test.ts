@@ -1,6 +1,6 @@
 // The shared reader of a run's events (src/api/sse/run-feeds.ts): every stream gets each event once, in
 // order, from its own cursor; a stream that cannot keep up is dropped without holding back the others; all
-// end once the run is terminal and everything was sent, with the final status (the end frame); a dropped one without.
+// end once the run is terminal and everything was sent, with the final status (the end comment); a dropped one without.
 import { expect } from 'chai';
 import type { RunEvent } from '../../src/persistence/entities';
 import { Run } from '../../src/persistence/entities';
@@ -13,7 +13,7 @@ import { getStack, newTenant } from '../harness/stack';
 interface Collected extends FeedStream {
   seqs: number[];
   ended: boolean;
-  /** The final status the stream was ended with (its end frame), if any. */
+  /** The final status the stream was ended with (its end comment), if any. */
   finalStatus?: string;
 }
 
@@ -79,7 +79,7 @@ describe('event feeds (one reader per run per api process)', () => {
     expect(resumed.seqs).to.deep.equal(Array.from({ length: 602 }, (_, i) => i + 4));
     expect(stalled.seqs).to.deep.equal([1, 2]);
     expect(stalled.ended).to.equal(true);
-    expect(stalled.finalStatus).to.equal(undefined); // dropped, not ended: no end frame
+    expect(stalled.finalStatus).to.equal(undefined); // dropped, not ended: no end comment
     expect(fromStart.ended || resumed.ended).to.equal(false);
 
     await ds.transaction(async (em) => {
@@ -89,7 +89,7 @@ describe('event feeds (one reader per run per api process)', () => {
     await until(() => fromStart.ended && resumed.ended, 'both streams ended');
     expect(fromStart.seqs.at(-1)).to.equal(606);
     expect(resumed.seqs.at(-1)).to.equal(606);
-    // Ended with the final status (the end frame), after the last event.
+    // Ended with the final status (the end comment), after the last event.
     expect([fromStart.finalStatus, resumed.finalStatus]).to.deep.equal(['CANCELLED', 'CANCELLED']);
     expect(feeds.size).to.equal(0);
   });

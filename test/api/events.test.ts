@@ -150,7 +150,7 @@ describe('structure run events', function () {
     expect((await runKey.get(`/api/structure-runs/${runId}`)).status).to.equal(401);
   });
 
-  it('streams every event once, in order, as it happens, then the end frame with the final status, and closes', async () => {
+  it('streams every event once, in order, as it happens, then the end comment with the final status, and closes', async () => {
     const t = await newTenant();
     const runId = await startRun(t.key, t.organizationId, EVENTS_PROGRAM, ['5', '0.2']);
     const stream = await readSse(`${getStack().baseUrl}/api/structure-runs/${runId}/events/stream`, t.key);
@@ -175,22 +175,34 @@ describe('structure run events', function () {
     console.log(`      event stored → frame received: at most ${Math.max(...delays)} ms`);
     expect(Math.max(...delays)).to.be.lessThan(1_000);
     expect(stream.comments.filter((c) => c === 'keep-alive').length).to.be.at.least(1);
-    // After every event, the end frame with the final status, then the end of the response.
-    const end = { status: 'SUCCEEDED', type: 'StreamEnd', origin: 'SYSTEM', payload: { status: 'SUCCEEDED' } };
-    expect(stream.end).to.deep.equal(end);
+    // After every event, the end comment with the final status, then the end of the response; no end frame
+    // unless asked for.
+    expect(stream.end).to.equal('SUCCEEDED');
+    expect(stream.endEvent).to.equal(undefined);
     expect(stream.afterEnd).to.equal(0);
-    // On the wire: the last frame, `event: end` without an `id` (a resume after it still starts after the last event).
+    // Asked for (`?end_event=true`): the last frame, `event: end` without an `id` (a resume after it still starts
+    // after the last event), then the end comment.
+    const end = { status: 'SUCCEEDED', type: 'StreamEnd', origin: 'SYSTEM', payload: { status: 'SUCCEEDED' } };
     const raw = await (
-      await fetch(`${getStack().baseUrl}/api/structure-runs/${runId}/events/stream`, {
+      await fetch(`${getStack().baseUrl}/api/structure-runs/${runId}/events/stream?end_event=true`, {
         headers: { authorization: `Bearer ${t.key}` },
       })
     ).text();
-    expect(raw.endsWith(`\n\nevent: end\ndata: ${JSON.stringify(end)}\n\n`), raw.slice(-300)).to.equal(true);
-    const again = await readSse(`${getStack().baseUrl}/api/structure-runs/${runId}/events/stream`, t.key, {
-      lastEventId: listed.length,
-    });
+    expect(
+      raw.endsWith(`\n\nevent: end\ndata: ${JSON.stringify(end)}\n\n: end SUCCEEDED\n\n`),
+      raw.slice(-300),
+    ).to.equal(true);
+    const again = await readSse(
+      `${getStack().baseUrl}/api/structure-runs/${runId}/events/stream?end_event=true`,
+      t.key,
+      {
+        lastEventId: listed.length,
+      },
+    );
     expect(again.frames).to.deep.equal([]);
-    expect(again.end).to.deep.equal(end);
+    expect(again.endEvent).to.deep.equal(end);
+    expect(again.end).to.equal('SUCCEEDED');
+    expect(again.afterEnd).to.equal(0);
   });
 
   it('resumes after Last-Event-ID on a second api process with no gap and no duplicate', async () => {
@@ -206,7 +218,7 @@ describe('structure run events', function () {
       const after = await readSse(`${second.baseUrl}${path}`, t.key, { lastEventId: lastId });
       expect(after.ended).to.equal(true);
       expect(before.end).to.equal(undefined);
-      expect(after.end?.status).to.equal('SUCCEEDED');
+      expect(after.end).to.equal('SUCCEEDED');
       const ids = [...before.frames, ...after.frames].map((f) => f.id);
       const listed = await allEvents(t.key, runId);
       expect(ids).to.deep.equal(listed.map((_, i) => i + 1));
@@ -220,7 +232,7 @@ describe('structure run events', function () {
       const tail = await readSse(`${second.baseUrl}${path}?last_event_id=${listed.length - 2}`, t.key);
       expect(tail.frames.map((f) => f.id)).to.deep.equal([listed.length - 1, listed.length]);
       expect(tail.ended).to.equal(true);
-      expect(tail.end?.status).to.equal('SUCCEEDED');
+      expect(tail.end).to.equal('SUCCEEDED');
       const bad = await as(t.key).get(path, { headers: { 'last-event-id': 'abc' } });
       expect(bad.status).to.equal(400);
     } finally {
@@ -229,7 +241,7 @@ describe('structure run events', function () {
     }
   });
 
-  it('ends open streams when the api process shuts down, without the end frame', async () => {
+  it('ends open streams when the api process shuts down, without the end comment', async () => {
     const t = await newTenant();
     const api = await startApi(getStack().env.client);
     const runId = await startRun(t.key, t.organizationId, SLEEP_PROGRAM, ['600'], { untilRunning: true });
@@ -240,7 +252,7 @@ describe('structure run events', function () {
     await api.close();
     const stream = await reading;
     expect(stream.frames.map((f) => f.data.type)).to.deep.equal(['StructureRunStarting', 'StructureRunRunning']);
-    // Closed, but the run goes on: no end frame (the client resumes elsewhere with Last-Event-ID).
+    // Closed, but the run goes on: no end comment (the client resumes elsewhere with Last-Event-ID).
     expect(stream.ended).to.equal(true);
     expect(stream.end).to.equal(undefined);
     await as(t.key).post(`/api/structure-runs/${runId}/cancel`);

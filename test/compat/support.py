@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import io
+import json
 import os
 import time
 import zipfile
@@ -70,3 +71,23 @@ def zip_project(name: str) -> bytes:
 def raw(method: str, path: str, key: str = API_KEY, **kwargs) -> httpx.Response:
     """A plain HTTP call (what a driver does without the generated client)."""
     return httpx.request(method, f"{BASE_URL}{path}", headers={"Authorization": f"Bearer {key}"}, timeout=120, **kwargs)
+
+
+def strict_events(text: str, model, run_key: str, run_id: str) -> list:
+    """The `data:` lines of a run's event stream body, read as the clients read it (line by line, every other line
+    skipped), each parsed strictly by `model` (the generated client's EventDetail or AssistantEventDetail: every
+    required member present, with its type) and naming the run in `run_key`. Answers the parsed events."""
+    events = []
+    for line in text.splitlines():
+        if not line.startswith("data:"):
+            continue
+        try:
+            event = model.from_dict(json.loads(line.removeprefix("data:").strip()))
+        except Exception as exc:  # noqa: BLE001 - any parse failure is the finding
+            raise AssertionError(f"a data line is no {model.__name__}: {line[:300]}: {exc!r}") from exc
+        assert getattr(event, run_key) == run_id, f"{run_key} is not {run_id}: {line[:300]}"
+        assert all(isinstance(v, str) for v in (event.event_id, event.type_, event.origin)), line[:300]
+        assert isinstance(event.timestamp, (int, float)) and not isinstance(event.timestamp, bool), line[:300]
+        events.append(event)
+    assert events, "the stream sent no event"
+    return events

@@ -18,7 +18,7 @@ import httpx
 import pytest
 from griptape_cloud_client import models as m
 
-from support import API_KEY, COVERED, MODEL, call, client_for, raw, wait_until, zip_project
+from support import API_KEY, COVERED, MODEL, call, client_for, raw, strict_events, wait_until, zip_project
 
 OTHER_KEY = os.environ["TARMAC_OTHER_API_KEY"]  # a user of another organization, invited below
 OTHER_EMAIL = os.environ["TARMAC_OTHER_EMAIL"]
@@ -184,7 +184,11 @@ def structures(client, plain_code, **_):
     assert "structure ran with" in " ".join(call("structure_runs.list_structure_run_logs", client, run.structure_run_id).logs)
     events = call("events.list_events", client, run.structure_run_id).events
     call("events.get_event", client, events[0].event_id)
-    assert "StructureRunCompleted" in call("events.get_structure_run_events_sse", client, run.structure_run_id)
+    # Every data line of the stream is a full EventDetail of the run, to the last (the end is a comment line).
+    stream = call("events.get_structure_run_events_sse", client, run.structure_run_id)
+    streamed = strict_events(stream, m.EventDetail, "structure_run_id", run.structure_run_id)
+    assert [e.event_id for e in streamed] == [e.event_id for e in call("events.list_events", client, run.structure_run_id).events]
+    assert streamed[-1].type_ == "StructureRunCompleted" and stream.endswith(": end SUCCEEDED\n\n")
 
     long = call("structure_runs.create_structure_run", client, structure.structure_id, body=m.CreateStructureRunRequestContent(args=["60"]))
     call("events.create_events", client, long.structure_run_id, body=m.CreateEventsRequestContent.from_dict(
@@ -249,7 +253,10 @@ def assistants(client, **_):
     assert ended(client, "assistant_runs.get_assistant_run", run.assistant_run_id).status.value == "SUCCEEDED"
     call("assistant_runs.list_assistant_runs", client, assistant.assistant_id)
     call("events.list_assistant_events", client, run.assistant_run_id)
-    assert "FinishStructureRunEvent" in call("events.get_assistant_run_events_sse", client, run.assistant_run_id)
+    stream = call("events.get_assistant_run_events_sse", client, run.assistant_run_id)
+    streamed = strict_events(stream, m.AssistantEventDetail, "assistant_run_id", run.assistant_run_id)
+    assert "FinishStructureRunEvent" in [e.type_ for e in streamed] and streamed[-1].type_ == "StructureRunCompleted"
+    assert stream.endswith(": end SUCCEEDED\n\n")
     # The scripted model never answers "stall" (compat.test.ts): the run stays open until cancelled.
     stalled = call("assistant_runs.create_assistant_run", client, assistant.assistant_id, body=m.CreateAssistantRunRequestContent(input_="stall", model=MODEL))
     wait_until("the stalled run to run", lambda: call("assistant_runs.get_assistant_run", client, stalled.assistant_run_id).status.value == "RUNNING")

@@ -13,7 +13,7 @@ from griptape.drivers.file_manager.griptape_cloud import GriptapeCloudFileManage
 from griptape.drivers.memory.conversation.griptape_cloud import GriptapeCloudConversationMemoryDriver
 from griptape_cloud_client import models as m
 
-from support import API_KEY, BASE_URL, MODEL, call, client_for, raw, wait_until
+from support import API_KEY, BASE_URL, MODEL, call, client_for, raw, strict_events, wait_until
 
 
 def run_agent(client, structure_id: str, *args: str) -> dict:
@@ -88,10 +88,11 @@ def test_agent_with_cloud_drivers(agent_structure, griptape_project):
     assert any("Agent" in s["name"] or "run" in s["name"] for s in spans), [s["name"] for s in spans]
 
 
-def test_structure_run_driver_reads_the_event_stream_to_its_end_frame(agent_structure):
+def test_structure_run_driver_reads_the_event_stream_to_its_close(agent_structure):
     """griptape's GriptapeCloudStructureRunDriver, unmodified, as its try_run does it: create a run, then read its event
-    stream line by line up to the close, decoding every `data:` line as an event. The stream's last frame, the end
-    frame (`event: end`), reaches it as a SYSTEM event of a type it does not know, and it passes over it."""
+    stream line by line up to the close, decoding every `data:` line as an event. Every one is a full EventDetail of
+    the run, to the last: the end of the stream is a comment line (`: end SUCCEEDED`), which line readers skip; the
+    `event: end` frame comes only to a client that asks for it (`?end_event=true`)."""
     from griptape.artifacts import TextArtifact
     from griptape.drivers.structure_run.griptape_cloud import GriptapeCloudStructureRunDriver
 
@@ -104,8 +105,13 @@ def test_structure_run_driver_reads_the_event_stream_to_its_end_frame(agent_stru
     output = driver._get_run_result(run_id)
     assert json.loads(output.value)["input"] == "driven"
     events = list(driver._get_run_events(run_id))
-    assert events[-2]["type"] == "StructureRunCompleted"
-    assert events[-1] == {"status": "SUCCEEDED", "type": "StreamEnd", "origin": "SYSTEM", "payload": {"status": "SUCCEEDED"}}
+    assert events[-1]["type"] == "StructureRunCompleted"
+    assert all(m.EventDetail.from_dict(e).structure_run_id == run_id for e in events)
+    stream = raw("GET", f"/api/structure-runs/{run_id}/events/stream").text
+    assert [e.to_dict() for e in strict_events(stream, m.EventDetail, "structure_run_id", run_id)] == [
+        m.EventDetail.from_dict(e).to_dict() for e in events]
+    asked = raw("GET", f"/api/structure-runs/{run_id}/events/stream?end_event=true").text
+    assert asked.endswith('event: end\ndata: {"status":"SUCCEEDED","type":"StreamEnd","origin":"SYSTEM","payload":{"status":"SUCCEEDED"}}\n\n: end SUCCEEDED\n\n')
 
 
 def test_vector_store_driver_queries_a_knowledge_base(knowledge_structure):

@@ -119,9 +119,12 @@ describe('console (browser)', function () {
     const firstFrame = `${completeBlocks().find((block) => /^id: /m.test(block))}\n\n`;
     const firstId = /^id: (\d+)/m.exec(firstFrame)![1];
     const lastEventIds: Array<string | undefined> = [];
-    const pattern = `**/api/structure-runs/${runId}/events/stream`;
+    const endEvents: Array<string | null> = [];
+    // The path, whatever the query: the console asks for the end frame (`?end_event=true`).
+    const pattern = (url: URL) => url.pathname === `/api/structure-runs/${runId}/events/stream`;
     await page.route(pattern, async (route) => {
       lastEventIds.push(route.request().headers()['last-event-id']);
+      endEvents.push(new URL(route.request().url()).searchParams.get('end_event'));
       if (lastEventIds.length === 1)
         return route.fulfill({ status: 200, headers: { 'content-type': 'text/event-stream' }, body: firstFrame });
       return route.continue();
@@ -131,6 +134,7 @@ describe('console (browser)', function () {
       await page.getByText('events: ended').waitFor({ timeout: 30_000 });
       await page.getByRole('heading', { name: `Events (${events.length})` }).waitFor();
       expect(lastEventIds).to.deep.equal([undefined, firstId]);
+      expect(endEvents).to.deep.equal(['true', 'true']);
     } finally {
       await page.unroute(pattern);
     }

@@ -8,7 +8,7 @@
 //   disk-full      the data filesystem filled to the last byte for a while, then freed
 // The audit, per fault: every run answered 201 exists and ends, within 2 minutes, in the status its workflow
 // returned; no code ran twice; every log line and accepted event is stored once, or the run records its loss
-// (`status_detail.output_lost`); every SSE client that resumes until the end frame got every event once; the
+// (`status_detail.output_lost`); every SSE client that resumes until the end comment got every event once; the
 // api and the worker outlive a dependency's restart (same pids) and /ready comes back by itself; while the
 // disk is full, creations answer 2xx or 503 with Retry-After, never another error.
 import { execFileSync } from 'node:child_process';
@@ -356,7 +356,7 @@ export async function crashFaultsDrill(
       );
       if (lossRecorded[0].n) f.notes.push(at(`${lossRecorded[0].n} runs record lost output`));
 
-      // Every SSE client that resumed until the end frame got every event once.
+      // Every SSE client that resumed until the end comment got every event once.
       const events: Array<{ run_id: string; seq: string; event_id: string }> = await ds!.query(
         `SELECT run_id, seq, event_id FROM run_events WHERE run_id = ANY($1::uuid[]) ORDER BY run_id, seq`,
         [runIds],
@@ -373,7 +373,9 @@ export async function crashFaultsDrill(
         f.twice(repeated, at(`events on the stream of run ${runIds[i]}`));
         if (wrong) f.violation(at(`the stream of run ${runIds[i]}: frames out of order or not the stored events`));
         if (!got.done)
-          f.violation(at(`the stream of run ${runIds[i]} never got its end frame: ${got.breaks.slice(-3).join('; ')}`));
+          f.violation(
+            at(`the stream of run ${runIds[i]} never got its end comment: ${got.breaks.slice(-3).join('; ')}`),
+          );
         for (const v of got.endViolations) f.violation(at(`the stream of run ${runIds[i]}: ${v}`));
         reconnects += got.reconnects;
       });

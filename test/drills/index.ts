@@ -55,7 +55,7 @@ export const DRILLS: Drill[] = [
   {
     name: 'crash-faults',
     summary:
-      'npm start on a 384 MiB tmpfs, 10 runs in flight each time: SIGKILL of PostgreSQL, of Temporal (the supervisor restarts them), of every process at once (a power cut), a full disk: no run lost, doubled or stuck, every line and event stored or its loss recorded, every stream to its end frame',
+      'npm start on a 384 MiB tmpfs, 10 runs in flight each time: SIGKILL of PostgreSQL, of Temporal (the supervisor restarts them), of every process at once (a power cut), a full disk: no run lost, doubled or stuck, every line and event stored or its loss recorded, every stream to its end comment',
     full: () => crashFaultsDrill({ runs: 10, lines: 30, events: 10, seconds: 12, diskMb: 384, fullMs: 20_000 }),
   },
   {

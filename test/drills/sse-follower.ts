@@ -1,6 +1,6 @@
-// An SSE client that does what a careful client does: a stream that closes without its end frame (`event: end`)
-// did not end, its api went away; it reconnects (to the next api in its list, or the same one) with
-// `Last-Event-ID` = the id of the last frame it got, until the end frame has come.
+// An SSE client that does what a careful client does: a stream that closes without its end comment
+// (`: end <STATUS>`) did not end, its api went away; it reconnects (to the next api in its list, or the same one)
+// with `Last-Event-ID` = the id of the last frame it got, until the end comment has come.
 import { sseBlocks } from '../harness/sse';
 import { sleep } from './kit';
 
@@ -12,11 +12,11 @@ export interface Followed {
   reconnects: number;
   /** Why each earlier connection ended. */
   breaks: string[];
-  /** The end frame came (and the stream closed after it). */
+  /** The end comment came (and the stream closed after it). */
   done: boolean;
-  /** The final status the end frame named. */
+  /** The final status the end comment named. */
   status?: string;
-  /** Something broke the end frame's promise: no final event before it, frames after it. */
+  /** Something broke the end comment's promise: no final event before it, frames after it. */
   endViolations: string[];
 }
 
@@ -44,28 +44,32 @@ export async function followStream(
         await sleep(200);
         continue;
       }
-      let end: any;
+      let end: string | undefined;
       for await (const block of sseBlocks(res.body)) {
         if ('comments' in block) continue;
         if ('end' in block) {
           end = block.end;
           continue;
         }
-        if (end !== undefined) out.endViolations.push(`a frame (id ${block.id}) after the end frame`);
+        if ('endEvent' in block) {
+          out.endViolations.push('an end frame that was not asked for');
+          continue;
+        }
+        if (end !== undefined) out.endViolations.push(`a frame (id ${block.id}) after the end comment`);
         out.frames.push(block);
         opts.onFrame?.();
       }
       if (end !== undefined) {
         const final = out.frames[out.frames.length - 1]?.data;
         if (!FINAL_EVENTS.includes(final?.type))
-          out.endViolations.push(`the end frame (${JSON.stringify(end)}) came after ${final?.type}, not a final event`);
-        else if (final.payload?.status !== undefined && final.payload.status !== end.status)
-          out.endViolations.push(`the end frame says ${end.status}, the final event ${final.payload.status}`);
-        out.status = end.status;
+          out.endViolations.push(`the end comment (${end}) came after ${final?.type}, not a final event`);
+        else if (final.payload?.status !== undefined && final.payload.status !== end)
+          out.endViolations.push(`the end comment says ${end}, the final event ${final.payload.status}`);
+        out.status = end;
         out.done = true;
         return out;
       }
-      out.breaks.push('closed without the end frame');
+      out.breaks.push('closed without the end comment');
     } catch (err) {
       out.breaks.push(String((err as Error).cause ?? (err as Error).message));
       await sleep(100);

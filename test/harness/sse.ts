@@ -15,14 +15,21 @@ export interface SseRead {
   comments: string[];
   /** True when the server ended the response; false when we stopped reading. */
   ended: boolean;
-  /** The `data` of the end frame (`event: end`, the run's final status), when the stream sent one. */
-  end?: any;
-  /** Frames that came after the end frame (there must be none). */
+  /** The final status the end comment (`: end <STATUS>`, after every event) named, when the stream sent one. */
+  end?: string;
+  /** The `data` of the end frame (`event: end`), when the stream sent one (asked for with `?end_event=true`). */
+  endEvent?: any;
+  /** Frames that came after the end frame or the end comment (there must be none). */
   afterEnd: number;
 }
 
-/** A block of an SSE body: an event frame (`id`, JSON `data`), the end frame (`event: end`), or comment lines. */
-export type SseBlock = { id: number; data: any } | { end: any } | { comments: string[] };
+/**
+ * A block of an SSE body: an event frame (`id`, JSON `data`), the end frame (`event: end`), the end comment
+ * (`: end <STATUS>`: `end` is the status), or other comment lines.
+ */
+export type SseBlock = { id: number; data: any } | { endEvent: any } | { end: string } | { comments: string[] };
+
+const END_COMMENT = /^end ([A-Z]+)$/;
 
 /** The blocks of an SSE body as they arrive. */
 export async function* sseBlocks(body: ReadableStream<Uint8Array>): AsyncGenerator<SseBlock> {
@@ -39,7 +46,9 @@ export async function* sseBlocks(body: ReadableStream<Uint8Array>): AsyncGenerat
         const fields = buffered.slice(0, cut).split('\n');
         buffered = buffered.slice(cut + 2);
         if (fields.every((l) => l.startsWith(':'))) {
-          yield { comments: fields.map((l) => l.slice(1).trim()) };
+          const comments = fields.map((l) => l.slice(1).trim());
+          const end = comments.length === 1 ? END_COMMENT.exec(comments[0]) : null;
+          yield end ? { end: end[1] } : { comments };
           continue;
         }
         const data = JSON.parse(
@@ -49,7 +58,7 @@ export async function* sseBlocks(body: ReadableStream<Uint8Array>): AsyncGenerat
             .join('\n'),
         );
         const event = fields.find((l) => l.startsWith('event: '))?.slice(7);
-        if (event === 'end') yield { end: data };
+        if (event === 'end') yield { endEvent: data };
         else if (event !== undefined) throw new Error(`unexpected SSE event type ${event}`);
         else yield { id: Number(fields.find((l) => l.startsWith('id: '))?.slice(4)), data };
       }
@@ -97,7 +106,12 @@ export async function readSse(
       out.end = block.end;
       continue;
     }
-    if (out.end !== undefined) out.afterEnd++;
+    if ('endEvent' in block) {
+      if (out.end !== undefined) out.afterEnd++;
+      out.endEvent = block.endEvent;
+      continue;
+    }
+    if (out.end !== undefined || out.endEvent !== undefined) out.afterEnd++;
     out.frames.push({ ...block, at: Date.now() });
     if (opts.stopAfter !== undefined && out.frames.length >= opts.stopAfter) {
       abort.abort();
@@ -106,4 +120,41 @@ export async function readSse(
   }
   out.ended = true;
   return out;
+}
+
+/** The members every client's EventDetail requires, with their JSON types (`payload`: present, any value). */
+const EVENT_DETAIL_MEMBERS = {
+  event_id: 'string',
+  type: 'string',
+  origin: 'string',
+  timestamp: 'number',
+  created_at: 'string',
+};
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+/**
+ * Reads a run's event stream body as the interface's clients do (line by line; every line but `data:` skipped)
+ * and parses each `data:` line strictly as an EventDetail of run `runId` (`runIdKey`: `structure_run_id` or
+ * `assistant_run_id`): every required member present with its type, the run's id. Throws naming the first
+ * line that is not one; answers the events.
+ */
+export function strictEventDetails(raw: string, runIdKey: 'structure_run_id' | 'assistant_run_id', runId: string) {
+  const lines = raw.split(/\r\n|\r|\n/).filter((l) => l.startsWith('data:'));
+  return lines.map((line) => {
+    const fail = (why: string) => new Error(`not an EventDetail (${why}): ${line.slice(0, 300)}`);
+    let event: any;
+    try {
+      event = JSON.parse(line.slice(5));
+    } catch {
+      throw fail('no JSON');
+    }
+    if (event === null || typeof event !== 'object' || Array.isArray(event)) throw fail('no object');
+    for (const [member, type] of Object.entries(EVENT_DETAIL_MEMBERS))
+      if (typeof event[member] !== type) throw fail(`${member} is no ${type}`);
+    if (!('payload' in event)) throw fail('no payload');
+    if (!UUID.test(event.event_id)) throw fail('event_id is no uuid');
+    if (Number.isNaN(Date.parse(event.created_at))) throw fail('created_at is no time');
+    if (event[runIdKey] !== runId) throw fail(`${runIdKey} is not ${runId}`);
+    return event;
+  });
 }

@@ -91,7 +91,10 @@ export async function cancelRun(kind: RunKind, id: string): Promise<void> {
 
 export const hasEventStream = (kind: RunKind) => kind === 'structure' || kind === 'assistant';
 
-/** One response of the run's SSE stream, from after `lastEventId` (the `Last-Event-ID` header). */
+/**
+ * One response of the run's SSE stream, from after `lastEventId` (the `Last-Event-ID` header), with the end frame
+ * (`?end_event=true`): `event: end` with the final status tells an ended stream from a dropped one.
+ */
 export async function openEventStream(
   kind: RunKind,
   id: string,
@@ -102,13 +105,13 @@ export async function openEventStream(
   const answer =
     kind === 'assistant'
       ? await api.GET('/api/assistant-runs/{assistant_run_id}/events/stream', {
-          params: { path: { assistant_run_id: id } },
+          params: { path: { assistant_run_id: id }, query: { end_event: true } },
           headers,
           signal,
           parseAs: 'stream',
         })
       : await api.GET('/api/structure-runs/{structure_run_id}/events/stream', {
-          params: { path: { structure_run_id: id } },
+          params: { path: { structure_run_id: id }, query: { end_event: true } },
           headers,
           signal,
           parseAs: 'stream',

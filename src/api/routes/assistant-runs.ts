@@ -12,7 +12,7 @@ import {
   replayAssistantRun,
 } from '../../services/assistants/runs';
 import { route, type IdempotentAnswer } from '../http/route';
-import { eventStreamResponse, lastEventIdQuery, resumeAfter, sseFrame, streamRunEvents } from '../sse/event-stream';
+import { eventStreamQuery, eventStreamResponse, resumeAfter, sseFrame, streamRunEvents } from '../sse/event-stream';
 import { defineSchema, pageOf, str, timestamp, uuid } from '../schemas/registry';
 import { idList, MAX_INPUT_CHARS } from './assistants';
 import { replayedFrom } from './code-run-records';
@@ -309,12 +309,15 @@ route({
   params: runPath,
   summary:
     'Server-sent events of an assistant run, framed like the structure run stream (`id: <seq>`, `data: <event JSON>`, ' +
-    'resume with `Last-Event-ID`, keep-alive comments, the `event: end` frame with the final status once the run has ended ' +
-    'and all its events were sent; a response that ends without it means: resume).',
-  query: lastEventIdQuery,
+    'resume with `Last-Event-ID`, keep-alive comments, the end comment `: end <STATUS>` once the run has ended and all ' +
+    'its events were sent, after the `event: end` frame with `?end_event=true`; a response that ends without the end ' +
+    'comment means: resume).',
+  query: eventStreamQuery,
   responses: { 200: eventStreamResponse('Event stream', EventSchema) },
   handler: async ({ ctx, deps, caller, params, query }) => {
     const { run } = await findAssistantRun(deps.ds, caller, params.assistant_run_id);
-    streamRunEvents(ctx, deps, run, resumeAfter(ctx, query.last_event_id), assistantRunFrame);
+    streamRunEvents(ctx, deps, run, resumeAfter(ctx, query.last_event_id), assistantRunFrame, {
+      end: query.end_event ? 'frame' : 'comment',
+    });
   },
 });

@@ -384,6 +384,6 @@ route({
       if (!ctx.res.writableFinished) void abandon('the client disconnected');
     });
     // No end frame: griptape's prompt driver reads every `data:` line as a DeltaMessage; the answer ends with its `usage` piece.
-    streamRunEvents(ctx, deps, run, 0, chatFrame, { status: 201, endFrame: false, admitted: release });
+    streamRunEvents(ctx, deps, run, 0, chatFrame, { status: 201, end: 'none', admitted: release });
   },
 });

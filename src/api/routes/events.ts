@@ -1,6 +1,6 @@
 // Structure run events: posted by the run's code (CreateEvents, three body shapes), listed with
 // limit/offset, read singly, and streamed live (SSE). A run's own credential may use all of these for its run.
-import { eventStreamResponse, lastEventIdQuery, resumeAfter, streamRunEvents } from '../sse/event-stream';
+import { eventStreamQuery, eventStreamResponse, resumeAfter, streamRunEvents } from '../sse/event-stream';
 import {
   createUserEvents,
   eventsOfBody,
@@ -108,13 +108,16 @@ route({
   summary:
     'Server-sent events: one `id: <seq>` / `data: <event JSON>` frame per event, in order, from the start or after ' +
     'the `Last-Event-ID` header (or `?last_event_id=`); `: keep-alive` comments every SSE_KEEPALIVE_MS (15 s). Once ' +
-    'the run has ended and all its events were sent, an `event: end` frame with the final status (StreamEnd, no `id`) ' +
-    'and the end of the response; a response that ends without it means: resume with `Last-Event-ID`.',
+    'the run has ended and all its events were sent, the comment `: end <STATUS>` (the final status) and the end of ' +
+    'the response; with `?end_event=true`, an `event: end` frame (StreamEnd, no `id`) just before that comment. A ' +
+    'response that ends without the end comment means: resume with `Last-Event-ID`.',
   params: runPath,
-  query: lastEventIdQuery,
+  query: eventStreamQuery,
   responses: { 200: eventStreamResponse('Event stream', EventSchema) },
   handler: async ({ ctx, deps, caller, params, query }) => {
     const run = await findStructureRun(deps.ds, caller, params.structure_run_id);
-    streamRunEvents(ctx, deps, run, resumeAfter(ctx, query.last_event_id));
+    streamRunEvents(ctx, deps, run, resumeAfter(ctx, query.last_event_id), undefined, {
+      end: query.end_event ? 'frame' : 'comment',
+    });
   },
 });

@@ -1,9 +1,11 @@
 // The SSE response of a run's events: `id: <seq>` + `data: <event JSON>` frames from `afterSeq` on, a
 // keep-alive comment now and then, and, once the run is terminal and every event up to then has been sent,
-// the end frame (`event: end`, the final status; no `id`, so it is outside the event sequence) and the end
-// of the response. A response that ends without the end frame (the api went away, the client fell too far
-// behind) means: resume with `Last-Event-ID`. The events come from the process's one reader of the run (run-feeds.ts),
-// woken by the hub (LISTEN/NOTIFY) and by a periodic re-check.
+// the end comment (`: end <STATUS>`, which line readers skip: every `data:` line stays a full event) and the end
+// of the response; a client that asks (`?end_event=true`) also gets the end frame (`event: end`, the final
+// status; no `id`, so it is outside the event sequence) just before the end comment. A response that ends without
+// the end comment (the api went away, the client fell too far behind) means: resume with `Last-Event-ID`. The
+// events come from the process's one reader of the run (run-feeds.ts), woken by the hub (LISTEN/NOTIFY) and by a
+// periodic re-check.
 import type { Context } from 'koa';
 import type { Run, RunEvent } from '../../persistence/entities';
 import { RUN_TERMINAL, RunStatus } from '../../persistence/entities/run';
@@ -16,9 +18,8 @@ import { badRequest } from '../../errors';
 import type { ResponseSpec } from '../http/route';
 import { defineSchema, JsonSchema } from '../schemas/registry';
 
-/** The `data` of a stream's end frame: the run's final status. `type`, `origin` and `payload` are there for
- * the clients that read every `data:` line as an event and pick theirs by `origin` and `type` (griptape's
- * structure run and assistant drivers): to them it is a SYSTEM event of a type they do not know. */
+/** The `data` of a stream's end frame (sent only with `?end_event=true`): the run's final status, with `type`,
+ * `origin` and `payload` as a SYSTEM event of its own type, for a client that reads it as one. */
 export const StreamEndData = defineSchema('StreamEnd', {
   type: 'object',
   required: ['status', 'type', 'origin', 'payload'],
@@ -38,12 +39,16 @@ export const StreamEndData = defineSchema('StreamEnd', {
 export const sseEndFrame = (status: RunStatus) =>
   `event: end\ndata: ${JSON.stringify({ status, type: 'StreamEnd', origin: 'SYSTEM', payload: { status } })}\n\n`;
 
+/** The last line of a run's stream before the close, after every event: a comment, which line readers skip. */
+export const sseEndComment = (status: RunStatus) => `: end ${status}\n\n`;
+
 /**
  * The response of an event stream. OpenAPI 3.1 (and schemathesis) read the `schema` of `text/event-stream` as
  * the schema of each event: `{data, id?, event}` with `data` the JSON text of `data` (keep-alive comments are
- * no events). `frames`: `resumable` frames carry `id: <seq>` and the stream ends with the end frame
- * (`event: end`; its parsed `id` is the last event's, which SSE keeps until another is sent); `open-ended`
- * frames carry an id but the stream has no end frame; `plain` frames have neither.
+ * no events, and neither is the end comment). `frames`: `resumable` frames carry `id: <seq>` and the stream ends
+ * with the end comment, after the end frame when asked (`event: end`, `?end_event=true`; its parsed `id` is the
+ * last event's, which SSE keeps until another is sent); `open-ended` frames carry an id but the stream has no
+ * end; `plain` frames have neither.
  */
 export function eventStreamResponse(
   description: string,
@@ -74,8 +79,10 @@ export function eventStreamResponse(
     description:
       `${description}. Each event: \`data\` is JSON${withId ? ', `id` its sequence number' : ''}` +
       (frames === 'resumable'
-        ? '. Once the run has ended and every event was sent, the last frame is `event: end` with the final status ' +
-          '(StreamEnd), then the response ends; a response that ends without it means: resume with `Last-Event-ID`.'
+        ? '. Every `data` is a full event. Once the run has ended and every event was sent, the comment ' +
+          '`: end <STATUS>` (the final status), then the response ends; with `?end_event=true` the frame ' +
+          '`event: end` (StreamEnd) comes just before that comment. A response that ends without the end comment ' +
+          'means: resume with `Last-Event-ID`.'
         : '.'),
     contentType: 'text/event-stream',
     schema: frames === 'resumable' ? { oneOf: [eventFrame, endFrame] } : eventFrame,
@@ -86,12 +93,23 @@ export function eventStreamResponse(
 const MAX_EVENT_SEQ = 999_999_999_999_999;
 
 /** The `?last_event_id=` query parameter of the event streams. */
-export const lastEventIdQuery = {
+const lastEventIdQuery = {
   last_event_id: {
     type: 'integer',
     minimum: 0,
     maximum: MAX_EVENT_SEQ,
     description: 'Resume after this event sequence number (the `id:` of a frame); the `Last-Event-ID` header wins.',
+  },
+} as const;
+
+/** The query of a run's event stream: where it resumes, and whether the client wants the end frame. */
+export const eventStreamQuery = {
+  ...lastEventIdQuery,
+  end_event: {
+    type: 'boolean',
+    description:
+      'true: the `event: end` frame (StreamEnd, the final status) before the end comment. Off by default: clients ' +
+      'that read every `data:` line as an event would parse it as one.',
   },
 } as const;
 
@@ -117,8 +135,9 @@ const structureRunFrame = (e: RunEvent) => sseFrame(e);
  * Sets up the response of `ctx` as the event stream of `runId`, starting after sequence `afterSeq`.
  * `frame` renders each event (structure run events by default; an empty string skips the event); pass the
  * same function for every stream of a shape. `status`: of the response (200 by default; a stream that
- * creates what it streams answers 201). `endFrame: false`: no end frame (a stream whose clients read every `data:`
- * line as their own shape). `admitted`: the release of a place the route took with admitStream before it created
+ * creates what it streams answers 201). `end`: how the stream says it ended, after the last event: `comment`
+ * (the default), `frame` (the end frame, then the comment: the client asked with `?end_event=true`) or `none`
+ * (a stream that is not resumable, whose clients read every `data:` line as their own shape). `admitted`: the release of a place the route took with admitStream before it created
  * the run (else the stream takes its own, or answers 429). The events come from the process's shared feed of the run.
  */
 export function streamRunEvents(
@@ -127,7 +146,11 @@ export function streamRunEvents(
   run: Pick<Run, 'run_id' | 'organization_id'>,
   afterSeq: number,
   frame: (e: RunEvent) => string = structureRunFrame,
-  { status = 200, endFrame = true, admitted }: { status?: number; endFrame?: boolean; admitted?: () => void } = {},
+  {
+    status = 200,
+    end = 'comment',
+    admitted,
+  }: { status?: number; end?: 'comment' | 'frame' | 'none'; admitted?: () => void } = {},
 ): void {
   const runId = run.run_id;
   const release = admitted ?? admitStream(ctx, deps, run.organization_id);
@@ -144,10 +167,14 @@ export function streamRunEvents(
     cursor: afterSeq,
     frame,
     write: sse.write,
-    end: (finalStatus) => sse.end(finalStatus && endFrame ? sseEndFrame(finalStatus) : undefined),
+    end: (finalStatus) => sse.end(finalStatus && end !== 'none' ? endOfStream(finalStatus, end) : undefined),
   };
   detach = runFeedsOf(deps).attach(runId, stream);
 }
+
+/** What a stream sends after its last event: the end frame when asked, and the end comment. */
+const endOfStream = (status: RunStatus, end: 'comment' | 'frame') =>
+  (end === 'frame' ? sseEndFrame(status) : '') + sseEndComment(status);
 
 const feedsByDeps = new WeakMap<Deps, RunFeeds>();
 

@@ -27,7 +27,7 @@ export interface FeedStream {
   /** Writes `text`; false when the client is too slow and the stream was ended. */
   write(text: string): boolean;
   /**
-   * Ends the stream. With `finalStatus` (the run ended and every event was sent) its end frame goes first; without
+   * Ends the stream. With `finalStatus` (the run ended and every event was sent) its end (comment) goes first; without
    * (the process shutting down, a client too slow) it just closes, which tells the client to resume.
    */
   end(finalStatus?: RunStatus): void;

@@ -1,8 +1,9 @@
-// Why an asset's text could not be read; the job records `type` and the message as an entry of its `errors`.
-// Also the bounds every extractor keeps, so that no asset under the size cap can take the worker's memory.
+// Why an asset's text could not be read; the job records `type` and the message as an entry of its `errors`
+// (ExtractionLimitExceeded: the extraction's thread hit its memory or time limit, extract-isolated.ts). Also
+// the bounds every extractor keeps, so that no asset under the size cap can take the worker's memory.
 export class ExtractionError extends Error {
   constructor(
-    readonly type: 'UnsupportedFormat' | 'InvalidContent' | 'TooLarge',
+    readonly type: 'UnsupportedFormat' | 'InvalidContent' | 'TooLarge' | 'ExtractionLimitExceeded',
     message: string,
   ) {
     super(message);
@@ -29,4 +30,20 @@ export const MAX_SPOOLED_XML_BYTES = 20 * MAX_TEXT_CHARS;
 
 export function tooMuchText(name: string): ExtractionError {
   return new ExtractionError('TooLarge', `${name} holds more than ${MAX_TEXT_CHARS} characters of text`);
+}
+
+/**
+ * The characters an extractor has produced so far, counted as it appends them: a document whose text passes
+ * MAX_TEXT_CHARS is refused at that moment, not after it has all been built and joined.
+ */
+export class TextBudget {
+  private used = 0;
+  constructor(private readonly name: string) {}
+
+  /** Counts `text` and answers it; TooLarge once the document's text passes the cap. */
+  take(text: string): string {
+    this.used += text.length;
+    if (this.used > MAX_TEXT_CHARS) throw tooMuchText(this.name);
+    return text;
+  }
 }

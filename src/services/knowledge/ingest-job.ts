@@ -105,7 +105,7 @@ export async function ingestKnowledgeBaseJob(
           asset,
           embed && model ? { model, embed } : undefined,
           transform,
-          ctl.signal,
+          { limits: deps.config.documentExtraction, signal: ctl.signal },
         );
         bytes += outcome.bytes;
         stats.chunks += outcome.chunks;

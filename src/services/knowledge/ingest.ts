@@ -13,7 +13,8 @@ import { likeEscape } from '../../persistence/scoped';
 import type { JobError, KnowledgeBase } from '../../persistence/entities/knowledge-base';
 import type { ChunkStore } from './chunk-store';
 import { chunkTextInSlices } from './chunking';
-import { extractDocument, readsLargeFiles } from './extract';
+import { readsLargeFiles } from './extract';
+import { extractIsolated, type ExtractionLimits } from './extract-isolated';
 import { splitAssetPath } from './knowledge-bases';
 import { adjustTermStats, tokenCountSql } from './full-text';
 
@@ -97,13 +98,13 @@ export async function ingestAsset(
   asset: CoveredAsset,
   embedding: { model: string; embed: Embed } | undefined,
   /** The knowledge base's transforms, applied to the extracted text before chunking. */
-  transform?: (text: string) => Promise<string>,
-  /** Stops a long extraction (the job's cancel or time limit). */
-  signal?: AbortSignal,
+  transform: ((text: string) => Promise<string>) | undefined,
+  /** The extraction's thread limits (EXTRACTION_*), and what stops a long one (the job's cancel or time limit). */
+  extraction: { limits: ExtractionLimits; signal?: AbortSignal },
 ): Promise<AssetOutcome> {
   const blob = await openAsset(blobs, asset);
-  const document = await extractDocument(asset.name, blob.stream, signal);
-  const chunks = await chunkTextInSlices(transform ? await transform(document.text) : document.text, signal);
+  const document = await extractIsolated(asset.name, blob.stream, extraction.limits, extraction.signal);
+  const chunks = await chunkTextInSlices(transform ? await transform(document.text) : document.text, extraction.signal);
   const existing: Array<{ chunk_index: number; content_hash: string; vector: string | null; model: string | null }> =
     await store.query(
       `SELECT chunk_index, content_hash, embedding::text AS vector, embedding_model AS model

@@ -1,74 +1,56 @@
-// The text of zipped documents: Word (.docx, with mammoth: its raw text, a paragraph a line, pptx (.pptx) and
-// EPUB (.epub). No library for pptx or EPUB text is both well kept and small (officeparser pulls 140 MB with
-// OCR), so those two are read the way their standards define them, with the libraries exceljs and mammoth
-// already use: the zip with jszip, the XML with saxes (a conforming, non-validating parser that resolves no
-// external entity). pptx (ECMA-376 part 1, PresentationML): the slides in the order of presentation.xml's
-// slide list, each slide's DrawingML text runs (`a:t`), a line per paragraph (`a:p`), slides separated by a
-// blank line. EPUB (EPUB 3 / OPF 2): META-INF/container.xml names the package document, whose spine orders
-// the XHTML content documents; each becomes text as HTML does. Before anything is inflated, the declared sizes
-// of the zip's entries must add up to at most MAX_UNZIPPED_BYTES (a zip bomb is TooLarge, not an OOM).
-import JSZip from 'jszip';
-import mammoth from 'mammoth';
-import { SaxesParser } from 'saxes';
-import { ExtractionError, MAX_UNZIPPED_BYTES } from './extraction-error';
+// The text of zipped documents: Word (.docx), PowerPoint (.pptx) and EPUB (.epub), read the way their
+// standards define them, streamed: the zip by zip-parts.ts (every part counted as it inflates), the XML by
+// xml-walk.ts (saxes, with running caps), the text counted as it is appended (TextBudget). Nothing builds a
+// DOM, and each part is read once however often the document lists it.
+// - docx (ECMA-376 part 1, WordprocessingML): the main document part that _rels/.rels names, its text runs
+//   (`w:t`, tabs and breaks) a paragraph (`w:p`) at a time, paragraphs separated by a blank line; the
+//   fallback branch of alternate content (`mc:Fallback`, a copy of the text for older readers) is skipped.
+// - pptx (PresentationML): the slides in the order of presentation.xml's slide list, each slide's DrawingML
+//   text runs (`a:t`), a line per paragraph (`a:p`), slides separated by a blank line; at most MAX_SLIDES.
+// - EPUB (EPUB 3 / OPF 2): META-INF/container.xml names the package document, whose spine orders the XHTML
+//   content documents; each becomes text as HTML does; at most MAX_SPINE_ITEMS, each at most
+//   MAX_CHAPTER_BYTES.
+import { ExtractionError, TextBudget } from './extraction-error';
 import { htmlToText } from './html-text';
+import { walkXml } from './xml-walk';
+import { ZippedDocument } from './zip-parts';
 
-async function openZip(name: string, bytes: Buffer, what: string): Promise<JSZip> {
-  let zip: JSZip;
-  try {
-    zip = await JSZip.loadAsync(bytes);
-  } catch (err) {
-    throw new ExtractionError('InvalidContent', `${name} is not a readable ${what}: ${(err as Error).message}`);
-  }
-  let declared = 0;
-  for (const file of Object.values(zip.files)) {
-    declared += (file as unknown as { _data?: { uncompressedSize?: number } })._data?.uncompressedSize ?? 0;
-  }
-  if (declared > MAX_UNZIPPED_BYTES) {
-    throw new ExtractionError(
-      'TooLarge',
-      `${name} inflates to ${declared} bytes; at most ${MAX_UNZIPPED_BYTES} are read`,
-    );
-  }
-  return zip;
-}
+/** Slides of a presentation read at most. */
+export const MAX_SLIDES = 10_000;
+/** Content documents of an EPUB's spine read at most. */
+export const MAX_SPINE_ITEMS = 10_000;
+/** Bytes of one EPUB chapter (made text whole, as HTML is). */
+export const MAX_CHAPTER_BYTES = 32 * 1024 * 1024;
+/** Bytes of a document's small parts: relationship lists, the package and container documents. */
+const MAX_INDEX_BYTES = 8 * 1024 * 1024;
 
-async function part(zip: JSZip, path: string, name: string, what: string): Promise<string> {
-  const file = zip.file(path);
-  if (!file) throw new ExtractionError('InvalidContent', `${name} is not a readable ${what}: ${path} is missing`);
-  return file.async('string');
-}
-
-/** Walks `xml` with saxes; a malformed part is InvalidContent. */
-function walkXml(
-  xml: string,
+async function withDocument<T>(
   name: string,
-  on: {
-    open?: (tag: string, attrs: Record<string, string>) => void;
-    close?: (tag: string) => void;
-    text?: (t: string) => void;
-  },
-) {
-  const parser = new SaxesParser({ xmlns: false });
-  if (on.open) parser.on('opentag', (node) => on.open!(node.name, node.attributes as Record<string, string>));
-  if (on.close) parser.on('closetag', (node) => on.close!(node.name));
-  if (on.text) parser.on('text', on.text);
+  bytes: Buffer,
+  what: string,
+  read: (doc: ZippedDocument) => Promise<T>,
+): Promise<T> {
+  const doc = await ZippedDocument.open(name, bytes, what);
   try {
-    parser.write(xml).close();
-  } catch (err) {
-    throw new ExtractionError('InvalidContent', `${name} holds malformed XML: ${(err as Error).message}`);
+    return await read(doc);
+  } finally {
+    doc.close();
   }
 }
 
-/** Relationship ids to targets, resolved against `base` (a folder inside the zip). */
-function relationships(xml: string, name: string, base: string): Map<string, string> {
-  const targets = new Map<string, string>();
-  walkXml(xml, name, {
+/** Relationship ids (or types) to targets, resolved against `base` (a folder inside the zip). */
+async function relationships(doc: ZippedDocument, path: string, base: string) {
+  const byId = new Map<string, string>();
+  const byType = new Map<string, string>();
+  await walkXml(await doc.wholeText(path, MAX_INDEX_BYTES), `${doc.name}: ${path}`, {
     open: (tag, a) => {
-      if (tag === 'Relationship' && a.Id && a.Target) targets.set(a.Id, resolvePath(base, a.Target));
+      if (tag !== 'Relationship' || !a.Target || a.TargetMode === 'External') return;
+      const target = resolvePath(base, a.Target);
+      if (a.Id) byId.set(a.Id, target);
+      if (a.Type && !byType.has(a.Type)) byType.set(a.Type, target);
     },
   });
-  return targets;
+  return { byId, byType };
 }
 
 function resolvePath(base: string, target: string): string {
@@ -78,83 +60,137 @@ function resolvePath(base: string, target: string): string {
     if (p === '..') out.pop();
     else if (p && p !== '.') out.push(p);
   }
-  return decodeURIComponent(out.join('/'));
-}
-
-export async function extractDocx(name: string, bytes: Buffer): Promise<string> {
-  await openZip(name, bytes, 'Word document');
-  let value: string;
   try {
-    ({ value } = await mammoth.extractRawText({ buffer: bytes }));
-  } catch (err) {
-    throw new ExtractionError('InvalidContent', `${name} is not a readable Word document: ${(err as Error).message}`);
+    return decodeURIComponent(out.join('/'));
+  } catch {
+    return out.join('/');
   }
-  return value;
 }
 
-export async function extractPptx(name: string, bytes: Buffer): Promise<string> {
-  const what = 'presentation';
-  const zip = await openZip(name, bytes, what);
-  const rels = relationships(await part(zip, 'ppt/_rels/presentation.xml.rels', name, what), name, 'ppt');
-  const order: string[] = [];
-  walkXml(await part(zip, 'ppt/presentation.xml', name, what), name, {
-    open: (tag, a) => {
-      const target = tag === 'p:sldId' ? rels.get(a['r:id']) : undefined;
-      if (target) order.push(target);
-    },
-  });
-  const slides: string[] = [];
-  for (const path of order) {
-    const lines: string[] = [];
-    let line = '';
+/** Paragraphs of text, each counted as it is appended and kept only when it holds more than whitespace. */
+class Paragraphs {
+  private readonly done: string[] = [];
+  private line = '';
+  constructor(private readonly budget: TextBudget) {}
+  add(text: string) {
+    this.line += this.budget.take(text);
+  }
+  end() {
+    const trimmed = this.line.trim();
+    if (trimmed) this.done.push(trimmed);
+    this.line = '';
+  }
+  join(separator: string): string {
+    this.end();
+    return this.done.join(separator);
+  }
+}
+
+const OFFICE_DOCUMENT = 'http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument';
+
+export function extractDocx(name: string, bytes: Buffer): Promise<string> {
+  return withDocument(name, bytes, 'Word document', async (doc) => {
+    const main = doc.has('_rels/.rels')
+      ? ((await relationships(doc, '_rels/.rels', '')).byType.get(OFFICE_DOCUMENT) ?? 'word/document.xml')
+      : 'word/document.xml';
+    const paragraphs = new Paragraphs(new TextBudget(name));
     let inText = false;
-    walkXml(await part(zip, path, name, what), name, {
+    let skipped = 0; // depth inside mc:Fallback
+    await walkXml(doc.textOf(main), `${name}: ${main}`, {
       open: (tag) => {
-        if (tag === 'a:t') inText = true;
-        else if (tag === 'a:br') line += '\n';
+        if (tag === 'mc:Fallback' || skipped) skipped += 1;
+        else if (tag === 'w:t') inText = true;
+        else if (tag === 'w:tab') paragraphs.add('\t');
+        else if (tag === 'w:br' || tag === 'w:cr') paragraphs.add('\n');
+        else if (tag === 'w:noBreakHyphen') paragraphs.add('-');
       },
       text: (t) => {
-        if (inText) line += t;
+        if (inText && !skipped) paragraphs.add(t);
       },
       close: (tag) => {
-        if (tag === 'a:t') inText = false;
-        else if (tag === 'a:p') {
-          if (line.trim()) lines.push(line.trim());
-          line = '';
+        if (skipped) skipped -= 1;
+        else if (tag === 'w:t') inText = false;
+        else if (tag === 'w:p') paragraphs.end();
+      },
+    });
+    return paragraphs.join('\n\n');
+  });
+}
+
+export function extractPptx(name: string, bytes: Buffer): Promise<string> {
+  return withDocument(name, bytes, 'presentation', async (doc) => {
+    const rels = (await relationships(doc, 'ppt/_rels/presentation.xml.rels', 'ppt')).byId;
+    const order = new Set<string>();
+    await walkXml(await doc.wholeText('ppt/presentation.xml', MAX_INDEX_BYTES), `${name}: ppt/presentation.xml`, {
+      open: (tag, a) => {
+        const target = tag === 'p:sldId' ? rels.get(a['r:id']) : undefined;
+        if (!target) return;
+        order.add(target);
+        if (order.size > MAX_SLIDES)
+          throw new ExtractionError('TooLarge', `${name} lists more than ${MAX_SLIDES} slides`);
+      },
+    });
+    const budget = new TextBudget(name);
+    const slides: string[] = [];
+    for (const path of order) {
+      const lines = new Paragraphs(budget);
+      let inText = false;
+      await walkXml(doc.textOf(path), `${name}: ${path}`, {
+        open: (tag) => {
+          if (tag === 'a:t') inText = true;
+          else if (tag === 'a:br') lines.add('\n');
+        },
+        text: (t) => {
+          if (inText) lines.add(t);
+        },
+        close: (tag) => {
+          if (tag === 'a:t') inText = false;
+          else if (tag === 'a:p') lines.end();
+        },
+      });
+      const text = lines.join('\n');
+      if (text) slides.push(text);
+    }
+    return slides.join('\n\n');
+  });
+}
+
+export function extractEpub(name: string, bytes: Buffer): Promise<string> {
+  return withDocument(name, bytes, 'EPUB', async (doc) => {
+    let packagePath = '';
+    await walkXml(await doc.wholeText('META-INF/container.xml', MAX_INDEX_BYTES), `${name}: META-INF/container.xml`, {
+      open: (tag, a) => {
+        if (tag === 'rootfile' && !packagePath && a['full-path']) packagePath = a['full-path'];
+      },
+    });
+    if (!packagePath) throw doc.invalid('no package document');
+    const base = packagePath.includes('/') ? packagePath.slice(0, packagePath.lastIndexOf('/')) : '';
+    const manifest = new Map<string, { href: string; type: string }>();
+    const spine = new Set<string>();
+    await walkXml(await doc.wholeText(packagePath, MAX_INDEX_BYTES), `${name}: ${packagePath}`, {
+      open: (tag, a) => {
+        const local = tag.slice(tag.indexOf(':') + 1);
+        if (local === 'item' && a.id && a.href) manifest.set(a.id, { href: a.href, type: a['media-type'] ?? '' });
+        else if (local === 'itemref' && a.idref && a.linear !== 'no') {
+          spine.add(a.idref);
+          if (spine.size > MAX_SPINE_ITEMS) {
+            throw new ExtractionError('TooLarge', `${name} lists more than ${MAX_SPINE_ITEMS} content documents`);
+          }
         }
       },
     });
-    if (lines.length) slides.push(lines.join('\n'));
-  }
-  return slides.join('\n\n');
-}
-
-export async function extractEpub(name: string, bytes: Buffer): Promise<string> {
-  const what = 'EPUB';
-  const zip = await openZip(name, bytes, what);
-  let packagePath = '';
-  walkXml(await part(zip, 'META-INF/container.xml', name, what), name, {
-    open: (tag, a) => {
-      if (tag === 'rootfile' && !packagePath && a['full-path']) packagePath = a['full-path'];
-    },
+    const budget = new TextBudget(name);
+    const chapters: string[] = [];
+    const read = new Set<string>();
+    for (const id of spine) {
+      const item = manifest.get(id);
+      if (!item || !/html/.test(item.type)) continue;
+      const path = resolvePath(base, item.href);
+      if (read.has(path)) continue;
+      read.add(path);
+      const text = htmlToText(await doc.wholeText(path, MAX_CHAPTER_BYTES));
+      if (text) chapters.push(budget.take(text));
+    }
+    return chapters.join('\n\n');
   });
-  if (!packagePath) throw new ExtractionError('InvalidContent', `${name} is not a readable EPUB: no package document`);
-  const base = packagePath.includes('/') ? packagePath.slice(0, packagePath.lastIndexOf('/')) : '';
-  const manifest = new Map<string, { href: string; type: string }>();
-  const spine: string[] = [];
-  walkXml(await part(zip, packagePath, name, what), name, {
-    open: (tag, a) => {
-      const local = tag.slice(tag.indexOf(':') + 1);
-      if (local === 'item' && a.id && a.href) manifest.set(a.id, { href: a.href, type: a['media-type'] ?? '' });
-      else if (local === 'itemref' && a.idref && a.linear !== 'no') spine.push(a.idref);
-    },
-  });
-  const chapters: string[] = [];
-  for (const id of spine) {
-    const item = manifest.get(id);
-    if (!item || !/html/.test(item.type)) continue;
-    const text = htmlToText(await part(zip, resolvePath(base, item.href), name, what));
-    if (text) chapters.push(text);
-  }
-  return chapters.join('\n\n');
 }

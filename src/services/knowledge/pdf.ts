@@ -3,10 +3,16 @@
 // line, pages separated by a blank line. No rendering, no fonts loaded, no script evaluation. A file pdf.js
 // cannot parse, or a password-protected one, is InvalidContent; a PDF with no text layer at all (a scan:
 // we do no OCR) is InvalidContent too, so the job says why instead of ingesting nothing.
-import { ExtractionError } from './extraction-error';
+import { ExtractionError, TextBudget } from './extraction-error';
 
 /** Pages read at most; a longer document is a TooLarge error (the size cap alone lets many tiny pages through). */
 export const MAX_PDF_PAGES = 5_000;
+/**
+ * Bytes one of the PDF's streams may decode to (a page's content, a font): pdf.js grows a typed array, outside
+ * any heap limit, for a stream of any size, so a small file of one deflated stream took 1.5 GB in 90 s. Our
+ * patch of pdf.js (patches/pdfjs-dist+*.patch) refuses a stream past this; pdf.js then reads on without it.
+ */
+export const MAX_PDF_STREAM_BYTES = 64 * 1024 * 1024;
 
 /** pdf.js's text item (its type lives under a path the lint rules reserve for our HTTP layer). */
 interface TextItem {
@@ -19,6 +25,7 @@ let pdfjs: Promise<PdfJs> | undefined;
 const loadPdfJs = () => (pdfjs ??= import('pdfjs-dist/legacy/build/pdf.mjs'));
 
 export async function extractPdf(name: string, bytes: Buffer): Promise<{ text: string; meta: Record<string, string> }> {
+  (globalThis as { __tarmacMaxDecodedStreamBytes?: number }).__tarmacMaxDecodedStreamBytes = MAX_PDF_STREAM_BYTES;
   const lib = await loadPdfJs();
   const task = lib.getDocument({
     data: new Uint8Array(bytes),
@@ -40,15 +47,18 @@ export async function extractPdf(name: string, bytes: Buffer): Promise<{ text: s
       throw new ExtractionError('TooLarge', `${name} has ${doc.numPages} pages; at most ${MAX_PDF_PAGES} are read`);
     }
     const pages: string[] = [];
+    const budget = new TextBudget(name);
     for (let p = 1; p <= doc.numPages; p++) {
       const page = await doc.getPage(p);
       const content = await page.getTextContent();
       pages.push(
-        content.items
-          .filter((i) => 'str' in i)
-          .map((i) => (i as TextItem).str + ((i as TextItem).hasEOL ? '\n' : ''))
-          .join('')
-          .trim(),
+        budget.take(
+          content.items
+            .filter((i) => 'str' in i)
+            .map((i) => (i as TextItem).str + ((i as TextItem).hasEOL ? '\n' : ''))
+            .join('')
+            .trim(),
+        ),
       );
       page.cleanup();
     }

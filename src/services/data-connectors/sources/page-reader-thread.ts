@@ -1,12 +1,9 @@
 // One extraction thread of page-reader.ts: reads each page it is sent (html-text.ts) and answers its text,
 // title and links, or the error's message.
-import { parentPort } from 'node:worker_threads';
+import { serveThreadTasks } from '../../../runtime/threads/thread-side';
 import { readPage } from './html-text';
 
-parentPort?.on('message', ({ html, base }: { html: string; base: string }) => {
-  try {
-    parentPort!.postMessage({ page: readPage(html, base) });
-  } catch (err) {
-    parentPort!.postMessage({ error: (err as Error).message });
-  }
+serveThreadTasks((input) => {
+  const { html, base } = input as { html: string; base: string };
+  return readPage(html, base);
 });
