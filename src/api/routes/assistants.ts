@@ -79,6 +79,7 @@ const fields = {
   description: str(1, 200),
   input: { type: ['string', 'null'], maxLength: MAX_INPUT_CHARS },
   knowledge_base_ids: idList,
+  retriever_ids: idList,
   ruleset_ids: idList,
   structure_ids: idList,
   tool_ids: idList,
@@ -119,7 +120,7 @@ route({
   body: defineSchema('CreateAssistantRequest', {
     type: 'object',
     required: ['name'],
-    properties: { ...fields, retriever_ids: idList },
+    properties: fields,
   }),
   bodyRequired: true,
   responses: { 201: { description: 'Assistant', schema: AssistantSchema } },
@@ -149,7 +150,9 @@ route({
   path: '/assistants/{assistant_id}',
   tag: TAG,
   params: assistantPath,
-  summary: `Changes the given fields; a given id list replaces the stored one (there is no \`retriever_ids\` here). ${idsNote}`,
+  summary:
+    'Changes the given fields; a given id list replaces the stored one (`retriever_ids` too, which the interface ' +
+    `leaves out of this request: validated like the others). ${idsNote}`,
   body: defineSchema('UpdateAssistantRequest', { type: 'object', properties: fields }),
   responses: { 200: { description: 'Assistant', schema: AssistantSchema } },
   handler: async ({ deps, caller, params, body }) => ({
