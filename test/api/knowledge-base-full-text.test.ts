@@ -153,7 +153,7 @@ describe('knowledge base full text (BM25)', function () {
     expect(after[0].score).to.not.be.closeTo(before.find((e) => e.name === 'stats/keep.txt')!.score, 1e-6);
   });
 
-  it('a retriever or an assistant naming a deleted knowledge base: a 409 naming it', async () => {
+  it('a deleted knowledge base leaves no assistant or inline component naming it; a standalone component: a 409 naming it', async () => {
     await uploadText(api, bucketId, 'gone/x.txt', 'Ephemeral text.');
     const kb = await fullTextKb(api, 'Soon gone', [`${bucketId}/gone/`]);
     const id = kb.knowledge_base_id as string;
@@ -162,19 +162,34 @@ describe('knowledge base full text (BM25)', function () {
       retriever_components: [{ name: 'doomed', type: 'knowledge_base', config: { knowledge_base_id: id } }],
     });
     expect(retriever.status, retriever.text).to.equal(201);
+    const component = await api.post('/api/retriever-components', {
+      name: 'standalone',
+      type: 'knowledge_base',
+      config: { knowledge_base_id: id },
+    });
+    expect(component.status, component.text).to.equal(201);
+    const named = await api.post('/api/retrievers', {
+      name: 'by id',
+      retriever_component_ids: [component.body.retriever_component_id],
+    });
+    expect(named.status, named.text).to.equal(201);
     const assistant = await api.post('/api/assistants', { name: 'a', knowledge_base_ids: [id] });
     expect(assistant.status, assistant.text).to.equal(201);
     expect((await api.delete(`/api/knowledge-bases/${id}`)).status).to.equal(204);
 
-    const q = await api.post(`/api/retrievers/${retriever.body.retriever_id}/query`, { query: 'ephemeral' });
+    // The inline component and the assistant's id went with the knowledge base (its delete's transaction).
+    const inline = await api.get(`/api/retrievers/${retriever.body.retriever_id}`);
+    expect(inline.body.retriever_components).to.deep.equal([]);
+    expect((await api.get(`/api/assistants/${assistant.body.assistant_id}`)).body.knowledge_base_ids).to.deep.equal([]);
+    const run = await api.post(`/api/assistants/${assistant.body.assistant_id}/runs`, { input: 'hi' });
+    expect(run.status, run.text).to.equal(201);
+    expect(run.body.knowledge_base_ids).to.deep.equal([]);
+    await api.post(`/api/assistant-runs/${run.body.assistant_run_id}/cancel`);
+
+    // A standalone component is a record of its own: a query through it names the knowledge base and the component.
+    const q = await api.post(`/api/retrievers/${named.body.retriever_id}/query`, { query: 'ephemeral' });
     expect(q.status, q.text).to.equal(409);
     expect(q.body.type).to.equal('ConflictError');
-    expect(q.body.errors[0].message).to.include(id).and.include('"doomed"');
-
-    // An assistant's run names its knowledge bases when created: a deleted one is a 409 naming it (a knowledge
-    // base deleted between the run's creation and its start ends it FAILED, RetrievalSourceNotFound).
-    const run = await api.post(`/api/assistants/${assistant.body.assistant_id}/runs`, { input: 'hi' });
-    expect(run.status, run.text).to.equal(409);
-    expect(run.body.errors[0].message).to.include(id);
+    expect(q.body.errors[0].message).to.include(id).and.include('"standalone"');
   });
 });

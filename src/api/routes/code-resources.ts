@@ -275,7 +275,9 @@ function declare(k: KindSpec): void {
     path: `${k.path}/{${idParam}}`,
     tag,
     params,
-    summary: `Deletes a ${k.kind} with its deployments${k.kind === 'structure' ? ' and runs' : ''}. Its open runs are cancelled first (their processes stop; bounded wait).`,
+    summary:
+      `Deletes a ${k.kind} with its deployments${k.kind === 'structure' ? ' and runs' : ''}. Its open runs are cancelled first (their processes stop; bounded wait).` +
+      (k.kind === 'function' ? '' : ' Assistants that name it no longer do.'),
     responses: { 204: { description: 'Deleted' } },
     handler: async ({ deps, caller, params: p }) => {
       await deleteCodeResource(deps, caller, await findCodeResource(deps.ds, caller, k.kind, p[idParam]));

@@ -341,7 +341,8 @@ route({
   tag: TAG,
   params: kbPath,
   summary:
-    'Deletes the knowledge base with its jobs, chunks and queries; open jobs are cancelled first (bounded wait).',
+    'Deletes the knowledge base with its jobs, chunks and queries; open jobs are cancelled first (bounded wait). ' +
+    'Assistants that name it and the inline components of retrievers that retrieve from it no longer do.',
   responses: { 204: { description: 'Deleted' } },
   handler: async ({ deps, caller, params }) => {
     await deleteKnowledgeBase(deps, caller, params.knowledge_base_id);

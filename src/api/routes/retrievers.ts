@@ -136,7 +136,7 @@ route({
   path: '/retrievers/{retriever_id}',
   tag: TAG,
   params: idPath,
-  summary: 'Deletes the retriever (its knowledge bases stay).',
+  summary: 'Deletes the retriever (its knowledge bases stay); assistants that name it no longer do.',
   responses: { 204: { description: 'Deleted' } },
   handler: async ({ deps, caller, params }) => {
     await deleteRetriever(deps.ds, caller, params.retriever_id);

@@ -250,7 +250,7 @@ route({
   path: '/rulesets/{ruleset_id}',
   tag: 'Rulesets',
   params: { ruleset_id: uuid },
-  summary: 'Deletes a ruleset (its rules stay).',
+  summary: 'Deletes a ruleset (its rules stay); assistants that name it no longer do.',
   responses: { 204: { description: 'Deleted' } },
   handler: async ({ deps, caller, params }) => {
     await deleteRuleset(deps.ds, await findRuleset(deps.ds, caller, params.ruleset_id));

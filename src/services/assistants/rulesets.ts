@@ -9,6 +9,7 @@ import { PageRequest, paginate, Pagination, skipTake } from '../../persistence/p
 import { Rule, Ruleset, RulesetRule } from '../../persistence/entities';
 import { findInOrg } from '../../persistence/scoped';
 import { aliasGuard, checkMetadata } from '../record-fields';
+import { forgetDeleted } from '../../persistence/references';
 
 /** A ruleset holds at most this many rules; `GET /rules` returns this many per page by default. */
 export const MAX_RULES_PER_RULESET = 100;
@@ -248,8 +249,12 @@ export async function updateRuleset(
   );
 }
 
+/** Deletes the ruleset; the assistants that name it no longer do (same transaction). */
 export async function deleteRuleset(ds: DataSource, ruleset: Ruleset): Promise<void> {
-  await ds.getRepository(Ruleset).delete({ ruleset_id: ruleset.ruleset_id });
+  await ds.transaction(async (em) => {
+    await forgetDeleted(em, 'ruleset', ruleset.organization_id, ruleset.ruleset_id);
+    await em.getRepository(Ruleset).delete({ ruleset_id: ruleset.ruleset_id });
+  });
 }
 
 // ---- For assistants ----

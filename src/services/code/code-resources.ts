@@ -18,6 +18,7 @@ import { OPEN_RUN_STATUSES, stopOpenRuns } from './runs/cancellation';
 import { deleteSchedulesOf } from '../schedules/removal';
 import { requestedPolicy } from './runs/retries';
 import type { RetryPolicyRequest } from '../../temporal/retry-policy';
+import { forgetDeleted } from '../../persistence/references';
 
 export const KIND_LABEL: Record<CodeResourceKind, string> = {
   structure: 'Structure',
@@ -151,7 +152,8 @@ export async function updateCodeResource(
 }
 
 /**
- * Deletes the resource with its deployments and runs (cascade). Open runs are stopped first (see
+ * Deletes the resource with its deployments and runs (cascade); the assistants that name it (a structure, a
+ * tool) no longer do, in the same transaction (src/persistence/references.ts). Open runs are stopped first (see
  * stopOpenRuns); the rows are deleted either way. Then its builds go, durably: the build-removal workflow
  * cancels a build in progress and removes every build directory (should it not start, the build cleanup
  * schedule removes them as orphans once BUILD_RETENTION_SECONDS have passed).
@@ -169,6 +171,8 @@ export async function deleteCodeResource(
   await deleteSchedulesOf(deps, resource.resource_id);
   const deployments: Array<{ deployment_id: string }> = await deps.ds.transaction(async (em) => {
     const rows = await em.query(`SELECT deployment_id FROM deployments WHERE resource_id = $1`, [resource.resource_id]);
+    if (resource.kind === 'structure' || resource.kind === 'tool')
+      await forgetDeleted(em, resource.kind, resource.organization_id, resource.resource_id);
     await em.getRepository(CodeResource).delete({ resource_id: resource.resource_id });
     return rows;
   });

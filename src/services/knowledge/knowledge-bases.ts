@@ -24,6 +24,7 @@ import { stopOpenJobs } from './jobs';
 import type { Transform } from '../../persistence/entities/data-connector';
 import { assertIdsInOrg } from '../../persistence/scoped';
 import { deleteUserSchedule, parseScheduleExpression, putUserSchedule } from '../../temporal/user-schedules';
+import { forgetDeleted } from '../../persistence/references';
 
 /** Types stored in this platform's own PostgreSQL. */
 export const SERVED_TYPES: readonly KnowledgeBaseType[] = ['gtc_pg_vector', 'gtc_hybrid_sql_pg_vector', 'pg_vector'];
@@ -296,7 +297,10 @@ export async function updateKnowledgeBase(
   return saved;
 }
 
-/** Deletes the knowledge base with its jobs (open ones are cancelled first, bounded wait), chunks and queries. */
+/**
+ * Deletes the knowledge base with its jobs (open ones are cancelled first, bounded wait), chunks and queries; the
+ * assistants and the retrievers' inline components that name it go with it, in the same transaction.
+ */
 export async function deleteKnowledgeBase(
   deps: { ds: DataSource; temporal: Client; box?: SecretBox; config: Pick<Config, 'outbound' | 'logLevel'> },
   caller: Caller,
@@ -305,7 +309,10 @@ export async function deleteKnowledgeBase(
   const kb = await findKnowledgeBase(deps.ds, caller, id);
   await deleteUserSchedule(deps.temporal, 'knowledge-base', kb.knowledge_base_id);
   await stopOpenJobs(deps, caller, kb.knowledge_base_id);
-  await deps.ds.getRepository(KnowledgeBase).delete({ knowledge_base_id: kb.knowledge_base_id });
+  await deps.ds.transaction(async (em) => {
+    await forgetDeleted(em, 'knowledge_base', kb.organization_id, kb.knowledge_base_id);
+    await em.getRepository(KnowledgeBase).delete({ knowledge_base_id: kb.knowledge_base_id });
+  });
   await dropVectorIndex(deps.ds, kb.knowledge_base_id);
   // pg_vector: its table in the outside database goes too, when that database can be reached.
   if (kb.type === 'pg_vector' && deps.box) await dropOutsideTable(kb, deps.box, outboundPolicyFor(deps.config));

@@ -25,6 +25,7 @@ import { awaitRetrieval } from './run-query';
 import { assertDefaultModel } from './search';
 import { goneMessage, queryRetriever, type ComponentQueryArgs, type RetrievalStores } from './retrieve';
 import { assertComponentRefs, componentsOfRetriever, shapeConfig, type ComponentInput } from './retriever-components';
+import { forgetDeleted } from '../../persistence/references';
 
 /** The most components a retriever has, inline and standalone together. */
 export const MAX_RETRIEVER_COMPONENTS = 20;
@@ -128,9 +129,13 @@ export async function updateRetriever(ds: DataSource, caller: Caller, id: string
   return ds.getRepository(Retriever).save(retriever);
 }
 
+/** Deletes the retriever; the assistants that name it no longer do (same transaction). */
 export async function deleteRetriever(ds: DataSource, caller: Caller, id: string): Promise<void> {
   const retriever = await findRetriever(ds, caller, id);
-  await ds.getRepository(Retriever).delete({ retriever_id: retriever.retriever_id });
+  await ds.transaction(async (em) => {
+    await forgetDeleted(em, 'retriever', retriever.organization_id, retriever.retriever_id);
+    await em.getRepository(Retriever).delete({ retriever_id: retriever.retriever_id });
+  });
 }
 
 /** The JSON Schema of `retriever_components_query_args` for this retriever: per knowledge_base component name. */
