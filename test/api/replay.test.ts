@@ -106,19 +106,24 @@ describe('replay', function () {
     );
   });
 
-  it('replays the finished runs of a structure that a filter selects: FAILED and ERROR by default, oldest first, bounded', async () => {
+  it('replays the finished runs of a structure that a filter selects: FAILED and ERROR by default, oldest first, bounded, each with its concurrency key', async () => {
     const t = await newTenant();
     const api = as(t.key);
     const s = await structureWithBuild(t.organizationId, { files: { 'structure.py': PROGRAM } });
     const ids: string[] = [];
     for (const code of ['0', '3', '4']) {
-      ids.push((await api.post(`/api/structures/${s.structureId}/runs`, { args: [code] })).body.structure_run_id);
+      // The run that fails with 3 has a concurrency key; its replay keeps it.
+      const key = code === '3' ? { concurrency_key: 'customer-3' } : {};
+      ids.push(
+        (await api.post(`/api/structures/${s.structureId}/runs`, { args: [code], ...key })).body.structure_run_id,
+      );
       await waitForRun(t.key, ids.at(-1)!);
     }
     const bulk = await api.post(`/api/structures/${s.structureId}/runs/replay`, {});
     expect(bulk.status, bulk.text).to.equal(201);
     expect(bulk.body.structure_runs.map((r: any) => r.replayed_from_run_id)).to.deep.equal([ids[1], ids[2]]);
     expect(bulk.body.structure_runs.map((r: any) => r.args)).to.deep.equal([['3'], ['4']]);
+    expect(bulk.body.structure_runs.map((r: any) => r.concurrency_key)).to.deep.equal(['customer-3', undefined]);
     for (const r of bulk.body.structure_runs)
       expect((await waitForRun(t.key, r.structure_run_id)).status).to.equal('FAILED');
 

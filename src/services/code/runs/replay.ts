@@ -62,7 +62,7 @@ export async function replayCodeRun(
     input: original.input,
     deployment,
     replayedFromRunId: original.run_id,
-    // Under the same key's limit as the original: a bulk replay must not run past a key's concurrency.
+    // Under the same key's limit as the original (bulk replays too): a replay must not run past a key's concurrency.
     concurrencyKey: original.concurrency_key ?? undefined,
   });
 }
@@ -106,6 +106,7 @@ export async function replayCodeRuns(
         input: original.input,
         deployment,
         replayedFromRunId: original.run_id,
+        concurrencyKey: original.concurrency_key ?? undefined,
       }),
     );
   }
