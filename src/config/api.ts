@@ -14,9 +14,14 @@ export interface ApiSettings {
   inviteTtlSeconds: number;
   /**
    * SSE event streams: keep-alive comment interval, the safety re-check for missed notifications, and how many
-   * streams one organization may hold open on one api process.
+   * streams one organization may hold open on one api process (all of them; run-changes streams among them).
    */
-  sse: { keepAliveMs: number; recheckMs: number; maxStreamsPerOrganization: number };
+  sse: {
+    keepAliveMs: number;
+    recheckMs: number;
+    maxStreamsPerOrganization: number;
+    maxRunChangeStreamsPerOrganization: number;
+  };
   /** How long `POST/GET /api/functions/{id}/execute` waits for the run to end before answering 202 with the run. */
   functionExecuteTimeoutSeconds: number;
   /** How long api and worker drain on SIGTERM. */
@@ -40,6 +45,7 @@ export function readApi(env: EnvReader): ApiSettings {
       keepAliveMs: env.int('SSE_KEEPALIVE_MS', 15_000, 100, 3_600_000),
       recheckMs: env.int('SSE_RECHECK_MS', 5_000, 100, 3_600_000),
       maxStreamsPerOrganization: env.int('SSE_MAX_STREAMS_PER_ORG', 200, 1, 100_000),
+      maxRunChangeStreamsPerOrganization: env.int('SSE_MAX_RUN_CHANGE_STREAMS_PER_ORG', 50, 1, 100_000),
     },
     functionExecuteTimeoutSeconds: env.int('FUNCTION_EXECUTE_TIMEOUT_SECONDS', 60, 1, 3600),
     shutdownGraceMs: env.int('SHUTDOWN_GRACE_MS', 10_000, 0),

@@ -94,7 +94,8 @@ route({
     `(or \`?last_event_id=\`; at most ${MAX_RESUME_MS / 3_600_000} h back, further is read as that). A frame is ` +
     'the run as it is now, so the same change may come twice (after a resume); ' +
     '`: keep-alive` comments every SSE_KEEPALIVE_MS. The stream does not end by itself; a response that ends ' +
-    'means: resume with `Last-Event-ID`.',
+    'means: resume with `Last-Event-ID`. An organization holds at most SSE_MAX_RUN_CHANGE_STREAMS_PER_ORG (50) of ' +
+    'these open on one api process, within SSE_MAX_STREAMS_PER_ORG streams of every kind; past it 429 with Retry-After.',
   query: {
     last_event_id: {
       type: 'integer',

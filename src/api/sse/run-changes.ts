@@ -135,7 +135,7 @@ export async function streamRunChanges(
   // `kinds` and `present` are the route's constants: the process's feeds are made with them once.
   let feeds = feedsByDeps.get(deps);
   if (!feeds) feedsByDeps.set(deps, (feeds = new OrganizationRunFeeds(deps, o.kinds, o.present)));
-  const release = admitStream(ctx, deps, o.organizationId);
+  const release = admitStream(ctx, deps, o.organizationId, 'run-changes');
   let detach = () => undefined as void;
   const sse = openSse(ctx, {
     status: 200,
