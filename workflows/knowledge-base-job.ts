@@ -1,11 +1,17 @@
-// The knowledge base job workflow (id `knowledge-base-job-<uuid>`): RUNNING, one heartbeating ingest
-// activity (extract, chunk, embed, store every covered asset), the terminal write. In the job frame
-// (`jobToEnding`): a `cancel` signal or a workflow cancellation aborts the ingest and ends CANCELLED; the time
-// limit (KNOWLEDGE_BASE_JOB_TIME_LIMIT_SECONDS) ends it FAILED; a failed activity ends it FAILED with its type.
-import { proxyActivities } from '@temporalio/workflow';
+// The knowledge base job workflow (id `knowledge-base-job-<uuid>`): an execution slot of its organization
+// (execution-slot.ts: the fair share every kind of work takes; until it has one the job waits QUEUED, holding
+// no worker slot), RUNNING, one heartbeating ingest activity (extract, chunk, embed, store every covered asset),
+// the terminal write, the slot given back. In the job frame (`jobToEnding`): a `cancel` signal or a workflow
+// cancellation aborts the ingest (or the wait for a slot) and ends CANCELLED; the time limit
+// (KNOWLEDGE_BASE_JOB_TIME_LIMIT_SECONDS, from RUNNING on) ends it FAILED; a failed activity ends it FAILED with
+// its type. Jobs started before KNOWLEDGE_BASE_JOB_SLOT_PATCH replay without a slot.
+import { patched, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { KnowledgeBaseJobInput, KnowledgeBaseJobStatus } from '../src/temporal/contracts';
+import { ExecutionSlot } from './execution-slot';
 import { jobToEnding, longActivity, STATUS_WRITES } from './run-scope';
+
+export const KNOWLEDGE_BASE_JOB_SLOT_PATCH = 'knowledge-base-job-slot';
 
 const { startKnowledgeBaseJob, finishKnowledgeBaseJob } = proxyActivities<Activities>(STATUS_WRITES);
 
@@ -15,13 +21,26 @@ export async function knowledgeBaseJobWorkflow(
   const { ingestKnowledgeBase } = proxyActivities<Activities>(
     longActivity(input, { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 3 }),
   );
-  return jobToEnding(
-    { timeLimitSeconds: input.timeLimitSeconds, subject: 'Job', failedReason: 'IngestFailed' },
-    async (startTimer) => {
-      if (!(await startKnowledgeBaseJob({ jobId: input.jobId }))) return undefined;
-      startTimer();
-      return ingestKnowledgeBase({ jobId: input.jobId });
-    },
-    (ending) => finishKnowledgeBaseJob({ jobId: input.jobId, ending }),
-  );
+  const frame = { timeLimitSeconds: input.timeLimitSeconds, subject: 'Job', failedReason: 'IngestFailed' };
+  const slot = patched(KNOWLEDGE_BASE_JOB_SLOT_PATCH)
+    ? new ExecutionSlot({ kind: 'knowledge_base_job', jobId: input.jobId })
+    : undefined;
+  try {
+    return await jobToEnding(
+      frame,
+      async (startTimer) => {
+        if (slot && !(await slot.acquire())) return undefined;
+        if (!(await startKnowledgeBaseJob({ jobId: input.jobId }))) return undefined;
+        startTimer();
+        return ingestKnowledgeBase({ jobId: input.jobId });
+      },
+      async (ending) => {
+        const status = await finishKnowledgeBaseJob({ jobId: input.jobId, ending });
+        await slot?.release();
+        return status;
+      },
+    );
+  } finally {
+    await slot?.release();
+  }
 }

@@ -1,5 +1,6 @@
-// Admission: the per-organization fair share of execution. At most `limit` jobs of one organization (its code
-// runs and builds together) execute at once; the others wait, in order, in PostgreSQL (the execution_slots
+// Admission: the per-organization fair share of execution. At most `limit` jobs of one organization (its runs
+// of every kind, builds, knowledge base jobs and data jobs together) execute at once; the others wait, in order,
+// in PostgreSQL (the execution_slots
 // table), holding no worker slot: their workflows wait for a `slotGranted` signal (or re-try on a timer).
 // Keyed by organization and job kind, so that every kind of durable job can be admitted the same way.
 //
@@ -17,10 +18,18 @@ import type { Concurrency } from '../persistence/entities/code-resource';
 import { chooseGrants, Holdings, type ResourceLimits, type Waiter } from './admission-queue';
 import { describeWaiting, WAITING_REASON, waitingDetail, type Waiting } from './admission-waiting';
 import { LIVE_PLACE, loadHoldersAndPage, loadLimits, loadWaiters, QUEUE_WINDOW } from './admission-reads';
-import { DEPLOYMENT_JOB, RUN_JOB } from './kinds';
+import { DATA_JOB, DEPLOYMENT_JOB, KNOWLEDGE_BASE_JOB, RUN_JOB } from './kinds';
 
-/** The kinds of job that take an execution slot (their rows: the registry's). */
-export const ADMITTED_KINDS = { run: RUN_JOB, deployment: DEPLOYMENT_JOB } as const;
+/**
+ * The kinds of job that take an execution slot (their rows: the registry's): everything that takes the machine.
+ * Integration deliveries do not: each one only starts a run, which takes its own.
+ */
+export const ADMITTED_KINDS = {
+  run: RUN_JOB,
+  deployment: DEPLOYMENT_JOB,
+  knowledge_base_job: KNOWLEDGE_BASE_JOB,
+  data_job: DATA_JOB,
+} as const;
 
 export type AdmittedKind = keyof typeof ADMITTED_KINDS;
 

@@ -26,7 +26,10 @@ export interface CodeRunInput {
   heartbeatTimeoutSeconds: number;
   /** The run's retry policy (absent or null: one attempt). */
   retryPolicy?: RetryPolicy | null;
-  /** A run an assistant run calls (its child workflow): it takes no slot of the organization's share of its own. */
+  /**
+   * A run an assistant run calls (its child workflow), or one a data job or knowledge base job starts (the
+   * `structure` source, transforms): it takes no slot of the organization's share of its own.
+   */
   inParentSlot?: boolean;
 }
 
@@ -388,7 +391,7 @@ export const slotGrantedSignal = defineSignal('slotGranted');
 
 /** A job that takes an execution slot of its organization: its kind and id (the row of its table). */
 export interface ExecutionSlotJob {
-  kind: 'run' | 'deployment';
+  kind: 'run' | 'deployment' | 'knowledge_base_job' | 'data_job';
   jobId: string;
   /** A run an assistant run calls: it executes in its parent's slot of the organization (limits of its own resource apply). */
   inParentSlot?: boolean;

@@ -1,12 +1,14 @@
 // The per-organization fair share of execution through the public api: with ORG_MAX_CONCURRENT_RUNS=2, one
 // organization's backlog of sleeping runs waits QUEUED (saying why) and runs two at a time, while
-// another organization's run starts at once. An api and a worker of their own run with that setting, on a
-// task queue of their own, beside the stack's.
+// another organization's run starts at once; a knowledge base job counts in the same share (it waits while the
+// organization's runs hold every slot, and starts once one is given back). An api and a worker of their own run
+// with that setting, on a task queue of their own, beside the stack's.
 import { Worker } from '@temporalio/worker';
 import { expect } from 'chai';
 import { createActivities } from '../../activities';
 import { structureWithBuild } from '../harness/builds';
 import { as } from '../harness/client';
+import { uploadText } from '../harness/knowledge-bases';
 import { SLEEP_PROGRAM, TERMINAL, waitForRun } from '../harness/runs';
 import { getStack, newTenant, startApi } from '../harness/stack';
 
@@ -107,6 +109,72 @@ describe('fair share of execution (ORG_MAX_CONCURRENT_RUNS)', function () {
           )[0].n as number;
         for (let i = 0; i < 100 && (await held()) > 0; i++) await new Promise((r) => setTimeout(r, 50));
         expect(await held(), 'every slot and queue place was given back').to.equal(0);
+      });
+    } finally {
+      await api.close();
+    }
+  });
+
+  it('counts knowledge base jobs in the same share: a job waits QUEUED while the runs hold every slot', async () => {
+    const s = getStack();
+    const config = {
+      ...s.config,
+      temporal: { ...s.config.temporal, taskQueue: 'tarmac-test-fair-share-jobs' },
+      execution: { ...s.config.execution, orgMaxConcurrentRuns: LIMIT },
+    };
+    const worker = await Worker.create({
+      connection: s.env.nativeConnection,
+      namespace: s.env.namespace ?? 'default',
+      taskQueue: config.temporal.taskQueue,
+      workflowBundle: s.workflowBundle,
+      activities: createActivities({ ...s.activityDeps, config }),
+    });
+    const api = await startApi(s.env.client, 0, config);
+    try {
+      await worker.runUntil(async () => {
+        const t = await newTenant('fair-jobs');
+        const client = as(t.key, api.baseUrl);
+        const sleeper = await structureWithBuild(t.organizationId, { files: { 'structure.py': SLEEP_PROGRAM } });
+        const bucketId = (await client.post('/api/buckets', { name: 'docs' })).body.bucket_id;
+        await uploadText(client, bucketId, 'a.md', 'Narwhals carry a spiral tusk.');
+        const kb = await client.post('/api/knowledge-bases', {
+          name: 'Docs',
+          type: 'gtc_hybrid_sql_pg_vector',
+          config: { gtc_hybrid_sql_pg_vector: {} },
+          asset_paths: [`${bucketId}/a.md`],
+        });
+        expect(kb.status, kb.text).to.equal(201);
+        const runs: string[] = [];
+        for (let i = 0; i < LIMIT; i++) {
+          const created = await client.post(`/api/structures/${sleeper.structureId}/runs`, { args: ['4'] });
+          expect(created.status, created.text).to.equal(201);
+          runs.push(created.body.structure_run_id);
+        }
+        for (const runId of runs) await waitForRun(t.key, runId, (r) => r.status === 'RUNNING', 60_000, api.baseUrl);
+        const created = await client.post(`/api/knowledge-bases/${kb.body.knowledge_base_id}/knowledge-base-jobs`);
+        expect(created.status, created.text).to.equal(202);
+        const jobId = created.body.knowledge_base_job_id as string;
+        const job = async () => (await client.get(`/api/knowledge-base-jobs/${jobId}`)).body;
+        let seen = await job();
+        for (let i = 0; i < 100 && seen.status_detail?.reason !== 'WaitingForExecutionSlot'; i++) {
+          await new Promise((r) => setTimeout(r, 100));
+          seen = await job();
+        }
+        expect(seen.status, JSON.stringify(seen)).to.equal('QUEUED');
+        expect(seen.status_detail).to.include({ reason: 'WaitingForExecutionSlot', limit: LIMIT });
+        expect(seen.status_detail.message).to.include(`ORG_MAX_CONCURRENT_RUNS=${LIMIT}`);
+        for (let i = 0; i < 300 && !['SUCCEEDED', 'FAILED', 'CANCELLED'].includes(seen.status); i++) {
+          await new Promise((r) => setTimeout(r, 100));
+          seen = await job();
+        }
+        expect(seen.status, JSON.stringify(seen)).to.equal('SUCCEEDED');
+        expect(seen.status_detail?.reason).to.not.equal('WaitingForExecutionSlot');
+        const firstRunEnd = Math.min(
+          ...(await Promise.all(runs.map((id) => waitForRun(t.key, id, undefined, 60_000, api.baseUrl)))).map((r) =>
+            Date.parse(r.completed_at),
+          ),
+        );
+        expect(Date.parse(seen.completed_at), 'the job ran once a run gave its slot back').to.be.at.least(firstRunEnd);
       });
     } finally {
       await api.close();

@@ -1,7 +1,8 @@
 // Structure runs a data job starts (the `structure` source and transforms): through the same path as the
 // api's runs (queuedCodeRun + insertAndStart of workflow `structure-run-<uuid>`, on the structure's latest
 // SUCCEEDED deployment), with an id derived from the job and the purpose, so a retried activity (a worker
-// killed mid-job) finds its run again instead of starting a second one. The caller heartbeats while it waits;
+// killed mid-job) finds its run again instead of starting a second one. It executes in the job's execution slot
+// (`inParentSlot`), as an assistant's tool runs do in the assistant run's. The caller heartbeats while it waits;
 // a cancelled job cancels the run.
 import { createHash } from 'node:crypto';
 import type { Client } from '@temporalio/client';
@@ -84,6 +85,8 @@ export async function runStructureAndWait(
         timeLimitSeconds: deps.config.runLimits.timeSeconds,
         heartbeatTimeoutSeconds: deps.config.runProcess.heartbeatTimeoutSeconds,
         ...(row.retry_policy ? { retryPolicy: row.retry_policy } : {}),
+        // The job that waits for it holds an execution slot: counting the run too could leave both waiting.
+        inParentSlot: true,
       }),
     });
   }

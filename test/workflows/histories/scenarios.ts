@@ -39,6 +39,9 @@ export const PATCHED_RECORDINGS = [
   { workflow: 'codeRunWorkflow', patch: 'code-run-patches-1' },
   // CODE_RUN_PATCHES_2: the terminal write gives the slot back (no releaseExecutionSlot after finishCodeRun).
   { workflow: 'codeRunWorkflow', patch: 'code-run-patches-2' },
+  // DATA_JOB_SLOT_PATCH, KNOWLEDGE_BASE_JOB_SLOT_PATCH: the jobs take an execution slot (the fair share) first.
+  { workflow: 'dataJobWorkflow', patch: 'data-job-slot' },
+  { workflow: 'knowledgeBaseJobWorkflow', patch: 'knowledge-base-job-slot' },
 ] as const satisfies ReadonlyArray<{ workflow: RecordedWorkflow; patch: string }>;
 export type PatchedRecording = (typeof PATCHED_RECORDINGS)[number];
 
