@@ -3,7 +3,8 @@
 // flush (they refer to nothing before them, so the repeated block can be written again and again), and each
 // entry's headers may declare any size: honest ones, 32-bit ones of 2 GiB and more, zip64 ones past 4 GiB,
 // or lying ones. The CRC is 0: yauzl does not check it. Also the honest shapes that cost a parser most: XML of
-// the shortest paragraphs, slides and chapters listed thousands of times, elements nested deep.
+// the shortest paragraphs, slides and chapters listed thousands of times, elements nested deep; entities; a PDF
+// whose one content stream inflates to gigabytes.
 import zlib from 'node:zlib';
 
 export interface BombPart {
@@ -161,4 +162,60 @@ export function epubAmplified(listings: number, chapterText: string, repeat: num
       tail: '</body></html>',
     },
   ]);
+}
+
+/** A docx that declares an external entity for a host file and a billion laughs, and uses both. */
+export function entityDocx(): Buffer {
+  const dtd =
+    '<!DOCTYPE w:document [<!ENTITY xxe SYSTEM "file:///etc/hostname"><!ENTITY a "aaaaaaaaaa">' +
+    '<!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;"><!ENTITY c "&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;">]>';
+  return zipOf([
+    { name: '_rels/.rels', head: DOCX_RELS },
+    {
+      name: 'word/document.xml',
+      head: `<?xml version="1.0"?>${dtd}<w:document ${W}><w:body><w:p><w:r><w:t>&xxe;&c;</w:t></w:r></w:p></w:body></w:document>`,
+    },
+  ]);
+}
+
+/** A one-page PDF whose content stream (FlateDecode) inflates to about `bytes` of text operators. */
+export function pdfStreamBomb(bytes: number): Buffer {
+  const segment = zlib.deflateRawSync(Buffer.from('(a) Tj '.repeat(Math.floor((64 * 1024 * 1024) / 7))), {
+    finishFlush: zlib.constants.Z_FULL_FLUSH,
+  });
+  const body = Buffer.concat([
+    Buffer.from([0x78, 0x9c]), // a zlib header; pdf.js checks no Adler-32
+    flushed('BT /F1 12 Tf '),
+    ...Array.from({ length: Math.max(1, Math.round(bytes / (64 * 1024 * 1024))) }, () => segment),
+    zlib.deflateRawSync(Buffer.from(' ET')),
+    Buffer.alloc(4),
+  ]);
+  const objects = [
+    '<< /Type /Catalog /Pages 2 0 R >>',
+    '<< /Type /Pages /Kids [3 0 R] /Count 1 >>',
+    '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>',
+    undefined,
+    '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>',
+  ];
+  const parts = [Buffer.from('%PDF-1.4\n')];
+  let offset = parts[0].length;
+  const offsets: number[] = [];
+  objects.forEach((o, i) => {
+    offsets.push(offset);
+    const part =
+      o === undefined
+        ? Buffer.concat([
+            Buffer.from(`${i + 1} 0 obj\n<< /Length ${body.length} /Filter /FlateDecode >>\nstream\n`),
+            body,
+            Buffer.from('\nendstream\nendobj\n'),
+          ])
+        : Buffer.from(`${i + 1} 0 obj\n${o}\nendobj\n`);
+    parts.push(part);
+    offset += part.length;
+  });
+  const xref =
+    `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n` +
+    offsets.map((o) => `${String(o).padStart(10, '0')} 00000 n \n`).join('') +
+    `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${offset}\n%%EOF\n`;
+  return Buffer.concat([...parts, Buffer.from(xref)]);
 }

@@ -3,6 +3,7 @@
 // public api only. Each attack is a module of this folder exporting `attacks: MachineAttack[]`; the drill
 // (index.ts) runs every module it finds, bounded so that the machine survives, and prints one table:
 // attack, limit, result.
+import fs from 'node:fs';
 import type { Stack } from '../../harness/stack';
 
 export interface MachineAttackContext {
@@ -27,4 +28,28 @@ export interface MachineAttack {
   limit: string;
   /** Runs the attack against the stack; throws only when the drill itself broke. */
   run(ctx: MachineAttackContext): Promise<MachineAttackResult>;
+}
+
+const rssOf = (pid: number, field: 'VmRSS' | 'VmHWM') =>
+  Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) *
+  1024;
+
+/** A process's peak RSS growth while `work` runs: VmHWM after a reset (clear_refs), else sampled VmRSS. */
+export async function rssGrowthDuring<T>(pid: number, work: () => Promise<T>): Promise<{ value: T; growth: number }> {
+  const baseline = rssOf(pid, 'VmRSS');
+  let reset = true;
+  try {
+    fs.writeFileSync(`/proc/${pid}/clear_refs`, '5');
+  } catch {
+    reset = false;
+  }
+  let sampled = baseline;
+  const sampler = setInterval(() => (sampled = Math.max(sampled, rssOf(pid, 'VmRSS'))), 50);
+  try {
+    const value = await work();
+    const peak = Math.max(sampled, reset ? rssOf(pid, 'VmHWM') : 0);
+    return { value, growth: peak - baseline };
+  } finally {
+    clearInterval(sampler);
+  }
 }
