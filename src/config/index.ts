@@ -72,6 +72,7 @@ export function loadConfig(env: Env = process.env): Config {
   const api = readApi(reader);
   const local = readLocal(reader);
   const blobs = readBlobs(reader, local.dataDir);
+  const runs = readRuns(reader, api.publicBaseUrl);
   const config: Settings = {
     ...api,
     ...readDatabase(reader),
@@ -81,8 +82,8 @@ export function loadConfig(env: Env = process.env): Config {
     ...blobs,
     ...readBuilds(reader, local.dataDir),
     ...readConnectionsBilling(reader, api.publicBaseUrl),
-    ...readRuns(reader, api.publicBaseUrl),
-    ...readSandbox(reader, local.dataDir, local.cacheDir),
+    ...runs,
+    ...readSandbox(reader, local.dataDir, local.cacheDir, runs.execution.workerActivitySlots),
     ...readModels(reader),
     ...readIntegrations(reader),
     ...readDataConnectors(reader),

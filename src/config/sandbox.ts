@@ -1,5 +1,6 @@
 // Isolation of user code (src/runtime/sandbox, docs/security.md): uids, limits per run, what runs may reach.
 import path from 'node:path';
+import { defaultRunOpenFiles, hostFileMax } from '../runtime/sandbox/open-files';
 import type { HostPort } from '../security/outbound-policy';
 import type { EnvReader } from './env';
 
@@ -26,6 +27,11 @@ export interface SandboxConfig {
   maxProcesses: number;
   /** Open files per process of a run (RLIMIT_NOFILE). */
   maxOpenFiles: number;
+  /**
+   * Open files of one run across its processes (its group's open-files watch, src/runtime/sandbox/open-files.ts);
+   * the default follows from the host: half of fs.file-max over WORKER_ACTIVITY_SLOTS.
+   */
+  maxRunOpenFiles: number;
   /** Size of a run's /dev/shm (a tmpfs counted in the run's memory). */
   shmBytes: number;
   /** CPU weight of the platform's own processes against all runs together (weight 100), cgroup v2 units. */
@@ -55,7 +61,12 @@ export interface SandboxSettings {
   sandbox: SandboxConfig;
 }
 
-export function readSandbox(env: EnvReader, dataDir: string, cacheDir: string): SandboxSettings {
+export function readSandbox(
+  env: EnvReader,
+  dataDir: string,
+  cacheDir: string,
+  workerActivitySlots: number,
+): SandboxSettings {
   const root = process.getuid?.() === 0;
   const pasta = env.optional('SANDBOX_PASTA');
   if (pasta !== undefined && !path.isAbsolute(pasta)) env.problem(`SANDBOX_PASTA must be an absolute path: ${pasta}`);
@@ -74,6 +85,12 @@ export function readSandbox(env: EnvReader, dataDir: string, cacheDir: string): 
       maxProcesses: env.int('SANDBOX_MAX_PROCESSES', 256, 8, 1_000_000),
       fileBytes: env.int('SANDBOX_FILE_MB', 1024, 1, 1024 * 1024) * MiB,
       maxOpenFiles: env.int('SANDBOX_MAX_OPEN_FILES', 4096, 64, 1_048_576),
+      maxRunOpenFiles: env.int(
+        'SANDBOX_MAX_RUN_OPEN_FILES',
+        defaultRunOpenFiles(hostFileMax(), workerActivitySlots),
+        64,
+        1 << 30,
+      ),
       shmBytes: env.int('SANDBOX_SHM_MB', 64, 1, 1024 * 1024) * MiB,
       platformCpuWeight: env.int('SANDBOX_PLATFORM_CPU_WEIGHT', 400, 1, 10_000),
       allowCidrs: env.cidrs('SANDBOX_ALLOW_CIDRS'),

@@ -190,6 +190,7 @@ describe('GET /api/runs/{run_id}/limits', () => {
         max_processes: config.sandbox.maxProcesses,
         cpu_seconds: config.sandbox.cpuSeconds,
         max_open_files: config.sandbox.maxOpenFiles,
+        max_run_open_files: config.sandbox.maxRunOpenFiles,
         file_mb: config.sandbox.fileBytes / MiB,
         disk_mb: config.sandbox.diskBytes / MiB,
         shm_mb: config.sandbox.shmBytes / MiB,

@@ -170,6 +170,9 @@ route({
           max_processes: optionalInteger('Processes and threads (SANDBOX_MAX_PROCESSES).'),
           cpu_seconds: optionalInteger('CPU seconds per process (SANDBOX_CPU_SECONDS).'),
           max_open_files: optionalInteger('Open files per process (SANDBOX_MAX_OPEN_FILES).'),
+          max_run_open_files: optionalInteger(
+            'Open files of the whole run across its processes (SANDBOX_MAX_RUN_OPEN_FILES; its group is watched).',
+          ),
           file_mb: optionalInteger('Largest file written (SANDBOX_FILE_MB).'),
           disk_mb: optionalInteger('Size of the private HOME and of /tmp, each (SANDBOX_DISK_MB).'),
           shm_mb: optionalInteger('Size of /dev/shm, counted in the memory (SANDBOX_SHM_MB).'),

@@ -31,6 +31,7 @@ export interface RunLimits {
   max_processes?: number;
   cpu_seconds?: number;
   max_open_files?: number;
+  max_run_open_files?: number;
   file_mb?: number;
   disk_mb?: number;
   shm_mb?: number;

@@ -45,6 +45,8 @@ export { CgroupUnavailable } from './cgroup-fs';
 export interface LimitCounters {
   oomKills: number;
   processLimitHits: number;
+  /** Counted by the group's open-files watch (open-files.ts), where it has one. */
+  openFileLimitHits?: number;
 }
 
 export interface RunGroup {

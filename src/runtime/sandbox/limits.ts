@@ -1,9 +1,15 @@
-// The one mapping from "how a sandboxed process ended" to the resource limit that stopped it, naming the
+// The one mapping from "how a sandboxed process ended" to the resource limit that stopped it (the control
+// group's memory and process counts, the open-files watch of open-files.ts, the kernel's signals), naming the
 // limit and its setting, so that a user can tell what to change. Runs end ERROR with it as their reason;
 // builds end FAILED with it (src/runtime/build/build.ts).
 import type { LimitCounters } from './cgroups';
 
-export type LimitReason = 'MemoryLimitExceeded' | 'ProcessLimitExceeded' | 'CpuLimitExceeded' | 'FileSizeLimitExceeded';
+export type LimitReason =
+  | 'MemoryLimitExceeded'
+  | 'ProcessLimitExceeded'
+  | 'OpenFilesLimitExceeded'
+  | 'CpuLimitExceeded'
+  | 'FileSizeLimitExceeded';
 
 export interface LimitHit {
   reason: LimitReason;
@@ -14,6 +20,7 @@ export interface LimitHit {
 export interface LimitSettings {
   memoryBytes: number;
   maxProcesses: number;
+  maxRunOpenFiles: number;
   cpuSeconds: number;
   fileBytes: number;
 }
@@ -40,6 +47,11 @@ export function limitHit(
     return {
       reason: 'ProcessLimitExceeded',
       message: `reached its limit of ${s.maxProcesses} processes and threads (SANDBOX_MAX_PROCESSES)`,
+    };
+  if (counters && (counters.after.openFileLimitHits ?? 0) > (counters.before.openFileLimitHits ?? 0))
+    return {
+      reason: 'OpenFilesLimitExceeded',
+      message: `held more than its limit of ${s.maxRunOpenFiles} open files across its processes (SANDBOX_MAX_RUN_OPEN_FILES): its processes were killed`,
     };
   if (status.signal === 'SIGXCPU')
     return {

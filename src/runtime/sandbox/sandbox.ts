@@ -33,6 +33,7 @@ import { seccompProgram } from './seccomp';
 import { UidPool } from './uid-pool';
 import { CgroupTree, CgroupUnavailable, entryCommand, NO_RUN_GROUP, type RunGroup } from './cgroups';
 import { limitHit } from './limits';
+import { watchOpenFiles } from './open-files';
 import { effectiveCapabilities, hasCapability as has, isolationOnThisHost } from './isolation';
 
 import { SandboxUnavailable, type SandboxIdentity, type SandboxSpec, type Wrapped } from './sandbox-types';
@@ -238,8 +239,12 @@ export class Sandbox {
     const lease = await this.uids.lease();
     let group: RunGroup;
     try {
+      // Its open files across its processes are watched (open-files.ts): no kernel limit counts them per group.
       group = this.cgroups
-        ? await this.cgroups.createRun(gid, lease.uid, { memoryBytes, maxProcesses: this.config.maxProcesses })
+        ? watchOpenFiles(
+            await this.cgroups.createRun(gid, lease.uid, { memoryBytes, maxProcesses: this.config.maxProcesses }),
+            this.config.maxRunOpenFiles,
+          )
         : NO_RUN_GROUP;
     } catch (err) {
       await lease.release();

@@ -1,8 +1,9 @@
 // Attacks on the machine's memory, CPU, process table and file table, and on the hypervisor's sockets, by
 // an ordinary organization through the public api. What answers them: the run's control group (memory of
-// the whole run, pids, a CPU weight per organization), the sized /dev/shm, RLIMIT_NOFILE and the seccomp
-// filter's socket families (src/runtime/sandbox/). Measured from the host where the api cannot tell: the
+// the whole run, pids, a CPU weight per organization), the sized /dev/shm, RLIMIT_NOFILE, the run group's
+// open-files watch and the seccomp filter's socket families (src/runtime/sandbox/). Measured from the host where the api cannot tell: the
 // run group's peak memory.
+import fs from 'node:fs';
 import { entriesOf, makeArchive, uploadToNewBucket, waitForDeployment, config } from '../../fixtures/projects';
 import { memoryHogs, watchRunMemory } from '../../harness/cgroups';
 import { as } from '../../harness/client';
@@ -200,6 +201,60 @@ except OSError as e:
   },
 };
 
+/** The host's file table now: allocated file handles and fs.file-max (/proc/sys/fs/file-nr). */
+function hostFileTable(): { used: number; max: number } {
+  const [used, , max] = fs.readFileSync('/proc/sys/fs/file-nr', 'utf8').trim().split(/\s+/).map(Number);
+  return { used, max };
+}
+
+/**
+ * Many processes, each opening files to its RLIMIT_NOFILE: their product (SANDBOX_MAX_PROCESSES ×
+ * SANDBOX_MAX_OPEN_FILES) would be 40 % of a 24 GB host's table; the run's open-files watch ends it first.
+ */
+const openFilesAcrossProcesses: MachineAttack = {
+  name: 'open-files-across-processes',
+  limit: 'SANDBOX_MAX_RUN_OPEN_FILES (the run group counted every 250 ms)',
+  async run({ stack, quick }) {
+    const processes = quick ? 32 : 128;
+    const before = hostFileTable();
+    let peak = before.used;
+    const sampler = setInterval(() => (peak = Math.max(peak, hostFileTable().used)), 10);
+    let ended;
+    try {
+      ended = await runOnce(`import os, time
+kids = []
+for i in range(${processes}):
+    pid = os.fork()
+    if pid == 0:
+        files = []
+        try:
+            while len(files) < 1000000:
+                files.append(open("/dev/null"))
+        except OSError:
+            pass
+        time.sleep(30)
+        os._exit(0)
+    kids.append(pid)
+print("forked", len(kids), flush=True)
+for pid in kids:
+    os.waitpid(pid, 0)
+print("all children ended")
+`);
+    } finally {
+      clearInterval(sampler);
+    }
+    const { run } = ended;
+    const max = stack.config.sandbox.maxRunOpenFiles;
+    const share = (peak - before.used) / before.max;
+    return {
+      held: run.status === 'ERROR' && run.status_detail?.reason === 'OpenFilesLimitExceeded' && share < 0.25,
+      result:
+        `${processes} processes × ${stack.config.sandbox.maxOpenFiles} files at most; ${detail(run)} (limit ${max}); ` +
+        `the host's table rose by ${peak - before.used} at its peak (${(share * 100).toFixed(1)} % of fs.file-max ${before.max})`,
+    };
+  },
+};
+
 const vsock: MachineAttack = {
   name: 'vsock',
   limit: 'seccomp socket families (IPv4, IPv6, route netlink)',
@@ -217,4 +272,12 @@ for name, family, kind in [("vsock", 40, socket.SOCK_STREAM), ("packet", 17, soc
   },
 };
 
-export const attacks: MachineAttack[] = [memoryAcrossProcesses, devShmFill, cpuStorm, processCount, openFiles, vsock];
+export const attacks: MachineAttack[] = [
+  memoryAcrossProcesses,
+  devShmFill,
+  cpuStorm,
+  processCount,
+  openFiles,
+  openFilesAcrossProcesses,
+  vsock,
+];

@@ -33,6 +33,7 @@ export function limitsOfRun(config: LimitsConfig, run: Pick<Run, 'kind'>): RunLi
     max_processes: s.maxProcesses,
     cpu_seconds: s.cpuSeconds,
     max_open_files: s.maxOpenFiles,
+    max_run_open_files: s.maxRunOpenFiles,
     file_mb: s.fileBytes / MiB,
     disk_mb: s.diskBytes / MiB,
     shm_mb: s.shmBytes / MiB,
