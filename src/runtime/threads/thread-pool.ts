@@ -3,7 +3,8 @@
 // exhausts its heap ends alone (ERR_WORKER_OUT_OF_MEMORY) while the worker and its other tasks go on. What
 // the thread allocates outside its heap (buffers, zlib) the task itself must bound. Threads start on first use,
 // serve one task at a time, are reused while healthy and end after idleMs without work; tasks past `size`
-// wait their turn (their time limit starts with the thread). thread-side.ts is the other end of the protocol:
+// wait their turn (their time limit starts with the thread), and one key (an organization) holds at most
+// `maxPerKey` threads while another's tasks wait. thread-side.ts is the other end of the protocol:
 // the task goes in, the thread may ask questions (a pull of the next chunk of its input) and answers its
 // result or a failure.
 import { Worker } from 'node:worker_threads';
@@ -16,6 +17,8 @@ export interface ThreadPoolOptions {
   /** Heap of one thread (its old generation). */
   heapMb: number;
   idleMs?: number;
+  /** Threads that the tasks of one key (an organization) may hold at once; the others' tasks go first. */
+  maxPerKey?: number;
 }
 
 /** A task's limit was hit: its thread was ended (and is not reused). */
@@ -39,6 +42,8 @@ export class ThreadTaskFailed extends Error {
 }
 
 export interface TaskOptions {
+  /** Whose task it is (an organization): at most `maxPerKey` threads run one key's tasks at once. */
+  key?: string;
   /** Wall time of the task once a thread has it. */
   timeoutMs?: number;
   signal?: AbortSignal;
@@ -91,13 +96,24 @@ export class ThreadPool {
   private dispatch(): void {
     clearTimeout(this.idleTimer);
     while (this.queue.length && (this.idle.length || this.busy.size < this.options.size)) {
-      const task = this.queue.shift()!;
+      const at = this.queue.findIndex((t) => this.mayStart(t));
+      if (at < 0) break;
+      const [task] = this.queue.splice(at, 1);
       task.unqueue?.();
       this.begin(this.idle.pop() ?? this.spawn(), task);
     }
     if (!this.busy.size && !this.queue.length) {
       this.idleTimer = setTimeout(() => this.closeIdle(), this.options.idleMs ?? 30_000).unref();
     }
+  }
+
+  /** The oldest task goes first, unless its key already holds `maxPerKey` threads. */
+  private mayStart(task: Task): boolean {
+    const { maxPerKey } = this.options;
+    if (!maxPerKey || task.opts.key === undefined) return true;
+    let held = 0;
+    for (const { task: running } of this.busy.values()) if (running.opts.key === task.opts.key) held++;
+    return held < maxPerKey;
   }
 
   private begin(thread: Worker, task: Task): void {

@@ -1,6 +1,7 @@
 // Document extraction where a hostile document can only hurt itself: extract.ts runs on a pool of worker
 // threads (src/runtime/threads), each with a capped heap and each extraction with a time limit, while the
-// worker streams the asset's bytes to it chunk by chunk. What a thread allocates outside its heap is bounded
+// worker streams the asset's bytes to it chunk by chunk; one organization's assets hold at most all the threads
+// but one while another organization's wait. What a thread allocates outside its heap is bounded
 // by the extractors themselves: the job's size caps on what is read, zip parts counted as they inflate
 // (zip-parts.ts), XML streamed (xml-walk.ts). A document that hits a limit ends its thread, not the worker,
 // and is that asset's ExtractionLimitExceeded error, naming the limit; it is not retried (the same bytes would
@@ -22,7 +23,9 @@ function poolFor(limits: ExtractionLimits): ThreadPool {
   const key = `${limits.memoryMb}/${limits.threads}`;
   let pool = pools.get(key);
   if (!pool) {
-    pool = new ThreadPool({ script: THREAD_SCRIPT, size: limits.threads, heapMb: limits.memoryMb });
+    // One organization's documents take at most all threads but one while another's wait.
+    const maxPerKey = Math.max(1, limits.threads - 1);
+    pool = new ThreadPool({ script: THREAD_SCRIPT, size: limits.threads, heapMb: limits.memoryMb, maxPerKey });
     pools.set(key, pool);
   }
   return pool;
@@ -30,13 +33,14 @@ function poolFor(limits: ExtractionLimits): ThreadPool {
 
 /**
  * The text and metadata of the asset `name` whose bytes `stream` gives, extracted on an extraction thread
- * within `limits`; `signal` stops it. The stream is consumed or destroyed.
+ * within `limits`, for the organization `organizationId` (its documents hold at most all threads but one);
+ * `signal` stops it. The stream is consumed or destroyed.
  */
 export async function extractIsolated(
   name: string,
   stream: Readable,
   limits: ExtractionLimits,
-  signal?: AbortSignal,
+  opts: { organizationId?: string; signal?: AbortSignal } = {},
 ): Promise<Extracted> {
   const chunks = stream[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
   try {
@@ -44,7 +48,8 @@ export async function extractIsolated(
       { name },
       {
         timeoutMs: limits.timeSeconds * 1000,
-        signal,
+        signal: opts.signal,
+        key: opts.organizationId,
         answer: async () => {
           const next = await chunks.next();
           if (next.done) return { value: null };

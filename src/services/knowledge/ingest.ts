@@ -103,7 +103,10 @@ export async function ingestAsset(
   extraction: { limits: ExtractionLimits; signal?: AbortSignal },
 ): Promise<AssetOutcome> {
   const blob = await openAsset(blobs, asset);
-  const document = await extractIsolated(asset.name, blob.stream, extraction.limits, extraction.signal);
+  const document = await extractIsolated(asset.name, blob.stream, extraction.limits, {
+    organizationId: kb.organization_id,
+    signal: extraction.signal,
+  });
   const chunks = await chunkTextInSlices(transform ? await transform(document.text) : document.text, extraction.signal);
   const existing: Array<{ chunk_index: number; content_hash: string; vector: string | null; model: string | null }> =
     await store.query(

@@ -1,12 +1,14 @@
 // Hostile documents (issue 41): each crafted file is the one asset of a knowledge base, ingested by a job on a
-// worker process of the drill's own (one extraction thread, a 512 MB heap cap) while another organization's
+// worker process of the drill's own (two extraction threads, a 512 MB heap cap each: one organization holds at
+// most one of them) while another organization's
 // knowledge base job runs beside it. Zip bombs with honest sizes, with 32-bit sizes of 2 GiB and more, with
 // zip64 sizes past 4 GiB and with lying local and central headers (docx, pptx, EPUB); XML of the shortest
 // paragraphs under the size cap; a slide and a chapter listed thousands of times; nesting past the cap;
 // external entities and billion laughs; a PDF whose one stream inflates to gigabytes. It holds when the worker
 // is the same process throughout, its RSS grows by at most EXTRACTION_MEMORY_MB + 300 MB, every job ends
 // FAILED with its reason (or SUCCEEDED within the caps, reading nothing it should not), and the other
-// organization's jobs all succeed.
+// organization's jobs all succeed, at full size within 3× their quiet time plus 2 s (a latency ratio, which a
+// busy machine makes noisy: the quick drill only reports it).
 import { as } from '../../harness/client';
 import {
   deepDocx,
@@ -24,6 +26,8 @@ import { Processes, startApiProcess, startWorkerProcess } from '../processes';
 import { rssGrowthDuring, type MachineAttack, type MachineAttackContext } from './kit';
 
 const MEMORY_MB = 512;
+const THREADS = 2;
+/** Only the hostile organization's thread does heavy work: the other's reads a small Markdown file. */
 const RSS_BOUND = (MEMORY_MB + 300) * 1024 * 1024;
 const GiB = 1024 ** 3;
 /** 1 MB of the shortest paragraphs WordprocessingML has. */
@@ -159,7 +163,7 @@ async function hostileDocuments(ctx: MachineAttackContext) {
       TEMPORAL_TASK_QUEUE: queue,
       RUN_API_BASE_URL: api.baseUrl,
       EXTRACTION_MEMORY_MB: String(MEMORY_MB),
-      EXTRACTION_THREADS: '1',
+      EXTRACTION_THREADS: String(THREADS),
     });
     const pid = worker.proc.pid!;
     const hostile = await newTenant('drill-documents');
@@ -207,8 +211,8 @@ async function hostileDocuments(ctx: MachineAttackContext) {
         return false;
       }
     })();
-    held &&= alive && others.every((r) => r.status === 'SUCCEEDED');
     const slowest = Math.max(...others.map((r) => r.ms));
+    held &&= alive && others.every((r) => r.status === 'SUCCEEDED') && (ctx.quick || slowest <= 3 * quietMs + 2000);
     results.push(
       `worker pid ${pid} ${alive ? 'the same throughout' : 'GONE'}, peak RSS growth ${Math.round(maxGrowth / 1e6)} MB (bound ${Math.round(RSS_BOUND / 1e6)})`,
       `the other organization's ${others.length} jobs: ${others.filter((r) => r.status === 'SUCCEEDED').length} SUCCEEDED, slowest ${slowest} ms (quiet ${quietMs} ms)`,
@@ -222,7 +226,7 @@ async function hostileDocuments(ctx: MachineAttackContext) {
 export const attacks: MachineAttack[] = [
   {
     name: 'hostile-documents',
-    limit: `extraction thread (EXTRACTION_MEMORY_MB=${MEMORY_MB}, EXTRACTION_TIME_LIMIT_SECONDS), zip parts counted as they inflate, streamed XML caps`,
+    limit: `extraction threads (EXTRACTION_MEMORY_MB=${MEMORY_MB}, EXTRACTION_THREADS=${THREADS}, EXTRACTION_TIME_LIMIT_SECONDS), zip parts counted as they inflate, streamed XML caps`,
     run: hostileDocuments,
   },
 ];

@@ -1,7 +1,7 @@
 // The pool of limited threads (src/runtime/threads/thread-pool.ts) with a thread script of the test's own: a
 // task's answer and its typed failure, questions answered from the pool's side, a thread that exhausts its heap
 // or runs past its time ends alone while the process and the next task go on, an abort stops a task (queued or
-// running), and tasks past the pool's size wait their turn.
+// running), tasks past the pool's size wait their turn, and one key's tasks leave a thread to another key's.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -10,7 +10,10 @@ import { ThreadLimitExceeded, ThreadPool, ThreadTaskFailed } from '../../../../s
 
 const THREAD_SIDE = require.resolve('../../../../src/runtime/threads/thread-side');
 
-/** The thread: `echo` answers its input, `ask` asks twice and sums, `fail` throws a typed error, `hog` fills its heap, `spin` never ends. */
+/**
+ * The thread: `echo` answers its input, `ask` asks twice and sums, `fail` throws a typed error, `hog` fills its
+ * heap, `spin` never ends, `sleep` answers after `ms`.
+ */
 const SCRIPT = `
 const { serveThreadTasks } = require(${JSON.stringify(THREAD_SIDE)});
 serveThreadTasks(async (input, ask) => {
@@ -19,6 +22,7 @@ serveThreadTasks(async (input, ask) => {
   if (input.op === 'fail') throw Object.assign(new Error('no good'), { type: 'Refused' });
   if (input.op === 'hog') { const kept = []; for (;;) kept.push(new Array(100000).fill({ x: kept.length })); }
   if (input.op === 'spin') for (;;);
+  if (input.op === 'sleep') return new Promise((r) => setTimeout(() => r(input.value), input.ms));
 });`;
 
 async function rejection(p: Promise<unknown>): Promise<Error> {
@@ -79,5 +83,17 @@ describe('a pool of limited threads', () => {
     expect((await dropped).message).to.equal('dropped');
     for (const b of busy) expect(await rejection(b)).to.include({ limit: 'time' });
     expect(await queued).to.equal('queued');
+  });
+
+  it("lets one key hold at most maxPerKey threads while another key's task waits", async () => {
+    const fair = new ThreadPool({ script: path.join(dir, 'thread.js'), size: 2, heapMb: 64, maxPerKey: 1 });
+    const ended: string[] = [];
+    const run = (key: string, value: string) =>
+      fair.run({ op: 'sleep', ms: 300, value }, { key }).then((v) => void ended.push(v as string));
+    const all = [run('a', 'a1'), run('a', 'a2'), run('b', 'b1')];
+    await Promise.all(all);
+    // a2 waited for a1's thread; b1 took the other thread at once.
+    expect(ended.indexOf('b1')).to.be.below(ended.indexOf('a2'));
+    expect(ended[ended.length - 1]).to.equal('a2');
   });
 });
