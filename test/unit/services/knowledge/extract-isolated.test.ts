@@ -6,7 +6,6 @@ import { expect } from 'chai';
 import { extractIsolated } from '../../../../src/services/knowledge/extract-isolated';
 import { ExtractionError } from '../../../../src/services/knowledge/extraction-error';
 import { docxBomb } from '../../../harness/document-bombs';
-import { makeDocx } from '../../../fixtures/office';
 
 const LIMITS = { memoryMb: 128, timeSeconds: 30, threads: 1 };
 const chunked = (bytes: Buffer, size = 1000) =>
@@ -25,7 +24,10 @@ async function failure(run: () => Promise<unknown>): Promise<ExtractionError> {
 
 describe('document extraction on its own threads', () => {
   it('streams the bytes to the thread and answers the text and format', async () => {
-    const docx = await makeDocx(['Narwhals carry a spiral tusk.', 'They live in Arctic waters.']);
+    const paragraph = ['Narwhals carry a spiral tusk.', 'They live in Arctic waters.']
+      .map((t) => `<w:p><w:r><w:t>${t}</w:t></w:r></w:p>`)
+      .join('');
+    const docx = docxBomb(1, { paragraph });
     const got = await extractIsolated('r.docx', chunked(docx), LIMITS);
     expect(got).to.deep.equal({
       text: 'Narwhals carry a spiral tusk.\n\nThey live in Arctic waters.',
