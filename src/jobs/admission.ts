@@ -1,5 +1,5 @@
 // Admission: the per-organization fair share of execution. At most `limit` jobs of one organization (its runs
-// of every kind, builds, knowledge base jobs and data jobs together) execute at once; the others wait, in order,
+// of every kind, chat messages included, builds, knowledge base jobs and data jobs together) execute at once; the others wait, in order,
 // in PostgreSQL (the execution_slots
 // table), holding no worker slot: their workflows wait for a `slotGranted` signal (or re-try on a timer).
 // Keyed by organization and job kind, so that every kind of durable job can be admitted the same way.

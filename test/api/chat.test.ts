@@ -11,22 +11,11 @@ import { createModelDriver } from '../../src/drivers/model';
 import { createLogger } from '../../src/logger';
 import { Run } from '../../src/persistence/entities';
 import { createWorker } from '../../src/worker/create-worker';
+import { artifact, chatRequest, message, text } from '../harness/chat-requests';
 import { as, request } from '../harness/client';
 import { readSse } from '../harness/sse';
 import { getStack, newTenant, startApi } from '../harness/stack';
 
-const usage = { type: 'Usage', input_tokens: null, output_tokens: null };
-let ids = 0;
-const artifact = (value: string, type = 'TextArtifact') => ({
-  type,
-  id: `a${++ids}`,
-  reference: null,
-  meta: {},
-  name: `a${ids}`,
-  value,
-});
-const message = (role: string, ...content: unknown[]) => ({ type: 'Message', role, usage, content });
-const text = (value: string) => ({ type: 'TextMessageContent', artifact: artifact(value) });
 const calculator = {
   name: 'CalculatorTool',
   activities: [
@@ -44,27 +33,6 @@ const calculator = {
     },
   ],
 };
-
-/** A request as GriptapeCloudPromptDriver builds it. */
-function chatRequest(
-  model: string,
-  over: { messages?: unknown[]; tools?: unknown[]; output_schema?: unknown; config?: Record<string, unknown> } = {},
-) {
-  return {
-    messages: over.messages ?? [message('system', text('You are terse.')), message('user', text('Say hello'))],
-    tools: over.tools ?? [],
-    ...(over.output_schema ? { output_schema: over.output_schema } : {}),
-    driver_configuration: {
-      model: `local/${model}`,
-      max_tokens: null,
-      use_native_tools: true,
-      temperature: 0.1,
-      structured_output_strategy: 'native',
-      extra_params: {},
-      ...over.config,
-    },
-  };
-}
 
 async function waitForExchange(
   predicate: (r: Run) => boolean,

@@ -1,13 +1,14 @@
 // The per-organization fair share of execution through the public api: with ORG_MAX_CONCURRENT_RUNS=2, one
 // organization's backlog of sleeping runs waits QUEUED (saying why) and runs two at a time, while
-// another organization's run starts at once; a knowledge base job counts in the same share (it waits while the
-// organization's runs hold every slot, and starts once one is given back). An api and a worker of their own run
+// another organization's run starts at once; a knowledge base job and a chat message count in the same share
+// (they wait while the organization's runs hold every slot, and start once one is given back). An api and a worker of their own run
 // with that setting, on a task queue of their own, beside the stack's.
 import { Worker } from '@temporalio/worker';
 import { expect } from 'chai';
 import { createActivities } from '../../activities';
 import { structureWithBuild } from '../harness/builds';
 import { as } from '../harness/client';
+import { chatRequest } from '../harness/chat-requests';
 import { uploadText } from '../harness/knowledge-bases';
 import { SLEEP_PROGRAM, TERMINAL, waitForRun } from '../harness/runs';
 import { getStack, newTenant, startApi } from '../harness/stack';
@@ -115,7 +116,7 @@ describe('fair share of execution (ORG_MAX_CONCURRENT_RUNS)', function () {
     }
   });
 
-  it('counts knowledge base jobs in the same share: a job waits QUEUED while the runs hold every slot', async () => {
+  it('counts knowledge base jobs and chat messages in the same share: they wait QUEUED while the runs hold every slot', async () => {
     const s = getStack();
     const config = {
       ...s.config,
@@ -163,6 +164,23 @@ describe('fair share of execution (ORG_MAX_CONCURRENT_RUNS)', function () {
         expect(seen.status, JSON.stringify(seen)).to.equal('QUEUED');
         expect(seen.status_detail).to.include({ reason: 'WaitingForExecutionSlot', limit: LIMIT });
         expect(seen.status_detail.message).to.include(`ORG_MAX_CONCURRENT_RUNS=${LIMIT}`);
+        // A chat message waits its turn too: its request is answered once it has had a slot.
+        const model = s.modelProvider.uniqueModel();
+        s.modelProvider.script({ model, text: 'Hello there.' });
+        const chat = client.post('/api/chat/messages', chatRequest(model));
+        let exchange: Array<{ status: string; status_detail: { reason?: string } | null }> = [];
+        for (let i = 0; i < 100 && exchange[0]?.status_detail?.reason !== 'WaitingForExecutionSlot'; i++) {
+          await new Promise((r) => setTimeout(r, 100));
+          exchange = await s.ds.query(
+            `SELECT status, status_detail FROM runs WHERE organization_id = $1 AND kind = 'chat'`,
+            [t.organizationId],
+          );
+        }
+        expect(exchange[0], JSON.stringify(exchange)).to.deep.include({ status: 'QUEUED' });
+        expect(exchange[0].status_detail).to.include({ reason: 'WaitingForExecutionSlot' });
+        const answered = await chat;
+        expect(answered.status, answered.text).to.equal(201);
+        expect(answered.body).to.include({ type: 'Message', role: 'assistant' });
         for (let i = 0; i < 300 && !['SUCCEEDED', 'FAILED', 'CANCELLED'].includes(seen.status); i++) {
           await new Promise((r) => setTimeout(r, 100));
           seen = await job();
