@@ -1,4 +1,6 @@
-// GET /api/dashboards/structures over rows with known timestamps, inserted directly for fresh tenants.
+// GET /api/dashboards/structures over rows with known timestamps, inserted directly for fresh tenants; the token
+// gauge also over events posted the way griptape's GriptapeCloudEventListenerDriver posts them (a real griptape
+// structure's FinishPromptEvent through the whole chain: test/compat/test_griptape_dashboard.py).
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { as } from '../harness/client';
@@ -245,5 +247,61 @@ describe('structures dashboard', () => {
       expect(res.body.run_count_gauge, q).to.deep.equal({ active_count: 0, total_count: 0 });
       expect(res.body.duration_plot.timeseries, q).to.deep.equal([]);
     }
+  });
+});
+
+/** A griptape 1.13.0 FinishPromptEvent as its GriptapeCloudEventListenerDriver posts it: `{payload, timestamp,
+ * type}` with the event's to_dict() as the payload (counts are floats in Python, null when unreported). */
+function finishPrompt(model: string, input: number | null, output: number | null) {
+  const timestamp = 1767261600.25;
+  const payload = { type: 'FinishPromptEvent', id: randomUUID().replace(/-/g, ''), timestamp, meta: {}, model };
+  return {
+    payload: { ...payload, result: 'Hi', input_token_count: input, output_token_count: output },
+    timestamp,
+    type: 'FinishPromptEvent',
+  };
+}
+
+describe('structures dashboard: tokens from the events griptape structures send', () => {
+  it("counts FinishPromptEvent's input_token_count and output_token_count beside the documented usage shape", async () => {
+    const t = await newTenant('dash-griptape');
+    const s = await structure(t.organizationId);
+    const runId = await run(t.organizationId, s, {
+      status: 'RUNNING',
+      created: at('13:00:00'),
+      started: at('13:00:01'),
+    });
+    const start = {
+      payload: { type: 'StartPromptEvent', model: 'gpt-4o', prompt_stack: {} },
+      timestamp: 1,
+      type: 'StartPromptEvent',
+    };
+    // One batch, as the driver sends ten at a time; then one event alone.
+    const batch = [
+      start,
+      finishPrompt('gpt-4o', 12.0, 3.0),
+      finishPrompt('claude-3', null, null),
+      finishPrompt('gpt-4o', 30, 7),
+    ];
+    expect((await as(t.key).post(`/api/structure-runs/${runId}/events`, batch)).status).to.equal(202);
+    // A FinishPromptEvent counts its own members once, whatever else its payload carries.
+    const both = finishPrompt('claude-3', 5, 2);
+    Object.assign(both.payload, { usage: { input_tokens: 1000, output_tokens: 1000 } });
+    expect((await as(t.key).post(`/api/structure-runs/${runId}/events`, both)).status).to.equal(202);
+    // The documented shape still counts.
+    const usage = {
+      type: 'UserEvent',
+      payload: { model: 'gpt-4o', usage: { input_tokens: 1, output_tokens: 1 } },
+      timestamp: 2,
+    };
+    expect((await as(t.key).post(`/api/structure-runs/${runId}/events`, usage)).status).to.equal(202);
+
+    const res = await as(t.key).get(`/api/dashboards/structures?${WINDOW}`);
+    expect(res.status).to.equal(200);
+    expect(res.body.token_count_gauge).to.deep.equal({
+      by_model: { 'gpt-4o': { input: 43, output: 11 }, 'claude-3': { input: 5, output: 2 } },
+      input: 48,
+      output: 13,
+    });
   });
 });

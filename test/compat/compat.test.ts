@@ -25,13 +25,17 @@ const textOf = (message: Record<string, any>): string =>
  * is never answered (the client's request stays open until it goes away); anything else is answered with
  * JSON naming what reached the model (`system`: the system messages, `history`: the earlier turns, `input`;
  * `parts`: the types of the last message's content parts, when it has parts), so that the tests can check which
- * rules, memory and images a client sent.
+ * rules, memory and images a client sent. `report usage <prompt tokens> <completion tokens>` is answered with that
+ * usage (what the provider says it counted), so that a test knows the tokens the model reported.
  */
 function scriptedAgent(body: ChatRequestBody): ScriptedAnswer {
   const last = body.messages[body.messages.length - 1];
   if (last.role === 'tool') return { text: `tool said: ${textOf(last)}` };
   const input = textOf(last);
   if (input.trim() === 'stall') return { stallBeforeAnswer: true };
+  const usage = /^report usage (\d+) (\d+)$/.exec(input.trim());
+  if (usage)
+    return { text: 'counted', usage: { prompt_tokens: Number(usage[1]), completion_tokens: Number(usage[2]) } };
   const wanted = /call (\S+) (\{.*\})/s.exec(input);
   if (wanted && (body.tools ?? []).some((t: any) => t.function?.name === wanted[1])) {
     return { toolCalls: [{ name: wanted[1], arguments: wanted[2] }] };

@@ -9,8 +9,14 @@
 // - Active = QUEUED, STARTING, RUNNING (deployments: QUEUED, DEPLOYING).
 // - Activity durations of ended runs that started: `startup` = started_at - created_at (queued and
 //   starting), `execution` = completed_at - started_at.
-// - Tokens: any run event whose payload carries `usage: {input_tokens, output_tokens}` (numbers) counts;
-//   the model is payload.model, else payload.usage.model, else "unknown".
+// - Tokens, from the run's events, each counted once:
+//   - a `FinishPromptEvent` (what griptape's prompt drivers publish after every model call, posted by its
+//     GriptapeCloudEventListenerDriver with the event's to_dict() as the payload): payload.input_token_count
+//     and payload.output_token_count (numbers; null, as griptape sends when the provider reported no usage,
+//     counts 0), the model payload.model;
+//   - any other event whose payload carries `usage: {input_tokens, output_tokens}` (numbers); the model is
+//     payload.model, else payload.usage.model.
+//   Model "unknown" when none is named.
 // - Deployment durations: completed_at - created_at of ended deployments.
 import type { DataSource } from 'typeorm';
 
@@ -42,6 +48,11 @@ const DEPLOYMENTS = `
      AND d.created_at >= $2 AND d.created_at < $3
      AND ($4::uuid[] IS NULL OR d.resource_id = ANY($4::uuid[]))`;
 const SECONDS = (a: string, b: string) => `EXTRACT(EPOCH FROM (${a} - ${b}))::float8`;
+/** griptape's event after every model call (griptape/events/finish_prompt_event.py), with its token counts. */
+const PROMPT_EVENT = `'FinishPromptEvent'`;
+/** A jsonb member as a number: 0 unless it is a JSON number. */
+const NUMBER = (member: string) =>
+  `CASE WHEN jsonb_typeof(${member}) = 'number' THEN (${member} #>> '{}')::float8 ELSE 0 END`;
 
 export async function structuresDashboard(ds: DataSource, q: DashboardQuery) {
   const params = [q.organizationId, q.start, q.end, q.structureIds ?? null];
@@ -96,12 +107,13 @@ export async function structuresDashboard(ds: DataSource, q: DashboardQuery) {
       `
       WITH w AS (${RUNS}),
            u AS (SELECT coalesce(e.payload->>'model', e.payload->'usage'->>'model', 'unknown') AS model,
-                        CASE WHEN jsonb_typeof(e.payload->'usage'->'input_tokens') = 'number'
-                             THEN (e.payload->'usage'->>'input_tokens')::float8 ELSE 0 END AS input,
-                        CASE WHEN jsonb_typeof(e.payload->'usage'->'output_tokens') = 'number'
-                             THEN (e.payload->'usage'->>'output_tokens')::float8 ELSE 0 END AS output
+                        CASE WHEN e.type = ${PROMPT_EVENT} THEN ${NUMBER(`e.payload->'input_token_count'`)}
+                             ELSE ${NUMBER(`e.payload->'usage'->'input_tokens'`)} END AS input,
+                        CASE WHEN e.type = ${PROMPT_EVENT} THEN ${NUMBER(`e.payload->'output_token_count'`)}
+                             ELSE ${NUMBER(`e.payload->'usage'->'output_tokens'`)} END AS output
                    FROM run_events e JOIN w ON w.run_id = e.run_id
-                  WHERE jsonb_typeof(e.payload) = 'object' AND jsonb_typeof(e.payload->'usage') = 'object')
+                  WHERE jsonb_typeof(e.payload) = 'object'
+                    AND (e.type = ${PROMPT_EVENT} OR jsonb_typeof(e.payload->'usage') = 'object'))
       SELECT model, sum(input)::float8 AS input, sum(output)::float8 AS output FROM u GROUP BY model ORDER BY model`,
       params,
     ),
