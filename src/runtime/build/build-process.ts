@@ -1,6 +1,8 @@
 // One build step (git, python -m venv, pip, npm, a user's build script) as a subprocess: no shell, its own
 // process group, a clean environment, output kept as a bounded tail. Cancellation (the deployment's time
-// limit, or the worker shutting down) kills the whole group at once: a build has nothing to save.
+// limit, or the worker shutting down) kills the whole group at once: a build has nothing to save. A step whose
+// sandbox could not be set up (it never started: a host too busy to bring its network up) is started again.
+import { SANDBOX_SETUP_PREFIX, SANDBOX_SETUP_RETRY_DELAYS_MS, sandboxSetupFailure } from '../sandbox/setup-failure';
 import { spawnDetached, type ExitStatus, type Spawned } from '../process/spawn';
 import type { Wrapped } from '../sandbox/sandbox';
 
@@ -60,6 +62,22 @@ const DRAIN_MS = 2_000;
 /** Runs one step to its end. Rejects with a plain Error when it cannot be started (an infrastructure fault). */
 export async function runStep(opts: StepOptions): Promise<StepResult> {
   opts.output.append(`$ ${[opts.file, ...opts.argv].join(' ')}\n`);
+  for (let tries = 1; ; tries++) {
+    const { status, stderrTail } = await runOnce(opts);
+    // The sandbox could not be set up (the step never started): the platform's fault, tried again.
+    const delayMs = SANDBOX_SETUP_RETRY_DELAYS_MS[tries - 1];
+    const setup = sandboxSetupFailure(status.code, stderrTail.trimEnd().split('\n').pop());
+    if (!setup || delayMs === undefined) return status;
+    opts.output.append(`${SANDBOX_SETUP_PREFIX}starting the step again in ${delayMs / 1000} s (try ${tries + 1})\n`);
+    const waited = await Promise.race([
+      new Promise<void>((r) => setTimeout(r, delayMs)),
+      opts.cancelled.catch((err: unknown) => ({ cancelled: err })),
+    ]);
+    if (waited && 'cancelled' in waited) throw waited.cancelled;
+  }
+}
+
+async function runOnce(opts: StepOptions): Promise<{ status: StepResult; stderrTail: string }> {
   const wrapped = opts.isolate({ file: opts.file, argv: opts.argv, cwd: opts.cwd });
   let child: Spawned;
   try {
@@ -68,6 +86,8 @@ export async function runStep(opts: StepOptions): Promise<StepResult> {
     throw new Error(`could not start ${opts.file}: ${(err as Error).message}`);
   }
   const pid = child.pid;
+  let stderrTail = '';
+  child.stderr.on('data', (chunk: Buffer) => (stderrTail = (stderrTail + chunk.toString('utf8')).slice(-4096)));
   const drained = Promise.all(
     [child.stdout, child.stderr].map((stream) => {
       stream.on('data', (chunk: Buffer) => opts.output.append(chunk));
@@ -83,7 +103,7 @@ export async function runStep(opts: StepOptions): Promise<StepResult> {
   await Promise.race([drained, timeout]);
   child.abandonOutput();
   if ('cancelled' in first) throw first.cancelled;
-  return status;
+  return { status, stderrTail };
 }
 
 /** "exited with code 1" / "was killed by SIGKILL". */

@@ -1,6 +1,10 @@
 // Runs one user process to its end: starts it confined, pumps its output into run logs, heartbeats while
-// it runs, and stops its whole process group on cancellation or when its output passes the log limit.
+// it runs, and stops its whole process group on cancellation or when its output passes the log limit. A start
+// whose sandbox could not be set up (before the program ran: a host too busy to bring its network up) is tried
+// again, SANDBOX_SETUP_RETRY_DELAYS_MS apart, and said so in the run's logs; only the last try's failure is the
+// run's (SandboxSetupFailed, the platform's reason, never the program's).
 import type { Wrapped } from '../sandbox/sandbox';
+import { SANDBOX_SETUP_PREFIX, SANDBOX_SETUP_RETRY_DELAYS_MS, sandboxSetupFailure } from '../sandbox/setup-failure';
 import { LogPump, LostOutput, OutputLine } from './log-pump';
 import type { ResultBytes } from './result-channel';
 import { ExitStatus, startUserProcess, UserProcess } from './user-process';
@@ -57,57 +61,76 @@ export async function superviseUserProcess(opts: SuperviseOptions): Promise<Supe
     onWriteError: opts.onLogWriteError,
   });
   const drain = () => pump.finish(opts.logBuffer.graceMs);
-  const wrapped = opts.isolate(opts.command);
-  let lastStderrLine: string | undefined;
-  try {
-    child = await startUserProcess({
-      file: wrapped.file,
-      argv: wrapped.argv,
-      cwd: opts.command.cwd,
-      env: opts.env,
-      extraFiles: wrapped.extraFiles,
-      envArgsFd: wrapped.envArgsFd,
-      readExit: wrapped.readExit,
-      ...(opts.resultLimitBytes !== undefined ? { result: { limitBytes: opts.resultLimitBytes } } : {}),
-      onLine: (s, l) => {
-        if (s === 'stderr') lastStderrLine = l;
-        pump.add(s, l);
-      },
-    });
-  } catch (err) {
-    return { kind: 'start-failed', message: (err as Error).message };
-  }
-  const started = child;
-  const beat = setInterval(() => opts.heartbeat(started.pid), opts.heartbeatEveryMs);
-  try {
-    // A cancellation that arrives while RUNNING is being recorded still stops the process.
-    const wanted = await Promise.race([opts.onStarted(started.pid), opts.cancelled]).catch(async (err) => {
-      await stop();
-      throw err;
-    });
-    if (!wanted) {
-      await stop();
-      await started.finished;
-      return { kind: 'not-wanted', lostOutput: await drain() };
+  const cancellation = opts.cancelled.catch((err: unknown) => ({ cancelled: err }));
+  let wanted = false;
+  for (let tries = 1; ; tries++) {
+    const wrapped = opts.isolate(opts.command);
+    let lastStderrLine: string | undefined;
+    stopping = undefined;
+    try {
+      child = await startUserProcess({
+        file: wrapped.file,
+        argv: wrapped.argv,
+        cwd: opts.command.cwd,
+        env: opts.env,
+        extraFiles: wrapped.extraFiles,
+        envArgsFd: wrapped.envArgsFd,
+        readExit: wrapped.readExit,
+        ...(opts.resultLimitBytes !== undefined ? { result: { limitBytes: opts.resultLimitBytes } } : {}),
+        onLine: (s, l) => {
+          if (s === 'stderr') lastStderrLine = l;
+          pump.add(s, l);
+        },
+      });
+    } catch (err) {
+      return { kind: 'start-failed', message: (err as Error).message };
     }
-    const cancellation = opts.cancelled.catch((err: unknown) => ({ cancelled: err }));
-    const first = await Promise.race([started.finished, cancellation]);
-    if ('cancelled' in first) {
-      await stop();
-      await started.finished;
-      await drain();
-      throw first.cancelled;
+    const started = child;
+    const beat = setInterval(() => opts.heartbeat(started.pid), opts.heartbeatEveryMs);
+    try {
+      // Asked once, at the first start: a start again after the sandbox's set-up failed is the same run.
+      if (!wanted) {
+        // A cancellation that arrives while RUNNING is being recorded still stops the process.
+        wanted = await Promise.race([opts.onStarted(started.pid), opts.cancelled]).catch(async (err) => {
+          await stop();
+          throw err;
+        });
+        if (!wanted) {
+          await stop();
+          await started.finished;
+          return { kind: 'not-wanted', lostOutput: await drain() };
+        }
+      }
+      const first = await Promise.race([started.finished, cancellation]);
+      if ('cancelled' in first) {
+        await stop();
+        await started.finished;
+        await drain();
+        throw first.cancelled;
+      }
+      // The sandbox could not be set up (its program never started): the platform's fault, tried again.
+      const setup = sandboxSetupFailure(first.code, lastStderrLine);
+      const delayMs = SANDBOX_SETUP_RETRY_DELAYS_MS[tries - 1];
+      if (setup && delayMs !== undefined && !pump.limitExceeded) {
+        pump.add('stderr', `${SANDBOX_SETUP_PREFIX}starting it again in ${delayMs / 1000} s (try ${tries + 1})`);
+        const waited = await Promise.race([new Promise<void>((r) => setTimeout(r, delayMs)), cancellation]);
+        if (waited && 'cancelled' in waited) {
+          await drain();
+          throw waited.cancelled;
+        }
+        continue;
+      }
+      const lostOutput = await drain();
+      if (pump.limitExceeded) return { kind: 'log-limit', lostOutput };
+      return {
+        kind: 'exited',
+        status: first,
+        lostOutput,
+        lastStderrLine,
+        ...(started.result ? { result: await started.result } : {}),
+      };
+    } finally {
+      clearInterval(beat);
     }
-    const lostOutput = await drain();
-    if (pump.limitExceeded) return { kind: 'log-limit', lostOutput };
-    return {
-      kind: 'exited',
-      status: first,
-      lostOutput,
-      lastStderrLine,
-      ...(started.result ? { result: await started.result } : {}),
-    };
-  } finally {
-    clearInterval(beat);
   }
 }

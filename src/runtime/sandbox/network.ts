@@ -76,14 +76,28 @@ pipe() {
     eval "exec {$1}</dev/fd/$p {$2}>/dev/fd/$p {p}>&-"
   fi
 }
-# Whether the step that sets up the sandbox (bubblewrap, or pasta) is still at work, asked about once a second
-# while the launcher waits for it: a step that is slow because the host is busy waits, one that is stuck or gone
-# fails. At work: one of the processes named is running or waiting in the kernel (state R or D: on a busy host,
+# Whether the step that sets up the sandbox (bubblewrap, or pasta with its threads and children: family) is still
+# at work, asked about once a second while the launcher waits for it: a step that is slow because the host is
+# busy waits, one that is stuck or gone fails. At work: one of the processes named is running or waiting in the
+# kernel (state R or D: on a busy host,
 # mostly the kernel's network lock, RTNL, which every network namespace's set-up and teardown on the host takes in
 # turn; pasta waits in D for the child it runs in the namespace), or their CPU time (with their reaped children's)
 # grew. Else it fails, $why saying how: the first is gone, nothing moved for ${SETUP_STALL_S} s, or ${SETUP_LIMIT_S} s
 # passed since watch() (a bound for a step that keeps moving and never reports).
 watch() { since=$EPOCHSECONDS moved=$EPOCHSECONDS seen= why=; }
+# A process, its other threads and its children (into fam): a helper that waits for a child of its own (pasta
+# enters the namespace in one, and sleeps meanwhile) is at work while the child is.
+family() {
+  local t c
+  fam=($1)
+  for t in /proc/$1/task/*; do
+    [ "${'${t##*/}'}" = "$1" ] || fam+=(${'${t##*/}'})
+    # (The list ends without a newline, so read answers 1 although it read it.)
+    c=
+    read -r c <$t/children 2>/dev/null
+    fam+=($c)
+  done
+}
 working() {
   local p line f sig= busy=
   for p; do
@@ -175,7 +189,12 @@ helper=$!
 exec {ready_w}>&- {helper_err_w}>&-
 watch
 until read -r -t 1 -u $ready_r _; do
-  if (($? > 128)); then working $helper && continue; else why="it is gone"; fi
+  if (($? > 128)); then
+    family $helper
+    working "${'${fam[@]}'}" && continue
+  else
+    why="it is gone"
+  fi
   said=
   read -r -t 1 -d '' -u $helper_err_r said
   if [ "$why" != "it is gone" ] && kill -0 $helper 2>/dev/null; then

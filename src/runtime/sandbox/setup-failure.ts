@@ -3,6 +3,8 @@
 // `tarmac: <why>`; bubblewrap's own (status 1, `bwrap: <why>`) likewise. A run that ends so is the platform's
 // failure, not its program's (activities/code-runs.ts).
 export const SANDBOX_SETUP_EXIT_CODE = 125;
+/** A start whose sandbox could not be set up is tried again after each of these (a run's process, a build step). */
+export const SANDBOX_SETUP_RETRY_DELAYS_MS = [2_000, 5_000];
 export const SANDBOX_SETUP_PREFIX = 'tarmac: ';
 const BWRAP_PREFIX = 'bwrap: ';
 

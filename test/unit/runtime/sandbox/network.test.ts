@@ -212,6 +212,18 @@ describe('sandbox: a network namespace per run', function () {
       expect(r.ms).to.be.greaterThan((SETUP_STALL_S + 2) * 1000);
     }).timeout(90_000);
 
+    it(`waits for a helper whose child is at work past ${SETUP_STALL_S} s (pasta sleeps while its child works)`, () => {
+      // The helper itself sleeps in wait(2), its CPU time unchanged: under load, a run's pasta waited so for the
+      // child that enters the namespace, and the launcher failed it ("pasta did not start") although it worked.
+      const r = launch(
+        `( end=$((SECONDS + ${SETUP_STALL_S + 3})); while ((SECONDS < end)); do :; done ); echo $$ > "\${@: -2:1}"; exec sleep 20`,
+        'echo the program ran',
+      );
+      expect(r.status, r.stderr).to.equal(0);
+      expect(r.stdout.trim()).to.equal('the program ran');
+      expect(r.ms).to.be.greaterThan((SETUP_STALL_S + 2) * 1000);
+    }).timeout(90_000);
+
     it(`fails a helper that does nothing for ${SETUP_STALL_S} s, saying so`, () => {
       const r = launch('echo "stuck" >&2; exec sleep 120', 'echo never');
       expect(r.status, r.stderr).to.equal(125);
