@@ -88,4 +88,14 @@ describe('resilience drills (quick)', function () {
     expect(r.facts.workerLost).to.equal(10);
     expect(r.facts.runs).to.equal(15);
   });
+
+  it('overload: work of every kind past the worker slots ends as it should, none for a platform reason; the share holds', async function () {
+    this.timeout(600_000);
+    const r = await quick('overload');
+    reports.push(r);
+    expectClean(r);
+    expect(r.checked).to.equal(42);
+    expect(r.facts['most executing per organization']).to.be.at.most(2);
+    expect(r.facts['most waiting per organization']).to.be.greaterThan(0);
+  });
 });

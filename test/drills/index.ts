@@ -8,6 +8,7 @@ import { crashFaultsDrill } from './crash-faults';
 import type { DrillReport } from './kit';
 import { hostileMachineDrill } from './hostile-machine';
 import { hostileTenantDrill } from './hostile-tenant';
+import { overloadDrill } from './overload';
 import { pgOutageDrill } from './pg-outage';
 import { scaleOutDrill } from './scale-out';
 import { temporalRestartDrill } from './temporal-restart';
@@ -26,6 +27,13 @@ export interface Drill {
 }
 
 export const DRILLS: Drill[] = [
+  {
+    name: 'overload',
+    summary:
+      'Three organizations submit work of every kind at several times the worker slots while a fourth runs one structure at a time: nothing ends for a platform reason, the share holds, the rest waits in PostgreSQL',
+    full: () => overloadDrill({ perOrganization: 28, samples: 7, judgeLatency: true }),
+    quick: () => overloadDrill({ perOrganization: 14, samples: 3, judgeLatency: false }),
+  },
   {
     name: 'worker-kill',
     summary:
