@@ -33,6 +33,27 @@ function leadingComment(text: string, lineComment = '//'): string {
   return header.join('\n');
 }
 
+/** A bare file name (`office.ts`, `kit.ts`): a name of the header's own folder, or of some file of the repository. */
+const BARE = /(?<![\w./@-])[\w-]+(?:\.[\w-]+)*\.(?:ts|mjs|sh|py)(?![\w/])/g;
+
+/** The bare file names a header mentions. */
+function bareNamesOf(text: string): string[] {
+  return [...new Set([...text.matchAll(BARE)].map((m) => m[0]))];
+}
+
+let basenames: Set<string> | undefined;
+/** Whether `name`, mentioned bare in `file`'s header, is a file beside it or anywhere in the repository. */
+function bareExists(file: string, name: string): boolean {
+  if (existsInRepo(path.posix.join(path.posix.dirname(file), name))) return true;
+  basenames ??= new Set(
+    ['src', 'activities', 'workflows', 'test', 'bench', 'tools', 'migrations', 'console/src', 'patches'].flatMap(
+      (dir) =>
+        filesUnder(dir, ['.ts', '.tsx', '.mjs', '.js', '.sh', '.py', '.patch']).map((f) => path.posix.basename(f)),
+    ),
+  );
+  return basenames.has(name);
+}
+
 /** The path-like mentions of a text, without the sentence's trailing punctuation. */
 function mentionsOf(text: string): string[] {
   return [...text.matchAll(MENTION)].map((m) => m[0].replace(/[./-]+$/, ''));
@@ -98,5 +119,19 @@ describe('the house: headers and docs name files that exist', () => {
       .filter(({ mention }) => !exists(mention))
       .map(({ file, mention }) => `${file}: ${mention}`);
     expect(missing).to.deep.equal([]);
+  });
+
+  it('finds no bare file name in a header that names no file beside it or elsewhere', () => {
+    expect(bareNamesOf('// see office.ts, zip-parts.ts and kit.ts; not dist/x.ts or a.b/c.ts')).to.deep.equal([
+      'office.ts',
+      'zip-parts.ts',
+      'kit.ts',
+    ]);
+    const stale = sources()
+      .filter(({ file }) => !file.endsWith('.md'))
+      .flatMap(({ file, text }) => bareNamesOf(text).map((name) => ({ file, name })))
+      .filter(({ file, name }) => !bareExists(file, name))
+      .map(({ file, name }) => `${file}: ${name}`);
+    expect(stale).to.deep.equal([]);
   });
 });

@@ -1,6 +1,6 @@
 // Tests mirror the source: the unit test of src/<path>.ts is test/unit/<path>.test.ts, so a file's test is
 // found from its path (docs/testing.md). A second test of the same file names its aspect after a dot:
-// a cgroups.v1.test.ts beside cgroups.test.ts would test the same source file. Only the house tests
+// a `cgroups.v1` test beside the `cgroups` one would test the same source file. Only the house tests
 // (test/unit/house-*.test.ts), which check the whole repository, name no source file.
 import fs from 'node:fs';
 import path from 'node:path';

@@ -1,5 +1,5 @@
 // The frames of workflows/run-scope.ts, every branch, with stubbed activities on the time-skipping server (as
-// temporalio/samples-typescript's workflows-mocks.test.ts does): test-only workflows (run-scope-workflows.ts)
+// temporalio/samples-typescript's hello-world mocha test does): test-only workflows (run-scope-workflows.ts)
 // put a piece of work in `withinLimit`, `runToEnding` or `jobToEnding`; the time limits are workflow timers,
 // so an hour-long wait ends in milliseconds. Then the three job workflows, each way they end, with stubbed
 // activities: the ending each writes is the one the code before `jobToEnding` wrote (the recorded histories).

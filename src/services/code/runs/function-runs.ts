@@ -1,6 +1,6 @@
 // Function runs as the api sees them. A function run is a row of `runs` (kind 'function') driven by the same
 // workflow as a structure run (codeRunWorkflow, id function-run-<uuid>); only the command differs (the
-// runtime's shim calls the handler, see run-execution.ts) and the output comes from the shim's result file.
+// runtime's shim calls the handler, see execution.ts) and the output comes from the shim's result file.
 import path from 'node:path';
 import type { DataSource } from 'typeorm';
 import type { Caller } from '../../caller';

@@ -1,5 +1,5 @@
 // The status changes of a structure run, each with its SYSTEM event in the same transaction (through
-// run-state.ts, the only writer). Called by the run workflow's activities; every one is idempotent.
+// state.ts, the only writer). Called by the run workflow's activities; every one is idempotent.
 import type { DataSource, EntityManager } from 'typeorm';
 import { iso } from '../../../persistence/scoped';
 import { Run, RUN_TERMINAL, RunStatus, type RunLimits } from '../../../persistence/entities/run';

@@ -1,5 +1,5 @@
 // Structure runs as the api sees them: create (row QUEUED + workflow start), read, list, cancel, logs.
-// The api never writes a run's status: the workflow's activities do (run-lifecycle.ts).
+// The api never writes a run's status: the workflow's activities do (lifecycle.ts).
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { DataSource } from 'typeorm';

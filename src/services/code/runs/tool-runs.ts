@@ -1,5 +1,5 @@
 // Tool runs: rows of `runs` (kind 'tool', workflow tool-run-<uuid>) driven by the same workflow as function
-// runs; the tool shim (run-execution.ts) either describes the tool (input `{describe: true}`) or runs one
+// runs; the tool shim (execution.ts) either describes the tool (input `{describe: true}`) or runs one
 // activity (input `{activity, params}`), and its artifact dict becomes the run's output.
 import type { Caller } from '../../caller';
 import { notFound } from '../../../errors';
