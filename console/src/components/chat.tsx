@@ -9,7 +9,7 @@ import type { RunEvent } from '../api/runs';
 import { useRunEvents } from '../live/use-run-events';
 import { ErrorBox, Section, StatusBadge } from '../ui';
 // The same reading of a stored exchange as the assistant's prompt (griptape stores artifact JSON).
-import { messageText } from '../../../src/services/conversations/thread-artifacts';
+import { messageText } from '../api/message-text';
 
 const answerOf = (events: RunEvent[]) =>
   events

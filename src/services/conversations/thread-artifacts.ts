@@ -2,7 +2,7 @@
 // reads them: each `input` and `output` is the JSON of an artifact (`TextArtifact.to_json()`), which its `load()`
 // reads back with `BaseArtifact.from_json`, so plain text there fails it with a JSONDecodeError. An assistant run
 // writes its exchange the same way, and reads the text of whatever a thread holds when it builds a prompt. The
-// console shows a thread's messages by the same reading (it imports this module: nothing here is Node's own).
+// console reads a thread's messages the same way (console/src/api/message-text.ts: a client of the public API).
 
 /** `text` as griptape's `TextArtifact(text).to_json()` writes it (an id, its name the id, no reference or meta). */
 export function textArtifactJson(text: string): string {
