@@ -8,7 +8,7 @@
 import { patched, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { ChatMessageInput, RunEnding, RunStatus } from '../src/temporal/contracts';
-import { ExecutionSlot } from './execution-slot';
+import { ExecutionSlot, withSlot } from './execution-slot';
 import { longActivity, MODEL_FAILED_TYPES, runToEnding, STATUS_WRITES } from './run-scope';
 
 export const CHAT_MESSAGE_SLOT_PATCH = 'chat-message-slot';
@@ -23,24 +23,21 @@ export async function chatMessageWorkflow(input: ChatMessageInput): Promise<RunS
     longActivity(input, { initialInterval: '1 second', maximumInterval: '10 seconds', maximumAttempts: 3 }),
   );
   const slot = patched(CHAT_MESSAGE_SLOT_PATCH) ? new ExecutionSlot({ kind: 'run', jobId: input.runId }) : undefined;
-  try {
-    return await runToEnding(
-      { timeLimitSeconds: input.timeLimitSeconds, failedTypes: FAILED_TYPES },
-      async (startTimer) => {
-        if (slot && !(await slot.acquire())) return undefined;
-        if (!(await startChatMessage({ runId: input.runId, timeLimitSeconds: input.timeLimitSeconds })))
-          return undefined;
-        startTimer();
-        await chatModelCall({ runId: input.runId });
-        return { status: 'SUCCEEDED', message: null } satisfies RunEnding;
-      },
-      async (ending) => {
-        const status = await finishChatMessage({ runId: input.runId, ending });
-        await slot?.release();
-        return status;
-      },
-    );
-  } finally {
-    await slot?.release();
-  }
+  return withSlot(
+    slot,
+    (ending: RunEnding) => finishChatMessage({ runId: input.runId, ending }),
+    (finish) =>
+      runToEnding(
+        { timeLimitSeconds: input.timeLimitSeconds, failedTypes: FAILED_TYPES },
+        async (startTimer) => {
+          if (slot && !(await slot.acquire())) return undefined;
+          if (!(await startChatMessage({ runId: input.runId, timeLimitSeconds: input.timeLimitSeconds })))
+            return undefined;
+          startTimer();
+          await chatModelCall({ runId: input.runId });
+          return { status: 'SUCCEEDED', message: null } satisfies RunEnding;
+        },
+        finish,
+      ),
+  );
 }

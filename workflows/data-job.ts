@@ -12,7 +12,7 @@
 import { patched, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { DataJobInput, DataJobStatus } from '../src/temporal/contracts';
-import { ExecutionSlot } from './execution-slot';
+import { ExecutionSlot, withSlot } from './execution-slot';
 import { jobToEnding, LOCAL_STATUS_WRITES, longActivity, STATUS_WRITES } from './run-scope';
 
 export const DATA_JOB_LOCAL_WRITES_PATCH = 'data-job-local-writes';
@@ -26,24 +26,21 @@ export async function dataJobWorkflow(input: DataJobInput): Promise<DataJobStatu
     longActivity(input, { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 3 }),
   );
   const slot = patched(DATA_JOB_SLOT_PATCH) ? new ExecutionSlot({ kind: 'data_job', jobId: input.jobId }) : undefined;
-  try {
-    return await jobToEnding(
-      { timeLimitSeconds: input.timeLimitSeconds, subject: 'Job', failedReason: 'IngestFailed' },
-      async (startTimer) => {
-        if (slot && !(await slot.acquire())) return undefined;
-        if (!(await startDataJob({ jobId: input.jobId }))) return undefined;
-        startTimer();
-        const ending = await ingestDataJob({ jobId: input.jobId });
-        if (ending.status !== 'SUCCEEDED') return ending;
-        return { ...ending, knowledgeBaseJobIds: await chainKnowledgeBaseJobs({ jobId: input.jobId }) };
-      },
-      async (ending) => {
-        const status = await finishDataJob({ jobId: input.jobId, ending });
-        await slot?.release();
-        return status;
-      },
-    );
-  } finally {
-    await slot?.release();
-  }
+  return withSlot(
+    slot,
+    (ending: Parameters<typeof finishDataJob>[0]['ending']) => finishDataJob({ jobId: input.jobId, ending }),
+    (finish) =>
+      jobToEnding(
+        { timeLimitSeconds: input.timeLimitSeconds, subject: 'Job', failedReason: 'IngestFailed' },
+        async (startTimer) => {
+          if (slot && !(await slot.acquire())) return undefined;
+          if (!(await startDataJob({ jobId: input.jobId }))) return undefined;
+          startTimer();
+          const ending = await ingestDataJob({ jobId: input.jobId });
+          if (ending.status !== 'SUCCEEDED') return ending;
+          return { ...ending, knowledgeBaseJobIds: await chainKnowledgeBaseJobs({ jobId: input.jobId }) };
+        },
+        finish,
+      ),
+  );
 }

@@ -121,3 +121,23 @@ export class ExecutionSlot {
     this.taken = false;
   }
 }
+
+/**
+ * A job's frame with its slot (absent: a history from before its kind took one): `frame` runs with `finish`
+ * wrapped to give the slot back right after the terminal write, and the slot is given back whatever happens.
+ */
+export async function withSlot<A, S>(
+  slot: ExecutionSlot | undefined,
+  finish: (ending: A) => Promise<S>,
+  frame: (finishThenRelease: (ending: A) => Promise<S>) => Promise<S>,
+): Promise<S> {
+  try {
+    return await frame(async (ending) => {
+      const status = await finish(ending);
+      await slot?.release();
+      return status;
+    });
+  } finally {
+    await slot?.release();
+  }
+}

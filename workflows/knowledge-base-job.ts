@@ -8,7 +8,7 @@
 import { patched, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { KnowledgeBaseJobInput, KnowledgeBaseJobStatus } from '../src/temporal/contracts';
-import { ExecutionSlot } from './execution-slot';
+import { ExecutionSlot, withSlot } from './execution-slot';
 import { jobToEnding, longActivity, STATUS_WRITES } from './run-scope';
 
 export const KNOWLEDGE_BASE_JOB_SLOT_PATCH = 'knowledge-base-job-slot';
@@ -25,22 +25,20 @@ export async function knowledgeBaseJobWorkflow(
   const slot = patched(KNOWLEDGE_BASE_JOB_SLOT_PATCH)
     ? new ExecutionSlot({ kind: 'knowledge_base_job', jobId: input.jobId })
     : undefined;
-  try {
-    return await jobToEnding(
-      frame,
-      async (startTimer) => {
-        if (slot && !(await slot.acquire())) return undefined;
-        if (!(await startKnowledgeBaseJob({ jobId: input.jobId }))) return undefined;
-        startTimer();
-        return ingestKnowledgeBase({ jobId: input.jobId });
-      },
-      async (ending) => {
-        const status = await finishKnowledgeBaseJob({ jobId: input.jobId, ending });
-        await slot?.release();
-        return status;
-      },
-    );
-  } finally {
-    await slot?.release();
-  }
+  return withSlot(
+    slot,
+    (ending: Parameters<typeof finishKnowledgeBaseJob>[0]['ending']) =>
+      finishKnowledgeBaseJob({ jobId: input.jobId, ending }),
+    (finish) =>
+      jobToEnding(
+        frame,
+        async (startTimer) => {
+          if (slot && !(await slot.acquire())) return undefined;
+          if (!(await startKnowledgeBaseJob({ jobId: input.jobId }))) return undefined;
+          startTimer();
+          return ingestKnowledgeBase({ jobId: input.jobId });
+        },
+        finish,
+      ),
+  );
 }

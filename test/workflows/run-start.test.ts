@@ -1,6 +1,7 @@
-// A run's row is committed right after Temporal accepted its workflow (insertAndStart), so on a loaded
-// machine the workflow's first activity can look for the row before the commit. It must wait for it, not
-// end the workflow as if there were no run (which left such runs QUEUED for good).
+// A run's row may be committed only after Temporal accepted its workflow (insertAndStart in one transaction),
+// so on a loaded machine the workflow's first step (the execution slot's acquire, then the start activity) can
+// look for the row before the commit. It must wait for it, not end the workflow as if there were no run (which
+// left such runs QUEUED for good).
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { Run } from '../../src/persistence/entities';
@@ -8,8 +9,6 @@ import { startOptionsFor } from '../../src/temporal/workflow-start';
 import type { ChatMessageInput } from '../../src/temporal/contracts';
 import { getStack, newTenant } from '../harness/stack';
 import { aRun } from '../harness/runs';
-
-const PENDING_ACTIVITY_STARTED = 2;
 
 describe('run start before the row is committed', function () {
   this.timeout(60_000);
@@ -53,13 +52,16 @@ describe('run start before the row is committed', function () {
         ),
         args: [args],
       });
-      // The start activity is running and cannot see the row yet.
+      // The workflow's first task is running: its first step, the execution slot's acquire (a local activity,
+      // not in the pending activities), looks for the row and cannot see it yet.
       for (;;) {
-        const pending = (await handle.describe()).raw.pendingActivities ?? [];
-        if (pending.some((a) => a.activityType?.name === 'startChatMessage' && a.state === PENDING_ACTIVITY_STARTED))
-          break;
+        const history = await handle.fetchHistory();
+        if ((history.events ?? []).some((e) => e.workflowTaskStartedEventAttributes)) break;
         await new Promise((r) => setTimeout(r, 20));
       }
+      await new Promise((r) => setTimeout(r, 500));
+      const [seen] = await ds.query(`SELECT count(*)::int AS n FROM runs WHERE run_id = $1`, [runId]);
+      expect(seen.n, 'the row is not committed yet').to.equal(0);
       await tx.commitTransaction();
       expect(await handle.result()).to.equal('SUCCEEDED');
     } finally {

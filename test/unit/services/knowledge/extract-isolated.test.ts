@@ -6,21 +6,13 @@ import { expect } from 'chai';
 import { extractIsolated } from '../../../../src/services/knowledge/extract-isolated';
 import { ExtractionError } from '../../../../src/services/knowledge/extraction-error';
 import { docxBomb } from '../../../harness/document-bombs';
+import { extractionFailure } from '../../../harness/extraction-failure';
 
 const LIMITS = { memoryMb: 128, timeSeconds: 30, threads: 1 };
 const chunked = (bytes: Buffer, size = 1000) =>
   Readable.from(
     Array.from({ length: Math.ceil(bytes.length / size) }, (_, i) => bytes.subarray(i * size, (i + 1) * size)),
   );
-
-async function failure(run: () => Promise<unknown>): Promise<ExtractionError> {
-  const err = await run().then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).to.be.instanceOf(ExtractionError);
-  return err as ExtractionError;
-}
 
 describe('document extraction on its own threads', () => {
   it('streams the bytes to the thread and answers the text and format', async () => {
@@ -40,14 +32,14 @@ describe('document extraction on its own threads', () => {
   });
 
   it('answers an extraction error with its type', async () => {
-    const err = await failure(() => extractIsolated('x.pptx', chunked(Buffer.from('no zip')), LIMITS));
+    const err = await extractionFailure(() => extractIsolated('x.pptx', chunked(Buffer.from('no zip')), LIMITS));
     expect(err).to.include({ type: 'InvalidContent' });
   });
 
   it('is ExtractionLimitExceeded past the memory limit, and the next asset is read', async () => {
     // 4 million small objects: about 300 MB of heap once parsed, past the thread's 128.
     const json = Buffer.from(`[${Array.from({ length: 4_000_000 }, () => '{"a":1}').join(',')}]`);
-    const err = await failure(() => extractIsolated('big.json', chunked(json, 1 << 20), LIMITS));
+    const err = await extractionFailure(() => extractIsolated('big.json', chunked(json, 1 << 20), LIMITS));
     expect(err).to.include({ type: 'ExtractionLimitExceeded' });
     expect(err.message).to.equal(
       "Reading big.json exceeded the extraction's memory limit of 128 MB (EXTRACTION_MEMORY_MB)",
@@ -58,7 +50,7 @@ describe('document extraction on its own threads', () => {
   it('is ExtractionLimitExceeded past the time limit', async () => {
     // 95 MB of the shortest paragraphs (a 290 KB file): about 6 s of parsing on this machine's cores.
     const docx = docxBomb(95, { paragraph: '<w:p><w:r><w:t>ab</w:t></w:r></w:p>'.repeat(29_000) });
-    const err = await failure(() =>
+    const err = await extractionFailure(() =>
       extractIsolated('slow.docx', chunked(docx), { memoryMb: 1024, timeSeconds: 1, threads: 1 }),
     );
     expect(err).to.include({ type: 'ExtractionLimitExceeded' });

@@ -13,15 +13,7 @@ import {
 import { extractDocx, extractEpub, extractPptx, MAX_SLIDES } from '../../../../src/services/knowledge/office';
 import { MAX_XML_DEPTH } from '../../../../src/services/knowledge/xml-walk';
 import { deepDocx, docxBomb, epubAmplified, pptxAmplified, zipOf } from '../../../harness/document-bombs';
-
-async function failure(run: () => Promise<unknown>): Promise<ExtractionError> {
-  const err = await run().then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).to.be.instanceOf(ExtractionError);
-  return err as ExtractionError;
-}
+import { extractionFailure } from '../../../harness/extraction-failure';
 
 describe('office documents', () => {
   it('refuses a zip whose entries inflate past MAX_UNZIPPED_BYTES, for every zipped format', async () => {
@@ -31,7 +23,7 @@ describe('office documents', () => {
     const bomb = await zip.generateAsync({ type: 'nodebuffer', compression: 'DEFLATE' });
     expect(bomb.length).to.be.lessThan(MAX_UNZIPPED_BYTES / 100);
     for (const read of [extractDocx, extractPptx, extractEpub]) {
-      const err = await failure(() => read('bomb.zip', bomb));
+      const err = await extractionFailure(() => read('bomb.zip', bomb));
       expect(err).to.include({ type: 'TooLarge' });
       expect(err.message).to.include(`at most ${MAX_UNZIPPED_BYTES} are read`);
     }
@@ -52,7 +44,7 @@ describe('office documents', () => {
     const paragraph = `<w:p><w:r><w:t>${'ab'.repeat(10)}</w:t></w:r></w:p>`.repeat(20_000);
     const times = Math.ceil(MAX_TEXT_CHARS / 400_000) + 1;
     const before = process.memoryUsage().heapUsed;
-    const err = await failure(() => extractDocx('short.docx', docxBomb(times, { paragraph })));
+    const err = await extractionFailure(() => extractDocx('short.docx', docxBomb(times, { paragraph })));
     expect(err).to.include({ type: 'TooLarge' });
     expect(err.message).to.equal(`short.docx holds more than ${MAX_TEXT_CHARS} characters of text`);
     // A DOM of the part would take 40-130 bytes a byte of its 27 MB of XML.
@@ -65,7 +57,7 @@ describe('office documents', () => {
   });
 
   it(`refuses a presentation that lists more than ${MAX_SLIDES} slides`, async () => {
-    const err = await failure(() => extractPptx('many.pptx', manySlides(MAX_SLIDES + 1)));
+    const err = await extractionFailure(() => extractPptx('many.pptx', manySlides(MAX_SLIDES + 1)));
     expect(err.message).to.equal(`many.pptx lists more than ${MAX_SLIDES} slides`);
   });
 
@@ -76,7 +68,7 @@ describe('office documents', () => {
 
   it('refuses a docx nested past the cap', async () => {
     expect(await extractDocx('ok.docx', deepDocx(MAX_XML_DEPTH - 10))).to.equal('deep');
-    const err = await failure(() => extractDocx('deep.docx', deepDocx(100_000)));
+    const err = await extractionFailure(() => extractDocx('deep.docx', deepDocx(100_000)));
     expect(err).to.include({ type: 'TooLarge' });
     expect(err.message).to.include(`nests deeper than ${MAX_XML_DEPTH} elements`);
   });

@@ -4,18 +4,10 @@
 import { expect } from 'chai';
 import { ExtractionError, tooMuchText } from '../../../../src/services/knowledge/extraction-error';
 import { MAX_XML_DEPTH, walkXml } from '../../../../src/services/knowledge/xml-walk';
+import { extractionFailure } from '../../../harness/extraction-failure';
 
 async function* pieces(text: string, size: number) {
   for (let i = 0; i < text.length; i += size) yield text.slice(i, i + size);
-}
-
-async function failure(run: () => Promise<unknown>): Promise<ExtractionError> {
-  const err = await run().then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).to.be.instanceOf(ExtractionError);
-  return err as ExtractionError;
 }
 
 describe('walking XML parts', () => {
@@ -35,21 +27,21 @@ describe('walking XML parts', () => {
   it('refuses nesting past MAX_XML_DEPTH, and takes it up to that', async () => {
     const nest = (n: number) => `${'<d>'.repeat(n)}${'</d>'.repeat(n)}`;
     await walkXml(nest(MAX_XML_DEPTH), 'ok.xml', {});
-    const err = await failure(() => walkXml(pieces(nest(MAX_XML_DEPTH + 1), 64), 'deep.xml', {}));
+    const err = await extractionFailure(() => walkXml(pieces(nest(MAX_XML_DEPTH + 1), 64), 'deep.xml', {}));
     expect(err).to.include({ type: 'TooLarge' });
     expect(err.message).to.equal(`deep.xml nests deeper than ${MAX_XML_DEPTH} elements`);
   });
 
   it('is InvalidContent for malformed XML, and expands no entity it was not given', async () => {
-    expect(await failure(() => walkXml('<a><b></a>', 'bad.xml', {}))).to.include({ type: 'InvalidContent' });
+    expect(await extractionFailure(() => walkXml('<a><b></a>', 'bad.xml', {}))).to.include({ type: 'InvalidContent' });
     const laughs = '<!DOCTYPE l [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">]><l>&b;</l>';
-    expect(await failure(() => walkXml(laughs, 'laughs.xml', { text: () => undefined }))).to.include({
+    expect(await extractionFailure(() => walkXml(laughs, 'laughs.xml', { text: () => undefined }))).to.include({
       type: 'InvalidContent',
     });
   });
 
   it("passes a handler's ExtractionError through", async () => {
-    const err = await failure(() =>
+    const err = await extractionFailure(() =>
       walkXml('<a>text</a>', 'p.xml', {
         text: () => {
           throw tooMuchText('p.docx');

@@ -5,18 +5,10 @@ import { expect } from 'chai';
 import { ExtractionError, MAX_UNZIPPED_BYTES } from '../../../../src/services/knowledge/extraction-error';
 import { MAX_PART_BYTES, ZippedDocument } from '../../../../src/services/knowledge/zip-parts';
 import { zipOf } from '../../../harness/document-bombs';
+import { extractionFailure } from '../../../harness/extraction-failure';
 
 const MiB = 1024 * 1024;
 const megabyte = 'x'.repeat(MiB);
-
-async function failure(run: () => Promise<unknown>): Promise<ExtractionError> {
-  const err = await run().then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).to.be.instanceOf(ExtractionError);
-  return err as ExtractionError;
-}
 
 async function readAll(doc: ZippedDocument, path: string): Promise<number> {
   let chars = 0;
@@ -34,7 +26,7 @@ describe('zipped document parts', () => {
     expect(await readAll(doc, 'p.xml')).to.equal(3 * MiB);
     expect(doc.has('p.xml')).to.equal(true);
     expect(doc.has('q.xml')).to.equal(false);
-    const missing = await failure(() => doc.wholeText('q.xml', 100));
+    const missing = await extractionFailure(() => doc.wholeText('q.xml', 100));
     expect(missing).to.include({ type: 'InvalidContent' });
     expect(missing.message).to.equal('a.docx is not a readable Word document: q.xml is missing');
   });
@@ -45,7 +37,7 @@ describe('zipped document parts', () => {
   ] as const) {
     it(`refuses a declared size of ${what} before inflating a byte`, async () => {
       const zip = zipOf([{ name: 'word/document.xml', body: megabyte, times: 2, declared }]);
-      const err = await failure(() => ZippedDocument.open('big.docx', zip, 'Word document'));
+      const err = await extractionFailure(() => ZippedDocument.open('big.docx', zip, 'Word document'));
       expect(err).to.include({ type: 'TooLarge' });
       expect(err.message).to.equal(`big.docx inflates to ${declared} bytes; at most ${MAX_UNZIPPED_BYTES} are read`);
     });
@@ -55,7 +47,7 @@ describe('zipped document parts', () => {
     const zip = zipOf([{ name: 'word/document.xml', body: megabyte, times: 300, declared: 1000 }]);
     expect(zip.length).to.be.below(2 * MiB);
     const doc = await ZippedDocument.open('lies.docx', zip, 'Word document');
-    const err = await failure(() => readAll(doc, 'word/document.xml'));
+    const err = await extractionFailure(() => readAll(doc, 'word/document.xml'));
     expect(err).to.include({ type: 'InvalidContent' });
     expect(err.message).to.include('word/document.xml cannot be inflated: too many bytes in the stream. expected 1000');
   });
@@ -63,11 +55,13 @@ describe('zipped document parts', () => {
   it('stops a part past its cap, and a document past its total, as they stream', async () => {
     const big = zipOf([{ name: 'a.xml', body: megabyte, times: MAX_PART_BYTES / MiB + 1 }]);
     const one = await ZippedDocument.open('one.epub', big, 'EPUB');
-    const err = await failure(() => readAll(one, 'a.xml'));
+    const err = await extractionFailure(() => readAll(one, 'a.xml'));
     expect(err).to.include({ type: 'TooLarge' });
     expect(err.message).to.equal(`one.epub: a.xml inflates past ${MAX_PART_BYTES} bytes; at most that is read`);
     const small = await ZippedDocument.open('small.epub', big, 'EPUB');
-    expect((await failure(() => small.wholeText('a.xml', 10))).message).to.include('a.xml inflates past 10 bytes');
+    expect((await extractionFailure(() => small.wholeText('a.xml', 10))).message).to.include(
+      'a.xml inflates past 10 bytes',
+    );
   });
 
   it('counts every part read against the document: the same part read again is counted again', async () => {
@@ -75,12 +69,14 @@ describe('zipped document parts', () => {
     const zip = zipOf([{ name: 'c.xhtml', body: megabyte, times: 64 }]);
     const doc = await ZippedDocument.open('many.epub', zip, 'EPUB');
     for (let i = 0; i < parts; i++) await readAll(doc, 'c.xhtml');
-    const err = await failure(() => readAll(doc, 'c.xhtml'));
+    const err = await extractionFailure(() => readAll(doc, 'c.xhtml'));
     expect(err.message).to.equal(`many.epub inflates past ${MAX_UNZIPPED_BYTES} bytes; at most that is read`);
   });
 
   it('is InvalidContent for bytes that are no zip', async () => {
-    const err = await failure(() => ZippedDocument.open('x.pptx', Buffer.from('not a zip at all'), 'presentation'));
+    const err = await extractionFailure(() =>
+      ZippedDocument.open('x.pptx', Buffer.from('not a zip at all'), 'presentation'),
+    );
     expect(err).to.include({ type: 'InvalidContent' });
     expect(err.message).to.match(/^x\.pptx is not a readable presentation: /);
   });
