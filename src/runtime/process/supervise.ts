@@ -83,7 +83,12 @@ export async function superviseUserProcess(opts: SuperviseOptions): Promise<Supe
         },
       });
     } catch (err) {
-      return { kind: 'start-failed', message: (err as Error).message };
+      // A start again whose spawn fails: the earlier tries' lines are in the pump still.
+      return {
+        kind: 'start-failed',
+        message: (err as Error).message,
+        ...(tries > 1 ? { lostOutput: await drain() } : {}),
+      };
     }
     const started = child;
     const beat = setInterval(() => opts.heartbeat(started.pid), opts.heartbeatEveryMs);

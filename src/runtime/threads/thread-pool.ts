@@ -171,7 +171,10 @@ export class ThreadPool {
           ({ value, transfer }) => {
             if (this.busy.get(thread) === state) thread.postMessage({ answer: value }, transfer ?? []);
           },
-          (err: Error) => this.end(thread, err),
+          // (A late failure of an answer the task no longer waits for, the thread serving the next task: ignored.)
+          (err: Error) => {
+            if (this.busy.get(thread) === state) this.end(thread, err);
+          },
         );
       } else if (msg.failed) {
         this.settle(thread, { error: new ThreadTaskFailed(msg.failed.type, msg.failed.message) }, true);
