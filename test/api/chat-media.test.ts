@@ -4,12 +4,12 @@
 // them as OpenAI does, test/harness/content-parts.ts); a model not named for a kind of content, and a URL the
 // outbound address policy refuses, are a 400 before anything is sent.
 import { expect } from 'chai';
+import { chatRequest as promptDriverRequest, message } from '../harness/chat-requests';
 import { as } from '../harness/client';
 import { readSse } from '../harness/sse';
 import { contentParts } from '../harness/content-parts';
 import { configWith, getStack, newTenant, startApi } from '../harness/stack';
 
-const usage = { type: 'Usage', input_tokens: null, output_tokens: null };
 const meta = (id: string) => ({ id, reference: null, meta: {}, name: id });
 const text = (value: string) => ({
   type: 'TextMessageContent',
@@ -38,18 +38,9 @@ const audio = {
   artifact: { type: 'AudioArtifact', ...meta('w1'), value: wav, format: 'wav' },
 };
 
-const chatRequest = (model: string, ...content: unknown[]) => ({
-  messages: [{ type: 'Message', role: 'user', usage, content }],
-  tools: [],
-  driver_configuration: {
-    model: `local/${model}`,
-    max_tokens: null,
-    use_native_tools: true,
-    temperature: 0.1,
-    structured_output_strategy: 'native',
-    extra_params: {},
-  },
-});
+/** A request of one user message of `content`, as GriptapeCloudPromptDriver builds it. */
+const chatRequest = (model: string, ...content: unknown[]) =>
+  promptDriverRequest(model, { messages: [message('user', ...content)] });
 
 describe('chat messages with images and audio', function () {
   this.timeout(120_000);
