@@ -1,11 +1,13 @@
 // The one cancel of a job, and the one stop of the open jobs of something about to be deleted. The api never
 // writes a job's status: it sends the workflow's `cancel` signal (with who asked) and waits, bounded, for
 // the workflow to record the end.
-import type { Client } from '@temporalio/client';
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { DataSource } from 'typeorm';
 import { conflict } from '../errors';
 import type { WakeUps } from '../persistence/run-updates-hub';
-import { signalCancel as signalWorkflowCancel, waitFor } from '../temporal/workflow-records';
+import { cancelRunSignal } from '../temporal/contracts';
+import { workflowIdOf } from '../temporal/workflow-start';
+import { waitFor } from './await-end';
 import type { JobKind, Row } from './kinds';
 
 /** How long a cancel waits for the workflow to record the end before answering with the current record. */
@@ -16,8 +18,14 @@ const STOP_WAIT_MS = 5_000;
 const rowOf = (job: object) => job as Row;
 
 /** Sends `cancel` to the job's workflow; one that is gone already is not an error (the reconciler settles it). */
-export const signalCancel = (temporal: Client, kind: JobKind, job: object, requestedBy: string) =>
-  signalWorkflowCancel(temporal, kind.resourceKind(rowOf(job)), rowOf(job)[kind.idColumn] as string, requestedBy);
+export async function signalCancel(temporal: Client, kind: JobKind, job: object, requestedBy: string): Promise<void> {
+  const workflowId = workflowIdOf(kind.resourceKind(rowOf(job)), rowOf(job)[kind.idColumn] as string);
+  try {
+    await temporal.workflow.getHandle(workflowId).signal(cancelRunSignal, { requestedBy });
+  } catch (err) {
+    if (!(err instanceof WorkflowNotFoundError)) throw err;
+  }
+}
 
 /**
  * Cancels `job` and answers once its workflow recorded the end (bounded wait; then the current record, by

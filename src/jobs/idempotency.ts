@@ -8,10 +8,10 @@ import { createHash } from 'node:crypto';
 import type { DataSource, EntityManager } from 'typeorm';
 import { HttpError } from '../errors';
 import type { ResourceKind, WorkflowResource } from '../temporal/workflow-start';
-import { pendingClaims, type IdempotencyClaim } from './pending-claim';
+import { pendingClaims, type IdempotencyClaim } from '../persistence/pending-claim';
 
-export type { IdempotencyClaim } from './pending-claim';
-export { takePendingClaim } from './pending-claim';
+export type { IdempotencyClaim } from '../persistence/pending-claim';
+export { takePendingClaim } from '../persistence/pending-claim';
 
 export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
 export const IDEMPOTENT_REPLAYED_HEADER = 'Idempotent-Replayed';

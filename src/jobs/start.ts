@@ -5,7 +5,7 @@
 // transition tried first could miss a row committed an instant later, which a following read would see QUEUED).
 import type { DataSource, EntityManager } from 'typeorm';
 import type { NewEvent } from '../persistence/run-feed';
-import { waitFor } from '../temporal/workflow-records';
+import { waitFor } from './await-end';
 import type { JobKind } from './kinds';
 import { transition } from './transition';
 

@@ -1,6 +1,7 @@
 // The house's import graph, read from the sources (src/, activities/, workflows/): no import circles (type-only
-// imports count: a circle of types is still two modules that cannot be read one without the other), and no
-// arrow from a lower floor (persistence, temporal, runtime, jobs) up to the services or the activities.
+// imports count: a circle of types is still two modules that cannot be read one without the other), the floors
+// in one order (persistence ← temporal ← jobs ← services ← api and activities: each imports only the floors
+// below it), and no arrow from the runtime of user code up to the services or the activities.
 import fs from 'node:fs';
 import path from 'node:path';
 import ts from 'typescript';
@@ -8,8 +9,10 @@ import { expect } from 'chai';
 
 const ROOT = path.resolve(__dirname, '../../..');
 const SCANNED = ['src', 'activities', 'workflows'];
-const LOWER_FLOORS = ['src/persistence', 'src/temporal', 'src/runtime', 'src/jobs'];
-const UPPER_FLOORS = ['src/services', 'activities'];
+/** The floors, lowest first: a file may import its own floor and those below, never one above. */
+const FLOORS = [['src/persistence'], ['src/temporal'], ['src/jobs'], ['src/services'], ['src/api', 'activities']];
+const LOWER_FLOORS = ['src/runtime'];
+const UPPER_FLOORS = ['src/services', 'src/api', 'activities'];
 
 function sourceFiles(dir: string): string[] {
   if (!fs.existsSync(path.join(ROOT, dir))) return [];
@@ -62,6 +65,17 @@ export function circles(graph: Map<string, string[]>): string[][] {
 }
 
 const under = (file: string, dirs: string[]) => dirs.some((d) => file === d || file.startsWith(`${d}/`));
+/** The floor of `file` (its index in FLOORS), or -1 outside them. */
+const floorOf = (file: string) => FLOORS.findIndex((dirs) => under(file, dirs));
+
+/** The arrows that go up a floor: `file → import` where the import's floor is above the file's. */
+export function upwardArrows(graph: Map<string, string[]>): string[] {
+  return [...graph].flatMap(([file, imports]) => {
+    const floor = floorOf(file);
+    if (floor < 0) return [];
+    return imports.filter((i) => floorOf(i) > floor).map((i) => `${file} → ${i}`);
+  });
+}
 
 describe('house: imports', () => {
   const graph = importGraph();
@@ -85,7 +99,22 @@ describe('house: imports', () => {
     expect(named, `import circles:\n${named.join('\n')}`).to.deep.equal([]);
   });
 
-  it('has no arrow from a lower floor up to the services or the activities', () => {
+  it('reads the floor order as intended', () => {
+    const sample = new Map([
+      ['src/persistence/a.ts', ['src/temporal/b.ts']],
+      ['src/jobs/c.ts', ['src/temporal/b.ts', 'src/persistence/a.ts']],
+      ['src/services/d.ts', ['src/jobs/c.ts']],
+      ['activities/e.ts', ['src/services/d.ts', 'src/api/f.ts']],
+    ]);
+    expect(upwardArrows(sample)).to.deep.equal(['src/persistence/a.ts → src/temporal/b.ts']);
+  });
+
+  it('imports only down the floors: persistence ← temporal ← jobs ← services ← api and activities', () => {
+    const upward = upwardArrows(graph);
+    expect(upward, `imports up a floor:\n${upward.join('\n')}`).to.deep.equal([]);
+  });
+
+  it('has no arrow from the runtime of user code up to the services, the api or the activities', () => {
     const upward = [...graph].flatMap(([file, imports]) =>
       under(file, LOWER_FLOORS) ? imports.filter((i) => under(i, UPPER_FLOORS)).map((i) => `${file} → ${i}`) : [],
     );

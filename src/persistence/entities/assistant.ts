@@ -1,6 +1,6 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 import type { ChatTurn, ToolDefinition } from '../../drivers/model/types';
-import type { RetryPolicy } from '../../temporal/retry-policy';
+import type { RetryPolicy } from '../retry-policy';
 import type { Concurrency } from './code-resource';
 
 /** The ids an assistant (and each of its runs) works with. */

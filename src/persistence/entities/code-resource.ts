@@ -1,5 +1,5 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
-import type { RetryPolicy } from '../../temporal/retry-policy';
+import type { RetryPolicy } from '../retry-policy';
 
 export type CodeResourceKind = 'structure' | 'function' | 'tool';
 

@@ -1,7 +1,7 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 import type { CodeResourceKind, EnvVar } from './code-resource';
-import { pendingIdempotencyKey } from '../../jobs/pending-claim';
-import type { RetryPolicy } from '../../temporal/retry-policy';
+import { pendingIdempotencyKey } from '../pending-claim';
+import type { RetryPolicy } from '../retry-policy';
 
 export const RUN_STATUSES = ['QUEUED', 'STARTING', 'RUNNING', 'SUCCEEDED', 'FAILED', 'ERROR', 'CANCELLED'] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];

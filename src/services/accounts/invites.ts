@@ -8,7 +8,8 @@ import { workflowIdOf } from '../../temporal/workflow-start';
 import { INVITE_RECORD } from '../../jobs/kinds';
 import { transition } from '../../jobs/transition';
 import { addMember, isMember, upsertUserByEmail } from './accounts';
-import { insertAndStart, waitFor } from '../../temporal/workflow-records';
+import { insertAndStart } from '../../jobs/create';
+import { waitFor } from '../../jobs/await-end';
 import { respondSignal, withdrawSignal, workflowStart, type InviteOutcome } from '../../temporal/contracts';
 
 /** How long RespondToInvite waits for the workflow to record the answer before replying anyway. */

@@ -15,7 +15,7 @@ import { type RunsDeps } from '../code/runs/structure-runs';
 import { pageRuns } from '../code/runs/code-runs';
 import { createThread } from '../conversations/threads';
 import { workflowStart } from '../../temporal/contracts';
-import { insertAndStart } from '../../temporal/workflow-records';
+import { insertAndStart } from '../../jobs/create';
 import type { RetryPolicyRequest } from '../../temporal/retry-policy';
 import { runPolicy } from '../code/runs/retries';
 

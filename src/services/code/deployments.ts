@@ -18,7 +18,7 @@ import { DEFAULT_CONFIG_FILE } from '../../runtime/build/config-file';
 import { DEFAULT_PROJECTS } from '../../runtime/templates/default-code';
 import type { SecretBox } from '../../security/secret-box';
 import { type DeploymentInput, workflowStart } from '../../temporal/contracts';
-import { insertAndStart } from '../../temporal/workflow-records';
+import { insertAndStart } from '../../jobs/create';
 import { findOnePrepared } from '../../persistence/direct-sql';
 
 export interface DeploymentsDeps {

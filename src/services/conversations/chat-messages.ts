@@ -16,7 +16,7 @@ import { signalCancel } from '../code/runs/cancellation';
 import { isTerminal } from '../code/runs/lifecycle';
 import type { RunsDeps } from '../code/runs/structure-runs';
 import { workflowStart } from '../../temporal/contracts';
-import { insertAndStart } from '../../temporal/workflow-records';
+import { insertAndStart } from '../../jobs/create';
 import { insertRow } from '../../persistence/direct-sql';
 
 /** What an exchange's row keeps as `input`: the request as received, and whether the answer is streamed. */

@@ -11,7 +11,7 @@ import type { Config } from '../../config';
 import { CodeResource, Run } from '../../persistence/entities';
 import { RUN_TERMINAL } from '../../persistence/entities/run';
 import { workflowStart } from '../../temporal/contracts';
-import { insertAndStart } from '../../temporal/workflow-records';
+import { insertAndStart } from '../../jobs/create';
 import { signalCancel } from '../code/runs/cancellation';
 import { queuedCodeRun } from '../code/runs/structure-runs';
 

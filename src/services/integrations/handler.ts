@@ -24,7 +24,7 @@ import { Integration, IntegrationDelivery, Secret } from '../../persistence/enti
 import type { DeliveryError } from '../../persistence/entities/integration';
 import type { SecretBox } from '../../security/secret-box';
 import { workflowStart } from '../../temporal/contracts';
-import { insertAndStart } from '../../temporal/workflow-records';
+import { insertAndStart } from '../../jobs/create';
 import { violatedUniqueIndex } from '../record-fields';
 import type { RunsDeps } from '../code/runs/structure-runs';
 import { readChatappDelivery } from './chatapp';

@@ -17,7 +17,7 @@ import {
   type WorkflowResource,
   type WorkflowStart,
 } from '../../temporal/contracts';
-import { startAndWait } from '../../temporal/workflow-records';
+import { startAndWait } from '../../jobs/create';
 import { findKnowledgeBase } from './knowledge-bases';
 import { DEFAULT_QUERY_COUNT, saveQuery } from './query';
 import { retrieve, type RetrievalStores } from './retrieve';

@@ -8,8 +8,7 @@ import { RunSchedule } from '../../persistence/entities/run-schedule';
 import { Run, RUN_TERMINAL, type RunStatus } from '../../persistence/entities/run';
 import { violatedUniqueIndex } from '../record-fields';
 import { deleteRunSchedule } from '../../temporal/run-schedules';
-import type { ResourceKind } from '../../temporal/workflow-start';
-import { signalCancel } from '../../temporal/workflow-records';
+import { signalCancel } from '../code/runs/cancellation';
 import { createAssistantRun } from '../assistants/runs';
 import { findCodeResource } from '../code/code-resources';
 import { startRun, type RunsDeps } from '../code/runs/structure-runs';
@@ -99,6 +98,8 @@ export async function endedStatus(
 
 /** Cancels the run of a fire (overlap `cancel_other`: a newer fire replaces it); a run already ended stays as it is. */
 export async function cancelFiredRun(deps: RunsDeps, runId: string, requestedBy: string): Promise<void> {
-  const run = await deps.ds.getRepository(Run).findOne({ where: { run_id: runId }, select: { kind: true } });
-  if (run) await signalCancel(deps.temporal, `${run.kind}-run` as ResourceKind, runId, requestedBy);
+  const run = await deps.ds
+    .getRepository(Run)
+    .findOne({ where: { run_id: runId }, select: { run_id: true, kind: true } });
+  if (run) await signalCancel(deps.temporal, run, requestedBy);
 }

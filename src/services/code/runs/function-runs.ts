@@ -8,7 +8,7 @@ import { CodeResource, Run } from '../../../persistence/entities';
 import { readManifest } from '../../../runtime/manifest';
 import { isTerminal, readRun } from './lifecycle';
 import { createRunOf, RunsDeps, startRun } from './structure-runs';
-import { waitFor } from '../../../temporal/workflow-records';
+import { waitFor } from '../../../jobs/await-end';
 import { heldByPausedQueue } from '../../../jobs/admission-waiting';
 import { runWakeUps, type RunUpdatesHub } from '../../../persistence/run-updates-hub';
 

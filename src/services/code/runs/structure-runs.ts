@@ -16,7 +16,7 @@ import { cancelRunAndWait } from './cancellation';
 import { findCodeResource } from '../code-resources';
 import { findRunOfKind } from './code-runs';
 import { workflowStart } from '../../../temporal/contracts';
-import { insertAndStart } from '../../../temporal/workflow-records';
+import { insertAndStart } from '../../../jobs/create';
 import { insertRow } from '../../../persistence/direct-sql';
 import type { RetryPolicy, RetryPolicyRequest } from '../../../temporal/retry-policy';
 import { requestedPolicy } from './retries';

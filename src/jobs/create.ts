@@ -1,11 +1,13 @@
-import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+// The one creation of a job: its record and its workflow's start as one step (insertAndStart), so that a
+// failed start leaves no zombie row; and the start of a short workflow whose result the caller waits for
+// (startAndWait). The end of a job is awaited in ./await-end.ts.
+import type { Client } from '@temporalio/client';
 import { DataSource, EntityManager } from 'typeorm';
-import { cancelRunSignal, type WorkflowStart } from './contracts';
-import type { WakeUps } from '../persistence/run-updates-hub';
-import { startOptionsFor, workflowIdOf, type ResourceKind, WorkflowResource } from './workflow-start';
+import type { WorkflowStart } from '../temporal/contracts';
+import { startOptionsFor, type WorkflowResource } from '../temporal/workflow-start';
 import { jobsCreated } from '../observability/metrics';
 import { tagActiveSpan } from '../observability/tracing';
-import { insertClaimed, releaseKeyOf, takePendingClaim } from '../jobs/idempotency';
+import { insertClaimed, releaseKeyOf, takePendingClaim } from './idempotency';
 
 /** An unreachable Temporal answers the client with 503 after this long instead of retrying for minutes. */
 const START_DEADLINE_MS = 5_000;
@@ -80,52 +82,6 @@ export async function insertAndStart<T>(
   return row;
 }
 
-/** Without notifications: re-read after 20 ms, doubling up to this. */
-const POLL_MAX_MS = 250;
-/** With notifications: re-read on each, and this often anyway (a notification can be lost). */
-const NOTIFIED_RECHECK_MS = 500;
-
-/**
- * Reads `read` until `done` holds or `timeoutMs` passes; returns the last value. Used where the api answers
- * with a record once its workflow has recorded a state change (bounded wait). With `wakeUps` (the run
- * updates of this process's LISTEN connection) it re-reads when notified instead of polling.
- */
-export async function waitFor<T>(
-  read: () => Promise<T>,
-  done: (v: T) => boolean,
-  timeoutMs: number,
-  wakeUps?: WakeUps,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let delay = 20;
-  let notified = false;
-  let wake: (() => void) | undefined;
-  const unsubscribe = wakeUps?.(() => {
-    notified = true;
-    wake?.();
-  });
-  try {
-    for (;;) {
-      notified = false;
-      const value = await read();
-      if (done(value) || Date.now() >= deadline) return value;
-      if (notified) continue; // changed while we read
-      const pause = Math.min(wakeUps ? NOTIFIED_RECHECK_MS : delay, Math.max(0, deadline - Date.now()));
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, pause);
-        wake = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-      wake = undefined;
-      delay = Math.min(delay * 2, POLL_MAX_MS);
-    }
-  } finally {
-    unsubscribe?.();
-  }
-}
-
 /**
  * Starts a short workflow whose record its activity writes (a knowledge base query) and waits, bounded, for
  * its result. An unreachable Temporal is a 503 after the start deadline, like insertAndStart.
@@ -142,21 +98,4 @@ export async function startAndWait<R>(
     }),
   );
   return (await handle.result()) as R;
-}
-
-/**
- * Sends `cancel` (with who asked) to the workflow of a resource; a workflow that is gone already is not an
- * error (the reconciler settles its row).
- */
-export async function signalCancel(
-  temporal: Client,
-  kind: ResourceKind,
-  id: string,
-  requestedBy: string,
-): Promise<void> {
-  try {
-    await temporal.workflow.getHandle(workflowIdOf(kind, id)).signal(cancelRunSignal, { requestedBy });
-  } catch (err) {
-    if (!(err instanceof WorkflowNotFoundError)) throw err;
-  }
 }
