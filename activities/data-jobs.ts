@@ -5,12 +5,8 @@ import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activ
 import type { ActivityDeps } from './deps';
 import type { DataJobStatus } from '../src/persistence/entities/data-connector';
 import { ingestDataJob } from '../src/services/data-connectors/ingest';
-import {
-  chainJobsOf,
-  finishDataJob,
-  startScheduledJob,
-  type DataJobEnding,
-} from '../src/services/data-connectors/job-steps';
+import { chainJobsOf, startScheduledJob, type DataJobEnding } from '../src/services/data-connectors/job-steps';
+import { finishJob } from '../src/jobs/finish';
 import { DATA_JOB } from '../src/jobs/kinds';
 import { startJob } from '../src/jobs/start';
 import type { ScheduledJobInput, ScheduledJobOutcome } from '../src/temporal/contracts';
@@ -48,7 +44,7 @@ export function createDataJobActivities(deps: ActivityDeps) {
 
     /** The terminal write (guarded: a job that already ended keeps its end); answers the job's status. */
     async finishDataJob(input: { jobId: string; ending: DataJobEnding }): Promise<DataJobStatus | 'MISSING'> {
-      return finishDataJob(ds, input.jobId, input.ending);
+      return (await finishJob(ds, DATA_JOB, input.jobId, input.ending)) as DataJobStatus | 'MISSING';
     },
 
     /**

@@ -9,7 +9,7 @@ import { RUN_JOB } from '../src/jobs/kinds';
 import { goesOn, ROW_VISIBLE_WAIT_MS } from '../src/jobs/start';
 import { markStartingIn } from '../src/services/code/runs/lifecycle';
 import { cancelRunSignal, slotGrantedSignal, type ExecutionSlotJob } from '../src/temporal/contracts';
-import { waitFor } from '../src/temporal/workflow-records';
+import { waitFor } from '../src/jobs/await-end';
 
 /** What the workflow learns: it may execute, it waits (and why), or there is no job to execute. */
 export type SlotAnswer =

@@ -7,9 +7,10 @@ import type { ActivityDeps } from './deps';
 import type { DeliveryStatus } from '../src/persistence/entities/integration';
 import { postChatAnswers, someRunOpen } from '../src/services/integrations/chat-answers';
 import { startDelivery } from '../src/services/integrations/deliveries';
+import { finishJob } from '../src/jobs/finish';
+import { INTEGRATION_DELIVERY } from '../src/jobs/kinds';
 import {
   DeliveryStepFailure,
-  finishDelivery,
   startDeliveryWork,
   type DeliveryEnding,
   type DeliveryWork,
@@ -62,7 +63,7 @@ export function createIntegrationActivities(deps: ActivityDeps) {
       deliveryId: string;
       ending: DeliveryEnding;
     }): Promise<DeliveryStatus | 'MISSING'> {
-      return finishDelivery(ds, input.deliveryId, input.ending);
+      return (await finishJob(ds, INTEGRATION_DELIVERY, input.deliveryId, input.ending)) as DeliveryStatus | 'MISSING';
     },
   };
 }

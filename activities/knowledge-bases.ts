@@ -7,7 +7,8 @@ import { ApplicationFailureCategory } from '@temporalio/common';
 import type { ActivityDeps } from './deps';
 import { ModelError } from '../src/drivers/model/types';
 import type { KnowledgeBase, KnowledgeBaseJobStatus } from '../src/persistence/entities/knowledge-base';
-import { finishKnowledgeBaseJob, ingestKnowledgeBaseJob } from '../src/services/knowledge/ingest-job';
+import { ingestKnowledgeBaseJob } from '../src/services/knowledge/ingest-job';
+import { finishJob } from '../src/jobs/finish';
 import { runKnowledgeBaseQuery } from '../src/services/knowledge/run-query';
 import { openChunkStore, OutsideDatabaseError, type ChunkStore } from '../src/services/knowledge/chunk-store';
 import { KNOWLEDGE_BASE_JOB } from '../src/jobs/kinds';
@@ -90,7 +91,7 @@ export function createKnowledgeBaseActivities(deps: ActivityDeps) {
       jobId: string;
       ending: KnowledgeBaseJobEnding;
     }): Promise<KnowledgeBaseJobStatus | 'MISSING'> {
-      return finishKnowledgeBaseJob(ds, input.jobId, input.ending);
+      return (await finishJob(ds, KNOWLEDGE_BASE_JOB, input.jobId, input.ending)) as KnowledgeBaseJobStatus | 'MISSING';
     },
 
     /** Embeds the query (when the knowledge base has a model), ranks the chunks and persists the query. */

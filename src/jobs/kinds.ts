@@ -21,8 +21,11 @@ export interface StatusKind {
   terminal: readonly string[];
   /** Columns passed as JSON text, so pg does not turn arrays into PostgreSQL arrays. */
   jsonColumns?: readonly string[];
-  /** A terminal move sets completed_at = now() (unless the caller sets it) and clears these columns. */
-  onEnd?: { stampCompletedAt?: boolean; clear?: readonly string[] };
+  /**
+   * A terminal move sets completed_at = now() (unless the caller sets it) and clears these columns; with
+   * `keepDetail`, finishJob (./finish.ts) adds the ending's words to the status_detail the row has.
+   */
+  onEnd?: { stampCompletedAt?: boolean; clear?: readonly string[]; keepDetail?: boolean };
   /** Sent in the same statement when a row moved: `pg_notify(channel, '<id> <epoch seconds>')`. */
   notifyChannel?: string;
   /** Its rows have a feed of events (run_events, src/persistence/run-feed.ts) that a move may append to. */
@@ -164,7 +167,7 @@ export const INTEGRATION_DELIVERY: JobKind = {
   noun: 'delivery',
   jsonColumns: ['status_detail'],
   // The kept request is only needed until the delivery's work ended.
-  onEnd: { stampCompletedAt: true, clear: ['payload'] },
+  onEnd: { stampCompletedAt: true, clear: ['payload'], keepDetail: true },
 };
 
 /** Every kind of durable job, in the order the reconciler visits them. */

@@ -15,27 +15,6 @@ export type { DataJobEnding };
 
 const SCHEDULE_ACTOR = 'schedule';
 
-/** The terminal write (guarded: a job that already ended keeps its end); answers the job's status. */
-export async function finishDataJob(
-  ds: DataSource,
-  jobId: string,
-  ending: DataJobEnding,
-): Promise<DataJobStatus | 'MISSING'> {
-  await transitionDataJob(ds, jobId, ending.status, {
-    status_detail: {
-      ...(ending.reason ? { reason: ending.reason } : {}),
-      ...(ending.message ? { message: ending.message } : {}),
-      ...(ending.requestedBy ? { requested_by: ending.requestedBy } : {}),
-      ...(ending.stats ? { stats: ending.stats } : {}),
-      ...(ending.knowledgeBaseJobIds?.length ? { knowledge_base_job_ids: ending.knowledgeBaseJobIds } : {}),
-    },
-    ...(ending.errors ? { errors: ending.errors } : {}),
-    ...(ending.bytesIngested !== undefined ? { bytes_ingested: ending.bytesIngested } : {}),
-  });
-  const job = await ds.getRepository(DataJob).findOneBy({ data_job_id: jobId });
-  return job?.status ?? 'MISSING';
-}
-
 /** Knowledge base jobs of the knowledge bases covering the job's connector prefix (none when it is gone). */
 export async function chainJobsOf(deps: DataJobDeps, jobId: string): Promise<string[]> {
   const { ds } = deps;

@@ -62,23 +62,6 @@ export async function loadDelivery(ds: DataSource, deliveryId: string) {
   return delivery && integration ? { delivery, integration } : undefined;
 }
 
-/** The terminal write (guarded), keeping what the status detail already says; answers the delivery's status. */
-export async function finishDelivery(
-  ds: DataSource,
-  deliveryId: string,
-  ending: DeliveryEnding,
-): Promise<DeliveryStatus | 'MISSING'> {
-  const current = await ds.getRepository(IntegrationDelivery).findOneBy({ delivery_id: deliveryId });
-  await transitionDelivery(ds, deliveryId, ending.status, {
-    ...(current?.status_detail ?? {}),
-    ...(ending.reason ? { reason: ending.reason } : {}),
-    ...(ending.message ? { message: ending.message } : {}),
-    ...(ending.requestedBy ? { requested_by: ending.requestedBy } : {}),
-  });
-  const d = await ds.getRepository(IntegrationDelivery).findOneBy({ delivery_id: deliveryId });
-  return d?.status ?? 'MISSING';
-}
-
 /** Text for the model: a mention of the bot (`<@U123>`) is addressing, not content. */
 const withoutMention = (text: string, botUserId?: string) =>
   (botUserId ? text.split(`<@${botUserId}>`).join('') : text).trim();

@@ -138,23 +138,3 @@ export async function ingestKnowledgeBaseJob(
     await store?.close();
   }
 }
-
-/** The terminal write (guarded: a job that already ended keeps its end); answers the job's status. */
-export async function finishKnowledgeBaseJob(
-  ds: DataSource,
-  jobId: string,
-  ending: KnowledgeBaseJobEnding,
-): Promise<KnowledgeBaseJobStatus | 'MISSING'> {
-  await transitionJob(ds, jobId, ending.status, {
-    status_detail: {
-      ...(ending.reason ? { reason: ending.reason } : {}),
-      ...(ending.message ? { message: ending.message } : {}),
-      ...(ending.requestedBy ? { requested_by: ending.requestedBy } : {}),
-      ...(ending.stats ? { stats: ending.stats } : {}),
-    },
-    ...(ending.errors ? { errors: ending.errors } : {}),
-    ...(ending.bytesIngested !== undefined ? { bytes_ingested: ending.bytesIngested } : {}),
-  });
-  const job = await ds.getRepository(KnowledgeBaseJob).findOneBy({ knowledge_base_job_id: jobId });
-  return job?.status ?? 'MISSING';
-}
