@@ -5,12 +5,12 @@ import { Context } from '@temporalio/activity';
 import type { ActivityDeps } from './deps';
 import { outboundPolicyFor } from '../src/security/outbound-policy';
 import { ModelError } from '../src/drivers/model/types';
-import { runKnowledgeBaseSearch } from '../src/services/knowledge/search';
-import { runRetrieverQuery } from '../src/services/knowledge/retrievers';
+import { runKnowledgeBaseSearch } from '../src/services/knowledge/retrieval/search';
+import { runRetrieverQuery } from '../src/services/knowledge/retrieval/retrievers';
 import type { KnowledgeBaseSearchInput, RetrieverQueryInput } from '../src/temporal/contracts';
 import { modelFailure, outsideFailure } from './knowledge-bases';
-import { OutsideDatabaseError } from '../src/services/knowledge/chunk-store';
-import { KnowledgeBaseGoneError } from '../src/services/knowledge/retrieve';
+import { OutsideDatabaseError } from '../src/services/knowledge/index/chunk-store';
+import { KnowledgeBaseGoneError } from '../src/services/knowledge/retrieval/retrieve';
 
 async function withModelFailures<T>(work: () => Promise<T>): Promise<T> {
   try {

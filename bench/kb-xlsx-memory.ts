@@ -12,9 +12,9 @@ import os from 'node:os';
 import path from 'node:path';
 import ExcelJS from 'exceljs';
 import { assetBlobKey } from '../src/blobs/keys';
-import { chunkText } from '../src/services/knowledge/chunking';
-import { extractDocument } from '../src/services/knowledge/extract';
-import { MAX_TEXT_CHARS } from '../src/services/knowledge/extraction-error';
+import { chunkText } from '../src/services/knowledge/documents/chunking';
+import { extractDocument } from '../src/services/knowledge/documents/extract';
+import { MAX_TEXT_CHARS } from '../src/services/knowledge/documents/extraction-error';
 import type { BenchContext } from './support/context';
 import { figure, table, type BenchReport, type Figure, type Ratio } from './support/stats';
 

@@ -11,8 +11,8 @@ import path from 'node:path';
 import { loadConfig } from '../src/config';
 import { LocalEmbeddingModel } from '../src/embeddings/local-model';
 import { startEmbeddingServer } from '../src/embeddings/server';
-import { chunkText } from '../src/services/knowledge/chunking';
-import { EMBED_BATCH } from '../src/services/knowledge/ingest';
+import { chunkText } from '../src/services/knowledge/documents/chunking';
+import { EMBED_BATCH } from '../src/services/knowledge/index/ingest';
 import type { BenchReport } from './support/stats';
 import { table } from './support/stats';
 

@@ -7,7 +7,7 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  * dimension: HNSW needs one, and different knowledge bases embed with different models (1536 for
  * text-embedding-3-small, 768 for nomic-embed-text, ...). So the HNSW (cosine) index is a partial expression
  * index per knowledge base, `(embedding::vector(<dim>)) WHERE knowledge_base_id = <id>`, created by the first
- * job that learns the dimension (src/services/knowledge/vector-index.ts) and dropped with the knowledge
+ * job that learns the dimension (src/services/knowledge/index/vector-index.ts) and dropped with the knowledge
  * base; queries use the same expression and predicate, so the planner can use it.
  */
 export class KnowledgeBases1764700000000 implements MigrationInterface {

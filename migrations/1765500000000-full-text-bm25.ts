@@ -1,7 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * BM25 full text (src/services/knowledge/full-text.ts). A knowledge base gets a text search configuration,
+ * BM25 full text (src/services/knowledge/index/full-text.ts). A knowledge base gets a text search configuration,
  * `language` (default `english`); a chunk's `tsvector` is written by ingestion in that configuration (no
  * longer generated with `simple`) with its length in tokens; `knowledge_base_terms` keeps per knowledge base
  * the chunks holding each lexeme and, in the row of the empty term, the chunk count and their total length.

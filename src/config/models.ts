@@ -32,9 +32,10 @@ export interface ModelSettings {
   /** Wall time of one knowledge base job (a workflow timer); past it the job ends FAILED. */
   knowledgeBaseJobTimeLimitSeconds: number;
   /**
-   * A knowledge base job's text extraction, on threads of its own (src/services/knowledge/extract-isolated.ts):
-   * the heap of one thread (MiB), the wall time of one asset, and the threads of one worker. An asset past a
-   * limit is its ExtractionLimitExceeded error; the worker goes on.
+   * A knowledge base job's text extraction, on threads of its own
+   * (src/services/knowledge/documents/extract-isolated.ts): the heap of one thread (MiB), the wall time of one
+   * asset, and the threads of one worker. An asset past a limit is its ExtractionLimitExceeded error; the worker
+   * goes on.
    */
   documentExtraction: { memoryMb: number; timeSeconds: number; threads: number };
 }

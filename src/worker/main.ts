@@ -11,7 +11,7 @@ import { activityDepsFor, createWorker } from './create-worker';
 import { startProcessMetrics } from '../observability/metrics';
 import { forwardedMetrics, freeLoopbackAddress, startMetricsServer } from '../observability/metrics-server';
 import { startTracing } from '../observability/tracing';
-import { removeSpoolsOfGoneWorkers } from '../services/knowledge/xlsx-reader';
+import { removeSpoolsOfGoneWorkers } from '../services/knowledge/documents/xlsx-reader';
 
 async function main() {
   const config = loadConfig();

@@ -1,4 +1,4 @@
-// BM25 full text through HTTP (src/services/knowledge/full-text.ts): a text search configuration per knowledge
+// BM25 full text through HTTP (src/services/knowledge/index/full-text.ts): a text search configuration per knowledge
 // base (`language`: english stems and drops stop words, simple does neither; fixed once created), BM25 order
 // (a rare word outweighs a common one where ts_rank_cd ranked by how many query words a chunk holds), the
 // chunks holding all rare words first and any of them only when those are fewer than asked, statistics

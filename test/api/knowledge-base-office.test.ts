@@ -14,8 +14,8 @@ import { configWith, getStack, newTenant, startApi, startWorker } from '../harne
 import { Findings } from '../drills/kit';
 import { Processes, startWorkerProcess } from '../drills/processes';
 import { makeDocx, makeEpub, makePptx, makeXlsx, writeLargeXlsx, writeWordyXlsx } from '../fixtures/office';
-import { MAX_TEXT_CHARS } from '../../src/services/knowledge/extraction-error';
-import { MAX_INGEST_BYTES } from '../../src/services/knowledge/ingest';
+import { MAX_TEXT_CHARS } from '../../src/services/knowledge/documents/extraction-error';
+import { MAX_INGEST_BYTES } from '../../src/services/knowledge/index/ingest';
 
 type Api = ReturnType<typeof as>;
 

@@ -7,7 +7,7 @@ import { expect } from 'chai';
 import { as } from '../harness/client';
 import { runKnowledgeBaseJob, uploadText } from '../harness/knowledge-bases';
 import { getStack, newTenant } from '../harness/stack';
-import { searchKnowledgeBase } from '../../src/services/knowledge/search';
+import { searchKnowledgeBase } from '../../src/services/knowledge/retrieval/search';
 import { HttpError } from '../../src/errors';
 
 type Api = ReturnType<typeof as>;

@@ -5,7 +5,7 @@
 // with a wrong password: every one fails with the same words (no port scanner).
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { OUTSIDE_UNREACHABLE } from '../../src/services/knowledge/chunk-store';
+import { OUTSIDE_UNREACHABLE } from '../../src/services/knowledge/index/chunk-store';
 import { as, request } from '../harness/client';
 import { hostInterfaceAddress, startHostWitness, type HostWitness } from '../harness/host-witness';
 import { freePort, getStack, newTenant, OUTSIDE_HOST } from '../harness/stack';

@@ -36,7 +36,9 @@ describe('house: tests mirror the source', () => {
   });
 
   it('reads the mirror rule as intended', () => {
-    expect(candidates('services/knowledge/chunking')).to.include('src/services/knowledge/chunking.ts');
+    expect(candidates('services/knowledge/documents/chunking')).to.include(
+      'src/services/knowledge/documents/chunking.ts',
+    );
     expect(candidates('config.models')).to.include.members(['src/config.ts', 'src/config/index.ts']);
   });
 });

@@ -1,7 +1,7 @@
 // Knowledge base searches: a model's answer grounded in the knowledge base's chunks, persisted.
 import type { KnowledgeBaseSearch } from '../../persistence/entities/retrieval';
 import { iso } from '../../persistence/scoped';
-import { findSearch, listSearches, searchKnowledgeBase } from '../../services/knowledge/search';
+import { findSearch, listSearches, searchKnowledgeBase } from '../../services/knowledge/retrieval/search';
 import { route } from '../http/route';
 import { defineSchema, pageOf, str, timestamp, uuid } from '../schemas/registry';
 import { EntrySchema, MAX_QUERY_CHARS, QUERY_SCHEMA } from './knowledge-bases';

@@ -11,8 +11,8 @@ import {
   settingsOf,
   updateKnowledgeBase,
 } from '../../services/knowledge/knowledge-bases';
-import { findQuery, listQueries, MAX_QUERY_COUNT, retrievalOf } from '../../services/knowledge/query';
-import { queryKnowledgeBase } from '../../services/knowledge/run-query';
+import { findQuery, listQueries, MAX_QUERY_COUNT, retrievalOf } from '../../services/knowledge/retrieval/query';
+import { queryKnowledgeBase } from '../../services/knowledge/retrieval/run-query';
 import { SCHEDULE_EXPRESSION_PATTERN, SCHEDULE_FORMS } from '../../temporal/user-schedules';
 import { route } from '../http/route';
 import { defineSchema, pageOf, str, timestamp, uuid } from '../schemas/registry';

@@ -8,7 +8,7 @@ import {
   listRetrieverComponents,
   presentRetrieverComponent,
   updateRetrieverComponent,
-} from '../../services/knowledge/retriever-components';
+} from '../../services/knowledge/retrieval/retriever-components';
 import { route } from '../http/route';
 import { defineSchema, pageOf, str, timestamp, uuid } from '../schemas/registry';
 

@@ -10,7 +10,7 @@ import {
   presentRetriever,
   queryRetrieverRequest,
   updateRetriever,
-} from '../../services/knowledge/retrievers';
+} from '../../services/knowledge/retrieval/retrievers';
 import { route } from '../http/route';
 import { defineSchema, pageOf, str, timestamp, uuid } from '../schemas/registry';
 import { EntrySchema, MAX_QUERY_CHARS } from './knowledge-bases';

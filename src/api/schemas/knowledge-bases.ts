@@ -1,7 +1,7 @@
 // The request schemas of a knowledge base's type, config and language (src/api/routes/knowledge-bases.ts):
 // one member of the config per type, a pg_vector member with its outside database, PostgreSQL's text search
 // configurations.
-import { LANGUAGES } from '../../services/knowledge/full-text';
+import { LANGUAGES } from '../../services/knowledge/index/full-text';
 import { str } from './registry';
 
 export const language = {

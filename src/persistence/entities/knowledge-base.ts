@@ -1,5 +1,5 @@
 // Knowledge bases, their ingestion jobs and their persisted queries. Chunks (text, tsvector, embedding) are
-// read and written with SQL only (src/services/knowledge/chunk-store.ts, query.ts): pgvector has no TypeORM type.
+// read and written with SQL only (src/services/knowledge/index/chunk-store.ts, query.ts): pgvector has no TypeORM type.
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 
 const bigintNumber = { to: (v: number) => v, from: (v: string | null) => (v === null ? 0 : Number(v)) };
@@ -21,7 +21,7 @@ export class KnowledgeBase {
   @Column('text', { nullable: true }) embedding_model: string | null;
   /** Known after the first job embedded something. */
   @Column('integer', { nullable: true }) embedding_dimensions: number | null;
-  /** The text search configuration of its full text (src/services/knowledge/full-text.ts). */
+  /** The text search configuration of its full text (src/services/knowledge/index/full-text.ts). */
   @Column('text') language: string;
   /** A Temporal Schedule starts a job by it (src/temporal/user-schedules.ts). */
   @Column('text', { nullable: true }) schedule_expression: string | null;

@@ -8,7 +8,7 @@ import type { ModelDriver } from '../../drivers/model/types';
 import type { AssistantRun } from '../../persistence/entities/assistant';
 import { KnowledgeBase, type QueryEntry } from '../../persistence/entities/knowledge-base';
 import { Retriever } from '../../persistence/entities/retrieval';
-import { entryText, passages, queryRetriever, retrieve, type RetrievalStores } from '../knowledge/retrieve';
+import { entryText, passages, queryRetriever, retrieve, type RetrievalStores } from '../knowledge/retrieval/retrieve';
 import { appendEvents } from '../code/runs/state';
 import { DEFAULT_RETRIEVAL_COUNT, MAX_RETRIEVAL_COUNT, type RetrievalSource } from './prompt';
 import { appendTranscript, loadAssistantRun, toolCallOf } from './transcript';

@@ -15,10 +15,10 @@ import {
   KnowledgeBaseJobStatus,
 } from '../../persistence/entities/knowledge-base';
 import { applyTransforms } from '../data-connectors/transforms';
-import type { ChunkStore } from './chunk-store';
-import { coveredAssets, ingestAsset, recordDimensions, removeUncovered, type Embed } from './ingest';
+import type { ChunkStore } from './index/chunk-store';
+import { coveredAssets, ingestAsset, recordDimensions, removeUncovered, type Embed } from './index/ingest';
 import { transitionJob } from './job-state';
-import { dropVectorIndex, ensureVectorIndex } from './vector-index';
+import { dropVectorIndex, ensureVectorIndex } from './index/vector-index';
 import type { KnowledgeBaseJobEnding } from '../../temporal/contracts';
 
 export interface KnowledgeBaseJobDeps {

@@ -17,9 +17,9 @@ import { KnowledgeBase, KnowledgeBaseType } from '../../persistence/entities/kno
 import { findInOrg, pageInOrg } from '../../persistence/scoped';
 import { outboundPolicyFor } from '../../security/outbound-policy';
 import type { SecretBox } from '../../security/secret-box';
-import { dropOutsideTable, sealPassword } from './chunk-store';
-import { dropVectorIndex } from './vector-index';
-import { DEFAULT_LANGUAGE } from './full-text';
+import { dropOutsideTable, sealPassword } from './index/chunk-store';
+import { dropVectorIndex } from './index/vector-index';
+import { DEFAULT_LANGUAGE } from './index/full-text';
 import { stopOpenJobs } from './jobs';
 import type { Transform } from '../../persistence/entities/data-connector';
 import { assertIdsInOrg } from '../../persistence/scoped';

@@ -2,12 +2,12 @@
 // (`simple`: no stop words to save it) whose every chunk holds the same twenty words, then asks 10,000
 // characters of them, over and over. Before BM25 any word matched and every match was ranked: each query read
 // and ranked the whole corpus. Now the rarest words choose at most a postings budget of candidates
-// (src/services/knowledge/full-text.ts), so such a query costs about what a query of one rare word costs. It
+// (src/services/knowledge/index/full-text.ts), so such a query costs about what a query of one rare word costs. It
 // holds when the common-word query's p50 stays within 5× the rare-word query's (plus a second of slack for
 // the loaded machine).
 import { as, request } from '../../harness/client';
 import { newTenant } from '../../harness/stack';
-import { MAX_CANDIDATES, MAX_QUERY_TERMS, POSTINGS_BUDGET } from '../../../src/services/knowledge/full-text';
+import { MAX_CANDIDATES, MAX_QUERY_TERMS, POSTINGS_BUDGET } from '../../../src/services/knowledge/index/full-text';
 import type { MachineAttack, MachineAttackContext } from './kit';
 
 const COMMON = Array.from({ length: 20 }, (_, i) => `common${String.fromCharCode(97 + i)}`);

@@ -5,7 +5,7 @@
 // count stays 0, nothing is stored, and every pg_vector failure reads the same (no port scanner).
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
-import { OUTSIDE_UNREACHABLE } from '../../../src/services/knowledge/chunk-store';
+import { OUTSIDE_UNREACHABLE } from '../../../src/services/knowledge/index/chunk-store';
 import { as, request } from '../../harness/client';
 import { hostInterfaceAddress, startHostWitness, type HostWitness } from '../../harness/host-witness';
 import { newTenant, type Stack } from '../../harness/stack';

@@ -7,15 +7,15 @@
 import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { DataSource } from 'typeorm';
-import type { BlobStore } from '../../blobs/blob-store';
-import { assetBlobKey } from '../../blobs/keys';
-import { likeEscape } from '../../persistence/scoped';
-import type { JobError, KnowledgeBase } from '../../persistence/entities/knowledge-base';
+import type { BlobStore } from '../../../blobs/blob-store';
+import { assetBlobKey } from '../../../blobs/keys';
+import { likeEscape } from '../../../persistence/scoped';
+import type { JobError, KnowledgeBase } from '../../../persistence/entities/knowledge-base';
 import type { ChunkStore } from './chunk-store';
-import { chunkTextInSlices } from './chunking';
-import { readsLargeFiles } from './extract';
-import { extractIsolated, type ExtractionLimits } from './extract-isolated';
-import { splitAssetPath } from './knowledge-bases';
+import { chunkTextInSlices } from '../documents/chunking';
+import { readsLargeFiles } from '../documents/extract';
+import { extractIsolated, type ExtractionLimits } from '../documents/extract-isolated';
+import { splitAssetPath } from '../knowledge-bases';
 import { adjustTermStats, tokenCountSql } from './full-text';
 
 /** Largest asset a job reads; larger ones are an error of that asset. */

@@ -5,16 +5,16 @@
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import type { DataSource } from 'typeorm';
-import type { ModelDriver } from '../../drivers/model/types';
-import type { Caller } from '../caller';
-import type { Config } from '../../config';
-import { notFound, serviceUnavailable } from '../../errors';
-import { KnowledgeBase } from '../../persistence/entities/knowledge-base';
-import { KnowledgeBaseSearch } from '../../persistence/entities/retrieval';
-import type { PageRequest } from '../../persistence/pagination';
-import { findInOrg, pageInOrg } from '../../persistence/scoped';
-import { workflowStart, type KnowledgeBaseQueryArgs, type KnowledgeBaseSearchInput } from '../../temporal/contracts';
-import { findKnowledgeBase } from './knowledge-bases';
+import type { ModelDriver } from '../../../drivers/model/types';
+import type { Caller } from '../../caller';
+import type { Config } from '../../../config';
+import { notFound, serviceUnavailable } from '../../../errors';
+import { KnowledgeBase } from '../../../persistence/entities/knowledge-base';
+import { KnowledgeBaseSearch } from '../../../persistence/entities/retrieval';
+import type { PageRequest } from '../../../persistence/pagination';
+import { findInOrg, pageInOrg } from '../../../persistence/scoped';
+import { workflowStart, type KnowledgeBaseQueryArgs, type KnowledgeBaseSearchInput } from '../../../temporal/contracts';
+import { findKnowledgeBase } from '../knowledge-bases';
 import { answerFrom, retrieve, type RetrievalStores } from './retrieve';
 import { awaitRetrieval, queryArgsOf } from './run-query';
 

@@ -5,20 +5,20 @@
 import { randomUUID } from 'node:crypto';
 import { WorkflowFailedError, type Client } from '@temporalio/client';
 import type { DataSource } from 'typeorm';
-import type { ModelDriver } from '../../drivers/model/types';
-import type { Caller } from '../caller';
-import type { Config } from '../../config';
-import { conflict, notFound, serviceUnavailable } from '../../errors';
-import { KnowledgeBase, KnowledgeBaseQuery } from '../../persistence/entities/knowledge-base';
+import type { ModelDriver } from '../../../drivers/model/types';
+import type { Caller } from '../../caller';
+import type { Config } from '../../../config';
+import { conflict, notFound, serviceUnavailable } from '../../../errors';
+import { KnowledgeBase, KnowledgeBaseQuery } from '../../../persistence/entities/knowledge-base';
 import {
   workflowStart,
   type KnowledgeBaseQueryArgs,
   type KnowledgeBaseQueryInput,
   type WorkflowResource,
   type WorkflowStart,
-} from '../../temporal/contracts';
-import { startAndWait } from '../../jobs/create';
-import { findKnowledgeBase } from './knowledge-bases';
+} from '../../../temporal/contracts';
+import { startAndWait } from '../../../jobs/create';
+import { findKnowledgeBase } from '../knowledge-bases';
 import { DEFAULT_QUERY_COUNT, saveQuery } from './query';
 import { retrieve, type RetrievalStores } from './retrieve';
 

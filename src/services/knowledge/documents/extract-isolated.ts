@@ -8,8 +8,8 @@
 // hit it again), and the next asset gets a fresh thread.
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
-import type { Config } from '../../config';
-import { ThreadLimitExceeded, ThreadPool, ThreadTaskFailed } from '../../runtime/threads/thread-pool';
+import type { Config } from '../../../config';
+import { ThreadLimitExceeded, ThreadPool, ThreadTaskFailed } from '../../../runtime/threads/thread-pool';
 import type { Extracted } from './extract';
 import { ExtractionError } from './extraction-error';
 

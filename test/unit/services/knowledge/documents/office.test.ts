@@ -1,5 +1,5 @@
-// The zipped document readers (src/services/knowledge/office.ts) on what the HTTP tests do not make: a zip bomb
-// (entries declaring more than MAX_UNZIPPED_BYTES inflated) is TooLarge before anything is inflated; the
+// The zipped document readers (src/services/knowledge/documents/office.ts) on what the HTTP tests do not make: a
+// zip bomb (entries declaring more than MAX_UNZIPPED_BYTES inflated) is TooLarge before anything is inflated; the
 // shapes that cost a reader most stay within the caps: XML of the shortest paragraphs is streamed and its text
 // refused at the cap as it is appended, a slide or chapter listed thousands of times is read once, deep
 // nesting stops at its cap, and the fallback copy of alternate content is not read twice.
@@ -9,11 +9,16 @@ import {
   ExtractionError,
   MAX_TEXT_CHARS,
   MAX_UNZIPPED_BYTES,
-} from '../../../../src/services/knowledge/extraction-error';
-import { extractDocx, extractEpub, extractPptx, MAX_SLIDES } from '../../../../src/services/knowledge/office';
-import { MAX_XML_DEPTH } from '../../../../src/services/knowledge/xml-walk';
-import { deepDocx, docxBomb, epubAmplified, pptxAmplified, zipOf } from '../../../harness/document-bombs';
-import { extractionFailure } from '../../../harness/extraction-failure';
+} from '../../../../../src/services/knowledge/documents/extraction-error';
+import {
+  extractDocx,
+  extractEpub,
+  extractPptx,
+  MAX_SLIDES,
+} from '../../../../../src/services/knowledge/documents/office';
+import { MAX_XML_DEPTH } from '../../../../../src/services/knowledge/documents/xml-walk';
+import { deepDocx, docxBomb, epubAmplified, pptxAmplified, zipOf } from '../../../../harness/document-bombs';
+import { extractionFailure } from '../../../../harness/extraction-failure';
 
 describe('office documents', () => {
   it('refuses a zip whose entries inflate past MAX_UNZIPPED_BYTES, for every zipped format', async () => {

@@ -7,9 +7,9 @@
 import net from 'node:net';
 import { Client } from 'pg';
 import type { DataSource } from 'typeorm';
-import type { KnowledgeBase } from '../../persistence/entities/knowledge-base';
-import { canonical, OutboundRefused, type OutboundPolicy } from '../../security/outbound-policy';
-import type { SecretBox } from '../../security/secret-box';
+import type { KnowledgeBase } from '../../../persistence/entities/knowledge-base';
+import { canonical, OutboundRefused, type OutboundPolicy } from '../../../security/outbound-policy';
+import type { SecretBox } from '../../../security/secret-box';
 import { adjustTermStats, tokenCountSql, TOTALS_TERM } from './full-text';
 
 export interface ChunkStore {

@@ -1,12 +1,12 @@
-// Document extraction on its own threads (src/services/knowledge/extract-isolated.ts): an asset's bytes are
+// Document extraction on its own threads (src/services/knowledge/documents/extract-isolated.ts): an asset's bytes are
 // streamed to the thread and its text comes back as extract.ts gives it; an asset past the thread's memory or
 // time limit is ExtractionLimitExceeded naming the limit, and the worker (this process) and the next asset go on.
 import { Readable } from 'node:stream';
 import { expect } from 'chai';
-import { extractIsolated } from '../../../../src/services/knowledge/extract-isolated';
-import { ExtractionError } from '../../../../src/services/knowledge/extraction-error';
-import { docxBomb } from '../../../harness/document-bombs';
-import { extractionFailure } from '../../../harness/extraction-failure';
+import { extractIsolated } from '../../../../../src/services/knowledge/documents/extract-isolated';
+import { ExtractionError } from '../../../../../src/services/knowledge/documents/extraction-error';
+import { docxBomb } from '../../../../harness/document-bombs';
+import { extractionFailure } from '../../../../harness/extraction-failure';
 
 const LIMITS = { memoryMb: 128, timeSeconds: 30, threads: 1 };
 const chunked = (bytes: Buffer, size = 1000) =>

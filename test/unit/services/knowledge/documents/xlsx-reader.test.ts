@@ -1,9 +1,9 @@
-// The bounded spool of the streaming spreadsheet reader (src/services/knowledge/xlsx-reader.ts), through
+// The bounded spool of the streaming spreadsheet reader (src/services/knowledge/documents/xlsx-reader.ts), through
 // extractXlsx: workbooks made with exceljs's streaming writer store their worksheets before the shared strings
 // and the workbook part, so the reader spools them. A workbook is read as before; one whose spooled XML passes
 // the limit (a small limit, and the default with a compressed workbook of a few hundred KB) is TooLarge; and on
 // every ending (read, TooLarge, cancelled, cut short) the spool's directory is gone and no file of it is open.
-import '../../../../src/services/knowledge/exceljs-iterate-stream'; // before exceljs loads (this test writes with it)
+import '../../../../../src/services/knowledge/documents/exceljs-iterate-stream'; // before exceljs loads (this test writes with it)
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -12,12 +12,15 @@ import { PassThrough, Readable } from 'node:stream';
 import ExcelJS from 'exceljs';
 import JSZip from 'jszip';
 import { expect } from 'chai';
-import { until } from '../../../drills/kit';
-import { writeCompressedXlsx } from '../../../fixtures/office';
-import { rejectionOf as rejection } from '../../../support/sources';
-import { ExtractionError, MAX_SPOOLED_XML_BYTES } from '../../../../src/services/knowledge/extraction-error';
-import { extractXlsx } from '../../../../src/services/knowledge/xlsx';
-import { removeSpoolsOfGoneWorkers } from '../../../../src/services/knowledge/xlsx-reader';
+import { until } from '../../../../drills/kit';
+import { writeCompressedXlsx } from '../../../../fixtures/office';
+import { rejectionOf as rejection } from '../../../../support/sources';
+import {
+  ExtractionError,
+  MAX_SPOOLED_XML_BYTES,
+} from '../../../../../src/services/knowledge/documents/extraction-error';
+import { extractXlsx } from '../../../../../src/services/knowledge/documents/xlsx';
+import { removeSpoolsOfGoneWorkers } from '../../../../../src/services/knowledge/documents/xlsx-reader';
 
 /** Files of `dir` (at any depth) and the files this process holds open under it. */
 function leftIn(dir: string): { files: string[]; open: string[] } {

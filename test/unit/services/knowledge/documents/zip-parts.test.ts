@@ -1,11 +1,11 @@
-// Zipped documents judged by the bytes they really inflate to (src/services/knowledge/zip-parts.ts): declared
+// Zipped documents judged by the bytes they really inflate to (src/services/knowledge/documents/zip-parts.ts): declared
 // sizes past 2 GiB and past 4 GiB (zip64) are read as what they say and refused before anything is inflated;
 // headers that lie are caught at the size they declare; a part past its own cap stops as it streams.
 import { expect } from 'chai';
-import { ExtractionError, MAX_UNZIPPED_BYTES } from '../../../../src/services/knowledge/extraction-error';
-import { MAX_PART_BYTES, ZippedDocument } from '../../../../src/services/knowledge/zip-parts';
-import { zipOf } from '../../../harness/document-bombs';
-import { extractionFailure } from '../../../harness/extraction-failure';
+import { ExtractionError, MAX_UNZIPPED_BYTES } from '../../../../../src/services/knowledge/documents/extraction-error';
+import { MAX_PART_BYTES, ZippedDocument } from '../../../../../src/services/knowledge/documents/zip-parts';
+import { zipOf } from '../../../../harness/document-bombs';
+import { extractionFailure } from '../../../../harness/extraction-failure';
 
 const MiB = 1024 * 1024;
 const megabyte = 'x'.repeat(MiB);

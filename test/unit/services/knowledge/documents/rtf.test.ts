@@ -1,12 +1,12 @@
-// The RTF reader (src/services/knowledge/rtf.ts) on documents the test writes: plain paragraphs, \uN and \'hh
+// The RTF reader (src/services/knowledge/documents/rtf.ts) on documents the test writes: plain paragraphs, \uN and \'hh
 // characters, a table, pictures (hex and \bin) whose bytes must not leak into the text, the metadata and field
 // instructions a reader does not see; and what is refused per asset: a file that is not RTF, one cut short,
 // groups nested past MAX_GROUP_DEPTH, a \bin run past MAX_BINARY_RUN, text past MAX_TEXT_CHARS.
 import { Readable } from 'node:stream';
 import { expect } from 'chai';
-import { ExtractionError, MAX_TEXT_CHARS } from '../../../../src/services/knowledge/extraction-error';
-import { extractDocument } from '../../../../src/services/knowledge/extract';
-import { MAX_BINARY_RUN, MAX_GROUP_DEPTH, extractRtf } from '../../../../src/services/knowledge/rtf';
+import { ExtractionError, MAX_TEXT_CHARS } from '../../../../../src/services/knowledge/documents/extraction-error';
+import { extractDocument } from '../../../../../src/services/knowledge/documents/extract';
+import { MAX_BINARY_RUN, MAX_GROUP_DEPTH, extractRtf } from '../../../../../src/services/knowledge/documents/rtf';
 
 /** `text` as a stream of small chunks, so that tokens straddle chunk boundaries. */
 function streamOf(text: string | Buffer, chunk = 7): Readable {

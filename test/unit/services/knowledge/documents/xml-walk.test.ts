@@ -1,10 +1,10 @@
-// XML parts walked as a stream with running caps (src/services/knowledge/xml-walk.ts): pieces split anywhere
+// XML parts walked as a stream with running caps (src/services/knowledge/documents/xml-walk.ts): pieces split anywhere
 // give the same events, nesting and element counts past their caps are TooLarge, malformed XML is
 // InvalidContent, and a handler's own ExtractionError passes through unchanged.
 import { expect } from 'chai';
-import { ExtractionError, tooMuchText } from '../../../../src/services/knowledge/extraction-error';
-import { MAX_XML_DEPTH, walkXml } from '../../../../src/services/knowledge/xml-walk';
-import { extractionFailure } from '../../../harness/extraction-failure';
+import { ExtractionError, tooMuchText } from '../../../../../src/services/knowledge/documents/extraction-error';
+import { MAX_XML_DEPTH, walkXml } from '../../../../../src/services/knowledge/documents/xml-walk';
+import { extractionFailure } from '../../../../harness/extraction-failure';
 
 async function* pieces(text: string, size: number) {
   for (let i = 0; i < text.length; i += size) yield text.slice(i, i + size);

@@ -14,7 +14,7 @@ import * as path from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { stream as excelStream } from 'exceljs';
-import { processExists } from '../../runtime/sandbox/processes';
+import { processExists } from '../../../runtime/sandbox/processes';
 import { iterateStream } from './exceljs-iterate-stream';
 import { ExtractionError, MAX_SPOOLED_XML_BYTES } from './extraction-error';
 

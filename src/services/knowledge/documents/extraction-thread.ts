@@ -2,7 +2,7 @@
 // the worker a chunk at a time (a Readable whose reads ask for the next chunk), extracts its text with
 // extract.ts and answers the text and metadata, or the extraction's error with its type.
 import { Readable } from 'node:stream';
-import { serveThreadTasks } from '../../runtime/threads/thread-side';
+import { serveThreadTasks } from '../../../runtime/threads/thread-side';
 import { extractDocument } from './extract';
 
 serveThreadTasks(async (input, ask) => {

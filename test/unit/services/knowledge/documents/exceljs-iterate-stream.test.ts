@@ -1,13 +1,16 @@
-// The replacement of exceljs's stream helper (src/services/knowledge/exceljs-iterate-stream.ts): once xlsx.ts is
-// loaded, the helper exceljs's streaming reader requires is ours (were exceljs to move or rename it, or load it
+// The replacement of exceljs's stream helper (src/services/knowledge/documents/exceljs-iterate-stream.ts): once
+// xlsx.ts is loaded, the helper exceljs's streaming reader requires is ours (were exceljs to move or rename it, or load it
 // another way, this fails), and loading exceljs before the fix is an error at load rather than a reader that
 // silently keeps the faulty helper.
 import { spawnSync } from 'node:child_process';
 import { expect } from 'chai';
-import { iterateStream, iterateStreamReplaced } from '../../../../src/services/knowledge/exceljs-iterate-stream';
-import '../../../../src/services/knowledge/xlsx';
+import {
+  iterateStream,
+  iterateStreamReplaced,
+} from '../../../../../src/services/knowledge/documents/exceljs-iterate-stream';
+import '../../../../../src/services/knowledge/documents/xlsx';
 
-const fix = require.resolve('../../../../src/services/knowledge/exceljs-iterate-stream');
+const fix = require.resolve('../../../../../src/services/knowledge/documents/exceljs-iterate-stream');
 
 describe("exceljs's stream helper", () => {
   it('is replaced by ours for the streaming workbook reader', () => {

@@ -3,18 +3,23 @@
 // only), and the DEFAULT_EMBEDDING_MODEL setting.
 import { Readable } from 'node:stream';
 import { expect } from 'chai';
-import { ConfigError, loadConfig } from '../../../../src/config';
+import { ConfigError, loadConfig } from '../../../../../src/config';
 import {
   chunkText,
   chunkTextInSlices,
   CHUNK_OVERLAP_TOKENS,
   CHUNK_TOKENS,
   countTokens,
-} from '../../../../src/services/knowledge/chunking';
-import { ExtractionError, extractDocument, extractText, htmlToText } from '../../../../src/services/knowledge/extract';
-import { resolveEmbeddingModel } from '../../../../src/services/knowledge/knowledge-bases';
-import { fuse, retrievalOf, RRF_K } from '../../../../src/services/knowledge/query';
-import { makePdf } from '../../../fixtures/pdf';
+} from '../../../../../src/services/knowledge/documents/chunking';
+import {
+  ExtractionError,
+  extractDocument,
+  extractText,
+  htmlToText,
+} from '../../../../../src/services/knowledge/documents/extract';
+import { resolveEmbeddingModel } from '../../../../../src/services/knowledge/knowledge-bases';
+import { fuse, retrievalOf, RRF_K } from '../../../../../src/services/knowledge/retrieval/query';
+import { makePdf } from '../../../../fixtures/pdf';
 
 const models = (env: Record<string, string>) => loadConfig(env).models;
 

@@ -1,8 +1,8 @@
-// The dense parts of BM25 full text (src/services/knowledge/full-text.ts): the query plan (rarest words first,
+// The dense parts of BM25 full text (src/services/knowledge/index/full-text.ts): the query plan (rarest words first,
 // candidate words within the postings budget, AND then OR), BM25's idf, the term frequency read back from
 // ts_rank, and the quoting of a lexeme as tsquery text; and the full-text-only request of an embedding model.
 import { expect } from 'chai';
-import { loadConfig } from '../../../../src/config';
+import { loadConfig } from '../../../../../src/config';
 import {
   idf,
   lexemeQuery,
@@ -11,8 +11,8 @@ import {
   tfFromRank,
   TOTALS_TERM,
   ZETA_2,
-} from '../../../../src/services/knowledge/full-text';
-import { resolveEmbeddingModel } from '../../../../src/services/knowledge/knowledge-bases';
+} from '../../../../../src/services/knowledge/index/full-text';
+import { resolveEmbeddingModel } from '../../../../../src/services/knowledge/knowledge-bases';
 
 /** ts_rank('{1,1,1,1}', tsv, 'lexeme', 0) of a lexeme seen `tf` times, as PostgreSQL computes it (float4). */
 const rankOf = (tf: number) => {

@@ -2,17 +2,17 @@
 // (when the knowledge base has a model), rank its chunks (query.ts), and, for searches, have the model answer
 // from the chunks it is given, citing them as [1], [2], ...; for retrievers, fuse the components' rankings by
 // reciprocal rank fusion and optionally let the model rerank them. Model failures surface as ModelError.
-import type { ChatTurn, ModelDriver } from '../../drivers/model/types';
-import { KnowledgeBase, QueryEntry } from '../../persistence/entities/knowledge-base';
+import type { ChatTurn, ModelDriver } from '../../../drivers/model/types';
+import { KnowledgeBase, QueryEntry } from '../../../persistence/entities/knowledge-base';
 import type {
   KnowledgeBaseComponentConfig,
   RerankComponentConfig,
   Retriever,
   RetrieverOutput,
-} from '../../persistence/entities/retrieval';
-import type { KnowledgeBaseQueryArgs } from '../../temporal/contracts';
+} from '../../../persistence/entities/retrieval';
+import type { KnowledgeBaseQueryArgs } from '../../../temporal/contracts';
 import { DEFAULT_QUERY_COUNT, RRF_K, rankEntries, retrievalOf } from './query';
-import { openChunkStore, type ChunkStores } from './chunk-store';
+import { openChunkStore, type ChunkStores } from '../index/chunk-store';
 import { componentsOfRetriever } from './retriever-components';
 
 /** Where chunks are read: our database, or a pg_vector knowledge base's outside one (its password sealed). */

@@ -7,25 +7,25 @@
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import type { DataSource } from 'typeorm';
-import type { ModelDriver } from '../../drivers/model/types';
-import type { Caller } from '../caller';
-import type { Config } from '../../config';
-import { badRequest, conflict, notFound } from '../../errors';
-import type { PageRequest } from '../../persistence/pagination';
+import type { ModelDriver } from '../../../drivers/model/types';
+import type { Caller } from '../../caller';
+import type { Config } from '../../../config';
+import { badRequest, conflict, notFound } from '../../../errors';
+import type { PageRequest } from '../../../persistence/pagination';
 import {
   KnowledgeBaseComponentConfig,
   RerankComponentConfig,
   Retriever,
   RetrieverComponent,
   RetrieverQuery,
-} from '../../persistence/entities/retrieval';
-import { assertIdsInOrg, findInOrg, iso, pageInOrg } from '../../persistence/scoped';
-import { workflowStart, type RetrieverQueryInput } from '../../temporal/contracts';
+} from '../../../persistence/entities/retrieval';
+import { assertIdsInOrg, findInOrg, iso, pageInOrg } from '../../../persistence/scoped';
+import { workflowStart, type RetrieverQueryInput } from '../../../temporal/contracts';
 import { awaitRetrieval } from './run-query';
 import { assertDefaultModel } from './search';
 import { goneMessage, queryRetriever, type ComponentQueryArgs, type RetrievalStores } from './retrieve';
 import { assertComponentRefs, componentsOfRetriever, shapeConfig, type ComponentInput } from './retriever-components';
-import { forgetDeleted } from '../../persistence/references';
+import { forgetDeleted } from '../../../persistence/references';
 
 /** The most components a retriever has, inline and standalone together. */
 export const MAX_RETRIEVER_COMPONENTS = 20;

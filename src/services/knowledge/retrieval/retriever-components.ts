@@ -6,17 +6,17 @@
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import { In } from 'typeorm';
-import type { Caller } from '../caller';
-import { conflict } from '../../errors';
-import type { PageRequest } from '../../persistence/pagination';
+import type { Caller } from '../../caller';
+import { conflict } from '../../../errors';
+import type { PageRequest } from '../../../persistence/pagination';
 import {
   KnowledgeBaseComponentConfig,
   RerankComponentConfig,
   Retriever,
   RetrieverComponent,
   StandaloneRetrieverComponent,
-} from '../../persistence/entities/retrieval';
-import { assertIdsInOrg, findInOrg, iso, pageInOrg } from '../../persistence/scoped';
+} from '../../../persistence/entities/retrieval';
+import { assertIdsInOrg, findInOrg, iso, pageInOrg } from '../../../persistence/scoped';
 
 export interface ComponentInput {
   name: string;

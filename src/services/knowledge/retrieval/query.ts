@@ -5,13 +5,13 @@
 // keeps chunks whose `meta` holds every given member (values compared as strings). The worker runs the query
 // (it embeds the query text; the api never calls a model) and persists it; the api reads the row.
 import type { DataSource } from 'typeorm';
-import type { Caller } from '../caller';
-import type { PageRequest } from '../../persistence/pagination';
-import { KnowledgeBase, KnowledgeBaseQuery, QueryEntry } from '../../persistence/entities/knowledge-base';
-import { findInOrg, pageInOrg } from '../../persistence/scoped';
-import type { KnowledgeBaseQueryArgs } from '../../temporal/contracts';
-import type { ChunkStore } from './chunk-store';
-import { fullTextHits, type Hit } from './full-text';
+import type { Caller } from '../../caller';
+import type { PageRequest } from '../../../persistence/pagination';
+import { KnowledgeBase, KnowledgeBaseQuery, QueryEntry } from '../../../persistence/entities/knowledge-base';
+import { findInOrg, pageInOrg } from '../../../persistence/scoped';
+import type { KnowledgeBaseQueryArgs } from '../../../temporal/contracts';
+import type { ChunkStore } from '../index/chunk-store';
+import { fullTextHits, type Hit } from '../index/full-text';
 
 /** The usual constant of reciprocal rank fusion (Cormack, Clarke and Büttcher, 2009). */
 export const RRF_K = 60;
