@@ -205,7 +205,7 @@ export async function startStack(opts: { env?: Record<string, string>; inProcess
   stops.unshift(() => env.teardown());
 
   const log = createLogger(config.logLevel, 'test-worker');
-  // The code host over HTTP (private-clone.test.ts): git runs sandboxed, so the firewall lets it through.
+  // The code host over HTTP (deployment.private-clone.test.ts): git runs sandboxed, so the firewall lets it through.
   const sandbox = await Sandbox.open(config.sandbox, {
     log,
     apiBaseUrl: config.runProcess.apiBaseUrl,

@@ -100,7 +100,7 @@ describe('data job workflow', function () {
     const ts = await startTimeSkipping();
     try {
       await ts.runWorker(async () => {
-        // Heartbeat timeouts count skipped server time: it must outlast the skip (see test/workflows/runs.test.ts).
+        // Heartbeat timeouts count skipped server time: it must outlast the skip (see test/workflows/code-run.test.ts).
         const limits = { ...config, runProcess: { ...config.runProcess, heartbeatTimeoutSeconds: 7200 } };
         const job = (await startDataJob({ ds, temporal: ts.env.client, config: limits }, caller, connector))!;
         await untilRequested(site, '/slow-limit');

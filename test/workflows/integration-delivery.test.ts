@@ -36,7 +36,7 @@ async function startDelivery(
   const start = workflowStart.integrationDelivery({
     deliveryId: d.delivery_id,
     timeLimitSeconds,
-    // Heartbeat timeouts count skipped server time: it must outlast any skip (see test/workflows/runs.test.ts).
+    // Heartbeat timeouts count skipped server time: it must outlast any skip (see test/workflows/code-run.test.ts).
     heartbeatTimeoutSeconds: 7200,
   });
   return client.workflow.start(start.type, {

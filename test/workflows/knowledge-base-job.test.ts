@@ -52,7 +52,7 @@ describe('knowledge base job workflow', function () {
     const ts = await startTimeSkipping();
     try {
       await ts.runWorker(async () => {
-        // Heartbeat timeouts count skipped server time: it must outlast the skip (see test/workflows/runs.test.ts).
+        // Heartbeat timeouts count skipped server time: it must outlast the skip (see test/workflows/code-run.test.ts).
         const limits = { ...config, runProcess: { ...config.runProcess, heartbeatTimeoutSeconds: 7200 } };
         const job = await createJob({ ds, temporal: ts.env.client, config: limits }, caller, knowledgeBaseId);
         await embeddingArrived();

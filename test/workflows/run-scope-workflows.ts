@@ -1,6 +1,7 @@
-// Workflows only run-scope.test.ts runs (it bundles this file): each puts a piece of work in one of the frames
-// of workflows/run-scope.ts (`withinLimit`, `runToEnding`, `jobToEnding`) as `FrameProbe` says, with stubbed
-// activities: `probeWork` answers what the work ends with, `probeFinish` is the terminal write.
+// Workflows only tests run (run-scope.test.ts and test/unit/worker/create-worker.stack-traces.test.ts bundle
+// this file): each puts a piece of work in one of the frames of workflows/run-scope.ts (`withinLimit`,
+// `runToEnding`, `jobToEnding`) as `FrameProbe` says, with stubbed activities: `probeWork` answers what the work
+// ends with, `probeFinish` is the terminal write.
 import { proxyActivities, sleep } from '@temporalio/workflow';
 import type { RunStatus } from '../../src/persistence/entities/run';
 import type { JobEnding, RunEnding } from '../../src/temporal/contracts';

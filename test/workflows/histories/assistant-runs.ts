@@ -1,4 +1,4 @@
-// Recorded histories of the assistant run workflow (replayed by replay.test.ts): a run that the model answers at
+// Recorded histories of the assistant run workflow (replayed by index.replay.test.ts): a run that the model answers at
 // once, and one cancelled (the api's `cancel` signal) while its model stream stalls. Run with the real
 // activities and the model provider double, on the time-skipping server. Record anew only from the code whose
 // histories must keep replaying (before a change to the workflow's commands), after a build:

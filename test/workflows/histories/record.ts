@@ -1,4 +1,4 @@
-// Records the histories that replay.test.ts replays: every scenario of every workflow of scenarios.ts, run by
+// Records the histories that index.replay.test.ts replays: every scenario of every workflow of scenarios.ts, run by
 // the workflow code of the checkout, saved as `<workflow>.<scenario>.json`, those that are not saved yet: a saved
 // history is the record of the code it came from. Record only from the code whose histories must keep replaying
 // (before a change to a workflow's commands; delete a file to record it anew), after a build:

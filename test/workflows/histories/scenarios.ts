@@ -2,7 +2,7 @@
 // integration delivery, deployment) and the code run workflow, run with stubbed activities on the time-skipping server, one per way
 // they end: the work's own ending, a failed activity, the time limit, a `cancel` signal (not deployments: they
 // have none), a workflow cancellation, and MISSING (no row). The scenario is the job id's prefix, so the stubs
-// know what to do. record.ts saves their histories (what replay.test.ts replays), record-patched.ts those of
+// know what to do. record.ts saves their histories (what index.replay.test.ts replays), record-patched.ts those of
 // the patched paths; run-scope.test.ts checks the ending each one writes.
 import { randomUUID } from 'node:crypto';
 import { ApplicationFailure, Context } from '@temporalio/activity';

@@ -1,14 +1,16 @@
 // Workflow stack traces (the `__stack_trace` query behind the Temporal UI's Stack Trace tab) are off unless
 // TEMPORAL_WORKFLOW_STACK_TRACES is true: the SDK's promise hook that collects them takes a source-mapped stack
-// trace of every promise a workflow makes (patches/@temporalio+worker+*.patch; docs/configuration.md).
+// trace of every promise a workflow makes (patches/@temporalio+worker+*.patch; docs/configuration.md). createWorker
+// hands the setting to the SDK (src/worker/create-worker.ts); the second test bundles the frame probe of
+// test/workflows/run-scope-workflows.ts.
 import { bundleWorkflowCode, DefaultLogger, Worker } from '@temporalio/worker';
 import { expect } from 'chai';
-import { workflowIdOf } from '../../src/temporal/workflow-start';
-import { structureWithBuild } from '../harness/builds';
-import { as } from '../harness/client';
-import { SLEEP_PROGRAM, waitForRun } from '../harness/runs';
-import { getStack, newTenant } from '../harness/stack';
-import type { FrameProbe } from './run-scope-workflows';
+import { workflowIdOf } from '../../../src/temporal/workflow-start';
+import { structureWithBuild } from '../../harness/builds';
+import { as } from '../../harness/client';
+import { SLEEP_PROGRAM, waitForRun } from '../../harness/runs';
+import { getStack, newTenant } from '../../harness/stack';
+import type { FrameProbe } from '../../workflows/run-scope-workflows';
 
 const STACK_TRACE_QUERY = '__stack_trace';
 
@@ -33,7 +35,7 @@ describe('workflow stack traces', function () {
     const { env } = getStack();
     const taskQueue = 'tarmac-test-stack-traces';
     const bundle = await bundleWorkflowCode({
-      workflowsPath: require.resolve('./run-scope-workflows'),
+      workflowsPath: require.resolve('../../workflows/run-scope-workflows'),
       logger: new DefaultLogger('WARN'),
     });
     const before = process.env.TEMPORAL_WORKFLOW_STACK_TRACES;
