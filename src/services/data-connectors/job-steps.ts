@@ -1,5 +1,6 @@
-// The worker's side of a data job (workflows/data-job.ts) around its ingest (./ingest.ts): the terminal write through the guarded transition (./job-state.ts), the knowledge base jobs a successful job
-// chains, and what a schedule does when due (workflows/scheduled-job.ts).
+// The worker's side of a data job (workflows/data-job.ts) around its ingest (./ingest.ts): the knowledge base jobs
+// a successful job chains, and what a schedule does when due (workflows/scheduled-job.ts). Its terminal write is
+// the kernel's finishJob (src/jobs/finish.ts).
 import type { DataSource } from 'typeorm';
 import { HttpError } from '../../errors';
 import { DataConnector, DataJob, DataJobStatus } from '../../persistence/entities/data-connector';
@@ -7,7 +8,6 @@ import type { JobError } from '../../persistence/entities/knowledge-base';
 import type { ScheduledJobInput, ScheduledJobOutcome } from '../../temporal/contracts';
 import { createJob } from '../knowledge/jobs';
 import { chainKnowledgeBaseJobs } from './chain';
-import { transitionDataJob } from './job-state';
 import { startDataJob, type DataJobDeps } from './jobs';
 import type { DataJobEnding } from '../../temporal/contracts';
 

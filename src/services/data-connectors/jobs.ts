@@ -15,7 +15,6 @@ import { pendingIdempotencyKey } from '../../persistence/pending-claim';
 import { insertAndStart } from '../../jobs/create';
 import { cancelAndWait, stopOpen } from '../../jobs/cancel';
 import { DATA_JOB } from '../../jobs/kinds';
-import { OPEN_JOB_STATUSES } from './job-state';
 
 export interface DataJobDeps {
   ds: DataSource;
@@ -46,7 +45,7 @@ export async function listDataJobs(
 
 /** The open job of a connector, if any (inside the creation lock). */
 const openJobOf = (em: EntityManager, connectorId: string) =>
-  em.getRepository(DataJob).findOneBy({ data_connector_id: connectorId, status: In(OPEN_JOB_STATUSES) });
+  em.getRepository(DataJob).findOneBy({ data_connector_id: connectorId, status: In([...DATA_JOB.open]) });
 
 /**
  * A new QUEUED job of `connector` with its workflow; 409 while another job of the connector is open
@@ -133,6 +132,6 @@ export async function stopOpenDataJobs(
 ): Promise<void> {
   const open = await deps.ds
     .getRepository(DataJob)
-    .findBy({ data_connector_id: connectorId, status: In(OPEN_JOB_STATUSES) });
+    .findBy({ data_connector_id: connectorId, status: In([...DATA_JOB.open]) });
   await stopOpen(deps, DATA_JOB, open, requestedBy);
 }

@@ -17,7 +17,6 @@ import {
 import { applyTransforms } from '../data-connectors/transforms';
 import type { ChunkStore } from './index/chunk-store';
 import { coveredAssets, ingestAsset, recordDimensions, removeUncovered, type Embed } from './index/ingest';
-import { transitionJob } from './job-state';
 import { dropVectorIndex, ensureVectorIndex } from './index/vector-index';
 import type { KnowledgeBaseJobEnding } from '../../temporal/contracts';
 

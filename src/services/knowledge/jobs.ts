@@ -15,7 +15,6 @@ import { pendingIdempotencyKey } from '../../persistence/pending-claim';
 import { insertAndStart } from '../../jobs/create';
 import { cancelAndWait, stopOpen } from '../../jobs/cancel';
 import { KNOWLEDGE_BASE_JOB } from '../../jobs/kinds';
-import { OPEN_JOB_STATUSES } from './job-state';
 
 interface JobDeps {
   ds: DataSource;
@@ -81,7 +80,7 @@ export async function createJob(deps: JobDeps, caller: Caller, knowledgeBaseId: 
       await em.query(`SELECT pg_advisory_xact_lock(hashtext($1))`, [`knowledge-base-job:${kb.knowledge_base_id}`]);
       const open = await em
         .getRepository(KnowledgeBaseJob)
-        .findOneBy({ knowledge_base_id: kb.knowledge_base_id, status: In(OPEN_JOB_STATUSES) });
+        .findOneBy({ knowledge_base_id: kb.knowledge_base_id, status: In([...KNOWLEDGE_BASE_JOB.open]) });
       if (open)
         throw conflict(
           `Knowledge base job ${open.knowledge_base_job_id} of this knowledge base is still ${open.status}`,
@@ -113,6 +112,6 @@ export async function stopOpenJobs(
 ): Promise<void> {
   const open = await deps.ds
     .getRepository(KnowledgeBaseJob)
-    .findBy({ knowledge_base_id: knowledgeBaseId, status: In(OPEN_JOB_STATUSES) });
+    .findBy({ knowledge_base_id: knowledgeBaseId, status: In([...KNOWLEDGE_BASE_JOB.open]) });
   await stopOpen(deps, KNOWLEDGE_BASE_JOB, open, caller.actor);
 }
