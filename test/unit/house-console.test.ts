@@ -2,7 +2,7 @@
 // from outside console/ (a relative import stays inside it; a package is one of console/package.json's
 // dependencies), its generated API types (console/src/api/schema.gen.ts) are read through console/src/api, only
 // console/src/api reaches the network (fetch, the typed client's methods, EventSource), and query keys are named
-// in console/src/api/query-keys.ts alone. eslint.config.mjs says the same as you type; this reads the files and
+// in console/src/api/query-keys.ts alone. The lint says the same as you type; this reads the files and
 // starts no stack.
 import path from 'node:path';
 import ts from 'typescript';
