@@ -38,34 +38,70 @@ const LOWER_FLOORS = [
 /** src/api, from any folder (and not a package such as @opentelemetry/api). */
 const ONLY_API_IMPORTS_API = { regex: '^(\\.\\./)+(src/)?api(/|$)', message: 'only src/api imports the HTTP layer' };
 
+/** The console's sources, linted with its own tsconfig (console/tsconfig.json, which includes vite.config.ts). */
+const CONSOLE_FILES = ['console/src/**/*.ts', 'console/src/**/*.tsx', 'console/vite.config.ts'];
+
+/** A relative import that leaves console/ for the server's src/. */
+const CONSOLE_IMPORTS_NOTHING_OF_THE_SERVER = {
+  regex: '^(\\.\\./)+src/',
+  message: 'the console imports nothing of the server: it calls the public API',
+};
+
 export default tseslint.config(
   {
-    ignores: [
-      'dist/**',
-      'node_modules/**',
-      '.data/**',
-      'console/node_modules/**',
-      'console/dist/**',
-      'console/*.ts',
-      'console/scripts/**',
-    ],
+    ignores: ['dist/**', 'node_modules/**', '.data/**', 'console/node_modules/**', 'console/dist/**'],
   },
   {
     // The console is a client of the public API like any other: linted like the rest, and it imports nothing
     // of the server's (its API types are generated from the OpenAPI document into console/src/api/).
-    files: ['console/src/**/*.ts', 'console/src/**/*.tsx'],
+    files: CONSOLE_FILES,
     extends: [tseslint.configs.base],
     languageOptions: {
       parserOptions: { project: 'console/tsconfig.json', tsconfigRootDir: import.meta.dirname },
     },
     rules: {
       '@typescript-eslint/no-floating-promises': 'error',
+      'no-restricted-imports': ['error', { patterns: [CONSOLE_IMPORTS_NOTHING_OF_THE_SERVER] }],
+    },
+  },
+  {
+    // Pages, components and the live readers reach the API through console/src/api only: a module a resource
+    // declares its calls once, and query keys are named in console/src/api/query-keys.ts
+    // (test/unit/house-console.test.ts checks the same).
+    files: CONSOLE_FILES,
+    ignores: ['console/src/api/**'],
+    rules: {
       'no-restricted-imports': [
         'error',
         {
           patterns: [
-            { regex: '^(\\.\\./)+src/', message: 'the console imports nothing of the server: it calls the public API' },
+            CONSOLE_IMPORTS_NOTHING_OF_THE_SERVER,
+            {
+              group: ['**/api/client'],
+              importNames: ['api', 'data'],
+              message: 'call the function of console/src/api/<resource>.ts (or add one there)',
+            },
+            {
+              group: ['openapi-fetch', '**/schema.gen'],
+              message: 'the typed client and its generated types are console/src/api/client.ts',
+            },
           ],
+        },
+      ],
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector:
+            "CallExpression[callee.name='fetch'], CallExpression > MemberExpression.callee[property.name='fetch']",
+          message: 'only console/src/api calls the network: add the call to its resource module',
+        },
+        {
+          selector: 'NewExpression[callee.name=/^(EventSource|XMLHttpRequest|WebSocket)$/]',
+          message: 'only console/src/api calls the network: add the call to its resource module',
+        },
+        {
+          selector: "Property[key.name='queryKey'] > ArrayExpression.value",
+          message: 'query keys are named in console/src/api/query-keys.ts',
         },
       ],
     },

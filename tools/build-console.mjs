@@ -56,9 +56,6 @@ function filesUnder(dir) {
     .sort();
 }
 
-/** Modules of src/ that the console imports. */
-const SHARED_MODULES = ['src/services/conversations/thread-artifacts.ts'];
-
 function inputsHash(document) {
   const hash = crypto.createHash('sha256').update(document);
   const inputs = [
@@ -67,8 +64,6 @@ function inputsHash(document) {
     ...['index.html', 'package.json', 'package-lock.json', 'tsconfig.json', 'vite.config.ts'].map((f) =>
       path.join(consoleDir, f),
     ),
-    // The platform's modules the console imports (isomorphic, one reading for both).
-    ...SHARED_MODULES.map((f) => path.join(root, f)),
   ];
   for (const file of inputs) hash.update(path.relative(consoleDir, file)).update(fs.readFileSync(file));
   return hash.digest('hex');

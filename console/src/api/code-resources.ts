@@ -1,5 +1,6 @@
 // Functions and tools through their own routes (structures keep theirs): the list, one resource, its
-// deployments, a new deployment. One shape for both, so their pages are one page.
+// deployments, a new deployment; one shape for both, so their pages are one page. Then what each has of its own:
+// a function's execute, a tool's OpenAPI document and the run of one of its activities.
 import { api, data, type Schemas } from './client';
 
 export type CodeKind = 'function' | 'tool';
@@ -58,3 +59,25 @@ export async function deployAgain(kind: CodeKind, id: string): Promise<void> {
 }
 
 export const isOpenDeployment = (status: string) => status === 'QUEUED' || status === 'DEPLOYING';
+
+/** The function's answer to `body` (POST /api/functions/{id}/execute answers once the run ends). */
+export const executeFunction = (id: string, body: unknown) =>
+  data(
+    api.POST('/api/functions/{function_id}/execute', { params: { path: { function_id: id } }, body: body as never }),
+  );
+
+/** What the console reads of a tool's OpenAPI document: its paths, an activity each (`/activities/<name>`). */
+export interface ToolDocument {
+  paths?: Record<string, { post?: { operationId?: string; description?: string } }>;
+}
+
+export const getToolDocument = async (id: string) =>
+  (await data(api.GET('/api/tools/{tool_id}/openapi', { params: { path: { tool_id: id } } }))) as ToolDocument;
+
+export const runToolActivity = (id: string, activity: string, params: unknown) =>
+  data(
+    api.POST('/api/tools/{tool_id}/activities/{activity_name}', {
+      params: { path: { tool_id: id, activity_name: activity } },
+      body: params as never,
+    }),
+  );

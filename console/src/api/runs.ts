@@ -1,4 +1,5 @@
-// A run of any kind through its kind's own routes: the record, its log lines, its event stream, its cancel.
+// Runs: the lists of every kind (GET /api/runs) and the organization's stream of their changes; and a run of any
+// kind through its kind's own routes: the record, its log lines, its event stream, its cancel, its replay.
 import { api, data, type Schemas } from './client';
 
 export type RunKind = Schemas['RunSummary']['kind'];
@@ -6,6 +7,53 @@ export type RunStatus = Schemas['RunSummary']['status'];
 export const RUN_KINDS: RunKind[] = ['structure', 'function', 'tool', 'assistant', 'chat'];
 export const RUN_STATUSES: RunStatus[] = ['QUEUED', 'STARTING', 'RUNNING', 'SUCCEEDED', 'FAILED', 'ERROR', 'CANCELLED'];
 export const isTerminal = (s: string) => ['SUCCEEDED', 'FAILED', 'ERROR', 'CANCELLED'].includes(s);
+
+/** The filters and page of the Runs page (its URL's search). */
+export interface RunsSearch {
+  page?: number;
+  kind?: RunKind;
+  status?: RunStatus;
+  resource_id?: string;
+  created_by?: string;
+  created_after?: string;
+  created_before?: string;
+}
+
+export const listRuns = (search: RunsSearch, pageSize: number) =>
+  data(
+    api.GET('/api/runs', {
+      params: {
+        query: {
+          page: search.page ?? 1,
+          page_size: pageSize,
+          kind: search.kind ? [search.kind] : undefined,
+          status: search.status ? [search.status] : undefined,
+          resource_id: search.resource_id,
+          created_by: search.created_by,
+          created_after: search.created_after,
+          created_before: search.created_before,
+        },
+      },
+    }),
+  );
+
+/** The latest runs of one resource. */
+export const listRecentRuns = (kind: RunKind, resourceId: string) =>
+  data(api.GET('/api/runs', { params: { query: { kind: [kind], resource_id: resourceId, page_size: 10 } } }));
+
+/** One response of the organization's run changes (GET /api/runs/stream), from after `lastEventId`. */
+export async function openRunChanges(
+  lastEventId: string | undefined,
+  signal: AbortSignal,
+): Promise<ReadableStream<Uint8Array>> {
+  const answer = await api.GET('/api/runs/stream', {
+    headers: lastEventId ? { 'Last-Event-ID': lastEventId } : undefined,
+    signal,
+    parseAs: 'stream',
+  });
+  if (!answer.response.ok || !answer.data) throw new Error(`run changes: HTTP ${answer.response.status}`);
+  return answer.data as ReadableStream<Uint8Array>;
+}
 
 /** What the detail page shows of any run. */
 export interface RunRecord {

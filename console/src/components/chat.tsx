@@ -4,8 +4,10 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link } from '@tanstack/react-router';
 import { useCallback, useState, type FormEvent } from 'react';
-import { api, data } from '../api/client';
+import { startChatRun } from '../api/assistants';
+import { queryKeys } from '../api/query-keys';
 import type { RunEvent } from '../api/runs';
+import { listThreadMessages } from '../api/threads';
 import { useRunEvents } from '../live/use-run-events';
 import { ErrorBox, Section, StatusBadge } from '../ui';
 // The same reading of a stored exchange as the assistant's prompt (griptape stores artifact JSON).
@@ -57,31 +59,15 @@ export function Chat(props: { assistantId: string; threadId?: string; onThread: 
     { runId: string; input: string; index: number; threadId?: string | null } | undefined
   >();
   const messages = useQuery({
-    queryKey: ['thread-messages', props.threadId],
+    queryKey: queryKeys.threadMessages.of(props.threadId),
     enabled: !!props.threadId,
-    queryFn: () =>
-      data(
-        api.GET('/api/threads/{thread_id}/messages', {
-          params: { path: { thread_id: props.threadId! }, query: { page_size: 100 } },
-        }),
-      ),
+    queryFn: () => listThreadMessages(props.threadId!),
   });
   const exchanges = props.threadId ? (messages.data?.messages ?? []) : [];
   // The streamed exchange shows until the thread has it.
   const shown = pending && pending.threadId === props.threadId && exchanges.length <= pending.index;
   const send = useMutation({
-    mutationFn: (text: string) =>
-      data(
-        api.POST('/api/assistants/{assistant_id}/runs', {
-          params: { path: { assistant_id: props.assistantId } },
-          body: {
-            input: text,
-            stream: true,
-            ...(props.threadId ? { thread_id: props.threadId } : { new_thread: true }),
-            ...(model.trim() ? { model: model.trim() } : {}),
-          },
-        }),
-      ),
+    mutationFn: (text: string) => startChatRun(props.assistantId, text, props.threadId, model),
     onSuccess: (run, text) => {
       setPending({ runId: run.assistant_run_id, input: text, index: exchanges.length, threadId: run.thread_id });
       setInput('');
@@ -89,8 +75,8 @@ export function Chat(props: { assistantId: string; threadId?: string; onThread: 
     },
   });
   const onEnded = useCallback(() => {
-    void queries.invalidateQueries({ queryKey: ['thread-messages'] });
-    void queries.invalidateQueries({ queryKey: ['threads'] });
+    void queries.invalidateQueries({ queryKey: queryKeys.threadMessages.all });
+    void queries.invalidateQueries({ queryKey: queryKeys.threads });
   }, [queries]);
   const submit = (e: FormEvent) => {
     e.preventDefault();

@@ -2,7 +2,7 @@
 // shows its answer; the run itself is in the function's recent runs.
 import { useMutation } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
-import { api, data } from '../api/client';
+import { executeFunction } from '../api/code-resources';
 import { ErrorBox, Json, Section } from '../ui';
 import { parseJson } from './json-input';
 
@@ -10,13 +10,7 @@ export function FunctionExecute(props: { functionId: string; deployed: boolean; 
   const [body, setBody] = useState('{}');
   const parsed = parseJson(body);
   const execute = useMutation({
-    mutationFn: () =>
-      data(
-        api.POST('/api/functions/{function_id}/execute', {
-          params: { path: { function_id: props.functionId } },
-          body: parsed.value as never,
-        }),
-      ),
+    mutationFn: () => executeFunction(props.functionId, parsed.value),
     onSettled: props.onRan,
   });
   const submit = (e: FormEvent) => {

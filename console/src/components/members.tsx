@@ -2,15 +2,15 @@
 // pending one.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
-import { api, data } from '../api/client';
+import { createInvite, listInvites, withdrawInvite } from '../api/invites';
+import { queryKeys } from '../api/query-keys';
+import { listMembers } from '../api/users';
 import { ErrorBox, Section, StatusBadge, Time } from '../ui';
 
 export function Members({ organizationId }: { organizationId: string }) {
-  const path = { organization_id: organizationId };
   const members = useQuery({
-    queryKey: ['members', organizationId],
-    queryFn: () =>
-      data(api.GET('/api/organizations/{organization_id}/users', { params: { path, query: { page_size: 100 } } })),
+    queryKey: queryKeys.members(organizationId),
+    queryFn: () => listMembers(organizationId),
   });
   return (
     <Section title="Members">
@@ -40,23 +40,20 @@ export function Members({ organizationId }: { organizationId: string }) {
 }
 
 export function Invites({ organizationId }: { organizationId: string }) {
-  const path = { organization_id: organizationId };
   const queries = useQueryClient();
   const [email, setEmail] = useState('');
   const invites = useQuery({
-    queryKey: ['invites', organizationId],
-    queryFn: () =>
-      data(api.GET('/api/organizations/{organization_id}/invites', { params: { path, query: { page_size: 100 } } })),
+    queryKey: queryKeys.invites(organizationId),
+    queryFn: () => listInvites(organizationId),
   });
-  const refresh = () => void queries.invalidateQueries({ queryKey: ['invites', organizationId] });
+  const refresh = () => void queries.invalidateQueries({ queryKey: queryKeys.invites(organizationId) });
   const invite = useMutation({
-    mutationFn: () =>
-      data(api.POST('/api/organizations/{organization_id}/invites', { params: { path }, body: { email } })),
+    mutationFn: () => createInvite(organizationId, email),
     onSuccess: () => setEmail(''),
     onSettled: refresh,
   });
   const withdraw = useMutation({
-    mutationFn: (id: string) => data(api.DELETE('/api/invites/{invite_id}', { params: { path: { invite_id: id } } })),
+    mutationFn: withdrawInvite,
     onSettled: refresh,
   });
   const submit = (e: FormEvent) => {

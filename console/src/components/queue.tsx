@@ -2,13 +2,14 @@
 // key against their limit, re-read while anything waits; pause (nothing new starts) and resume.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { getQueue, setQueuePaused, type QueuedKind } from '../api/run-control';
+import { queryKeys } from '../api/query-keys';
 import { ErrorBox, Section, Time } from '../ui';
 
 const BUSY_POLL_MS = 2000;
 
 export function Queue({ kind, resourceId }: { kind: QueuedKind; resourceId: string }) {
   const queries = useQueryClient();
-  const key = [kind, resourceId, 'queue'];
+  const key = queryKeys.queue(kind, resourceId);
   const queue = useQuery({
     queryKey: key,
     queryFn: () => getQueue(kind, resourceId),

@@ -3,8 +3,8 @@
 // is the Runs page, filtered.
 import { useQuery } from '@tanstack/react-query';
 import { Link } from '@tanstack/react-router';
-import { api, data } from '../api/client';
-import { isTerminal, type RunKind } from '../api/runs';
+import { queryKeys } from '../api/query-keys';
+import { isTerminal, listRecentRuns, type RunKind } from '../api/runs';
 import { useLiveRuns } from '../live/use-live-runs';
 import { ErrorBox, Section, shortId, StatusBadge, Time } from '../ui';
 
@@ -13,9 +13,8 @@ const LIVE_MS = 2000;
 export function RecentRuns({ kind, resourceId }: { kind: RunKind; resourceId: string }) {
   const { live } = useLiveRuns();
   const runs = useQuery({
-    queryKey: ['runs', { kind, resource_id: resourceId, recent: true }],
-    queryFn: () =>
-      data(api.GET('/api/runs', { params: { query: { kind: [kind], resource_id: resourceId, page_size: 10 } } })),
+    queryKey: queryKeys.runs.recent(kind, resourceId),
+    queryFn: () => listRecentRuns(kind, resourceId),
     refetchInterval: (q) => (!live && q.state.data?.runs.some((r) => !isTerminal(r.status)) ? LIVE_MS : false),
   });
   return (

@@ -10,6 +10,7 @@ import {
   type ScheduledKind,
   type ScheduleRequest,
 } from '../api/run-control';
+import { queryKeys } from '../api/query-keys';
 import { ErrorBox, Section, Time } from '../ui';
 import { parseJson } from './json-input';
 
@@ -18,7 +19,7 @@ const PAYLOAD_LABEL = { structure: 'Arguments, one a line', function: 'Event bod
 
 export function Schedules({ kind, resourceId }: { kind: ScheduledKind; resourceId: string }) {
   const queries = useQueryClient();
-  const key = [kind, resourceId, 'schedules'];
+  const key = queryKeys.schedules(kind, resourceId);
   const schedules = useQuery({ queryKey: key, queryFn: () => listSchedules(kind, resourceId) });
   const refresh = () => void queries.invalidateQueries({ queryKey: key });
   const act = useMutation({

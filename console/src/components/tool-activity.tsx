@@ -2,13 +2,10 @@
 // one with JSON params (POST /api/tools/{id}/activities/{name}), showing its answer.
 import { useMutation, useQuery } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
-import { api, data } from '../api/client';
+import { getToolDocument, runToolActivity, type ToolDocument } from '../api/code-resources';
+import { queryKeys } from '../api/query-keys';
 import { ErrorBox, Json, Section } from '../ui';
 import { parseJson } from './json-input';
-
-interface ToolDocument {
-  paths?: Record<string, { post?: { operationId?: string; description?: string } }>;
-}
 
 const activitiesOf = (doc: ToolDocument | undefined) =>
   Object.entries(doc?.paths ?? {})
@@ -16,11 +13,10 @@ const activitiesOf = (doc: ToolDocument | undefined) =>
     .map(([path, item]) => ({ name: path.slice('/activities/'.length), description: item.post?.description }));
 
 export function ToolActivity(props: { toolId: string; deployed: boolean; onRan: () => void }) {
-  const path = { tool_id: props.toolId };
   const doc = useQuery({
-    queryKey: ['tool', props.toolId, 'openapi'],
+    queryKey: queryKeys.toolDocument(props.toolId),
     enabled: props.deployed,
-    queryFn: async () => (await data(api.GET('/api/tools/{tool_id}/openapi', { params: { path } }))) as ToolDocument,
+    queryFn: () => getToolDocument(props.toolId),
   });
   const activities = activitiesOf(doc.data);
   const [chosen, setChosen] = useState('');
@@ -28,13 +24,7 @@ export function ToolActivity(props: { toolId: string; deployed: boolean; onRan: 
   const [params, setParams] = useState('{}');
   const parsed = parseJson(params);
   const run = useMutation({
-    mutationFn: () =>
-      data(
-        api.POST('/api/tools/{tool_id}/activities/{activity_name}', {
-          params: { path: { ...path, activity_name: activity } },
-          body: parsed.value as never,
-        }),
-      ),
+    mutationFn: () => runToolActivity(props.toolId, activity, parsed.value),
     onSettled: props.onRan,
   });
   const submit = (e: FormEvent) => {

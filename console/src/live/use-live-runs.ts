@@ -1,10 +1,13 @@
 // The organization's run changes, live (GET /api/runs/stream, read with fetch: an EventSource cannot send the API
-// key), applied to every cached list of runs (query keys ['runs', search]): a listed run's row changes in place;
-// a list the run now enters or leaves (a new run, a status filter) is read again. The stream resumes with
-// Last-Event-ID after a drop; while it is down the lists poll as before (`live` is false).
+// key), applied to every cached list of runs (the keys of `queryKeys.runs`, console/src/api/query-keys.ts): a
+// listed run's row changes in place; a list the run now enters or leaves (a new run, a status filter) is read
+// again. The stream resumes with Last-Event-ID after a drop; while it is down the lists poll as before (`live` is
+// false).
 import { useQueryClient, type QueryClient } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
-import { api, type Schemas } from '../api/client';
+import type { Schemas } from '../api/client';
+import { queryKeys } from '../api/query-keys';
+import { openRunChanges } from '../api/runs';
 import { frames } from './sse-frames';
 
 type RunSummary = Schemas['RunSummary'];
@@ -32,7 +35,7 @@ const matches = (search: ListSearch, run: RunSummary) =>
 /** Applies one change to the cached lists; answers the lists to read again. */
 function apply(queries: QueryClient, run: RunSummary): unknown[][] {
   const stale: unknown[][] = [];
-  for (const [key, list] of queries.getQueriesData<RunList>({ queryKey: ['runs'] })) {
+  for (const [key, list] of queries.getQueriesData<RunList>({ queryKey: queryKeys.runs.all })) {
     if (!list) continue;
     const search = (key[1] ?? {}) as ListSearch;
     const listed = list.runs.some((r) => r.run_id === run.run_id);
@@ -69,17 +72,12 @@ export function useLiveRuns(): { live: boolean } {
       let delay = RETRY_MS;
       while (!abort.signal.aborted) {
         try {
-          const answer = await api.GET('/api/runs/stream', {
-            headers: lastEventId ? { 'Last-Event-ID': lastEventId } : undefined,
-            signal: abort.signal,
-            parseAs: 'stream',
-          });
-          if (!answer.response.ok || !answer.data) throw new Error(`run changes: HTTP ${answer.response.status}`);
+          const stream = await openRunChanges(lastEventId, abort.signal);
           // A first stream sends the changes of the last seconds first (those since the lists were read); a
           // resumed one those since the last change seen.
           setLive(true);
           delay = RETRY_MS;
-          for await (const frame of frames(answer.data as ReadableStream<Uint8Array>)) {
+          for await (const frame of frames(stream)) {
             if (frame.id) lastEventId = frame.id;
             refreshSoon(apply(queries, JSON.parse(frame.data) as RunSummary));
           }

@@ -3,7 +3,9 @@
 import { useQuery } from '@tanstack/react-query';
 import { Link, useParams } from '@tanstack/react-router';
 import { useState } from 'react';
-import { api, data } from '../api/client';
+import { getAssistant } from '../api/assistants';
+import { queryKeys } from '../api/query-keys';
+import { listThreads } from '../api/threads';
 import { Chat } from '../components/chat';
 import { Schedules } from '../components/schedules';
 import { ErrorBox, Section } from '../ui';
@@ -12,12 +14,12 @@ export function AssistantPage() {
   const { assistantId } = useParams({ from: '/assistants/$assistantId' });
   const [threadId, setThreadId] = useState<string | undefined>();
   const assistant = useQuery({
-    queryKey: ['assistant', assistantId],
-    queryFn: () => data(api.GET('/api/assistants/{assistant_id}', { params: { path: { assistant_id: assistantId } } })),
+    queryKey: queryKeys.assistant(assistantId),
+    queryFn: () => getAssistant(assistantId),
   });
   const threads = useQuery({
-    queryKey: ['threads'],
-    queryFn: () => data(api.GET('/api/threads', { params: { query: { page_size: 50 } } })),
+    queryKey: queryKeys.threads,
+    queryFn: listThreads,
   });
   return (
     <>

@@ -3,7 +3,8 @@
 import { keepPreviousData, useMutation, useQuery } from '@tanstack/react-query';
 import { Link, useNavigate } from '@tanstack/react-router';
 import { useState, type FormEvent } from 'react';
-import { api, data } from '../api/client';
+import { createAssistant, listAssistants } from '../api/assistants';
+import { queryKeys } from '../api/query-keys';
 import { ErrorBox, Pager, Section, Time } from '../ui';
 
 export function AssistantsPage() {
@@ -12,13 +13,12 @@ export function AssistantsPage() {
   const [instructions, setInstructions] = useState('');
   const navigate = useNavigate();
   const assistants = useQuery({
-    queryKey: ['assistants', page],
+    queryKey: queryKeys.assistants(page),
     placeholderData: keepPreviousData,
-    queryFn: () => data(api.GET('/api/assistants', { params: { query: { page, page_size: 25 } } })),
+    queryFn: () => listAssistants(page),
   });
   const create = useMutation({
-    mutationFn: () =>
-      data(api.POST('/api/assistants', { body: { name, ...(instructions.trim() ? { input: instructions } : {}) } })),
+    mutationFn: () => createAssistant(name, instructions),
     onSuccess: (a) => navigate({ to: '/assistants/$assistantId', params: { assistantId: a.assistant_id } }),
   });
   const submit = (e: FormEvent) => {

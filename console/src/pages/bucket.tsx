@@ -4,16 +4,9 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useParams } from '@tanstack/react-router';
 import { useState, type FormEvent } from 'react';
-import { api, data } from '../api/client';
+import { assetUrl, deleteAsset, getBucket, listAssets, uploadAsset } from '../api/buckets';
+import { queryKeys } from '../api/query-keys';
 import { ErrorBox, Pager, Section, Time } from '../ui';
-
-const assetUrl = (bucketId: string, name: string, operation: 'GET' | 'PUT') =>
-  data(
-    api.POST('/api/buckets/{bucket_id}/asset-urls/{name}', {
-      params: { path: { bucket_id: bucketId, name } },
-      body: { operation },
-    }),
-  );
 
 const sizeText = (bytes: number | null | undefined) =>
   bytes == null
@@ -30,13 +23,7 @@ function Upload({ bucketId, onDone }: { bucketId: string; onDone: () => void }) 
   // A file input cannot be emptied by state: a new one replaces it after each upload.
   const [inputKey, setInputKey] = useState(0);
   const upload = useMutation({
-    mutationFn: async () => {
-      const target = name.trim() || file!.name;
-      const url = await assetUrl(bucketId, target, 'PUT');
-      // The presigned URL is not an API route with a body schema: its bytes go as they are.
-      const put = await fetch(url.url, { method: 'PUT', body: file, headers: url.headers as Record<string, string> });
-      if (!put.ok) throw new Error(`upload of ${target}: HTTP ${put.status}`);
-    },
+    mutationFn: () => uploadAsset(bucketId, name.trim() || file!.name, file!),
     onSuccess: () => {
       setFile(undefined);
       setName('');
@@ -85,23 +72,17 @@ export function BucketPage() {
   const [page, setPage] = useState(1);
   const [prefix, setPrefix] = useState('');
   const bucket = useQuery({
-    queryKey: ['bucket', bucketId],
-    queryFn: () => data(api.GET('/api/buckets/{bucket_id}', { params: { path: { bucket_id: bucketId } } })),
+    queryKey: queryKeys.bucket(bucketId),
+    queryFn: () => getBucket(bucketId),
   });
   const assets = useQuery({
-    queryKey: ['assets', bucketId, page, prefix],
+    queryKey: queryKeys.assets.page(bucketId, page, prefix),
     placeholderData: keepPreviousData,
-    queryFn: () =>
-      data(
-        api.GET('/api/buckets/{bucket_id}/assets', {
-          params: { path: { bucket_id: bucketId }, query: { page, page_size: 50, ...(prefix ? { prefix } : {}) } },
-        }),
-      ),
+    queryFn: () => listAssets(bucketId, page, prefix),
   });
-  const refresh = () => void queries.invalidateQueries({ queryKey: ['assets', bucketId] });
+  const refresh = () => void queries.invalidateQueries({ queryKey: queryKeys.assets.of(bucketId) });
   const remove = useMutation({
-    mutationFn: (name: string) =>
-      data(api.DELETE('/api/buckets/{bucket_id}/assets/{name}', { params: { path: { bucket_id: bucketId, name } } })),
+    mutationFn: (name: string) => deleteAsset(bucketId, name),
     onSettled: refresh,
   });
   return (

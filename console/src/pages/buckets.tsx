@@ -2,7 +2,8 @@
 import { keepPreviousData, useMutation, useQuery } from '@tanstack/react-query';
 import { Link, useNavigate } from '@tanstack/react-router';
 import { useState, type FormEvent } from 'react';
-import { api, data } from '../api/client';
+import { createBucket, listBuckets } from '../api/buckets';
+import { queryKeys } from '../api/query-keys';
 import { ErrorBox, Pager, Section, Time } from '../ui';
 
 export function BucketsPage() {
@@ -10,12 +11,12 @@ export function BucketsPage() {
   const [name, setName] = useState('');
   const navigate = useNavigate();
   const buckets = useQuery({
-    queryKey: ['buckets', page],
+    queryKey: queryKeys.buckets(page),
     placeholderData: keepPreviousData,
-    queryFn: () => data(api.GET('/api/buckets', { params: { query: { page, page_size: 25 } } })),
+    queryFn: () => listBuckets(page),
   });
   const create = useMutation({
-    mutationFn: () => data(api.POST('/api/buckets', { body: { name } })),
+    mutationFn: () => createBucket(name),
     onSuccess: (b) => navigate({ to: '/buckets/$bucketId', params: { bucketId: b.bucket_id } }),
   });
   const submit = (e: FormEvent) => {

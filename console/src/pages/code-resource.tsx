@@ -4,6 +4,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useParams } from '@tanstack/react-router';
 import { deployAgain, getResource, isOpenDeployment, listDeployments, type CodeKind } from '../api/code-resources';
+import { queryKeys } from '../api/query-keys';
 import { DeploymentsTable } from '../components/deployments';
 import { FunctionExecute } from '../components/function-execute';
 import { Queue } from '../components/queue';
@@ -18,18 +19,21 @@ const OPEN_POLL_MS = 1500;
 export function CodeResourcePage({ kind }: { kind: CodeKind }) {
   const { resourceId } = useParams({ strict: false }) as { resourceId: string };
   const queries = useQueryClient();
-  const resource = useQuery({ queryKey: [kind, resourceId], queryFn: () => getResource(kind, resourceId) });
+  const resource = useQuery({
+    queryKey: queryKeys.codeResource(kind, resourceId),
+    queryFn: () => getResource(kind, resourceId),
+  });
   const deployments = useQuery({
-    queryKey: [kind, resourceId, 'deployments'],
+    queryKey: queryKeys.codeDeployments(kind, resourceId),
     queryFn: () => listDeployments(kind, resourceId),
     refetchInterval: (q) => (q.state.data?.some((d) => isOpenDeployment(d.status)) ? OPEN_POLL_MS : false),
   });
   const deploy = useMutation({
     mutationFn: () => deployAgain(kind, resourceId),
-    onSettled: () => queries.invalidateQueries({ queryKey: [kind, resourceId, 'deployments'] }),
+    onSettled: () => queries.invalidateQueries({ queryKey: queryKeys.codeDeployments(kind, resourceId) }),
   });
   const deployed = !!deployments.data?.some((d) => d.status === 'SUCCEEDED');
-  const onRan = () => void queries.invalidateQueries({ queryKey: ['runs'] });
+  const onRan = () => void queries.invalidateQueries({ queryKey: queryKeys.runs.all });
 
   return (
     <>

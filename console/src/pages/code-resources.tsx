@@ -4,6 +4,7 @@ import { keepPreviousData, useMutation, useQuery } from '@tanstack/react-query';
 import { Link, useNavigate } from '@tanstack/react-router';
 import { useState, type FormEvent } from 'react';
 import { createResource, listResources, type CodeKind } from '../api/code-resources';
+import { queryKeys } from '../api/query-keys';
 import { ErrorBox, Pager, Section, shortId, Time } from '../ui';
 
 export const PLURAL: Record<CodeKind, string> = { function: 'Functions', tool: 'Tools' };
@@ -13,7 +14,7 @@ export function CodeResourcesPage({ kind }: { kind: CodeKind }) {
   const [name, setName] = useState('');
   const navigate = useNavigate();
   const list = useQuery({
-    queryKey: [kind, 'list', page],
+    queryKey: queryKeys.codeResources(kind, page),
     placeholderData: keepPreviousData,
     queryFn: () => listResources(kind, page),
   });

@@ -13,6 +13,7 @@ import {
   TIMELINE_RUNS,
   WINDOWS,
 } from '../api/dashboard';
+import { queryKeys } from '../api/query-keys';
 import { StatusChart } from '../components/status-chart';
 import { ErrorBox, Section, shortId, StatusBadge, Time } from '../ui';
 
@@ -31,22 +32,22 @@ export function DashboardPage() {
   const live = { refetchInterval: REFRESH_MS };
   // The window ends at the time of each read.
   const timeline = useQuery({
-    queryKey: ['dash-timeline', windowIndex],
+    queryKey: queryKeys.dashboard.timeline(windowIndex),
     queryFn: () => runTimeline(span, Date.now()),
     ...live,
   });
   const counts = useQuery({
-    queryKey: ['dash-counts', windowIndex],
+    queryKey: queryKeys.dashboard.counts(windowIndex),
     queryFn: () => statusCounts(span, Date.now()),
     ...live,
   });
   const structures = useQuery({
-    queryKey: ['dash-structures', windowIndex],
+    queryKey: queryKeys.dashboard.structures(windowIndex),
     queryFn: () => structuresDashboard(span, Date.now()),
     ...live,
   });
-  const queues = useQuery({ queryKey: ['dash-queues'], queryFn: queueDepths, ...live });
-  const failures = useQuery({ queryKey: ['dash-failures'], queryFn: recentFailures, ...live });
+  const queues = useQuery({ queryKey: queryKeys.dashboard.queues, queryFn: queueDepths, ...live });
+  const failures = useQuery({ queryKey: queryKeys.dashboard.failures, queryFn: recentFailures, ...live });
   const errorRate = structures.data?.error_rate_gauge;
 
   return (

@@ -2,7 +2,8 @@
 // (re-read while one is open); Run a job starts one, Cancel stops an open one.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useParams } from '@tanstack/react-router';
-import { api, data } from '../api/client';
+import { cancelDataJob, getDataConnector, listDataJobs, startDataJob } from '../api/data-connectors';
+import { queryKeys } from '../api/query-keys';
 import { isTerminal } from '../api/runs';
 import { ErrorBox, Json, Section, shortId, StatusBadge, Time } from '../ui';
 
@@ -10,28 +11,23 @@ const OPEN_POLL_MS = 1500;
 
 export function DataConnectorPage() {
   const { dataConnectorId } = useParams({ from: '/data-connectors/$dataConnectorId' });
-  const path = { data_connector_id: dataConnectorId };
   const queries = useQueryClient();
   const connector = useQuery({
-    queryKey: ['data-connector', dataConnectorId],
-    queryFn: () => data(api.GET('/api/data-connectors/{data_connector_id}', { params: { path } })),
+    queryKey: queryKeys.dataConnector(dataConnectorId),
+    queryFn: () => getDataConnector(dataConnectorId),
   });
   const jobs = useQuery({
-    queryKey: ['data-jobs', dataConnectorId],
-    queryFn: () =>
-      data(
-        api.GET('/api/data-connectors/{data_connector_id}/data-jobs', { params: { path, query: { page_size: 20 } } }),
-      ),
+    queryKey: queryKeys.dataJobs(dataConnectorId),
+    queryFn: () => listDataJobs(dataConnectorId),
     refetchInterval: (q) => (q.state.data?.data_jobs.some((j) => !isTerminal(j.status)) ? OPEN_POLL_MS : false),
   });
-  const refresh = () => void queries.invalidateQueries({ queryKey: ['data-jobs', dataConnectorId] });
+  const refresh = () => void queries.invalidateQueries({ queryKey: queryKeys.dataJobs(dataConnectorId) });
   const start = useMutation({
-    mutationFn: () => data(api.POST('/api/data-connectors/{data_connector_id}/data-jobs', { params: { path } })),
+    mutationFn: () => startDataJob(dataConnectorId),
     onSettled: refresh,
   });
   const cancel = useMutation({
-    mutationFn: (id: string) =>
-      data(api.POST('/api/data-jobs/{data_job_id}/cancel', { params: { path: { data_job_id: id } } })),
+    mutationFn: cancelDataJob,
     onSettled: refresh,
   });
   const c = connector.data;

@@ -3,15 +3,16 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { Link } from '@tanstack/react-router';
 import { useState } from 'react';
-import { api, data } from '../api/client';
+import { listDataConnectors } from '../api/data-connectors';
+import { queryKeys } from '../api/query-keys';
 import { ErrorBox, Pager, shortId, Time } from '../ui';
 
 export function DataConnectorsPage() {
   const [page, setPage] = useState(1);
   const connectors = useQuery({
-    queryKey: ['data-connectors', page],
+    queryKey: queryKeys.dataConnectors(page),
     placeholderData: keepPreviousData,
-    queryFn: () => data(api.GET('/api/data-connectors', { params: { query: { page, page_size: 25 } } })),
+    queryFn: () => listDataConnectors(page),
   });
   return (
     <>

@@ -4,11 +4,12 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { Link, useParams } from '@tanstack/react-router';
 import { useState } from 'react';
-import { api, data, type Schemas } from '../api/client';
+import { getIntegration, listDeliveries, type IntegrationDelivery } from '../api/integrations';
+import { queryKeys } from '../api/query-keys';
 import { ErrorBox, Pager, Section, shortId, StatusBadge, Time } from '../ui';
 
 const LIVE_MS = 3000;
-type Delivery = Schemas['IntegrationDelivery'];
+type Delivery = IntegrationDelivery;
 
 /** "k of n" per delivery: its rank among the page's deliveries with the same delivery key, oldest first. */
 function attempts(deliveries: Delivery[]): Map<string, string> {
@@ -41,19 +42,15 @@ function StartedRuns({ d }: { d: Delivery }) {
 
 export function IntegrationPage() {
   const { integrationId } = useParams({ from: '/integrations/$integrationId' });
-  const path = { integration_id: integrationId };
   const [page, setPage] = useState(1);
   const integration = useQuery({
-    queryKey: ['integration', integrationId],
-    queryFn: () => data(api.GET('/api/integrations/{integration_id}', { params: { path } })),
+    queryKey: queryKeys.integration(integrationId),
+    queryFn: () => getIntegration(integrationId),
   });
   const deliveries = useQuery({
-    queryKey: ['deliveries', integrationId, page],
+    queryKey: queryKeys.deliveries(integrationId, page),
     placeholderData: keepPreviousData,
-    queryFn: () =>
-      data(
-        api.GET('/api/integrations/{integration_id}/deliveries', { params: { path, query: { page, page_size: 25 } } }),
-      ),
+    queryFn: () => listDeliveries(integrationId, page),
     refetchInterval: LIVE_MS,
   });
   const i = integration.data;

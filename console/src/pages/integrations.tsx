@@ -3,15 +3,16 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { Link } from '@tanstack/react-router';
 import { useState } from 'react';
-import { api, data } from '../api/client';
+import { listIntegrations } from '../api/integrations';
+import { queryKeys } from '../api/query-keys';
 import { ErrorBox, Pager, Time } from '../ui';
 
 export function IntegrationsPage() {
   const [page, setPage] = useState(1);
   const integrations = useQuery({
-    queryKey: ['integrations', page],
+    queryKey: queryKeys.integrations(page),
     placeholderData: keepPreviousData,
-    queryFn: () => data(api.GET('/api/integrations', { params: { query: { page, page_size: 25 } } })),
+    queryFn: () => listIntegrations(page),
   });
   return (
     <>

@@ -3,7 +3,13 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useParams } from '@tanstack/react-router';
 import { useState, type FormEvent } from 'react';
-import { api, data } from '../api/client';
+import {
+  getKnowledgeBase,
+  listKnowledgeBaseJobs,
+  queryKnowledgeBase,
+  startKnowledgeBaseJob,
+} from '../api/knowledge-bases';
+import { queryKeys } from '../api/query-keys';
 import { ErrorBox, Section, shortId, StatusBadge, Time } from '../ui';
 
 const OPEN_JOB_POLL_MS = 1500;
@@ -11,39 +17,26 @@ const isOpen = (status: string) => status === 'QUEUED' || status === 'RUNNING';
 
 export function KnowledgeBasePage() {
   const { knowledgeBaseId } = useParams({ from: '/knowledge-bases/$knowledgeBaseId' });
-  const path = { knowledge_base_id: knowledgeBaseId };
   const queries = useQueryClient();
   const kb = useQuery({
-    queryKey: ['knowledge-base', knowledgeBaseId],
-    queryFn: () => data(api.GET('/api/knowledge-bases/{knowledge_base_id}', { params: { path } })),
+    queryKey: queryKeys.knowledgeBase(knowledgeBaseId),
+    queryFn: () => getKnowledgeBase(knowledgeBaseId),
   });
   const jobs = useQuery({
-    queryKey: ['knowledge-base-jobs', knowledgeBaseId],
-    queryFn: () =>
-      data(
-        api.GET('/api/knowledge-bases/{knowledge_base_id}/knowledge-base-jobs', {
-          params: { path, query: { page_size: 10 } },
-        }),
-      ),
+    queryKey: queryKeys.knowledgeBaseJobs(knowledgeBaseId),
+    queryFn: () => listKnowledgeBaseJobs(knowledgeBaseId),
     refetchInterval: (q) =>
       q.state.data?.knowledge_base_jobs.some((j) => isOpen(j.status)) ? OPEN_JOB_POLL_MS : false,
   });
   const startJob = useMutation({
-    mutationFn: () =>
-      data(api.POST('/api/knowledge-bases/{knowledge_base_id}/knowledge-base-jobs', { params: { path } })),
-    onSettled: () => queries.invalidateQueries({ queryKey: ['knowledge-base-jobs', knowledgeBaseId] }),
+    mutationFn: () => startKnowledgeBaseJob(knowledgeBaseId),
+    onSettled: () => queries.invalidateQueries({ queryKey: queryKeys.knowledgeBaseJobs(knowledgeBaseId) }),
   });
 
   const [question, setQuestion] = useState('');
   const [count, setCount] = useState(5);
   const query = useMutation({
-    mutationFn: () =>
-      data(
-        api.POST('/api/knowledge-bases/{knowledge_base_id}/query', {
-          params: { path },
-          body: { query: question, query_args: { count } },
-        }),
-      ),
+    mutationFn: () => queryKnowledgeBase(knowledgeBaseId, question, count),
   });
   const ask = (e: FormEvent) => {
     e.preventDefault();

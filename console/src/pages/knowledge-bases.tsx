@@ -2,15 +2,16 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { Link } from '@tanstack/react-router';
 import { useState } from 'react';
-import { api, data } from '../api/client';
+import { listKnowledgeBases } from '../api/knowledge-bases';
+import { queryKeys } from '../api/query-keys';
 import { ErrorBox, Pager, Time } from '../ui';
 
 export function KnowledgeBasesPage() {
   const [page, setPage] = useState(1);
   const kbs = useQuery({
-    queryKey: ['knowledge-bases', page],
+    queryKey: queryKeys.knowledgeBases(page),
     placeholderData: keepPreviousData,
-    queryFn: () => data(api.GET('/api/knowledge-bases', { params: { query: { page, page_size: 25 } } })),
+    queryFn: () => listKnowledgeBases(page),
   });
   return (
     <>

@@ -19,6 +19,7 @@ import {
   type RunEvent,
   type RunKind,
 } from '../api/runs';
+import { queryKeys } from '../api/query-keys';
 import { useRunEvents } from '../live/use-run-events';
 import { ErrorBox, Json, Section, StatusBadge, Time } from '../ui';
 
@@ -35,7 +36,7 @@ export function RunDetailPage() {
   const queries = useQueryClient();
 
   const run = useQuery({
-    queryKey: ['run', kind, runId],
+    queryKey: queryKeys.run(kind, runId),
     queryFn: () => fetchRun(kind, runId),
     refetchInterval: (q) =>
       q.state.data && !isTerminal(q.state.data.status) && !hasEventStream(kind) ? RECORD_POLL_MS : false,
@@ -43,12 +44,12 @@ export function RunDetailPage() {
   const running = !!run.data && !isTerminal(run.data.status);
   // Recorded by the worker when the run starts (today's settings until then): read again at each status.
   const limits = useQuery({
-    queryKey: ['run-limits', runId, run.data?.status],
+    queryKey: queryKeys.runLimits(runId, run.data?.status),
     queryFn: () => fetchRunLimits(runId),
     placeholderData: keepPreviousData,
   });
   const logs = useQuery({
-    queryKey: ['run-logs', kind, runId],
+    queryKey: queryKeys.runLogs(kind, runId),
     queryFn: () => fetchLogs(kind, runId),
     refetchInterval: running ? LOG_POLL_MS : false,
   });
@@ -57,21 +58,21 @@ export function RunDetailPage() {
   const onEvent = useCallback(
     (e: RunEvent) => {
       if (e.origin !== 'SYSTEM') return;
-      void queries.invalidateQueries({ queryKey: ['run', kind, runId] });
-      void queries.invalidateQueries({ queryKey: ['run-logs', kind, runId] });
+      void queries.invalidateQueries({ queryKey: queryKeys.run(kind, runId) });
+      void queries.invalidateQueries({ queryKey: queryKeys.runLogs(kind, runId) });
     },
     [queries, kind, runId],
   );
   const stream = useRunEvents(kind, runId, hasEventStream(kind), onEvent);
   useEffect(() => {
     if (stream.state !== 'ended') return;
-    void queries.invalidateQueries({ queryKey: ['run', kind, runId] });
-    void queries.invalidateQueries({ queryKey: ['run-logs', kind, runId] });
+    void queries.invalidateQueries({ queryKey: queryKeys.run(kind, runId) });
+    void queries.invalidateQueries({ queryKey: queryKeys.runLogs(kind, runId) });
   }, [stream.state, queries, kind, runId]);
 
   const cancel = useMutation({
     mutationFn: () => cancelRun(kind, runId),
-    onSettled: () => queries.invalidateQueries({ queryKey: ['run', kind, runId] }),
+    onSettled: () => queries.invalidateQueries({ queryKey: queryKeys.run(kind, runId) }),
   });
 
   const navigate = useNavigate();

@@ -3,20 +3,18 @@
 // the page re-reads itself: every 2 s while a listed run is not terminal, else every 5 s.
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { Link, useNavigate, useSearch } from '@tanstack/react-router';
-import { api, data } from '../api/client';
-import { isTerminal, RUN_KINDS, RUN_STATUSES, type RunKind, type RunStatus } from '../api/runs';
+import { queryKeys } from '../api/query-keys';
+import {
+  isTerminal,
+  listRuns,
+  RUN_KINDS,
+  RUN_STATUSES,
+  type RunKind,
+  type RunsSearch,
+  type RunStatus,
+} from '../api/runs';
 import { useLiveRuns } from '../live/use-live-runs';
 import { ErrorBox, Pager, shortId, StatusBadge, Time } from '../ui';
-
-export interface RunsSearch {
-  page?: number;
-  kind?: RunKind;
-  status?: RunStatus;
-  resource_id?: string;
-  created_by?: string;
-  created_after?: string;
-  created_before?: string;
-}
 
 const PAGE_SIZE = 25;
 /** Polling while the stream of changes is down: faster while a listed run is not terminal. */
@@ -52,25 +50,9 @@ export function RunsPage() {
   const { live } = useLiveRuns();
 
   const runs = useQuery({
-    queryKey: ['runs', search],
+    queryKey: queryKeys.runs.list(search),
     placeholderData: keepPreviousData,
-    queryFn: () =>
-      data(
-        api.GET('/api/runs', {
-          params: {
-            query: {
-              page,
-              page_size: PAGE_SIZE,
-              kind: search.kind ? [search.kind] : undefined,
-              status: search.status ? [search.status] : undefined,
-              resource_id: search.resource_id,
-              created_by: search.created_by,
-              created_after: search.created_after,
-              created_before: search.created_before,
-            },
-          },
-        }),
-      ),
+    queryFn: () => listRuns(search, PAGE_SIZE),
     refetchInterval: (q) => (live ? false : q.state.data?.runs.some((r) => !isTerminal(r.status)) ? LIVE_MS : IDLE_MS),
   });
 

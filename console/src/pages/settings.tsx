@@ -2,32 +2,32 @@
 // then on), the names of its secrets (values never leave the server), its members and invites.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
-import { api, data } from '../api/client';
+import { createApiKey, listApiKeys, revokeApiKey } from '../api/api-keys';
+import { queryKeys } from '../api/query-keys';
+import { listSecrets } from '../api/secrets';
+import { listUsers } from '../api/users';
 import { Invites, Members } from '../components/members';
 import { ErrorBox, Section, Time } from '../ui';
 
 function ApiKeys({ organizationId }: { organizationId: string }) {
-  const path = { organization_id: organizationId };
   const queries = useQueryClient();
   const keys = useQuery({
-    queryKey: ['api-keys', organizationId],
-    queryFn: () => data(api.GET('/api/organizations/{organization_id}/api-keys', { params: { path } })),
+    queryKey: queryKeys.apiKeys(organizationId),
+    queryFn: () => listApiKeys(organizationId),
   });
   const [name, setName] = useState('');
   const [created, setCreated] = useState<{ name: string; value: string } | undefined>();
   const create = useMutation({
-    mutationFn: () =>
-      data(api.POST('/api/organizations/{organization_id}/api-keys', { params: { path }, body: { name } })),
+    mutationFn: () => createApiKey(organizationId, name),
     onSuccess: (key) => {
       setCreated({ name: key.name, value: key.value });
       setName('');
     },
-    onSettled: () => queries.invalidateQueries({ queryKey: ['api-keys', organizationId] }),
+    onSettled: () => queries.invalidateQueries({ queryKey: queryKeys.apiKeys(organizationId) }),
   });
   const revoke = useMutation({
-    mutationFn: (id: string) =>
-      data(api.DELETE('/api/api-keys/{api_key_id}', { params: { path: { api_key_id: id } } })),
-    onSettled: () => queries.invalidateQueries({ queryKey: ['api-keys', organizationId] }),
+    mutationFn: revokeApiKey,
+    onSettled: () => queries.invalidateQueries({ queryKey: queryKeys.apiKeys(organizationId) }),
   });
   const submit = (e: FormEvent) => {
     e.preventDefault();
@@ -104,8 +104,8 @@ function ApiKeys({ organizationId }: { organizationId: string }) {
 
 function Secrets() {
   const secrets = useQuery({
-    queryKey: ['secrets'],
-    queryFn: () => data(api.GET('/api/secrets', { params: { query: { page_size: 100 } } })),
+    queryKey: queryKeys.secrets,
+    queryFn: listSecrets,
   });
   return (
     <Section title="Secrets">
@@ -140,7 +140,7 @@ function Secrets() {
 
 export function SettingsPage() {
   // The key's organization: the one every user of GET /api/users (the caller's organization) belongs to.
-  const users = useQuery({ queryKey: ['users'], queryFn: () => data(api.GET('/api/users')) });
+  const users = useQuery({ queryKey: queryKeys.users, queryFn: listUsers });
   const organizationId = users.data?.users
     .map((u) => u.organizations)
     .reduce((common, orgs) => common.filter((o) => orgs.includes(o)))[0];

@@ -1,6 +1,6 @@
 // Sign in with an API key: checked against the API (GET /api/users) before it is kept for this tab.
 import { useState, type FormEvent } from 'react';
-import { api, errorText } from '../api/client';
+import { keyRefusal } from '../api/users';
 import { session } from '../session';
 
 export function SignIn() {
@@ -12,12 +12,10 @@ export function SignIn() {
     e.preventDefault();
     setBusy(true);
     setError(undefined);
-    const { error: failure, response } = await api.GET('/api/users', {
-      headers: { Authorization: `Bearer ${key.trim()}` },
-    });
+    const refusal = await keyRefusal(key.trim());
     setBusy(false);
-    if (response.ok) session.signIn(key.trim());
-    else setError(response.status === 401 ? 'This API key is unknown, inactive or deleted.' : errorText(failure));
+    if (refusal === undefined) session.signIn(key.trim());
+    else setError(refusal);
   }
 
   return (

@@ -4,7 +4,8 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useNavigate, useParams } from '@tanstack/react-router';
 import { useState, type FormEvent } from 'react';
-import { api, data } from '../api/client';
+import { queryKeys } from '../api/query-keys';
+import { deployStructure, getStructure, listStructureDeployments, startStructureRun } from '../api/structures';
 import { DeploymentsTable } from '../components/deployments';
 import { Queue } from '../components/queue';
 import { Schedules } from '../components/schedules';
@@ -15,31 +16,27 @@ const isOpen = (status: string) => status === 'QUEUED' || status === 'DEPLOYING'
 
 export function StructurePage() {
   const { structureId } = useParams({ from: '/structures/$structureId' });
-  const path = { structure_id: structureId };
   const queries = useQueryClient();
   const navigate = useNavigate();
   const structure = useQuery({
-    queryKey: ['structure', structureId],
-    queryFn: () => data(api.GET('/api/structures/{structure_id}', { params: { path } })),
+    queryKey: queryKeys.structure(structureId),
+    queryFn: () => getStructure(structureId),
   });
   const deployments = useQuery({
-    queryKey: ['deployments', structureId],
-    queryFn: () =>
-      data(api.GET('/api/structures/{structure_id}/deployments', { params: { path, query: { page_size: 10 } } })),
+    queryKey: queryKeys.structureDeployments(structureId),
+    queryFn: () => listStructureDeployments(structureId),
     refetchInterval: (q) => (q.state.data?.deployments.some((d) => isOpen(d.status)) ? OPEN_POLL_MS : false),
   });
   const deploy = useMutation({
-    mutationFn: () => data(api.POST('/api/structures/{structure_id}/deployments', { params: { path } })),
-    onSettled: () => queries.invalidateQueries({ queryKey: ['deployments', structureId] }),
+    mutationFn: () => deployStructure(structureId),
+    onSettled: () => queries.invalidateQueries({ queryKey: queryKeys.structureDeployments(structureId) }),
   });
   const [args, setArgs] = useState('');
   const start = useMutation({
     mutationFn: () =>
-      data(
-        api.POST('/api/structures/{structure_id}/runs', {
-          params: { path },
-          body: { args: args.split('\n').filter((line) => line !== '') },
-        }),
+      startStructureRun(
+        structureId,
+        args.split('\n').filter((line) => line !== ''),
       ),
     onSuccess: (run) =>
       navigate({ to: '/runs/$kind/$runId', params: { kind: 'structure', runId: run.structure_run_id } }),

@@ -3,7 +3,8 @@
 import { keepPreviousData, useMutation, useQuery } from '@tanstack/react-query';
 import { Link, useNavigate } from '@tanstack/react-router';
 import { useState, type FormEvent } from 'react';
-import { api, data } from '../api/client';
+import { queryKeys } from '../api/query-keys';
+import { createStructure, listStructures } from '../api/structures';
 import { ErrorBox, Pager, Section, shortId, Time } from '../ui';
 
 export function StructuresPage() {
@@ -11,12 +12,12 @@ export function StructuresPage() {
   const [name, setName] = useState('');
   const navigate = useNavigate();
   const structures = useQuery({
-    queryKey: ['structures', page],
+    queryKey: queryKeys.structures(page),
     placeholderData: keepPreviousData,
-    queryFn: () => data(api.GET('/api/structures', { params: { query: { page, page_size: 25 } } })),
+    queryFn: () => listStructures(page),
   });
   const create = useMutation({
-    mutationFn: () => data(api.POST('/api/structures', { body: { name, code: { default: {} } } })),
+    mutationFn: () => createStructure(name),
     onSuccess: (s) => navigate({ to: '/structures/$structureId', params: { structureId: s.structure_id } }),
   });
   const submit = (e: FormEvent) => {
