@@ -5,6 +5,7 @@ import type { BlobStore } from '../src/blobs/blob-store';
 import type { Config } from '../src/config';
 import type { ModelDriver } from '../src/drivers/model/types';
 import type { Logger } from '../src/logger';
+import type { RunUpdatesHub } from '../src/persistence/run-updates-hub';
 import type { Sandbox } from '../src/runtime/sandbox/sandbox';
 import type { SecretBox } from '../src/security/secret-box';
 
@@ -20,4 +21,6 @@ export interface ActivityDeps {
   models: ModelDriver;
   /** The one path by which user code runs (Sandbox.open at worker start). */
   sandbox: Sandbox;
+  /** The worker's LISTEN connection: activities that wait for runs wake on their updates (src/jobs/await-end.ts). */
+  runUpdates?: RunUpdatesHub;
 }

@@ -1,14 +1,15 @@
 // Activities of the integration delivery workflow (integration-delivery-<uuid>): thin adapters over
 // src/services/integrations/ (delivery-work.ts: the terminal write and what a delivery starts; chat-answers.ts:
-// the assistants' answers posted back). Here: the heartbeating wait for the assistant runs, and a provider's
+// the assistants' answers posted back). Here: the wait for the assistant runs (the kernel's awaitEnd), and a provider's
 // failure turned into the ApplicationFailure the workflow reads.
-import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
+import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { ActivityDeps } from './deps';
 import type { DeliveryStatus } from '../src/persistence/entities/integration';
-import { postChatAnswers, someRunOpen } from '../src/services/integrations/chat-answers';
+import { postChatAnswers } from '../src/services/integrations/chat-answers';
 import { startDelivery } from '../src/services/integrations/deliveries';
+import { awaitEnd } from '../src/jobs/await-end';
 import { finishJob } from '../src/jobs/finish';
-import { INTEGRATION_DELIVERY } from '../src/jobs/kinds';
+import { INTEGRATION_DELIVERY, RUN_JOB } from '../src/jobs/kinds';
 import {
   DeliveryStepFailure,
   startDeliveryWork,
@@ -45,12 +46,11 @@ export function createIntegrationActivities(deps: ActivityDeps) {
     /** Waits (heartbeating) until every run has ended; a cancel stops the wait, not the runs. */
     async awaitAssistantRuns(input: { runIds: string[] }): Promise<void> {
       const ctx = Context.current();
-      for (;;) {
-        ctx.heartbeat();
-        if (!(await someRunOpen(ds, input.runIds))) return;
-        if (ctx.cancellationSignal.aborted) throw ctx.cancellationSignal.reason ?? new CancelledFailure('cancelled');
-        await ctx.sleep(500);
-      }
+      await awaitEnd(ds, RUN_JOB, input.runIds, {
+        hub: deps.runUpdates,
+        signal: ctx.cancellationSignal,
+        heartbeat: () => ctx.heartbeat(),
+      });
     },
 
     /** Posts each assistant's answer in the message's thread with the bot token (each answer once). */

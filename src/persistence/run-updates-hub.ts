@@ -1,4 +1,4 @@
-// One PostgreSQL connection per api process LISTENs on `run_updates` (payload: a run id and a time) and wakes the
+// One PostgreSQL connection per api process (and per worker, for the waits of its activities) LISTENs on `run_updates` (payload: a run id and a time) and wakes the
 // streams of that run in this process. Notifications only say "look again": streams always read the data
 // from the database, and re-check periodically too, so a lost notification (or a reconnect) costs latency,
 // never an event. Streams of an organization's run changes subscribe by organization: they wake on the
@@ -43,6 +43,8 @@ export class RunUpdatesHub {
   constructor(
     private readonly databaseUrl: string,
     private readonly log: Logger,
+    /** Its connection's application_name (the api's, or the worker's). */
+    private readonly applicationName = 'tarmac-api-listen',
   ) {}
 
   /** Connects and LISTENs; resolves once listening. */
@@ -89,7 +91,7 @@ export class RunUpdatesHub {
   }
 
   private async connect(): Promise<void> {
-    const client = new Client({ connectionString: this.databaseUrl, application_name: 'tarmac-api-listen' });
+    const client = new Client({ connectionString: this.databaseUrl, application_name: this.applicationName });
     client.on('notification', (msg) => {
       if (msg.channel === RUN_CHANNEL && msg.payload) {
         const { runId, sentAtMs, organizationId } = parseRunPayload(msg.payload);

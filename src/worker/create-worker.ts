@@ -6,6 +6,7 @@ import { createBlobStore } from '../blobs/create-blob-store';
 import { exportWorkflowStackTraces, type Config } from '../config';
 import { createModelDriver } from '../drivers/model';
 import type { Logger } from '../logger';
+import type { RunUpdatesHub } from '../persistence/run-updates-hub';
 import type { Sandbox } from '../runtime/sandbox/sandbox';
 import { workerTracingOptions } from '../observability/temporal-tracing';
 import type { Tracing } from '../observability/tracing';
@@ -17,7 +18,7 @@ export const WORKFLOWS_PATH = require.resolve('../../workflows');
 /** What activities are given, from the configuration and the process's connections (one way, for every worker). */
 export function activityDepsFor(
   config: Config,
-  connections: { ds: DataSource; temporal: Client; log: Logger; sandbox: Sandbox },
+  connections: { ds: DataSource; temporal: Client; log: Logger; sandbox: Sandbox; runUpdates?: RunUpdatesHub },
 ): ActivityDeps {
   if (!config.secretsKey) throw new Error('SECRETS_KEY is required by the worker');
   return {

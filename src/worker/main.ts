@@ -3,6 +3,7 @@ import { DefaultLogger, NativeConnection, Runtime, makeTelemetryFilterString } f
 import { loadConfig, requireRuntime, temporalAddress } from '../config';
 import { createLogger } from '../logger';
 import { createDataSource } from '../persistence/data-source';
+import { RunUpdatesHub } from '../persistence/run-updates-hub';
 import { connectClient, ensureSearchAttributes } from '../temporal/connection';
 import { ensureSchedule, SCHEDULES } from '../temporal/schedules';
 import { Sandbox, SandboxUnavailable } from '../runtime/sandbox/sandbox';
@@ -39,6 +40,8 @@ async function main() {
     poolSize: config.databasePoolSize,
   }).initialize();
   startProcessMetrics(ds);
+  const runUpdates = new RunUpdatesHub(config.databaseUrl, log, 'tarmac-worker-listen');
+  await runUpdates.start();
   const metricsServer =
     config.metrics.workerPort === undefined
       ? undefined
@@ -63,7 +66,7 @@ async function main() {
     connection,
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,
-    deps: activityDepsFor(config, { ds, temporal: client, log, sandbox }),
+    deps: activityDepsFor(config, { ds, temporal: client, log, sandbox, runUpdates }),
     shutdownGraceTime: config.shutdownGraceMs,
     tracing,
   });
@@ -80,6 +83,7 @@ async function main() {
   await sandbox.close();
   await connection.close();
   await client.connection.close();
+  await runUpdates.close();
   await ds.destroy();
   metricsServer?.close();
   await tracing?.shutdown();

@@ -8,6 +8,7 @@ import { DefaultLogger, makeTelemetryFilterString, NativeConnection, Runtime } f
 import { loadConfig, requireRuntime, temporalAddress } from '../../src/config';
 import { createLogger } from '../../src/logger';
 import { createDataSource } from '../../src/persistence/data-source';
+import { RunUpdatesHub } from '../../src/persistence/run-updates-hub';
 import { connectClient } from '../../src/temporal/connection';
 import { Sandbox } from '../../src/runtime/sandbox/sandbox';
 import { activityDepsFor, createWorker } from '../../src/worker/create-worker';
@@ -36,6 +37,8 @@ async function main() {
     applicationName: 'tarmac-drill-worker',
   }).initialize();
   startProcessMetrics(ds);
+  const runUpdates = new RunUpdatesHub(config.databaseUrl, log, 'tarmac-worker-listen');
+  await runUpdates.start();
   const metricsServer =
     config.metrics.workerPort === undefined
       ? undefined
@@ -56,7 +59,7 @@ async function main() {
     connection,
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,
-    deps: activityDepsFor(config, { ds, temporal: client, log, sandbox }),
+    deps: activityDepsFor(config, { ds, temporal: client, log, sandbox, runUpdates }),
     workflowBundle: { codePath: bundlePath },
     shutdownGraceTime: config.shutdownGraceMs,
     tracing,
@@ -68,6 +71,7 @@ async function main() {
   await sandbox.close();
   await connection.close();
   await client.connection.close();
+  await runUpdates.close();
   await ds.destroy();
   metricsServer?.close();
   await tracing?.shutdown();

@@ -213,7 +213,17 @@ export async function startStack(opts: { env?: Record<string, string>; inProcess
   });
   stops.unshift(() => sandbox.close());
   stops.unshift(() => stopSpawner()); // after the worker, which is stopped first
-  const activityDeps: ActivityDeps = activityDepsFor(config, { ds, temporal: env.client, log, sandbox });
+  // The worker's LISTEN connection, as src/worker/main.ts opens one.
+  const workerUpdates = new RunUpdatesHub(databaseUrl, log, 'tarmac-worker-listen');
+  await workerUpdates.start();
+  stops.unshift(() => workerUpdates.close());
+  const activityDeps: ActivityDeps = activityDepsFor(config, {
+    ds,
+    temporal: env.client,
+    log,
+    sandbox,
+    runUpdates: workerUpdates,
+  });
   const { box } = activityDeps;
   if (opts.inProcess !== false) {
     const worker = await runningWorker(env, config, activityDeps, workflowBundle);
@@ -323,6 +333,7 @@ export async function startWorker(config: Config): Promise<{ close: () => Promis
     temporal: s.env.client,
     log: createLogger(config.logLevel, 'test-worker'),
     sandbox: s.activityDeps.sandbox,
+    runUpdates: s.activityDeps.runUpdates,
   });
   return runningWorker(s.env, config, deps, s.workflowBundle);
 }

@@ -5,6 +5,7 @@
 // source no longer lists. Items are read and written several at a time, and their rows upserted by name in
 // batches (./asset-batch.ts), so a retried job (a worker killed mid-job) rewrites, never duplicates. A failing item is an entry of `errors[]` and the others go on; a source that cannot
 // list at all fails the job.
+import type { RunUpdatesHub } from '../../persistence/run-updates-hub';
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { Client } from '@temporalio/client';
@@ -35,6 +36,8 @@ export interface IngestDeps {
   config: Config;
   temporal: Client;
   log: Logger;
+  /** Where the worker listens for run updates (waits on a structure run wake on them). */
+  runUpdates?: RunUpdatesHub;
 }
 
 export interface IngestOutcome {

@@ -3,7 +3,7 @@
 // SUCCEEDED deployment), with an id derived from the job and the purpose, so a retried activity (a worker
 // killed mid-job) finds its run again instead of starting a second one. It executes in the job's execution slot
 // (`inParentSlot`), as an assistant's tool runs do in the assistant run's. The caller heartbeats while it waits;
-// a cancelled job cancels the run.
+// a cancelled job cancels the run. The wait is the kernel's awaitEnd.
 import { createHash } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import type { DataSource } from 'typeorm';
@@ -11,7 +11,10 @@ import type { Config } from '../../config';
 import { CodeResource, Run } from '../../persistence/entities';
 import { RUN_TERMINAL } from '../../persistence/entities/run';
 import { workflowStart } from '../../temporal/contracts';
+import { awaitEnd } from '../../jobs/await-end';
 import { insertAndStart } from '../../jobs/create';
+import { RUN_JOB } from '../../jobs/kinds';
+import type { RunUpdatesHub } from '../../persistence/run-updates-hub';
 import { signalCancel } from '../code/runs/cancellation';
 import { queuedCodeRun } from '../code/runs/structure-runs';
 
@@ -19,6 +22,8 @@ export interface StructureRunDeps {
   ds: DataSource;
   temporal: Client;
   config: Config;
+  /** Where the process listens for run updates: the wait wakes on them instead of polling. */
+  runUpdates?: RunUpdatesHub;
 }
 
 /** An error of one item (becomes an entry of the job's `errors[]`). */
@@ -39,8 +44,6 @@ export function derivedUuid(...parts: string[]): string {
   const x = h.subarray(0, 16).toString('hex');
   return `${x.slice(0, 8)}-${x.slice(8, 12)}-${x.slice(12, 16)}-${x.slice(16, 20)}-${x.slice(20)}`;
 }
-
-const POLL_MS = 200;
 
 /** Runs the structure (or finds the run of a previous attempt) and waits for its end; answers the ended run. */
 export async function runStructureAndWait(
@@ -90,18 +93,14 @@ export async function runStructureAndWait(
       }),
     });
   }
-  let cancelled = false;
-  while (!RUN_TERMINAL.includes(run.status)) {
-    if (opts.signal.aborted && !cancelled) {
-      cancelled = true;
-      await signalCancel(deps.temporal, run, 'data job cancelled');
-    }
-    if (opts.signal.aborted) throw opts.signal.reason ?? new Error('cancelled');
-    opts.beat();
-    await new Promise((r) => setTimeout(r, POLL_MS));
-    run = await runs.findOneByOrFail({ run_id: opts.runId });
+  if (RUN_TERMINAL.includes(run.status)) return run;
+  try {
+    await awaitEnd(deps.ds, RUN_JOB, [opts.runId], { hub: deps.runUpdates, signal: opts.signal, heartbeat: opts.beat });
+  } catch (err) {
+    if (opts.signal.aborted) await signalCancel(deps.temporal, run, 'data job cancelled');
+    throw err;
   }
-  return run;
+  return runs.findOneByOrFail({ run_id: opts.runId });
 }
 
 interface Artifact {

@@ -9,15 +9,6 @@ import { recordStarted } from './deliveries';
 import { loadDelivery, providerUnavailable, type DeliveryDeps } from './delivery-work';
 import { secretValue } from './handler';
 
-/** Whether any of these runs has not ended yet. */
-export async function someRunOpen(ds: DataSource, runIds: string[]): Promise<boolean> {
-  const open = await ds.query(
-    `SELECT 1 FROM runs WHERE run_id = ANY($1::uuid[]) AND NOT (status = ANY($2::text[])) LIMIT 1`,
-    [runIds, RUN_TERMINAL],
-  );
-  return open.length > 0;
-}
-
 /**
  * Posts each assistant's answer (or why there is none) in the message's thread; a refusal is recorded on
  * the delivery, an unreachable chat app throws DeliveryStepFailure (the step is tried again).

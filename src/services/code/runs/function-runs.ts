@@ -6,11 +6,12 @@ import type { DataSource } from 'typeorm';
 import type { Caller } from '../../caller';
 import { CodeResource, Run } from '../../../persistence/entities';
 import { readManifest } from '../../../runtime/manifest';
-import { isTerminal, readRun } from './lifecycle';
+import { readRun } from './lifecycle';
 import { createRunOf, RunsDeps, startRun } from './structure-runs';
-import { waitFor } from '../../../jobs/await-end';
+import { awaitEnd } from '../../../jobs/await-end';
+import { RUN_JOB } from '../../../jobs/kinds';
 import { heldByPausedQueue } from '../../../jobs/admission-waiting';
-import { runWakeUps, type RunUpdatesHub } from '../../../persistence/run-updates-hub';
+import type { RunUpdatesHub } from '../../../persistence/run-updates-hub';
 
 /** The event a handler receives. */
 export interface FunctionInput {
@@ -55,13 +56,14 @@ export async function startAndWait(
  * The run once it ended, waited for up to FUNCTION_EXECUTE_TIMEOUT_SECONDS; not while its queue is paused (it
  * would wait the whole way): then the run as it is, QUEUED.
  */
-function waitForEnd(deps: RunsDeps, run: Run): Promise<Run> {
-  return waitFor(
-    () => readRun(deps.ds, run.run_id),
-    (r) => isTerminal(r.status) || (r.status === 'QUEUED' && heldByPausedQueue(r.status_detail)),
-    deps.config.functionExecuteTimeoutSeconds * 1000,
-    runWakeUps(deps.runUpdates, run.run_id),
-  );
+async function waitForEnd(deps: RunsDeps, run: Run): Promise<Run> {
+  const [ended] = await awaitEnd(deps.ds, RUN_JOB, [run.run_id], {
+    read: async () => [await readRun(deps.ds, run.run_id)],
+    until: (r) => r.status === 'QUEUED' && heldByPausedQueue(r.status_detail),
+    timeoutMs: deps.config.functionExecuteTimeoutSeconds * 1000,
+    hub: deps.runUpdates,
+  });
+  return ended;
 }
 
 /** Build directories are immutable, so a deployment's runtime path never changes once read. */

@@ -4,6 +4,7 @@
 // under the connector's prefix. A source never writes to the lake itself and never throws for one bad item:
 // it yields a `SourceItemError` and goes on; it throws only when nothing can be listed at all (bad
 // credentials, an unreachable host), which fails the job with that message.
+import type { RunUpdatesHub } from '../../../persistence/run-updates-hub';
 import type { Client } from '@temporalio/client';
 import type { DataSource } from 'typeorm';
 import type { BlobStore } from '../../../blobs/blob-store';
@@ -73,6 +74,8 @@ export interface SourceDeps {
   config: Config;
   temporal: Client;
   log: Logger;
+  /** Where the worker listens for run updates (waits on a structure run wake on them). */
+  runUpdates?: RunUpdatesHub;
   connector: DataConnector;
   /** The job reading the source (ids derived from it make retried steps idempotent). */
   jobId: string;
