@@ -1,7 +1,7 @@
 // Deployment builds: where they live and for how long, their disk quotas, git sources, and what of this
 // process's environment they inherit.
 import path from 'node:path';
-import type { EnvReader } from './env';
+import type { EnvReader, JobLimits } from './env';
 
 const MiB = 1024 * 1024;
 
@@ -15,8 +15,8 @@ export interface BuildSettings {
    * node_modules), and bytes of an organization's pip/npm download cache (trimmed oldest first to it).
    */
   buildQuota: { diskBytes: number; cacheBytes: number };
-  /** Wall time of one deployment's build (a workflow timer). */
-  deploymentTimeLimitSeconds: number;
+  /** One deployment's build: its wall time (DEPLOYMENT_TIME_LIMIT_SECONDS, a workflow timer). */
+  deploymentJob: JobLimits;
   /** Base URL of the code host for `codehost` code locations: `<base>/<owner>/<name>.git`. */
   codehostBaseUrl: string;
   /** git sources, cloned inside the sandbox: bytes on disk (GIT_MAX_MB) and wall time (GIT_TIME_LIMIT_SECONDS). */
@@ -42,7 +42,7 @@ export function readBuilds(env: EnvReader, dataDir: string): BuildSettings {
       diskBytes: env.int('BUILD_DISK_MB', 4096, 1, 1024 * 1024) * MiB,
       cacheBytes: env.int('BUILD_CACHE_MB', 2048, 0, 1024 * 1024) * MiB,
     },
-    deploymentTimeLimitSeconds: env.int('DEPLOYMENT_TIME_LIMIT_SECONDS', 1800, 1),
+    deploymentJob: env.jobLimits('DEPLOYMENT_TIME_LIMIT_SECONDS', 1800),
     codehostBaseUrl: env.url('CODEHOST_BASE_URL', 'https://github.com'),
     git: {
       maxBytes: env.int('GIT_MAX_MB', 1024, 1, 1024 * 1024) * MiB,

@@ -1,10 +1,8 @@
 // Data connectors (docs/data-connectors.md): data jobs, the webscraper's fetches, and the outside providers
 // of the drive and wiki sources (src/services/data-connectors/sources).
-import type { EnvReader } from './env';
+import type { EnvReader, JobLimits } from './env';
 
 export interface DataConnectorsConfig {
-  /** Wall time of one data job (a workflow timer); past it the job ends FAILED. */
-  jobTimeLimitSeconds: number;
   /** Largest item a job stores; a larger one is a `TooLarge` entry of the job's errors (read no further). */
   maxItemBytes: number;
   /** Outside fetches (webscraper): per request, in seconds; redirects followed; the User-Agent sent. */
@@ -18,7 +16,9 @@ export interface DataConnectorsConfig {
 }
 
 export interface DataConnectorSettings {
-  /** Data jobs (docs/data-connectors.md): time limit, item cap, and how the webscraper fetches. */
+  /** One data job: its wall time (DATA_JOB_TIME_LIMIT_SECONDS, a workflow timer); past it the job ends FAILED. */
+  dataJob: JobLimits;
+  /** Data jobs (docs/data-connectors.md): item cap, and how the webscraper fetches. */
   dataConnectors: DataConnectorsConfig;
   /** The outside providers of data connector sources (src/services/data-connectors/sources). */
   dataSources: {
@@ -40,8 +40,8 @@ export interface DataConnectorSettings {
 
 export function readDataConnectors(env: EnvReader): DataConnectorSettings {
   return {
+    dataJob: env.jobLimits('DATA_JOB_TIME_LIMIT_SECONDS', 3600, 7 * 24 * 3600),
     dataConnectors: {
-      jobTimeLimitSeconds: env.int('DATA_JOB_TIME_LIMIT_SECONDS', 3600, 1, 7 * 24 * 3600),
       maxItemBytes: env.int('DATA_CONNECTOR_MAX_ITEM_BYTES', 50 * 1024 * 1024, 1024),
       fetchTimeoutSeconds: env.int('DATA_CONNECTOR_FETCH_TIMEOUT_SECONDS', 30, 1, 3600),
       maxRedirects: env.int('DATA_CONNECTOR_MAX_REDIRECTS', 5, 0, 20),

@@ -5,6 +5,15 @@ import { parseOutboundAllow, type HostPort, type OutboundAllow } from '../securi
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
+/**
+ * The limits of one kind of job (a run, a deployment, a data job...): every kind has this one shape, as
+ * `config.<kind>Job` in the section that owns the kind, read by EnvReader.jobLimits.
+ */
+export interface JobLimits {
+  /** Wall time of one job of the kind (a workflow timer); past it the job ends with TimeLimitExceeded. */
+  timeLimitSeconds: number;
+}
+
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
     super(`Invalid configuration:\n  - ${problems.join('\n  - ')}`);
@@ -49,6 +58,11 @@ export class EnvReader {
       return fallback;
     }
     return n;
+  }
+
+  /** A kind of job's limits: its wall time from `timeName` (`..._TIME_LIMIT_SECONDS`), in [1, maxSeconds]. */
+  jobLimits(timeName: string, fallbackSeconds: number, maxSeconds?: number): JobLimits {
+    return { timeLimitSeconds: this.int(timeName, fallbackSeconds, 1, maxSeconds) };
   }
 
   /** `true`/`false` (also 1/0, yes/no, on/off), any case. */

@@ -24,7 +24,7 @@ import { readSchedules, type ScheduleSettings } from './schedules';
 import { readSecrets, type SecretsSettings } from './secrets';
 import { readTemporal, type TemporalSettings } from './temporal';
 
-export { ConfigError, childEnv, EnvReader, type Env } from './env';
+export { ConfigError, childEnv, EnvReader, type Env, type JobLimits } from './env';
 export type { BlobS3Config } from './blobs';
 export type { BillingConfig } from './connections-billing';
 export type { DataConnectorsConfig } from './data-connectors';

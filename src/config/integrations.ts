@@ -1,5 +1,5 @@
 // Integration handlers (docs/integrations.md): the chat app and the code host app.
-import type { EnvReader } from './env';
+import type { EnvReader, JobLimits } from './env';
 
 export interface IntegrationSettings {
   integrations: {
@@ -7,13 +7,16 @@ export interface IntegrationSettings {
     ratePerMinute: number;
     /** Largest request body a handler reads; 413 beyond. */
     maxBodyBytes: number;
-    /** Wall time of one delivery's work (the workflow integration-delivery-<uuid>, a workflow timer). */
-    deliveryTimeLimitSeconds: number;
     /** The chat app's Web API (`<base>/chat.postMessage`). */
     chatappApiBaseUrl: string;
     /** The code host's REST API (`<base>/app/installations/{id}/access_tokens`). */
     codehostApiBaseUrl: string;
   };
+  /**
+   * One delivery's work (the workflow integration-delivery-<uuid>): its wall time
+   * (INTEGRATION_DELIVERY_TIME_LIMIT_SECONDS, a workflow timer).
+   */
+  integrationDeliveryJob: JobLimits;
 }
 
 export function readIntegrations(env: EnvReader): IntegrationSettings {
@@ -21,9 +24,9 @@ export function readIntegrations(env: EnvReader): IntegrationSettings {
     integrations: {
       ratePerMinute: env.int('INTEGRATION_RATE_LIMIT_PER_MINUTE', 120, 1, 1_000_000),
       maxBodyBytes: env.int('INTEGRATION_MAX_BODY_BYTES', 1024 * 1024, 1024, 100 * 1024 * 1024),
-      deliveryTimeLimitSeconds: env.int('INTEGRATION_DELIVERY_TIME_LIMIT_SECONDS', 3600, 1, 7 * 24 * 3600),
       chatappApiBaseUrl: env.url('CHATAPP_API_BASE_URL', 'https://slack.com/api'),
       codehostApiBaseUrl: env.url('CODEHOST_API_BASE_URL', 'https://api.github.com'),
     },
+    integrationDeliveryJob: env.jobLimits('INTEGRATION_DELIVERY_TIME_LIMIT_SECONDS', 3600, 7 * 24 * 3600),
   };
 }

@@ -1,6 +1,6 @@
 // Model providers (OpenAI-compatible, src/drivers/model) and the work that calls them: assistant runs, chat
 // messages, knowledge base jobs.
-import type { EnvReader } from './env';
+import type { EnvReader, JobLimits } from './env';
 import { readModelInputs, type ModelInputs } from './model-inputs';
 
 export interface ModelsConfig {
@@ -27,10 +27,13 @@ export interface ModelSettings {
   models: ModelsConfig;
   /** Model calls per assistant run; a run still calling functions after that many ends FAILED. */
   assistantMaxSteps: number;
-  /** Wall time of one chat message exchange (a workflow timer); the non-streaming route waits about this long. */
-  chatTimeLimitSeconds: number;
-  /** Wall time of one knowledge base job (a workflow timer); past it the job ends FAILED. */
-  knowledgeBaseJobTimeLimitSeconds: number;
+  /**
+   * One chat message exchange: its wall time (CHAT_MESSAGE_TIME_LIMIT_SECONDS, a workflow timer); the
+   * non-streaming route waits about this long.
+   */
+  chatMessageJob: JobLimits;
+  /** One knowledge base job: its wall time (KNOWLEDGE_BASE_JOB_TIME_LIMIT_SECONDS, a workflow timer); then FAILED. */
+  knowledgeBaseJob: JobLimits;
   /**
    * A knowledge base job's text extraction, on threads of its own
    * (src/services/knowledge/documents/extract-isolated.ts): the heap of one thread (MiB), the wall time of one
@@ -54,8 +57,8 @@ export function readModels(env: EnvReader): ModelSettings {
       maxRetries: env.int('MODEL_MAX_RETRIES', 2, 0, 10),
     },
     assistantMaxSteps: env.int('ASSISTANT_MAX_STEPS', 8, 1, 100),
-    chatTimeLimitSeconds: env.int('CHAT_MESSAGE_TIME_LIMIT_SECONDS', 900, 1, 24 * 3600),
-    knowledgeBaseJobTimeLimitSeconds: env.int('KNOWLEDGE_BASE_JOB_TIME_LIMIT_SECONDS', 3600, 1, 7 * 24 * 3600),
+    chatMessageJob: env.jobLimits('CHAT_MESSAGE_TIME_LIMIT_SECONDS', 900, 24 * 3600),
+    knowledgeBaseJob: env.jobLimits('KNOWLEDGE_BASE_JOB_TIME_LIMIT_SECONDS', 3600, 7 * 24 * 3600),
     documentExtraction: {
       memoryMb: env.int('EXTRACTION_MEMORY_MB', 1024, 64, 64 * 1024),
       timeSeconds: env.int('EXTRACTION_TIME_LIMIT_SECONDS', 300, 1, 24 * 3600),

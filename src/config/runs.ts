@@ -1,6 +1,6 @@
 // Runtime limits of code runs, and how the worker runs them: wall time, memory, output; the worker's slots and
 // each organization's share; liveness, stopping, and output the database does not take at once.
-import type { EnvReader } from './env';
+import type { EnvReader, JobLimits } from './env';
 
 export interface ExecutionConfig {
   /** Activities one worker runs at once (its activity task slots); a run or build holds one while it executes. */
@@ -13,9 +13,10 @@ export interface ExecutionConfig {
 }
 
 export interface RunSettings {
+  /** One run (code, assistant): its wall time (RUN_TIME_LIMIT_SECONDS, a workflow timer); past it the run ends ERROR. */
+  runJob: JobLimits;
+  /** What one run's processes may take. */
   runLimits: {
-    /** Wall time of one run (a workflow timer); a run past it ends ERROR. */
-    timeSeconds: number;
     /** Memory of the whole run or build (its control group: every process and its tmpfs mounts), in MiB. */
     memoryMb: number;
     /** stdout+stderr kept per run; past it the run ends ERROR. */
@@ -40,8 +41,8 @@ export interface RunSettings {
 
 export function readRuns(env: EnvReader, publicBaseUrl: string): RunSettings {
   return {
+    runJob: env.jobLimits('RUN_TIME_LIMIT_SECONDS', 3600),
     runLimits: {
-      timeSeconds: env.int('RUN_TIME_LIMIT_SECONDS', 3600, 1),
       memoryMb: env.int('RUN_MEMORY_LIMIT_MB', 2048, 64),
       logBytes: env.int('RUN_LOG_LIMIT_BYTES', 10 * 1024 * 1024, 1024),
       // Results travel through Temporal's history (payloads up to 2 MiB): 1.5 MiB at most.

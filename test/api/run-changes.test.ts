@@ -179,7 +179,7 @@ describe('GET /api/runs/{run_id}/limits', () => {
       run_id: structureRun.run_id,
       kind: 'function',
       recorded: false,
-      time_limit_seconds: config.runLimits.timeSeconds,
+      time_limit_seconds: config.runJob.timeLimitSeconds,
       sandbox: config.sandbox.mode,
       memory_mb: config.runLimits.memoryMb,
       log_bytes: config.runLimits.logBytes,
@@ -202,7 +202,7 @@ describe('GET /api/runs/{run_id}/limits', () => {
       run_id: assistantRun.run_id,
       kind: 'assistant',
       recorded: false,
-      time_limit_seconds: config.runLimits.timeSeconds,
+      time_limit_seconds: config.runJob.timeLimitSeconds,
     });
 
     const other = await newTenant('run-limits-other');

@@ -87,9 +87,9 @@ describe('console (browser): live lists of runs', function () {
     await c.open(`/runs/structure/${runId}`);
     const facts = page.locator('dl.facts');
     await facts.getByTestId('attempt').filter({ hasText: '1' }).waitFor();
-    const { runLimits, sandbox } = getStack().config;
+    const { runJob, runLimits, sandbox } = getStack().config;
     const limits = facts.getByTestId('limits');
-    await limits.filter({ hasText: `time ${runLimits.timeSeconds} s` }).waitFor();
+    await limits.filter({ hasText: `time ${runJob.timeLimitSeconds} s` }).waitFor();
     const text = await limits.textContent();
     expect(text).to.contain(`memory ${runLimits.memoryMb} MiB`);
     expect(text).to.contain(`sandbox ${sandbox.mode}`);

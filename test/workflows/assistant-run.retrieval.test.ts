@@ -97,7 +97,7 @@ describe('assistant run retrieval functions', function () {
           model: `local/${model}`,
         });
         await embeddingArrived();
-        await skipWhileActivityRuns(ts.env, (config.runLimits.timeSeconds + 1) * 1000);
+        await skipWhileActivityRuns(ts.env, (config.runJob.timeLimitSeconds + 1) * 1000);
         const status = await ts.env.client.workflow.getHandle(workflowIdOf('assistant-run', run.run_id)).result();
         expect(status).to.equal('ERROR');
         const after = await ds.getRepository(Run).findOneByOrFail({ run_id: run.run_id });

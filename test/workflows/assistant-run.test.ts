@@ -49,13 +49,13 @@ describe('assistant run workflow', function () {
         );
         const request = await provider.waitForRequest(model);
         await request.stalled;
-        await skipWhileActivityRuns(ts.env, (config.runLimits.timeSeconds + 1) * 1000);
+        await skipWhileActivityRuns(ts.env, (config.runJob.timeLimitSeconds + 1) * 1000);
         const status = await ts.env.client.workflow.getHandle(workflowIdOf('assistant-run', run.run_id)).result();
         expect(status).to.equal('ERROR');
         const after = await ds.getRepository(Run).findOneByOrFail({ run_id: run.run_id });
         expect(after.status_detail).to.deep.equal({
           reason: 'TimeLimitExceeded',
-          error: `Run exceeded its time limit of ${config.runLimits.timeSeconds} s`,
+          error: `Run exceeded its time limit of ${config.runJob.timeLimitSeconds} s`,
         });
         expect(await request.ended).to.equal('disconnected');
       });

@@ -62,17 +62,17 @@ describe('structure run workflow', function () {
         const handle = ts.env.client.workflow.getHandle(workflowIdOf('structure-run', run.run_id));
         const wallClock = Date.now();
         const skippedFrom = await ts.env.currentTimeMs();
-        await skipWhileActivityRuns(ts.env, (config.runLimits.timeSeconds + 1) * 1000);
+        await skipWhileActivityRuns(ts.env, (config.runJob.timeLimitSeconds + 1) * 1000);
         const skippedMs = (await ts.env.currentTimeMs()) - skippedFrom;
         const status = await handle.result();
         console.log(`      skipped ${skippedMs / 1000} s of server time in ${Date.now() - wallClock} ms`);
-        expect(skippedMs).to.be.at.least(config.runLimits.timeSeconds * 1000);
+        expect(skippedMs).to.be.at.least(config.runJob.timeLimitSeconds * 1000);
         expect(Date.now() - wallClock).to.be.lessThan(30_000);
         expect(status).to.equal('ERROR');
         const after = await ds.getRepository(Run).findOneByOrFail({ run_id: run.run_id });
         expect(after.status_detail).to.deep.equal({
           reason: 'TimeLimitExceeded',
-          error: `Run exceeded its time limit of ${config.runLimits.timeSeconds} s`,
+          error: `Run exceeded its time limit of ${config.runJob.timeLimitSeconds} s`,
         });
         expect(runAlive(run.run_id)).to.equal(false);
       });

@@ -105,14 +105,14 @@ describe('data job workflow', function () {
         const job = (await startDataJob({ ds, temporal: ts.env.client, config: limits }, caller, connector))!;
         await untilRequested(site, '/slow-limit');
         const wallClock = Date.now();
-        await skipWhileActivityRuns(ts.env, (config.dataConnectors.jobTimeLimitSeconds + 1) * 1000);
+        await skipWhileActivityRuns(ts.env, (config.dataJob.timeLimitSeconds + 1) * 1000);
         const handle = ts.env.client.workflow.getHandle(workflowIdOf('data-job', job.data_job_id));
         expect(await handle.result()).to.equal('FAILED');
         expect(Date.now() - wallClock).to.be.lessThan(30_000);
         const after = await ds.getRepository(DataJob).findOneByOrFail({ data_job_id: job.data_job_id });
         expect(after.status_detail).to.deep.include({
           reason: 'TimeLimitExceeded',
-          message: `Job exceeded its time limit of ${config.dataConnectors.jobTimeLimitSeconds} s`,
+          message: `Job exceeded its time limit of ${config.dataJob.timeLimitSeconds} s`,
         });
         expect(after.completed_at).to.be.instanceOf(Date);
       });

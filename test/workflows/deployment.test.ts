@@ -62,16 +62,16 @@ describe('deployment workflow', function () {
         const handle = ts.env.client.workflow.getHandle(workflowIdOf('deployment', deploymentId));
         const wallClock = Date.now();
         const skippedFrom = await ts.env.currentTimeMs();
-        await skipWhileActivityRuns(ts.env, (stackConfig.deploymentTimeLimitSeconds + 1) * 1000);
+        await skipWhileActivityRuns(ts.env, (stackConfig.deploymentJob.timeLimitSeconds + 1) * 1000);
         // Measured before result(): once the workflow closes, the test server's clock jumps far ahead.
         const skippedMs = (await ts.env.currentTimeMs()) - skippedFrom;
         expect(await handle.result()).to.equal('ERROR');
-        expect(skippedMs).to.be.at.least(stackConfig.deploymentTimeLimitSeconds * 1000);
+        expect(skippedMs).to.be.at.least(stackConfig.deploymentJob.timeLimitSeconds * 1000);
         expect(Date.now() - wallClock, 'without waiting for the limit').to.be.lessThan(30_000);
         const row = await ds.getRepository(Deployment).findOneByOrFail({ deployment_id: deploymentId });
         expect(row.status_detail).to.deep.equal({
           reason: 'TimeLimitExceeded',
-          message: `Deployment exceeded its time limit of ${stackConfig.deploymentTimeLimitSeconds} s`,
+          message: `Deployment exceeded its time limit of ${stackConfig.deploymentJob.timeLimitSeconds} s`,
         });
         expect(row.completed_at).to.be.instanceOf(Date);
         expect(running(marker), 'the build script was killed').to.equal(false);

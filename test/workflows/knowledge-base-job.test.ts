@@ -57,7 +57,7 @@ describe('knowledge base job workflow', function () {
         const job = await createJob({ ds, temporal: ts.env.client, config: limits }, caller, knowledgeBaseId);
         await embeddingArrived();
         const wallClock = Date.now();
-        await skipWhileActivityRuns(ts.env, (config.knowledgeBaseJobTimeLimitSeconds + 1) * 1000);
+        await skipWhileActivityRuns(ts.env, (config.knowledgeBaseJob.timeLimitSeconds + 1) * 1000);
         const handle = ts.env.client.workflow.getHandle(workflowIdOf('knowledge-base-job', job.knowledge_base_job_id));
         expect(await handle.result()).to.equal('FAILED');
         expect(Date.now() - wallClock).to.be.lessThan(30_000);
@@ -66,7 +66,7 @@ describe('knowledge base job workflow', function () {
         });
         expect(after.status_detail).to.deep.include({
           reason: 'TimeLimitExceeded',
-          message: `Job exceeded its time limit of ${config.knowledgeBaseJobTimeLimitSeconds} s`,
+          message: `Job exceeded its time limit of ${config.knowledgeBaseJob.timeLimitSeconds} s`,
         });
         expect(after.completed_at).to.be.instanceOf(Date);
       });

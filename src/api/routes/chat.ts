@@ -330,7 +330,7 @@ route({
       if (ended === 'client-gone') return undefined; // nobody to answer
       throw serviceUnavailable(
         ended === 'timeout'
-          ? `No answer within ${deps.config.chatTimeLimitSeconds} s (CHAT_MESSAGE_TIME_LIMIT_SECONDS); the exchange was cancelled`
+          ? `No answer within ${deps.config.chatMessageJob.timeLimitSeconds} s (CHAT_MESSAGE_TIME_LIMIT_SECONDS); the exchange was cancelled`
           : 'The api is shutting down; the exchange was cancelled: retry',
       );
     } finally {

@@ -125,7 +125,7 @@ export async function createAssistantRun(
     undo: (em) => em.query(`DELETE FROM runs WHERE run_id = $1`, [runId]),
     start: workflowStart.assistantRun({
       runId,
-      timeLimitSeconds: deps.config.runLimits.timeSeconds,
+      timeLimitSeconds: deps.config.runJob.timeLimitSeconds,
       heartbeatTimeoutSeconds: deps.config.runProcess.heartbeatTimeoutSeconds,
       maxSteps: deps.config.assistantMaxSteps,
       ...(retryPolicy ? { retryPolicy } : {}),

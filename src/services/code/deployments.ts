@@ -170,7 +170,7 @@ export async function planDeployment(
     commitSha: req.commitSha,
     // Workflow inputs are kept in Temporal's history: the token travels sealed, bound to this deployment.
     sealedAccessToken: req.accessToken ? sealAccessToken(deps.box, deploymentId, req.accessToken) : undefined,
-    timeLimitSeconds: deps.config.deploymentTimeLimitSeconds,
+    timeLimitSeconds: deps.config.deploymentJob.timeLimitSeconds,
     heartbeatTimeoutSeconds: deps.config.runProcess.heartbeatTimeoutSeconds,
   };
   return { row, input };

@@ -70,7 +70,7 @@ export async function createChatMessage(
     undo: (em) => em.query(`DELETE FROM runs WHERE run_id = $1`, [runId]),
     start: workflowStart.chatMessage({
       runId,
-      timeLimitSeconds: deps.config.chatTimeLimitSeconds,
+      timeLimitSeconds: deps.config.chatMessageJob.timeLimitSeconds,
       heartbeatTimeoutSeconds: deps.config.runProcess.heartbeatTimeoutSeconds,
     }),
   });
@@ -138,7 +138,10 @@ export async function waitForChatAnswer(
       deps.runUpdates?.subscribe(runId, { update: () => void check(), close: () => done('shutdown') }) ??
       (() => undefined);
     const recheck = setInterval(() => void check(), deps.config.sse.recheckMs);
-    const deadline = setTimeout(() => done('timeout'), deps.config.chatTimeLimitSeconds * 1000 + WAIT_MARGIN_MS);
+    const deadline = setTimeout(
+      () => done('timeout'),
+      deps.config.chatMessageJob.timeLimitSeconds * 1000 + WAIT_MARGIN_MS,
+    );
     signal.addEventListener('abort', onAbort, { once: true });
     void check();
   });

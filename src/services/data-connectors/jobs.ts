@@ -94,7 +94,7 @@ export async function startDataJob(
       },
       start: workflowStart.dataJob({
         jobId: job.data_job_id,
-        timeLimitSeconds: deps.config.dataConnectors.jobTimeLimitSeconds,
+        timeLimitSeconds: deps.config.dataJob.timeLimitSeconds,
         heartbeatTimeoutSeconds: deps.config.runProcess.heartbeatTimeoutSeconds,
       }),
     });

@@ -85,7 +85,7 @@ export async function runStructureAndWait(
       insert: (em) => em.getRepository(Run).save(row),
       start: workflowStart.codeRun({
         runId: row.run_id,
-        timeLimitSeconds: deps.config.runLimits.timeSeconds,
+        timeLimitSeconds: deps.config.runJob.timeLimitSeconds,
         heartbeatTimeoutSeconds: deps.config.runProcess.heartbeatTimeoutSeconds,
         ...(row.retry_policy ? { retryPolicy: row.retry_policy } : {}),
         // The job that waits for it holds an execution slot: counting the run too could leave both waiting.

@@ -236,7 +236,7 @@ async function queue(deps: HandlerDeps, integration: Integration, record: Delive
       insert: (em) => em.getRepository(IntegrationDelivery).insert(row as QueryDeepPartialEntity<IntegrationDelivery>),
       start: workflowStart.integrationDelivery({
         deliveryId: row.delivery_id,
-        timeLimitSeconds: deps.config.integrations.deliveryTimeLimitSeconds,
+        timeLimitSeconds: deps.config.integrationDeliveryJob.timeLimitSeconds,
         heartbeatTimeoutSeconds: deps.config.runProcess.heartbeatTimeoutSeconds,
       }),
     });

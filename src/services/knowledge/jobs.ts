@@ -89,7 +89,7 @@ export async function createJob(deps: JobDeps, caller: Caller, knowledgeBaseId: 
     },
     start: workflowStart.knowledgeBaseJob({
       jobId: job.knowledge_base_job_id,
-      timeLimitSeconds: deps.config.knowledgeBaseJobTimeLimitSeconds,
+      timeLimitSeconds: deps.config.knowledgeBaseJob.timeLimitSeconds,
       heartbeatTimeoutSeconds: deps.config.runProcess.heartbeatTimeoutSeconds,
     }),
   });

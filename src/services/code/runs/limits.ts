@@ -11,12 +11,12 @@ export type { RunLimits };
 
 const MiB = 1024 * 1024;
 
-type LimitsConfig = Pick<Config, 'runLimits' | 'sandbox' | 'chatTimeLimitSeconds'>;
+type LimitsConfig = Pick<Config, 'runJob' | 'runLimits' | 'sandbox' | 'chatMessageJob'>;
 
 /** The limits `run` executes under with the settings `config`. */
 export function limitsOfRun(config: LimitsConfig, run: Pick<Run, 'kind'>): RunLimits {
-  if (run.kind === 'chat') return { time_limit_seconds: config.chatTimeLimitSeconds };
-  const time = { time_limit_seconds: config.runLimits.timeSeconds };
+  if (run.kind === 'chat') return { time_limit_seconds: config.chatMessageJob.timeLimitSeconds };
+  const time = { time_limit_seconds: config.runJob.timeLimitSeconds };
   if (run.kind === 'assistant') return time;
   const { runLimits: r, sandbox: s } = config;
   const userCode: RunLimits = {

@@ -143,7 +143,7 @@ export async function createRunOf(
 const codeRunStart = (deps: RunsDeps, run: Run) =>
   workflowStart.codeRun({
     runId: run.run_id,
-    timeLimitSeconds: deps.config.runLimits.timeSeconds,
+    timeLimitSeconds: deps.config.runJob.timeLimitSeconds,
     heartbeatTimeoutSeconds: deps.config.runProcess.heartbeatTimeoutSeconds,
     ...(run.retry_policy ? { retryPolicy: run.retry_policy } : {}),
   });
