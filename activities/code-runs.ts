@@ -29,7 +29,7 @@ import { markRetrying } from '../src/services/code/runs/retries';
 import { CgroupUnavailable } from '../src/runtime/sandbox/cgroups';
 import type { SandboxIdentity } from '../src/runtime/sandbox/sandbox-types';
 import { sandboxSetupFailure } from '../src/runtime/sandbox/setup-failure';
-import { heartbeatEveryMs } from './heartbeat';
+import { heartbeatEveryMs, shutdownFailure } from './heartbeat';
 
 /**
  * What a process activity records in its heartbeats: enough for a retry to find what it left behind. The first
@@ -234,10 +234,7 @@ export function createCodeRunActivities(deps: ActivityDeps) {
       } catch (err) {
         // A worker shutting down is not a cancellation of the run: fail this attempt so that the retry (on
         // another worker) records what happened.
-        if (err instanceof CancelledFailure && err.message === 'WORKER_SHUTDOWN') {
-          throw ApplicationFailure.retryable('The worker running this run shut down', 'WorkerShutdown');
-        }
-        throw err;
+        throw shutdownFailure(err, 'this run') ?? err;
       } finally {
         // Nothing of the run outlives it: its group is emptied and removed, and the uid is reused only once
         // /proc shows none of its processes (the lease is held until then). Not awaited: that check batches

@@ -10,7 +10,7 @@ import { finishJob } from '../src/jobs/finish';
 import { DATA_JOB } from '../src/jobs/kinds';
 import { startJob } from '../src/jobs/start';
 import type { ScheduledJobInput, ScheduledJobOutcome } from '../src/temporal/contracts';
-import { heartbeatEveryMs } from './heartbeat';
+import { withHeartbeats } from './heartbeat';
 
 export function createDataJobActivities(deps: ActivityDeps) {
   const { ds, log } = deps;
@@ -23,22 +23,11 @@ export function createDataJobActivities(deps: ActivityDeps) {
     /** Lists, reads, transforms and stores every item of the connector; per-item failures become `errors[]`. */
     async ingestDataJob(input: { jobId: string }): Promise<DataJobEnding> {
       const ctx = Context.current();
-      const beat = () => ctx.heartbeat();
-      const heartbeats = setInterval(beat, heartbeatEveryMs(ctx));
       try {
-        return await ingestDataJob(deps, input.jobId, { signal: ctx.cancellationSignal, beat });
+        return await withHeartbeats((beat, signal) => ingestDataJob(deps, input.jobId, { signal, beat }));
       } catch (err) {
-        if (ctx.cancellationSignal.aborted) {
-          const reason = ctx.cancellationSignal.reason;
-          if (reason instanceof CancelledFailure && reason.message === 'WORKER_SHUTDOWN') {
-            throw ApplicationFailure.retryable('The worker running this step shut down', 'WorkerShutdown');
-          }
-          throw reason ?? err;
-        }
-        log.warn({ err, jobId: input.jobId }, 'data job failed');
+        if (!ctx.cancellationSignal.aborted) log.warn({ err, jobId: input.jobId }, 'data job failed');
         throw err;
-      } finally {
-        clearInterval(heartbeats);
       }
     },
 

@@ -24,7 +24,7 @@ import type { DeploymentInput } from '../src/temporal/contracts';
 import { DEPLOYMENT_JOB } from '../src/jobs/kinds';
 import { goesOn, startJob } from '../src/jobs/start';
 import { outboundPolicyFor } from '../src/security/outbound-policy';
-import { heartbeatEveryMs } from './heartbeat';
+import { heartbeatEveryMs, shutdownFailure } from './heartbeat';
 
 /** Bytes of build output kept in status_detail.build_output_tail. */
 const OUTPUT_TAIL_BYTES = 4096;
@@ -175,9 +175,8 @@ export function createDeploymentActivities({ ds, config, blobs, box, log, sandbo
           };
         }
         // A worker shutting down is not the deployment's end: fail this attempt so a retry (elsewhere) builds it.
-        if (err instanceof CancelledFailure && err.message === 'WORKER_SHUTDOWN') {
-          throw ApplicationFailure.retryable('The worker building this deployment shut down', 'WorkerShutdown');
-        }
+        const shutdown = shutdownFailure(err, 'this deployment');
+        if (shutdown) throw shutdown;
         if (!(err instanceof CancelledFailure))
           log.warn({ err, deploymentId: input.deploymentId, output: output.text() }, 'deployment build fault');
         throw err;

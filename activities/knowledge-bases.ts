@@ -16,7 +16,7 @@ import { startJob } from '../src/jobs/start';
 import type { KnowledgeBaseJobEnding, KnowledgeBaseQueryInput } from '../src/temporal/contracts';
 import { MODEL_FAILURE_TYPE } from './model-call';
 import { outboundPolicyFor } from '../src/security/outbound-policy';
-import { heartbeatEveryMs } from './heartbeat';
+import { withHeartbeats } from './heartbeat';
 
 /** A ModelError as the failure the workflow records (not retried: the same request would fail the same way). */
 export function modelFailure(err: ModelError) {
@@ -62,27 +62,15 @@ export function createKnowledgeBaseActivities(deps: ActivityDeps) {
     /** Ingests every covered asset; per-asset failures become `errors[]`. Heartbeats throughout. */
     async ingestKnowledgeBase(input: { jobId: string }): Promise<KnowledgeBaseJobEnding> {
       const ctx = Context.current();
-      const beat = () => ctx.heartbeat();
-      const heartbeats = setInterval(beat, heartbeatEveryMs(ctx));
       try {
-        return await ingestKnowledgeBaseJob(deps, input.jobId, {
-          signal: ctx.cancellationSignal,
-          beat,
-          openStore: storeOf,
-        });
+        return await withHeartbeats((beat, signal) =>
+          ingestKnowledgeBaseJob(deps, input.jobId, { signal, beat, openStore: storeOf }),
+        );
       } catch (err) {
-        if (ctx.cancellationSignal.aborted) {
-          const reason = ctx.cancellationSignal.reason;
-          if (reason instanceof CancelledFailure && reason.message === 'WORKER_SHUTDOWN') {
-            throw ApplicationFailure.retryable('The worker running this step shut down', 'WorkerShutdown');
-          }
-          throw reason ?? err;
-        }
+        if (ctx.cancellationSignal.aborted) throw err;
         if (err instanceof ModelError) throw modelFailure(err);
         log.warn({ err, jobId: input.jobId }, 'knowledge base job failed');
         throw err;
-      } finally {
-        clearInterval(heartbeats);
       }
     },
 

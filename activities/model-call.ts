@@ -3,13 +3,13 @@
 // deltas become run events written in batches (RunEventWriter: tokens never pass through workflow
 // history), and failures become the ApplicationFailure types the workflows turn into run endings
 // (MODEL_FAILED_TYPES in workflows/run-scope.ts).
-import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
+import { ApplicationFailure, Context } from '@temporalio/activity';
 import { ApplicationFailureCategory } from '@temporalio/common';
 import type { ActivityDeps } from './deps';
 import { Completion, CompletionDelta, CompletionRequest, ModelError, ModelErrorKind } from '../src/drivers/model/types';
 import { RunEventWriter } from '../src/services/code/runs/event-writer';
 import type { NewEvent } from '../src/services/code/runs/state';
-import { heartbeatEveryMs } from './heartbeat';
+import { withHeartbeats } from './heartbeat';
 
 /** ApplicationFailure type per ModelError kind; MODEL_FAILED_TYPES (workflows/run-scope.ts) decides FAILED or ERROR from it. */
 export const MODEL_FAILURE_TYPE: Record<ModelErrorKind, string> = {
@@ -38,28 +38,29 @@ export async function callModel(
     );
   }
   let streamed = false;
-  const beat = () => ctx.heartbeat({ streamed });
-  const heartbeats = setInterval(beat, heartbeatEveryMs(ctx));
   const events = new RunEventWriter(deps.ds, runId);
   try {
-    const completion = await deps.models.complete({ ...request, signal: ctx.cancellationSignal }, (delta) => {
-      if (!streamed) {
-        streamed = true;
-        beat();
-      }
-      for (const event of eventsOf(delta)) events.push(event);
-    });
-    await events.drain();
-    return completion;
+    return await withHeartbeats(
+      async (beat, signal) => {
+        try {
+          const completion = await deps.models.complete({ ...request, signal }, (delta) => {
+            if (!streamed) {
+              streamed = true;
+              beat();
+            }
+            for (const event of eventsOf(delta)) events.push(event);
+          });
+          await events.drain();
+          return completion;
+        } catch (err) {
+          await events.drain().catch(() => undefined);
+          throw err;
+        }
+      },
+      { details: () => ({ streamed }) },
+    );
   } catch (err) {
-    await events.drain().catch(() => undefined);
-    const reason = ctx.cancellationSignal.reason;
-    if (ctx.cancellationSignal.aborted) {
-      if (reason instanceof CancelledFailure && reason.message === 'WORKER_SHUTDOWN') {
-        throw ApplicationFailure.retryable('The worker running this step shut down', 'WorkerShutdown');
-      }
-      throw reason ?? err;
-    }
+    if (ctx.cancellationSignal.aborted) throw err;
     if (err instanceof ModelError) {
       // Benign: an expected outcome the run records, not a worker problem to log as one.
       throw ApplicationFailure.create({
@@ -71,7 +72,5 @@ export async function callModel(
     }
     deps.log.warn({ err, runId }, 'model call failed');
     throw err;
-  } finally {
-    clearInterval(heartbeats);
   }
 }
