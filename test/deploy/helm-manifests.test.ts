@@ -4,7 +4,6 @@
 import { expect } from 'chai';
 import { find, render, REQUIRED_VALUES, type Manifest } from '../harness/deploy-tools';
 
-/* eslint-disable @typescript-eslint/no-explicit-any -- manifests are read field by field, as YAML */
 const spec = (m: Manifest) => m.spec as any;
 const pod = (m: Manifest) => spec(m).template.spec;
 const container = (m: Manifest) => pod(m).containers[0];
