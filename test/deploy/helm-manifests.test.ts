@@ -2,7 +2,7 @@
 // pod per sandbox mode (docs/security.md), its drain time against SHUTDOWN_GRACE_MS, the migrations hook, the
 // probes, the Services against the pods and ports they point at, and the CRDs kubeconform cannot check.
 import { expect } from 'chai';
-import { find, render, REQUIRED_VALUES, type Manifest } from '../harness/deploy-tools';
+import { find, render, REQUIRED_VALUES, template, type Manifest } from '../harness/deploy-tools';
 
 const spec = (m: Manifest) => m.spec as any;
 const pod = (m: Manifest) => spec(m).template.spec;
@@ -58,13 +58,30 @@ describe('deploy: the Helm chart templates', function () {
       }
     });
 
-    it('reaches the api by its Service, keeps builds in a sized emptyDir, serves /metrics on its port', () => {
+    it('reaches the api by its Service, serves /metrics on its port', () => {
       const worker = find(defaults, 'Deployment', '-worker');
       const api = find(defaults, 'Service', '-api');
       expect(envOf(worker).RUN_API_BASE_URL).to.equal(`http://${api.metadata.name}:${spec(api).ports[0].port}`);
-      expect(pod(worker).volumes).to.deep.include({ name: 'builds', emptyDir: { sizeLimit: '20Gi' } });
       expect(envOf(worker).WORKER_METRICS_PORT).to.equal('9464');
       expect(container(worker).livenessProbe.tcpSocket).to.deep.equal({ port: 'metrics' });
+    });
+
+    it('shares BUILD_DIR between workers on a claim, and refuses more than one worker without one', () => {
+      expect(pod(find(defaults, 'Deployment', '-worker')).volumes).to.deep.include({
+        name: 'builds',
+        emptyDir: { sizeLimit: '20Gi' },
+      });
+      for (const manifests of [root, rootless])
+        expect(pod(find(manifests, 'Deployment', '-worker')).volumes).to.deep.include({
+          name: 'builds',
+          persistentVolumeClaim: { claimName: 'tarmac-builds' },
+        });
+      const sets: Record<string, string>[] = [{ 'worker.replicas': '2' }, { 'worker.keda.enabled': 'true' }];
+      for (const set of sets) {
+        const r = template([], { ...REQUIRED_VALUES, ...set });
+        expect(r.status, JSON.stringify(set)).to.not.equal(0);
+        expect(r.stderr).to.include('worker.builds.existingClaim is required with more than one worker');
+      }
     });
 
     it('has a PodDisruptionBudget over its pods, and KEDA scaling it on the busy activity slots', () => {

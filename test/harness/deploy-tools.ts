@@ -58,7 +58,7 @@ function run(bin: string, args: string[], input?: string): Ran {
 
 export const helm = (args: string[]) => run(helmBin(), args);
 
-/** helm template of the chart with `valuesFiles` (names under ci/) and `--set` pairs, for the pinned Kubernetes. */
+/** helm template of the chart with `valuesFiles` (names under ci/) and `--set` pairs (typed as YAML: numbers, booleans), for the pinned Kubernetes. */
 export function template(valuesFiles: string[], set: Record<string, string> = {}): Ran {
   return helm([
     'template',
@@ -69,7 +69,7 @@ export function template(valuesFiles: string[], set: Record<string, string> = {}
     '--kube-version',
     K8S_VERSION,
     ...valuesFiles.flatMap((f) => ['-f', path.join(CHART, 'ci', f)]),
-    ...Object.entries(set).flatMap(([k, v]) => ['--set-string', `${k}=${v}`]),
+    ...Object.entries(set).flatMap(([k, v]) => ['--set', `${k}=${v}`]),
   ]);
 }
 
