@@ -21,6 +21,16 @@ describe('deploy: the Helm chart templates', function () {
       expect(pod(worker).hostUsers).to.equal(undefined);
       expect(pod(worker).securityContext).to.include({ runAsUser: 0, runAsGroup: 0 });
       expect(container(worker).securityContext).to.deep.equal({ privileged: true });
+      // Run uids are host uids: every worker pod of a node leases them from the node's one directory.
+      expect(pod(worker).volumes).to.deep.include({
+        name: 'sandbox-state',
+        hostPath: { path: '/run/tarmac-sandbox', type: 'DirectoryOrCreate' },
+      });
+      expect(container(worker).volumeMounts).to.deep.include({
+        name: 'sandbox-state',
+        mountPath: '/run/tarmac-sandbox',
+      });
+      expect(envOf(worker).SANDBOX_STATE_DIR).to.equal('/run/tarmac-sandbox');
     });
 
     it('rootless mode: an unprivileged pod in a user namespace with only what bubblewrap and pasta need', () => {
@@ -37,6 +47,7 @@ describe('deploy: the Helm chart templates', function () {
       const tun = pod(worker).volumes.find((v: any) => v.name === 'tun');
       expect(tun.hostPath).to.deep.equal({ path: '/dev/net/tun', type: 'CharDevice' });
       expect(container(worker).volumeMounts).to.deep.include({ name: 'tun', mountPath: '/dev/net/tun' });
+      expect(pod(worker).volumes.map((v: any) => v.name)).to.not.include('sandbox-state');
     });
 
     it('runs node itself as PID 1 (npm would stay in the control group the worker hands out)', () => {
