@@ -149,6 +149,10 @@ describe('deploy: the Helm chart templates', function () {
         name: api.metadata.name,
       });
       expect(spec(api).replicas).to.equal(undefined);
+      expect(
+        spec(api).strategy.rollingUpdate.maxUnavailable,
+        'a new replica is ready before an old one stops',
+      ).to.equal(0);
       expect(spec(find(rootless, 'Deployment', '-api')).replicas).to.equal(3);
     });
 
