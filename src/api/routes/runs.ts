@@ -4,12 +4,8 @@ import getRawBody from 'raw-body';
 import { RUN_STATUSES, Run } from '../../persistence/entities/run';
 import { iso } from '../../persistence/scoped';
 import { findRunOfKind } from '../../services/code/runs/code-runs';
-import {
-  cancelStructureRun,
-  createStructureRun,
-  findStructure,
-  MAX_ARG_BYTES,
-} from '../../services/code/runs/structure-runs';
+import { cancelStructureRun, createStructureRun, findStructure } from '../../services/code/runs/structure-runs';
+import { MAX_ARG_BYTES } from '../../services/code/runs/begin';
 import { badRequest, conflict, payloadTooLarge } from '../../errors';
 import { route } from '../http/route';
 import { presentRunRetries, retryPolicyMember, runRetryProperties } from './run-retries';

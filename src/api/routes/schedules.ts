@@ -13,7 +13,7 @@ import {
   upcomingFires,
   type ScheduleFields,
 } from '../../services/schedules/schedules';
-import type { RunsDeps } from '../../services/code/runs/structure-runs';
+import type { RunsDeps } from '../../services/code/runs/begin';
 import { RUN_SCHEDULE_EXPRESSION_PATTERN, SCHEDULE_FORMS } from '../../temporal/user-schedules';
 import { route } from '../http/route';
 import { defineSchema, JsonValue, pageOf, str, timestamp, uuid } from '../schemas/registry';

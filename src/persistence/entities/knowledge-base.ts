@@ -25,7 +25,7 @@ export class KnowledgeBase {
   @Column('text') language: string;
   /** A Temporal Schedule starts a job by it (src/temporal/user-schedules.ts). */
   @Column('text', { nullable: true }) schedule_expression: string | null;
-  /** Structures each asset's text passes through before chunking (src/services/data-connectors/transforms.ts). */
+  /** Structures each asset's text passes through before chunking (src/services/transforms/apply.ts). */
   @Column('jsonb') transforms: Array<{ structure: { structure_id: string; args?: string[] } }>;
   @Column('text') created_by: string;
   @Column('timestamptz') created_at: Date;

@@ -9,7 +9,7 @@ import { CodeResource } from '../../persistence/entities/code-resource';
 import { Run } from '../../persistence/entities/run';
 import type { ResourceKind } from '../../temporal/workflow-start';
 import { latestSuccessfulDeployment } from '../code/deployments';
-import { queuedCodeRun } from '../code/runs/structure-runs';
+import { queuedCodeRun } from '../code/runs/begin';
 import { appendEvents } from '../code/runs/state';
 import type { DescribedTool } from './prompt';
 import { loadAssistantRun, toolCallOf } from './transcript';

@@ -11,7 +11,7 @@ import { assertIdsInOrg } from '../../persistence/scoped';
 import { userMessageOf } from './prompt';
 import { assertAssistantIds, findAssistant } from './assistants';
 import { cancelRunAndWait } from '../code/runs/cancellation';
-import { type RunsDeps } from '../code/runs/structure-runs';
+import { type RunsDeps } from '../code/runs/begin';
 import { pageRuns } from '../code/runs/code-runs';
 import { createThread } from '../conversations/threads';
 import { workflowStart } from '../../temporal/contracts';

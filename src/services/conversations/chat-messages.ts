@@ -14,7 +14,7 @@ import { CHAT_DELTA_EVENT, ChatRequest, ChatRequestError, MediaUse, toCompletion
 import { checkMedia } from './media-check';
 import { signalCancel } from '../code/runs/cancellation';
 import { isTerminal } from '../code/runs/lifecycle';
-import type { RunsDeps } from '../code/runs/structure-runs';
+import type { RunsDeps } from '../code/runs/begin';
 import { workflowStart } from '../../temporal/contracts';
 import { insertAndStart } from '../../jobs/create';
 import { insertRow } from '../../persistence/direct-sql';

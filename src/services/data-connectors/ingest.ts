@@ -26,8 +26,8 @@ import { connectorPrefix } from './connectors';
 import { recordProgress } from './job-state';
 import { sourceFor } from './sources';
 import { isItemError, type SourceContext, type SourceItem } from './sources/source';
-import { ItemError } from './structure-runs';
-import { applyTransforms } from './transforms';
+import { ItemError } from '../transforms/structure-runs';
+import { applyTransforms } from '../transforms/apply';
 
 export interface IngestDeps {
   ds: DataSource;

@@ -26,7 +26,7 @@ import type { SecretBox } from '../../security/secret-box';
 import { workflowStart } from '../../temporal/contracts';
 import { insertAndStart } from '../../jobs/create';
 import { violatedUniqueIndex } from '../record-fields';
-import type { RunsDeps } from '../code/runs/structure-runs';
+import type { RunsDeps } from '../code/runs/begin';
 import { readChatappDelivery } from './chatapp';
 import {
   DeliveryRecord,

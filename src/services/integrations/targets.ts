@@ -9,7 +9,8 @@ import { Run } from '../../persistence/entities';
 import type { EnvVar } from '../../persistence/entities/code-resource';
 import type { DeliveryError, Integration } from '../../persistence/entities/integration';
 import { createAssistantRun } from '../assistants/runs';
-import { findStructure, MAX_ARG_BYTES, startRun, type RunsDeps } from '../code/runs/structure-runs';
+import { findStructure } from '../code/runs/structure-runs';
+import { MAX_ARG_BYTES, startRun, type RunsDeps } from '../code/runs/begin';
 import { derivedId } from './deliveries';
 
 export interface Started {

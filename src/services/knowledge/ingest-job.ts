@@ -14,7 +14,7 @@ import {
   KnowledgeBaseJob,
   KnowledgeBaseJobStatus,
 } from '../../persistence/entities/knowledge-base';
-import { applyTransforms } from '../data-connectors/transforms';
+import { applyTransforms } from '../transforms/apply';
 import type { ChunkStore } from './index/chunk-store';
 import { coveredAssets, ingestAsset, recordDimensions, removeUncovered, type Embed } from './index/ingest';
 import { dropVectorIndex, ensureVectorIndex } from './index/vector-index';

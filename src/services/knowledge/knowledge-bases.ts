@@ -41,7 +41,7 @@ export interface KnowledgeBaseFields {
   language?: string;
   /** A Temporal Schedule starts jobs by it (src/temporal/user-schedules.ts); null removes it. */
   schedule_expression?: string | null;
-  /** Structures each asset's text passes through before chunking (src/services/data-connectors/transforms.ts). */
+  /** Structures each asset's text passes through before chunking (src/services/transforms/apply.ts). */
   transforms?: Transform[];
 }
 

@@ -11,7 +11,7 @@ import { deleteRunSchedule } from '../../temporal/run-schedules';
 import { signalCancel } from '../code/runs/cancellation';
 import { createAssistantRun } from '../assistants/runs';
 import { findCodeResource } from '../code/code-resources';
-import { startRun, type RunsDeps } from '../code/runs/structure-runs';
+import { startRun, type RunsDeps } from '../code/runs/begin';
 import { derivedId } from '../integrations/deliveries';
 import { bodyHashOf, createIdempotently } from '../../jobs/idempotency';
 

@@ -25,7 +25,7 @@ import {
 import { parseScheduleExpression } from '../../temporal/user-schedules';
 import { findAssistant } from '../assistants/assistants';
 import { findCodeResource } from '../code/code-resources';
-import { checkExecStrings, type RunsDeps } from '../code/runs/structure-runs';
+import { checkExecStrings, type RunsDeps } from '../code/runs/begin';
 
 export interface ScheduleFields {
   schedule_expression?: string;

@@ -7,7 +7,7 @@ import type { Caller } from '../../caller';
 import { CodeResource, Run } from '../../../persistence/entities';
 import { readManifest } from '../../../runtime/manifest';
 import { readRun } from './lifecycle';
-import { createRunOf, RunsDeps, startRun } from './structure-runs';
+import { createRunOf, RunsDeps, startRun } from './begin';
 import { awaitEnd } from '../../../jobs/await-end';
 import { RUN_JOB } from '../../../jobs/kinds';
 import { heldByPausedQueue } from '../../../jobs/admission-waiting';

@@ -12,7 +12,7 @@ import type { CodeResourceKind } from '../../../persistence/entities/code-resour
 import { RUN_TERMINAL, type RunStatus } from '../../../persistence/entities/run';
 import { findCodeResource, KIND_LABEL } from '../code-resources';
 import { findRunOfKind } from './code-runs';
-import { checkExecStrings, runEnvVars, startRun, type RequestEnvVar, type RunsDeps } from './structure-runs';
+import { checkExecStrings, runEnvVars, startRun, type RequestEnvVar, type RunsDeps } from './begin';
 
 /** What a replay request may change. */
 export interface ReplayOverrides {

@@ -6,7 +6,7 @@ import { notFound } from '../../../errors';
 import { Run } from '../../../persistence/entities';
 import { findCodeResource } from '../code-resources';
 import { startAndWait } from './function-runs';
-import type { RunsDeps } from './structure-runs';
+import type { RunsDeps } from './begin';
 
 export interface ToolDescription {
   name: string;

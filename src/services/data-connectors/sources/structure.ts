@@ -2,7 +2,13 @@
 // output artifacts as the items: a ListArtifact's elements, or the one TextArtifact. Item paths are
 // `output/<n>.txt` (or `output/<n>-<artifact name>.txt`), stable across jobs, so an unchanged output is not
 // rewritten and a shorter one removes the extra items.
-import { derivedUuid, ItemError, outputArtifacts, runFailure, runStructureAndWait } from '../structure-runs';
+import {
+  derivedUuid,
+  ItemError,
+  outputArtifacts,
+  runFailure,
+  runStructureAndWait,
+} from '../../transforms/structure-runs';
 import type { SourceFactory } from './source';
 
 const safeName = (name: string) =>

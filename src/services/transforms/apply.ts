@@ -2,9 +2,9 @@
 // the item as its first argument (a TextArtifact as JSON: `{"type":"TextArtifact","value":...,"name":...}`)
 // followed by the transform's configured `args` (wire reference §3); the run's output (a TextArtifact, or a
 // ListArtifact whose texts are joined by blank lines) replaces the item. A run that does not succeed, or
-// answers nothing, is an error of that item. Shared by data jobs and knowledge base jobs.
+// answers nothing, is an error of that item. Shared by data jobs and knowledge base jobs (src/services/transforms).
 import type { Transform } from '../../persistence/entities/data-connector';
-import { MAX_ARG_BYTES } from '../code/runs/structure-runs';
+import { MAX_ARG_BYTES } from '../code/runs/begin';
 import {
   derivedUuid,
   ItemError,

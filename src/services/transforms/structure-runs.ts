@@ -1,6 +1,6 @@
-// Structure runs a data job starts (the `structure` source and transforms): through the same path as the
-// api's runs (queuedCodeRun + insertAndStart of workflow `structure-run-<uuid>`, on the structure's latest
-// SUCCEEDED deployment), with an id derived from the job and the purpose, so a retried activity (a worker
+// Structure runs a data job or a knowledge base job starts (transforms, and the `structure` source of data
+// connectors): begun as every code run is (../code/runs/begin.ts: workflow `structure-run-<uuid>` on the
+// structure's latest SUCCEEDED deployment), with an id derived from the job and the purpose, so a retried activity (a worker
 // killed mid-job) finds its run again instead of starting a second one. It executes in the job's execution slot
 // (`inParentSlot`), as an assistant's tool runs do in the assistant run's. The caller heartbeats while it waits;
 // a cancelled job cancels the run. The wait is the kernel's awaitEnd.
@@ -10,13 +10,11 @@ import type { DataSource } from 'typeorm';
 import type { Config } from '../../config';
 import { CodeResource, Run } from '../../persistence/entities';
 import { RUN_TERMINAL } from '../../persistence/entities/run';
-import { workflowStart } from '../../temporal/contracts';
 import { awaitEnd } from '../../jobs/await-end';
-import { insertAndStart } from '../../jobs/create';
 import { RUN_JOB } from '../../jobs/kinds';
 import type { RunUpdatesHub } from '../../persistence/run-updates-hub';
 import { signalCancel } from '../code/runs/cancellation';
-import { queuedCodeRun } from '../code/runs/structure-runs';
+import { beginRun } from '../code/runs/begin';
 
 export interface StructureRunDeps {
   ds: DataSource;
@@ -65,33 +63,16 @@ export async function runStructureAndWait(
       .getRepository(CodeResource)
       .findOneBy({ resource_id: opts.structureId, organization_id: opts.organizationId, kind: 'structure' });
     if (!structure) throw new ItemError('NotFound', `Structure ${opts.structureId} not found`);
-    const row = await queuedCodeRun(deps.ds, structure, {
+    const begun = await beginRun(deps, { organizationId: opts.organizationId, actor: opts.createdBy }, structure, {
       runId: opts.runId,
-      organizationId: opts.organizationId,
-      createdBy: opts.createdBy,
       args: opts.args,
       envVars: [],
       input: null,
+      inParentSlot: true,
+      summary: `Run of structure ${structure.name} for a data job`,
     });
-    if (!row) throw new ItemError('NotDeployed', `Structure ${structure.name} has no successful deployment yet`);
-    run = await insertAndStart(deps.ds, deps.temporal, {
-      taskQueue: deps.config.temporal.taskQueue,
-      resource: {
-        kind: 'structure-run',
-        id: row.run_id,
-        organizationId: row.organization_id,
-        summary: `Run of structure ${structure.name} for a data job`,
-      },
-      insert: (em) => em.getRepository(Run).save(row),
-      start: workflowStart.codeRun({
-        runId: row.run_id,
-        timeLimitSeconds: deps.config.runJob.timeLimitSeconds,
-        heartbeatTimeoutSeconds: deps.config.runProcess.heartbeatTimeoutSeconds,
-        ...(row.retry_policy ? { retryPolicy: row.retry_policy } : {}),
-        // The job that waits for it holds an execution slot: counting the run too could leave both waiting.
-        inParentSlot: true,
-      }),
-    });
+    if (!begun) throw new ItemError('NotDeployed', `Structure ${structure.name} has no successful deployment yet`);
+    run = begun;
   }
   if (RUN_TERMINAL.includes(run.status)) return run;
   try {
