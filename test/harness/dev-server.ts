@@ -1,10 +1,10 @@
 // The Temporal dev server for tests: the pinned CLI (src/temporal/binaries.ts) with the platform's search
 // attributes, as the stack runs it (test/harness/stack.ts) and as the kernel's unit tests start one of their own
-// (test/unit/jobs/). The SDK gives the server 5 s to accept a connection (a constant of its core), which a
+// (test/unit/jobs/), with the bundle of their tiny workflows (test/harness/job-workflows.ts). The SDK gives the server 5 s to accept a connection (a constant of its core), which a
 // machine under heavy load (CI running test files side by side, a bench) can miss: it kills the server then,
 // and another is started, up to three times.
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { DefaultLogger, makeTelemetryFilterString, Runtime } from '@temporalio/worker';
+import { bundleWorkflowCode, DefaultLogger, makeTelemetryFilterString, Runtime } from '@temporalio/worker';
 import type { Config } from '../../src/config';
 import { temporalCli } from '../../src/temporal/binaries';
 import { SEARCH_ATTRIBUTES } from '../../src/temporal/search-attributes';
@@ -36,3 +36,17 @@ export function quietRuntime(): void {
     // installed already, by an earlier file of this process
   }
 }
+
+/** The kernel tests' workflows (./job-workflows.ts), bundled for a worker of a test's own; webpack says only errors. */
+export const jobWorkflowBundle = () =>
+  bundleWorkflowCode({
+    workflowsPath: require.resolve('./job-workflows'),
+    logger: {
+      trace: () => undefined,
+      debug: () => undefined,
+      info: () => undefined,
+      warn: () => undefined,
+      log: () => undefined,
+      error: (m: string, meta?: unknown) => console.error(m, meta ?? ''),
+    },
+  });
