@@ -37,9 +37,14 @@ export function quietRuntime(): void {
   }
 }
 
-/** The kernel tests' workflows (./job-workflows.ts), bundled for a worker of a test's own; webpack says only errors. */
+let bundled: ReturnType<typeof bundleWorkflowCode> | undefined;
+
+/**
+ * The kernel tests' workflows (./job-workflows.ts), bundled for a worker of a test's own, once per process (a
+ * mocha worker that runs two such files bundles once: 3 to 5 s here); webpack says only errors.
+ */
 export const jobWorkflowBundle = () =>
-  bundleWorkflowCode({
+  (bundled ??= bundleWorkflowCode({
     workflowsPath: require.resolve('./job-workflows'),
     logger: {
       trace: () => undefined,
@@ -49,4 +54,4 @@ export const jobWorkflowBundle = () =>
       log: () => undefined,
       error: (m: string, meta?: unknown) => console.error(m, meta ?? ''),
     },
-  });
+  }));
