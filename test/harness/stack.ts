@@ -38,7 +38,7 @@ import { startEmbeddedPostgres, RunningPostgres } from '../../src/cli/postgres/e
 import { createLogger } from '../../src/logger';
 import { createDataSource, migrate } from '../../src/persistence/data-source';
 import type { SecretBox } from '../../src/security/secret-box';
-import { temporalCli, temporalTestServer } from '../../src/temporal/binaries';
+import { temporalTestServer } from '../../src/temporal/binaries';
 import { SEARCH_ATTRIBUTES } from '../../src/temporal/search-attributes';
 import { stopSpawner } from '../../src/runtime/process/spawn';
 import { Sandbox } from '../../src/runtime/sandbox/sandbox';
@@ -52,6 +52,7 @@ import { ChatAppDouble, startChatAppDouble } from './chatapp-double';
 import { startDriveProvider, type DriveProvider } from './drive-provider';
 import { startWikiProvider, type WikiProvider } from './wiki-provider';
 import { CodehostAppDouble, startCodehostAppDouble } from './codehost-app-double';
+import { devServerEnvironment } from './dev-server';
 import { timeSkippingEnvironment } from './time-skipping-server';
 
 export interface Stack {
@@ -259,24 +260,6 @@ export async function startStack(opts: { env?: Record<string, string>; inProcess
  * The stack's configuration read again with some variables changed: for an api of a test's own (startApi) with
  * other settings, since the stack's configuration is frozen (src/config) and shared by everything it runs.
  */
-/**
- * The Temporal dev server of a stack. The SDK gives it 5 s to accept a connection (a constant of its core), which
- * a machine under heavy load (CI running test files side by side, a bench) can miss: it kills the server then,
- * and another is started, up to three times.
- */
-async function devServerEnvironment(config: Config): Promise<TestWorkflowEnvironment> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await TestWorkflowEnvironment.createLocal({
-        server: { executable: temporalCli(config), searchAttributes: SEARCH_ATTRIBUTES, ui: false },
-      });
-    } catch (err) {
-      if (attempt >= 3 || !/did not start within/.test((err as Error).message)) throw err;
-      console.warn(`the Temporal dev server did not start within the SDK's 5 s (attempt ${attempt}); starting another`);
-    }
-  }
-}
-
 export function configWith(overrides: Record<string, string>): Config {
   getStack();
   return loadConfig({ ...stackEnv, ...overrides });
