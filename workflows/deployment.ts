@@ -2,7 +2,7 @@
 // (a workflow timer, so time-skipping tests can prove it), then the terminal write in a non-cancellable
 // scope: SUCCEEDED, FAILED (the user's project does not build) or ERROR (infrastructure, time limit, cancelled).
 // Before DEPLOYING, the build takes an execution slot of its organization (execution-slot.ts): until it has
-// one it waits QUEUED. A `cancel` signal (the api's cancel, DEPLOYMENT_CANCEL_PATCH) or a workflow cancellation
+// one it waits QUEUED. A `cancel` signal (the api's cancel, since DEPLOYMENT_PATCHES_1) or a workflow cancellation
 // stops the build's processes (the build activity heartbeats) or the wait for a slot, and ends it ERROR with
 // reason Cancelled: deployments have no CANCELLED status (the clients know QUEUED, DEPLOYING, SUCCEEDED, FAILED
 // and ERROR).
@@ -16,8 +16,13 @@ const { beginDeployment, finishDeployment } = proxyActivities<Activities>(STATUS
 
 const messageOf = (err: unknown): string => (causeOf(err) as Error | undefined)?.message ?? String(err);
 
-/** Deployments started before it had no handler of the `cancel` signal: one sent to them stays unhandled. */
-export const DEPLOYMENT_CANCEL_PATCH = 'deployment-cancel';
+/**
+ * Patch id of the deployments started since it: it stands for every patch a deployment asked before it
+ * (EXECUTION_SLOTS_PATCH, SLOT_BACKOFF_PATCH), all taken, so that a new deployment records one marker (each
+ * `patched()` is a marker and a search attribute upsert), and brings the handler of the `cancel` signal.
+ * Histories from before it ask each patch as they did, and have no handler: a signal sent to one stays unhandled.
+ */
+export const DEPLOYMENT_PATCHES_1 = 'deployment-patches-1';
 
 export async function deploymentWorkflow(input: DeploymentInput): Promise<DeploymentStatus | 'MISSING'> {
   // Infrastructure faults (blob store, disk, a lost worker) get two more attempts; each starts afresh.
@@ -55,12 +60,13 @@ export async function deploymentWorkflow(input: DeploymentInput): Promise<Deploy
     }),
   };
   const finish = (outcome: DeploymentOutcome) => finishDeployment({ deploymentId: input.deploymentId, outcome });
-  const slots = patched(EXECUTION_SLOTS_PATCH);
-  const opts = { timeLimitSeconds: input.timeLimitSeconds, cancelSignal: patched(DEPLOYMENT_CANCEL_PATCH), endings };
+  const generation = patched(DEPLOYMENT_PATCHES_1);
+  const slots = generation || patched(EXECUTION_SLOTS_PATCH);
+  const opts = { timeLimitSeconds: input.timeLimitSeconds, cancelSignal: generation, endings };
 
   if (slots) {
     // The wait for a slot is inside the frame, so that a workflow cancellation meanwhile still ends the deployment.
-    const slot = new ExecutionSlot({ kind: 'deployment', jobId: input.deploymentId });
+    const slot = new ExecutionSlot({ kind: 'deployment', jobId: input.deploymentId }, { backoff: generation });
     try {
       return await withinLimit(
         opts,

@@ -340,7 +340,7 @@ describe('the run frame (workflows/run-scope.ts) with stubbed activities', funct
           detail: { reason: 'InfrastructureError', message: 'The deployment could not be built: the disk is gone' },
         },
         'timed-out': { status: 'ERROR', detail: { reason: 'TimeLimitExceeded', message: `Deployment ${limit}` } },
-        // From DEPLOYMENT_CANCEL_PATCH on: no CANCELLED status, so ERROR, reason Cancelled, with who asked.
+        // From DEPLOYMENT_PATCHES_1 on: no CANCELLED status, so ERROR, reason Cancelled, with who asked.
         cancelled: {
           status: 'ERROR',
           detail: { reason: 'Cancelled', message: 'Cancelled by user-1', requested_by: 'user-1' },
