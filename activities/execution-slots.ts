@@ -1,6 +1,6 @@
 // The activities of admission (src/jobs/admission.ts): take or wait for an execution slot of the job's
-// organization, give it back, and signal `slotGranted` to the workflows of the waiters a change granted, and
-// `cancel` to the runs a newer run of their concurrency key supersedes.
+// organization, give it back, and signal `slotGranted` to the workflows of the waiters a change granted; the
+// runs a newer run of their concurrency key supersedes are cancelled through the job kernel (signalCancel).
 import { WorkflowNotFoundError } from '@temporalio/client';
 import type { EntityManager } from 'typeorm';
 import type { ActivityDeps } from './deps';
@@ -8,7 +8,8 @@ import { acquireSlot, releaseSlot, type SlotGrant, type Superseded } from '../sr
 import { RUN_JOB } from '../src/jobs/kinds';
 import { goesOn, ROW_VISIBLE_WAIT_MS } from '../src/jobs/start';
 import { markStartingIn } from '../src/services/code/runs/lifecycle';
-import { cancelRunSignal, slotGrantedSignal, type ExecutionSlotJob } from '../src/temporal/contracts';
+import { slotGrantedSignal, type ExecutionSlotJob } from '../src/temporal/contracts';
+import { signalCancel } from '../src/jobs/cancel';
 import { waitFor } from '../src/jobs/await-end';
 
 /** What the workflow learns: it may execute, it waits (and why), or there is no job to execute. */
@@ -36,17 +37,13 @@ export async function signalGranted(deps: ActivityDeps, grants: SlotGrant[]): Pr
   );
 }
 
-/** Cancels the runs a newer run of their key superseded; one already gone is settled already. */
+/** Cancels the runs a newer run of their key superseded, through the job kernel (one already gone is settled). */
 async function cancelSuperseded(deps: ActivityDeps, superseded: Superseded | undefined): Promise<void> {
   await Promise.all(
-    (superseded?.runs ?? []).map((r) =>
-      deps.temporal.workflow
-        .getHandle(r.workflowId)
-        .signal(cancelRunSignal, { requestedBy: superseded!.requestedBy })
-        .catch((err: Error) => {
-          if (!(err instanceof WorkflowNotFoundError))
-            deps.log.warn({ err, workflowId: r.workflowId }, 'a superseded run could not be cancelled');
-        }),
+    (superseded?.runs ?? []).map((run) =>
+      signalCancel(deps.temporal, RUN_JOB, run, superseded!.requestedBy).catch((err: Error) =>
+        deps.log.warn({ err, runId: run.run_id }, 'a superseded run could not be cancelled'),
+      ),
     ),
   );
 }

@@ -78,6 +78,9 @@ export function endingOfFailure(err: unknown, failedTypes: readonly string[]): R
   };
 }
 
+/** Who `Endings.cancelled` names when the workflow itself was cancelled (the Temporal UI or API), not signalled. */
+export const WORKFLOW_CANCELLATION = 'Temporal workflow cancellation';
+
 /** How a piece of work ended when it did not end by itself. */
 export interface Endings<E> {
   timedOut: () => E;
@@ -136,7 +139,7 @@ export async function withinLimit<E, R>(
       ending = opts.endings.cancelled(cancelRequest.requestedBy);
     } else if (isCancellation(err) && CancellationScope.current().consideredCancelled) {
       // Cancelled from the Temporal UI / API: the same end, then the workflow itself closes as cancelled.
-      ending = opts.endings.cancelled('Temporal workflow cancellation');
+      ending = opts.endings.cancelled(WORKFLOW_CANCELLATION);
       workflowCancellation = err;
     } else {
       ending = opts.endings.failed(err);

@@ -45,9 +45,12 @@ export interface SlotGrant extends SlotJob {
   workflowId: string;
 }
 
-/** Runs that a newer run of their key supersedes (strategy `cancel_in_progress`): their workflows are to be cancelled. */
+/**
+ * Runs that a newer run of their key supersedes (strategy `cancel_in_progress`): the caller cancels them through
+ * the job kernel (src/jobs/cancel.ts signalCancel), so each one carries the columns RUN_JOB names its workflow by.
+ */
 export interface Superseded {
-  runs: SlotGrant[];
+  runs: Array<{ jobId: string; run_id: string; kind: string }>;
   requestedBy: string;
 }
 
@@ -255,8 +258,9 @@ async function applyStrategy(
   job: SlotJob,
   row: JobRow & { concurrency: Concurrency; key: string },
 ): Promise<{ skipped?: string; superseded?: Superseded }> {
-  const others: Array<{ job_kind: AdmittedKind; job_id: string; workflow_id: string }> = await em.query(
-    `SELECT job_kind, job_id, workflow_id FROM execution_slots
+  const others: Array<{ job_id: string; kind: string }> = await em.query(
+    `SELECT job_id, (SELECT r.kind FROM runs r WHERE r.run_id = execution_slots.job_id) AS kind
+       FROM execution_slots
       WHERE resource_id = $1 AND concurrency_key = $2 AND (queued_at, job_id) < ($4, $3) AND ${LIVE_PLACE}
       ORDER BY queued_at, job_id`,
     [row.resource_id, row.key, job.jobId, row.created_at],
@@ -271,7 +275,7 @@ async function applyStrategy(
     superseded: {
       runs: others
         .slice(0, others.length - limit + 1)
-        .map((o) => ({ kind: o.job_kind, jobId: o.job_id, workflowId: o.workflow_id })),
+        .map((o) => ({ jobId: o.job_id, run_id: o.job_id, kind: o.kind })),
       requestedBy: `${scope} (strategy cancel_in_progress: superseded by run ${job.jobId})`,
     },
   };

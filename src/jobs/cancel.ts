@@ -8,7 +8,7 @@ import type { WakeUps } from '../persistence/run-updates-hub';
 import { cancelRunSignal } from '../temporal/contracts';
 import { workflowIdOf } from '../temporal/workflow-start';
 import { waitFor } from './await-end';
-import type { JobKind, Row } from './kinds';
+import { endedCancelled, type JobKind, type Row } from './kinds';
 
 /** How long a cancel waits for the workflow to record the end before answering with the current record. */
 const CANCEL_WAIT_MS = 10_000;
@@ -29,7 +29,8 @@ export async function signalCancel(temporal: Client, kind: JobKind, job: object,
 
 /**
  * Cancels `job` and answers once its workflow recorded the end (bounded wait; then the current record, by
- * `read`). Already CANCELLED: answered as is. Ended otherwise (before or during the wait): 409.
+ * `read`). Already cancelled (CANCELLED, or as the kind says): answered as is. Ended otherwise (before or
+ * during the wait): 409.
  */
 export async function cancelAndWait<J extends { status: string }>(
   temporal: Client,
@@ -38,10 +39,10 @@ export async function cancelAndWait<J extends { status: string }>(
   opts: { requestedBy: string; read: () => Promise<J>; wakeUps?: WakeUps },
 ): Promise<J> {
   const refuseIfEnded = (j: J) => {
-    if (kind.terminal.includes(j.status) && j.status !== 'CANCELLED')
+    if (kind.terminal.includes(j.status) && !endedCancelled(kind, rowOf(j)))
       throw conflict(`This ${kind.noun} already ended: ${j.status}`);
   };
-  if (job.status === 'CANCELLED') return job;
+  if (endedCancelled(kind, rowOf(job))) return job;
   refuseIfEnded(job);
   await signalCancel(temporal, kind, job, opts.requestedBy);
   const settled = await waitFor(opts.read, (j) => kind.terminal.includes(j.status), CANCEL_WAIT_MS, opts.wakeUps);

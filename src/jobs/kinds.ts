@@ -57,7 +57,13 @@ export interface JobKind extends StatusKind {
   timed?: boolean;
   /** What a job becomes when its workflow closed (or never existed) without recording an end. */
   lost: (row: Row, state: WorkflowState, reason: string) => LostEnding;
+  /** Whether an ended job ended cancelled (default: status CANCELLED; a kind without that status says how). */
+  cancelled?: (row: Row) => boolean;
 }
+
+/** Whether `row`, a job of `kind`, ended cancelled. */
+export const endedCancelled = (kind: JobKind, row: Row): boolean =>
+  kind.cancelled ? kind.cancelled(row) : row.status === 'CANCELLED';
 
 /** Forward only: an open status is reached from the open ones before it, a terminal one from any open one. */
 function forwardOnly(open: readonly string[], terminal: readonly string[]): Record<string, string[]> {
@@ -128,10 +134,16 @@ export const DEPLOYMENT_JOB: JobKind = {
   jsonColumns: ['status_detail', 'code_source'],
   rowColumns: [],
   resourceKind: () => 'deployment',
-  lost: (_row, _state, reason) => ({
+  lost: (_row, state, reason) => ({
     to: 'ERROR',
-    changes: { status_detail: { reason: 'WorkflowClosed', message: reason }, completed_at: new Date() },
+    changes: {
+      status_detail: { reason: state === 'CANCELLED' ? 'Cancelled' : 'WorkflowClosed', message: reason },
+      completed_at: new Date(),
+    },
   }),
+  // Deployments have no CANCELLED status (the clients know five): a cancelled one ends ERROR, reason Cancelled.
+  cancelled: (row) =>
+    row.status === 'ERROR' && (row.status_detail as { reason?: string } | null)?.reason === 'Cancelled',
 };
 
 /** Knowledge base jobs, data jobs and integration deliveries: QUEUED → RUNNING → SUCCEEDED | FAILED | CANCELLED. */

@@ -243,7 +243,8 @@ export type DeploymentOutcome =
     }
   | {
       status: 'FAILED' | 'ERROR';
-      detail: { reason: string; message: string; build_output_tail?: string };
+      /** `requested_by`: who cancelled it (reason Cancelled, by the api's cancel). */
+      detail: { reason: string; message: string; build_output_tail?: string; requested_by?: string };
       codeSource?: Record<string, unknown>;
     };
 

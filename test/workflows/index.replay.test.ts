@@ -22,7 +22,7 @@ describe('recorded workflow histories replay on the current workflow code', func
   it('has a history of every scenario of every workflow of scenarios.ts and assistant-runs.ts', () => {
     const expected = [
       ...RECORDED_WORKFLOWS.flatMap((w) => scenariosOf(w).map((s) => historyFile(w, s))),
-      ...PATCHED_RECORDINGS.flatMap((r) => scenariosOf(r.workflow).map((s) => patchedHistoryFile(r, s))),
+      ...PATCHED_RECORDINGS.flatMap((r) => scenariosOf(r.workflow, r.patch).map((s) => patchedHistoryFile(r, s))),
       ...ASSISTANT_RUN_SCENARIOS.map(assistantRunHistoryFile),
     ];
     expect(recorded).to.include.members(expected);
@@ -35,9 +35,11 @@ describe('recorded workflow histories replay on the current workflow code', func
         return data ? [JSON.parse(Buffer.from(data).toString('utf8')).id as string] : [];
       });
     for (const recording of PATCHED_RECORDINGS) {
-      for (const scenario of scenariosOf(recording.workflow)) {
+      for (const scenario of scenariosOf(recording.workflow, recording.patch)) {
         expect(patchesOf(patchedHistoryFile(recording, scenario)), scenario).to.include(recording.patch);
-        expect(patchesOf(historyFile(recording.workflow, scenario)), scenario).to.not.include(recording.patch);
+        // A scenario the patch brought (a deployment's cancel signal) has no history from before it.
+        if (scenariosOf(recording.workflow).includes(scenario))
+          expect(patchesOf(historyFile(recording.workflow, scenario)), scenario).to.not.include(recording.patch);
       }
     }
   });

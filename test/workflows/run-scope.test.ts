@@ -2,7 +2,8 @@
 // temporalio/samples-typescript's hello-world mocha test does): test-only workflows (run-scope-workflows.ts)
 // put a piece of work in `withinLimit`, `runToEnding` or `jobToEnding`; the time limits are workflow timers,
 // so an hour-long wait ends in milliseconds. Then the three job workflows, each way they end, with stubbed
-// activities: the ending each writes is the one the code before `jobToEnding` wrote (the recorded histories).
+// activities: the ending each writes is the one the code before `jobToEnding` wrote (the recorded histories; a
+// deployment's cancel signal, which came later, as its patch's recording wrote it).
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { bundleWorkflowCode, DefaultLogger, Worker } from '@temporalio/worker';
@@ -11,8 +12,11 @@ import { cancelRunSignal } from '../../src/temporal/contracts';
 import { getStack, startTimeSkipping } from '../harness/stack';
 import { loadHistory } from './histories/history-files';
 import {
+  currentScenariosOf,
   historyFile,
   jobStubs,
+  PATCHED_RECORDINGS,
+  patchedHistoryFile,
   RECORDED_WORKFLOWS,
   runScenario,
   scenariosOf,
@@ -336,6 +340,11 @@ describe('the run frame (workflows/run-scope.ts) with stubbed activities', funct
           detail: { reason: 'InfrastructureError', message: 'The deployment could not be built: the disk is gone' },
         },
         'timed-out': { status: 'ERROR', detail: { reason: 'TimeLimitExceeded', message: `Deployment ${limit}` } },
+        // From DEPLOYMENT_PATCHES_1 on: no CANCELLED status, so ERROR, reason Cancelled, with who asked.
+        cancelled: {
+          status: 'ERROR',
+          detail: { reason: 'Cancelled', message: 'Cancelled by user-1', requested_by: 'user-1' },
+        },
         'workflow-cancelled': {
           status: 'ERROR',
           detail: { reason: 'Cancelled', message: 'The deployment workflow was cancelled' },
@@ -354,14 +363,23 @@ describe('the run frame (workflows/run-scope.ts) with stubbed activities', funct
     // The code run's terminal write is a local activity (a marker without its input): its expected ending only.
     const activityTerminalWrite = (workflow: RecordedWorkflow) => workflow !== 'codeRunWorkflow';
 
+    // The history of a scenario: from before the frame, or (one a patch brought) from that patch's code.
+    const recordedFile = (workflow: RecordedWorkflow, scenario: Scenario) => {
+      if (scenariosOf(workflow).includes(scenario)) return historyFile(workflow, scenario);
+      const recording = PATCHED_RECORDINGS.find(
+        (r) => r.workflow === workflow && scenariosOf(workflow, r.patch).includes(scenario),
+      )!;
+      return patchedHistoryFile(recording, scenario);
+    };
+
     for (const workflow of RECORDED_WORKFLOWS) {
-      for (const scenario of scenariosOf(workflow)) {
+      for (const scenario of currentScenariosOf(workflow)) {
         it(`${workflow}: ${scenario}`, async () => {
           const { id, result } = await runScenario(ts.env.client, JOBS, workflow, scenario, jobs.working);
           const ending = jobs.endings.get(id);
           expect(ending).to.deep.equal(expected[workflow][scenario]);
           if (activityTerminalWrite(workflow))
-            expect(ending).to.deep.equal(recordedEnding(historyFile(workflow, scenario)));
+            expect(ending).to.deep.equal(recordedEnding(recordedFile(workflow, scenario)));
           const status = (ending as { status?: string } | undefined)?.status;
           expect(result).to.equal(
             scenario === 'workflow-cancelled' ? 'cancelled' : scenario === 'missing' ? 'MISSING' : status,

@@ -1,9 +1,15 @@
 // Deployments of structures, functions and tools: list (with a status filter), create (202, possibly the
-// existing deployment of the same source), and read one.
+// existing deployment of the same source), read one, and cancel one.
 import { DEPLOYMENT_STATUSES } from '../../persistence/entities/deployment';
 import type { CodeResourceKind } from '../../persistence/entities/code-resource';
 import { findCodeResource, KIND_LABEL } from '../../services/code/code-resources';
-import { findDeployment, listDeployments, presentDeployment, requestDeployment } from '../../services/code/deployments';
+import {
+  cancelDeployment,
+  findDeployment,
+  listDeployments,
+  presentDeployment,
+  requestDeployment,
+} from '../../services/code/deployments';
 import { neutralMember } from '../../services/provider-words';
 import { route } from '../http/route';
 import { defineSchema, nullableTimestamp, pageOf, str, timestamp, uuid } from '../schemas/registry';
@@ -28,7 +34,8 @@ const DeploymentSchema = defineSchema('Deployment', {
         'QUEUED while waiting for an execution slot of its organization: `{reason: "WaitingForExecutionSlot", message, executing, limit, ahead}`; SUCCEEDED: `{reason: "Deployed", runtime, runtime_version?, interpreter_version}`. FAILED (the project does not build): ' +
         '`{reason, message, build_output_tail}` with reason SourceUnavailable, UnsafeArchive, InvalidArchive, CloneFailed, ConnectionUnavailable, ConfigNotFound, ' +
         'InvalidConfig, FileNotFound, ScriptFailed, InstallFailed, DiskQuotaExceeded (BUILD_DISK_MB) or CacheQuotaExceeded (BUILD_CACHE_MB). ERROR (the platform): `{reason, message}` with reason ' +
-        'TimeLimitExceeded, InfrastructureError, WorkflowClosed or Cancelled.',
+        'TimeLimitExceeded, InfrastructureError, WorkflowClosed or Cancelled (POST /deployments/{id}/cancel adds `requested_by`; ' +
+        'there is no CANCELLED status).',
     },
     code_source: {
       type: 'object',
@@ -151,5 +158,22 @@ route({
   handler: async ({ deps, caller, params }) => ({
     status: 200,
     body: presentDeployment(await findDeployment(deps.ds, caller, params.deployment_id)),
+  }),
+});
+
+route({
+  operationId: 'CancelDeployment',
+  method: 'post',
+  path: '/deployments/{deployment_id}/cancel',
+  tag: TAG,
+  params: { deployment_id: uuid },
+  summary:
+    'Cancels the deployment: its build\'s processes stop and it ends ERROR with status_detail `{reason: "Cancelled", ' +
+    'message, requested_by}` (deployments have no CANCELLED status); answers it once ended (bounded wait), an already ' +
+    'cancelled one as is, 409 when it already ended otherwise.',
+  responses: { 200: { description: 'Deployment', schema: DeploymentSchema } },
+  handler: async ({ deps, caller, params }) => ({
+    status: 200,
+    body: presentDeployment(await cancelDeployment(deps, caller, params.deployment_id)),
   }),
 });

@@ -1,8 +1,8 @@
-// Integrations: CRUD, the delivery log, and the public handler outside senders call
+// Integrations: CRUD, the delivery log (and the cancel of a delivery's work), and the public handler outside senders call
 // (src/services/integrations/handler.ts says what each type does with a delivery). Their shapes are in
 // integration-schemas.ts.
 import getRawBody from 'raw-body';
-import { listDeliveries } from '../../services/integrations/deliveries';
+import { cancelDelivery, listDeliveries } from '../../services/integrations/deliveries';
 import { handleHit } from '../../services/integrations/handler';
 import {
   createIntegration,
@@ -106,10 +106,12 @@ route({
   path: '/integrations/{integration_id}',
   tag: TAG,
   params: integrationPath,
-  summary: 'Deletes the integration and its delivery log; runs and deployments it started go on.',
+  summary:
+    "Deletes the integration and its delivery log; its deliveries' open work is cancelled first (bounded wait). " +
+    'Runs and deployments it started go on.',
   responses: { 204: { description: 'Deleted' } },
   handler: async ({ deps, caller, params }) => {
-    await deleteIntegration(deps.ds, caller, params.integration_id);
+    await deleteIntegration(deps, caller, params.integration_id);
     return { status: 204 };
   },
 });
@@ -129,6 +131,23 @@ route({
     const { items, pagination } = await listDeliveries(deps.ds, caller, params.integration_id, page);
     return { status: 200, body: { deliveries: items.map(presentDelivery), pagination } };
   },
+});
+
+route({
+  operationId: 'CancelIntegrationDelivery',
+  method: 'post',
+  path: '/integrations/{integration_id}/deliveries/{delivery_id}/cancel',
+  tag: TAG,
+  params: { ...integrationPath, delivery_id: uuid },
+  summary:
+    "Cancels the delivery's work (workflow integration-delivery-<delivery_id>; runs and deployments it started go on) " +
+    'and answers it once CANCELLED (bounded wait); an already cancelled one as is; 409 when its work already ended ' +
+    'otherwise, or it has none (a webhook delivery, a refused one).',
+  responses: { 200: { description: 'Delivery', schema: DeliverySchema } },
+  handler: async ({ deps, caller, params }) => ({
+    status: 200,
+    body: presentDelivery(await cancelDelivery(deps, caller, params.integration_id, params.delivery_id)),
+  }),
 });
 
 const HandlerAnswer = defineSchema('IntegrationHandlerAnswer', {

@@ -1,6 +1,7 @@
 // Deployments as the api sees them: each one is a row (QUEUED) plus a workflow (deployment-<uuid>) started
 // together; the workflow's activities write every later status. A create-deployment request without
-// `force` reuses the newest deployment that is not FAILED/ERROR when it deploys the same source.
+// `force` reuses the newest deployment that is not FAILED/ERROR when it deploys the same source. A cancel goes
+// through the job kernel, like every job's.
 import { createHash, randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { DataSource, EntityManager, In } from 'typeorm';
@@ -19,6 +20,8 @@ import { DEFAULT_PROJECTS } from '../../runtime/templates/default-code';
 import type { SecretBox } from '../../security/secret-box';
 import { type DeploymentInput, workflowStart } from '../../temporal/contracts';
 import { insertAndStart } from '../../jobs/create';
+import { cancelAndWait } from '../../jobs/cancel';
+import { DEPLOYMENT_JOB } from '../../jobs/kinds';
 import { findOnePrepared } from '../../persistence/direct-sql';
 
 export interface DeploymentsDeps {
@@ -264,4 +267,21 @@ export async function requestDeployment(
       return { deployment: newest, reused: true };
   }
   return { deployment: await startPlannedDeployment(deps, resource, plan), reused: false };
+}
+
+/**
+ * Cancels the deployment (its build's processes stop) and answers once its workflow recorded the end (the job
+ * kernel's cancelAndWait): ERROR with reason Cancelled, deployments having no CANCELLED status. Already
+ * cancelled: answered as is; ended otherwise: 409.
+ */
+export async function cancelDeployment(
+  deps: Pick<DeploymentsDeps, 'ds' | 'temporal'>,
+  caller: Caller,
+  deploymentId: string,
+): Promise<Deployment> {
+  const deployment = await findDeployment(deps.ds, caller, deploymentId);
+  return cancelAndWait(deps.temporal, DEPLOYMENT_JOB, deployment, {
+    requestedBy: caller.actor,
+    read: () => deps.ds.getRepository(Deployment).findOneByOrFail({ deployment_id: deploymentId }),
+  });
 }

@@ -1,8 +1,9 @@
 // The delivery log: every hit of an integration's handler is a row (verdict, HTTP status, what it started),
 // so a user can see why a call did or did not start anything. Also the rate limit (counted here, in
 // PostgreSQL, so every api process shares it), the request as the linked structures receive it, and the
-// start and status writes of a delivery's work (the job kernel's, like every job's).
+// start, status writes and cancel of a delivery's work (the job kernel's, like every job's).
 import { createHash, randomUUID } from 'node:crypto';
+import type { Client } from '@temporalio/client';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import type { Caller } from '../caller';
@@ -15,7 +16,9 @@ import {
   IntegrationDelivery,
 } from '../../persistence/entities/integration';
 import type { PageRequest } from '../../persistence/pagination';
-import { pageInOrg } from '../../persistence/scoped';
+import { findInOrg, pageInOrg } from '../../persistence/scoped';
+import { conflict } from '../../errors';
+import { cancelAndWait } from '../../jobs/cancel';
 import { findIntegration } from './integrations';
 import { INTEGRATION_DELIVERY } from '../../jobs/kinds';
 import { startJob } from '../../jobs/start';
@@ -127,6 +130,35 @@ export async function listDeliveries(ds: DataSource, caller: Caller, integration
     { integration_id: integration.integration_id },
     { received_at: 'DESC', delivery_id: 'DESC' },
   );
+}
+
+/**
+ * Cancels the delivery's work and answers once its workflow recorded CANCELLED (the job kernel's cancelAndWait;
+ * runs and deployments it started go on). 404 for a delivery not of this integration; 409 when it has no work
+ * (a webhook delivery, a refused one) or its work already ended otherwise.
+ */
+export async function cancelDelivery(
+  deps: { ds: DataSource; temporal: Client },
+  caller: Caller,
+  integrationId: string,
+  deliveryId: string,
+): Promise<IntegrationDelivery> {
+  const integration = await findIntegration(deps.ds, caller, integrationId);
+  const delivery = await findInOrg(
+    deps.ds,
+    IntegrationDelivery,
+    caller.organizationId,
+    { integration_id: integration.integration_id, delivery_id: deliveryId },
+    'Delivery',
+  );
+  if (delivery.status === null) throw conflict(`This delivery has no work to cancel (verdict ${delivery.verdict})`);
+  // A delivery with work keeps a status (the kernel's statuses never go back to none).
+  type WithWork = IntegrationDelivery & { status: DeliveryStatus };
+  return cancelAndWait(deps.temporal, INTEGRATION_DELIVERY, delivery as WithWork, {
+    requestedBy: caller.actor,
+    read: async () =>
+      (await deps.ds.getRepository(IntegrationDelivery).findOneByOrFail({ delivery_id: deliveryId })) as WithWork,
+  });
 }
 
 /**

@@ -1,13 +1,16 @@
-// Integrations: CRUD. An integration links structures and assistants (ids of the organization, 409 naming a
+// Integrations: CRUD (a deletion stops its deliveries' open work first). An integration links structures and assistants (ids of the organization, 409 naming a
 // missing one) to a public handler, /api/integrations/{id}/handler, that outside senders call (handler.ts).
 // Secret references are ids of the organization's secrets: values go in through /secrets and never come out.
 // A chatapp or codehost_app created without a reference gets a secret of its own (a random placeholder that
 // verifies nothing) for the user to fill with what the provider gives them.
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { DataSource, EntityManager } from 'typeorm';
+import type { Client } from '@temporalio/client';
+import { In, type DataSource, type EntityManager } from 'typeorm';
 import type { Caller } from '../caller';
 import { badRequest, conflict } from '../../errors';
-import { Integration, Secret } from '../../persistence/entities';
+import { Integration, IntegrationDelivery, Secret } from '../../persistence/entities';
+import { stopOpen } from '../../jobs/cancel';
+import { INTEGRATION_DELIVERY } from '../../jobs/kinds';
 import type { IntegrationSettings, IntegrationType } from '../../persistence/entities/integration';
 import type { PageRequest } from '../../persistence/pagination';
 import { assertIdsInOrg, findInOrg, pageInOrg } from '../../persistence/scoped';
@@ -148,8 +151,19 @@ export async function updateIntegration(
   return integration;
 }
 
-/** Deletes the integration and its delivery log. Work already started (runs, deployments) goes on. */
-export async function deleteIntegration(ds: DataSource, caller: Caller, id: string): Promise<void> {
-  const integration = await findIntegration(ds, caller, id);
-  await ds.getRepository(Integration).delete({ integration_id: integration.integration_id });
+/**
+ * Deletes the integration and its delivery log. Its deliveries' open work is cancelled first, through the job
+ * kernel (stopOpen: their workflows record CANCELLED, bounded wait); runs and deployments they started go on.
+ */
+export async function deleteIntegration(
+  deps: { ds: DataSource; temporal: Client },
+  caller: Caller,
+  id: string,
+): Promise<void> {
+  const integration = await findIntegration(deps.ds, caller, id);
+  const open = await deps.ds
+    .getRepository(IntegrationDelivery)
+    .findBy({ integration_id: integration.integration_id, status: In([...INTEGRATION_DELIVERY.open]) });
+  await stopOpen(deps, INTEGRATION_DELIVERY, open, caller.actor);
+  await deps.ds.getRepository(Integration).delete({ integration_id: integration.integration_id });
 }

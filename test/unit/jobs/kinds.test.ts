@@ -1,10 +1,12 @@
 // The registry of job kinds (src/jobs/kinds.ts): every kind's `from` table only moves forward (an open status
 // from the open ones before it, a terminal one from every open one, nothing from a terminal one; runs alone go
-// back to QUEUED for a retry), names and workflow id prefixes are unique, and what a lost job becomes.
+// back to QUEUED for a retry), names and workflow id prefixes are unique, what a lost job becomes, and what a cancelled job is (for deployments,
+// which have no CANCELLED status, ERROR with reason Cancelled).
 import { expect } from 'chai';
 import {
   DATA_JOB,
   DEPLOYMENT_JOB,
+  endedCancelled,
   INTEGRATION_DELIVERY,
   INVITE_RECORD,
   isJobKind,
@@ -113,12 +115,12 @@ describe('job kinds: the registry', () => {
       expect([cancelled.to, cancelled.events]).to.deep.equal(['CANCELLED', undefined]);
     });
 
-    it('a deployment: ERROR with its completion, whatever closed its workflow', () => {
+    it('a deployment: ERROR with its completion, whatever closed its workflow (reason Cancelled for a cancel)', () => {
       for (const state of ['CANCELLED', 'TERMINATED', 'NOT_FOUND']) {
         const lost = DEPLOYMENT_JOB.lost({}, state, reason);
         expect([lost.to, lost.changes.status_detail], state).to.deep.equal([
           'ERROR',
-          { reason: 'WorkflowClosed', message: reason },
+          { reason: state === 'CANCELLED' ? 'Cancelled' : 'WorkflowClosed', message: reason },
         ]);
         expect(lost.changes.completed_at).to.be.instanceOf(Date);
       }
@@ -131,6 +133,39 @@ describe('job kinds: the registry', () => {
           expect(kind.terminal, `${kind.name} ${state}`).to.include(to);
           expect(kind.from[to]).to.have.members([...kind.open]);
         }
+    });
+  });
+});
+
+describe('job kinds: cancelled endings', () => {
+  it('a kind with a CANCELLED status: that status, nothing else', () => {
+    for (const kind of [RUN_JOB, DATA_JOB, INTEGRATION_DELIVERY]) {
+      expect(endedCancelled(kind, { status: 'CANCELLED' }), kind.name).to.equal(true);
+      expect(endedCancelled(kind, { status: 'FAILED', status_detail: { reason: 'Cancelled' } })).to.equal(false);
+    }
+  });
+
+  it('a deployment: ERROR with reason Cancelled, not another ERROR or FAILED', () => {
+    expect(DEPLOYMENT_JOB.terminal).to.not.include('CANCELLED');
+    const cancelled = { status: 'ERROR', status_detail: { reason: 'Cancelled', requested_by: 'u' } };
+    expect(endedCancelled(DEPLOYMENT_JOB, cancelled)).to.equal(true);
+    expect(
+      endedCancelled(DEPLOYMENT_JOB, { status: 'ERROR', status_detail: { reason: 'TimeLimitExceeded' } }),
+    ).to.equal(false);
+    expect(endedCancelled(DEPLOYMENT_JOB, { status: 'ERROR', status_detail: null })).to.equal(false);
+    expect(endedCancelled(DEPLOYMENT_JOB, { status: 'FAILED', status_detail: { reason: 'Cancelled' } })).to.equal(
+      false,
+    );
+  });
+
+  it('a deployment whose workflow closed cancelled is settled as a cancelled one; closed otherwise, WorkflowClosed', () => {
+    const lostCancelled = DEPLOYMENT_JOB.lost({}, 'CANCELLED', 'the workflow was cancelled');
+    expect(endedCancelled(DEPLOYMENT_JOB, { status: lostCancelled.to, ...lostCancelled.changes })).to.equal(true);
+    const lostTerminated = DEPLOYMENT_JOB.lost({}, 'TERMINATED', 'the workflow was terminated');
+    expect(lostTerminated.to).to.equal('ERROR');
+    expect(lostTerminated.changes.status_detail).to.deep.equal({
+      reason: 'WorkflowClosed',
+      message: 'the workflow was terminated',
     });
   });
 });

@@ -16,7 +16,7 @@ describe('record the histories of the patched paths of workflows in a frame', fu
     await recordScenarios(
       'tarmac-record-patched-histories',
       PATCHED_RECORDINGS.flatMap((recording) =>
-        scenariosOf(recording.workflow).map((scenario) => ({
+        scenariosOf(recording.workflow, recording.patch).map((scenario) => ({
           workflow: recording.workflow,
           scenario,
           file: patchedHistoryFile(recording, scenario),

@@ -1,7 +1,7 @@
 // The workflows in a frame of workflows/run-scope.ts whose code changed with it (data job, knowledge base job,
 // integration delivery, deployment) and the code run workflow, run with stubbed activities on the time-skipping server, one per way
-// they end: the work's own ending, a failed activity, the time limit, a `cancel` signal (not deployments: they
-// have none), a workflow cancellation, and MISSING (no row). The scenario is the job id's prefix, so the stubs
+// they end: the work's own ending, a failed activity, the time limit, a `cancel` signal (deployments only from
+// DEPLOYMENT_PATCHES_1 on), a workflow cancellation, and MISSING (no row). The scenario is the job id's prefix, so the stubs
 // know what to do. record.ts saves their histories (what index.replay.test.ts replays), record-patched.ts those of
 // the patched paths; run-scope.test.ts checks the ending each one writes.
 import { randomUUID } from 'node:crypto';
@@ -19,8 +19,20 @@ export type JobWorkflow = (typeof JOB_WORKFLOWS)[number];
 export const RECORDED_WORKFLOWS = [...JOB_WORKFLOWS, 'deploymentWorkflow', 'codeRunWorkflow'] as const;
 export type RecordedWorkflow = (typeof RECORDED_WORKFLOWS)[number];
 
-export const scenariosOf = (workflow: RecordedWorkflow): readonly Scenario[] =>
-  workflow === 'deploymentWorkflow' ? SCENARIOS.filter((s) => s !== 'cancelled') : SCENARIOS;
+/** The patch from which deployments handle the `cancel` signal (workflows/deployment.ts DEPLOYMENT_PATCHES_1). */
+const DEPLOYMENT_PATCHES_1 = 'deployment-patches-1';
+
+/**
+ * The scenarios of `workflow` as its code before any patch (or the code of `patch`) has them: a deployment
+ * handles a `cancel` signal only from DEPLOYMENT_PATCHES_1 on.
+ */
+export const scenariosOf = (workflow: RecordedWorkflow, patch?: string): readonly Scenario[] =>
+  workflow === 'deploymentWorkflow' && patch !== DEPLOYMENT_PATCHES_1
+    ? SCENARIOS.filter((s) => s !== 'cancelled')
+    : SCENARIOS;
+
+/** The scenarios of `workflow` as today's code has them. */
+export const currentScenariosOf = (workflow: RecordedWorkflow) => scenariosOf(workflow, DEPLOYMENT_PATCHES_1);
 
 export const historyFile = (workflow: RecordedWorkflow, scenario: Scenario) => `${workflow}.${scenario}.json`;
 
@@ -42,6 +54,9 @@ export const PATCHED_RECORDINGS = [
   // DATA_JOB_SLOT_PATCH, KNOWLEDGE_BASE_JOB_SLOT_PATCH: the jobs take an execution slot (the fair share) first.
   { workflow: 'dataJobWorkflow', patch: 'data-job-slot' },
   { workflow: 'knowledgeBaseJobWorkflow', patch: 'knowledge-base-job-slot' },
+  // DEPLOYMENT_PATCHES_1: one marker for every patch before it (a build that waits for its slot first, as
+  // execution-slot-backoff), and the `cancel` signal handled (ends ERROR, reason Cancelled).
+  { workflow: 'deploymentWorkflow', patch: DEPLOYMENT_PATCHES_1 },
 ] as const satisfies ReadonlyArray<{ workflow: RecordedWorkflow; patch: string }>;
 export type PatchedRecording = (typeof PATCHED_RECORDINGS)[number];
 
