@@ -10,6 +10,7 @@ import { Connection } from '@temporalio/client';
 import { Client as PgClient } from 'pg';
 import { ensureNamespace, servesNamespace } from './cluster-namespace';
 import { ClusterProcess, waitUntilReady } from './node-process';
+import { reachableMembers, RingService } from './ring-view';
 import {
   CONFIG_ENV,
   dynamicConfigYaml,
@@ -81,6 +82,8 @@ export interface TemporalCluster {
   /** Starts node `i` again (after a kill or a stop) and waits for its frontend's health. */
   restartNode(i: number): Promise<void>;
   membership(): Promise<MembershipRecord[]>;
+  /** The gRPC addresses of `service`'s members as node `i` last saw them (its log; ring-view.ts). */
+  ringView(i: number, service: RingService): string[] | undefined;
   /** The UI, then every node (SIGTERM, then SIGKILL). */
   stop(): Promise<void>;
 }
@@ -182,6 +185,7 @@ export async function startTemporalCluster(opts: TemporalClusterOptions): Promis
     stopNode: async (i) => void (await nodeAt(i).process?.stop()),
     restartNode: async (i) => startNode(nodeAt(i)),
     membership: () => membershipRecords(opts.postgresUrl),
+    ringView: (i, service) => reachableMembers(nodeAt(i).logFile, service),
     stop: async () => {
       await ui?.stop();
       await stopAll();
