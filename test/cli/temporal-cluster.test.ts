@@ -13,6 +13,7 @@ import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Worker } from '@temporalio/worker';
 import { RunningPostgres, startEmbeddedPostgres } from '../../src/cli/postgres/embedded-postgres';
 import { missingServerBinaries, serverBinaries } from '../../src/cli/cluster/server-binaries';
+import { MAX_MEMBERSHIP_PORT } from '../../src/cli/cluster/server-config';
 import { migrateTemporalDatabases, sqlEndpointOf } from '../../src/cli/cluster/temporal-schema';
 import { startTemporalCluster, TemporalCluster } from '../../src/cli/cluster/temporal-cluster';
 import { RESOURCE_ID, RESOURCE_KIND } from '../../src/temporal/search-attributes';
@@ -32,7 +33,7 @@ async function portFree(host: string, port: number): Promise<boolean> {
 /** A first port whose nine are free on every host (nodes on different addresses share the numbers). */
 async function freePortRange(): Promise<number> {
   for (;;) {
-    const first = 20_000 + Math.floor(Math.random() * 30_000);
+    const first = 20_000 + Math.floor(Math.random() * (MAX_MEMBERSHIP_PORT - PORTS_PER_NODE - 20_000));
     const ports = Array.from({ length: PORTS_PER_NODE }, (_, i) => first + i);
     const free = await Promise.all(HOSTS.flatMap((h) => ports.map((p) => portFree(h, p))));
     if (free.every(Boolean)) return first;
@@ -81,7 +82,9 @@ describe('Temporal cluster: the production engine on PostgreSQL', function () {
   });
 
   after(async () => {
-    for (const close of closers.reverse()) await close().catch(() => undefined);
+    // Each closer at most 20 s: a worker whose node died must not hold the rest up.
+    const within20s = (p: Promise<unknown>) => Promise.race([p, new Promise((resolve) => setTimeout(resolve, 20_000))]);
+    for (const close of closers.reverse()) await within20s(close().catch(() => undefined));
     await cluster?.stop();
     await pg?.stop();
     if (root) fs.rmSync(root, { recursive: true, force: true });

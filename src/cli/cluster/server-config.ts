@@ -28,11 +28,18 @@ export interface NodePorts {
   workerMembership: number;
 }
 
+/** `cluster_membership.rpc_port` is a SMALLINT in Temporal's PostgreSQL schema: a node on a higher one dies at start. */
+export const MAX_MEMBERSHIP_PORT = 32_767;
+
 /**
  * The ports of a node from its first: the frontend's gRPC port, then the frontend's HTTP API, the other services'
  * gRPC ports and the four membership (ringpop) ports, nine in a row. Nodes on different addresses may share them.
  */
 export function nodePorts(firstPort: number): NodePorts {
+  if (!Number.isInteger(firstPort) || firstPort < 1 || firstPort + 8 > MAX_MEMBERSHIP_PORT)
+    throw new Error(
+      `a Temporal node's first port must leave its nine ports at most ${MAX_MEMBERSHIP_PORT} (Temporal stores membership ports as SMALLINT): ${firstPort}`,
+    );
   return {
     frontendGrpc: firstPort,
     frontendHttp: firstPort + 1,

@@ -35,6 +35,11 @@ describe('Temporal node config', () => {
     expect(config.dynamicConfigClient.filepath).to.equal('/n/config/dynamic.yaml');
   });
 
+  it('refuses ports past what the membership table holds (SMALLINT)', () => {
+    expect(nodePorts(32_759).workerMembership).to.equal(32_767);
+    expect(() => nodePorts(32_760)).to.throw(/at most 32767/);
+  });
+
   it('gives every node the same cluster address, and a dynamic config the server can read', () => {
     const address = (host: string) => configOf(host).clusterMetadata.clusterInformation.active.rpcAddress;
     expect(address('127.0.0.10')).to.equal(address('127.0.0.11'));
