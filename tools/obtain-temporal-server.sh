@@ -6,7 +6,7 @@
 # All three are built with the Go module proxy inside the CLI's own module graph (a build module whose go.mod and
 # go.sum are the CLI v1.5.1's): the server runs with exactly the dependency versions of the dev server the
 # platform is tested on, and after tools/obtain-temporal.sh has built the CLI, Go's build cache already holds
-# almost every package (about 30 s; alone on a clean cache, as long as the CLI's build).
+# almost every package (43 s measured on a clean Go cache after the CLI; alone, about as long as the CLI).
 # Reused across runs. A machine without Go gets nothing: the cluster tests then skip, saying so.
 set -euo pipefail
 
