@@ -98,7 +98,10 @@ describe('load balancer (HAProxy)', function () {
     ]);
     const backends = (...bs: LoopbackBackend[]) => bs.map(({ name, address }) => ({ name, address }));
     // As the production shape finds it: the last line the obtain script prints.
-    const binary = execFileSync('bash', [path.join(REPO_ROOT, 'tools', 'obtain-haproxy.sh')], { encoding: 'utf8' })
+    const binary = execFileSync('bash', [path.join(REPO_ROOT, 'tools', 'obtain-haproxy.sh')], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
       .trim()
       .split('\n')
       .pop()!;
