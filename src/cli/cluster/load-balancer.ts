@@ -72,6 +72,7 @@ export async function startLoadBalancer(options: LoadBalancerOptions): Promise<L
   fs.writeFileSync(configFile, haproxyConfig({ http: options.http, grpc: options.grpc, statsSocket }));
   const logFile = path.join(dir, 'haproxy.log');
   const proc = new ClusterProcess('load balancer', options.binary, ['-db', '-f', configFile], logFile);
+  void proc.exited.then(() => fs.rmSync(statsSocket, { force: true }));
   const runtime = (command: string) => runtimeCommand(statsSocket, command);
   try {
     // The socket answers once the configuration is read and every frontend is bound.
@@ -80,8 +81,6 @@ export async function startLoadBalancer(options: LoadBalancerOptions): Promise<L
     await proc.kill();
     throw err;
   }
-  const removeSocket = () => fs.rmSync(statsSocket, { force: true });
-  void proc.exited.then(removeSocket);
   const hostPort = (pool: Pool) => `${pool.host.includes(':') ? `[${pool.host}]` : pool.host}:${pool.port}`;
   return {
     httpUrl: `http://${hostPort(options.http)}`,

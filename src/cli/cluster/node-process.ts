@@ -1,6 +1,6 @@
-// One process of the Temporal cluster (a server node or the UI server): spawned with its output appended to a
-// log file in its own directory, watched for its exit, stopped with SIGTERM and then SIGKILL, or killed at once
-// (what the drills do to a node). Readiness is the caller's check; a process that exits first fails it with
+// One process of the production shape (a Temporal server node, the UI server, the load balancer, the object
+// store): spawned with its output appended to a log file in its own directory, watched for its exit, stopped
+// with SIGTERM and then SIGKILL, or killed at once (what the drills do to a node). Readiness is the caller's check; a process that exits first fails it with
 // the last lines of its log.
 import { ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
