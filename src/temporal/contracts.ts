@@ -7,7 +7,8 @@ import type { CodeLocation, CodeResourceKind } from '../persistence/entities/cod
 import type { DeploymentStatus } from '../persistence/entities/deployment';
 import type { DeliveryStatus } from '../persistence/entities/integration';
 import type { DataJobStatus } from '../persistence/entities/data-connector';
-import type { JobError, KnowledgeBaseJobStatus } from '../persistence/entities/knowledge-base';
+import type { JobError } from '../persistence/entities/job-record';
+import type { KnowledgeBaseJobStatus } from '../persistence/entities/knowledge-base';
 import type { RunStatus } from '../persistence/entities/run';
 import type { LostOutput } from '../runtime/process/log-pump';
 import type { RetryPolicy } from './retry-policy';

@@ -1,6 +1,6 @@
 // Data connectors (a source of outside data feeding one bucket) and their jobs.
 import { Column, Entity, PrimaryColumn } from 'typeorm';
-import type { JobError, KnowledgeBaseJobStatus } from './knowledge-base';
+import type { JobError, JobStatus } from './job-record';
 
 const bigintNumber = { to: (v: number) => v, from: (v: string | null) => (v === null ? 0 : Number(v)) };
 
@@ -28,7 +28,7 @@ export class DataConnector {
   @Column('timestamptz') updated_at: Date;
 }
 
-export type DataJobStatus = KnowledgeBaseJobStatus;
+export type DataJobStatus = JobStatus;
 
 @Entity('data_jobs')
 export class DataJob {

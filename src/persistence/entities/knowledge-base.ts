@@ -1,6 +1,7 @@
 // Knowledge bases, their ingestion jobs and their persisted queries. Chunks (text, tsvector, embedding) are
 // read and written with SQL only (src/services/knowledge/index/chunk-store.ts, query.ts): pgvector has no TypeORM type.
 import { Column, Entity, PrimaryColumn } from 'typeorm';
+import type { JobError, JobStatus } from './job-record';
 
 const bigintNumber = { to: (v: number) => v, from: (v: string | null) => (v === null ? 0 : Number(v)) };
 
@@ -32,13 +33,8 @@ export class KnowledgeBase {
   @Column('timestamptz') updated_at: Date;
 }
 
-export type KnowledgeBaseJobStatus = 'QUEUED' | 'RUNNING' | 'SUCCEEDED' | 'FAILED' | 'CANCELLED';
-
-export interface JobError {
-  type: string;
-  message: string;
-  path?: string;
-}
+export type KnowledgeBaseJobStatus = JobStatus;
+export type { JobError };
 
 @Entity('knowledge_base_jobs')
 export class KnowledgeBaseJob {

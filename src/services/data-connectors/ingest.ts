@@ -15,7 +15,7 @@ import { assetBlobKey } from '../../blobs/keys';
 import type { Config } from '../../config';
 import type { Logger } from '../../logger';
 import { DataConnector, DataJob } from '../../persistence/entities/data-connector';
-import type { JobError } from '../../persistence/entities/knowledge-base';
+import type { JobError } from '../../persistence/entities/job-record';
 import { likeEscape } from '../../persistence/scoped';
 import type { SecretBox } from '../../security/secret-box';
 import { ASSET_BATCH_ROWS, AssetBatch } from './asset-batch';

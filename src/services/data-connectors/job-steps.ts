@@ -4,7 +4,6 @@
 import type { DataSource } from 'typeorm';
 import { HttpError } from '../../errors';
 import { DataConnector, DataJob, DataJobStatus } from '../../persistence/entities/data-connector';
-import type { JobError } from '../../persistence/entities/knowledge-base';
 import type { ScheduledJobInput, ScheduledJobOutcome } from '../../temporal/contracts';
 import { createJob } from '../knowledge/jobs';
 import { chainKnowledgeBaseJobs } from './chain';
