@@ -16,7 +16,11 @@ export interface Pool {
 }
 
 export interface HaproxySettings {
-  http: Pool & { balance?: 'roundrobin' | 'leastconn' };
+  /**
+   * `alsoOn`: further host:port the HTTP frontend listens on (the production shape's address for user code:
+   * a run's network namespace reaches only the host's 127.0.0.1, docs/production.md).
+   */
+  http: Pool & { balance?: 'roundrobin' | 'leastconn'; alsoOn?: string[] };
   grpc?: Pool;
   /** The runtime API's unix socket (backendStates, server states). */
   statsSocket: string;
@@ -65,6 +69,7 @@ export function haproxyConfig(settings: HaproxySettings): string {
     `frontend ${HTTP_POOL}-in`,
     '  mode http',
     `  bind ${http.host}:${http.port}`,
+    ...(http.alsoOn ?? []).map((address) => `  bind ${address}`),
     '  option httplog',
     // The api sees who called (rate limits, audit): the client's address in X-Forwarded-For.
     '  option forwardfor',

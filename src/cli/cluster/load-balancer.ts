@@ -18,7 +18,7 @@ export type { Backend, Pool } from './haproxy-config';
 
 export interface LoadBalancerOptions {
   dir: string;
-  http: Pool & { balance?: 'roundrobin' | 'leastconn' };
+  http: Pool & { balance?: 'roundrobin' | 'leastconn'; alsoOn?: string[] };
   /** Temporal's frontends, for gRPC clients (the api, the workers). */
   grpc?: Pool;
   /** The HAProxy to run: the path tools/obtain-haproxy.sh prints (HAPROXY_BINARY, or Debian's). */

@@ -23,11 +23,13 @@ export class ClusterProcess {
     command: string,
     args: string[],
     readonly logFile: string,
+    /** Its whole environment (default: this process's). */
+    env?: NodeJS.ProcessEnv,
   ) {
     const out = fs.openSync(logFile, 'a');
     try {
       fs.writeSync(out, `\n==> ${new Date().toISOString()} ${name}: ${command} ${args.join(' ')}\n`);
-      this.child = spawn(command, args, { stdio: ['ignore', out, out] });
+      this.child = spawn(command, args, { stdio: ['ignore', out, out], ...(env ? { env } : {}) });
     } finally {
       fs.closeSync(out); // the child holds its own copy
     }

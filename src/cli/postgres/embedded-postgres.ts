@@ -1,6 +1,7 @@
 // The local default database (`npm start`, the test stack, the drills): PostgreSQL with pgvector from the
 // pinned binaries (binaries.ts), run by this launcher. `initdb` once (scram-sha-256, a generated
-// password), then `postgres` as a child process listening on localhost only, no Unix socket.
+// password), then `postgres` as a child process listening on localhost only (or the one address it is given:
+// the production shape's database host), no Unix socket.
 import { ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -35,8 +36,13 @@ export function embeddedPassword(dir: string): string | undefined {
 }
 
 /** URL of a database on the embedded server (what `npm start` gives the api and worker, and `npm run admin` uses). */
-export function embeddedPostgresUrl(port: number, password: string, database = EMBEDDED_POSTGRES_DATABASE): string {
-  return `postgres://${EMBEDDED_POSTGRES_USER}:${encodeURIComponent(password)}@localhost:${port}/${database}`;
+export function embeddedPostgresUrl(
+  port: number,
+  password: string,
+  database = EMBEDDED_POSTGRES_DATABASE,
+  host = 'localhost',
+): string {
+  return `postgres://${EMBEDDED_POSTGRES_USER}:${encodeURIComponent(password)}@${host}:${port}/${database}`;
 }
 
 export interface RunningPostgres {
@@ -57,6 +63,8 @@ type Exit = { code: number | null; signal: NodeJS.Signals | null };
 export async function startEmbeddedPostgres(opts: {
   dir: string;
   port: number;
+  /** The one address it listens on (default localhost). */
+  host?: string;
   database: string;
   persistent: boolean;
   /** Which binaries (config.embeddedPostgresBinDir, else the pinned build in config.cacheDir). */
@@ -86,7 +94,7 @@ export async function startEmbeddedPostgres(opts: {
       '-p',
       String(opts.port),
       '-c',
-      'listen_addresses=localhost',
+      `listen_addresses=${opts.host ?? 'localhost'}`,
       '-c',
       'unix_socket_directories=',
       '-c',
@@ -118,7 +126,12 @@ export async function startEmbeddedPostgres(opts: {
 
   let client: Client;
   try {
-    client = await connectWhenReady(opts.port, rotate ? LEGACY_PASSWORD : password, () => exit);
+    client = await connectWhenReady(
+      opts.host ?? 'localhost',
+      opts.port,
+      rotate ? LEGACY_PASSWORD : password,
+      () => exit,
+    );
   } catch (err) {
     process.removeListener('exit', onProcessExit);
     if (!exit) server.kill('SIGQUIT');
@@ -141,7 +154,7 @@ export async function startEmbeddedPostgres(opts: {
 
   let stopping = false;
   return {
-    url: embeddedPostgresUrl(opts.port, password, opts.database),
+    url: embeddedPostgresUrl(opts.port, password, opts.database, opts.host),
     version: bin.version,
     stop: async () => {
       stopping = true;
@@ -161,7 +174,12 @@ export async function startEmbeddedPostgres(opts: {
 }
 
 /** A connection once the server accepts ours; fails as soon as the server exits or keeps refusing the password. */
-async function connectWhenReady(port: number, password: string, exited: () => Exit | undefined): Promise<Client> {
+async function connectWhenReady(
+  host: string,
+  port: number,
+  password: string,
+  exited: () => Exit | undefined,
+): Promise<Client> {
   const deadline = Date.now() + READY_TIMEOUT_MS;
   let last = 'no answer yet';
   let refused = 0;
@@ -169,7 +187,7 @@ async function connectWhenReady(port: number, password: string, exited: () => Ex
     const e = exited();
     if (e) throw new Error(`it exited (${e.signal ?? `code ${e.code}`})`);
     const client = new Client({
-      host: 'localhost',
+      host,
       port,
       user: EMBEDDED_POSTGRES_USER,
       password,

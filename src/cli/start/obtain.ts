@@ -82,7 +82,7 @@ export async function obtainPlatformNode(): Promise<string> {
  * the script obtained, for those that print it), every stdout line shown too. On failure, `advice` says what
  * to do instead.
  */
-function runTool(script: string, args: string[], advice: string): Promise<string | undefined> {
+export function runTool(script: string, args: string[], advice: string): Promise<string | undefined> {
   return new Promise((resolve, reject) => {
     const proc = spawn('bash', [toolScript(script), ...args], {
       cwd: REPO_ROOT,
