@@ -100,7 +100,7 @@ function endingOf(outcome: SupervisedOutcome, logLimitBytes: number): RunEnding 
 
 /** Run activities: the status writes of the run workflow and the long activity that runs the user process. */
 export function createCodeRunActivities(deps: ActivityDeps) {
-  const { ds, config, box, log, sandbox } = deps;
+  const { ds, config, box, log, sandbox, builds } = deps;
   const releaseIdentity = (identity: SandboxIdentity | undefined, runId: string) =>
     void identity
       ?.release({ batched: true })
@@ -145,7 +145,7 @@ export function createCodeRunActivities(deps: ActivityDeps) {
       // gone fails its preparation.
       const memoryBytes = config.runLimits.memoryMb * 1024 * 1024;
       const [preparing, isolating] = await Promise.allSettled([
-        prepareExecution({ ds, box, config }, records),
+        prepareExecution({ ds, box, config, builds }, records),
         records.organization
           ? sandbox.identity(sandbox.gidOf(records.organization.sandbox_index), memoryBytes)
           : Promise.resolve(undefined),
@@ -160,6 +160,7 @@ export function createCodeRunActivities(deps: ActivityDeps) {
       const prepared = preparing.value;
       if (isolating.status === 'rejected') {
         // Fail closed: no control group, no run.
+        prepared.releaseBuild();
         void fs.promises.rm(prepared.home, { recursive: true, force: true }).catch(() => undefined);
         if (!(isolating.reason instanceof CgroupUnavailable)) throw isolating.reason;
         return {
@@ -241,6 +242,7 @@ export function createCodeRunActivities(deps: ActivityDeps) {
         // the runs that end within seconds, and the run's end is recorded meanwhile; a worker that dies first
         // leaves the lease to be reclaimed the same way.
         releaseIdentity(identity, run.run_id);
+        prepared.releaseBuild();
         void fs.promises.rm(prepared.home, { recursive: true, force: true }).catch(() => undefined);
       }
     },
