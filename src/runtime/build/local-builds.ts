@@ -62,7 +62,7 @@ export class LocalBuilds {
   private readonly users = new Map<string, number>();
   private readonly locks = new Map<string, Promise<void>>();
   private loaded?: Promise<void>;
-  private evicting?: Promise<void>;
+  private evicting: Promise<void> = Promise.resolve();
 
   constructor(private readonly o: LocalBuildsOptions) {
     this.markers = path.join(o.buildDir, '.artifacts');
@@ -150,8 +150,9 @@ export class LocalBuilds {
 
   /** Evicts least recently used builds no run uses until the cache is within its quota; one pass at a time. */
   evict(): Promise<void> {
-    this.evicting ??= this.evictPass().finally(() => (this.evicting = undefined));
-    return this.evicting;
+    const pass = this.evicting.then(() => this.evictPass());
+    this.evicting = pass.catch(() => undefined);
+    return pass;
   }
 
   private evictSoon(): void {
@@ -223,9 +224,9 @@ export class LocalBuilds {
     this.entries.delete(deploymentId);
     const dir = this.pathOf(deploymentId);
     if (!(await exists(dir))) return;
-    const doomed = path.join(scratch ?? (await fs.mkdtemp(path.join(this.markers, 'gone-'))), 'old');
-    await fs.rename(dir, doomed);
-    await removeTree(path.dirname(doomed));
+    const bin = scratch ?? (await fs.mkdtemp(path.join(this.markers, 'gone-')));
+    await fs.rename(dir, path.join(bin, 'old'));
+    await removeTree(scratch ? path.join(bin, 'old') : bin);
   }
 
   private async removeMarkers(deploymentId: string): Promise<void> {
