@@ -144,12 +144,14 @@ export function createCodeRunActivities(deps: ActivityDeps) {
       // prepared (build, credential, secrets, HOME): neither waits for the other. A run whose organization is
       // gone fails its preparation.
       const memoryBytes = config.runLimits.memoryMb * 1024 * 1024;
+      // A build fetched from the blob store first (local-builds.ts) may take longer than the heartbeat timeout.
+      const preparingBeat = setInterval(() => ctx.heartbeat(), heartbeatEveryMs(ctx));
       const [preparing, isolating] = await Promise.allSettled([
         prepareExecution({ ds, box, config, builds }, records),
         records.organization
           ? sandbox.identity(sandbox.gidOf(records.organization.sandbox_index), memoryBytes)
           : Promise.resolve(undefined),
-      ]);
+      ]).finally(() => clearInterval(preparingBeat));
       if (preparing.status === 'rejected') {
         // Nothing of the run ever ran in the identity made meanwhile.
         if (isolating.status === 'fulfilled') releaseIdentity(isolating.value, run.run_id);

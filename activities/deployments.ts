@@ -155,7 +155,7 @@ export function createDeploymentActivities({ ds, config, blobs, box, log, sandbo
         // Then the build belongs to the platform, readable by the organization's group only.
         if (identity) await sandbox.chownTree(buildPath, { platformFor: identity.gid });
         // Into the blob store, so that every worker can run it (this one keeps its own copy).
-        const artifact = await builds.publish(input.deploymentId);
+        const artifact = await builds.publish(input.deploymentId, buildPath);
         return {
           status: 'SUCCEEDED',
           buildPath,

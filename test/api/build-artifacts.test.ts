@@ -2,7 +2,8 @@
 // a deployment publishes its build as an artifact; with the build directory deleted (a worker host with a disk
 // of its own) a run fetches it, verifies its digest, unpacks it with the owners of a build made there and runs;
 // an overwritten artifact ends the run ERROR (BuildCorrupt); the same on an S3 blob store (moto). Prints the
-// artifact's size and the time of a fetch and unpack for the default python project and a nodejs project.
+// artifact's size and the time of a fetch and unpack for the default python project, a nodejs project and a
+// python3 project with a requirement (pip in its venv).
 import { createHash, randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -167,6 +168,36 @@ describe('build artifacts: a build runs on a worker that did not build it', func
     expect(run.status, JSON.stringify(run.status_detail)).to.equal('SUCCEEDED');
     const logs = await as(t.key).get(`/api/structure-runs/${run.structure_run_id}/logs`);
     expect(logs.body.logs).to.deep.equal(['node says from afar']);
+  });
+
+  it('fetches a python3 build with pip and a requirement in its venv', async () => {
+    const t = await newTenant('artifact-pip');
+    const archive = makeArchive(
+      'zip',
+      entriesOf({
+        'structure_config.yaml': projectConfig(
+          'python3',
+          '  main_file: main.py\n',
+          '  requirements_file: requirements.txt\n',
+        ),
+        'requirements.txt': 'six==1.17.0\n',
+        'main.py': 'import sys, six\nprint("six", six.__version__, sys.argv[1:])\n',
+      }),
+    );
+    const bucketId = await uploadToNewBucket(t.key, 'py.zip', archive);
+    const created = await as(t.key).post('/api/structures', {
+      name: 'py',
+      code: { data_lake: { bucket_id: bucketId, asset_path: 'py.zip' } },
+    });
+    const deployment = await waitForDeployment(t.key, created.body.latest_deployment_id);
+    expect(deployment.status, JSON.stringify(deployment.status_detail)).to.equal('SUCCEEDED');
+    const row = await rowOf(deployment.deployment_id);
+    await measureFetch(getStack().activityDeps.blobs, row, 'python3 structure with pip and six');
+    fs.rmSync(row.build_path, { recursive: true, force: true });
+    const run = await runToEnd(t.key, created.body.structure_id);
+    expect(run.status, JSON.stringify(run.status_detail)).to.equal('SUCCEEDED');
+    const logs = await as(t.key).get(`/api/structure-runs/${run.structure_run_id}/logs`);
+    expect(logs.body.logs).to.deep.equal(["six 1.17.0 ['from', 'afar']"]);
   });
 
   describe('with blobs in S3 (moto)', () => {

@@ -73,19 +73,24 @@ export class LocalBuilds {
     return path.join(this.o.buildDir, deploymentId);
   }
 
-  /** The builder's side: packs the finished build at pathOf(id), uploads it and records this worker's copy. */
-  async publish(deploymentId: string): Promise<BuildArtifact> {
+  /**
+   * The builder's side: packs the finished build at `buildPath`, uploads it and records this worker's copy
+   * (when the build is where this cache keeps it: pathOf).
+   */
+  async publish(deploymentId: string, buildPath: string): Promise<BuildArtifact> {
     await this.load();
     const work = await fs.mkdtemp(path.join(this.markers, `pack-${deploymentId}-`));
     try {
       const file = path.join(work, 'build.tar.gz');
-      const packed = await packBuild(this.pathOf(deploymentId), file);
+      const packed = await packBuild(buildPath, file);
       const key = buildArtifactKey(deploymentId, packed.sha256);
       // A retried attempt starts from nothing: what an earlier attempt uploaded goes.
       await this.o.blobs.deletePrefix(buildBlobPrefix(deploymentId));
       await this.o.blobs.put(key, createReadStream(file), packed.size);
-      await this.exclusive(deploymentId, () => this.record(deploymentId, packed.sha256, packed.unpackedBytes));
-      this.evictSoon();
+      if (buildPath === this.pathOf(deploymentId)) {
+        await this.exclusive(deploymentId, () => this.record(deploymentId, packed.sha256, packed.unpackedBytes));
+        this.evictSoon();
+      }
       return { key, sha256: packed.sha256, size: packed.size };
     } finally {
       await removeTree(work);

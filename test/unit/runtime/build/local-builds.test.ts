@@ -57,7 +57,7 @@ describe('local build cache', () => {
     // Random bytes: the artifact is about as large as the build.
     fs.writeFileSync(path.join(at, 'src', 'blob.bin'), randomBytes(kb * 1024));
     fs.symlinkSync('/usr/bin/python3', path.join(at, 'src', 'python3'));
-    return { id, artifact: await builder.publish(id) };
+    return { id, artifact: await builder.publish(id, at) };
   }
 
   it('publishes the build, keeps the builder on its own copy, and fetches once for concurrent runs elsewhere', async () => {
