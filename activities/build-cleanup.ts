@@ -4,7 +4,8 @@ import { Context } from '@temporalio/activity';
 import type { ActivityDeps } from './deps';
 import { isUuid } from '../src/ids';
 import { removeTree, trimCache } from '../src/runtime/build/package-cache';
-import { releaseBuild, removableBuilds } from '../src/services/code/build-retention';
+import { buildBlobPrefix } from '../src/blobs/keys';
+import { releaseBuild, removableArtifacts, removableBuilds } from '../src/services/code/build-retention';
 import { workflowIdOf, type BuildCleanupOutcome, type BuildRemovalOutcome } from '../src/temporal/contracts';
 
 /** How long a deleted resource's build in progress may take to stop once cancelled. */
@@ -29,6 +30,8 @@ async function sizeOf(dir: string): Promise<number> {
  * past the grace period: builds of superseded, FAILED and ERROR deployments, and directories whose
  * deployment row is gone. A superseded build waits until its successor has also been done for the grace
  * period, so a run that read "latest" just before the successor finished is long inserted by then.
+ * A build's artifact in the blob store goes with it, and so do the artifacts of removable builds that have no
+ * directory here (built and run on workers with disks of their own).
  */
 export function createBuildCleanupActivities(deps: ActivityDeps) {
   return {
@@ -39,6 +42,13 @@ export function createBuildCleanupActivities(deps: ActivityDeps) {
         .filter((e) => e.isDirectory() && isUuid(e.name))
         .map((e) => e.name.toLowerCase());
       const result: BuildCleanupOutcome = { removed: 0, bytes: 0, orphans: 0, kept: 0 };
+      // Artifacts of builds no directory here holds: released (guarded), then deleted from the blob store.
+      const local = new Set(names);
+      for (const id of await removableArtifacts(deps.ds, graceSeconds)) {
+        if (local.has(id) || !(await releaseBuild(deps.ds, id))) continue;
+        await deps.blobs.deletePrefix(buildBlobPrefix(id));
+        result.removed++;
+      }
       if (!names.length) return result;
 
       // Per directory: does its row exist, and may its build go (terminal, not the latest success, aged out)?
@@ -68,7 +78,8 @@ export function createBuildCleanupActivities(deps: ActivityDeps) {
           }
         }
         const bytes = await sizeOf(dir);
-        await fs.rm(dir, { recursive: true, force: true });
+        await deps.builds.forget(id);
+        await deps.blobs.deletePrefix(buildBlobPrefix(id));
         result.removed++;
         result.bytes += bytes;
         if (orphan) result.orphans++;
@@ -100,8 +111,10 @@ export function createBuildCleanupActivities(deps: ActivityDeps) {
           await Promise.race([stopped, new Promise((resolve) => setTimeout(resolve, BUILD_STOP_WAIT_MS).unref())]);
         }
         if (!isUuid(id)) continue;
+        await deps.blobs.deletePrefix(buildBlobPrefix(id.toLowerCase()));
         const dir = path.join(deps.config.buildDir, id.toLowerCase());
         if (!(await fs.lstat(dir).catch(() => null))) continue;
+        await deps.builds.forget(id.toLowerCase());
         await removeTree(dir);
         removed++;
       }

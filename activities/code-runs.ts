@@ -100,7 +100,7 @@ function endingOf(outcome: SupervisedOutcome, logLimitBytes: number): RunEnding 
 
 /** Run activities: the status writes of the run workflow and the long activity that runs the user process. */
 export function createCodeRunActivities(deps: ActivityDeps) {
-  const { ds, config, box, log, sandbox } = deps;
+  const { ds, config, box, log, sandbox, builds } = deps;
   const releaseIdentity = (identity: SandboxIdentity | undefined, runId: string) =>
     void identity
       ?.release({ batched: true })
@@ -144,12 +144,14 @@ export function createCodeRunActivities(deps: ActivityDeps) {
       // prepared (build, credential, secrets, HOME): neither waits for the other. A run whose organization is
       // gone fails its preparation.
       const memoryBytes = config.runLimits.memoryMb * 1024 * 1024;
+      // A build fetched from the blob store first (local-builds.ts) may take longer than the heartbeat timeout.
+      const preparingBeat = setInterval(() => ctx.heartbeat(), heartbeatEveryMs(ctx));
       const [preparing, isolating] = await Promise.allSettled([
-        prepareExecution({ ds, box, config }, records),
+        prepareExecution({ ds, box, config, builds }, records),
         records.organization
           ? sandbox.identity(sandbox.gidOf(records.organization.sandbox_index), memoryBytes)
           : Promise.resolve(undefined),
-      ]);
+      ]).finally(() => clearInterval(preparingBeat));
       if (preparing.status === 'rejected') {
         // Nothing of the run ever ran in the identity made meanwhile.
         if (isolating.status === 'fulfilled') releaseIdentity(isolating.value, run.run_id);
@@ -160,6 +162,7 @@ export function createCodeRunActivities(deps: ActivityDeps) {
       const prepared = preparing.value;
       if (isolating.status === 'rejected') {
         // Fail closed: no control group, no run.
+        prepared.releaseBuild();
         void fs.promises.rm(prepared.home, { recursive: true, force: true }).catch(() => undefined);
         if (!(isolating.reason instanceof CgroupUnavailable)) throw isolating.reason;
         return {
@@ -241,6 +244,7 @@ export function createCodeRunActivities(deps: ActivityDeps) {
         // the runs that end within seconds, and the run's end is recorded meanwhile; a worker that dies first
         // leaves the lease to be reclaimed the same way.
         releaseIdentity(identity, run.run_id);
+        prepared.releaseBuild();
         void fs.promises.rm(prepared.home, { recursive: true, force: true }).catch(() => undefined);
       }
     },

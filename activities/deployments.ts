@@ -5,6 +5,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
 import type { ActivityDeps } from './deps';
+import { buildBlobPrefix } from '../src/blobs/keys';
 import type { DeploymentStatus } from '../src/persistence/entities/deployment';
 import { OutputTail } from '../src/runtime/build/build-process';
 import { buildEnvironment, buildProject } from '../src/runtime/build/build';
@@ -41,7 +42,7 @@ async function interpreterVersion(manifest: BuildManifest, buildPath: string): P
   return version ? `Python ${version}` : undefined;
 }
 
-export function createDeploymentActivities({ ds, config, blobs, box, log, sandbox }: ActivityDeps) {
+export function createDeploymentActivities({ ds, config, blobs, box, log, sandbox, builds }: ActivityDeps) {
   return {
     /** QUEUED → DEPLOYING. False when the deployment already ended, or its row never became visible. */
     async beginDeployment(input: { deploymentId: string }): Promise<boolean> {
@@ -153,9 +154,12 @@ export function createDeploymentActivities({ ds, config, blobs, box, log, sandbo
         await identity?.release();
         // Then the build belongs to the platform, readable by the organization's group only.
         if (identity) await sandbox.chownTree(buildPath, { platformFor: identity.gid });
+        // Into the blob store, so that every worker can run it (this one keeps its own copy).
+        const artifact = await builds.publish(input.deploymentId, buildPath);
         return {
           status: 'SUCCEEDED',
           buildPath,
+          artifact,
           codeSource: fetched.codeSource,
           fingerprint: fingerprintOf(input.kind, input.code, input.configFile, fetched),
           detail: {
@@ -199,7 +203,9 @@ export function createDeploymentActivities({ ds, config, blobs, box, log, sandbo
       const row = await finishDeployment(ds, input.deploymentId, outcome);
       // A build no row points at (deleted meanwhile, or the deployment had already ended) is garbage.
       if (outcome.status === 'SUCCEEDED' && row?.build_path !== outcome.buildPath) {
+        await builds.forget(input.deploymentId);
         await fs.rm(outcome.buildPath, { recursive: true, force: true });
+        if (outcome.artifact) await blobs.deletePrefix(buildBlobPrefix(input.deploymentId));
       }
       return row ? row.status : 'MISSING';
     },

@@ -6,6 +6,7 @@ import type { Config } from '../src/config';
 import type { ModelDriver } from '../src/drivers/model/types';
 import type { Logger } from '../src/logger';
 import type { RunUpdatesHub } from '../src/persistence/run-updates-hub';
+import type { LocalBuilds } from '../src/runtime/build/local-builds';
 import type { Sandbox } from '../src/runtime/sandbox/sandbox';
 import type { SecretBox } from '../src/security/secret-box';
 
@@ -19,6 +20,8 @@ export interface ActivityDeps {
   temporal: Client;
   /** Model calls of assistant runs and chat messages (createModelDriver(config.models)). */
   models: ModelDriver;
+  /** This worker's local build cache: builds published by their builder, fetched by the workers that run them. */
+  builds: LocalBuilds;
   /** The one path by which user code runs (Sandbox.open at worker start). */
   sandbox: Sandbox;
   /** The worker's LISTEN connection: activities that wait for runs wake on their updates (src/jobs/await-end.ts). */

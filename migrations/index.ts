@@ -28,6 +28,7 @@ import { RunChanges1765900000000 } from './1765900000000-run-changes';
 import { RunLimits1766700000000 } from './1766700000000-run-limits';
 import { SlotPlaces1766800000000 } from './1766800000000-slot-places';
 import { RunExecutionEnding1766900000000 } from './1766900000000-run-execution-ending';
+import { BuildArtifacts1767000000000 } from './1767000000000-build-artifacts';
 
 /** Every migration, in order; the data source runs these (never `synchronize`). */
 export const migrations = [
@@ -61,4 +62,5 @@ export const migrations = [
   RunLimits1766700000000,
   SlotPlaces1766800000000,
   RunExecutionEnding1766900000000,
+  BuildArtifacts1767000000000,
 ];

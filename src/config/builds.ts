@@ -6,8 +6,14 @@ import type { EnvReader, JobLimits } from './env';
 const MiB = 1024 * 1024;
 
 export interface BuildSettings {
-  /** Immutable build directories of deployments; workers that run code must share it (a volume). */
+  /**
+   * Immutable build directories of deployments, on each worker's own disk (or a volume they share); the same
+   * path on every worker, since a build names its own absolute paths. Builds reach other workers through the
+   * blob store (src/runtime/build/local-builds.ts).
+   */
   buildDir: string;
+  /** BUILD_LOCAL_CACHE_MB: bytes of builds a worker keeps in BUILD_DIR; least recently used idle ones go past it. */
+  buildLocalCacheBytes: number;
   /** How long an unused build (superseded, failed, orphaned) stays before the build-cleanup schedule removes it. */
   buildRetentionSeconds: number;
   /**
@@ -37,6 +43,7 @@ export interface BuildSettings {
 export function readBuilds(env: EnvReader, dataDir: string): BuildSettings {
   return {
     buildDir: path.resolve(env.string('BUILD_DIR', path.join(dataDir, 'builds'))),
+    buildLocalCacheBytes: env.int('BUILD_LOCAL_CACHE_MB', 20480, 0, 1024 * 1024 * 1024) * MiB,
     buildRetentionSeconds: env.int('BUILD_RETENTION_SECONDS', 3600, 0),
     buildQuota: {
       diskBytes: env.int('BUILD_DISK_MB', 4096, 1, 1024 * 1024) * MiB,

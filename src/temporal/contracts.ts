@@ -238,6 +238,8 @@ export type DeploymentOutcome =
   | {
       status: 'SUCCEEDED';
       buildPath: string;
+      /** The build's artifact in the blob store; absent from builds of workers before artifacts. */
+      artifact?: { key: string; sha256: string; size: number };
       codeSource: Record<string, unknown>;
       fingerprint: string | null;
       detail: Record<string, unknown>;

@@ -7,10 +7,12 @@ import { exportWorkflowStackTraces, type Config } from '../config';
 import { createModelDriver } from '../drivers/model';
 import type { Logger } from '../logger';
 import type { RunUpdatesHub } from '../persistence/run-updates-hub';
+import { LocalBuilds } from '../runtime/build/local-builds';
 import type { Sandbox } from '../runtime/sandbox/sandbox';
 import { workerTracingOptions } from '../observability/temporal-tracing';
 import type { Tracing } from '../observability/tracing';
 import { SecretBox } from '../security/secret-box';
+import { deploymentsInUse } from '../services/code/build-retention';
 
 /** Path of the workflows entry (compiled JS next to this file's tree). */
 export const WORKFLOWS_PATH = require.resolve('../../workflows');
@@ -21,10 +23,22 @@ export function activityDepsFor(
   connections: { ds: DataSource; temporal: Client; log: Logger; sandbox: Sandbox; runUpdates?: RunUpdatesHub },
 ): ActivityDeps {
   if (!config.secretsKey) throw new Error('SECRETS_KEY is required by the worker');
+  const blobs = createBlobStore(config);
+  const { sandbox, ds, log } = connections;
   return {
     ...connections,
     config,
-    blobs: createBlobStore(config),
+    blobs,
+    builds: new LocalBuilds({
+      buildDir: config.buildDir,
+      blobs,
+      maxBytes: config.buildLocalCacheBytes,
+      maxBuildBytes: config.buildQuota.diskBytes,
+      ownTree: (dir, sandboxIndex) => sandbox.chownTree(dir, { platformFor: sandbox.gidOf(sandboxIndex) }),
+      sandboxed: sandbox.enabled,
+      inUseElsewhere: (ids) => deploymentsInUse(ds, ids),
+      log,
+    }),
     box: new SecretBox(config.secretsKey),
     models: createModelDriver(config.models),
   };

@@ -1,9 +1,12 @@
 // The build cleanup removes build directories no run can use any more, on real directories under the
-// stack's BUILD_DIR, with the default grace period (rows and directories are dated two hours back).
+// stack's BUILD_DIR, with the default grace period (rows and directories are dated two hours back), and the
+// builds' artifacts in the stack's blob store.
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { Readable } from 'node:stream';
 import { expect } from 'chai';
+import { buildArtifactKey } from '../../src/blobs/keys';
 import { CodeResource, Deployment, Run } from '../../src/persistence/entities';
 import type { DeploymentStatus } from '../../src/persistence/entities/deployment';
 import { getStack, newTenant } from '../harness/stack';
@@ -154,5 +157,46 @@ describe('build cleanup', () => {
     expect(fs.existsSync(cacheFile)).to.equal(true);
     fs.rmSync(freshOrphan, { recursive: true, force: true });
     fs.rmSync(notABuild, { recursive: true, force: true });
+  });
+});
+
+describe('build cleanup of build artifacts', () => {
+  it("deletes a removed build's artifact from the blob store, also one no directory here holds", async () => {
+    const t = await newTenant();
+    const { env, config, activityDeps } = getStack();
+    const a = await resource(t.organizationId);
+    const superseded = await deployment(t.organizationId, a, 'SUCCEEDED', 1);
+    // Built and run on another worker: its directory is on that worker's disk, not here.
+    const elsewhere = await deployment(t.organizationId, a, 'SUCCEEDED', 2);
+    fs.rmSync(elsewhere.dir, { recursive: true, force: true });
+    const latest = await deployment(t.organizationId, a, 'SUCCEEDED', 3);
+    const artifactOf = async (deploymentId: string) => {
+      const key = buildArtifactKey(deploymentId, 'a'.repeat(64));
+      await activityDeps.blobs.put(key, Readable.from([Buffer.from('artifact')]), 100);
+      await getStack().ds.query(
+        `UPDATE deployments SET build_artifact_key = $2, build_sha256 = $3, build_artifact_bytes = 8 WHERE deployment_id = $1`,
+        [deploymentId, key, 'a'.repeat(64)],
+      );
+      return key;
+    };
+    const keys = {
+      superseded: await artifactOf(superseded.deploymentId),
+      elsewhere: await artifactOf(elsewhere.deploymentId),
+      latest: await artifactOf(latest.deploymentId),
+    };
+
+    await env.client.workflow.execute('buildCleanupWorkflow', {
+      taskQueue: config.temporal.taskQueue,
+      workflowId: `build-cleanup-${randomUUID()}`,
+      args: [{}],
+    });
+    expect(await activityDeps.blobs.get(keys.superseded)).to.equal(undefined);
+    expect(await activityDeps.blobs.get(keys.elsewhere)).to.equal(undefined);
+    const kept = await activityDeps.blobs.get(keys.latest);
+    expect(kept?.size).to.equal(8);
+    kept?.stream.destroy();
+    const row = (id: string) => getStack().ds.getRepository(Deployment).findOneByOrFail({ deployment_id: id });
+    expect((await row(elsewhere.deploymentId)).build_path).to.equal(null);
+    expect((await row(latest.deploymentId)).build_path).to.equal(latest.dir);
   });
 });

@@ -17,6 +17,13 @@ export class Deployment {
   @Column('jsonb') code_source: Record<string, unknown>;
   /** Immutable build directory of a successful deployment. */
   @Column('text', { nullable: true }) build_path: string | null;
+  /**
+   * The build as an artifact in the blob store (migrations/1767000000000): its key, sha256 and size; null for
+   * builds made before artifacts, which run from build_path only (a shared BUILD_DIR).
+   */
+  @Column('text', { nullable: true }) build_artifact_key?: string | null;
+  @Column('text', { nullable: true }) build_sha256?: string | null;
+  @Column('bigint', { nullable: true }) build_artifact_bytes?: string | null;
   /** Internal: what was deployed, comparable (migrations/1764000000000); a non-forced deploy reuses a match. */
   @Column('text', { nullable: true }) source_fingerprint: string | null;
   @Column('text') created_by: string;

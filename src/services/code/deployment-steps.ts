@@ -13,6 +13,15 @@ export async function openDeployment(ds: DataSource, deploymentId: string): Prom
   return row && !DEPLOYMENT_TERMINAL.includes(row.status) ? row : undefined;
 }
 
+const artifactColumns = (outcome: DeploymentOutcome & { status: 'SUCCEEDED' }) =>
+  outcome.artifact
+    ? {
+        build_artifact_key: outcome.artifact.key,
+        build_sha256: outcome.artifact.sha256,
+        build_artifact_bytes: String(outcome.artifact.size),
+      }
+    : {};
+
 /** The terminal write (idempotent, with the source's fingerprint on success); answers the row after it. */
 export async function finishDeployment(
   ds: DataSource,
@@ -24,7 +33,7 @@ export async function finishDeployment(
       status_detail: outcome.detail,
       completed_at: new Date(),
       ...(outcome.codeSource ? { code_source: outcome.codeSource } : {}),
-      ...(outcome.status === 'SUCCEEDED' ? { build_path: outcome.buildPath } : {}),
+      ...(outcome.status === 'SUCCEEDED' ? { build_path: outcome.buildPath, ...artifactColumns(outcome) } : {}),
     });
     if (done && outcome.status === 'SUCCEEDED') {
       await em.query(`UPDATE deployments SET source_fingerprint = $2 WHERE deployment_id = $1`, [

@@ -1,4 +1,5 @@
-// BUILD_DISK_MB and BUILD_CACHE_MB: defaults, overrides in MiB, and refusals of what cannot be a quota.
+// BUILD_DISK_MB, BUILD_CACHE_MB and BUILD_LOCAL_CACHE_MB: defaults, overrides in MiB, and refusals of what cannot
+// be a quota.
 import { expect } from 'chai';
 import { ConfigError, loadConfig } from '../../../src/config';
 
@@ -16,7 +17,13 @@ describe('config: build quotas', () => {
     });
   });
 
+  it('keeps 20 GiB of builds in the local build cache by default; 0 keeps only builds in use', () => {
+    expect(loadConfig({}).buildLocalCacheBytes).to.equal(20480 * MiB);
+    expect(loadConfig({ BUILD_LOCAL_CACHE_MB: '0' }).buildLocalCacheBytes).to.equal(0);
+  });
+
   for (const [name, value] of [
+    ['BUILD_LOCAL_CACHE_MB', '-5'],
     ['BUILD_DISK_MB', '0'],
     ['BUILD_DISK_MB', 'lots'],
     ['BUILD_CACHE_MB', '-1'],

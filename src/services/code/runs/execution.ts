@@ -10,6 +10,8 @@ import { CodeResource, Deployment, Organization, Run } from '../../../persistenc
 import type { EnvVar } from '../../../persistence/entities/code-resource';
 import { BuildManifest, functionCommand, mainCommand, toolCommand } from '../../../runtime/manifest';
 import { BuildUnreadable, manifestOfBuild } from './build-cache';
+import { BuildArtifactRefused } from '../../../runtime/build/artifact-unpack';
+import type { LocalBuilds } from '../../../runtime/build/local-builds';
 import { hasVar, NamedValue, processEnvironment } from '../../../runtime/process/process-env';
 import { functionShim, Shim, toolShim } from '../../../runtime/shims';
 import { RESULT_FD } from '../../../runtime/process/result-channel';
@@ -72,6 +74,8 @@ export interface PreparedExecution {
   home: string;
   /** The deployment's build directory (read-only to the run). */
   buildPath: string;
+  /** Lets this worker's build cache evict the build again once the run ended; the caller calls it. */
+  releaseBuild: () => void;
   /** The run's organization's sandbox_index: its user code runs in that organization's group. */
   sandboxIndex: number;
   /** Files the platform wrote into `home` for the process to read (shims, inputs). */
@@ -106,11 +110,42 @@ export async function readExecution(ds: DataSource, runId: string): Promise<Exec
   return read && { run: read.record, ...read.joined };
 }
 
+/**
+ * This worker's copy of the deployment's build: fetched into its local build cache when the deployment
+ * recorded an artifact (local-builds.ts), else build_path itself (built before artifacts: a shared BUILD_DIR).
+ */
+async function localBuildOf(
+  builds: LocalBuilds,
+  deployment: Deployment & { build_path: string },
+  organization: Organization,
+): Promise<{ buildPath: string; release: () => void }> {
+  const { deployment_id: id, build_artifact_key: key, build_sha256: sha256 } = deployment;
+  if (!key || !sha256) return { buildPath: deployment.build_path, release: () => undefined };
+  // A build names its own absolute paths (manifest, venv): it runs where it was built.
+  if (deployment.build_path !== builds.pathOf(id))
+    throw new RunSetupError(
+      'BuildUnavailable',
+      `The build of deployment ${id} was made in ${path.dirname(deployment.build_path)}, not this worker's BUILD_DIR; every worker needs the same BUILD_DIR`,
+    );
+  try {
+    const size = Number(deployment.build_artifact_bytes);
+    const held = await builds.use(id, { key, sha256, size }, organization.sandbox_index);
+    return { buildPath: held.path, release: held.release };
+  } catch (err) {
+    if (!(err instanceof BuildArtifactRefused)) throw err;
+    throw new RunSetupError(err.reason, `The build of deployment ${id} could not be used: ${err.message}`);
+  }
+}
+
 /** The run's resource, its deployment's build (manifest.json, read once per build: build-cache.ts) and organization. */
-async function buildOf({ run, resource, deployment, organization }: ExecutionRecords): Promise<{
+async function buildOf(
+  builds: LocalBuilds,
+  { run, resource, deployment, organization }: ExecutionRecords,
+): Promise<{
   resource: CodeResource;
   manifest: BuildManifest;
   buildPath: string;
+  releaseBuild: () => void;
   organization: Organization;
 }> {
   if (!resource)
@@ -120,17 +155,21 @@ async function buildOf({ run, resource, deployment, organization }: ExecutionRec
     );
   if (!deployment?.build_path) throw new RunSetupError('BuildUnavailable', 'The deployment of this run has no build');
   if (!organization) throw new RunSetupError('OrganizationNotFound', 'The organization of this run no longer exists');
-  let manifest: BuildManifest;
+  const { buildPath, release } = await localBuildOf(
+    builds,
+    deployment as Deployment & { build_path: string },
+    organization,
+  );
   try {
-    manifest = await manifestOfBuild(deployment.build_path);
+    return { resource, manifest: await manifestOfBuild(buildPath), buildPath, releaseBuild: release, organization };
   } catch (err) {
+    release();
     if (!(err instanceof BuildUnreadable)) throw err;
     throw new RunSetupError(
       'BuildUnavailable',
       `The build of deployment ${deployment.deployment_id} ${err.what}: ${err.message}`,
     );
   }
-  return { resource, manifest, buildPath: deployment.build_path, organization };
 }
 
 /**
@@ -138,11 +177,25 @@ async function buildOf({ run, resource, deployment, organization }: ExecutionRec
  * bring GT_CLOUD_API_KEY).
  */
 export async function prepareExecution(
-  deps: { ds: DataSource; box: SecretBox; config: Config },
+  deps: { ds: DataSource; box: SecretBox; config: Config; builds: LocalBuilds },
   records: ExecutionRecords,
 ): Promise<PreparedExecution> {
+  const build = await buildOf(deps.builds, records);
+  try {
+    return await prepareWithBuild(deps, records, build);
+  } catch (err) {
+    build.releaseBuild();
+    throw err;
+  }
+}
+
+async function prepareWithBuild(
+  deps: { ds: DataSource; box: SecretBox; config: Config },
+  records: ExecutionRecords,
+  build: Awaited<ReturnType<typeof buildOf>>,
+): Promise<PreparedExecution> {
   const { run } = records;
-  const { resource, manifest, buildPath, organization } = await buildOf(records);
+  const { resource, manifest, buildPath, releaseBuild, organization } = build;
   const declared = [...(resource.env_vars ?? []), ...(run.env_vars ?? [])];
   // The credential does not wait for the secrets (nor they for it): a run that then fails its setup ends, and
   // its end deletes the run's keys (finishRun).
@@ -206,6 +259,7 @@ export async function prepareExecution(
     manifest,
     command,
     buildPath,
+    releaseBuild,
     sandboxIndex: organization.sandbox_index,
     inputFiles,
     returnsResult,

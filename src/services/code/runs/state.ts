@@ -45,5 +45,13 @@ export const transitionDeployment = async (
   em: EntityManager,
   deploymentId: string,
   to: DeploymentStatus,
-  changes: { status_detail?: unknown; build_path?: string; code_source?: unknown; completed_at?: Date } = {},
+  changes: {
+    status_detail?: unknown;
+    build_path?: string;
+    build_artifact_key?: string;
+    build_sha256?: string;
+    build_artifact_bytes?: string;
+    code_source?: unknown;
+    completed_at?: Date;
+  } = {},
 ): Promise<boolean> => (await transition(em, DEPLOYMENT_JOB, deploymentId, to, changes)) !== undefined;
