@@ -2,7 +2,8 @@
 // own address with its own directory (DATA_DIR: a worker's builds and spools are its own disk), started with
 // the environment an operator would give it (platformEnv) and checked ready the way `npm start` checks them:
 // an api answers 200 on /ready, a worker is listed among the task queue's pollers, the embedding server answers
-// /health. A drill kills (SIGKILL), stops (SIGTERM: a worker drains) and restarts each one.
+// /health. A worker's builds are on a disk of its own (ownDisk). A drill kills (SIGKILL), stops (SIGTERM: a
+// worker drains) and restarts each one.
 import fs from 'node:fs';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
@@ -23,7 +24,16 @@ export interface PlatformHostSpec {
   dir: string;
   /** Its environment besides what every host gets. */
   env: Record<string, string>;
+  /**
+   * Its own disk at a path every host of its role names alike (a worker's BUILD_DIR: a build names its own
+   * absolute paths): `source` bound at `target` in a mount namespace of its own (as root), so that no other
+   * host sees it.
+   */
+  ownDisk?: { source: string; target: string };
 }
+
+/** Binds $1 at $2 in the new mount namespace, then becomes the host's program ($3 and on). */
+const OWN_DISK = 'mount --bind "$1" "$2" && shift 2 && exec "$@"';
 
 export interface Readiness {
   temporalAddress: string;
@@ -62,7 +72,27 @@ export class PlatformHost {
   async start(): Promise<void> {
     const main = { api: API_MAIN, worker: WORKER_MAIN, embeddings: EMBEDDINGS_MAIN }[this.spec.role];
     const env = { ...this.baseEnv, ...this.spec.env };
-    this.process = new ClusterProcess(this.name, this.node, [main], this.logFile, env);
+    const disk = this.spec.ownDisk;
+    const [command, args] = disk
+      ? [
+          'unshare',
+          [
+            '--mount',
+            '--propagation',
+            'private',
+            '--',
+            'sh',
+            '-c',
+            OWN_DISK,
+            'sh',
+            disk.source,
+            disk.target,
+            this.node,
+            main,
+          ],
+        ]
+      : [this.node, [main]];
+    this.process = new ClusterProcess(this.name, command, args, this.logFile, env);
     await waitUntilReady(this.process, this.name, () => this.ready(), READY_TIMEOUT_MS);
   }
 

@@ -185,6 +185,10 @@ export async function startProductionShape(opts: ProductionShapeOptions): Promis
     );
     await Promise.all(apis.map((a) => a.start()));
     say(`${apis.length} apis: ${apis.map((a) => a.url).join(', ')}`);
+    const buildDir = dirOf('builds');
+    // As root, each worker's builds are its own (a mount namespace of its own); otherwise they share one directory.
+    const ownDisks = process.getuid?.() === 0;
+    if (!ownDisks) say('not root: the workers share one BUILD_DIR (as root each has its own, as on separate hosts)');
     const workers = plan.workers.map((w) =>
       host({
         name: w.name,
@@ -196,9 +200,12 @@ export async function startProductionShape(opts: ProductionShapeOptions): Promis
           HOST: w.host,
           WORKER_METRICS_PORT: String(w.metricsPort),
           DATA_DIR: path.join(opts.dataDir, w.name),
+          BUILD_DIR: buildDir,
           // User code's Node stays this one (the system's), whatever runs the worker.
           NODEJS_RUNTIME: config.nodeRuntime,
         },
+        // Builds name their absolute paths: every worker has them at BUILD_DIR, each on its own disk.
+        ...(ownDisks ? { ownDisk: { source: dirOf(path.join(w.name, 'builds')), target: buildDir } } : {}),
       }),
     );
     await Promise.all(workers.map((w) => w.start()));
