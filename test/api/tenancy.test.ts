@@ -200,6 +200,11 @@ describe('tenancy: another organization sees nothing', () => {
       assistant_ids: [assistant.body.assistant_id],
     });
     expect(integration.status, integration.text).to.equal(201);
+    // A delivery of A's integration (its handler as A's key), for the routes that name one.
+    const handled = await apiA.post(`/api/integrations/${integration.body.integration_id}/handler`, { x: 1 });
+    expect(handled.status, handled.text).to.be.within(200, 299);
+    const deliveries = await apiA.get(`/api/integrations/${integration.body.integration_id}/deliveries`);
+    expect(deliveries.body.deliveries, deliveries.text).to.have.length.greaterThan(0);
     const connector = await apiA.post('/api/data-connectors', {
       name: 'DC',
       type: 'data_lake',
@@ -233,6 +238,7 @@ describe('tenancy: another organization sees nothing', () => {
     const ids: Record<string, string> = {
       organization_id: a.organizationId,
       integration_id: integration.body.integration_id,
+      delivery_id: deliveries.body.deliveries[0].delivery_id,
       user_id: a.userId,
       api_key_id: keyA.body.api_key_id,
       invite_id: invite.body.invite_id,
