@@ -21,6 +21,27 @@ COMPOSE_GO_VERSION=v2.9.1
 CACHE="${TARMAC_CACHE_DIR:-$HOME/.cache/tarmac}"
 mkdir -p "$CACHE/logs"
 
+# `--background` (npm test): the builds run while the TypeScript is compiled and linted (single-threaded
+# work: a Go build beside it takes the other core), their output kept; `--wait` shows it and answers its status.
+bg="$CACHE/logs/obtain-k8s-tools.background"
+case "${1:-}" in
+  --background)
+    rm -f "$bg.status"
+    (bash "$0" >"$bg.out" 2>&1; echo $? >"$bg.status") </dev/null >/dev/null 2>&1 &
+    echo "k8s tools: obtaining in the background (output: $bg.out)"
+    exit 0 ;;
+  --wait)
+    if [ -f "$bg.out" ]; then
+      while [ ! -f "$bg.status" ]; do sleep 2; done
+      cat "$bg.out"
+      status="$(cat "$bg.status")"
+      rm -f "$bg.out" "$bg.status"
+      [ "$status" = 0 ] && exit 0
+      # A failure is said, and the builds are tried once more in the foreground (a build cut short, say).
+      echo "k8s tools: the background obtain failed (status $status); once more"
+    fi ;;
+esac
+
 # go install of one command, with a progress line every 30 s and the log's tail on failure.
 go_build() {
   local name=$1 package=$2 dir=$3 ldflags=${4:-}
