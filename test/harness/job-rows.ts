@@ -4,6 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { JobKind, Row } from '../../src/jobs/kinds';
+import { migratedDatabase, type TestDatabase } from './postgres';
 
 /** A new organization and its default bucket (the bucket's foreign key is deferred to the commit). */
 export async function newOrganization(ds: DataSource): Promise<string> {
@@ -103,3 +104,15 @@ export const backdate = (ds: DataSource, kind: JobKind, id: string, seconds: num
     id,
     seconds,
   ]);
+
+/** A migrated database of the test file's own with an organization in it (a `before` hook's). */
+export async function databaseWithOrganization(): Promise<{ db: TestDatabase; org: string }> {
+  const db = await migratedDatabase();
+  return { db, org: await newOrganization(db.ds) };
+}
+
+/** Removes what databaseWithOrganization made (an `after` hook's; either may be missing after a failed start). */
+export async function dropDatabaseWithOrganization(db: TestDatabase | undefined, org: string | undefined) {
+  if (db && org) await removeOrganization(db.ds, org);
+  await db?.stop();
+}

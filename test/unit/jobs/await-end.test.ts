@@ -8,8 +8,8 @@ import { DATA_JOB, RUN_JOB } from '../../../src/jobs/kinds';
 import { transition } from '../../../src/jobs/transition';
 import { createLogger } from '../../../src/logger';
 import { RunUpdatesHub } from '../../../src/persistence/run-updates-hub';
-import { insertJob, newOrganization, removeOrganization } from '../../harness/job-rows';
-import { migratedDatabase, type TestDatabase } from '../../harness/postgres';
+import { databaseWithOrganization, dropDatabaseWithOrganization, insertJob } from '../../harness/job-rows';
+import type { TestDatabase } from '../../harness/postgres';
 
 const later = (ms: number, work: () => Promise<unknown>) =>
   new Promise<void>((resolve, reject) => setTimeout(() => work().then(() => resolve(), reject), ms));
@@ -19,15 +19,13 @@ describe('jobs: awaitEnd and waitFor', () => {
   let org: string;
   let hub: RunUpdatesHub;
   before(async () => {
-    db = await migratedDatabase();
-    org = await newOrganization(db.ds);
+    ({ db, org } = await databaseWithOrganization());
     hub = new RunUpdatesHub(db.url, createLogger('error', 'test'), 'tarmac-test-listen');
     await hub.start();
   });
   after(async () => {
     await hub?.close();
-    if (org) await removeOrganization(db.ds, org);
-    await db?.stop();
+    await dropDatabaseWithOrganization(db, org);
   });
 
   it('answers once every job ended, with their last rows', async () => {

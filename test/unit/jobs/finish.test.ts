@@ -5,20 +5,14 @@
 import { expect } from 'chai';
 import { finishJob } from '../../../src/jobs/finish';
 import { DATA_JOB, INTEGRATION_DELIVERY, KNOWLEDGE_BASE_JOB } from '../../../src/jobs/kinds';
-import { insertJob, jobRow, newOrganization, removeOrganization } from '../../harness/job-rows';
-import { migratedDatabase, type TestDatabase } from '../../harness/postgres';
+import { databaseWithOrganization, dropDatabaseWithOrganization, insertJob, jobRow } from '../../harness/job-rows';
+import type { TestDatabase } from '../../harness/postgres';
 
 describe('jobs: finishJob', () => {
   let db: TestDatabase;
   let org: string;
-  before(async () => {
-    db = await migratedDatabase();
-    org = await newOrganization(db.ds);
-  });
-  after(async () => {
-    if (org) await removeOrganization(db.ds, org);
-    await db?.stop();
-  });
+  before(async () => ({ db, org } = await databaseWithOrganization()));
+  after(() => dropDatabaseWithOrganization(db, org));
 
   it("writes the ending's words in status_detail and its counts in their columns", async () => {
     const id = await insertJob(db.ds, DATA_JOB, org, 'RUNNING');

@@ -7,8 +7,8 @@ import { DATA_JOB, RUN_JOB } from '../../../src/jobs/kinds';
 import { recordMove } from '../../../src/jobs/metric';
 import { transition } from '../../../src/jobs/transition';
 import { jobsEnded, queueToStart, runDuration } from '../../../src/observability/metrics';
-import { insertJob, newOrganization, removeOrganization } from '../../harness/job-rows';
-import { migratedDatabase, type TestDatabase } from '../../harness/postgres';
+import { databaseWithOrganization, dropDatabaseWithOrganization, insertJob } from '../../harness/job-rows';
+import type { TestDatabase } from '../../harness/postgres';
 
 type Labels = Record<string, string>;
 const matches = (labels: object, want: Labels) => Object.entries(want).every(([k, v]) => (labels as Labels)[k] === v);
@@ -91,14 +91,8 @@ describe('jobs: the jobs metric', () => {
   describe('through the guarded transition', () => {
     let db: TestDatabase;
     let org: string;
-    before(async () => {
-      db = await migratedDatabase();
-      org = await newOrganization(db.ds);
-    });
-    after(async () => {
-      if (org) await removeOrganization(db.ds, org);
-      await db?.stop();
-    });
+    before(async () => ({ db, org } = await databaseWithOrganization()));
+    after(() => dropDatabaseWithOrganization(db, org));
 
     it('counts an end once per move: a retried end, refused, counts nothing', async () => {
       const labels = { kind: 'data-job', status: 'SUCCEEDED' };

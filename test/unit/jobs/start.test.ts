@@ -6,22 +6,16 @@
 import { expect } from 'chai';
 import { DATA_JOB, JOB_KINDS, RUN_JOB } from '../../../src/jobs/kinds';
 import { goesOn, startJob, startJobIn } from '../../../src/jobs/start';
-import { insertJob, jobRow, newOrganization, removeOrganization } from '../../harness/job-rows';
-import { migratedDatabase, type TestDatabase } from '../../harness/postgres';
+import { databaseWithOrganization, dropDatabaseWithOrganization, insertJob, jobRow } from '../../harness/job-rows';
+import type { TestDatabase } from '../../harness/postgres';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('jobs: the start', () => {
   let db: TestDatabase;
   let org: string;
-  before(async () => {
-    db = await migratedDatabase();
-    org = await newOrganization(db.ds);
-  });
-  after(async () => {
-    if (org) await removeOrganization(db.ds, org);
-    await db?.stop();
-  });
+  before(async () => ({ db, org } = await databaseWithOrganization()));
+  after(() => dropDatabaseWithOrganization(db, org));
 
   it("moves a QUEUED job of every kind to the kind's started status and answers it", async () => {
     for (const kind of JOB_KINDS) {

@@ -7,20 +7,14 @@ import { Client, type Notification } from 'pg';
 import { DATA_JOB, INTEGRATION_DELIVERY, RUN_JOB } from '../../../src/jobs/kinds';
 import { transition } from '../../../src/jobs/transition';
 import { parseRunPayload, RUN_CHANNEL } from '../../../src/persistence/run-feed';
-import { insertJob, jobRow, newOrganization, removeOrganization } from '../../harness/job-rows';
-import { migratedDatabase, type TestDatabase } from '../../harness/postgres';
+import { databaseWithOrganization, dropDatabaseWithOrganization, insertJob, jobRow } from '../../harness/job-rows';
+import type { TestDatabase } from '../../harness/postgres';
 
 describe('jobs: the guarded transition', () => {
   let db: TestDatabase;
   let org: string;
-  before(async () => {
-    db = await migratedDatabase();
-    org = await newOrganization(db.ds);
-  });
-  after(async () => {
-    if (org) await removeOrganization(db.ds, org);
-    await db?.stop();
-  });
+  before(async () => ({ db, org } = await databaseWithOrganization()));
+  after(() => dropDatabaseWithOrganization(db, org));
   const statusOf = async (kind: typeof DATA_JOB, id: string) => (await jobRow(db.ds, kind, id))?.status;
 
   it('moves forward only: a row does not go back to a status before its own', async () => {
