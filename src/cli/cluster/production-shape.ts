@@ -10,7 +10,7 @@
 // embedding server → the apis → the workers. `stop` goes the other way. A drill kills and restarts any host.
 import fs from 'node:fs';
 import path from 'node:path';
-import { loadConfig, type Config } from '../../config';
+import { childEnv, loadConfig, type Config } from '../../config';
 import { startEmbeddedPostgres, type RunningPostgres } from '../postgres/embedded-postgres';
 import { migrateAndBootstrap } from '../start/database-setup';
 import { readOrCreateSecretsKey } from '../start/secrets-key';
@@ -71,7 +71,7 @@ export async function startProductionShape(opts: ProductionShapeOptions): Promis
     return dir;
   };
   fs.mkdirSync(opts.dataDir, { recursive: true, mode: 0o711 });
-  const config = loadConfig({ ...process.env, DATA_DIR: opts.dataDir });
+  const config = loadConfig(childEnv({ DATA_DIR: opts.dataDir }));
   const stops: Array<() => Promise<unknown>> = [];
   const stopAll = async () => {
     for (const stop of stops.splice(0).reverse()) await stop().catch(() => undefined);
@@ -133,8 +133,7 @@ export async function startProductionShape(opts: ProductionShapeOptions): Promis
     const secretsKey = readOrCreateSecretsKey(config);
     const bootstrapKey = await migrateAndBootstrap(postgres.url, config, () => undefined);
 
-    const common: NodeJS.ProcessEnv = {
-      ...process.env,
+    const common = childEnv({
       DATABASE_URL: postgres.url,
       TEMPORAL_ADDRESS: temporalAddress,
       TEMPORAL_UI_URL: uiUrl,
@@ -144,7 +143,7 @@ export async function startProductionShape(opts: ProductionShapeOptions): Promis
       ...store.env,
       ...(opts.embeddings ? { LOCAL_EMBEDDINGS_URL: `http://${plan.embeddings.host}:${plan.embeddings.port}/v1` } : {}),
       ...opts.env,
-    };
+    });
     const node = opts.node ?? process.execPath;
     const readiness = {
       temporalAddress,
@@ -239,12 +238,13 @@ export async function startProductionShape(opts: ProductionShapeOptions): Promis
 
 /** The config the banner reads: the shape's URLs and store, as an api of it sees them. */
 export const bannerConfig = (shape: ProductionShape, dataDir: string): Config =>
-  loadConfig({
-    ...process.env,
-    DATA_DIR: dataDir,
-    DATABASE_URL: shape.databaseUrl,
-    TEMPORAL_ADDRESS: shape.temporalAddress,
-    TEMPORAL_UI_URL: shape.uiUrl,
-    PUBLIC_BASE_URL: shape.apiUrl,
-    ...shape.store.env,
-  });
+  loadConfig(
+    childEnv({
+      DATA_DIR: dataDir,
+      DATABASE_URL: shape.databaseUrl,
+      TEMPORAL_ADDRESS: shape.temporalAddress,
+      TEMPORAL_UI_URL: shape.uiUrl,
+      PUBLIC_BASE_URL: shape.apiUrl,
+      ...shape.store.env,
+    }),
+  );
