@@ -15,7 +15,7 @@ import { createHash } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { Transform } from 'node:stream';
+import { Transform, type PipelineSource } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import * as tar from 'tar';
 import { isInside } from './source-paths';
@@ -55,15 +55,6 @@ export async function normalizeBuild(root: string): Promise<number> {
 /** Packs the build at `root` (normalized first) into the gzipped tar `file`; answers its digest and sizes. */
 export async function packBuild(root: string, file: string): Promise<PackedArtifact> {
   const unpackedBytes = await normalizeBuild(root);
-  const hash = createHash('sha256');
-  let size = 0;
-  const tap = new Transform({
-    transform(chunk: Buffer, _enc, done) {
-      hash.update(chunk);
-      size += chunk.length;
-      done(null, chunk);
-    },
-  });
   // portable: no uid/gid/user names of this host (an unpacking worker gives the tree its own owners); no mtime,
   // so that the same tree packs to the same bytes. Symlinks are packed as links, never followed.
   const pack = tar.create(
@@ -76,6 +67,23 @@ export async function packBuild(root: string, file: string): Promise<PackedArtif
     },
     (await fs.readdir(root)).sort(),
   );
-  await pipeline(pack, tap, createWriteStream(file, { flags: 'wx', mode: 0o600 }));
-  return { sha256: hash.digest('hex'), size, unpackedBytes };
+  return { ...(await writeDigested(pack, file)), unpackedBytes };
+}
+
+/** Writes `source` to the new file `file` (mode 0600), answering the sha256 and size of what it wrote. */
+export async function writeDigested(
+  source: PipelineSource<Buffer>,
+  file: string,
+): Promise<{ sha256: string; size: number }> {
+  const hash = createHash('sha256');
+  let size = 0;
+  const tap = new Transform({
+    transform(chunk: Buffer, _enc, done) {
+      hash.update(chunk);
+      size += chunk.length;
+      done(null, chunk);
+    },
+  });
+  await pipeline(source, tap, createWriteStream(file, { flags: 'wx', mode: 0o600 }));
+  return { sha256: hash.digest('hex'), size };
 }

@@ -10,14 +10,14 @@
 //   the packer rewrote every relative target that leaves the tree to one), never followed by the worker;
 // - a hard link must name a regular file of the same artifact written before it;
 // - at most `maxBytes` inflated (counted as they stream): an artifact is never larger than BUILD_DISK_MB.
-import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { Transform, type Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import * as tar from 'tar';
+import { writeDigested } from './artifact-pack';
 
 /** Why a build artifact could not be used: BuildCorrupt (not the recorded bytes), UnsafeBuild, BuildUnavailable (gone). */
 export class BuildArtifactRefused extends Error {
@@ -38,17 +38,7 @@ export async function fetchVerified(
   file: string,
   expected: { sha256: string; size?: number | null },
 ): Promise<void> {
-  const hash = createHash('sha256');
-  let size = 0;
-  const tap = new Transform({
-    transform(chunk: Buffer, _enc, done) {
-      hash.update(chunk);
-      size += chunk.length;
-      done(null, chunk);
-    },
-  });
-  await pipeline(stream, tap, createWriteStream(file, { flags: 'wx', mode: 0o600 }));
-  const sha256 = hash.digest('hex');
+  const { sha256, size } = await writeDigested(stream, file);
   if (sha256 !== expected.sha256 || (expected.size != null && size !== Number(expected.size))) {
     await fs.rm(file, { force: true });
     throw new BuildArtifactRefused(
