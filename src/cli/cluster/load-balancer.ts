@@ -34,7 +34,10 @@ export interface BackendState {
   status: string;
   /** In the rotation: UP, or UP with a failed check that has not yet taken it out. */
   inRotation: boolean;
-  /** The last check's result, e.g. L7OK, L7STS (an unexpected status), L4CON (connection refused). */
+  /**
+   * The last check's result, e.g. L7OK, L7STS (an unexpected status), L4CON (connection refused).
+   * HAProxy prefixes it with `* ` while the next check is in progress; that marker is dropped here.
+   */
   lastCheck: string;
   /** Connections (TCP) or requests (HTTP) now, and since the start. */
   currentSessions: number;
@@ -140,7 +143,7 @@ function parseStats(csv: string, options: LoadBalancerOptions): BackendState[] {
         address: addresses.get(`${at(row, 'pxname')}/${at(row, 'svname')}`)!,
         status,
         inRotation: status === 'UP' || status.startsWith('UP ') || status === 'no check',
-        lastCheck: at(row, 'check_status'),
+        lastCheck: at(row, 'check_status').replace(/^\* /, ''),
         currentSessions: Number(at(row, 'scur')) || 0,
         totalSessions: Number(at(row, 'stot')) || 0,
       };
