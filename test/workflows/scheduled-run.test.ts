@@ -102,7 +102,11 @@ describe('scheduled runs: overlap policies (Temporal dev server)', function () {
   it('cancel_other: a newer fire cancels the open run, which ends CANCELLED before the next starts', async () => {
     const { runs } = await fireWhileOpen('cancel_other');
     expect(runs.length).to.be.at.least(2);
-    expect(runs[0].status, statuses(runs)).to.equal('CANCELLED');
+    // Which run the first newer fire finds open depends on when Temporal takes it: on a loaded machine a fire
+    // may come after the 3 s the run before it lasted, which then ended SUCCEEDED.
+    const cancelled = runs.filter((r) => r.status === 'CANCELLED');
+    expect(cancelled.length, statuses(runs)).to.be.at.least(1);
+    for (const r of cancelled) expect(r.status_detail.requested_by).to.match(/^schedule:/);
     expect(
       runs.every((r) => ['CANCELLED', 'SUCCEEDED'].includes(r.status)),
       statuses(runs),
