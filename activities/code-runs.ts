@@ -124,7 +124,12 @@ export function createCodeRunActivities(deps: ActivityDeps) {
      */
     async executeCodeRun(input: { runId: string; timeLimitSeconds?: number }): Promise<RunEnding> {
       const ctx = Context.current();
-      const records = await readExecution(ds, input.runId);
+      // Until the process starts, every step is safe to repeat: a database outage (a worker cut from PostgreSQL)
+      // is waited out here, heartbeating, instead of spending the attempts of the run's retry policy.
+      const readingBeat = setInterval(() => ctx.heartbeat(), heartbeatEveryMs(ctx));
+      const records = await retryWhileUnavailable(() => readExecution(ds, input.runId)).finally(() =>
+        clearInterval(readingBeat),
+      );
       if (!records || isTerminal(records.run.status))
         return { status: 'ERROR', reason: 'AlreadyEnded', error: 'The run already ended' };
       const { run } = records;
@@ -147,7 +152,7 @@ export function createCodeRunActivities(deps: ActivityDeps) {
       // A build fetched from the blob store first (local-builds.ts) may take longer than the heartbeat timeout.
       const preparingBeat = setInterval(() => ctx.heartbeat(), heartbeatEveryMs(ctx));
       const [preparing, isolating] = await Promise.allSettled([
-        prepareExecution({ ds, box, config, builds }, records),
+        retryWhileUnavailable(() => prepareExecution({ ds, box, config, builds }, records)),
         records.organization
           ? sandbox.identity(sandbox.gidOf(records.organization.sandbox_index), memoryBytes)
           : Promise.resolve(undefined),
