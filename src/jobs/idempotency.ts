@@ -5,10 +5,12 @@
 // concurrent repeat's insert waits on the unique index until the first commits (then it answers that record)
 // or rolls back (then it makes the record itself). Nothing of a failed create keeps the key claimed.
 import { createHash } from 'node:crypto';
+import type { Client } from '@temporalio/client';
 import type { DataSource, EntityManager } from 'typeorm';
 import { HttpError } from '../errors';
 import type { ResourceKind, WorkflowResource } from '../temporal/workflow-start';
 import { pendingClaims, type IdempotencyClaim } from '../persistence/pending-claim';
+import { takeOverAbandoned } from './abandoned-create';
 
 export type { IdempotencyClaim } from '../persistence/pending-claim';
 export { takePendingClaim } from '../persistence/pending-claim';
@@ -78,10 +80,13 @@ export async function createIdempotently<T>(
   claim: IdempotencyClaim,
   create: () => Promise<T>,
   replay: (record: IdempotentRecord) => Promise<T>,
+  /** Judges whether a held record was abandoned before its workflow started (abandoned-create.ts). */
+  temporal?: Client,
 ): Promise<{ value: T; replayed: boolean }> {
   for (let attempt = 1; ; attempt++) {
     const held = await heldRecord(ds, claim);
-    if (held) return { value: await replay(held), replayed: true };
+    if (held && !(temporal && (await takeOverAbandoned(ds, temporal, claim, held))))
+      return { value: await replay(held), replayed: true };
     const pending = { claim, taken: false };
     try {
       const value = await pendingClaims.run(pending, create);

@@ -104,6 +104,48 @@ describe('idempotency keys', function () {
     }
   });
 
+  it('takes over a key whose record never got its workflow (its api died between the commit and the start)', async () => {
+    const { ds } = getStack();
+    const t = await newTenant();
+    const api = as(t.key);
+    const s = await structureWithBuild(t.organizationId, { files: { 'structure.py': ECHO_PROGRAM } });
+    const path = `/api/structures/${s.structureId}/runs`;
+    // What a SIGKILLed api leaves: the key and a QUEUED record committed, no workflow. Made from a real create by
+    // pointing its key at a copy of its row under an id no workflow has.
+    const abandon = async (key: string, ageSeconds: number) => {
+      const first = await api.post(path, { args: ['a'] }, withKey(key));
+      expect(first.status, first.text).to.equal(201);
+      const [{ id }] = await ds.query(`SELECT gen_random_uuid()::text AS id`);
+      await ds.query(
+        `INSERT INTO runs SELECT (jsonb_populate_record(NULL::runs, to_jsonb(r) ||
+           jsonb_build_object('run_id', $2::uuid, 'status', 'QUEUED'))).* FROM runs r WHERE run_id = $1`,
+        [first.body.structure_run_id, id],
+      );
+      await ds.query(
+        `UPDATE idempotency_keys SET record_id = $2, created_at = now() - make_interval(secs => $3) WHERE key = $1`,
+        [key, id, ageSeconds],
+      );
+      return id as string;
+    };
+    const repeat = () => api.post(path, { args: ['a'] }, withKey('lost-answer'));
+
+    const abandoned = await abandon('lost-answer', 60);
+    const again = await repeat();
+    expect(again.status, again.text).to.equal(201);
+    expect(replayed(again)).to.equal(null);
+    expect(again.body.structure_run_id).to.not.equal(abandoned);
+    expect((await waitForRun(t.key, again.body.structure_run_id)).status).to.equal('SUCCEEDED');
+    expect(await ds.query(`SELECT 1 FROM runs WHERE run_id = $1`, [abandoned])).to.deep.equal([]);
+    // The key now names the new run: the next repeat is its replay.
+    const third = await repeat();
+    expect([third.status, third.body.structure_run_id]).to.deep.equal([200, again.body.structure_run_id]);
+
+    // A younger key may still be starting its workflow: answered as it is.
+    const young = await abandon('young', 1);
+    const replay = await api.post(path, { args: ['a'] }, withKey('young'));
+    expect([replay.status, replay.body.structure_run_id]).to.deep.equal([200, young]);
+  });
+
   it('makes one run of 100 concurrent repeats through two api processes', async () => {
     const stack = getStack();
     const apis = [await startApi(stack.env.client), await startApi(stack.env.client)];

@@ -258,6 +258,7 @@ export function mount(router: Router, spec: RouteSpec, deps: Deps): void {
         claim,
         () => spec.handler(request),
         (record) => replay({ deps, caller: caller as Caller, record }),
+        deps.temporal,
       );
       if (once.replayed) ctx.set(IDEMPOTENT_REPLAYED_HEADER, 'true');
       result = once.value;

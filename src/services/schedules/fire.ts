@@ -70,7 +70,7 @@ export async function createScheduledRun(deps: RunsDeps, scheduleId: string, nom
     }
   };
   try {
-    await createIdempotently(deps.ds, claim, create, async () => undefined);
+    await createIdempotently(deps.ds, claim, create, async () => undefined, deps.temporal);
   } catch (err) {
     // Two attempts at once (an activity retried while the first still ran): the first one's run stands.
     if (violatedUniqueIndex(err) !== undefined) return { runId };
