@@ -13,6 +13,12 @@ export interface Exit {
 /** What SIGTERM is given before SIGKILL: the server drains its shards and leaves the ring within ~10 s. */
 export const STOP_GRACE_MS = 20_000;
 
+/** Every live child, sent SIGTERM when this process exits: one listener for a shape of a dozen processes. */
+const LIVE = new Set<ChildProcess>();
+process.on('exit', () => {
+  for (const child of LIVE) child.kill('SIGTERM');
+});
+
 export class ClusterProcess {
   private readonly child: ChildProcess;
   readonly exited: Promise<Exit>;
@@ -41,9 +47,8 @@ export class ClusterProcess {
       this.child.once('exit', (code, signal) => resolve((this.exit ??= { code, signal })));
     });
     // If this process exits without stopping it (a crash, process.exit), the child still goes.
-    const onProcessExit = () => this.child.kill('SIGTERM');
-    process.on('exit', onProcessExit);
-    void this.exited.then(() => process.removeListener('exit', onProcessExit));
+    LIVE.add(this.child);
+    void this.exited.then(() => LIVE.delete(this.child));
   }
 
   get pid(): number | undefined {
