@@ -10,7 +10,7 @@ import type { DataSource, EntityManager } from 'typeorm';
 import { HttpError } from '../errors';
 import type { ResourceKind, WorkflowResource } from '../temporal/workflow-start';
 import { pendingClaims, type IdempotencyClaim } from '../persistence/pending-claim';
-import { takeOverAbandoned } from './abandoned-create';
+import { judgeHeldRecord } from './abandoned-create';
 
 export type { IdempotencyClaim } from '../persistence/pending-claim';
 export { takePendingClaim } from '../persistence/pending-claim';
@@ -85,7 +85,7 @@ export async function createIdempotently<T>(
 ): Promise<{ value: T; replayed: boolean }> {
   for (let attempt = 1; ; attempt++) {
     const held = await heldRecord(ds, claim);
-    if (held && !(temporal && (await takeOverAbandoned(ds, temporal, claim, held))))
+    if (held && (!temporal || (await judgeHeldRecord(ds, temporal, claim, held)) === 'replay'))
       return { value: await replay(held), replayed: true };
     const pending = { claim, taken: false };
     try {
