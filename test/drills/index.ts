@@ -4,6 +4,7 @@
 import { admissionDrill } from './admission';
 import { apiKillDrill } from './api-kill';
 import { badInputDrill } from './bad-input';
+import { clusterDrill } from './cluster';
 import { crashFaultsDrill } from './crash-faults';
 import type { DrillReport } from './kit';
 import { hostileMachineDrill } from './hostile-machine';
@@ -24,6 +25,8 @@ export interface Drill {
   full: () => Promise<DrillReport>;
   /** The size `npm test` runs; absent: `npm run drill` only. */
   quick?: () => Promise<DrillReport>;
+  /** It starts what it needs itself (the cluster drill: the production shape), not on the test stack. */
+  standalone?: boolean;
 }
 
 export const DRILLS: Drill[] = [
@@ -112,5 +115,22 @@ export const DRILLS: Drill[] = [
       'Every route fed malformed, wrong-typed, oversize, unknown, foreign and traversal input, and unsafe archives: 4xx only, nothing written',
     full: () => badInputDrill(),
     quick: () => badInputDrill(),
+  },
+  {
+    name: 'cluster',
+    summary:
+      'The production shape on one machine (2 Temporal nodes, HAProxy, 2 apis, 2 workers) under load through its load balancer: SIGKILL of a Temporal node, an api, a worker, each restarted, a worker cut from PostgreSQL for 30 s, and a PostgreSQL restart: no run lost, doubled or stuck, streams resume, every workflow in visibility',
+    full: () =>
+      clusterDrill({
+        everyMs: 700,
+        runSeconds: 8,
+        lines: 8,
+        events: 4,
+        measureMs: 20_000,
+        downMs: 10_000,
+        streams: 6,
+        settleMs: 120_000,
+      }),
+    standalone: true,
   },
 ];

@@ -22,19 +22,21 @@ async function main(): Promise<number> {
   }
   const chosen = args.length ? DRILLS.filter((d) => args.includes(d.name)) : DRILLS;
 
-  console.log('starting the stack (embedded PostgreSQL, Temporal dev server, worker, api)...');
+  // Drills that start what they need themselves (the cluster drill) run without the test stack.
+  const needsStack = chosen.some((d) => !d.standalone);
+  if (needsStack) console.log('starting the stack (embedded PostgreSQL, Temporal dev server, worker, api)...');
   let stopping = false;
   const stop = async () => {
     if (stopping) return;
     stopping = true;
     killDrillProcesses();
-    await stopStack();
+    if (needsStack) await stopStack();
   };
   process.once('SIGINT', () => void stop().then(() => process.exit(130)));
   process.once('SIGTERM', () => void stop().then(() => process.exit(143)));
   const reports: DrillReport[] = [];
   try {
-    await startStack();
+    if (needsStack) await startStack();
     for (const d of chosen) {
       console.log(`\n== ${d.name}: ${d.summary}`);
       const started = Date.now();

@@ -30,10 +30,14 @@ export interface PlatformHostSpec {
    * host sees it.
    */
   ownDisk?: { source: string; target: string };
+  /** The cgroup.procs file of its network group (network-faults.ts): it enters it before anything else. */
+  networkGroup?: string;
 }
 
 /** Binds $1 at $2 in the new mount namespace, then becomes the host's program ($3 and on). */
 const OWN_DISK = 'mount --bind "$1" "$2" && shift 2 && exec "$@"';
+/** Enters the group whose cgroup.procs is $1, then becomes the host's program ($2 and on). */
+const ENTER_GROUP = 'echo $$ > "$1" && shift && exec "$@"';
 
 export interface Readiness {
   temporalAddress: string;
@@ -73,25 +77,12 @@ export class PlatformHost {
     const main = { api: API_MAIN, worker: WORKER_MAIN, embeddings: EMBEDDINGS_MAIN }[this.spec.role];
     const env = { ...this.baseEnv, ...this.spec.env };
     const disk = this.spec.ownDisk;
-    const [command, args] = disk
-      ? [
-          'unshare',
-          [
-            '--mount',
-            '--propagation',
-            'private',
-            '--',
-            'sh',
-            '-c',
-            OWN_DISK,
-            'sh',
-            disk.source,
-            disk.target,
-            this.node,
-            main,
-          ],
-        ]
-      : [this.node, [main]];
+    const program: string[] = disk
+      ? ['unshare', '--mount', '--propagation', 'private', '--', 'sh', '-c', OWN_DISK, 'sh', disk.source, disk.target]
+      : [];
+    program.push(this.node, main);
+    if (this.spec.networkGroup) program.unshift('sh', '-c', ENTER_GROUP, 'sh', this.spec.networkGroup);
+    const [command, ...args] = program;
     this.process = new ClusterProcess(this.name, command, args, this.logFile, env);
     await waitUntilReady(this.process, this.name, () => this.ready(), READY_TIMEOUT_MS);
   }

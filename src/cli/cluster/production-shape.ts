@@ -16,6 +16,7 @@ import { migrateAndBootstrap } from '../start/database-setup';
 import { readOrCreateSecretsKey } from '../start/secrets-key';
 import { hostPlan, type HostPlan } from './hosts';
 import { startLoadBalancer, type LoadBalancer } from './load-balancer';
+import { openNetworkFaults, type Partition } from './network-faults';
 import { motoPython, startObjectStore, type ObjectStore } from './object-store';
 import { PlatformHost } from './platform-hosts';
 import { startTemporalCluster, type TemporalCluster } from './temporal-cluster';
@@ -59,6 +60,8 @@ export interface ProductionShape {
   embeddings: PlatformHost | undefined;
   /** A managed database's failover: fast shutdown, then a start on the same data. */
   restartPostgres(): Promise<void>;
+  /** Cuts an api or worker host from PostgreSQL, both ways, until healed (as root: network-faults.ts). */
+  partitionFromPostgres(host: PlatformHost): Partition;
   stop(): Promise<void>;
 }
 
@@ -150,8 +153,18 @@ export async function startProductionShape(opts: ProductionShapeOptions): Promis
       namespace: config.temporal.namespace,
       taskQueue: config.temporal.taskQueue,
     };
+    // As root, the apis and workers are each in a network group of their own, so that a drill can partition one.
+    const faults = openNetworkFaults(`tarmac-shape-${process.pid}`);
+    if ('unavailable' in faults) say(`no network faults: ${faults.unavailable}`);
+    else stops.push(async () => faults.close());
     const host = (spec: ConstructorParameters<typeof PlatformHost>[0]) => {
-      const h = new PlatformHost(spec, node, common, readiness);
+      const grouped = spec.role !== 'embeddings' && !('unavailable' in faults);
+      const h = new PlatformHost(
+        grouped ? { ...spec, networkGroup: faults.groupOf(spec.name) } : spec,
+        node,
+        common,
+        readiness,
+      );
       stops.push(() => h.stop());
       return h;
     };
@@ -227,6 +240,10 @@ export async function startProductionShape(opts: ProductionShapeOptions): Promis
       restartPostgres: async () => {
         await postgres.stop();
         postgres = await startEmbeddedPostgres(pgSpec);
+      },
+      partitionFromPostgres: (h) => {
+        if ('unavailable' in faults) throw new Error(`cannot partition ${h.name}: ${faults.unavailable}`);
+        return faults.partition(h.name, plan.postgres);
       },
       stop: stopAll,
     };
