@@ -16,6 +16,7 @@ const DRAINAGE_STATUS = ['UNSPECIFIED', 'DRAINING', 'DRAINED'] as const;
 const NOT_FOUND = 5; // gRPC status
 const FAILED_PRECONDITION = 9;
 const ABORTED = 10;
+const ROUTING_UPDATE_IN_PROGRESS = 1; // temporal.api.enums.v1.RoutingConfigUpdateState
 
 export type VersionStatus = (typeof VERSION_STATUS)[number];
 
@@ -39,6 +40,8 @@ interface Deployment {
   currentBuildId: string | undefined;
   /** Builds that have polled. */
   buildIds: string[];
+  /** False while a routing change is still reaching the task queues. */
+  routingSettled: boolean;
   conflictToken: Uint8Array | undefined;
 }
 
@@ -56,11 +59,12 @@ export async function describeDeployment(
     return {
       currentBuildId: info?.routingConfig?.currentDeploymentVersion?.buildId ?? undefined,
       buildIds: (info?.versionSummaries ?? []).map((s) => s.deploymentVersion?.buildId ?? '').filter(Boolean),
+      routingSettled: enumName(['', 'IN_PROGRESS'], info?.routingConfigUpdateState) !== 'IN_PROGRESS',
       conflictToken: conflictToken ?? undefined,
     };
   } catch (err) {
     if ((err as { code?: number }).code === NOT_FOUND)
-      return { currentBuildId: undefined, buildIds: [], conflictToken: undefined };
+      return { currentBuildId: undefined, buildIds: [], routingSettled: true, conflictToken: undefined };
     throw err;
   }
 }
@@ -78,8 +82,9 @@ async function whenPolled(client: Client, namespace: string, version: WorkerDepl
 }
 
 /**
- * Makes `version` the current one (new workflows start on it), once its workers poll. `onlyIfNone`: only when
- * the deployment has no current version (the first install); answers whether `version` is current now.
+ * Makes `version` the current one (new workflows start on it), once its workers poll, and waits until the
+ * routing has reached the task queues. `onlyIfNone`: only when the deployment has no current version (the
+ * first install); answers whether `version` is current now.
  */
 export async function setCurrentVersion(
   client: Client,
@@ -87,9 +92,17 @@ export async function setCurrentVersion(
   version: WorkerDeploymentVersion,
   opts: { onlyIfNone?: boolean; timeoutMs?: number; identity?: string } = {},
 ): Promise<boolean> {
-  for (let attempt = 1; ; attempt++) {
-    const d = await whenPolled(client, namespace, version, opts.timeoutMs ?? 60_000);
-    if (d.currentBuildId === version.buildId) return true;
+  const timeoutMs = opts.timeoutMs ?? 60_000;
+  const deadline = Date.now() + timeoutMs;
+  for (let attempt = 1; ;) {
+    const d = await whenPolled(client, namespace, version, timeoutMs);
+    if (d.currentBuildId === version.buildId && d.routingSettled) return true;
+    if (d.currentBuildId === version.buildId) {
+      if (Date.now() > deadline)
+        throw new Error(`the routing to ${versionName(version)} did not settle in ${timeoutMs} ms`);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      continue;
+    }
     if (opts.onlyIfNone && d.currentBuildId !== undefined) return false;
     try {
       await client.workflowService.setWorkerDeploymentCurrentVersion({
@@ -99,11 +112,11 @@ export async function setCurrentVersion(
         conflictToken: d.conflictToken,
         identity: opts.identity,
       });
-      return true;
     } catch (err) {
       // Another caller changed the routing since our describe (two workers of a first install): look again.
       const code = (err as { code?: number }).code;
       if (attempt >= 5 || (code !== FAILED_PRECONDITION && code !== ABORTED)) throw err;
+      attempt++;
     }
   }
 }
