@@ -10,6 +10,7 @@
 // history (no nondeterminism) nor in a worker's log; and a history of A replayed on B does fail: the change was
 // really incompatible, only pinning kept A's runs off B.
 import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
 import path from 'node:path';
 import { Client, Connection, type WorkflowExecutionInfo } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
@@ -207,6 +208,7 @@ export async function upgradeDrill(
     await procs.stopAll(f);
     await connection?.close();
     await witness.close();
+    fs.rmSync(dir, { recursive: true, force: true });
   }
   return f.report();
 }
