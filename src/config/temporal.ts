@@ -14,10 +14,29 @@ export interface TemporalSettings {
     testServerPath: string | undefined;
     /** Workflow stack traces for the stack trace query (the Temporal UI's Stack Trace tab): ~9 ms of CPU per run. */
     workflowStackTraces: boolean;
+    /**
+     * Worker Versioning (docs/production.md, Upgrades): with a build id the worker polls as version
+     * `<deploymentName>:<buildId>` of a Worker Deployment, and a workflow stays on the build that started it
+     * (PINNED); unset, the worker is unversioned (`npm start`).
+     */
+    workerBuildId: string | undefined;
+    workerDeploymentName: string;
   };
 }
 
+/** What a version's names may be: the deployment name may not hold `.`, Temporal's separator of the two. */
+const BUILD_ID = /^[\x21-\x7e]{1,255}$/;
+const DEPLOYMENT_NAME = /^[\x21-\x2d\x2f-\x7e]{1,255}$/;
+
 export function readTemporal(env: EnvReader): TemporalSettings {
+  const buildId = env.optional('WORKER_BUILD_ID');
+  if (buildId !== undefined && !BUILD_ID.test(buildId))
+    env.problem(`WORKER_BUILD_ID must be 1-255 printable characters without spaces, got ${JSON.stringify(buildId)}`);
+  const deploymentName = env.string('WORKER_DEPLOYMENT_NAME', 'tarmac');
+  if (!DEPLOYMENT_NAME.test(deploymentName))
+    env.problem(
+      `WORKER_DEPLOYMENT_NAME must be 1-255 printable characters without spaces or ".", got ${JSON.stringify(deploymentName)}`,
+    );
   return {
     temporal: {
       address: env.optional('TEMPORAL_ADDRESS'),
@@ -29,6 +48,8 @@ export function readTemporal(env: EnvReader): TemporalSettings {
       cliPath: env.optional('TEMPORAL_CLI_PATH'),
       testServerPath: env.optional('TEMPORAL_TEST_SERVER_PATH'),
       workflowStackTraces: env.bool('TEMPORAL_WORKFLOW_STACK_TRACES', false),
+      workerBuildId: buildId,
+      workerDeploymentName: deploymentName,
     },
   };
 }

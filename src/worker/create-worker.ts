@@ -13,6 +13,7 @@ import { workerTracingOptions } from '../observability/temporal-tracing';
 import type { Tracing } from '../observability/tracing';
 import { SecretBox } from '../security/secret-box';
 import { deploymentsInUse } from '../services/code/build-retention';
+import { workerDeploymentOptions } from '../temporal/worker-versioning';
 
 /** Path of the workflows entry (compiled JS next to this file's tree). */
 export const WORKFLOWS_PATH = require.resolve('../../workflows');
@@ -73,6 +74,9 @@ export async function createWorker(opts: {
     // A killed worker's cached workflows wait this long on its sticky queue before another worker takes
     // them over (Temporal's default is 10 s, which added that much to every recovery in the worker-kill drill).
     stickyQueueScheduleToStartTimeout: '3 seconds',
+    // WORKER_BUILD_ID: polls as that version of the Worker Deployment, each workflow pinned to the build that
+    // started it (src/temporal/worker-versioning.ts); unset, unversioned.
+    workerDeploymentOptions: workerDeploymentOptions(opts.deps.config),
     ...workerTracingOptions(opts.tracing),
   });
 }

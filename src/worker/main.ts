@@ -6,6 +6,7 @@ import { createDataSource } from '../persistence/data-source';
 import { RunUpdatesHub } from '../persistence/run-updates-hub';
 import { connectClient, ensureSearchAttributes } from '../temporal/connection';
 import { ensureSchedule, SCHEDULES } from '../temporal/schedules';
+import { promoteFirstVersion, versionName, workerVersionOf } from '../temporal/worker-versioning';
 import { Sandbox, SandboxUnavailable } from '../runtime/sandbox/sandbox';
 import { setSpawnMode, stopSpawner } from '../runtime/process/spawn';
 import { activityDepsFor, createWorker } from './create-worker';
@@ -76,9 +77,20 @@ async function main() {
     { providers, defaultModel: config.models.defaultModel ?? null },
     providers.length ? 'model providers' : 'no model provider configured (MODEL_PROVIDERS, DEFAULT_MODEL)',
   );
-  log.info({ taskQueue: config.temporal.taskQueue, address: temporalAddress(config) }, 'worker polling');
+  const version = workerVersionOf(config);
+  log.info(
+    {
+      taskQueue: config.temporal.taskQueue,
+      address: temporalAddress(config),
+      version: version ? versionName(version) : 'unversioned',
+    },
+    'worker polling',
+  );
   // Worker.run() installs its own SIGINT/SIGTERM handling: it stops polling and drains in-flight tasks.
-  await worker.run();
+  const running = worker.run();
+  // A version exists for Temporal once it polls: then the first install's version becomes current.
+  if (version) await promoteFirstVersion(client, config, log);
+  await running;
   await stopSpawner();
   await sandbox.close();
   await connection.close();

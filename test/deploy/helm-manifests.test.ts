@@ -1,8 +1,9 @@
 // What each template of the Helm chart (deploy/helm/tarmac) renders, read as the cluster would: the worker's
-// pod per sandbox mode (docs/security.md), its drain time against SHUTDOWN_GRACE_MS, the migrations hook, the
+// pod per sandbox mode (docs/security.md), its drain time against SHUTDOWN_GRACE_MS, a Deployment per build with
+// worker versioning on (docs/production.md#upgrades), the migrations hook, the
 // probes, the Services against the pods and ports they point at, and the CRDs kubeconform cannot check.
 import { expect } from 'chai';
-import { find, render, REQUIRED_VALUES, template, type Manifest } from '../harness/deploy-tools';
+import { find, kubeconform, render, REQUIRED_VALUES, template, type Manifest } from '../harness/deploy-tools';
 
 const spec = (m: Manifest) => m.spec as any;
 const pod = (m: Manifest) => spec(m).template.spec;
@@ -67,6 +68,24 @@ describe('deploy: the Helm chart templates', function () {
         expect(envOf(worker).SHUTDOWN_GRACE_MS).to.equal(String(grace * 1000));
         expect(pod(worker).terminationGracePeriodSeconds).to.equal(grace + 30);
       }
+    });
+
+    it('with worker.versioning on: a Deployment per build, kept by Helm, polling as that version', () => {
+      const set = { 'worker.versioning.enabled': 'true', 'image.tag': '1.4.0_RC', 'worker.keda.enabled': 'true' };
+      const versioned = render([], { ...REQUIRED_VALUES, ...set });
+      expect(kubeconform(template([], { ...REQUIRED_VALUES, ...set }).stdout).problems).to.deep.equal([]);
+      const worker = find(versioned, 'Deployment', '-worker-1-4-0-rc');
+      // helm upgrade to the next build leaves this one serving the workflows pinned to it.
+      expect(worker.metadata.annotations?.['helm.sh/resource-policy']).to.equal('keep');
+      expect(spec(worker).selector.matchLabels['tarmac.dev/build']).to.equal('1-4-0-rc');
+      expect(spec(worker).template.metadata.labels['tarmac.dev/build']).to.equal('1-4-0-rc');
+      expect(envOf(worker).WORKER_BUILD_ID).to.equal('1.4.0_RC');
+      expect(envOf(worker).WORKER_DEPLOYMENT_NAME).to.equal('tarmac');
+      expect(spec(find(versioned, 'ScaledObject', '-worker-1-4-0-rc')).scaleTargetRef).to.deep.equal({
+        name: worker.metadata.name,
+      });
+      // Off (the default): one Deployment, unversioned, rolled in place.
+      expect(envOf(find(defaults, 'Deployment', '-worker')).WORKER_BUILD_ID).to.equal(undefined);
     });
 
     it('reaches the api by its Service, serves /metrics on its port', () => {

@@ -13,6 +13,7 @@ import { overloadDrill } from './overload';
 import { pgOutageDrill } from './pg-outage';
 import { scaleOutDrill } from './scale-out';
 import { temporalRestartDrill } from './temporal-restart';
+import { upgradeDrill } from './upgrade';
 import { workerKillDrill } from './worker-kill';
 
 /** The ordinary system user the rootless drill runs the platform as (made by the drill: useradd --system). */
@@ -115,6 +116,12 @@ export const DRILLS: Drill[] = [
       'Every route fed malformed, wrong-typed, oversize, unknown, foreign and traversal input, and unsafe archives: 4xx only, nothing written',
     full: () => badInputDrill(),
     quick: () => badInputDrill(),
+  },
+  {
+    name: 'upgrade',
+    summary:
+      'A rolling upgrade with work of every kind in flight: build B (its workflow code changed, not replay-compatible) migrates (expand) while A serves, polls, is promoted; A drains and stops: 0 nondeterminism errors, every item ends, each workflow on the build that started it',
+    full: () => upgradeDrill({ perKind: 2, seconds: 20, workers: 2 }),
   },
   {
     name: 'cluster',

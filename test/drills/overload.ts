@@ -6,16 +6,13 @@
 // and nothing stays open, no busy organization ever executes more than its share (the rest waits in
 // PostgreSQL: execution_slots WAITING, holding no worker slot), and, at full size, the quiet organization's
 // p50 stays within 2× its idle p50 (plus a second of slack for the loaded machine).
-import { randomUUID } from 'node:crypto';
 import { structureWithBuild } from '../harness/builds';
-import { chatRequest } from '../harness/chat-requests';
 import { as } from '../harness/client';
-import { uploadText } from '../harness/knowledge-bases';
-import { TERMINAL, waitForRun } from '../harness/runs';
+import { waitForRun } from '../harness/runs';
 import { getStack, newTenant } from '../harness/stack';
-import { config, entriesOf, makeArchive, uploadToNewBucket, waitForDeployment } from '../fixtures/projects';
-import { DrillReport, Findings, sleep, until } from './kit';
+import { DrillReport, Findings, sleep } from './kit';
 import { Processes, startApiProcess, startWorkerProcess } from './processes';
+import { KINDS_OF_WORK, workOfEveryKind } from './work-of-every-kind';
 
 const SLOTS = 8;
 const SHARE = 2;
@@ -37,128 +34,12 @@ export interface OverloadOptions {
   judgeLatency: boolean;
 }
 
-type Api = ReturnType<typeof as>;
-interface Ending {
-  what: string;
-  status: string;
-  reason?: string;
-}
-
 const p50 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
-/** The record at `path` once its status is terminal. */
-const ended = (api: Api, what: string, path: string) =>
-  until(
-    what,
-    600_000,
-    async () => {
-      const r = (await api.get(path)).body;
-      return TERMINAL.includes(r.status) ? r : undefined;
-    },
-    250,
-  );
-
-/** One busy organization's resources, and its items of work, each answering how it ended. */
-async function busyOrganization(
-  label: string,
-  baseUrl: string,
-  n: number,
-): Promise<{ organizationId: string; items: Array<() => Promise<Ending>> }> {
-  const t = await newTenant(`overload-${label}`);
-  const api: Api = as(t.key, baseUrl);
-  const { modelProvider } = getStack();
-  const model = modelProvider.uniqueModel();
-  modelProvider.script({ model, text: 'Busy, but here.', times: Infinity });
-  const structure = await structureWithBuild(t.organizationId, {
-    files: { 'structure.py': 'import time\ntime.sleep(1)\nprint("done")\n' },
-  });
-  const fn = await structureWithBuild(t.organizationId, {
-    kind: 'function',
-    files: { 'main.py': 'def handler(event):\n    return {"ok": True}\n' },
-    mainFile: 'main.py',
-  });
-  const assistant = (await api.post('/api/assistants', { name: 'busy', input: 'Hi' })).body.assistant_id as string;
-  const bucketId = (await api.post('/api/buckets', { name: 'docs' })).body.bucket_id as string;
-  await uploadText(api, bucketId, 'notes.md', 'Narwhals carry a spiral tusk.');
-  const project = makeArchive(
-    'zip',
-    entriesOf({ 'structure_config.yaml': config('python3', '  main_file: s.py\n'), 's.py': 'print("built")\n' }),
-  );
-  const codeBucket = await uploadToNewBucket(t.key, 'code.zip', project, baseUrl);
-
-  const answered = (what: string, res: { status: number; text: string }) => {
-    if (res.status >= 500) return { what, status: `HTTP ${res.status}`, reason: res.text.slice(0, 200) };
-    return undefined;
-  };
-  const kinds: Array<() => Promise<Ending>> = [
-    async () => {
-      const res = await api.post(`/api/structures/${structure.structureId}/runs`, { args: [] });
-      if (res.status !== 201)
-        return answered('structure run', res) ?? { what: 'structure run', status: `HTTP ${res.status}` };
-      const run = await waitForRun(t.key, res.body.structure_run_id, undefined, 600_000, baseUrl);
-      return { what: 'structure run', status: run.status, reason: run.status_detail?.reason };
-    },
-    async () => {
-      const res = await api.post(`/api/functions/${fn.structureId}/execute`, {});
-      return (
-        answered('function', res) ?? {
-          what: 'function',
-          status: res.status === 200 ? 'SUCCEEDED' : `HTTP ${res.status}`,
-        }
-      );
-    },
-    async () => {
-      const res = await api.post(`/api/assistants/${assistant}/runs`, { input: 'Hi', model: `local/${model}` });
-      if (res.status !== 201)
-        return answered('assistant run', res) ?? { what: 'assistant run', status: `HTTP ${res.status}` };
-      const run = await ended(api, 'an assistant run', `/api/assistant-runs/${res.body.assistant_run_id}`);
-      return { what: 'assistant run', status: run.status, reason: run.status_detail?.reason };
-    },
-    async () => {
-      const res = await api.post('/api/chat/messages', chatRequest(model));
-      return (
-        answered('chat message', res) ?? {
-          what: 'chat message',
-          status: res.status === 201 ? 'SUCCEEDED' : `HTTP ${res.status}`,
-        }
-      );
-    },
-    async () => {
-      const kb = await api.post('/api/knowledge-bases', {
-        name: `kb-${randomUUID()}`,
-        type: 'gtc_hybrid_sql_pg_vector',
-        config: { gtc_hybrid_sql_pg_vector: {} },
-        asset_paths: [`${bucketId}/notes.md`],
-      });
-      const job = await api.post(`/api/knowledge-bases/${kb.body.knowledge_base_id}/knowledge-base-jobs`);
-      if (job.status !== 202)
-        return answered('knowledge base job', job) ?? { what: 'knowledge base job', status: `HTTP ${job.status}` };
-      const j = await ended(api, 'a knowledge base job', `/api/knowledge-base-jobs/${job.body.knowledge_base_job_id}`);
-      return { what: 'knowledge base job', status: j.status, reason: j.status_detail?.reason };
-    },
-    async () => {
-      const created = await api.post('/api/data-connectors', {
-        name: `copy-${randomUUID()}`,
-        type: 'data_lake',
-        config: { data_lake: { bucket_id: bucketId, asset_paths: ['notes.md'] } },
-      });
-      if (created.status !== 201)
-        return answered('data job', created) ?? { what: 'data job', status: `HTTP ${created.status}` };
-      const j = await ended(api, 'a data job', `/api/data-jobs/${created.body.data_job_id}`);
-      return { what: 'data job', status: j.status, reason: j.status_detail?.reason };
-    },
-    async () => {
-      const created = await api.post('/api/structures', {
-        name: `built-${randomUUID().slice(0, 8)}`,
-        code: { data_lake: { bucket_id: codeBucket, asset_path: 'code.zip' } },
-      });
-      if (created.status !== 201)
-        return answered('build', created) ?? { what: 'build', status: `HTTP ${created.status}` };
-      const d = await waitForDeployment(t.key, created.body.latest_deployment_id, 600_000);
-      return { what: 'build', status: d.status, reason: d.status_detail?.reason };
-    },
-  ];
-  return { organizationId: t.organizationId, items: Array.from({ length: n }, (_, i) => kinds[i % kinds.length]) };
+/** One busy organization's items of work (`n`, of every kind in turn), each answering how it ended. */
+async function busyOrganization(label: string, baseUrl: string, n: number) {
+  const { organizationId, kinds } = await workOfEveryKind(`overload-${label}`, () => baseUrl);
+  return { organizationId, items: Array.from({ length: n }, (_, i) => kinds[i % kinds.length]) };
 }
 
 export async function overloadDrill(opts: OverloadOptions): Promise<DrillReport> {
@@ -240,7 +121,7 @@ export async function overloadDrill(opts: OverloadOptions): Promise<DrillReport>
     findings.facts['most executing per organization'] = mostHolding;
     findings.facts['most waiting per organization'] = waitingSeen;
     findings.notes.push(
-      `${endings.length} items of 7 kinds from 3 organizations on ${SLOTS} activity slots (share ${SHARE}): ` +
+      `${endings.length} items of ${KINDS_OF_WORK} kinds from 3 organizations on ${SLOTS} activity slots (share ${SHARE}): ` +
         `at most ${mostHolding} executing per organization, up to ${waitingSeen} waiting in PostgreSQL; ` +
         `the quiet organization's run p50 ${idleP50} ms idle, ${busyP50} ms during (${(busyP50 / idleP50).toFixed(2)}×)`,
     );

@@ -160,10 +160,12 @@ export async function startApiProcess(
   as?: { user: string; capabilities: string[] },
   /** The Node binary that runs it (the bench's `--api-node`): this process's by default. */
   node = process.execPath,
+  /** The build it runs (the upgrade drill's build B): this one's dist/ by default. */
+  dist = DIST,
 ) {
   const port = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
-  const [file, ...args] = asUser(as, [node, path.join(DIST, 'src', 'api', 'main.js')]);
+  const [file, ...args] = asUser(as, [node, path.join(dist, 'src', 'api', 'main.js')]);
   const child = procs.spawn(
     name,
     file,
@@ -229,6 +231,8 @@ export async function startWorkerProcess(
   as?: { user: string; capabilities: string[] },
   /** The Node binary that runs it (the bench's `--worker-node`): this process's by default. */
   node = process.execPath,
+  /** Another build to run (the upgrade drill's build B): its dist/ and its workflow bundle; default, this one. */
+  build?: { dist: string; bundle: string },
 ) {
   const { workflowBundle, config } = getStack();
   if (!bundleFile) {
@@ -237,13 +241,16 @@ export async function startWorkerProcess(
     fs.chmodSync(bundleFile, 0o644);
   }
   // An ordinary user may not reach the stack's data directory: it gets a copy in its own (DATA_DIR).
-  let bundle = bundleFile;
-  if (as && !as.capabilities.length && overrides.DATA_DIR) {
+  let bundle = build?.bundle ?? bundleFile;
+  if (!build && as && !as.capabilities.length && overrides.DATA_DIR) {
     bundle = path.join(overrides.DATA_DIR, 'drill-workflow-bundle.js');
     fs.copyFileSync(bundleFile, bundle);
     fs.chmodSync(bundle, 0o644);
   }
-  const [file, ...args] = asUser(as, [node, path.join(__dirname, 'worker-process.js'), bundle]);
+  const script = build
+    ? path.join(build.dist, 'test', 'drills', 'worker-process.js')
+    : path.join(__dirname, 'worker-process.js');
+  const [file, ...args] = asUser(as, [node, script, bundle]);
   const child = procs.spawn(
     name,
     file,
@@ -262,7 +269,7 @@ export async function startWorkerProcess(
 /** A Temporal dev server of the drill's own, restartable on the same SQLite file and port. */
 export async function startTemporalDevServer(
   procs: Processes,
-  opts: { dbFile: string; port: number; name?: string },
+  opts: { dbFile: string; port: number; name?: string; extraArgs?: string[] },
 ): Promise<DrillChild> {
   const cli = temporalCli(getStack().config);
   if (cli.type !== 'existing-path')
@@ -286,6 +293,7 @@ export async function startTemporalDevServer(
       '--log-level',
       'error',
       ...SEARCH_ATTRIBUTES.flatMap((k) => ['--search-attribute', `${k.name}=Keyword`]),
+      ...(opts.extraArgs ?? []),
     ],
     childEnv(),
   );

@@ -1,7 +1,8 @@
 // A worker process for drills that kill it: workflows and activities, configured by the environment like
 // `npm run worker` (src/worker/main.ts), with the same createWorker. Two differences, both for speed and
 // isolation: the workflow code comes from a prebuilt bundle (argv[2]) instead of being bundled at start,
-// and it does not create the reconciler schedule. Prints "ready" once it polls. Traces and metrics as the worker's
+// and it does not create the reconciler schedule. A versioned worker (WORKER_BUILD_ID) promotes itself as
+// the worker's does on a first install. Prints "ready" once it polls. Traces and metrics as the worker's
 // (OTEL_EXPORTER_OTLP_ENDPOINT: the bundle must include WORKFLOW_TRACING_MODULES; WORKER_METRICS_PORT).
 import { stopSpawner } from '../../src/runtime/process/spawn';
 import { DefaultLogger, makeTelemetryFilterString, NativeConnection, Runtime } from '@temporalio/worker';
@@ -12,6 +13,7 @@ import { RunUpdatesHub } from '../../src/persistence/run-updates-hub';
 import { connectClient } from '../../src/temporal/connection';
 import { Sandbox } from '../../src/runtime/sandbox/sandbox';
 import { activityDepsFor, createWorker } from '../../src/worker/create-worker';
+import { promoteFirstVersion } from '../../src/temporal/worker-versioning';
 import { startProcessMetrics } from '../../src/observability/metrics';
 import { forwardedMetrics, freeLoopbackAddress, startMetricsServer } from '../../src/observability/metrics-server';
 import { startTracing } from '../../src/observability/tracing';
@@ -65,6 +67,8 @@ async function main() {
     tracing,
   });
   const running = worker.run();
+  // As src/worker/main.ts: a versioned worker of a deployment with no current version makes its own current.
+  await promoteFirstVersion(client, config, log);
   console.log('ready');
   await running;
   await stopSpawner();

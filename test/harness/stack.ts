@@ -388,7 +388,8 @@ export async function newTenant(label = 'tenant') {
   return { organizationId: organization.organization_id, userId: user.user_id, email: user.email, key: value };
 }
 
-const quietBundlerLogger = {
+/** The webpack logger of workflow bundles: warnings and errors only. */
+export const quietBundlerLogger = {
   trace: () => undefined,
   debug: () => undefined,
   info: () => undefined,

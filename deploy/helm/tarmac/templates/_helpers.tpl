@@ -109,3 +109,23 @@ checksum/secret: {{ include (print .Template.BasePath "/secret.yaml") . | sha256
     claimName: {{ required "blobs.fs.existingClaim is required with blobs.store=fs" .Values.blobs.fs.existingClaim }}
 {{- end -}}
 {{- end -}}
+
+{{- /* The worker's build, WORKER_BUILD_ID with worker.versioning on: its buildId, else the image's tag. */ -}}
+{{- define "tarmac.workerBuildId" -}}
+{{- default (default .Chart.AppVersion .Values.image.tag) .Values.worker.versioning.buildId -}}
+{{- end -}}
+
+{{- /* The build as a label value and name suffix (DNS-1123: lower case, digits and "-"). */ -}}
+{{- define "tarmac.workerBuildLabel" -}}
+{{- regexReplaceAll "[^a-z0-9-]+" (include "tarmac.workerBuildId" . | lower) "-" | trunc 40 | trimAll "-" -}}
+{{- end -}}
+
+{{- /* The worker Deployment: one per build with worker.versioning on, so that builds run side by side. */ -}}
+{{- define "tarmac.workerName" -}}
+{{- $name := include "tarmac.componentName" (dict "root" . "component" "worker") -}}
+{{- if .Values.worker.versioning.enabled -}}
+{{- printf "%s-%s" $name (include "tarmac.workerBuildLabel" .) | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- $name -}}
+{{- end -}}
+{{- end -}}
