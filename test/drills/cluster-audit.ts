@@ -62,9 +62,16 @@ class HostUsage {
   }
 }
 
-/** The shape's processes this drill started that have no handle with a pid: PostgreSQL, HAProxy, moto, the UI. */
-export function otherRoots(): HostRoot[] {
-  const mine = descendantsOf(process.pid);
+/**
+ * The shape's processes this drill started that have no handle with a pid: PostgreSQL, HAProxy, moto, the UI;
+ * found by their directory under the shape's `dataDir` (the test stack's own PostgreSQL is another descendant)
+ * or, for the store, its address.
+ */
+export function otherRoots(dataDir: string, storeHost: string): HostRoot[] {
+  // moto's command line names its address, not its directory (env execs python).
+  const mine = descendantsOf(process.pid).filter(
+    (p) => p.command.includes(dataDir) || p.command.includes(`moto.server -H ${storeHost} `),
+  );
   const pick = (name: string, test: RegExp): HostRoot[] => {
     const found = mine.find((p) => test.test(p.command));
     return found ? [{ name, pid: found.pid }] : [];

@@ -71,14 +71,15 @@ const faultsOf = (shape: ProductionShape): Fault[] => [
   },
   { name: 'SIGKILL of api-1', inject: () => shape.apis[0].kill(), restore: () => shape.apis[0].start() },
   { name: 'SIGKILL of worker-1', inject: () => shape.workers[0].kill(), restore: () => shape.workers[0].start() },
-  partitionOf(shape, shape.workers[1]),
+  // Not as root (or without iptables' matches), no host can be cut: said in the notes, not faked.
+  ...(shape.networkFaultsUnavailable ? [] : [partitionOf(shape, shape.workers[1])]),
   { name: 'PostgreSQL restart (fast shutdown, start)', inject: () => shape.restartPostgres() },
 ];
 
-const hostRoots = (shape: ProductionShape): HostRoot[] => [
+const hostRoots = (shape: ProductionShape, dataDir: string): HostRoot[] => [
   ...[...shape.apis, ...shape.workers].map((h) => ({ name: h.name, pid: h.process!.pid! })),
   ...shape.temporal.nodes.map((n) => ({ name: `temporal-${n.spec.name}`, pid: n.process!.pid! })),
-  ...otherRoots(),
+  ...otherRoots(dataDir, shape.plan.store.host),
 ];
 
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
@@ -118,6 +119,7 @@ export async function clusterDrill(opts: ClusterDrillOptions): Promise<DrillRepo
       say: (line) => console.log(`   ${line}`),
     });
     const s = shape;
+    if (s.networkFaultsUnavailable) f.notes.push(`no worker cut from PostgreSQL: ${s.networkFaultsUnavailable}`);
     f.notes.push(
       `the shape (PostgreSQL, 2 Temporal nodes, HAProxy, moto, 2 apis, 2 workers) started in ${seconds(Date.now() - startedAt)}`,
     );
@@ -127,7 +129,7 @@ export async function clusterDrill(opts: ClusterDrillOptions): Promise<DrillRepo
     const load = new ClusterLoad(call, project, witness.url);
     load.start(opts);
     await sleep(opts.runSeconds * 1000); // runs in flight on both workers
-    const usage = await measureHosts(hostRoots(s), opts.measureMs);
+    const usage = await measureHosts(hostRoots(s, dataDir), opts.measureMs);
     f.notes.push(
       `CPU and memory per host under the load (${seconds(opts.measureMs)}; a run every ${opts.everyMs} ms, ${opts.runSeconds} s each):`,
       ...usage.map((u) => `  ${u}`),

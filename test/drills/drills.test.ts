@@ -89,6 +89,25 @@ describe('resilience drills (quick)', function () {
     expect(r.facts.runs).to.equal(15);
   });
 
+  it('upgrade: a rolling upgrade to a build whose workflows changed, with work in flight: 0 nondeterminism errors, each workflow on its build', async function () {
+    this.timeout(480_000);
+    const r = await quick('upgrade');
+    reports.push(r);
+    expectClean(r);
+    expect(r.facts['items in flight on A at the promotion']).to.be.greaterThan(0);
+  });
+
+  it('cluster: the production shape loses nothing to a Temporal node, an api and a worker killed, a worker cut from PostgreSQL, a PostgreSQL restart', async function () {
+    this.timeout(600_000);
+    const r = await quick('cluster');
+    reports.push(r);
+    expectClean(r);
+    // The cut of a worker from PostgreSQL needs root (the drill notes its absence otherwise).
+    expect(r.faults).to.equal(process.getuid?.() === 0 ? 5 : 4);
+    expect(r.facts['stream reconnects after the api kill']).to.be.greaterThan(0);
+    expect(r.facts['workflows listed in visibility']).to.equal(r.facts.runs + r.facts['function runs']);
+  });
+
   it('overload: work of every kind past the worker slots ends as it should, none for a platform reason; the share holds', async function () {
     this.timeout(600_000);
     const r = await quick('overload');

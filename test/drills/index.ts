@@ -122,6 +122,7 @@ export const DRILLS: Drill[] = [
     summary:
       'A rolling upgrade with work of every kind in flight: build B (its workflow code changed, not replay-compatible) migrates (expand) while A serves, polls, is promoted; A drains and stops: 0 nondeterminism errors, every item ends, each workflow on the build that started it',
     full: () => upgradeDrill({ perKind: 2, seconds: 20, workers: 2 }),
+    quick: () => upgradeDrill({ perKind: 1, seconds: 15, workers: 1 }),
   },
   {
     name: 'cluster',
@@ -136,6 +137,18 @@ export const DRILLS: Drill[] = [
         measureMs: 20_000,
         downMs: 10_000,
         streams: 6,
+        settleMs: 120_000,
+      }),
+    // The same faults (the cut lasts its 30 s), a lighter load and shorter downs.
+    quick: () =>
+      clusterDrill({
+        everyMs: 1000,
+        runSeconds: 4,
+        lines: 4,
+        events: 2,
+        measureMs: 5_000,
+        downMs: 5_000,
+        streams: 3,
         settleMs: 120_000,
       }),
     standalone: true,

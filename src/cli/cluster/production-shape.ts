@@ -60,6 +60,8 @@ export interface ProductionShape {
   embeddings: PlatformHost | undefined;
   /** A managed database's failover: fast shutdown, then a start on the same data. */
   restartPostgres(): Promise<void>;
+  /** Why no host can be cut from another (not root, no cgroup v2, no iptables); undefined: they can. */
+  networkFaultsUnavailable: string | undefined;
   /** Cuts an api or worker host from PostgreSQL, both ways, until healed (as root: network-faults.ts). */
   partitionFromPostgres(host: PlatformHost): Partition;
   stop(): Promise<void>;
@@ -241,6 +243,7 @@ export async function startProductionShape(opts: ProductionShapeOptions): Promis
         await postgres.stop();
         postgres = await startEmbeddedPostgres(pgSpec);
       },
+      networkFaultsUnavailable: 'unavailable' in faults ? faults.unavailable : undefined,
       partitionFromPostgres: (h) => {
         if ('unavailable' in faults) throw new Error(`cannot partition ${h.name}: ${faults.unavailable}`);
         return faults.partition(h.name, plan.postgres);
