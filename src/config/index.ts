@@ -31,7 +31,7 @@ export type { DataConnectorsConfig } from './data-connectors';
 export type { ModelsConfig } from './models';
 export type { ExecutionConfig } from './runs';
 export type { SandboxConfig } from './sandbox';
-export { exportWorkflowStackTraces, temporalAddress } from './temporal';
+export { exportWorkflowStackTraces, temporalAddress, temporalConnectionOptions } from './temporal';
 
 type Settings = ApiSettings &
   DatabaseSettings &

@@ -1,4 +1,6 @@
 // Temporal: the server api and worker connect to, or the local dev server `npm start` runs.
+import fs from 'node:fs';
+import type { TLSConfig } from '@temporalio/common/lib/internal-non-workflow/tls-config';
 import type { EnvReader } from './env';
 
 export interface TemporalSettings {
@@ -21,6 +23,23 @@ export interface TemporalSettings {
      */
     workerBuildId: string | undefined;
     workerDeploymentName: string;
+    /**
+     * TLS to the frontend (a cluster with TLS, Temporal Cloud): undefined: plaintext. The files are read when
+     * a process connects (temporalConnectionOptions), so a renewed certificate is taken on the next start.
+     */
+    tls:
+      | {
+          /** PEM of the client's certificate and key (mTLS); both or neither. */
+          clientCertFile: string | undefined;
+          clientKeyFile: string | undefined;
+          /** PEM of the CA that signed the server's certificate; unset: the system's roots. */
+          serverCaFile: string | undefined;
+          /** The name the server's certificate must carry, when it differs from the address's host. */
+          serverName: string | undefined;
+        }
+      | undefined;
+    /** TEMPORAL_API_KEY: a Temporal Cloud API key, sent as a bearer token (implies TLS). */
+    apiKey: string | undefined;
   };
 }
 
@@ -37,6 +56,14 @@ export function readTemporal(env: EnvReader): TemporalSettings {
     env.problem(
       `WORKER_DEPLOYMENT_NAME must be 1-255 printable characters without spaces or ".", got ${JSON.stringify(deploymentName)}`,
     );
+  const clientCertFile = env.optional('TEMPORAL_TLS_CERT_FILE');
+  const clientKeyFile = env.optional('TEMPORAL_TLS_KEY_FILE');
+  if ((clientCertFile === undefined) !== (clientKeyFile === undefined))
+    env.problem('TEMPORAL_TLS_CERT_FILE and TEMPORAL_TLS_KEY_FILE go together (a client certificate and its key)');
+  const serverCaFile = env.optional('TEMPORAL_TLS_CA_FILE');
+  const serverName = env.optional('TEMPORAL_TLS_SERVER_NAME');
+  const apiKey = env.optional('TEMPORAL_API_KEY');
+  const tlsOn = env.bool('TEMPORAL_TLS', Boolean(clientCertFile || serverCaFile || serverName || apiKey));
   return {
     temporal: {
       address: env.optional('TEMPORAL_ADDRESS'),
@@ -50,7 +77,35 @@ export function readTemporal(env: EnvReader): TemporalSettings {
       workflowStackTraces: env.bool('TEMPORAL_WORKFLOW_STACK_TRACES', false),
       workerBuildId: buildId,
       workerDeploymentName: deploymentName,
+      tls: tlsOn ? { clientCertFile, clientKeyFile, serverCaFile, serverName } : undefined,
+      apiKey,
     },
+  };
+}
+
+/** What the client and the worker connect to Temporal with: the address, TLS and the API key. */
+export function temporalConnectionOptions(config: TemporalSettings): {
+  address: string;
+  tls?: TLSConfig | false;
+  apiKey?: string;
+} {
+  const { tls, apiKey } = config.temporal;
+  const read = (file: string | undefined) => (file === undefined ? undefined : fs.readFileSync(file));
+  const crt = read(tls?.clientCertFile);
+  const key = read(tls?.clientKeyFile);
+  const ca = read(tls?.serverCaFile);
+  return {
+    address: temporalAddress(config),
+    ...(tls
+      ? {
+          tls: {
+            ...(crt && key ? { clientCertPair: { crt, key } } : {}),
+            ...(ca ? { serverRootCACertificate: ca } : {}),
+            ...(tls.serverName ? { serverNameOverride: tls.serverName } : {}),
+          },
+        }
+      : {}),
+    ...(apiKey ? { apiKey } : {}),
   };
 }
 

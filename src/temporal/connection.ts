@@ -1,11 +1,11 @@
 import { Client, Connection } from '@temporalio/client';
-import { Config, temporalAddress } from '../config';
+import { Config, temporalConnectionOptions } from '../config';
 import type { Logger } from '../logger';
 import { SEARCH_ATTRIBUTES } from './search-attributes';
 import { clientTracingInterceptors } from '../observability/temporal-tracing';
 
 export async function connectClient(config: Config): Promise<Client> {
-  const connection = await Connection.connect({ address: temporalAddress(config) });
+  const connection = await Connection.connect(temporalConnectionOptions(config));
   return new Client({ connection, namespace: config.temporal.namespace, interceptors: clientTracingInterceptors() });
 }
 

@@ -1,6 +1,6 @@
 // Entry point of a worker process (`npm run worker`).
 import { DefaultLogger, NativeConnection, Runtime, makeTelemetryFilterString } from '@temporalio/worker';
-import { loadConfig, requireRuntime, temporalAddress } from '../config';
+import { loadConfig, requireRuntime, temporalAddress, temporalConnectionOptions } from '../config';
 import { createLogger } from '../logger';
 import { createDataSource } from '../persistence/data-source';
 import { RunUpdatesHub } from '../persistence/run-updates-hub';
@@ -62,7 +62,7 @@ async function main() {
   });
   const spools = await removeSpoolsOfGoneWorkers();
   if (spools) log.info({ spools }, 'removed the spreadsheet spools of workers that are gone');
-  const connection = await NativeConnection.connect({ address: temporalAddress(config) });
+  const connection = await NativeConnection.connect(temporalConnectionOptions(config));
   const worker = await createWorker({
     connection,
     namespace: config.temporal.namespace,

@@ -187,6 +187,41 @@ describe('deploy: the Helm chart templates', function () {
     });
   });
 
+  describe('Temporal over TLS', () => {
+    const external = render(['external-services-values.yaml']);
+
+    it('mounts the client certificate of your Secret in the apis and workers, and names its files', () => {
+      const config = find(external, 'ConfigMap', '').data as Record<string, string>;
+      expect(config).to.include({
+        TEMPORAL_TLS: 'true',
+        TEMPORAL_TLS_CERT_FILE: '/etc/tarmac/temporal-tls/tls.crt',
+        TEMPORAL_TLS_KEY_FILE: '/etc/tarmac/temporal-tls/tls.key',
+      });
+      // Temporal Cloud's certificate is checked against the system's roots.
+      expect(config).to.not.have.property('TEMPORAL_TLS_CA_FILE');
+      for (const name of ['-api', '-worker']) {
+        const d = find(external, 'Deployment', name);
+        expect(pod(d).volumes, name).to.deep.include({
+          name: 'temporal-tls',
+          secret: { secretName: 'tarmac-temporal-client-cert' },
+        });
+        expect(container(d).volumeMounts, name).to.deep.include({
+          name: 'temporal-tls',
+          mountPath: '/etc/tarmac/temporal-tls',
+          readOnly: true,
+        });
+      }
+    });
+
+    it('keeps an API key in the Secret, and sets nothing of TLS by default', () => {
+      const withKey = render([], { ...REQUIRED_VALUES, 'temporal.apiKey': 'tc-key' });
+      expect(find(withKey, 'Secret', '').stringData).to.include({ TEMPORAL_API_KEY: 'tc-key' });
+      const config = find(defaults, 'ConfigMap', '').data as Record<string, string>;
+      expect(Object.keys(config).filter((k) => k.startsWith('TEMPORAL_TLS'))).to.deep.equal([]);
+      expect(pod(find(defaults, 'Deployment', '-api')).volumes.map((v: any) => v.name)).to.not.include('temporal-tls');
+    });
+  });
+
   describe('Services and the ServiceMonitor', () => {
     it('every Service selects pods of a Deployment and targets a port they name', () => {
       for (const manifests of [defaults, root, rootless]) {

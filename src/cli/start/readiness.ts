@@ -2,7 +2,7 @@
 // 200, the worker polls its task queue. Each wait gives up with an error that says what it last saw,
 // fails at once when the server it waits for has exited, and stops waiting (Stopped) once a shutdown began.
 import { Connection } from '@temporalio/client';
-import type { Config } from '../../config';
+import { temporalConnectionOptions, type Config } from '../../config';
 import type { Child } from './children';
 import { seconds } from './output';
 import { Stopped } from './running';
@@ -76,7 +76,7 @@ export async function waitForWorker(
   pid: number,
   isStopping: () => boolean,
 ): Promise<void> {
-  const connection = await Connection.connect({ address });
+  const connection = await Connection.connect({ ...temporalConnectionOptions(config), address });
   try {
     const deadline = Date.now() + READY_TIMEOUT_MS;
     while (Date.now() < deadline) {

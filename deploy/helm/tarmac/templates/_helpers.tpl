@@ -110,6 +110,23 @@ checksum/secret: {{ include (print .Template.BasePath "/secret.yaml") . | sha256
 {{- end -}}
 {{- end -}}
 
+{{/* The client certificate and CA of Temporal's TLS (temporal.tls.existingSecret), for the apis and workers. */}}
+{{- define "tarmac.temporalTlsVolumeMount" -}}
+{{- if and .Values.temporal.tls.enabled .Values.temporal.tls.existingSecret -}}
+- name: temporal-tls
+  mountPath: /etc/tarmac/temporal-tls
+  readOnly: true
+{{- end -}}
+{{- end -}}
+
+{{- define "tarmac.temporalTlsVolume" -}}
+{{- if and .Values.temporal.tls.enabled .Values.temporal.tls.existingSecret -}}
+- name: temporal-tls
+  secret:
+    secretName: {{ .Values.temporal.tls.existingSecret }}
+{{- end -}}
+{{- end -}}
+
 {{- /* The worker's build, WORKER_BUILD_ID with worker.versioning on: its buildId, else the image's tag. */ -}}
 {{- define "tarmac.workerBuildId" -}}
 {{- default (default .Chart.AppVersion .Values.image.tag) .Values.worker.versioning.buildId -}}
