@@ -10,6 +10,7 @@ import { runUntilSignal } from '../process-lifecycle';
 import { createApp } from './app';
 import { RunUpdatesHub } from '../persistence/run-updates-hub';
 import { startProcessMetrics } from '../observability/metrics';
+import { startQueueMetrics } from '../jobs/metric';
 import { startTracing } from '../observability/tracing';
 
 async function main() {
@@ -23,6 +24,7 @@ async function main() {
     poolSize: config.databasePoolSize,
   }).initialize();
   startProcessMetrics(ds);
+  startQueueMetrics(ds);
   const temporal = await connectClient(config);
   const runUpdates = new RunUpdatesHub(config.databaseUrl, log);
   await runUpdates.start();

@@ -2,7 +2,9 @@
 // every kind of job counted when created and when ended, and METRICS_TOKEN enforced when set.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
+import { startQueueMetrics } from '../../src/jobs/metric';
 import { createApp } from '../../src/api/app';
 import { FsBlobStore } from '../../src/blobs/fs-blob-store';
 import { createLogger } from '../../src/logger';
@@ -45,6 +47,35 @@ describe('GET /metrics', () => {
     // Not an API operation: not in the OpenAPI document.
     const doc = (await as(undefined).get('/api/openapi.json')).body;
     expect(Object.keys(doc.paths).some((p) => p.includes('metrics'))).to.equal(false);
+  });
+
+  it('reports the admission queue from PostgreSQL: jobs holding a slot and waiting for one (what KEDA scales on)', async () => {
+    const { ds, baseUrl } = getStack();
+    startQueueMetrics(ds);
+    const t = await newTenant('queue-metric');
+    const scrape = async () => {
+      const text = await (await fetch(`${baseUrl}/metrics`)).text();
+      return {
+        holding: sample(text, 'tarmac_execution_slots', { state: 'holding' }),
+        waiting: sample(text, 'tarmac_execution_slots', { state: 'waiting' }),
+      };
+    };
+    const before = await scrape();
+    // Two jobs waiting (asked by their workflows) and one holding its slot, as admission writes them.
+    const ids = [randomUUID(), randomUUID(), randomUUID()];
+    await ds.query(
+      `INSERT INTO execution_slots (job_kind, job_id, organization_id, workflow_id, state, granted_at)
+       VALUES ('runs', $1, $4, 'w1', 'WAITING', NULL), ('runs', $2, $4, 'w2', 'WAITING', NULL),
+              ('runs', $3, $4, 'w3', 'HOLDING', now())`,
+      [...ids, t.organizationId],
+    );
+    try {
+      const during = await scrape();
+      expect(during.waiting - before.waiting).to.equal(2);
+      expect(during.holding - before.holding).to.equal(1);
+    } finally {
+      await ds.query(`DELETE FROM execution_slots WHERE job_id = ANY($1::uuid[])`, [ids]);
+    }
   });
 
   it('counts an integration delivery as created and, once its work ended, as ended (every kind of job)', async function () {

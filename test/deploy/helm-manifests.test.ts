@@ -114,7 +114,7 @@ describe('deploy: the Helm chart templates', function () {
       }
     });
 
-    it('has a PodDisruptionBudget over its pods, and KEDA scaling it on the busy activity slots', () => {
+    it('has a PodDisruptionBudget over its pods, and KEDA scaling it on the queue and the busy activity slots', () => {
       const worker = find(root, 'Deployment', '-worker');
       const pdb = find(root, 'PodDisruptionBudget', '-worker');
       expect(spec(pdb).selector.matchLabels).to.deep.equal(spec(worker).selector.matchLabels);
@@ -123,12 +123,14 @@ describe('deploy: the Helm chart templates', function () {
       expect(scaled.apiVersion).to.equal('keda.sh/v1alpha1');
       expect(spec(scaled).scaleTargetRef).to.deep.equal({ name: worker.metadata.name });
       expect(spec(worker).replicas, 'KEDA owns the replicas').to.equal(undefined);
-      const [trigger] = spec(scaled).triggers;
+      const [trigger, queue] = spec(scaled).triggers;
       expect(trigger.type).to.equal('prometheus');
       expect(trigger.metadata.query).to.equal(
         'sum(100 - temporal_worker_task_slots_available{worker_type="ActivityWorker",task_queue="tarmac"})',
       );
       expect(trigger.metadata.threshold).to.equal('60');
+      // The apis' gauge of jobs waiting for a slot (src/jobs/metric.ts): the same on every api.
+      expect(queue.metadata).to.include({ query: 'max(tarmac_execution_slots{state="waiting"})', threshold: '10' });
       expect(defaults.some((m) => m.kind === 'ScaledObject')).to.equal(false);
     });
   });
