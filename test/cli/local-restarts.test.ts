@@ -36,7 +36,11 @@ class Started {
     await until(`npm start to print ${line}\n${this.output.slice(-3000)}`, timeoutMs, async () =>
       line.test(this.output.slice(from)) ? true : this.proc.exitCode !== null ? false : undefined,
     ).then((seen) => {
-      if (!seen) throw new Error(`npm start exited before printing ${line}:\n${this.output.slice(-3000)}`);
+      // From a Go panic's first line when there is one (its stack would push the cause out of a tail).
+      const panicAt = this.output.search(/\bpanic[:(]/);
+      const shown =
+        panicAt >= 0 ? this.output.slice(Math.max(0, panicAt - 2000), panicAt + 3000) : this.output.slice(-3000);
+      if (!seen) throw new Error(`npm start exited before printing ${line}:\n${shown}`);
     });
   }
 }
