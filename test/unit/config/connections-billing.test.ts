@@ -1,16 +1,9 @@
 // Parsing of the connection (CODEHOST_OAUTH_*) and billing (BILLING_*) settings.
 import { expect } from 'chai';
-import { ConfigError, loadConfig } from '../../../src/config';
+import { loadConfig } from '../../../src/config';
+import { configProblems } from '../../support/config-problems';
 
-const problems = (env: Record<string, string>): string[] => {
-  try {
-    loadConfig(env);
-  } catch (err) {
-    if (err instanceof ConfigError) return err.problems;
-    throw err;
-  }
-  throw new Error('expected a ConfigError');
-};
+const problems = configProblems;
 
 describe('config: connections and billing', () => {
   it('leaves both off by default', () => {

@@ -1,6 +1,7 @@
 // Parsing of the data connector sources' provider settings (DRIVE_*, WIKI_*) and the webscraper's extraction threads.
 import { expect } from 'chai';
 import { ConfigError, loadConfig } from '../../../src/config';
+import { configProblems } from '../../support/config-problems';
 
 describe('config: data connector sources', () => {
   it('defaults to the real providers', () => {
@@ -63,15 +64,7 @@ describe('config: data connector sources', () => {
 });
 
 describe('config: blob store', () => {
-  const problems = (env: Record<string, string>): string[] => {
-    try {
-      loadConfig(env);
-    } catch (err) {
-      if (err instanceof ConfigError) return err.problems;
-      throw err;
-    }
-    throw new Error('expected a ConfigError');
-  };
+  const problems = configProblems;
 
   it('is the filesystem by default, with an empty data lake in GET /api/config', () => {
     const config = loadConfig({});

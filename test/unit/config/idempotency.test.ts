@@ -1,17 +1,10 @@
 // IDEMPOTENCY_TTL: a duration from 1 s to 30 days, 24 h by default.
 import { expect } from 'chai';
-import { ConfigError, loadConfig } from '../../../src/config';
+import { loadConfig } from '../../../src/config';
 import { parseDurationSeconds } from '../../../src/config/idempotency';
+import { configProblems } from '../../support/config-problems';
 
-const problems = (env: Record<string, string>): string[] => {
-  try {
-    loadConfig(env);
-  } catch (err) {
-    if (err instanceof ConfigError) return err.problems;
-    throw err;
-  }
-  throw new Error('expected a ConfigError');
-};
+const problems = configProblems;
 
 describe('config: idempotency keys', () => {
   it('holds keys for 24 h by default and reads s, m, h, d or bare seconds', () => {

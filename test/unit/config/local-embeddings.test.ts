@@ -3,17 +3,10 @@
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
-import { ConfigError, loadConfig } from '../../../src/config';
+import { loadConfig } from '../../../src/config';
+import { configProblems } from '../../support/config-problems';
 
-const problems = (env: Record<string, string>): string[] => {
-  try {
-    loadConfig(env);
-  } catch (err) {
-    if (err instanceof ConfigError) return err.problems;
-    throw err;
-  }
-  throw new Error('expected a ConfigError');
-};
+const problems = configProblems;
 
 describe('config: local embedding model', () => {
   it('runs under npm start by default, on 8091, with all cores, from the cache', () => {

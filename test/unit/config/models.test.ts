@@ -1,18 +1,11 @@
 // Parsing of the model-provider settings (MODEL_PROVIDERS, keys, OPENAI_API_KEY shortcut, DEFAULT_MODEL).
 import { expect } from 'chai';
-import { ConfigError, loadConfig } from '../../../src/config';
+import { loadConfig } from '../../../src/config';
 import { DEFAULT_MODEL_INPUTS, modelMatches } from '../../../src/config/model-inputs';
+import { configProblems } from '../../support/config-problems';
 
 const models = (env: Record<string, string>) => loadConfig(env).models;
-const problems = (env: Record<string, string>): string[] => {
-  try {
-    loadConfig(env);
-  } catch (err) {
-    if (err instanceof ConfigError) return err.problems;
-    throw err;
-  }
-  throw new Error('expected a ConfigError');
-};
+const problems = configProblems;
 
 describe('config: model providers', () => {
   it('has no provider, no default model and the documented limits by default', () => {

@@ -1,18 +1,11 @@
 // Worker Versioning's settings: WORKER_BUILD_ID (unset: an unversioned worker, as `npm start` runs) and
 // WORKER_DEPLOYMENT_NAME (default `tarmac`), whose names Temporal reads around a "." separator.
 import { expect } from 'chai';
-import { ConfigError, loadConfig } from '../../../src/config';
+import { loadConfig } from '../../../src/config';
 import { workerDeploymentOptions, workerVersionOf } from '../../../src/temporal/worker-versioning';
+import { configProblems } from '../../support/config-problems';
 
-const problems = (env: Record<string, string>): string[] => {
-  try {
-    loadConfig(env);
-  } catch (err) {
-    if (err instanceof ConfigError) return err.problems;
-    throw err;
-  }
-  throw new Error('expected a ConfigError');
-};
+const problems = configProblems;
 
 describe('config: worker versioning', () => {
   it('is off without WORKER_BUILD_ID: the worker polls unversioned', () => {
