@@ -1,4 +1,4 @@
-// embed-local: ingestion throughput of the local embedding model (all-MiniLM-L6-v2, src/embeddings), the part
+// embed-local: ingestion throughput of each local embedding model (src/embeddings), the part
 // of a knowledge base job it dominates (the rest of a job runs near 1,000 chunks/s, section 6 of RESULTS.md).
 // The chunks are the repository's own docs/*.md cut by the platform's chunker (chunkText: at most 256
 // tokens), so they have the length and vocabulary of real prose. Measured: the model called directly with
@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../src/config';
 import { LocalEmbeddingModel } from '../src/embeddings/local-model';
+import { LocalModels } from '../src/embeddings/models';
 import { startEmbeddingServer } from '../src/embeddings/server';
 import { chunkText } from '../src/services/knowledge/documents/chunking';
 import { EMBED_BATCH } from '../src/services/knowledge/index/ingest';
@@ -34,28 +35,26 @@ async function timed<T>(work: () => Promise<T>): Promise<number> {
 }
 
 export async function embedLocal(options: { chunks: number }): Promise<BenchReport> {
-  const { modelDir, batchSize, maxQueued } = loadConfig().localEmbeddings;
-  if (!fs.existsSync(path.join(modelDir, 'model.onnx'))) {
-    throw new Error(`no model at ${modelDir}: run bash tools/obtain-embedding-model.sh`);
-  }
+  const { modelDirs, batchSize, maxQueued } = loadConfig().localEmbeddings;
+  const dirs = modelDirs.filter((dir) => fs.existsSync(path.join(dir, 'model.onnx')));
+  if (!dirs.length) throw new Error(`no model in ${modelDirs.join(', ')}: run bash tools/obtain-embedding-model.sh`);
   const texts = corpus(options.chunks);
   const cores = os.availableParallelism();
   const rows: Array<Array<string | number>> = [];
   const data: Record<string, unknown> = { chunks: texts.length, cores, batchSize };
-  for (const threads of [...new Set([cores, 1])]) {
-    const model = await LocalEmbeddingModel.load(modelDir, { threads, batchSize });
-    await model.embed(texts.slice(0, batchSize)); // warm-up: the first run allocates
-    let tokens = 0;
-    const seconds = await timed(async () => (tokens = (await model.embed(texts)).tokens.reduce((a, b) => a + b, 0)));
-    rows.push([
-      `model, ${threads} thread${threads > 1 ? 's' : ''}`,
-      texts.length,
-      texts.length / seconds,
-      tokens / seconds,
-    ]);
-    data[`direct-${threads}`] = { seconds, tokens };
-    if (threads === cores) {
-      const server = await startEmbeddingServer(model, { host: '127.0.0.1', port: 0, batchSize, maxQueued });
+  for (const dir of dirs) {
+    for (const threads of [...new Set([cores, 1])]) {
+      const model = await LocalEmbeddingModel.load(dir, { threads, batchSize });
+      await model.embed(texts.slice(0, batchSize)); // warm-up: the first run allocates
+      let tokens = 0;
+      const seconds = await timed(async () => (tokens = (await model.embed(texts)).tokens.reduce((a, b) => a + b, 0)));
+      const label = `${model.name}, ${threads} thread${threads > 1 ? 's' : ''}`;
+      rows.push([label, texts.length, texts.length / seconds, tokens / seconds]);
+      data[`${model.name}-direct-${threads}`] = { seconds, tokens };
+      await model.close();
+      if (threads !== cores) continue;
+      const models = await LocalModels.open([dir], { threads, batchSize });
+      const server = await startEmbeddingServer(models, { host: '127.0.0.1', port: 0, batchSize, maxQueued });
       const post = (input: string[]) =>
         fetch(`${server.url}/embeddings`, {
           method: 'POST',
@@ -65,17 +64,22 @@ export async function embedLocal(options: { chunks: number }): Promise<BenchRepo
       const httpSeconds = await timed(async () => {
         for (let i = 0; i < texts.length; i += EMBED_BATCH) await post(texts.slice(i, i + EMBED_BATCH));
       });
-      rows.push([`server, ${EMBED_BATCH} per request`, texts.length, texts.length / httpSeconds, tokens / httpSeconds]);
-      data.server = { seconds: httpSeconds };
+      rows.push([
+        `${model.name}, server, ${EMBED_BATCH} per request`,
+        texts.length,
+        texts.length / httpSeconds,
+        tokens / httpSeconds,
+      ]);
+      data[`${model.name}-server`] = { seconds: httpSeconds };
       await server.close();
+      await models.close();
     }
-    await model.close();
   }
   return {
     name: 'embed-local',
     tables: [
       table(
-        `embed-local: all-MiniLM-L6-v2 on ${cores} cores, chunks of docs/*.md (≤ 256 tokens), batch ${batchSize}`,
+        `embed-local: the local models on ${cores} cores, chunks of docs/*.md (≤ 256 tokens), batch ${batchSize}`,
         ['path', 'chunks', 'chunks/s', 'tokens/s'],
         rows,
       ),

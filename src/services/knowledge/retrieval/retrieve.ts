@@ -2,6 +2,7 @@
 // (when the knowledge base has a model), rank its chunks (query.ts), and, for searches, have the model answer
 // from the chunks it is given, citing them as [1], [2], ...; for retrievers, fuse the components' rankings by
 // reciprocal rank fusion and optionally let the model rerank them. Model failures surface as ModelError.
+import { queryTextFor } from '../../../config/local-embeddings';
 import type { ChatTurn, ModelDriver } from '../../../drivers/model/types';
 import { KnowledgeBase, QueryEntry } from '../../../persistence/entities/knowledge-base';
 import type {
@@ -37,7 +38,8 @@ export async function retrieve(
 ): Promise<QueryEntry[]> {
   let vector: number[] | undefined;
   if (retrievalOf(kb) !== 'full_text' && kb.embedding_dimensions) {
-    vector = (await models.embed({ model: kb.embedding_model!, input: [query], signal })).vectors[0];
+    const model = kb.embedding_model!;
+    vector = (await models.embed({ model, input: [queryTextFor(model, query)], signal })).vectors[0];
   }
   const store = await openChunkStore(stores, kb);
   try {
