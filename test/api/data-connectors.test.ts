@@ -456,7 +456,7 @@ assert call("POST", "api/structure-runs/" + RUN_ID + "/events", [finish]) == 202
       await new Promise((r) => setTimeout(r, 100));
     }
     const query = await api.post(`/api/knowledge-bases/${id}/query`, { query: 'otters' });
-    expect(query.body.entries[0].meta.content).to.equal('QUIET WORDS ABOUT OTTERS [checked]');
+    expect(query.body.entries[0].meta.content).to.equal('a\n\nQUIET WORDS ABOUT OTTERS [checked]');
     expect((await api.delete(`/api/knowledge-bases/${id}`)).status).to.equal(204);
     expect(
       await handle.describe().then(

@@ -69,7 +69,7 @@ describe('knowledge bases with the local embedding model (all-MiniLM-L6-v2)', fu
       const baking = await firstAsset(api, id, 'How long should I leave the yeast to rise?');
       expect(baking.names[0], JSON.stringify(baking.names)).to.equal('bread.txt');
       // The entries are the chunk's text, whole: the answer is readable from the query.
-      expect(pet.body.entries[0].meta.content).to.equal(DOCUMENTS['felines.txt']);
+      expect(pet.body.entries[0].meta.content).to.equal(`felines\n\n${DOCUMENTS['felines.txt']}`);
     });
   }
 });

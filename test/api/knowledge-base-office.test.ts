@@ -161,16 +161,17 @@ describe('knowledge bases: office documents', function () {
     expect(docx.content).to.include('Narwhals carry a spiral tusk.\n\nThey live in Arctic waters.');
     const xlsx = await topHit(api, id, 'Quokka Rottnest');
     expect(xlsx).to.include({ asset_name: 'docs/fauna.xlsx', format: 'xlsx' });
-    expect(xlsx.content).to.equal('# Fauna\nanimal,island\nQuokka,Rottnest\nKakapo,Codfish');
+    // Each chunk starts with its heading line: the file's name, then the sheet's (its `# Fauna` heading).
+    expect(xlsx.content).to.equal('fauna › Fauna\n\nanimal,island\nQuokka,Rottnest\nKakapo,Codfish');
     const pptx = await topHit(api, id, 'capybaras rodents Venezuela');
     expect(pptx).to.include({ asset_name: 'docs/deck.pptx', format: 'pptx' });
-    expect(pptx.content).to.equal('Capybaras are the largest rodents.\n\nThey bathe in rivers of Venezuela.');
+    expect(pptx.content).to.equal('deck\n\nCapybaras are the largest rodents.\n\nThey bathe in rivers of Venezuela.');
     const epub = await topHit(api, id, 'luna moths mouths');
     expect(epub).to.include({ asset_name: 'docs/book.epub', format: 'epub' });
     expect(epub.content).to.include('Luna moths have no mouths.').and.include('Atlas moths are huge.');
     const rtf = await topHit(api, id, 'ocelots hunt night');
     expect(rtf).to.include({ asset_name: 'docs/letter.rtf', format: 'rtf' });
-    expect(rtf.content).to.equal('Ocelots hunt at night.\nTheir coats are spotted.');
+    expect(rtf.content).to.equal('letter\n\nOcelots hunt at night.\nTheir coats are spotted.');
   });
 
   it('streams a 45 MB spreadsheet in bounded memory; too much text or too many bytes is TooLarge', async () => {
@@ -212,7 +213,7 @@ describe('knowledge bases: office documents', function () {
       });
       const hit = await topHit(own, kb.knowledge_base_id, 'marker11000');
       expect(hit).to.include({ asset_name: 'big/large.xlsx', format: 'xlsx' });
-      expect(hit.content).to.match(/^# Ledger\nmarker1000\nmarker2000\n/);
+      expect(hit.content).to.match(/^large › Ledger\n\nmarker1000\nmarker2000\n/);
       // Streamed, the worker grows by its reading buffers, up to 10 M characters of text and the garbage of the
       // rows read, which V8 collects lazily up to its heap cap.
       expect(growth, "the worker's peak RSS growth while ingesting").to.be.lessThan(RSS_GROWTH_LIMIT);

@@ -76,7 +76,9 @@ describe('knowledge base search and retrievers', function () {
     expect(search.body.entries[0].namespace).to.equal(`${bucketId}/geo/france.txt`);
     // The model was given the numbered passages (the best first) and told to cite them.
     expect(prompt.messages[0].content).to.include('Cite the passages');
-    expect(prompt.messages[1].content).to.include(`[1] (${bucketId}/geo/france.txt)\nThe capital of France is Paris.`);
+    expect(prompt.messages[1].content).to.include(
+      `[1] (${bucketId}/geo/france.txt)\nfrance\n\nThe capital of France is Paris.`,
+    );
     expect(prompt.messages[1].content).to.include('Question: What is the capital of France?');
 
     const stored = await api.get(`/api/knowledge-base-searches/${search.body.knowledge_base_search_id}`);
@@ -369,7 +371,8 @@ describe('knowledge base search and retrievers', function () {
         model,
         respond: (body) => {
           const passage = body.messages.at(-1)!.content as string;
-          return { text: `From the documents: ${passage.split('\n')[1]}` };
+          // The passage's text, after `[1] (path)`, the chunk's heading line (its title) and a blank line.
+          return { text: `From the documents: ${passage.split('\n')[3]}` };
         },
       },
     );
@@ -415,7 +418,7 @@ describe('knowledge base search and retrievers', function () {
     expect(completed.payload.entries).to.have.length(1);
     expect(completed.payload.entries[0]).to.include({
       namespace: `${bucketId}/geo/france.txt`,
-      content: 'The capital of France is Paris. Paris lies on the Seine river.',
+      content: 'france\n\nThe capital of France is Paris. Paris lies on the Seine river.',
     });
     expect(completed.payload).to.not.have.property('error');
 

@@ -68,6 +68,8 @@ const settingsOutput = {
       description: '`provider/model`; empty when the knowledge base is full text only.',
     },
     use_default_embedding_model: { type: 'boolean' },
+    chunking: { type: 'string', enum: ['length'], description: 'Present when jobs chunk by length only.' },
+    parent_child: { type: 'boolean', description: 'Present (true) when queries answer sections (parent-child).' },
     query_schema: {},
     structured_columns: { type: 'array', items: {} },
     unstructured_columns: { type: 'array', items: {} },
@@ -151,6 +153,8 @@ const present = (kb: KnowledgeBase) => {
         use_default_embedding_model:
           given.use_default_embedding_model === true ||
           (given.embedding_model === undefined && given.use_default_embedding_model !== false),
+        ...(given.chunking === 'length' ? { chunking: 'length' } : {}),
+        ...(given.parent_child === true ? { parent_child: true } : {}),
         query_schema: QUERY_SCHEMA,
         ...(kb.type === 'gtc_hybrid_sql_pg_vector' ? { structured_columns: [], unstructured_columns: [] } : {}),
         // The password never leaves: only the connection string (which holds none) is answered.

@@ -18,7 +18,21 @@ export const kbType = {
 } as const;
 const settingsInput = {
   type: 'object',
-  properties: { embedding_model: str(1, 200), use_default_embedding_model: { type: 'boolean' } },
+  properties: {
+    embedding_model: str(1, 200),
+    use_default_embedding_model: { type: 'boolean' },
+    chunking: {
+      type: 'string',
+      enum: ['structure', 'length'],
+      description:
+        'How jobs cut chunks: `structure` (the default) along headings, paragraphs, list items, code blocks and table rows, each chunk starting with its title and heading path; `length` in overlapping windows of tokens only (the former chunking). A change applies at the next job.',
+    },
+    parent_child: {
+      type: 'boolean',
+      description:
+        'Parent-child retrieval: small chunks (128 tokens) are matched, and each entry answers the section around its match (up to 4,000 characters). Default false; a change applies at the next job.',
+    },
+  },
 } as const;
 export const configInput = {
   type: 'object',

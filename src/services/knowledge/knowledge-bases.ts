@@ -150,6 +150,13 @@ function storedConfig(
   type: KnowledgeBaseType,
   config: Record<string, Record<string, unknown>>,
 ): Record<string, Record<string, unknown>> {
+  const settings = settingsOf(config, type);
+  if (settings?.parent_child === true && settings.chunking === 'length') {
+    throw badRequest(
+      'parent_child answers sections, which only chunking "structure" makes: drop chunking "length"',
+      `/body/config/${type}/parent_child`,
+    );
+  }
   if (type !== 'pg_vector') {
     // Never kept in clear under another type's config.
     if (config.pg_vector) throw conflict(`config.pg_vector belongs to a pg_vector knowledge base, not ${type}`);

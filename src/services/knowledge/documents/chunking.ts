@@ -9,9 +9,15 @@
 // counted piece by piece: byte-pair encoding is quadratic in the length of a word (js-tiktoken takes seconds
 // for 2,000 repeated letters), so such a word is never encoded whole, and a chunk holding pieces is not
 // counted again (its count is the sum of its pieces').
+//
+// chunkDocument cuts along the document's structure first (sections.ts): a chunk never crosses a section's
+// heading and never cuts a paragraph, list item, code block or table row while they fit; only a block longer
+// than a chunk is cut by length as above. Each chunk's text starts with the document's title and the path of
+// headings of its section (`sort › DESCRIPTION`), so the full-text index and the embedding both see them.
 import { createHash } from 'node:crypto';
 import { Tiktoken } from 'js-tiktoken/lite';
 import cl100k from 'js-tiktoken/ranks/cl100k_base';
+import { sectionsOf, type TextFormat } from './sections';
 
 export const TOKENIZER = 'cl100k_base';
 /** About 1,000 characters of English prose; well inside every embedding model's input limit. */
@@ -26,6 +32,8 @@ export interface Chunk {
   tokens: number;
   /** sha256 of the content: a chunk with the same text keeps its embedding on a re-run. */
   hash: string;
+  /** chunkDocument: the ordinal of its section in the document (the chunks of one section are consecutive). */
+  section?: number;
 }
 
 let encoder: Tiktoken | undefined;
@@ -50,8 +58,7 @@ interface Unit {
 const WORDS_PER_STEP = 2_000;
 
 /** Words with their leading whitespace; a word longer than LONG_WORD characters is cut into pieces. */
-function* unitsOf(text: string, size: number): Generator<void, Unit[]> {
-  const counted = new Map<string, number>();
+function* unitsOf(text: string, size: number, counted = new Map<string, number>()): Generator<void, Unit[]> {
   const count = (t: string) => {
     let n = counted.get(t);
     if (n === undefined) counted.set(t, (n = countTokens(t)));
@@ -102,14 +109,17 @@ const SLICE_MS = 20;
  * them: a text near the 10 M-character cap takes tens of seconds of CPU, which would otherwise hold the
  * worker's heartbeats and every other activity of the process for all of that time.
  */
-export async function chunkTextInSlices(
+export function chunkTextInSlices(
   text: string,
   /** Stops the chunking between two slices (the job's cancel or time limit). */
   signal?: AbortSignal,
   size = CHUNK_TOKENS,
   overlap = CHUNK_OVERLAP_TOKENS,
 ): Promise<Chunk[]> {
-  const steps = chunkSteps(text, size, overlap);
+  return inSlices(chunkSteps(text, size, overlap), signal);
+}
+
+async function inSlices(steps: Generator<void, Chunk[]>, signal?: AbortSignal): Promise<Chunk[]> {
   let sliceStart = performance.now();
   for (;;) {
     const step = steps.next();
@@ -122,14 +132,37 @@ export async function chunkTextInSlices(
   }
 }
 
-/** The chunking itself, yielding now and then (between words counted, after each chunk) to its driver. */
-function* chunkSteps(text: string, size: number, overlap: number): Generator<void, Chunk[]> {
-  const clean = text
+const normalized = (text: string) =>
+  text
     .replace(/\r\n?/g, '\n')
     .replace(/[ \t]+/g, ' ')
     .replace(/\n{3,}/g, '\n\n')
     .trim();
-  const units = yield* unitsOf(clean, size);
+
+/** The chunking itself, yielding now and then (between words counted, after each chunk) to its driver. */
+function* chunkSteps(text: string, size: number, overlap: number): Generator<void, Chunk[]> {
+  return numbered(yield* pieceSteps(normalized(text), size, overlap));
+}
+
+type Piece = { content: string; tokens: number; section?: number };
+
+const numbered = (pieces: Piece[]): Chunk[] =>
+  pieces.map(({ content, tokens, section }, index) => ({
+    index,
+    content,
+    tokens,
+    hash: createHash('sha256').update(content, 'utf8').digest('hex'),
+    ...(section !== undefined ? { section } : {}),
+  }));
+
+/** Pieces of at most `size` tokens of `clean` (normalized) text, cut by length at the strongest boundaries. */
+function* pieceSteps(
+  clean: string,
+  size: number,
+  overlap: number,
+  counted?: Map<string, number>,
+): Generator<void, Array<{ content: string; tokens: number }>> {
+  const units = yield* unitsOf(clean, size, counted);
   const pieces: Array<{ content: string; tokens: number }> = [];
   let start = 0;
   while (start < units.length) {
@@ -173,10 +206,123 @@ function* chunkSteps(text: string, size: number, overlap: number): Generator<voi
     while (next - 1 > start && back + units[next - 1].tokens <= overlap) back += units[--next].tokens;
     start = next;
   }
-  return pieces.map(({ content, tokens }, index) => ({
-    index,
-    content,
-    tokens,
-    hash: createHash('sha256').update(content, 'utf8').digest('hex'),
-  }));
+  return pieces;
+}
+
+export interface DocumentInfo {
+  /** The document's title (its own, or the asset's file name): the first part of every chunk's heading line. */
+  title: string;
+  format: TextFormat;
+}
+
+/** Tokens of a chunk's heading line at most: a longer path keeps its last headings. */
+const MAX_HEADING_TOKENS = 48;
+/** A section smaller than this joins the next ones in one chunk (a man page's NAME with its SYNOPSIS). */
+const MIN_SECTION_TOKENS = 48;
+
+/** The chunks of a document along its structure (see the header), computed in slices like chunkTextInSlices. */
+export function chunkDocument(
+  text: string,
+  info: DocumentInfo,
+  signal?: AbortSignal,
+  size = CHUNK_TOKENS,
+  overlap = CHUNK_OVERLAP_TOKENS,
+): Promise<Chunk[]> {
+  return inSlices(documentSteps(text, info, size, overlap), signal);
+}
+
+function headingLine(parts: string[]): string {
+  const clean = parts.map((p) => p.replace(/\s+/g, ' ').trim()).filter(Boolean);
+  while (clean.length > 1 && countTokens(clean.join(' › ')) > MAX_HEADING_TOKENS) clean.splice(1, 1);
+  const line = clean.join(' › ');
+  return countTokens(line) > MAX_HEADING_TOKENS ? line.slice(0, MAX_HEADING_TOKENS * 2) : line;
+}
+
+function* documentSteps(text: string, info: DocumentInfo, size: number, overlap: number): Generator<void, Chunk[]> {
+  const sections = sectionsOf(text.replace(/\r\n?/g, '\n'), info.format);
+  const chunks: Piece[] = [];
+  const count = new BlockCounter(size);
+  let i = 0;
+  let ordinal = 0;
+  while (i < sections.length) {
+    // Small sections join the following ones, under the heading of the first, each keeping its own heading.
+    const first = sections[i];
+    const blocks = first.blocks.map(normalized).filter(Boolean);
+    let measured = yield* count.blocks(blocks);
+    while (i + 1 < sections.length && measured < MIN_SECTION_TOKENS) {
+      const next = sections[++i];
+      const own = [next.path.at(-1) ?? '', ...next.blocks].map(normalized).filter(Boolean);
+      blocks.push(...own);
+      measured += yield* count.blocks(own);
+    }
+    i++;
+    const heading = headingLine([info.title, ...first.path]);
+    const headingTokens = countTokens(heading) + 1;
+    const budget = Math.max(size / 2, size - headingTokens);
+    const section: Piece[] = [];
+    yield* packSection(heading, blocks, { size, budget, overlap, count }, section);
+    chunks.push(...section.map((piece) => ({ ...piece, section: ordinal })));
+    if (section.length) ordinal++;
+  }
+  return numbered(chunks);
+}
+
+/** Tokens of blocks, counted word by word with one memo of word counts for the whole document, each block once. */
+class BlockCounter {
+  readonly words = new Map<string, number>();
+  private readonly counted = new Map<string, number>();
+  constructor(private readonly size: number) {}
+
+  *blocks(blocks: string[]): Generator<void, number> {
+    let total = 0;
+    for (const block of blocks) {
+      let tokens = this.counted.get(block);
+      if (tokens === undefined) {
+        tokens = (yield* unitsOf(block, this.size, this.words)).reduce((n, u) => n + u.tokens, 0);
+        this.counted.set(block, tokens);
+      }
+      total += tokens;
+    }
+    return total;
+  }
+}
+
+/**
+ * Blocks packed into chunks of at most `budget` tokens after the heading line (counted word by word); a longer
+ * block cut by length. A chunk counted exactly over `size` gives its last block to a chunk of its own.
+ */
+function* packSection(
+  heading: string,
+  blocks: string[],
+  { size, budget, overlap, count }: { size: number; budget: number; overlap: number; count: BlockCounter },
+  out: Array<{ content: string; tokens: number }>,
+): Generator<void, void> {
+  const emitBlocks = (group: string[]) => {
+    const content = `${heading}\n\n${group.join('\n\n')}`;
+    const tokens = countTokens(content);
+    if (tokens <= size || group.length === 1) out.push({ content, tokens });
+    else {
+      emitBlocks(group.slice(0, -1));
+      emitBlocks(group.slice(-1));
+    }
+  };
+  const emit = (body: string) => emitBlocks([body]);
+  let current: string[] = [];
+  let used = 0;
+  for (const block of blocks) {
+    const tokens = yield* count.blocks([block]);
+    if (tokens > budget) {
+      if (current.length) emitBlocks(current);
+      [current, used] = [[], 0];
+      for (const piece of yield* pieceSteps(block, budget, overlap, count.words)) emit(piece.content);
+      continue;
+    }
+    if (used + tokens + 1 > budget && current.length) {
+      emitBlocks(current);
+      [current, used] = [[], 0];
+    }
+    current.push(block);
+    used += tokens + 1;
+  }
+  if (current.length) emitBlocks(current);
 }

@@ -12,7 +12,9 @@ import { assetBlobKey } from '../../../blobs/keys';
 import { likeEscape } from '../../../persistence/scoped';
 import type { JobError, KnowledgeBase } from '../../../persistence/entities/knowledge-base';
 import type { ChunkStore } from './chunk-store';
-import { chunkTextInSlices } from '../documents/chunking';
+import { chunkDocument, chunkTextInSlices, CHUNK_TOKENS } from '../documents/chunking';
+import { CHILD_CHUNK_TOKENS, chunkingOf, parentChildOf } from '../retrieval/parent-sections';
+import { formatOf } from '../documents/sections';
 import { readsLargeFiles } from '../documents/extract';
 import { extractIsolated, type ExtractionLimits } from '../documents/extract-isolated';
 import { splitAssetPath } from '../knowledge-bases';
@@ -107,7 +109,13 @@ export async function ingestAsset(
     organizationId: kb.organization_id,
     signal: extraction.signal,
   });
-  const chunks = await chunkTextInSlices(transform ? await transform(document.text) : document.text, extraction.signal);
+  const text = transform ? await transform(document.text) : document.text;
+  const title = document.meta.title || asset.meta?.title || asset.name.replace(/^.*\//, '').replace(/\.[^.]+$/, '');
+  const size = parentChildOf(kb) ? CHILD_CHUNK_TOKENS : CHUNK_TOKENS;
+  const chunks =
+    chunkingOf(kb) === 'length'
+      ? await chunkTextInSlices(text, extraction.signal)
+      : await chunkDocument(text, { title, format: formatOf(asset.name) }, extraction.signal, size);
   const existing: Array<{ chunk_index: number; content_hash: string; vector: string | null; model: string | null }> =
     await store.query(
       `SELECT chunk_index, content_hash, embedding::text AS vector, embedding_model AS model
@@ -166,6 +174,7 @@ export async function ingestAsset(
             bucket_id: asset.bucketId,
             asset_name: asset.name,
             chunk_index: String(c.index),
+            ...(c.section !== undefined ? { section: String(c.section) } : {}),
           }),
         ),
         chunks.map((c) => vectors.get(c.hash) ?? null),

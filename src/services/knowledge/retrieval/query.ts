@@ -12,6 +12,7 @@ import { findInOrg, pageInOrg } from '../../../persistence/scoped';
 import type { KnowledgeBaseQueryArgs } from '../../../temporal/contracts';
 import type { ChunkStore } from '../index/chunk-store';
 import { fullTextHits, type Hit } from '../index/full-text';
+import { parentChildOf, withSections } from './parent-sections';
 
 /** The usual constant of reciprocal rank fusion (Cormack, Clarke and Büttcher, 2009). */
 export const RRF_K = 60;
@@ -37,7 +38,13 @@ const filterOf = (args: KnowledgeBaseQueryArgs) =>
 export const hnswEfSearch = (limit: number) => Math.min(1000, Math.max(HNSW_EF_SEARCH_MIN, limit * 2));
 const HNSW_EF_SEARCH_MIN = 400;
 
-async function vectorHits(store: ChunkStore, kb: KnowledgeBase, vector: number[], filter: string, limit: number) {
+export async function vectorHits(
+  store: ChunkStore,
+  kb: KnowledgeBase,
+  vector: number[],
+  filter: string,
+  limit: number,
+) {
   const dims = kb.embedding_dimensions;
   if (!dims || vector.length !== dims || !/^[0-9a-f-]{36}$/.test(kb.knowledge_base_id)) return [];
   return store.transaction(async (tx) => {
@@ -55,10 +62,10 @@ async function vectorHits(store: ChunkStore, kb: KnowledgeBase, vector: number[]
 }
 
 /** Reciprocal rank fusion of rankings (best first). */
-export function fuse(rankings: Hit[][], count: number): Hit[] {
+export function fuse(rankings: Hit[][], count: number, k = RRF_K): Hit[] {
   const scores = new Map<string, number>();
   for (const ranking of rankings)
-    ranking.forEach((h, i) => scores.set(h.chunk_id, (scores.get(h.chunk_id) ?? 0) + 1 / (RRF_K + i + 1)));
+    ranking.forEach((h, i) => scores.set(h.chunk_id, (scores.get(h.chunk_id) ?? 0) + 1 / (k + i + 1)));
   return [...scores.entries()]
     .map(([chunk_id, score]) => ({ chunk_id, score }))
     .sort((a, b) => b.score - a.score || a.chunk_id.localeCompare(b.chunk_id))
@@ -75,18 +82,21 @@ export async function rankEntries(
 ): Promise<QueryEntry[]> {
   const filter = filterOf(args);
   const retrieval = retrievalOf(kb);
-  const candidates = Math.min(1000, Math.max(50, args.count * 4));
+  // Parent-child: sections are answered, so more chunks are ranked (several may share a section).
+  const parentChild = parentChildOf(kb);
+  const count = parentChild ? Math.min(MAX_QUERY_COUNT * 4, args.count * 4) : args.count;
+  const candidates = Math.min(1000, Math.max(50, count * 4));
   let hits: Hit[];
   if (retrieval === 'full_text' || !vector) {
-    hits = await fullTextHits(store, kb, query, filter, args.count);
+    hits = await fullTextHits(store, kb, query, filter, count);
   } else if (retrieval === 'vector') {
-    hits = (await vectorHits(store, kb, vector, filter, args.count)).map((h) => ({ ...h, score: Number(h.score) }));
+    hits = (await vectorHits(store, kb, vector, filter, count)).map((h) => ({ ...h, score: Number(h.score) }));
   } else {
     const [byVector, byText] = await Promise.all([
       vectorHits(store, kb, vector, filter, candidates),
       fullTextHits(store, kb, query, filter, candidates),
     ]);
-    hits = fuse([byVector, byText], args.count);
+    hits = fuse([byVector, byText], count);
   }
   if (!hits.length) return [];
   const rows: Array<{
@@ -101,9 +111,9 @@ export async function rankEntries(
     [kb.knowledge_base_id, hits.map((h) => h.chunk_id)],
   );
   const byId = new Map(rows.map((r) => [r.chunk_id, r]));
-  return hits.flatMap((h) => {
-    const r = byId.get(h.chunk_id);
-    if (!r) return [];
+  let ranked = hits.flatMap((h) => (byId.has(h.chunk_id) ? [{ ...byId.get(h.chunk_id)!, score: h.score }] : []));
+  if (parentChild) ranked = (await withSections(store, kb, ranked)).slice(0, args.count);
+  return ranked.map((r) => {
     const artifact = {
       type: 'TextArtifact',
       id: r.chunk_id.replace(/-/g, ''),
@@ -111,15 +121,13 @@ export async function rankEntries(
       value: r.content,
       meta: {},
     };
-    return [
-      {
-        id: r.chunk_id,
-        score: h.score,
-        meta: { ...r.meta, content: r.content, artifact: JSON.stringify(artifact) },
-        namespace: r.asset_path,
-        ...(args.include_vectors && r.vector ? { vector: JSON.parse(r.vector) as number[] } : {}),
-      },
-    ];
+    return {
+      id: r.chunk_id,
+      score: r.score,
+      meta: { ...r.meta, content: r.content, artifact: JSON.stringify(artifact) },
+      namespace: r.asset_path,
+      ...(args.include_vectors && r.vector ? { vector: JSON.parse(r.vector) as number[] } : {}),
+    };
   });
 }
 

@@ -26,7 +26,7 @@ const models = (env: Record<string, string>) => loadConfig(env).models;
 describe('knowledge base text', () => {
   it('extracts text, Markdown, HTML, JSON and CSV; refuses binary and unknown formats', () => {
     expect(extractText('a.md', Buffer.from('# T\n\nbody'))).to.equal('# T\n\nbody');
-    expect(htmlToText('<p>a &lt;b&gt; &#233;</p><script>x()</script><!-- c --><div>d</div>')).to.equal('a <b> é\nd');
+    expect(htmlToText('<p>a &lt;b&gt; &#233;</p><script>x()</script><!-- c --><div>d</div>')).to.equal('a <b> é\n\nd');
     expect(extractText('d.json', Buffer.from('{"a":{"b":[1,"x"]},"c":true}'))).to.equal(
       'a.b[0]: 1\na.b[1]: x\nc: true',
     );
