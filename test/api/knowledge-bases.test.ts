@@ -211,6 +211,43 @@ describe('knowledge bases', () => {
     expect(jobs.body.pagination.total_count).to.equal(4);
   });
 
+  it('moves to another model: the vectors are forgotten, full text answers until the job re-embeds every chunk', async () => {
+    const provider = getStack().modelProvider;
+    const other = provider.uniqueModel('next-embed');
+    await upload(api, bucketId, 'moving/otters.txt', 'Sea otters hold hands while they sleep.');
+    const kb = (
+      await api.post('/api/knowledge-bases', {
+        name: 'Moving',
+        type: 'gtc_pg_vector',
+        config: { gtc_pg_vector: {} },
+        asset_paths: [`${bucketId}/moving/`],
+      })
+    ).body;
+    expect((await runJob(api, kb.knowledge_base_id)).status).to.equal('SUCCEEDED');
+    const patched = await api.patch(`/api/knowledge-bases/${kb.knowledge_base_id}`, {
+      embedding_model: `local/${other}`,
+    });
+    expect(patched.body.config.gtc_pg_vector.embedding_model).to.equal(`local/${other}`);
+    const ask = () =>
+      api.post(`/api/knowledge-bases/${kb.knowledge_base_id}/query`, {
+        query: 'otters sleep',
+        query_args: { count: 1 },
+      });
+    // No chunk has a vector of the new model: the vector ranking is empty, so full text (BM25) answers.
+    const meanwhile = (await ask()).body.entries;
+    expect(meanwhile.map((e: any) => e.meta.asset_name)).to.deep.equal(['moving/otters.txt']);
+    const before = provider.embeddingRequests.filter((r) => r.model === other).length;
+    expect((await runJob(api, kb.knowledge_base_id)).status).to.equal('SUCCEEDED');
+    expect(provider.embeddingRequests.filter((r) => r.model === other).length).to.be.greaterThan(before);
+    const after = (await ask()).body.entries;
+    expect(after.map((e: any) => e.meta.asset_name)).to.deep.equal(['moving/otters.txt']);
+    const rows = await getStack().ds.query(
+      `SELECT embedding_model, embedding IS NOT NULL AS embedded FROM knowledge_base_chunks WHERE knowledge_base_id = $1`,
+      [kb.knowledge_base_id],
+    );
+    expect(rows).to.deep.equal([{ embedding_model: `local/${other}`, embedded: true }]);
+  });
+
   it('retries a rate-limited provider after its Retry-After; a provider that keeps failing is an error of that asset only', async function () {
     this.timeout(90_000);
     const provider = getStack().modelProvider;

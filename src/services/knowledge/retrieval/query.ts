@@ -91,6 +91,8 @@ export async function rankEntries(
     hits = await fullTextHits(store, kb, query, filter, count);
   } else if (retrieval === 'vector') {
     hits = (await vectorHits(store, kb, vector, filter, count)).map((h) => ({ ...h, score: Number(h.score) }));
+    // No chunk has a vector of the model yet (a re-embed under way): full text answers meanwhile.
+    if (!hits.length) hits = await fullTextHits(store, kb, query, filter, count);
   } else {
     const [byVector, byText] = await Promise.all([
       vectorHits(store, kb, vector, filter, candidates),
