@@ -67,6 +67,8 @@ options (defaults in brackets):
   --kb-chunks=N     chunks of the knowledge base kb-query searches [${DEFAULT_OPTIONS.kbChunks}]
   --kb-ingest=A,B   corpus sizes (chunks) kb-ingest ingests [${DEFAULT_OPTIONS.kbIngest.join(',')}]
   --xlsx-mb=A,B     workbook sizes (MB) kb-xlsx-memory ingests [${DEFAULT_OPTIONS.xlsxMb.join(',')}]
+  --corpora=A,B     corpora of retrieval-quality (bench/retrieval/corpora) [all]
+  --models=A,B      local embedding models retrieval-quality compares [${DEFAULT_OPTIONS.models.join(',')}]
   --json[=FILE]     also write every number to FILE [bench-<shape>-<time>.json]
   --max-minutes=M   stop everything and exit 1 after M minutes, whatever is running [${DEFAULT_MAX_MINUTES}]`;
 
@@ -98,6 +100,7 @@ function parseArgs(argv: string[]): { names: string[]; options: BenchOptions; js
     else if (key === 'kb-chunks') options.kbChunks = Math.max(100, Number(value) || 0);
     else if (key === 'kb-ingest') options.kbIngest = list(value);
     else if (key === 'xlsx-mb') options.xlsxMb = list(value);
+    else if (key === 'corpora' || key === 'models') options[key] = value.split(',').filter(Boolean);
     else if (key === 'json') json = value;
     else if (key === 'shape' && (value === 'inprocess' || value === 'production')) options.shape = value;
     else if (key === 'profile-dir') options.profileDir = path.resolve(value);

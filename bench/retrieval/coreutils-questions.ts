@@ -1,11 +1,7 @@
 // Questions for the retrieval-quality benchmark (bench/retrieval-quality.ts), written from a reader's side:
 // what someone who does not know the command's name would ask. Each names the manual pages that answer it
 // (GNU coreutils 9.x as Debian ships them; `dir` and `vdir` are `ls` under other names, so all three count).
-export interface Question {
-  question: string;
-  /** Page names (without `.txt`) any of which answers it. */
-  expected: string[];
-}
+import type { Question } from './corpus';
 
 const LS = ['ls', 'dir', 'vdir'];
 

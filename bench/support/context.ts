@@ -51,6 +51,10 @@ export interface BenchOptions {
   kbIngest: number[];
   /** Workbook sizes (MB) of the large-spreadsheet memory benchmark. */
   xlsxMb: number[];
+  /** Corpora of the retrieval-quality benchmark (bench/retrieval/corpora); empty: all of them. */
+  corpora: string[];
+  /** Local embedding models the retrieval-quality benchmark compares (names the local server serves). */
+  models: string[];
 }
 
 export const DEFAULT_OPTIONS: BenchOptions = {
@@ -68,6 +72,8 @@ export const DEFAULT_OPTIONS: BenchOptions = {
   kbChunks: 100_000,
   kbIngest: [1_000, 10_000],
   xlsxMb: [10, 100],
+  corpora: [],
+  models: ['all-minilm-l6-v2', 'bge-small-en-v1.5'],
 };
 
 /** The program of the run benchmarks: as small as a python program gets. */

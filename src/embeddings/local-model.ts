@@ -17,10 +17,11 @@ import * as ort from 'onnxruntime-node';
 export const MAX_TOKENS = 256;
 /**
  * Tokens of one inference at most (texts × the longest's tokens): what onnxruntime's memory grows with (the
- * attention scores are batch × heads × tokens²), so a batch of long texts is smaller than one of short texts.
- * 32 texts of 256 tokens fit; a 512-token model's long chunks go 16 at a time.
+ * attention scores are batch × heads × tokens²), so a batch of long texts is smaller than one of short texts:
+ * 16 chunks of 256 tokens, 8 of 512. Measured on 2 cores (bench/RESULTS.md, session 22): against 8,192, the
+ * same MiniLM throughput and a third less peak memory (600 against 900 MB).
  */
-const BATCH_TOKENS = 8192;
+const BATCH_TOKENS = 4096;
 /** Characters tokenized at most per token kept: far past any token's length, so nothing kept is lost, and bounded. */
 const CHARS_PER_TOKEN = 32;
 
