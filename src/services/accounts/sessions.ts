@@ -122,6 +122,7 @@ export async function findActiveSession(
   token: string,
 ): Promise<ActiveSession | undefined> {
   const resolution = Math.min(60, policy.idleTimeoutSeconds / 4);
+  // The session and its user in one round trip (the foreign keys make the user exist while the session does).
   const rows: Array<{
     session_id: string;
     organization_id: string;
@@ -131,11 +132,16 @@ export async function findActiveSession(
     last_seen_at: Date;
     expires_at: Date;
     stale: boolean;
+    email: string;
+    name: string | null;
+    user_created_at: Date;
+    user_updated_at: Date;
   }> = await ds.query(
-    `SELECT session_id, organization_id, user_id, csrf_hash, created_at, last_seen_at, expires_at,
-            last_seen_at < now() - make_interval(secs => $3) AS stale
-       FROM user_sessions
-      WHERE token_hash = $1 AND expires_at > now() AND last_seen_at > now() - make_interval(secs => $2)`,
+    `SELECT s.session_id, s.organization_id, s.user_id, s.csrf_hash, s.created_at, s.last_seen_at, s.expires_at,
+            s.last_seen_at < now() - make_interval(secs => $3) AS stale,
+            u.email, u.name, u.created_at AS user_created_at, u.updated_at AS user_updated_at
+       FROM user_sessions s JOIN users u ON u.user_id = s.user_id
+      WHERE s.token_hash = $1 AND s.expires_at > now() AND s.last_seen_at > now() - make_interval(secs => $2)`,
     [hashSecretToken(token), policy.idleTimeoutSeconds, resolution],
   );
   const row = rows[0];
@@ -149,8 +155,13 @@ export async function findActiveSession(
     if (!seen[0]) return undefined; // signed out meanwhile
     row.last_seen_at = seen[0].last_seen_at;
   }
-  const user = await ds.getRepository(User).findOneBy({ user_id: row.user_id });
-  if (!user) return undefined;
+  const user = Object.assign(new User(), {
+    user_id: row.user_id,
+    email: row.email,
+    name: row.name,
+    created_at: row.user_created_at,
+    updated_at: row.user_updated_at,
+  });
   return {
     caller: {
       organizationId: row.organization_id,
