@@ -29,6 +29,7 @@ import { RunLimits1766700000000 } from './1766700000000-run-limits';
 import { SlotPlaces1766800000000 } from './1766800000000-slot-places';
 import { RunExecutionEnding1766900000000 } from './1766900000000-run-execution-ending';
 import { BuildArtifacts1767000000000 } from './1767000000000-build-artifacts';
+import { People1767140000000 } from './1767140000000-people';
 
 /** Every migration, in order; the data source runs these (never `synchronize`). */
 export const migrations = [
@@ -63,4 +64,5 @@ export const migrations = [
   SlotPlaces1766800000000,
   RunExecutionEnding1766900000000,
   BuildArtifacts1767000000000,
+  People1767140000000,
 ];

@@ -39,8 +39,9 @@ export class HttpError extends Error {
 
 export const validationError = (errors: ErrorDetail[]) => new HttpError(400, 'ValidationError', errors);
 export const badRequest = (message: string, path?: string) => validationError([{ message, ...(path ? { path } : {}) }]);
-export const unauthorized = (message = 'A valid API key is required: Authorization: Bearer <key>') =>
-  new HttpError(401, 'UnauthorizedError', [{ message }]);
+export const unauthorized = (
+  message = 'A valid API key (Authorization: Bearer <key>) or session (sign in: POST /api/sessions) is required',
+) => new HttpError(401, 'UnauthorizedError', [{ message }]);
 export const forbidden = (message: string) => new HttpError(403, 'ForbiddenError', [{ message }]);
 export const notFound = (what: string) => new HttpError(404, 'NotFoundError', [{ message: `${what} not found` }]);
 export const methodNotAllowed = (method: string, allowed: string[]) =>

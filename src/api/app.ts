@@ -19,6 +19,7 @@ import { unavailableReason } from '../persistence/unavailable';
 import { DiskSpace, meterDiskSpace } from '../observability/disk-space';
 import { serveConsole } from './console/serve-console';
 import { RateLimiter } from './http/rate-limits';
+import { dummyPasswordHash } from '../security/passwords';
 import './routes';
 
 function toHttpError(err: unknown): HttpError | undefined {
@@ -76,6 +77,8 @@ export function createApp(deps: Deps): Koa {
   const disk = (deps.disk ??= DiskSpace.fromConfig(deps.config));
   if (deps.config.rateLimits) deps.rateLimiter ??= new RateLimiter(deps.ds, deps.config.rateLimits);
   meterDiskSpace(disk);
+  // Made now, so that the first sign-in of an unknown email takes no longer than any other refusal.
+  void dummyPasswordHash();
   const app = new Koa({ proxy: true });
   const api = new ApiRouters();
   app.use(traceRequests());

@@ -71,7 +71,7 @@ export function buildOpenApi(opts: { serverUrl: string; maxPageSize: number }) {
       ...(r.auth === 'none'
         ? { security: [] }
         : r.auth === 'apiKeyOrQuery'
-          ? { security: [{ bearer: [] }, { apiKeyQuery: [] }] }
+          ? { security: [{ bearer: [] }, { apiKeyQuery: [] }, { session: [] }] }
           : {}),
     };
     if (r.body) {
@@ -95,13 +95,20 @@ export function buildOpenApi(opts: { serverUrl: string; maxPageSize: number }) {
         'Self-hostable platform for AI applications. Errors are `{type, errors}`; see docs/api-conventions.md.',
     },
     servers: [{ url: opts.serverUrl }],
-    security: [{ bearer: [] }],
+    security: [{ bearer: [] }, { session: [] }],
     paths,
     components: {
       schemas: allSchemas(),
       securitySchemes: {
         bearer: { type: 'http', scheme: 'bearer', description: 'API key' },
         apiKeyQuery: { type: 'apiKey', in: 'query', name: 'api_key' },
+        session: {
+          type: 'apiKey',
+          in: 'cookie',
+          name: 'tarmac_session',
+          description:
+            "A person's session (POST /api/sessions); POST, PUT, PATCH and DELETE also need X-CSRF-Token (docs/people.md)",
+        },
       },
     },
   };

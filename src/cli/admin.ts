@@ -2,9 +2,11 @@
 // Uses DATABASE_URL, else the embedded database of a running `npm start`.
 import { parseArgs } from 'node:util';
 import type { DataSource } from 'typeorm';
-import { ConfigError, loadConfig } from '../config';
+import { ConfigError, loadConfig, type Config } from '../config';
 import { Organization, User } from '../persistence/entities';
 import { bootstrapOrganization, createApiKey, isMember } from '../services/accounts/accounts';
+import { createPasswordReset } from '../services/accounts/password-resets';
+import { resetLinkLines } from './reset-link-lines';
 import { connectCli } from './database';
 import { isUuid } from '../ids';
 
@@ -15,6 +17,10 @@ const USAGE = `Usage:
   npm run admin -- create-api-key --name <key name> [--org <organization id>] [--email <member email>]
       Creates a key in the organization: a user key for --email (who must be a member), else an
       organization key. --org may be left out when the database holds exactly one organization.
+
+  npm run admin -- reset-password --email <user email>
+      Prints a one-time link that sets the user's password (PASSWORD_RESET_TTL_SECONDS, 24 h by default);
+      it replaces the user's unused links. Setting the password ends every session of the user.
 
 The database is DATABASE_URL, or the embedded one while \`npm start\` runs.
 Key values are printed once and stored only as hashes.`;
@@ -118,9 +124,21 @@ async function createApiKeyCommand(ds: DataSource, args: string[]): Promise<void
   console.log(`  ${value}`);
 }
 
-const COMMANDS: Record<string, (ds: DataSource, args: string[]) => Promise<void>> = {
+async function resetPasswordCommand(ds: DataSource, args: string[], config: Config): Promise<void> {
+  const v = parse(args, { email: { type: 'string' } }, ['email']);
+  const email = v.email!.trim().toLowerCase();
+  const user = await ds.getRepository(User).findOneBy({ email });
+  if (!user) throw new Error(`No user has the email ${email}`);
+  const { token, expiresAt } = await createPasswordReset(ds, user.user_id, config.passwordResetTtlSeconds);
+  console.log(`user          ${user.user_id}  ${user.email}`);
+  console.log('');
+  for (const line of resetLinkLines(config.publicBaseUrl, token, expiresAt)) console.log(line);
+}
+
+const COMMANDS: Record<string, (ds: DataSource, args: string[], config: Config) => Promise<void>> = {
   'create-organization': createOrganizationCommand,
   'create-api-key': createApiKeyCommand,
+  'reset-password': resetPasswordCommand,
 };
 
 async function main(argv: string[]): Promise<number> {
@@ -148,7 +166,7 @@ async function main(argv: string[]): Promise<number> {
   const config = loadConfig();
   const ds = await connectCli(config, 'tarmac-admin');
   try {
-    await run(ds, rest);
+    await run(ds, rest, config);
     return 0;
   } catch (err) {
     if (err instanceof UsageError) return usage(err);
@@ -164,6 +182,7 @@ async function main(argv: string[]): Promise<number> {
 function dryParse(command: string, args: string[]): void {
   if (command === 'create-organization')
     parse(args, { name: { type: 'string' }, email: { type: 'string' } }, ['name', 'email']);
+  else if (command === 'reset-password') parse(args, { email: { type: 'string' } }, ['email']);
   else parse(args, { name: { type: 'string' }, org: { type: 'string' }, email: { type: 'string' } }, ['name']);
 }
 

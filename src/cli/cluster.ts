@@ -63,7 +63,7 @@ async function main() {
     haproxy,
     say,
   });
-  printBanner(bannerConfig(shape, dataDir), shape.bootstrapKey, isolation, embeddings);
+  printBanner(bannerConfig(shape, dataDir), shape.firstStart, isolation, embeddings);
   const { plan } = shape;
   process.stdout.write(
     [

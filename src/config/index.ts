@@ -16,6 +16,7 @@ import { readLocalEmbeddings, type LocalEmbeddingSettings } from './local-embedd
 import { readModels, type ModelSettings } from './models';
 import { readObservability, type ObservabilitySettings } from './observability';
 import { readOutbound, type OutboundSettings } from './outbound';
+import { readPeople, type PeopleSettings } from './people';
 import { readPublicConfig, type PublicConfigSettings } from './public-config';
 import { readRateLimits, type RateLimitSettings } from './rate-limits';
 import { readRuns, type RunSettings } from './runs';
@@ -50,6 +51,7 @@ type Settings = ApiSettings &
   ObservabilitySettings &
   PublicConfigSettings &
   RateLimitSettings &
+  PeopleSettings &
   IdempotencySettings &
   ScheduleSettings &
   LocalEmbeddingSettings;
@@ -91,6 +93,7 @@ export function loadConfig(env: Env = process.env): Config {
     ...readObservability(reader),
     ...readPublicConfig(reader, blobs.blobS3),
     ...readRateLimits(reader),
+    ...readPeople(reader),
     ...readIdempotency(reader),
     ...readSchedules(reader),
     ...readLocalEmbeddings(reader, local.cacheDir),

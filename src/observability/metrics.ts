@@ -107,7 +107,7 @@ interface PoolCounts {
 
 export const rateLimitRefusals = new Counter({
   name: 'tarmac_rate_limit_refusals_total',
-  help: 'Requests refused 429 by the rate limits (RATE_LIMITS), by the bucket that refused them',
+  help: 'Requests refused 429 by the rate limits (RATE_LIMITS, SIGN_IN_RATE_LIMITS), by the bucket that refused them',
   labelNames: ['bucket'] as const,
   registers: [registry],
 });

@@ -1,13 +1,17 @@
-// Who a service acts for: the authenticated caller (src/api/http/auth.ts makes it from an API key).
+// Who a service acts for: the authenticated caller (src/api/http/auth.ts makes it from an API key, or from a
+// person's session cookie: src/services/accounts/sessions.ts).
 
 /** Who is calling: every query is scoped to `organizationId`. */
 export interface Caller {
   organizationId: string;
-  /** The user the key acts as; null for organization keys. */
+  /** The user the key acts as; null for organization keys. A session's user. */
   userId: string | null;
+  /** The credential: the API key's id, or the session's (rate limits count per credential). */
   apiKeyId: string;
   /** Written to `created_by` of records this caller creates: the user id, else the API key id. */
   actor: string;
   /** Set for a run's own credential (GT_CLOUD_API_KEY in user code): only that run may be touched. */
   runId: string | null;
+  /** Set when a person's cookie session authenticated the request. */
+  sessionId?: string;
 }

@@ -27,6 +27,9 @@ const chatBody = {
 /** Routes that name no record of an organization: the configured models are settings every organization shares. */
 const SHARED_BY_ALL = ['GetModel'];
 
+/** A person's session: a key has none, so these answer 404 to any key (test/api/sessions.test.ts). */
+const SESSION_ONLY = ['GetCurrentSession', 'DeleteCurrentSession'];
+
 /** Streams of the caller's organization that stay open: read for a moment, then left. */
 const OPEN_STREAMS = ['GetRunChangesSSE'];
 
@@ -283,6 +286,12 @@ describe('tenancy: another organization sees nothing', () => {
     for (const r of allRoutes()) {
       if (r.auth === 'none') continue; // public or presigned: authenticated by signature, tested in buckets
       if (SHARED_BY_ALL.includes(r.operationId)) continue;
+      if (SESSION_ONLY.includes(r.operationId)) {
+        const res = await apiB[r.method](`/api${r.path}`);
+        expect(res.status, `${r.operationId}: ${res.text}`).to.equal(404);
+        checked++;
+        continue;
+      }
       if (OPEN_STREAMS.includes(r.operationId)) {
         const seen = await firstSecondsOf(`${getStack().baseUrl}/api${r.path}`, b.key);
         expect(seen.status, r.operationId).to.equal(200);

@@ -176,6 +176,9 @@ export async function startStack(opts: { env?: Record<string, string>; inProcess
     // other address of this host (127.0.0.1:<PostgreSQL> included) stays refused.
     OUTBOUND_ALLOW: `${OUTSIDE_HOST}/32,${pgHost}:${pgPort},${new URL(codehost.baseUrl).host}`,
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
+    // Every test signs people in from 127.0.0.1: the stack's api counts no attempts (RATE_LIMITS is off too);
+    // test/api/sign-in-limits.test.ts starts apis of its own with limits.
+    SIGN_IN_RATE_LIMITS: 'off',
     ...opts.env,
   };
   const config = loadConfig(stackEnv);

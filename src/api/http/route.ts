@@ -9,6 +9,7 @@ import type { Deps } from '../deps';
 import { JsonSchema, Static, validatorFor, withTextRule } from '../schemas/registry';
 import type { Caller } from '../../services/caller';
 import { authenticate, extractKey } from './auth';
+import { authenticateSession, sessionTokenOf } from './session-cookies';
 import { setSpanAttributes } from '../../observability/tracing';
 import { badRequest, forbidden, HttpError, payloadTooLarge, validationError } from '../../errors';
 import { guardInput } from './input-guard';
@@ -71,7 +72,10 @@ export interface RouteSpec<
   path: string;
   summary: string;
   tag: string;
-  /** `apiKey` (default): Bearer key required. `apiKeyOrQuery`: also `?api_key=`. `none`: public. */
+  /**
+   * `apiKey` (default): a Bearer key, or a person's session cookie (unsafe methods then need X-CSRF-Token).
+   * `apiKeyOrQuery`: also `?api_key=`. `none`: public.
+   */
   auth?: 'apiKey' | 'apiKeyOrQuery' | 'none';
   /** A run's own credential may call this route (the handler checks it names that run). Default: 403. */
   runScoped?: boolean;
@@ -212,7 +216,11 @@ export function mount(router: Router, spec: RouteSpec, deps: Deps): void {
     let caller: Caller | undefined;
     if (spec.auth !== 'none') {
       const key = extractKey(ctx.get('authorization') || undefined, ctx.query.api_key, spec.auth === 'apiKeyOrQuery');
-      caller = await authenticate(deps.ds, key, deps.keyCache);
+      // A key wins over a cookie, and is never asked for a CSRF token: only a browser sends cookies on its own.
+      const sessionToken = key === undefined ? sessionTokenOf(ctx) : undefined;
+      caller = sessionToken
+        ? await authenticateSession(ctx, deps, sessionToken)
+        : await authenticate(deps.ds, key, deps.keyCache);
       setSpanAttributes({ 'tarmac.organization_id': caller.organizationId });
       if (caller.runId && !spec.runScoped)
         throw forbidden(

@@ -13,7 +13,7 @@ import { defineSchema, pageOf, str, timestamp, uuid } from '../schemas/registry'
 
 const TAG = 'Users and API keys';
 
-const UserSchema = defineSchema('User', {
+export const UserSchema = defineSchema('User', {
   type: 'object',
   required: ['user_id', 'email', 'organizations', 'created_at', 'updated_at'],
   properties: {
@@ -106,7 +106,7 @@ export const presentApiKey = (k: ApiKey) => ({
   updated_at: iso(k.updated_at),
   last_used: iso(k.last_used),
 });
-const presentUser = (u: User, organizations: string[]) => ({
+export const presentUser = (u: User, organizations: string[]) => ({
   user_id: u.user_id,
   email: u.email,
   ...(u.name ? { name: u.name } : {}),

@@ -27,6 +27,7 @@ import './run-queues';
 import './runs';
 import './schedules';
 import './secrets';
+import './sessions';
 import './spans';
 import './threads';
 import './tool-runs';

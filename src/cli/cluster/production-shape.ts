@@ -12,7 +12,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { childEnv, loadConfig, type Config } from '../../config';
 import { startEmbeddedPostgres, type RunningPostgres } from '../postgres/embedded-postgres';
-import { migrateAndBootstrap } from '../start/database-setup';
+import { migrateAndBootstrap, type FirstStart } from '../start/database-setup';
 import { readOrCreateSecretsKey } from '../start/secrets-key';
 import { hostPlan, type HostPlan } from './hosts';
 import { startLoadBalancer, type LoadBalancer } from './load-balancer';
@@ -51,6 +51,8 @@ export interface ProductionShape {
   databaseUrl: string;
   /** Created on the first start of an empty database; shown once. */
   bootstrapKey: string | undefined;
+  /** The same key, with the link that sets the first user's password. */
+  firstStart: FirstStart | undefined;
   postgres(): RunningPostgres;
   temporal: TemporalCluster;
   lb: LoadBalancer;
@@ -136,7 +138,7 @@ export async function startProductionShape(opts: ProductionShapeOptions): Promis
     say(`object store (S3, moto) on ${store.endpoint}`);
 
     const secretsKey = readOrCreateSecretsKey(config);
-    const bootstrapKey = await migrateAndBootstrap(postgres.url, config, () => undefined);
+    const firstStart = await migrateAndBootstrap(postgres.url, config, () => undefined);
 
     const common = childEnv({
       DATABASE_URL: postgres.url,
@@ -231,7 +233,8 @@ export async function startProductionShape(opts: ProductionShapeOptions): Promis
       temporalAddress,
       uiUrl,
       databaseUrl: postgres.url,
-      bootstrapKey,
+      bootstrapKey: firstStart?.apiKey,
+      firstStart,
       postgres: () => postgres,
       temporal,
       lb,

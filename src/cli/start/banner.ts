@@ -1,13 +1,15 @@
 // The block printed once the api and the worker are ready: where the API, its OpenAPI document, the
 // Temporal UI and the data are, which model providers are configured, whether user code is sandboxed,
-// and how to call the API: with the key created on a first start (the only time it is shown), else how
-// to make another key.
+// and how to call the API: with the key created on a first start (the only time it is shown) and the link that
+// sets the first user's password, else how to make another key or link.
 import { LOCAL_EMBEDDING_DEFAULT } from '../../config/models';
 import path from 'node:path';
 import type { Config } from '../../config';
 import { describeIsolation, type IsolationPlan } from '../../runtime/sandbox/isolation';
 import { temporalUiUrl } from '../../temporal/ui-url';
 import { bold, green, red, rel } from './output';
+import type { FirstStart } from './database-setup';
+import { resetLinkLines } from '../reset-link-lines';
 
 /** Which model providers assistant runs and chat messages use, or how to configure one (docs/assistants.md: Model providers). */
 function modelsLine(config: Config): string {
@@ -26,7 +28,7 @@ function embeddingsLine(config: Config, localEmbeddings: boolean): string {
 
 export function printBanner(
   config: Config,
-  bootstrapKey: string | undefined,
+  firstStart: FirstStart | undefined,
   isolation: IsolationPlan,
   localEmbeddings = false,
 ): void {
@@ -54,12 +56,17 @@ export function printBanner(
       : []),
     '',
   ];
-  if (bootstrapKey) {
+  if (firstStart) {
+    const bootstrapKey = firstStart.apiKey;
     lines.push(
       `  Your API key (${config.bootstrap.email}, organization "${config.bootstrap.organizationName}").`,
       '  It is shown only now; it keeps working across restarts:',
       '',
       `    ${green(bootstrapKey)}`,
+      '',
+      `  Your password (${config.bootstrap.email}) is not set yet.`,
+      ...resetLinkLines(base, firstStart.resetToken, firstStart.resetExpiresAt, '  '),
+      `  Another link later: npm run admin -- reset-password --email ${config.bootstrap.email}`,
       '',
       '  Try it:',
       `    export TARMAC_API_KEY=${bootstrapKey}`,
@@ -68,6 +75,7 @@ export function printBanner(
     lines.push(
       '  API key: shown on the first start (old keys keep working). To make another, in a second terminal:',
       `    npm run admin -- create-api-key --name "my key" --email ${config.bootstrap.email}`,
+      `  A link that sets a password: npm run admin -- reset-password --email ${config.bootstrap.email}`,
       '',
       '  Try it:',
       '    export TARMAC_API_KEY=<your key>',

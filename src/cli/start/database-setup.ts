@@ -1,19 +1,29 @@
 // The database made ready for the api and the worker: the pending migrations applied (and listed), and on
-// an empty database (no organization yet) the first organization, user and API key created. The key's
-// value is handed to `onKeyCreated` at once, so that it is shown even if the start fails after this.
+// an empty database (no organization yet) the first organization, user, API key and a one-time link that sets
+// the user's password. They are handed to `onCreated` at once, so that they are shown even if the start fails
+// after this.
 import { createDataSource, migrate } from '../../persistence/data-source';
 import { Organization } from '../../persistence/entities';
 import { bootstrapOrganization } from '../../services/accounts/accounts';
+import { createPasswordReset } from '../../services/accounts/password-resets';
 import type { Config } from '../../config';
 import { say } from './output';
 
-/** Returns the API key created on a first start, else undefined. */
+/** What a first start made: shown once, never stored but as hashes. */
+export interface FirstStart {
+  apiKey: string;
+  /** The token of the link that sets the first user's password, and when it ends. */
+  resetToken: string;
+  resetExpiresAt: Date;
+}
+
+/** Returns what a first start created, else undefined. */
 export async function migrateAndBootstrap(
   databaseUrl: string,
   config: Config,
-  onKeyCreated: (key: string) => void,
-): Promise<string | undefined> {
-  let bootstrapKey: string | undefined;
+  onCreated: (first: FirstStart) => void,
+): Promise<FirstStart | undefined> {
+  let first: FirstStart | undefined;
   const ds = await createDataSource(databaseUrl, { applicationName: 'tarmac-start', poolSize: 2 }).initialize();
   try {
     const ran = await migrate(ds);
@@ -24,14 +34,15 @@ export async function migrateAndBootstrap(
         email: config.bootstrap.email,
         keyName: 'created by npm start',
       });
-      bootstrapKey = value;
-      onKeyCreated(value);
+      const reset = await createPasswordReset(ds, user.user_id, config.passwordResetTtlSeconds);
+      first = { apiKey: value, resetToken: reset.token, resetExpiresAt: reset.expiresAt };
+      onCreated(first);
       say(
-        `first start: created organization "${organization.name}" (${organization.organization_id}), user ${user.email} and an API key`,
+        `first start: created organization "${organization.name}" (${organization.organization_id}), user ${user.email}, an API key and a link that sets the password`,
       );
     }
   } finally {
     await ds.destroy();
   }
-  return bootstrapKey;
+  return first;
 }

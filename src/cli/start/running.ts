@@ -2,6 +2,7 @@
 // exists, so that a shutdown at any moment (Ctrl-C, a crash, a failed step) stops exactly what runs.
 import type { RunningPostgres } from '../postgres/embedded-postgres';
 import type { Child } from './children';
+import type { FirstStart } from './database-setup';
 
 export interface Running {
   postgres?: RunningPostgres;
@@ -17,7 +18,7 @@ export interface Running {
 /** How the start sequence tells the supervisor what it needs for the shutdown, and asks whether one began. */
 export interface StartHooks {
   isStopping(): boolean;
-  setBootstrapKey(key: string): void;
+  setFirstStart(first: FirstStart): void;
   setReady(): void;
 }
 

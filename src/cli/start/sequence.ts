@@ -114,8 +114,8 @@ export async function run(
   const secretsKey = readOrCreateSecretsKey(config);
   step();
 
-  // 6. Migrations and, on an empty database, the first organization, user and key.
-  const bootstrapKey = await migrateAndBootstrap(databaseUrl, config, (key) => hooks.setBootstrapKey(key));
+  // 6. Migrations and, on an empty database, the first organization, user, key and password link.
+  const firstStart = await migrateAndBootstrap(databaseUrl, config, (first) => hooks.setFirstStart(first));
   step();
 
   // 7. The api and the worker.
@@ -149,5 +149,5 @@ export async function run(
   step();
   hooks.setReady();
   say(`api and worker ready (${seconds(Date.now() - t0)})`);
-  printBanner(config, bootstrapKey, isolation, local.embeddings);
+  printBanner(config, firstStart, isolation, local.embeddings);
 }

@@ -12,6 +12,8 @@ import { startLocalPostgres, startLocalTemporal } from './local-services';
 import { red, say, shout } from './output';
 import { Restarter } from './restarts';
 import type { Running } from './running';
+import type { FirstStart } from './database-setup';
+import { resetLinkLines } from '../reset-link-lines';
 import { run, temporalAddressOf } from './sequence';
 import { joinPlatformGroup } from '../../runtime/sandbox/cgroups';
 import { canSwitchUids, delegatedCgroupV2 } from '../../runtime/sandbox/isolation';
@@ -24,7 +26,7 @@ export async function supervise(): Promise<void> {
   const running: Running = {};
   let stopping: Promise<void> | undefined;
   let firstSignalAt = 0;
-  let bootstrapKey: string | undefined;
+  let firstStart: FirstStart | undefined;
   let ready = false;
 
   const shutdown = (exitCode: number, reason: string): Promise<void> => {
@@ -51,8 +53,11 @@ export async function supervise(): Promise<void> {
         await running.postgres.stop().catch((err) => shout(`PostgreSQL: ${err}`));
         say('PostgreSQL stopped');
       }
-      if (bootstrapKey && !ready) {
-        say(`The API key created on this first start (it will not be shown again):\n  ${bootstrapKey}`);
+      if (firstStart && !ready && config) {
+        say(
+          `The API key created on this first start (it will not be shown again):\n  ${firstStart.apiKey}\n` +
+            resetLinkLines(config.publicBaseUrl, firstStart.resetToken, firstStart.resetExpiresAt).join('\n'),
+        );
       }
       say(exitCode === 0 ? 'stopped' : red(`stopped (exit ${exitCode})`));
       process.exit(exitCode);
@@ -140,7 +145,7 @@ export async function supervise(): Promise<void> {
     }
     await run(config, running, onUnexpectedExit, {
       isStopping,
-      setBootstrapKey: (k) => (bootstrapKey = k),
+      setFirstStart: (first) => (firstStart = first),
       setReady: () => (ready = true),
     });
   } catch (err) {

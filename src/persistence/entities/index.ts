@@ -15,7 +15,7 @@ import { KnowledgeBaseSearch, Retriever, RetrieverQuery, StandaloneRetrieverComp
 import { Run, RunEvent } from './run';
 import { RunSchedule } from './run-schedule';
 import { Secret } from './secret';
-import { Membership, User } from './user';
+import { Membership, PasswordReset, User, UserSession } from './user';
 
 export {
   ApiKey,
@@ -44,6 +44,7 @@ export {
   KnowledgeBaseSearch,
   Membership,
   Organization,
+  PasswordReset,
   Retriever,
   RetrieverQuery,
   StandaloneRetrieverComponent,
@@ -52,6 +53,7 @@ export {
   RunSchedule,
   Secret,
   User,
+  UserSession,
 };
 
 /** Every entity the data source knows; add new ones here. */
@@ -59,6 +61,8 @@ export const entities = [
   Organization,
   User,
   Membership,
+  UserSession,
+  PasswordReset,
   ApiKey,
   Secret,
   Invite,

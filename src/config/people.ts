@@ -1,0 +1,27 @@
+// People's sign-in (docs/people.md): how long a cookie session lasts, idle and at most, how long a password-reset
+// link holds, and the rate limits of sign-in attempts (src/security/rate-limit-rules.ts reads them).
+import { parseSignInLimits, type SignInLimitRules } from '../security/rate-limit-rules';
+import type { EnvReader } from './env';
+
+export interface PeopleSettings {
+  sessions: {
+    /** A session not used for this long ends (each use moves the end forward). */
+    idleTimeoutSeconds: number;
+    /** A session ends this long after its sign-in, however much it is used. */
+    maxAgeSeconds: number;
+  };
+  /** How long a password-reset link (the first start's, `npm run admin -- reset-password`) can be used. */
+  passwordResetTtlSeconds: number;
+  /** The buckets of sign-in attempts; undefined: not limited (SIGN_IN_RATE_LIMITS=off). */
+  signInLimits: SignInLimitRules | undefined;
+}
+
+export function readPeople(env: EnvReader): PeopleSettings {
+  const maxAgeSeconds = env.int('SESSION_MAX_AGE_SECONDS', 7 * 86_400, 1, 400 * 86_400);
+  const idleTimeoutSeconds = env.int('SESSION_IDLE_TIMEOUT_SECONDS', 12 * 3600, 1, 400 * 86_400);
+  return {
+    sessions: { idleTimeoutSeconds: Math.min(idleTimeoutSeconds, maxAgeSeconds), maxAgeSeconds },
+    passwordResetTtlSeconds: env.int('PASSWORD_RESET_TTL_SECONDS', 24 * 3600, 60, 30 * 86_400),
+    signInLimits: parseSignInLimits(env.optional('SIGN_IN_RATE_LIMITS'), env.problems),
+  };
+}
