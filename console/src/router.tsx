@@ -1,8 +1,20 @@
-// The console's pages (TanStack Router, under /console). Every page but sign-in needs the API key.
-import { createRootRoute, createRoute, createRouter, Link, Outlet, redirect } from '@tanstack/react-router';
+// The console's pages (TanStack Router, under /console). Every page but sign-in and set-password needs a signed-in
+// person (a cookie session) or an API key.
+import { useEffect } from 'react';
+import {
+  createRootRoute,
+  createRoute,
+  createRouter,
+  Link,
+  Outlet,
+  redirect,
+  useRouterState,
+} from '@tanstack/react-router';
 import { useQueryClient } from '@tanstack/react-query';
-import { session, useSessionKey } from './session';
+import { session, useSignedIn } from './session';
+import { hasLiveSession, signOutSession } from './api/sessions';
 import { SignIn } from './pages/sign-in';
+import { SetPasswordPage } from './pages/set-password';
 import { RunsPage, runsSearch } from './pages/runs';
 import { RunDetailPage } from './pages/run-detail';
 import { KnowledgeBasesPage } from './pages/knowledge-bases';
@@ -38,12 +50,20 @@ const NAV = [
 ] as const;
 
 function Frame() {
-  const key = useSessionKey();
+  const signedIn = useSignedIn();
   const queries = useQueryClient();
-  if (!key) return <SignIn />;
-  const signOut = () => {
+  const setPassword = useRouterState({ select: (s) => s.matches.some((m) => m.routeId === '/set-password') });
+  useEffect(() => {
+    // A tab opened on a live session (the cookie outlives a reload) is signed in without asking again.
+    if (signedIn === 'unknown') hasLiveSession().then(session.cookieSession, () => session.cookieSession(false));
+  }, [signedIn]);
+  if (setPassword) return <Outlet />;
+  if (signedIn === 'unknown') return <main id="main" aria-busy="true" />;
+  if (signedIn === 'signed-out') return <SignIn />;
+  const signOut = async () => {
+    if (signedIn === 'session') await signOutSession().catch(() => undefined); // an ended session is signed out
     session.signOut();
-    queries.clear(); // nothing read with the key stays in memory
+    queries.clear(); // nothing read while signed in stays in memory
   };
   return (
     <div className="frame">
@@ -110,6 +130,11 @@ export const knowledgeBaseRoute = createRoute({
   path: '/knowledge-bases/$knowledgeBaseId',
   component: KnowledgeBasePage,
 });
+const setPasswordRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/set-password',
+  component: SetPasswordPage,
+});
 const settingsRoute = createRoute({ getParentRoute: () => rootRoute, path: '/settings', component: SettingsPage });
 const dashboardRoute = createRoute({ getParentRoute: () => rootRoute, path: '/dashboard', component: DashboardPage });
 const functionsRoute = createRoute({
@@ -174,6 +199,7 @@ const routeTree = rootRoute.addChildren([
   knowledgeBasesRoute,
   knowledgeBaseRoute,
   settingsRoute,
+  setPasswordRoute,
   dashboardRoute,
   functionsRoute,
   functionRoute,

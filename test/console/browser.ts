@@ -59,12 +59,13 @@ export async function launchConsole(): Promise<ConsoleBrowser> {
   };
 }
 
-/** A browser whose console is signed in with `key` (through the sign-in form, as a user would). */
+/** A browser whose console is signed in with `key` (through the sign-in form's API-key choice, as a user would). */
 export async function signedInConsole(key: string): Promise<ConsoleBrowser> {
   const c = await launchConsole();
   await c.page.goto(`${getStack().baseUrl}/console`);
+  await c.page.getByRole('button', { name: 'Sign in with an API key instead' }).click();
   await c.page.getByLabel('API key').fill(key);
-  await c.page.getByRole('button', { name: 'Sign in' }).click();
+  await c.page.getByRole('button', { name: 'Sign in', exact: true }).click();
   await c.page.getByRole('heading', { name: 'Dashboard' }).waitFor();
   return c;
 }

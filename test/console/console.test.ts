@@ -56,13 +56,14 @@ describe('console (browser)', function () {
     const response = await page.goto(`${getStack().baseUrl}/console`);
     expect(response?.status()).to.equal(200);
     expect(response?.headers()['content-security-policy']).to.equal(CONSOLE_CSP);
+    await page.getByRole('button', { name: 'Sign in with an API key instead' }).click();
     await page.getByLabel('API key').fill('not-a-key');
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
     await page.getByRole('alert').getByText('unknown, inactive or deleted').waitFor();
     await accessible('sign-in');
     await shot('01-sign-in');
     await page.getByLabel('API key').fill(key);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
     await page.getByRole('heading', { name: 'Dashboard' }).waitFor();
     await page.getByRole('link', { name: 'Runs', exact: true }).click();
     await page.getByRole('heading', { name: 'Runs' }).waitFor();
@@ -220,7 +221,7 @@ describe('console (browser)', function () {
 
   it('signs out and forgets the key', async () => {
     await page.getByRole('button', { name: 'Sign out' }).click();
-    await page.getByLabel('API key').waitFor();
+    await page.getByLabel('Email').waitFor();
     expect(await page.evaluate('sessionStorage.getItem("tarmac.apiKey")')).to.equal(null);
     await shot('09-signed-out');
   });

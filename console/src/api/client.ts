@@ -2,25 +2,34 @@
 // document the api produces (schema.gen.ts, generated at build time), so a route change breaks this build.
 import createClient, { type Middleware } from 'openapi-fetch';
 import type { components, paths } from './schema.gen';
-import { session } from '../session';
+import { csrfToken, session } from '../session';
 
 export type Schemas = components['schemas'];
 
-const withKey: Middleware = {
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+// A signed-in person's calls carry the session cookie (same origin: fetch sends it by default) and, on unsafe
+// methods, the CSRF cookie's value; a key's calls carry the key instead.
+const withCredential: Middleware = {
   onRequest({ request }) {
     const key = session.key();
     if (key) request.headers.set('Authorization', `Bearer ${key}`);
+    else if (!SAFE_METHODS.has(request.method)) {
+      const csrf = csrfToken();
+      if (csrf) request.headers.set('X-CSRF-Token', csrf);
+    }
     return request;
   },
-  onResponse({ response }) {
-    // A revoked or deleted key: back to the sign-in page.
-    if (response.status === 401) session.signOut();
+  onResponse({ request, response }) {
+    // An ended session, a revoked or deleted key: back to the sign-in form. A key being checked before it is
+    // kept (its own Authorization header, no key stored) is not a signed-in state to end.
+    if (response.status === 401 && (session.key() || !request.headers.has('Authorization'))) session.signOut();
     return response;
   },
 };
 
 export const api = createClient<paths>({ baseUrl: window.location.origin });
-api.use(withKey);
+api.use(withCredential);
 
 /** The `{type, errors}` body of a failed call as one line. */
 export function errorText(error: unknown): string {

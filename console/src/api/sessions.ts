@@ -1,0 +1,26 @@
+// A person's session (docs/people.md): sign in with email and password (POST /api/sessions, which sets the
+// cookies), who is signed in, sign out; and setting a password through a one-time reset link.
+import { api, data, errorText } from './client';
+
+export const signInWithPassword = (email: string, password: string) =>
+  data(api.POST('/api/sessions', { body: { email, password } }));
+
+/** Whether this browser's cookie is a live session (GET /api/sessions/current answers 200). */
+export async function hasLiveSession(): Promise<boolean> {
+  const { response } = await api.GET('/api/sessions/current');
+  return response.ok;
+}
+
+export const signOutSession = () => data(api.DELETE('/api/sessions/current'));
+
+/** Sets the password of the reset link's user; a 404 (a link unknown, used or expired) is said as such. */
+export async function setPasswordWithReset(token: string, password: string): Promise<void> {
+  const { error, response } = await api.POST('/api/password-resets/{token}', {
+    params: { path: { token } },
+    body: { password },
+  });
+  if (response.ok) return;
+  if (response.status === 404)
+    throw new Error('This link has expired or was already used. Ask your administrator for a new one.');
+  throw new Error(errorText(error));
+}

@@ -1,0 +1,95 @@
+// A person in the console (docs/console.md#signing-in, docs/people.md) in a real browser (browser.ts) against the
+// real stack: follows the one-time link printed for a user, sets a password, signs in with it (a wrong one first),
+// works in the organization through the cookie session (a create, so CSRF from the browser), and signs out.
+import { expect } from 'chai';
+import type { Page } from 'playwright-core';
+import { createPasswordReset, passwordResetLink } from '../../src/services/accounts/password-resets';
+import { as } from '../harness/client';
+import { PASSWORD } from '../harness/people';
+import { getStack, newTenant } from '../harness/stack';
+import { launchConsole, type ConsoleBrowser } from './browser';
+
+describe('console (browser): a person sets a password, signs in and out', function () {
+  this.timeout(120_000);
+  let c: ConsoleBrowser;
+  let page: Page;
+  let tenant: Awaited<ReturnType<typeof newTenant>>;
+  let link: string;
+
+  before(async () => {
+    tenant = await newTenant('console-person');
+    const { token } = await createPasswordReset(getStack().ds, tenant.userId, 3600);
+    link = passwordResetLink(getStack().baseUrl, token);
+    c = await launchConsole();
+    page = c.page;
+  });
+  after(async () => {
+    await c?.close();
+  });
+
+  it('sets the password from the link, the token read from the fragment and dropped from the address', async () => {
+    await page.goto(link);
+    await page.getByRole('heading', { name: 'Set your password' }).waitFor();
+    expect(page.url()).to.not.include('token=');
+    await page.getByLabel('New password', { exact: true }).fill(PASSWORD);
+    await page.getByLabel('New password again').fill(`${PASSWORD}!`);
+    await page.getByRole('button', { name: 'Set password' }).click();
+    await page.getByRole('alert').getByText('The two passwords differ').waitFor();
+    await page.getByLabel('New password again').fill(PASSWORD);
+    await c.accessible('set-password');
+    await c.shot('20-set-password');
+    await page.getByRole('button', { name: 'Set password' }).click();
+    await page.getByRole('status').getByText('Your password is set').waitFor();
+  });
+
+  it('says so when the link was already used (the API answers 404)', async () => {
+    await page.goto('about:blank'); // else only the fragment changes, and the page is not loaded again
+    await page.goto(link);
+    await page.getByLabel('New password', { exact: true }).fill(PASSWORD);
+    await page.getByLabel('New password again').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Set password' }).click();
+    await page.getByRole('alert').getByText('expired or was already used').waitFor();
+  });
+
+  it('signs in with email and password (a wrong one shows the API message), with no key in the browser', async () => {
+    await page.goto(`${getStack().baseUrl}/console`);
+    await page.getByLabel('Email').fill(tenant.email);
+    await page.getByLabel('Password').fill('not the password at all');
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await page.getByRole('alert').getByText('The email or the password is wrong').waitFor();
+    await c.accessible('sign-in-password');
+    await c.shot('21-sign-in');
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await page.getByRole('heading', { name: 'Dashboard' }).waitFor();
+    expect(await page.evaluate('sessionStorage.length')).to.equal(0);
+    expect(await page.evaluate('localStorage.length')).to.equal(0);
+    const cookies = await page.context().cookies();
+    expect(cookies.find((k) => k.name === 'tarmac_session')?.httpOnly).to.equal(true);
+    // A reload keeps the session (the cookie), without asking again.
+    await page.reload();
+    await page.getByRole('heading', { name: 'Dashboard' }).waitFor();
+  });
+
+  it('creates a bucket through the session (the CSRF header sent from the browser)', async () => {
+    await page.getByRole('link', { name: 'Buckets', exact: true }).click();
+    await page.getByLabel('Name').fill('person-notes');
+    await page.getByRole('button', { name: 'Create bucket' }).click();
+    await page.getByRole('heading', { name: 'person-notes' }).waitFor();
+    const bucketId = page.url().split('/').pop()!;
+    expect((await as(tenant.key).get(`/api/buckets/${bucketId}`)).status).to.equal(200);
+  });
+
+  it('signs out (the session ends) and is back at the sign-in form', async () => {
+    const session = (await page.context().cookies()).find((k) => k.name === 'tarmac_session')!.value;
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByLabel('Email').waitFor();
+    const after = await as(undefined).get('/api/sessions/current', {
+      headers: { cookie: `tarmac_session=${session}` },
+    });
+    expect(after.status).to.equal(401);
+    await page.reload();
+    await page.getByLabel('Email').waitFor();
+    await c.shot('22-signed-out');
+  });
+});
