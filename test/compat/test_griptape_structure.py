@@ -141,6 +141,7 @@ def test_vector_store_driver_queries_a_knowledge_base(knowledge_structure):
     result = run_agent(client, knowledge_structure.structure_id, kb.knowledge_base_id, "vectors in PostgreSQL")
     entries = json.loads(result["logs"][-1])
     assert [e["namespace"] for e in entries] == [f"{bucket.bucket_id}/docs/a.txt"], entries
-    assert entries[0]["text"] == "Tarmac keeps vectors in PostgreSQL with pgvector."
+    # The chunk's text starts with its heading line (the asset's name: docs/knowledge-bases.md#jobs).
+    assert entries[0]["text"] == "a\n\nTarmac keeps vectors in PostgreSQL with pgvector."
     assert entries[0]["score"] > 0
     call("knowledge_bases.delete_knowledge_base", client, kb.knowledge_base_id)

@@ -46,6 +46,7 @@ export function countTokens(text: string): number {
 
 /** Longest word counted whole (characters); longer words are cut. */
 const LONG_WORD = 64;
+const LONG_WORD_RE = new RegExp(`\\S{${LONG_WORD + 1}}`);
 
 interface Unit {
   text: string;
@@ -273,6 +274,11 @@ class BlockCounter {
   private readonly counted = new Map<string, number>();
   constructor(private readonly size: number) {}
 
+  /** The count of a block counted before (0 when it was not). */
+  cached(block: string): number {
+    return this.counted.get(block) ?? 0;
+  }
+
   *blocks(blocks: string[]): Generator<void, number> {
     let total = 0;
     for (const block of blocks) {
@@ -297,16 +303,22 @@ function* packSection(
   { size, budget, overlap, count }: { size: number; budget: number; overlap: number; count: BlockCounter },
   out: Array<{ content: string; tokens: number }>,
 ): Generator<void, void> {
+  const headingTokens = countTokens(heading) + 2;
   const emitBlocks = (group: string[]) => {
     const content = `${heading}\n\n${group.join('\n\n')}`;
-    const tokens = countTokens(content);
+    // A word past LONG_WORD is never encoded whole (quadratic): such a chunk counts as its blocks' sum.
+    const tokens = group.some((b) => LONG_WORD_RE.test(b))
+      ? headingTokens + group.reduce((n, b) => n + count.cached(b) + 2, 0)
+      : countTokens(content);
     if (tokens <= size || group.length === 1) out.push({ content, tokens });
     else {
       emitBlocks(group.slice(0, -1));
       emitBlocks(group.slice(-1));
     }
   };
-  const emit = (body: string) => emitBlocks([body]);
+  // A piece cut by length was counted by pieceSteps (a piece of a long word, piece by piece).
+  const emit = (piece: { content: string; tokens: number }) =>
+    out.push({ content: `${heading}\n\n${piece.content}`, tokens: headingTokens + piece.tokens });
   let current: string[] = [];
   let used = 0;
   for (const block of blocks) {
@@ -314,7 +326,7 @@ function* packSection(
     if (tokens > budget) {
       if (current.length) emitBlocks(current);
       [current, used] = [[], 0];
-      for (const piece of yield* pieceSteps(block, budget, overlap, count.words)) emit(piece.content);
+      for (const piece of yield* pieceSteps(block, budget, overlap, count.words)) emit(piece);
       continue;
     }
     if (used + tokens + 1 > budget && current.length) {
