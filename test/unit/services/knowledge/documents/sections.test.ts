@@ -114,4 +114,12 @@ describe('chunks that follow the document', () => {
       chunks.some((c) => c.content.startsWith('functions › Functions') && c.content.includes('| fn5(x) |')),
     ).to.equal(true);
   });
+
+  it('chunks a thousand words of 1,000 letters quickly: such a word is never encoded whole', async () => {
+    const text = Array.from({ length: 1000 }, () => 'x'.repeat(1000)).join('\n\n');
+    // Encoding one such word whole takes js-tiktoken about a second: a thousand would pass the test's timeout.
+    const chunks = await chunkDocument(text, { title: 'amplified', format: 'text' });
+    expect(chunks).to.have.length(1000);
+    for (const c of chunks) expect(c.tokens).to.be.within(1, CHUNK_TOKENS);
+  });
 });
