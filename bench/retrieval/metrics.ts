@@ -34,6 +34,3 @@ export function scoreRankings(rankings: string[][], questions: Question[]): Scor
   const n = questions.length;
   return { recall5: hits / n, ndcg10: ndcg / n, mrr10: reciprocal / n, missed };
 }
-
-/** Distinct documents in the order of their best entry. */
-export const documentsInOrder = (names: string[]) => [...new Set(names)];

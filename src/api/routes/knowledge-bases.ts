@@ -8,9 +8,9 @@ import {
   deleteKnowledgeBase,
   findKnowledgeBase,
   listKnowledgeBases,
-  settingsOf,
   updateKnowledgeBase,
 } from '../../services/knowledge/knowledge-bases';
+import { settingsOf } from '../../services/knowledge/settings';
 import { findQuery, listQueries, MAX_QUERY_COUNT, retrievalOf } from '../../services/knowledge/retrieval/query';
 import { queryKnowledgeBase } from '../../services/knowledge/retrieval/run-query';
 import { SCHEDULE_EXPRESSION_PATTERN, SCHEDULE_FORMS } from '../../temporal/user-schedules';

@@ -25,6 +25,7 @@ import type { Transform } from '../../persistence/entities/data-connector';
 import { assertIdsInOrg } from '../../persistence/scoped';
 import { deleteUserSchedule, parseScheduleExpression, putUserSchedule } from '../../temporal/user-schedules';
 import { forgetDeleted } from '../../persistence/references';
+import { settingsOf } from './settings';
 
 /** Types stored in this platform's own PostgreSQL. */
 export const SERVED_TYPES: readonly KnowledgeBaseType[] = ['gtc_pg_vector', 'gtc_hybrid_sql_pg_vector', 'pg_vector'];
@@ -105,12 +106,6 @@ function checkType(type: string): KnowledgeBaseType {
     );
   }
   return type as KnowledgeBaseType;
-}
-
-/** The settings member of a config: the one named like the type, else its only member. */
-export function settingsOf(config: Record<string, Record<string, unknown>> | undefined, type: string | undefined) {
-  if (!config) return undefined;
-  return (type && config[type]) || Object.values(config)[0];
 }
 
 /**

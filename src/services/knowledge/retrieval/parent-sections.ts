@@ -10,17 +10,6 @@ export const CHILD_CHUNK_TOKENS = 128;
 /** Characters of a section answered at most (about 1,000 tokens of English). */
 export const PARENT_CHARS = 4000;
 
-/** The settings of the knowledge base's config: its member named like its type. */
-const settings = (kb: Pick<KnowledgeBase, 'config' | 'type'>) =>
-  kb.config?.[kb.type] ?? Object.values(kb.config ?? {})[0];
-
-/** Whether the knowledge base answers sections (parent_child). */
-export const parentChildOf = (kb: Pick<KnowledgeBase, 'config' | 'type'>) => settings(kb)?.parent_child === true;
-
-/** How its jobs chunk: along the document's structure (the default), or by length only (`chunking: "length"`). */
-export const chunkingOf = (kb: Pick<KnowledgeBase, 'config' | 'type'>): 'structure' | 'length' =>
-  settings(kb)?.chunking === 'length' ? 'length' : 'structure';
-
 export interface MatchedChunk {
   chunk_id: string;
   asset_path: string;

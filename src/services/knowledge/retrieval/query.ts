@@ -12,7 +12,8 @@ import { findInOrg, pageInOrg } from '../../../persistence/scoped';
 import type { KnowledgeBaseQueryArgs } from '../../../temporal/contracts';
 import type { ChunkStore } from '../index/chunk-store';
 import { fullTextHits, type Hit } from '../index/full-text';
-import { parentChildOf, withSections } from './parent-sections';
+import { withSections } from './parent-sections';
+import { parentChildOf } from '../settings';
 
 /** The usual constant of reciprocal rank fusion (Cormack, Clarke and Büttcher, 2009). */
 export const RRF_K = 60;
