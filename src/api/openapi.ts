@@ -13,6 +13,14 @@ const idempotencyKeyParameter = {
     '(IDEMPOTENCY_TTL, 24 h by default): a repeat answers 200 with the first record as it is now and ' +
     '`Idempotent-Replayed: true`; the same key with another body is 422 IdempotencyKeyReusedError.',
 };
+const additionKeyParameter = {
+  ...idempotencyKeyParameter,
+  description:
+    'Makes the addition happen once per key (in this organization, operation and target) while the key lives ' +
+    '(IDEMPOTENCY_TTL, 24 h by default): a repeat adds nothing and answers as the first did, with ' +
+    '`Idempotent-Replayed: true`; the same key with another body is 422 IdempotencyKeyReusedError. Lets a ' +
+    'client retry a request whose answer it never got (a 502 from a load balancer whose api died) safely.',
+};
 const replayedHeader = {
   [IDEMPOTENT_REPLAYED_HEADER]: {
     description: '`true` when this answers a repeat of an Idempotency-Key.',
@@ -40,7 +48,7 @@ export function buildOpenApi(opts: { serverUrl: string; maxPageSize: number }) {
           ? { style: 'form', explode: true, description: 'Comma-separated or repeated.' }
           : {}),
       })),
-      ...(r.idempotent ? [idempotencyKeyParameter] : []),
+      ...(r.idempotent ? [idempotencyKeyParameter] : r.idempotentAddition ? [additionKeyParameter] : []),
     ];
     const responses: Record<string, unknown> = {};
     for (const [status, resp] of Object.entries(r.responses)) {
@@ -57,6 +65,10 @@ export function buildOpenApi(opts: { serverUrl: string; maxPageSize: number }) {
         ...(first.schema ? { content: { [first.contentType ?? 'application/json']: { schema: first.schema } } } : {}),
         headers: replayedHeader,
       };
+    }
+    if (r.idempotentAddition) {
+      for (const status of Object.keys(r.responses).filter((s) => s.startsWith('2')))
+        responses[status] = { ...(responses[status] as object), headers: replayedHeader };
     }
     responses.default = {
       description: 'Error: `{type, errors}`',

@@ -122,6 +122,33 @@ export async function insertClaimed<T>(
   resource: WorkflowResource,
   insert: () => Promise<T>,
 ): Promise<T> {
+  if (!(await claimRow(em, claim, resource))) throw new KeyTaken();
+  return insert();
+}
+
+/**
+ * For a route that adds to a record instead of creating one (a run's events): claims the key in the
+ * transaction that adds, after that transaction locked the record (so repeats of one key are serialized by
+ * the lock, not raced). Answers false for a repeat of the same body, which must then add nothing; a 422 for
+ * the key used with another body.
+ */
+export async function claimAddition(
+  em: EntityManager,
+  claim: IdempotencyClaim,
+  record: IdempotentRecord,
+): Promise<boolean> {
+  if (await claimRow(em, claim, record)) return true;
+  const [row] = (await em.query(
+    `SELECT body_hash FROM idempotency_keys
+      WHERE organization_id = $1 AND operation = $2 AND target = $3 AND key = $4`,
+    [claim.organizationId, claim.operation, claim.target, claim.key],
+  )) as Array<{ body_hash: string }>;
+  if (row && row.body_hash !== claim.bodyHash) throw keyReused(claim.key);
+  return false;
+}
+
+/** Inserts the key's row naming `record`, or takes over an expired one; false when a live row holds it. */
+async function claimRow(em: EntityManager, claim: IdempotencyClaim, record: IdempotentRecord): Promise<boolean> {
   const claimed = (await em.query(
     `INSERT INTO idempotency_keys
        (organization_id, operation, target, key, body_hash, record_kind, record_id, expires_at)
@@ -137,13 +164,12 @@ export async function insertClaimed<T>(
       claim.target,
       claim.key,
       claim.bodyHash,
-      resource.kind,
-      resource.id,
+      record.kind,
+      record.id,
       claim.ttlSeconds,
     ],
   )) as unknown[];
-  if (claimed.length === 0) throw new KeyTaken();
-  return insert();
+  return claimed.length > 0;
 }
 
 /** Frees the key of a record whose start failed (insertAndStart's undo), so a retry can create it. */

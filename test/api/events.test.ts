@@ -112,6 +112,37 @@ describe('structure run events', function () {
     expect(late.status).to.equal(409);
   });
 
+  it('stores a post once per Idempotency-Key: a retry stores nothing and says it was replayed', async () => {
+    const t = await newTenant();
+    const api = as(t.key);
+    const runId = await startRun(t.key, t.organizationId, SLEEP_PROGRAM, ['600'], { untilRunning: true });
+    const path = `/api/structure-runs/${runId}/events`;
+    const keyed = (key: string) => ({ headers: { 'Idempotency-Key': key } });
+    const event = { type: 'Tick', payload: { i: 0 }, timestamp: 1 };
+
+    const first = await api.post(path, event, keyed('tick-0'));
+    expect(first.status, first.text).to.equal(202);
+    expect(first.headers.get('idempotent-replayed')).to.equal(null);
+    const again = await api.post(path, event, keyed('tick-0'));
+    expect(again.status, again.text).to.equal(202);
+    expect(again.headers.get('idempotent-replayed')).to.equal('true');
+    const other = await api.post(path, { ...event, payload: { i: 1 } }, keyed('tick-0'));
+    expect(other.status, other.text).to.equal(422);
+    expect(other.body.type).to.equal('IdempotencyKeyReusedError');
+    expect((await api.post(path, { ...event, payload: { i: 1 } }, keyed('tick-1'))).status).to.equal(202);
+    expect((await api.post(path, event)).status).to.equal(202); // without a key, every post stores
+    expect((await api.post(path, event, keyed(''))).status).to.equal(400);
+
+    // Concurrent repeats (a client retrying before the first answered) store once too.
+    const racing = await Promise.all(Array.from({ length: 5 }, () => api.post(path, event, keyed('tick-2'))));
+    expect(racing.map((r) => r.status)).to.deep.equal([202, 202, 202, 202, 202]);
+    expect(racing.filter((r) => r.headers.get('idempotent-replayed') === 'true')).to.have.length(4);
+
+    const user = (await allEvents(t.key, runId)).filter((e) => e.origin === 'USER');
+    expect(user.map((e) => e.payload.i)).to.deep.equal([0, 1, 0, 0]);
+    await api.post(`/api/structure-runs/${runId}/cancel`);
+  });
+
   it("lets a run's credential read and post to its own run only", async () => {
     const t = await newTenant();
     const api = as(t.key);

@@ -9,8 +9,10 @@ import type { Witness } from './witness';
 /**
  * The program every drill runs (python): reports each execution of itself to the drill's witness
  * (`$DRILL_WITNESS`, witness.ts: a second execution of one run is visible), prints `lines` lines and
- * posts `events` USER events (payload {i}) spread over `seconds`, retrying a post refused with 503 or
- * unanswered, like a well-behaved client. Accepted events are reported to the witness too.
+ * posts `events` USER events (payload {i}) spread over `seconds`, each with an Idempotency-Key, retrying a
+ * post refused with 503, unanswered, or answered 502/504 by the load balancer (its api died holding it), like a
+ * well-behaved client: the key makes a retry of a post that was stored store nothing. Accepted events are
+ * reported to the witness too.
  * argv: lines seconds events.
  */
 export const DRILL_PROGRAM = `
@@ -36,13 +38,14 @@ def post(i):
     deadline = time.time() + 120
     while time.time() < deadline:
         req = urllib.request.Request(BASE + "/api/structure-runs/" + RUN_ID + "/events", data=body, method="POST",
-                                     headers={"Authorization": "Bearer " + KEY, "Content-Type": "application/json"})
+                                     headers={"Authorization": "Bearer " + KEY, "Content-Type": "application/json",
+                                              "Idempotency-Key": "%s-%d" % (EXECUTION, i)})
         try:
             with urllib.request.urlopen(req, timeout=20) as r:
                 note("event %d %d" % (i, r.status))
                 return
         except urllib.error.HTTPError as e:
-            if e.code != 503:
+            if e.code not in (502, 503, 504):
                 note("event %d %d %s" % (i, e.code, e.read()[:300].decode("utf8", "replace")))
                 return
         except (urllib.error.URLError, OSError):

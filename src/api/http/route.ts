@@ -19,6 +19,7 @@ import {
   createIdempotently,
   IDEMPOTENT_REPLAYED_HEADER,
   idempotencyKeyOf,
+  type IdempotencyClaim,
   type IdempotentRecord,
 } from '../../jobs/idempotency';
 
@@ -109,6 +110,12 @@ export interface RouteSpec<
    * request's record as it is now, with `Idempotent-Replayed: true` (src/jobs/idempotency.ts).
    */
   idempotent?: (req: { deps: Deps; caller: Caller; record: IdempotentRecord }) => Promise<RouteResult>;
+  /**
+   * The route adds to a record (a run's events): an optional `Idempotency-Key` header gives the handler a
+   * `claim`, which it makes in its own transaction (claimAddition); a repeat adds nothing, answers as the
+   * first did and sets `replayed`.
+   */
+  idempotentAddition?: boolean;
   // A method, so that its parameter is checked bivariantly: a route of any schemas is a `RouteSpec` to the
   // builder, which calls it with the validated input its schemas describe.
   handler(req: NoInfer<RouteRequest<BodyOf<B>, QueryOf<Q>, ParamsOf<P>>>): Promise<RouteResult | void>;
@@ -123,11 +130,15 @@ export interface RouteRequest<TBody, TQuery, TParams> {
   page: PageRequest;
   /** Present on authenticated routes. */
   caller: Caller;
+  /** On `idempotentAddition` routes, when the request carries an Idempotency-Key. */
+  claim?: IdempotencyClaim;
 }
 
 export interface RouteResult {
   status: number;
   body?: unknown;
+  /** This answers a repeat of an Idempotency-Key (`Idempotent-Replayed: true`). */
+  replayed?: boolean;
 }
 
 /** What a create route answers to a repeated Idempotency-Key (RouteSpec.idempotent). */
@@ -211,7 +222,8 @@ export function mount(router: Router, spec: RouteSpec, deps: Deps): void {
     const query = coerceQuery(ctx.query as Record<string, string | string[] | undefined>, querySchema);
     guardInput(query, '/query');
     if (!validateQuery(query)) throw fromAjv(validateQuery.errors, 'query');
-    const idempotencyKey = spec.idempotent ? idempotencyKeyOf(headerOf(ctx, 'idempotency-key')) : undefined;
+    const idempotencyKey =
+      spec.idempotent || spec.idempotentAddition ? idempotencyKeyOf(headerOf(ctx, 'idempotency-key')) : undefined;
 
     let caller: Caller | undefined;
     if (spec.auth !== 'none') {
@@ -247,20 +259,23 @@ export function mount(router: Router, spec: RouteSpec, deps: Deps): void {
       page: (query.page as number | undefined) ?? 1,
       pageSize: (query.page_size as number | undefined) ?? spec.pageSize?.default ?? deps.config.pageSizeDefault,
     };
-    const request = { ctx, deps, params, query, body, page, caller: caller as Caller };
+    const claim: IdempotencyClaim | undefined =
+      idempotencyKey !== undefined && caller
+        ? {
+            organizationId: caller.organizationId,
+            operation: spec.operationId,
+            target: Object.keys(spec.params ?? {})
+              .map((name) => params[name])
+              .join('/'),
+            key: idempotencyKey,
+            bodyHash: bodyHashOf({ body, query: ctx.query }),
+            ttlSeconds: deps.config.idempotencyTtlSeconds,
+          }
+        : undefined;
+    const request = { ctx, deps, params, query, body, page, caller: caller as Caller, claim };
     let result: RouteResult | void;
-    if (idempotencyKey !== undefined && spec.idempotent && caller) {
+    if (claim && spec.idempotent) {
       const replay = spec.idempotent;
-      const claim = {
-        organizationId: caller.organizationId,
-        operation: spec.operationId,
-        target: Object.keys(spec.params ?? {})
-          .map((name) => params[name])
-          .join('/'),
-        key: idempotencyKey,
-        bodyHash: bodyHashOf({ body, query: ctx.query }),
-        ttlSeconds: deps.config.idempotencyTtlSeconds,
-      };
       const once = await createIdempotently<RouteResult | void>(
         deps.ds,
         claim,
@@ -268,12 +283,12 @@ export function mount(router: Router, spec: RouteSpec, deps: Deps): void {
         (record) => replay({ deps, caller: caller as Caller, record }),
         deps.temporal,
       );
-      if (once.replayed) ctx.set(IDEMPOTENT_REPLAYED_HEADER, 'true');
-      result = once.value;
+      result = once.value && once.replayed ? { ...once.value, replayed: true } : once.value;
     } else {
       result = await spec.handler(request);
     }
     if (result) {
+      if (result.replayed) ctx.set(IDEMPOTENT_REPLAYED_HEADER, 'true');
       ctx.status = result.status;
       if (result.body !== undefined) ctx.body = result.body;
     }

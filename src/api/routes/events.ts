@@ -61,10 +61,11 @@ route({
     oneOf: [EventInput, eventArray, { type: 'object', required: ['events'], properties: { events: eventArray } }],
   }),
   bodyRequired: true,
-  responses: { 202: { description: 'Stored (empty body)' } },
-  handler: async ({ deps, caller, params, body }) => {
-    await createUserEvents(deps.ds, caller, params.structure_run_id, eventsOfBody(body));
-    return { status: 202, body: '' }; // without a body Koa would send the status text
+  idempotentAddition: true,
+  responses: { 202: { description: 'Stored (empty body); with a repeated Idempotency-Key, nothing stored again' } },
+  handler: async ({ deps, caller, params, body, claim }) => {
+    const { stored } = await createUserEvents(deps.ds, caller, params.structure_run_id, eventsOfBody(body), claim);
+    return { status: 202, body: '', replayed: !stored }; // without a body Koa would send the status text
   },
 });
 

@@ -8,6 +8,7 @@ import { RunStatus } from '../../../persistence/entities/run';
 import { isTerminal } from './lifecycle';
 import { appendEvents } from './state';
 import { assertRunAccess } from './code-runs';
+import { claimAddition, type IdempotencyClaim } from '../../../jobs/idempotency';
 
 export const MAX_EVENTS_PER_REQUEST = 1000;
 /** The event whose payload carries the run's output (`payload.output_task_output`). */
@@ -29,15 +30,19 @@ export function eventsOfBody(body: EventInput | EventInput[] | { events: EventIn
 /**
  * Stores the events (origin USER) after the run's existing ones. The run must not have ended: its events
  * are final then (and its stream has closed). The last FinishStructureRunEvent sets the run's output.
+ * With a `claim`, a repeat of its key stores nothing and answers `stored: false`: a client may retry a post
+ * whose answer it never got.
  */
 export async function createUserEvents(
   ds: DataSource,
   caller: Caller,
   runId: string,
   events: EventInput[],
-): Promise<void> {
+  /** The request's Idempotency-Key: a repeat of it stores nothing (claimAddition). */
+  claim?: IdempotencyClaim,
+): Promise<{ stored: boolean }> {
   assertRunAccess(caller, runId);
-  await ds.transaction(async (em) => {
+  return ds.transaction(async (em) => {
     // The row lock also orders this against the workflow's terminal write.
     const rows: Array<{ status: RunStatus }> = await em.query(
       `SELECT status FROM runs WHERE run_id = $1 AND organization_id = $2 AND kind = 'structure' FOR UPDATE`,
@@ -46,6 +51,7 @@ export async function createUserEvents(
     if (!rows.length) throw notFound('Structure run');
     if (isTerminal(rows[0].status))
       throw conflict(`This run already ended (${rows[0].status}); its events can no longer change`);
+    if (claim && !(await claimAddition(em, claim, { kind: 'structure-run', id: runId }))) return { stored: false };
     const now = Date.now() / 1000;
     await appendEvents(
       em,
@@ -68,6 +74,7 @@ export async function createUserEvents(
         finish.timestamp ?? now,
       ]);
     }
+    return { stored: true };
   });
 }
 
