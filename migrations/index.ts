@@ -30,6 +30,7 @@ import { SlotPlaces1766800000000 } from './1766800000000-slot-places';
 import { RunExecutionEnding1766900000000 } from './1766900000000-run-execution-ending';
 import { BuildArtifacts1767000000000 } from './1767000000000-build-artifacts';
 import { People1767140000000 } from './1767140000000-people';
+import { InviteLinks1767150000000 } from './1767150000000-invite-links';
 
 /** Every migration, in order; the data source runs these (never `synchronize`). */
 export const migrations = [
@@ -65,4 +66,5 @@ export const migrations = [
   RunExecutionEnding1766900000000,
   BuildArtifacts1767000000000,
   People1767140000000,
+  InviteLinks1767150000000,
 ];

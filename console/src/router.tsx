@@ -1,5 +1,5 @@
-// The console's pages (TanStack Router, under /console). Every page but sign-in and set-password needs a signed-in
-// person (a cookie session) or an API key.
+// The console's pages (TanStack Router, under /console). Every page but sign-in, set-password and accept-invite
+// needs a signed-in person (a cookie session) or an API key.
 import { useEffect } from 'react';
 import {
   createRootRoute,
@@ -15,6 +15,7 @@ import { session, useSignedIn } from './session';
 import { hasLiveSession, signOutSession } from './api/sessions';
 import { SignIn } from './pages/sign-in';
 import { SetPasswordPage } from './pages/set-password';
+import { AcceptInvitePage } from './pages/accept-invite';
 import { RunsPage, runsSearch } from './pages/runs';
 import { RunDetailPage } from './pages/run-detail';
 import { KnowledgeBasesPage } from './pages/knowledge-bases';
@@ -52,7 +53,10 @@ const NAV = [
 function Frame() {
   const signedIn = useSignedIn();
   const queries = useQueryClient();
-  const setPassword = useRouterState({ select: (s) => s.matches.some((m) => m.routeId === '/set-password') });
+  // The pages of one-time links stand alone: they work signed out.
+  const setPassword = useRouterState({
+    select: (s) => s.matches.some((m) => m.routeId === '/set-password' || m.routeId === '/accept-invite'),
+  });
   useEffect(() => {
     // A tab opened on a live session (the cookie outlives a reload) is signed in without asking again.
     if (signedIn === 'unknown') hasLiveSession().then(session.cookieSession, () => session.cookieSession(false));
@@ -135,6 +139,11 @@ const setPasswordRoute = createRoute({
   path: '/set-password',
   component: SetPasswordPage,
 });
+const acceptInviteRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/accept-invite',
+  component: AcceptInvitePage,
+});
 const settingsRoute = createRoute({ getParentRoute: () => rootRoute, path: '/settings', component: SettingsPage });
 const dashboardRoute = createRoute({ getParentRoute: () => rootRoute, path: '/dashboard', component: DashboardPage });
 const functionsRoute = createRoute({
@@ -200,6 +209,7 @@ const routeTree = rootRoute.addChildren([
   knowledgeBaseRoute,
   settingsRoute,
   setPasswordRoute,
+  acceptInviteRoute,
   dashboardRoute,
   functionsRoute,
   functionRoute,

@@ -3,6 +3,7 @@ import { expect } from 'chai';
 import { workflowIdOf } from '../../src/temporal/workflow-start';
 import { RESOURCE_ID, RESOURCE_KIND, ORGANIZATION_ID } from '../../src/temporal/search-attributes';
 import { as } from '../harness/client';
+import { Browser } from '../harness/people';
 import { getStack, newTenant, startApi } from '../harness/stack';
 
 /** An organization that invites, and a person (with a key of their own) who is invited. */
@@ -75,6 +76,97 @@ describe('invites', () => {
     expect(again.status).to.equal(409);
     expect(again.body.type).to.equal('ConflictError');
     expect(again.body.errors[0].message).to.match(/already answered: ACCEPTED/);
+  });
+
+  it('lets a person with no account follow the link, set a password, join and sign in; the link then answers 409', async () => {
+    const org = await newTenant('org');
+    const email = `new-${Date.now()}-${Math.random().toString(36).slice(2)}@example.test`;
+    const created = await as(org.key).post(`/api/organizations/${org.organizationId}/invites`, { email });
+    expect(created.status, created.text).to.equal(201);
+    const url = new URL(created.body.accept_url as string);
+    expect(url.pathname).to.equal('/console/accept-invite');
+    const token = new URLSearchParams(url.hash.slice(1)).get('token') as string;
+    expect(token).to.match(/^[A-Za-z0-9_-]{43}$/);
+    // The link appears once: never in a list or a read.
+    const listed = await as(org.key).get(`/api/organizations/${org.organizationId}/invites`);
+    expect(listed.text).not.to.include(token);
+    expect(listed.body.invites[0]).not.to.have.property('accept_url');
+
+    const anonymous = as(undefined);
+    const link = await anonymous.get(`/api/invite-links/${token}`);
+    expect(link.status, link.text).to.equal(200);
+    expect(link.body.account).to.equal('NEW');
+    expect(link.body.invite).to.include({ invite_id: created.body.invite_id, email, status: 'PENDING' });
+    expect(link.body.invite.organization_name).to.equal(created.body.organization_name);
+    const unknown = await anonymous.get(`/api/invite-links/${'x'.repeat(43)}`);
+    expect(unknown.status).to.equal(404);
+    expect(unknown.body.errors[0].message).to.match(/unknown/);
+
+    const noPassword = await anonymous.post(`/api/invite-links/${token}/acceptance`, {});
+    expect(noPassword.status, noPassword.text).to.equal(400);
+    expect(noPassword.body.errors[0].path).to.equal('/body/password');
+    expect((await anonymous.post(`/api/invite-links/${token}/acceptance`, { password: 'short' })).status).to.equal(400);
+    const accepted = await anonymous.post(`/api/invite-links/${token}/acceptance`, { password: 'a long new password' });
+    expect(accepted.status, accepted.text).to.equal(200);
+    expect(accepted.body).to.include({ status: 'ACCEPTED', invite_id: created.body.invite_id });
+    expect(await workflowOf(created.body.invite_id).result()).to.equal('ACCEPTED');
+
+    const browser = new Browser();
+    const signedIn = await browser.signIn(email, 'a long new password');
+    expect(signedIn.status, signedIn.text).to.equal(201);
+    expect(signedIn.body.organization_id).to.equal(org.organizationId);
+    const members = await as(org.key).get(`/api/organizations/${org.organizationId}/users`);
+    expect(members.body.users.map((u: { email: string }) => u.email)).to.include(email);
+
+    const again = await anonymous.post(`/api/invite-links/${token}/acceptance`, {});
+    expect(again.status, again.text).to.equal(409);
+    expect(again.body.errors[0].message).to.match(/already answered: ACCEPTED/);
+    const resetPassword = await anonymous.post(`/api/invite-links/${token}/acceptance`, {
+      password: 'another password!',
+    });
+    expect(resetPassword.status).to.equal(409); // a link never changes a password that is set
+    expect((await new Browser().signIn(email, 'a long new password')).status).to.equal(201);
+
+    // Invited elsewhere, the same person has a password: the link accepts without one.
+    const other = await newTenant('other');
+    const second = await as(other.key).post(`/api/organizations/${other.organizationId}/invites`, { email });
+    const secondToken = new URLSearchParams(new URL(second.body.accept_url).hash.slice(1)).get('token') as string;
+    expect((await anonymous.get(`/api/invite-links/${secondToken}`)).body.account).to.equal('HAS_PASSWORD');
+    const withPassword = await anonymous.post(`/api/invite-links/${secondToken}/acceptance`, {
+      password: 'x'.repeat(20),
+    });
+    expect(withPassword.status).to.equal(409);
+    expect(withPassword.body.errors[0].message).to.match(/already has a password: sign in/);
+    expect((await anonymous.post(`/api/invite-links/${secondToken}/acceptance`, {})).status).to.equal(200);
+    const organizations = (await new Browser().signIn(email, 'a long new password')).body.user.organizations;
+    expect(organizations).to.have.members([org.organizationId, other.organizationId]);
+  });
+
+  it('answers an expired or deleted invite link as its state says', async () => {
+    const org = await newTenant('org');
+    const anonymous = as(undefined);
+    const tokenOf = (answer: { body: { accept_url: string } }) =>
+      new URLSearchParams(new URL(answer.body.accept_url).hash.slice(1)).get('token') as string;
+    const deleted = await as(org.key).post(`/api/organizations/${org.organizationId}/invites`, {
+      email: `gone-${Date.now()}@example.test`,
+    });
+    await as(org.key).delete(`/api/invites/${deleted.body.invite_id}`);
+    expect((await anonymous.get(`/api/invite-links/${tokenOf(deleted)}`)).status).to.equal(404);
+
+    const expiring = await as(org.key).post(`/api/organizations/${org.organizationId}/invites`, {
+      email: `late-${Date.now()}@example.test`,
+    });
+    await getStack().ds.query(`UPDATE invites SET expires_at = now() - interval '1 second' WHERE invite_id = $1`, [
+      expiring.body.invite_id,
+    ]);
+    const late = await anonymous.post(`/api/invite-links/${tokenOf(expiring)}/acceptance`, {
+      password: 'x'.repeat(20),
+    });
+    expect(late.status, late.text).to.equal(409);
+    expect(late.body.errors[0].message).to.match(/expired/);
+    expect((await getStack().ds.query(`SELECT 1 FROM users WHERE email = $1`, [expiring.body.email])).length).to.equal(
+      0,
+    );
   });
 
   it('lets the invited user reject: nothing is joined', async () => {

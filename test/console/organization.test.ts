@@ -62,6 +62,9 @@ describe('console (browser): dashboard and organization', function () {
     const invites = page.getByRole('table', { name: 'Invites' });
     await invites.getByText('newcomer@example.test').waitFor();
     await invites.locator('[data-status="PENDING"]').waitFor();
+    // No mail is sent: the link is shown once, to pass on.
+    const shown = await page.getByLabel('Pass this link on to newcomer@example.test').inputValue();
+    expect(shown).to.match(/\/console\/accept-invite#token=[A-Za-z0-9_-]{43}$/);
     const listed = await as(tenant.key).get(`/api/organizations/${tenant.organizationId}/invites`);
     expect(listed.body.invites.map((i: any) => [i.email, i.status])).to.deep.equal([
       ['newcomer@example.test', 'PENDING'],

@@ -93,3 +93,45 @@ describe('console (browser): a person sets a password, signs in and out', functi
     await c.shot('22-signed-out');
   });
 });
+
+describe('console (browser): a person with no account follows an invite link, sets a password and joins', function () {
+  this.timeout(120_000);
+  let c: ConsoleBrowser;
+  let page: Page;
+
+  before(async () => {
+    c = await launchConsole();
+    page = c.page;
+  });
+  after(async () => {
+    await c?.close();
+  });
+
+  it('shows the invite, sets the password, joins and lands signed in; the used link says it was accepted', async () => {
+    const org = await newTenant('console-inviter');
+    const email = `invited-${Date.now()}@example.test`;
+    const created = await as(org.key).post(`/api/organizations/${org.organizationId}/invites`, { email });
+    expect(created.status, created.text).to.equal(201);
+    const link = (created.body.accept_url as string).replace(/^https?:\/\/[^/]+/, getStack().baseUrl);
+
+    await page.goto(link);
+    await page.getByRole('heading', { name: 'Accept an invite' }).waitFor();
+    await page.getByText(email).waitFor();
+    expect(page.url()).to.not.include('token=');
+    await page.getByLabel('Choose a password').fill(PASSWORD);
+    await page.getByLabel('The password again').fill(`${PASSWORD}?`);
+    await page.getByRole('button', { name: 'Set password and join' }).click();
+    await page.getByRole('alert').getByText('The two passwords differ').waitFor();
+    await page.getByLabel('The password again').fill(PASSWORD);
+    await c.accessible('accept-invite');
+    await c.shot('23-accept-invite');
+    await page.getByRole('button', { name: 'Set password and join' }).click();
+    await page.getByRole('heading', { name: 'Dashboard' }).waitFor();
+    const members = await as(org.key).get(`/api/organizations/${org.organizationId}/users`);
+    expect(members.body.users.map((u: { email: string }) => u.email)).to.include(email);
+
+    await page.goto('about:blank');
+    await page.goto(link);
+    await page.getByRole('alert').getByText('This invite is accepted').waitFor();
+  });
+});

@@ -24,3 +24,26 @@ export async function setPasswordWithReset(token: string, password: string): Pro
     throw new Error('This link has expired or was already used. Ask your administrator for a new one.');
   throw new Error(errorText(error));
 }
+
+/** What an invite link invites to (GET /api/invite-links/{token}); a 404 (unknown or deleted) is said as such. */
+export async function readInviteLink(token: string) {
+  const {
+    data: link,
+    error,
+    response,
+  } = await api.GET('/api/invite-links/{token}', {
+    params: { path: { token } },
+  });
+  if (link) return link;
+  if (response.status === 404) throw new Error('This invite link is unknown, or its invite was withdrawn.');
+  throw new Error(errorText(error));
+}
+
+/** Accepts the link's invite; `password` is set when the person has none yet. */
+export const acceptInviteLink = (token: string, password: string | undefined) =>
+  data(
+    api.POST('/api/invite-links/{token}/acceptance', {
+      params: { path: { token } },
+      body: password === undefined ? {} : { password },
+    }),
+  );

@@ -1,5 +1,5 @@
-// The organization's members and its invites: invite by email (the invite expires on its own), withdraw a
-// pending one.
+// The organization's members and its invites: invite by email (the invite expires on its own; its link is shown
+// once, to pass on, as no mail is sent), withdraw a pending one.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { createInvite, listInvites, withdrawInvite } from '../api/invites';
@@ -42,6 +42,7 @@ export function Members({ organizationId }: { organizationId: string }) {
 export function Invites({ organizationId }: { organizationId: string }) {
   const queries = useQueryClient();
   const [email, setEmail] = useState('');
+  const [sent, setSent] = useState<{ email: string; url: string } | undefined>();
   const invites = useQuery({
     queryKey: queryKeys.invites(organizationId),
     queryFn: () => listInvites(organizationId),
@@ -49,7 +50,10 @@ export function Invites({ organizationId }: { organizationId: string }) {
   const refresh = () => void queries.invalidateQueries({ queryKey: queryKeys.invites(organizationId) });
   const invite = useMutation({
     mutationFn: () => createInvite(organizationId, email),
-    onSuccess: () => setEmail(''),
+    onSuccess: (made) => {
+      setEmail('');
+      if (made.accept_url) setSent({ email: made.email, url: made.accept_url });
+    },
     onSettled: refresh,
   });
   const withdraw = useMutation({
@@ -69,6 +73,12 @@ export function Invites({ organizationId }: { organizationId: string }) {
           Invite
         </button>
       </form>
+      {sent && (
+        <div className="card link-to-pass-on" role="status">
+          <label htmlFor="invite-link">Pass this link on to {sent.email}: it is shown only now</label>
+          <input id="invite-link" className="mono" readOnly value={sent.url} onFocus={(e) => e.target.select()} />
+        </div>
+      )}
       <ErrorBox error={invites.error ?? invite.error ?? withdraw.error} />
       <table className="list" aria-label="Invites">
         <thead>

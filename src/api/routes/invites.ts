@@ -3,11 +3,15 @@ import { DataSource, In } from 'typeorm';
 import { Invite, Organization } from '../../persistence/entities';
 import { INVITE_STATUSES } from '../../persistence/entities/invite';
 import { iso, pageInOrg } from '../../persistence/scoped';
+import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../../security/passwords';
 import {
+  acceptInviteByLink,
   callerEmail,
   createInvite,
   deleteInvite,
+  findInviteByLink,
   findVisibleInvite,
+  inviteLink,
   respondToInvite,
 } from '../../services/accounts/invites';
 import { notFound } from '../../errors';
@@ -43,6 +47,12 @@ const InviteSchema = defineSchema('Invite', {
     created_by: { type: 'string' },
     created_at: timestamp,
     updated_at: timestamp,
+    accept_url: {
+      type: 'string',
+      description:
+        "Only in CreateInvite's answer: the invite's link (its token appears nowhere else). Pass it on to the " +
+        'person invited: following it, they set a password if they have none and accept (docs/people.md#invites).',
+    },
   },
 });
 const InviteList = pageOf('InviteList', 'invites', InviteSchema);
@@ -95,7 +105,8 @@ route({
       caller,
       body.email,
     );
-    return { status: 201, body: (await presentAll(deps.ds, [invite]))[0] };
+    const accept_url = inviteLink(deps.config.publicBaseUrl, invite.linkToken);
+    return { status: 201, body: { ...(await presentAll(deps.ds, [invite.invite]))[0], accept_url } };
   },
 });
 
@@ -179,5 +190,76 @@ route({
   handler: async ({ deps, caller, params, body }) => {
     await respondToInvite(deps, caller, params.invite_id, body.response);
     return { status: 204 };
+  },
+});
+
+const linkToken = {
+  type: 'string',
+  pattern: '^[A-Za-z0-9_-]{43}$',
+  description: "an invite link's token (43 characters of base64url, after #token= in the link)",
+} as const;
+
+route({
+  operationId: 'GetInviteLink',
+  method: 'get',
+  path: '/invite-links/{token}',
+  tag: TAG,
+  auth: 'none',
+  summary:
+    "What an invite link invites to, for the person who follows it (no key: the link's token is the credential), " +
+    'and whether their email has an account here with a password (`account`). 404 for an unknown link.',
+  params: { token: linkToken },
+  responses: {
+    200: {
+      description: 'The invite',
+      schema: defineSchema('InviteLink', {
+        type: 'object',
+        required: ['invite', 'account'],
+        properties: {
+          invite: InviteSchema,
+          account: {
+            type: 'string',
+            enum: ['NEW', 'NO_PASSWORD', 'HAS_PASSWORD'],
+            description: 'NEW and NO_PASSWORD accept with a password to set; HAS_PASSWORD accepts without one.',
+          },
+        },
+      }),
+    },
+  },
+  handler: async ({ ctx, deps, params }) => {
+    ctx.set('Cache-Control', 'no-store');
+    const { invite, userExists, hasPassword } = await findInviteByLink(deps.ds, params.token);
+    const account = hasPassword ? 'HAS_PASSWORD' : userExists ? 'NO_PASSWORD' : 'NEW';
+    return { status: 200, body: { invite: (await presentAll(deps.ds, [invite]))[0], account } };
+  },
+});
+
+route({
+  operationId: 'AcceptInviteLink',
+  method: 'post',
+  path: '/invite-links/{token}/acceptance',
+  tag: TAG,
+  auth: 'none',
+  summary:
+    'Accepts the invite of a link: the person joins the organization (their user is made if new) and ' +
+    '`RespondToInvite` is recorded. Without a password yet, `password` is required and set once the invite is ' +
+    'ACCEPTED; with one, it must be absent (409: sign in instead). 409 once the invite expired or was answered; ' +
+    '404 for an unknown link. Then sign in (POST /api/sessions).',
+  params: { token: linkToken },
+  body: defineSchema('AcceptInviteLinkRequest', {
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      password: {
+        ...str(PASSWORD_MIN_LENGTH, PASSWORD_MAX_LENGTH),
+        description: `The password to set: ${PASSWORD_MIN_LENGTH} to ${PASSWORD_MAX_LENGTH} characters.`,
+      },
+    },
+  }),
+  responses: { 200: { description: 'Accepted', schema: InviteSchema } },
+  handler: async ({ ctx, deps, params, body }) => {
+    ctx.set('Cache-Control', 'no-store');
+    const invite = await acceptInviteByLink(deps, params.token, body.password);
+    return { status: 200, body: (await presentAll(deps.ds, [invite]))[0] };
   },
 });

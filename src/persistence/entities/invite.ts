@@ -13,6 +13,8 @@ export class Invite {
   @Column('timestamptz') expires_at: Date;
   @Column('timestamptz', { nullable: true }) responded_at: Date | null;
   @Column('text') created_by: string;
+  /** SHA-256 of the invite link's token (src/security/secret-tokens.ts); null on invites made before links. */
+  @Column('bytea', { nullable: true, select: false }) link_token_hash?: Buffer | null;
   @Column('timestamptz') created_at: Date;
   @Column('timestamptz') updated_at: Date;
 }

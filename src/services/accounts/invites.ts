@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { DataSource, MoreThan } from 'typeorm';
-import { conflict, forbidden, notFound } from '../../errors';
+import { conflict, forbidden, HttpError, notFound, temporarilyUnavailable } from '../../errors';
+import { hashPassword } from '../../security/passwords';
+import { hashSecretToken, newSecretToken } from '../../security/secret-tokens';
 import type { Caller } from '../caller';
 import { Invite, User } from '../../persistence/entities';
 import { workflowIdOf } from '../../temporal/workflow-start';
@@ -15,11 +17,17 @@ import { respondSignal, withdrawSignal, workflowStart, type InviteOutcome } from
 /** How long RespondToInvite waits for the workflow to record the answer before replying anyway. */
 const RESPONSE_WAIT_MS = 10_000;
 
+/** Where an invited person follows the link: the console's page, the token in the fragment (never in a log). */
+export function inviteLink(publicBaseUrl: string, token: string): string {
+  return `${publicBaseUrl}/console/accept-invite#token=${token}`;
+}
+
+/** Makes the invite and its workflow; answers the invite and its link's token (its only appearance). */
 export async function createInvite(
   deps: { ds: DataSource; temporal: Client; taskQueue: string; ttlSeconds: number },
   caller: Caller,
   email: string,
-): Promise<Invite> {
+): Promise<{ invite: Invite; linkToken: string }> {
   const normalized = email.trim().toLowerCase();
   const existingUser = await deps.ds.getRepository(User).findOneBy({ email: normalized });
   if (existingUser && (await isMember(deps.ds, caller.organizationId, existingUser.user_id))) {
@@ -34,6 +42,7 @@ export async function createInvite(
   if (pending) throw conflict(`A pending invite for ${normalized} already exists (${pending.invite_id})`);
 
   const now = new Date();
+  const linkToken = newSecretToken();
   const invite: Invite = {
     invite_id: randomUUID(),
     organization_id: caller.organizationId,
@@ -42,10 +51,11 @@ export async function createInvite(
     expires_at: new Date(now.getTime() + deps.ttlSeconds * 1000),
     responded_at: null,
     created_by: caller.actor,
+    link_token_hash: hashSecretToken(linkToken),
     created_at: now,
     updated_at: now,
   };
-  return insertAndStart(deps.ds, deps.temporal, {
+  const made = await insertAndStart(deps.ds, deps.temporal, {
     taskQueue: deps.taskQueue,
     resource: {
       kind: 'invite',
@@ -60,6 +70,56 @@ export async function createInvite(
       expiresAt: invite.expires_at.toISOString(),
     }),
   });
+  delete made.link_token_hash;
+  return { invite: made, linkToken };
+}
+
+export const INVITE_LINK_REFUSED = 'This invite link is unknown, or its invite was deleted: ask for a new invite';
+
+/** The invite a link's token names, with whether its email has an account here and whether it has a password. */
+export async function findInviteByLink(ds: DataSource, token: string) {
+  const invite = await ds.getRepository(Invite).findOneBy({ link_token_hash: hashSecretToken(token) });
+  if (!invite) throw new HttpError(404, 'NotFoundError', [{ message: INVITE_LINK_REFUSED }]);
+  const [user]: Array<{ has_password: boolean }> = await ds.query(
+    `SELECT password_hash IS NOT NULL AS has_password FROM users WHERE email = $1`,
+    [invite.email],
+  );
+  return { invite, userExists: user !== undefined, hasPassword: user?.has_password === true };
+}
+
+/**
+ * Accepts an invite by its link: the link stands for the invited mailbox, as a signed-in invitee would. A person
+ * with no password yet (a new user, or one made by an earlier invite) must set one, and it is set only once the
+ * invite is ACCEPTED, so a refused acceptance leaves no account that can sign in. A person who has a password
+ * keeps it (a `password` sent then is a 409: sign in instead; nothing here may change a password).
+ */
+export async function acceptInviteByLink(
+  deps: { ds: DataSource; temporal: Client },
+  token: string,
+  password: string | undefined,
+): Promise<Invite> {
+  const { invite, hasPassword } = await findInviteByLink(deps.ds, token);
+  if (hasPassword && password !== undefined)
+    throw conflict(
+      `${invite.email} already has a password: sign in with it, then accept (no password in this request)`,
+    );
+  if (!hasPassword && password === undefined)
+    throw new HttpError(400, 'ValidationError', [
+      { message: `${invite.email} has no password yet: send the one to set`, path: '/body/password' },
+    ]);
+  // A retry of an acceptance whose answer was lost finds the invite ACCEPTED and the password not yet set.
+  const retried = invite.status === 'ACCEPTED' && !hasPassword;
+  if (!retried) assertAnswerable(invite);
+  const passwordHash = password === undefined ? undefined : await hashPassword(password);
+  const settled = retried ? invite : await answer(deps, invite, 'ACCEPTED', `invite-link:${invite.email}`);
+  if (settled.status !== 'ACCEPTED')
+    throw temporarilyUnavailable('The acceptance is not recorded yet: send the same request again in a moment');
+  if (passwordHash)
+    await deps.ds.query(
+      `UPDATE users SET password_hash = $1, updated_at = now() WHERE email = $2 AND password_hash IS NULL`,
+      [passwordHash, invite.email],
+    );
+  return settled;
 }
 
 /** The caller's user email, or undefined for organization keys. */
@@ -85,11 +145,21 @@ export async function respondToInvite(
   const { invite, isInvitee } = await findVisibleInvite(deps.ds, caller, inviteId);
   if (!isInvitee) throw forbidden('Only the invited user can respond to an invite');
   assertAnswerable(invite);
+  return answer(deps, invite, response, caller.actor);
+}
+
+/** Tells the invite's workflow the answer and waits (a while) until it is recorded; the invite then. */
+async function answer(
+  deps: { ds: DataSource; temporal: Client },
+  invite: Invite,
+  response: 'ACCEPTED' | 'REJECTED',
+  respondedBy: string,
+): Promise<Invite> {
   await deps.temporal.workflow
     .getHandle(workflowIdOf('invite', invite.invite_id))
-    .signal(respondSignal, { response, respondedBy: caller.actor });
+    .signal(respondSignal, { response, respondedBy });
   const settled = await waitFor(
-    () => deps.ds.getRepository(Invite).findOneBy({ invite_id: inviteId }),
+    () => deps.ds.getRepository(Invite).findOneBy({ invite_id: invite.invite_id }),
     (row) => !row || row.status !== 'PENDING',
     RESPONSE_WAIT_MS,
   );
