@@ -5,10 +5,8 @@
 import { useEffect, useState, type FormEvent } from 'react';
 import { Link, useNavigate } from '@tanstack/react-router';
 import { acceptInviteLink, readInviteLink, signInWithPassword } from '../api/sessions';
+import { NewPasswordFields, PASSWORD_MIN_LENGTH } from '../components/new-password';
 import { session } from '../session';
-
-/** The API's minimum (AcceptInviteLinkRequest's minLength); the API checks it again and its message is shown. */
-const MIN_LENGTH = 12;
 
 type InviteLink = Awaited<ReturnType<typeof readInviteLink>>;
 
@@ -98,27 +96,14 @@ function AcceptForm({ token, link }: { token: string; link: InviteLink }) {
       </p>
       {needsPassword ? (
         <>
-          <label htmlFor="new-password">Choose a password</label>
-          <input
-            id="new-password"
-            type="password"
-            autoComplete="new-password"
-            minLength={MIN_LENGTH}
-            value={password}
-            onChange={(e) => setPassword(e.target.value)}
-            required
+          <NewPasswordFields
+            labels={['Choose a password', 'The password again']}
+            password={password}
+            again={again}
+            onPassword={setPassword}
+            onAgain={setAgain}
           />
-          <label htmlFor="new-password-again">The password again</label>
-          <input
-            id="new-password-again"
-            type="password"
-            autoComplete="new-password"
-            minLength={MIN_LENGTH}
-            value={again}
-            onChange={(e) => setAgain(e.target.value)}
-            required
-          />
-          <p className="hint">At least {MIN_LENGTH} characters.</p>
+          <p className="hint">At least {PASSWORD_MIN_LENGTH} characters.</p>
         </>
       ) : (
         <p className="hint">You have an account here: accept, then sign in with your password.</p>

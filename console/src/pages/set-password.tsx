@@ -4,10 +4,8 @@
 import { useState, type FormEvent } from 'react';
 import { Link } from '@tanstack/react-router';
 import { setPasswordWithReset } from '../api/sessions';
+import { NewPasswordFields, PASSWORD_MIN_LENGTH } from '../components/new-password';
 import { session } from '../session';
-
-/** The API's minimum (SetPasswordRequest's minLength); the API checks it again and its message is shown. */
-const MIN_LENGTH = 12;
 
 function tokenOfFragment(): string | undefined {
   return new URLSearchParams(window.location.hash.slice(1)).get('token') ?? undefined;
@@ -53,27 +51,14 @@ export function SetPasswordPage() {
         </p>
       ) : (
         <form onSubmit={submit} className="card">
-          <label htmlFor="new-password">New password</label>
-          <input
-            id="new-password"
-            type="password"
-            autoComplete="new-password"
-            minLength={MIN_LENGTH}
-            value={password}
-            onChange={(e) => setPassword(e.target.value)}
-            required
+          <NewPasswordFields
+            labels={['New password', 'New password again']}
+            password={password}
+            again={again}
+            onPassword={setPassword}
+            onAgain={setAgain}
           />
-          <label htmlFor="new-password-again">New password again</label>
-          <input
-            id="new-password-again"
-            type="password"
-            autoComplete="new-password"
-            minLength={MIN_LENGTH}
-            value={again}
-            onChange={(e) => setAgain(e.target.value)}
-            required
-          />
-          <p className="hint">At least {MIN_LENGTH} characters. The link works once.</p>
+          <p className="hint">At least {PASSWORD_MIN_LENGTH} characters. The link works once.</p>
           {error && (
             <p role="alert" className="error">
               {error}
