@@ -2,6 +2,7 @@ import type { ActivityDeps } from './deps';
 import { releaseSlot, staleSlotHolders } from '../src/jobs/admission';
 import { settleLostJobs, workflowState } from '../src/jobs/reconcile';
 import { sweepExpiredKeys } from '../src/jobs/idempotency';
+import { sweepOldAuditEvents } from '../src/services/accounts/audit';
 import { signalGranted } from './execution-slots';
 
 /**
@@ -23,7 +24,8 @@ export function createReconcilerActivities(deps: ActivityDeps) {
   return {
     /**
      * Settles the lost jobs of every kind (src/jobs/reconcile.ts), frees orphaned execution slots, and deletes
-     * expired idempotency keys (a live key never depends on this: an expired one is taken over when reused).
+     * expired idempotency keys (a live key never depends on this: an expired one is taken over when reused) and
+     * audit events past their retention.
      */
     async settleOrphans(input: { olderThanSeconds: number; limit: number }): Promise<{
       runs: number;
@@ -37,6 +39,9 @@ export function createReconcilerActivities(deps: ActivityDeps) {
       const executionSlots = await freeOrphanSlots(deps, input);
       const expiredKeys = await sweepExpiredKeys(deps.ds);
       if (expiredKeys) deps.log.info({ expiredKeys }, 'reconciler deleted expired idempotency keys');
+      const oldAuditEvents = await sweepOldAuditEvents(deps.ds, deps.config.auditRetentionDays);
+      if (oldAuditEvents)
+        deps.log.info({ oldAuditEvents }, 'reconciler deleted audit events past AUDIT_RETENTION_DAYS');
       if (Object.values(settled).some((n) => n > 0) || executionSlots) {
         deps.log.warn({ settled, freedExecutionSlots: executionSlots }, 'reconciler settled orphaned records');
       }

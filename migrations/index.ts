@@ -31,6 +31,7 @@ import { RunExecutionEnding1766900000000 } from './1766900000000-run-execution-e
 import { BuildArtifacts1767000000000 } from './1767000000000-build-artifacts';
 import { People1767140000000 } from './1767140000000-people';
 import { InviteLinks1767150000000 } from './1767150000000-invite-links';
+import { AuditEvents1767160000000 } from './1767160000000-audit-events';
 
 /** Every migration, in order; the data source runs these (never `synchronize`). */
 export const migrations = [
@@ -67,4 +68,5 @@ export const migrations = [
   BuildArtifacts1767000000000,
   People1767140000000,
   InviteLinks1767150000000,
+  AuditEvents1767160000000,
 ];

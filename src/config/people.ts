@@ -1,5 +1,6 @@
 // People's sign-in (docs/people.md): how long a cookie session lasts, idle and at most, how long a password-reset
-// link holds, and the rate limits of sign-in attempts (src/security/rate-limit-rules.ts reads them).
+// link holds, the rate limits of sign-in attempts (src/security/rate-limit-rules.ts reads them), and how long the
+// audit log keeps its events.
 import { parseSignInLimits, type SignInLimitRules } from '../security/rate-limit-rules';
 import type { EnvReader } from './env';
 
@@ -14,6 +15,8 @@ export interface PeopleSettings {
   passwordResetTtlSeconds: number;
   /** The buckets of sign-in attempts; undefined: not limited (SIGN_IN_RATE_LIMITS=off). */
   signInLimits: SignInLimitRules | undefined;
+  /** How long an audit event is kept (AUDIT_RETENTION_DAYS); the reconciler deletes older ones. */
+  auditRetentionDays: number;
 }
 
 export function readPeople(env: EnvReader): PeopleSettings {
@@ -23,5 +26,6 @@ export function readPeople(env: EnvReader): PeopleSettings {
     sessions: { idleTimeoutSeconds: Math.min(idleTimeoutSeconds, maxAgeSeconds), maxAgeSeconds },
     passwordResetTtlSeconds: env.int('PASSWORD_RESET_TTL_SECONDS', 24 * 3600, 60, 30 * 86_400),
     signInLimits: parseSignInLimits(env.optional('SIGN_IN_RATE_LIMITS'), env.problems),
+    auditRetentionDays: env.int('AUDIT_RETENTION_DAYS', 400, 1, 100 * 365),
   };
 }

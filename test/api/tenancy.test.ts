@@ -310,6 +310,11 @@ describe('tenancy: another organization sees nothing', () => {
       if (names.length) {
         expect(res.status, `${r.operationId} ${r.method.toUpperCase()} ${path}: ${res.text}`).to.equal(404);
         expect(res.body.type).to.equal('NotFoundError');
+      } else if (r.operationId === 'ListAuditEvents') {
+        // B's log names A's ids only in B's own refused attempts above.
+        expect(res.status, res.text).to.equal(200);
+        for (const e of res.body.audit_events) expect([e.user_id, e.status], e.path).to.deep.equal([b.userId, 404]);
+        checked++;
       } else if (r.method === 'get') {
         expect(res.status, `${r.operationId}: ${res.text}`).to.equal(200);
         for (const id of secretsOfA) expect(res.text, `${r.operationId} shows a record of A`).to.not.include(id);

@@ -10,6 +10,7 @@ import { JsonSchema, Static, validatorFor, withTextRule } from '../schemas/regis
 import type { Caller } from '../../services/caller';
 import { authenticate, extractKey } from './auth';
 import { authenticateSession, sessionTokenOf } from './session-cookies';
+import { auditRequest } from './audit';
 import { setSpanAttributes } from '../../observability/tracing';
 import { badRequest, forbidden, HttpError, payloadTooLarge, validationError } from '../../errors';
 import { guardInput } from './input-guard';
@@ -116,6 +117,11 @@ export interface RouteSpec<
    * first did and sets `replayed`.
    */
   idempotentAddition?: boolean;
+  /**
+   * The route is written to the audit log (src/api/http/audit.ts) with its answer's status, whatever it was:
+   * `true`, or a function that picks what of the body to record (never a secret). Default: DELETE routes only.
+   */
+  audit?: true | ((body: any) => Record<string, unknown>);
   // A method, so that its parameter is checked bivariantly: a route of any schemas is a `RouteSpec` to the
   // builder, which calls it with the validated input its schemas describe.
   handler(req: NoInfer<RouteRequest<BodyOf<B>, QueryOf<Q>, ParamsOf<P>>>): Promise<RouteResult | void>;
@@ -273,26 +279,46 @@ export function mount(router: Router, spec: RouteSpec, deps: Deps): void {
           }
         : undefined;
     const request = { ctx, deps, params, query, body, page, caller: caller as Caller, claim };
-    let result: RouteResult | void;
-    if (claim && spec.idempotent) {
-      const replay = spec.idempotent;
-      const once = await createIdempotently<RouteResult | void>(
-        deps.ds,
-        claim,
-        () => spec.handler(request),
-        (record) => replay({ deps, caller: caller as Caller, record }),
-        deps.temporal,
-      );
-      result = once.value && once.replayed ? { ...once.value, replayed: true } : once.value;
-    } else {
-      result = await spec.handler(request);
-    }
-    if (result) {
-      if (result.replayed) ctx.set(IDEMPOTENT_REPLAYED_HEADER, 'true');
-      ctx.status = result.status;
-      if (result.body !== undefined) ctx.body = result.body;
+    if (!(spec.audit ?? spec.method === 'delete') || caller?.runId) return answer(ctx, spec, request);
+    let failure: unknown;
+    try {
+      await answer(ctx, spec, request);
+    } catch (err) {
+      failure = err;
+      throw err;
+    } finally {
+      const pick = typeof spec.audit === 'function' ? spec.audit : undefined;
+      await auditRequest(ctx, deps, { operationId: spec.operationId, pick }, { caller, body, failure });
     }
   });
+}
+
+/** Runs the handler (once per Idempotency-Key on `idempotent` routes) and writes its result on the response. */
+async function answer(
+  ctx: Context,
+  spec: RouteSpec,
+  request: RouteRequest<unknown, Record<string, unknown>, Record<string, string>>,
+): Promise<void> {
+  const { deps, claim, caller } = request;
+  let result: RouteResult | void;
+  if (claim && spec.idempotent) {
+    const replay = spec.idempotent;
+    const once = await createIdempotently<RouteResult | void>(
+      deps.ds,
+      claim,
+      () => spec.handler(request),
+      (record) => replay({ deps, caller, record }),
+      deps.temporal,
+    );
+    result = once.value && once.replayed ? { ...once.value, replayed: true } : once.value;
+  } else {
+    result = await spec.handler(request);
+  }
+  if (result) {
+    if (result.replayed) ctx.set(IDEMPOTENT_REPLAYED_HEADER, 'true');
+    ctx.status = result.status;
+    if (result.body !== undefined) ctx.body = result.body;
+  }
 }
 
 /** A request header's value as sent (`''` when sent empty), undefined when absent. */

@@ -198,6 +198,7 @@ route({
   method: 'post',
   path: '/users/{user_id}/api-keys',
   tag: TAG,
+  audit: (b) => ({ name: b.name }),
   summary:
     "Creates a key that acts as this user in the caller's organization. A user key may create keys only for its own user; an organization key for any member. The `value` is returned only here.",
   params: { user_id: uuid },
@@ -240,6 +241,7 @@ route({
   method: 'post',
   path: '/organizations/{organization_id}/api-keys',
   tag: TAG,
+  audit: (b) => ({ name: b.name }),
   summary: 'Creates an organization key (acts as no user). The `value` is returned only here.',
   params: { organization_id: uuid },
   body: CreateApiKeyBody,
@@ -280,6 +282,7 @@ route({
   method: 'patch',
   path: '/api-keys/{api_key_id}',
   tag: TAG,
+  audit: (b) => ({ name: b.name, active: b.active }),
   summary: 'Renames, deactivates (`active: false`, the key then gets 401) or reactivates a key.',
   params: { api_key_id: uuid },
   body: UpdateApiKeyBody,

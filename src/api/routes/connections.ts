@@ -82,6 +82,7 @@ route({
   method: 'post',
   path: '/connections',
   tag: TAG,
+  audit: true,
   summary:
     "Connects a code host account: exchanges `credentials.codehost.auth_code` at the code host's OAuth token endpoint " +
     '(CODEHOST_OAUTH_*) and stores the tokens encrypted. 400 when the code host refuses the code (its error is ' +

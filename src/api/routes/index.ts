@@ -3,6 +3,7 @@ import './accounts';
 import './all-runs';
 import './assistant-runs';
 import './assistants';
+import './audit-events';
 import './billing';
 import './buckets';
 import './chat';

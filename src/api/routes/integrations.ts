@@ -50,6 +50,7 @@ route({
   method: 'post',
   path: '/integrations',
   tag: TAG,
+  audit: (b) => ({ name: b.name, type: b.type }),
   summary:
     'Creates an integration; outside senders call its `integration_endpoint`. Every structure, assistant and secret id ' +
     'must be of the organization (409 naming it otherwise). A chatapp or codehost_app without a secret reference gets ' +
@@ -87,6 +88,7 @@ route({
   method: 'patch',
   path: '/integrations/{integration_id}',
   tag: TAG,
+  audit: (b) => ({ name: b.name }),
   params: integrationPath,
   summary: 'Changes the given fields; the type cannot change (409).',
   body: UpdateRequest,

@@ -1,4 +1,6 @@
 // Invites: each one is a workflow (PENDING until answered or until it expires).
+import { auditSubjectOf } from '../../services/accounts/audit';
+import { noteForAudit } from '../http/audit';
 import { DataSource, In } from 'typeorm';
 import { Invite, Organization } from '../../persistence/entities';
 import { INVITE_STATUSES } from '../../persistence/entities/invite';
@@ -83,6 +85,7 @@ route({
   method: 'post',
   path: '/organizations/{organization_id}/invites',
   tag: TAG,
+  audit: (b) => ({ email: b.email }),
   summary:
     'Invites an email address to the organization. The invite expires after INVITE_TTL_SECONDS (7 days by default).',
   params: { organization_id: uuid },
@@ -178,6 +181,7 @@ route({
   method: 'post',
   path: '/invites/{invite_id}/response',
   tag: TAG,
+  audit: (b) => ({ response: b.response }),
   summary: 'The invited user accepts (joins the organization) or rejects. 409 once the invite expired or was answered.',
   params: { invite_id: uuid },
   body: defineSchema('RespondToInviteRequest', {
@@ -239,6 +243,7 @@ route({
   method: 'post',
   path: '/invite-links/{token}/acceptance',
   tag: TAG,
+  audit: true,
   auth: 'none',
   summary:
     'Accepts the invite of a link: the person joins the organization (their user is made if new) and ' +
@@ -259,7 +264,11 @@ route({
   responses: { 200: { description: 'Accepted', schema: InviteSchema } },
   handler: async ({ ctx, deps, params, body }) => {
     ctx.set('Cache-Control', 'no-store');
+    // Audited under the invite's organization, refused or not.
+    const named = (await findInviteByLink(deps.ds, params.token)).invite;
+    noteForAudit(ctx, { organizationId: named.organization_id, detail: { email: named.email } });
     const invite = await acceptInviteByLink(deps, params.token, body.password);
+    noteForAudit(ctx, { userId: (await auditSubjectOf(deps.ds, { email: invite.email })).userId });
     return { status: 200, body: (await presentAll(deps.ds, [invite]))[0] };
   },
 });

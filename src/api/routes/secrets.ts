@@ -57,6 +57,7 @@ route({
   method: 'post',
   path: '/secrets',
   tag: TAG,
+  audit: (b) => ({ name: b.name }),
   summary: `Stores a secret (name unique per organization, value up to ${MAX_SECRET_VALUE} characters).`,
   body: defineSchema('CreateSecretRequest', {
     type: 'object',
@@ -101,6 +102,7 @@ route({
   method: 'patch',
   path: '/secrets/{secret_id}',
   tag: TAG,
+  audit: (b) => ({ name: b.name }),
   summary: 'Renames a secret and/or replaces its value.',
   params: { secret_id: uuid },
   body: defineSchema('UpdateSecretRequest', {

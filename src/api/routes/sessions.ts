@@ -1,5 +1,7 @@
 // People's sign-in (docs/people.md): cookie sessions made by email and password, who is signed in, signing out
 // of one session or everywhere, and the one-time links that set a password.
+import { auditSubjectOf } from '../../services/accounts/audit';
+import { noteForAudit } from '../http/audit';
 import type { Context } from 'koa';
 import { forbidden, HttpError } from '../../errors';
 import { iso } from '../../persistence/scoped';
@@ -135,6 +137,7 @@ route({
   method: 'post',
   path: '/sessions',
   tag: TAG,
+  audit: (b) => ({ email: b.email }),
   auth: 'none',
   summary:
     'Signs a person in by email and password: sets the HttpOnly session cookie (tarmac_session) and the CSRF cookie (tarmac_csrf). 401 for a wrong email or password alike; 429 past SIGN_IN_RATE_LIMITS.',
@@ -144,6 +147,8 @@ route({
   handler: async ({ ctx, deps, body }) => {
     noStore(ctx);
     const address = clientAddress(ctx);
+    // Audited either way: a refusal (429 too) under the account it tried, when the email is known here.
+    noteForAudit(ctx, await auditSubjectOf(deps.ds, { email: body.email }));
     await takeTokens(deps.ds, ctx, signInBuckets(deps, address, body.email));
     const signedIn = await signIn(deps.ds, deps.config.sessions, {
       email: body.email,
@@ -151,6 +156,7 @@ route({
       organizationId: body.organization_id,
       address,
     });
+    noteForAudit(ctx, { organizationId: signedIn.session.organizationId, userId: signedIn.session.user.user_id });
     setSessionCookies(ctx, deps, signedIn);
     return { status: 201, body: { ...(await presentSession(deps, signedIn.session)), csrf_token: signedIn.csrfToken } };
   },
@@ -204,6 +210,7 @@ route({
   method: 'post',
   path: '/password-resets/{token}',
   tag: TAG,
+  audit: true,
   auth: 'none',
   summary: `Sets the password of a one-time password-reset link's user (${PASSWORD_MIN_LENGTH} to ${PASSWORD_MAX_LENGTH} characters) and ends all their sessions. 404 for a link unknown, used or expired.`,
   params: { token: resetToken },
@@ -212,7 +219,8 @@ route({
   responses: { 204: { description: 'Password set; sign in with it (POST /api/sessions)' } },
   handler: async ({ ctx, deps, params, body }) => {
     noStore(ctx);
-    await setPasswordWithReset(deps.ds, params.token, body.password);
+    const userId = await setPasswordWithReset(deps.ds, params.token, body.password);
+    noteForAudit(ctx, await auditSubjectOf(deps.ds, { userId }));
     return { status: 204 };
   },
 });
