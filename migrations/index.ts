@@ -32,6 +32,7 @@ import { BuildArtifacts1767000000000 } from './1767000000000-build-artifacts';
 import { People1767140000000 } from './1767140000000-people';
 import { InviteLinks1767150000000 } from './1767150000000-invite-links';
 import { AuditEvents1767160000000 } from './1767160000000-audit-events';
+import { InviteMail1767170000000 } from './1767170000000-invite-mail';
 
 /** Every migration, in order; the data source runs these (never `synchronize`). */
 export const migrations = [
@@ -69,4 +70,5 @@ export const migrations = [
   People1767140000000,
   InviteLinks1767150000000,
   AuditEvents1767160000000,
+  InviteMail1767170000000,
 ];

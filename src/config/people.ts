@@ -17,6 +17,8 @@ export interface PeopleSettings {
   signInLimits: SignInLimitRules | undefined;
   /** How long an audit event is kept (AUDIT_RETENTION_DAYS); the reconciler deletes older ones. */
   auditRetentionDays: number;
+  /** Where invites are mailed through (SMTP_URL, MAIL_FROM); undefined: no mail, the inviter passes the link on. */
+  mail: { smtpUrl: string; from: string } | undefined;
 }
 
 export function readPeople(env: EnvReader): PeopleSettings {
@@ -27,5 +29,23 @@ export function readPeople(env: EnvReader): PeopleSettings {
     passwordResetTtlSeconds: env.int('PASSWORD_RESET_TTL_SECONDS', 24 * 3600, 60, 30 * 86_400),
     signInLimits: parseSignInLimits(env.optional('SIGN_IN_RATE_LIMITS'), env.problems),
     auditRetentionDays: env.int('AUDIT_RETENTION_DAYS', 400, 1, 100 * 365),
+    mail: readMail(env),
   };
+}
+
+/** SMTP_URL: smtp://[user:password@]host[:port] (STARTTLS when offered) or smtps:// (TLS from the start). */
+function readMail(env: EnvReader): PeopleSettings['mail'] {
+  const smtpUrl = env.optional('SMTP_URL');
+  if (!smtpUrl) return undefined;
+  let protocol = '';
+  try {
+    protocol = new URL(smtpUrl).protocol;
+  } catch {
+    // reported below
+  }
+  if (protocol !== 'smtp:' && protocol !== 'smtps:') {
+    env.problems.push('SMTP_URL must be smtp://[user:password@]host[:port] or smtps://...');
+    return undefined;
+  }
+  return { smtpUrl, from: env.string('MAIL_FROM', 'Tarmac <tarmac@localhost>') };
 }

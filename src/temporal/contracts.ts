@@ -76,6 +76,8 @@ export interface InviteInput {
   organizationId: string;
   /** ISO timestamp; the invite expires then unless answered. */
   expiresAt: string;
+  /** Mail the invite's link first (SMTP_URL was set when it was made); absent on invites made before. */
+  mail?: boolean;
 }
 
 /** Knowledge base jobs (id knowledge-base-job-<uuid>): extract, chunk, embed and store the KB's assets. */

@@ -365,12 +365,22 @@ export async function startTimeSkipping() {
   });
   return {
     env,
-    runWorker: async <T>(fn: () => Promise<T>): Promise<T> => {
+    /** Runs a worker while `fn` runs; with `config`, a worker of those settings (configWith) on its queue. */
+    runWorker: async <T>(fn: () => Promise<T>, config?: Config): Promise<T> => {
+      const deps = config
+        ? activityDepsFor(config, {
+            ds: s.ds,
+            temporal: env.client,
+            log: createLogger(config.logLevel, 'test-worker'),
+            sandbox: s.activityDeps.sandbox,
+            runUpdates: s.activityDeps.runUpdates,
+          })
+        : s.activityDeps;
       const worker = await createWorker({
         connection: env.nativeConnection,
         namespace: env.namespace ?? 'default',
-        taskQueue: s.config.temporal.taskQueue,
-        deps: s.activityDeps,
+        taskQueue: (config ?? s.config).temporal.taskQueue,
+        deps,
         workflowBundle: s.workflowBundle,
         shutdownGraceTime: '1 second',
       });

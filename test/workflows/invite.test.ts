@@ -2,7 +2,7 @@
 import { expect } from 'chai';
 import { workflowIdOf } from '../../src/temporal/workflow-start';
 import { as } from '../harness/client';
-import { newTenant, startApi, startTimeSkipping } from '../harness/stack';
+import { getStack, configWith, freePort, newTenant, startApi, startTimeSkipping } from '../harness/stack';
 
 describe('invite workflow with time skipping', function () {
   this.timeout(120_000);
@@ -71,5 +71,41 @@ describe('invite workflow with time skipping', function () {
       const members = await as(org.key, api.baseUrl).get(`/api/organizations/${org.organizationId}/users`);
       expect(members.body.users).to.have.length(2);
     });
+  });
+
+  it('gives the mail up after its retries when SMTP is unreachable, records why, and the invite stays answerable', async () => {
+    const config = configWith({ SMTP_URL: `smtp://127.0.0.1:${await freePort()}` }); // nothing listens there
+    const mailing = await startApi(ts.env.client, 0, config);
+    try {
+      await ts.runWorker(async () => {
+        const org = await newTenant('org');
+        const person = await newTenant('person');
+        const created = await as(org.key, mailing.baseUrl).post(`/api/organizations/${org.organizationId}/invites`, {
+          email: person.email,
+        });
+        expect(created.status, created.text).to.equal(201);
+        expect(created.body).not.to.have.property('accept_url');
+        let row: { mail_error: string | null; status: string } | undefined;
+        // The retries' backoff (about two hours in all) is skipped 10 minutes at a time.
+        for (let i = 0; i < 40 && !row?.mail_error; i++) {
+          [row] = await getStack().ds.query(`SELECT mail_error, status FROM invites WHERE invite_id = $1`, [
+            created.body.invite_id,
+          ]);
+          if (!row?.mail_error) await ts.env.sleep('10 minutes');
+        }
+        expect(row?.mail_error).to.match(/ECONNREFUSED|connect/i);
+        expect(row?.status).to.equal('PENDING');
+        const read = await as(org.key, mailing.baseUrl).get(`/api/invites/${created.body.invite_id}`);
+        expect(read.body.mail_error).to.equal(row?.mail_error);
+        const answered = await as(person.key, mailing.baseUrl).post(`/api/invites/${created.body.invite_id}/response`, {
+          response: 'ACCEPTED',
+        });
+        expect(answered.status, answered.text).to.equal(204);
+        const handle = ts.env.client.workflow.getHandle(workflowIdOf('invite', created.body.invite_id));
+        expect(await handle.result()).to.equal('ACCEPTED');
+      }, config);
+    } finally {
+      await mailing.close();
+    }
   });
 });

@@ -1,5 +1,5 @@
 // The organization's members and its invites: invite by email (the invite expires on its own; its link is shown
-// once, to pass on, as no mail is sent), withdraw a pending one.
+// once, to pass on, when no mail is sent: no SMTP_URL), withdraw a pending one.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { createInvite, listInvites, withdrawInvite } from '../api/invites';

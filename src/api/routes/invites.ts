@@ -52,9 +52,12 @@ const InviteSchema = defineSchema('Invite', {
     accept_url: {
       type: 'string',
       description:
-        "Only in CreateInvite's answer: the invite's link (its token appears nowhere else). Pass it on to the " +
-        'person invited: following it, they set a password if they have none and accept (docs/people.md#invites).',
+        "Only in CreateInvite's answer, and only when no SMTP server is configured (SMTP_URL): the invite's link " +
+        '(its token appears nowhere else). Pass it on to the person invited: following it, they set a password if ' +
+        'they have none and accept (docs/people.md#invites). With SMTP, the link is mailed instead.',
     },
+    mailed_at: { ...timestamp, description: 'When the mail with its link was sent (with SMTP_URL).' },
+    mail_error: { type: 'string', description: 'Why the mail was given up after its retries (with SMTP_URL).' },
   },
 });
 const InviteList = pageOf('InviteList', 'invites', InviteSchema);
@@ -67,6 +70,8 @@ const present = (i: Invite, organizationName: string) => ({
   status: i.status,
   expires_at: iso(i.expires_at),
   ...(i.responded_at ? { responded_at: iso(i.responded_at) } : {}),
+  ...(i.mailed_at ? { mailed_at: iso(i.mailed_at) } : {}),
+  ...(i.mail_error ? { mail_error: i.mail_error } : {}),
   created_by: i.created_by,
   created_at: iso(i.created_at),
   updated_at: iso(i.updated_at),
@@ -104,12 +109,14 @@ route({
         temporal: deps.temporal,
         taskQueue: deps.config.temporal.taskQueue,
         ttlSeconds: deps.config.inviteTtlSeconds,
+        mail: deps.config.mail !== undefined,
       },
       caller,
       body.email,
     );
-    const accept_url = inviteLink(deps.config.publicBaseUrl, invite.linkToken);
-    return { status: 201, body: { ...(await presentAll(deps.ds, [invite.invite]))[0], accept_url } };
+    const presented = (await presentAll(deps.ds, [invite.invite]))[0];
+    if (!invite.linkToken) return { status: 201, body: presented }; // mailed by its workflow
+    return { status: 201, body: { ...presented, accept_url: inviteLink(deps.config.publicBaseUrl, invite.linkToken) } };
   },
 });
 

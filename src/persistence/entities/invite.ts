@@ -15,6 +15,10 @@ export class Invite {
   @Column('text') created_by: string;
   /** SHA-256 of the invite link's token (src/security/secret-tokens.ts); null on invites made before links. */
   @Column('bytea', { nullable: true, select: false }) link_token_hash?: Buffer | null;
+  /** When the mail with its link was sent (SMTP_URL); null before, or without mail. */
+  @Column('timestamptz', { nullable: true }) mailed_at?: Date | null;
+  /** Why the mail was given up, after its retries. */
+  @Column('text', { nullable: true }) mail_error?: string | null;
   @Column('timestamptz') created_at: Date;
   @Column('timestamptz') updated_at: Date;
 }

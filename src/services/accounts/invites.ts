@@ -22,12 +22,15 @@ export function inviteLink(publicBaseUrl: string, token: string): string {
   return `${publicBaseUrl}/console/accept-invite#token=${token}`;
 }
 
-/** Makes the invite and its workflow; answers the invite and its link's token (its only appearance). */
+/**
+ * Makes the invite and its workflow. Without mail, answers the link's token too (its only appearance); with
+ * mail (`mail`: SMTP_URL is set), the workflow makes the link and mails it, and no token is answered.
+ */
 export async function createInvite(
-  deps: { ds: DataSource; temporal: Client; taskQueue: string; ttlSeconds: number },
+  deps: { ds: DataSource; temporal: Client; taskQueue: string; ttlSeconds: number; mail: boolean },
   caller: Caller,
   email: string,
-): Promise<{ invite: Invite; linkToken: string }> {
+): Promise<{ invite: Invite; linkToken: string | undefined }> {
   const normalized = email.trim().toLowerCase();
   const existingUser = await deps.ds.getRepository(User).findOneBy({ email: normalized });
   if (existingUser && (await isMember(deps.ds, caller.organizationId, existingUser.user_id))) {
@@ -42,7 +45,7 @@ export async function createInvite(
   if (pending) throw conflict(`A pending invite for ${normalized} already exists (${pending.invite_id})`);
 
   const now = new Date();
-  const linkToken = newSecretToken();
+  const linkToken = deps.mail ? undefined : newSecretToken();
   const invite: Invite = {
     invite_id: randomUUID(),
     organization_id: caller.organizationId,
@@ -51,7 +54,7 @@ export async function createInvite(
     expires_at: new Date(now.getTime() + deps.ttlSeconds * 1000),
     responded_at: null,
     created_by: caller.actor,
-    link_token_hash: hashSecretToken(linkToken),
+    link_token_hash: linkToken ? hashSecretToken(linkToken) : null,
     created_at: now,
     updated_at: now,
   };
@@ -68,6 +71,7 @@ export async function createInvite(
       inviteId: invite.invite_id,
       organizationId: invite.organization_id,
       expiresAt: invite.expires_at.toISOString(),
+      ...(deps.mail ? { mail: true } : {}),
     }),
   });
   delete made.link_token_hash;
