@@ -1,5 +1,5 @@
 // The console's pages (TanStack Router, under /console). Every page but sign-in, set-password and accept-invite
-// needs a signed-in person (a cookie session) or an API key.
+// needs a signed-in person (a cookie session).
 import { useEffect } from 'react';
 import {
   createRootRoute,
@@ -65,7 +65,7 @@ function Frame() {
   if (signedIn === 'unknown') return <main id="main" aria-busy="true" />;
   if (signedIn === 'signed-out') return <SignIn />;
   const signOut = async () => {
-    if (signedIn === 'session') await signOutSession().catch(() => undefined); // an ended session is signed out
+    await signOutSession().catch(() => undefined); // an ended session is signed out already
     session.signOut();
     queries.clear(); // nothing read while signed in stays in memory
   };

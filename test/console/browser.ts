@@ -6,6 +6,8 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { expect } from 'chai';
 import type { Browser, Page } from 'playwright-core';
+import { as } from '../harness/client';
+import { PASSWORD, setPasswordOf } from '../harness/people';
 import { getStack } from '../harness/stack';
 
 const ROOT = path.resolve(__dirname, '../../..');
@@ -59,12 +61,17 @@ export async function launchConsole(): Promise<ConsoleBrowser> {
   };
 }
 
-/** A browser whose console is signed in with `key` (through the sign-in form's API-key choice, as a user would). */
+/** A browser whose console is signed in as the user of `key`, by email and password through the sign-in form. */
 export async function signedInConsole(key: string): Promise<ConsoleBrowser> {
+  // The key's user gets a password (through a reset link) and signs in with it, as a person does.
+  const me = await as(key).get('/api/users');
+  expect(me.status, me.text).to.equal(200);
+  const user = me.body.users[0] as { user_id: string; email: string }; // a new tenant's one user
+  await setPasswordOf(user.user_id, PASSWORD);
   const c = await launchConsole();
   await c.page.goto(`${getStack().baseUrl}/console`);
-  await c.page.getByRole('button', { name: 'Sign in with an API key instead' }).click();
-  await c.page.getByLabel('API key').fill(key);
+  await c.page.getByLabel('Email').fill(user.email);
+  await c.page.getByLabel('Password').fill(PASSWORD);
   await c.page.getByRole('button', { name: 'Sign in', exact: true }).click();
   await c.page.getByRole('heading', { name: 'Dashboard' }).waitFor();
   return c;

@@ -8,7 +8,8 @@ import { CONSOLE_CSP } from '../../src/api/console/serve-console';
 import { structureWithBuild } from '../harness/builds';
 import { as } from '../harness/client';
 import { PY_PRELUDE, waitForRun } from '../harness/runs';
-import { getStack, newTenant } from '../harness/stack';
+import { PASSWORD, personWithPassword } from '../harness/people';
+import { getStack } from '../harness/stack';
 import { upload } from '../fixtures/projects';
 import { launchConsole, type ConsoleBrowser } from './browser';
 
@@ -30,6 +31,7 @@ describe('console (browser)', function () {
   let consoleBrowser: ConsoleBrowser;
   let page: Page;
   let key: string;
+  let email: string;
   let structureId: string;
 
   const shot = (name: string) => consoleBrowser.shot(name);
@@ -41,8 +43,9 @@ describe('console (browser)', function () {
   };
 
   before(async function () {
-    const tenant = await newTenant('console');
+    const tenant = await personWithPassword('console');
     key = tenant.key;
+    email = tenant.email;
     ({ structureId } = await structureWithBuild(tenant.organizationId, { files: { 'structure.py': TICKING_PROGRAM } }));
     consoleBrowser = await launchConsole();
     page = consoleBrowser.page;
@@ -52,23 +55,23 @@ describe('console (browser)', function () {
     await consoleBrowser?.close();
   });
 
-  it('is served at /console under a strict CSP, and signs in with an API key kept for the tab only', async () => {
+  it('is served at /console under a strict CSP, and signs in by email and password with no key in the page', async () => {
     const response = await page.goto(`${getStack().baseUrl}/console`);
     expect(response?.status()).to.equal(200);
     expect(response?.headers()['content-security-policy']).to.equal(CONSOLE_CSP);
-    await page.getByRole('button', { name: 'Sign in with an API key instead' }).click();
-    await page.getByLabel('API key').fill('not-a-key');
+    expect(await page.getByText('API key').count()).to.equal(0); // keys are for programs
+    await page.getByLabel('Email').fill(email);
+    await page.getByLabel('Password').fill('not the password at all');
     await page.getByRole('button', { name: 'Sign in', exact: true }).click();
-    await page.getByRole('alert').getByText('unknown, inactive or deleted').waitFor();
+    await page.getByRole('alert').getByText('The email or the password is wrong').waitFor();
     await accessible('sign-in');
     await shot('01-sign-in');
-    await page.getByLabel('API key').fill(key);
+    await page.getByLabel('Password').fill(PASSWORD);
     await page.getByRole('button', { name: 'Sign in', exact: true }).click();
     await page.getByRole('heading', { name: 'Dashboard' }).waitFor();
     await page.getByRole('link', { name: 'Runs', exact: true }).click();
     await page.getByRole('heading', { name: 'Runs' }).waitFor();
-    expect(page.url()).to.not.include(key);
-    expect(await page.evaluate('sessionStorage.getItem("tarmac.apiKey")')).to.equal(key);
+    expect(await page.evaluate('sessionStorage.length')).to.equal(0);
     expect(await page.evaluate('localStorage.length')).to.equal(0);
   });
 
@@ -219,10 +222,11 @@ describe('console (browser)', function () {
     expect((await as(value).get('/api/users')).status).to.equal(401);
   });
 
-  it('signs out and forgets the key', async () => {
+  it('signs out: the session ends and the page holds nothing', async () => {
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByLabel('Email').waitFor();
-    expect(await page.evaluate('sessionStorage.getItem("tarmac.apiKey")')).to.equal(null);
+    expect((await page.context().cookies()).find((k) => k.name === 'tarmac_session')).to.equal(undefined);
+    expect(await page.evaluate('sessionStorage.length')).to.equal(0);
     await shot('09-signed-out');
   });
 });

@@ -9,21 +9,18 @@ export type Schemas = components['schemas'];
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 // A signed-in person's calls carry the session cookie (same origin: fetch sends it by default) and, on unsafe
-// methods, the CSRF cookie's value; a key's calls carry the key instead.
+// methods, the CSRF cookie's value.
 const withCredential: Middleware = {
   onRequest({ request }) {
-    const key = session.key();
-    if (key) request.headers.set('Authorization', `Bearer ${key}`);
-    else if (!SAFE_METHODS.has(request.method)) {
+    if (!SAFE_METHODS.has(request.method)) {
       const csrf = csrfToken();
       if (csrf) request.headers.set('X-CSRF-Token', csrf);
     }
     return request;
   },
-  onResponse({ request, response }) {
-    // An ended session, a revoked or deleted key: back to the sign-in form. A key being checked before it is
-    // kept (its own Authorization header, no key stored) is not a signed-in state to end.
-    if (response.status === 401 && (session.key() || !request.headers.has('Authorization'))) session.signOut();
+  onResponse({ response }) {
+    // An ended, expired or revoked session: back to the sign-in form.
+    if (response.status === 401) session.signOut();
     return response;
   },
 };

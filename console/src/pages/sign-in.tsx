@@ -1,20 +1,14 @@
-// Sign in: with email and password by default (POST /api/sessions: the api sets an HttpOnly session cookie, so
-// no secret stays in the page), or, as a second choice, with an API key checked against GET /api/users before it
-// is kept for this tab.
+// Sign in with email and password (POST /api/sessions): the api sets an HttpOnly session cookie, so no secret
+// stays in the page. API keys are for programs; the console never keeps one.
 import { useState, type FormEvent } from 'react';
-import { keyRefusal } from '../api/users';
 import { signInWithPassword } from '../api/sessions';
 import { session } from '../session';
 
 export function SignIn() {
-  const [withKey, setWithKey] = useState(false);
   return (
     <main className="signin" id="main">
       <h1>Tarmac console</h1>
-      {withKey ? <KeyForm /> : <PasswordForm />}
-      <button type="button" className="link" onClick={() => setWithKey(!withKey)}>
-        {withKey ? 'Sign in with email and password' : 'Sign in with an API key instead'}
-      </button>
+      <PasswordForm />
     </main>
   );
 }
@@ -66,48 +60,6 @@ function PasswordForm() {
         </p>
       )}
       <button type="submit" disabled={busy || !email.trim() || !password}>
-        {busy ? 'Signing in…' : 'Sign in'}
-      </button>
-    </form>
-  );
-}
-
-function KeyForm() {
-  const [key, setKey] = useState('');
-  const [error, setError] = useState<string | undefined>();
-  const [busy, setBusy] = useState(false);
-
-  async function submit(e: FormEvent) {
-    e.preventDefault();
-    setBusy(true);
-    setError(undefined);
-    const refusal = await keyRefusal(key.trim());
-    setBusy(false);
-    if (refusal === undefined) session.signInWithKey(key.trim());
-    else setError(refusal);
-  }
-
-  return (
-    <form onSubmit={submit} className="card">
-      <label htmlFor="api-key">API key</label>
-      <input
-        id="api-key"
-        name="api-key"
-        type="password"
-        autoComplete="off"
-        value={key}
-        onChange={(e) => setKey(e.target.value)}
-        required
-      />
-      <p className="hint">
-        The key stays in this tab only (session storage) and is sent to this server's API; signing out forgets it.
-      </p>
-      {error && (
-        <p role="alert" className="error">
-          {error}
-        </p>
-      )}
-      <button type="submit" disabled={busy || !key.trim()}>
         {busy ? 'Signing in…' : 'Sign in'}
       </button>
     </form>

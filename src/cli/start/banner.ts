@@ -39,7 +39,7 @@ export function printBanner(
     rule,
     bold('tarmac is running'),
     '',
-    `  Console       ${base}/console  (sign in with your password, or the API key)`,
+    `  Console       ${base}/console  (sign in with your email and password)`,
     `  API           ${base}/api`,
     `  OpenAPI       ${base}/api/openapi.json`,
     `  Temporal UI   ${ui ?? '(set TEMPORAL_UI_URL to show it here)'}`,
