@@ -15,7 +15,8 @@ import { getStack, newTenant, startApi } from '../harness/stack';
 
 const LIMIT = 2;
 const BACKLOG = 6;
-const SLEEP_SECONDS = 2;
+// Long enough that the last of the backlog is seen waiting even when creates are slow on a loaded machine.
+const SLEEP_SECONDS = 3;
 
 /** `test` against an api and a worker of their own on `taskQueue`, with ORG_MAX_CONCURRENT_RUNS=LIMIT. */
 async function withShare(taskQueue: string, test: (api: { baseUrl: string }) => Promise<void>): Promise<void> {
