@@ -223,8 +223,14 @@ async function snapshot(ds: DataSource, orgs: string[]): Promise<Record<string, 
         : '';
     // A refused hit of an integration's handler is logged (the delivery log is how a user sees why nothing
     // started): only deliveries that were let in count as written.
+    // So is a refused request that the audit log records (docs/people.md#audit-log): its event says it was
+    // refused; only the events of requests that succeeded count as written.
     const filter =
-      table === 'integration_deliveries' ? ` AND verdict IN ('accepted', 'duplicate', 'ignored', 'challenge')` : '';
+      table === 'integration_deliveries'
+        ? ` AND verdict IN ('accepted', 'duplicate', 'ignored', 'challenge')`
+        : table === 'audit_events'
+          ? ' AND status < 400'
+          : '';
     // Authentication refreshes api_keys.last_used: a write of the request's own, not of its input.
     const row = table === 'api_keys' ? '(t.api_key_id, t.name, t.active, t.run_id)::text' : 't::text';
     const [{ n, digest }] = await ds.query(

@@ -163,7 +163,17 @@ export async function upgradeDrill(
     const drained = await until(
       `${versionName(A)} to drain`,
       opts.seconds * 3_000 + 180_000,
-      async () => ((await versionStatus(client, 'default', A)).status === 'DRAINED' ? Date.now() : undefined),
+      // The server may delete a drained version before a poll sees it DRAINED (NOT_FOUND): gone is drained. The
+      // count of workflows still pinned to A below checks it either way.
+      async () =>
+        (
+          await versionStatus(client, 'default', A).catch((err: { code?: number }) => {
+            if (err?.code === 5) return { status: 'DRAINED' };
+            throw err;
+          })
+        ).status === 'DRAINED'
+          ? Date.now()
+          : undefined,
       500,
     );
     f.notes.push(`version A drained ${((drained - promotedAt) / 1000).toFixed(1)} s after B's promotion`);
