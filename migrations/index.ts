@@ -33,6 +33,7 @@ import { People1767140000000 } from './1767140000000-people';
 import { InviteLinks1767150000000 } from './1767150000000-invite-links';
 import { AuditEvents1767160000000 } from './1767160000000-audit-events';
 import { InviteMail1767170000000 } from './1767170000000-invite-mail';
+import { Roles1767180000000 } from './1767180000000-roles';
 
 /** Every migration, in order; the data source runs these (never `synchronize`). */
 export const migrations = [
@@ -71,4 +72,5 @@ export const migrations = [
   InviteLinks1767150000000,
   AuditEvents1767160000000,
   InviteMail1767170000000,
+  Roles1767180000000,
 ];

@@ -12,7 +12,8 @@ import {
 } from '@tanstack/react-router';
 import { useQueryClient } from '@tanstack/react-query';
 import { session, useSignedIn } from './session';
-import { hasLiveSession, signOutSession } from './api/sessions';
+import { currentSession, signOutSession } from './api/sessions';
+import { queryKeys } from './api/query-keys';
 import { SignIn } from './pages/sign-in';
 import { SetPasswordPage } from './pages/set-password';
 import { AcceptInvitePage } from './pages/accept-invite';
@@ -59,8 +60,15 @@ function Frame() {
   });
   useEffect(() => {
     // A tab opened on a live session (the cookie outlives a reload) is signed in without asking again.
-    if (signedIn === 'unknown') hasLiveSession().then(session.cookieSession, () => session.cookieSession(false));
-  }, [signedIn]);
+    if (signedIn === 'unknown')
+      currentSession().then(
+        (current) => {
+          if (current) queries.setQueryData(queryKeys.session, current);
+          session.cookieSession(current !== null);
+        },
+        () => session.cookieSession(false),
+      );
+  }, [signedIn, queries]);
   if (setPassword) return <Outlet />;
   if (signedIn === 'unknown') return <main id="main" aria-busy="true" />;
   if (signedIn === 'signed-out') return <SignIn />;

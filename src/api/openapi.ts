@@ -2,6 +2,7 @@
 import { allRoutes, querySchemaOf } from './http/route';
 import { allSchemas, ErrorBody } from './schemas/registry';
 import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENT_REPLAYED_HEADER, MAX_IDEMPOTENCY_KEY_LENGTH } from '../jobs/idempotency';
+import { roleNeeded } from './http/route-roles';
 
 const idempotencyKeyParameter = {
   name: IDEMPOTENCY_KEY_HEADER,
@@ -85,6 +86,8 @@ export function buildOpenApi(opts: { serverUrl: string; maxPageSize: number }) {
         : r.auth === 'apiKeyOrQuery'
           ? { security: [{ bearer: [] }, { apiKeyQuery: [] }, { session: [] }] }
           : {}),
+      // The least role of the caller (src/api/http/route-roles.ts); a public route has none.
+      ...(r.auth === 'none' ? {} : { 'x-tarmac-role': roleNeeded(r) }),
     };
     if (r.body) {
       op.requestBody = { required: !!r.bodyRequired, content: { 'application/json': { schema: r.body } } };

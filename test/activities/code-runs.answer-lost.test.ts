@@ -26,7 +26,7 @@ describe('a run whose execute answer was lost', function () {
   it("answers the process's recorded ending on the retry, without running the code again, and forgets it at the end", async () => {
     const { ds, config, env, activityDeps } = getStack();
     const t = await newTenant();
-    const caller: Caller = { ...t, apiKeyId: t.userId, actor: t.userId, runId: null };
+    const caller: Caller = { ...t, apiKeyId: t.userId, actor: t.userId, runId: null, role: 'owner' };
     const s = await structureWithBuild(t.organizationId, { files: { 'structure.py': PROGRAM } });
     const idle = { ...config, temporal: { ...config.temporal, taskQueue: 'tarmac-test-nobody-polls' } };
     const run = await createStructureRun({ ds, temporal: env.client, config: idle }, caller, s.structureId, {

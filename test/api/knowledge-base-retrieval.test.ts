@@ -116,6 +116,7 @@ describe('knowledge base search and retrievers', function () {
       apiKeyId: tenant.userId,
       actor: tenant.userId,
       runId: null,
+      role: 'owner' as const,
     };
     const refusal = await searchKnowledgeBase({ ds, temporal: env.client, config: unconfigured }, caller, geography, {
       query: 'Paris',

@@ -92,7 +92,7 @@ describe('sessions', function () {
   it('sign out everywhere: every session of the user ends, in every organization; API keys keep working', async () => {
     const person = await personWithPassword();
     const other = await newTenant('other-org');
-    await getStack().ds.transaction((em) => addMember(em, other.organizationId, person.userId));
+    await getStack().ds.transaction((em) => addMember(em, other.organizationId, person.userId, 'member'));
     const [laptop, phone, elsewhere] = [new Browser(), new Browser(), new Browser()];
     await laptop.signIn(person.email, PASSWORD);
     await phone.signIn(person.email, PASSWORD);
@@ -119,7 +119,7 @@ describe('sessions', function () {
   it('act in the oldest organization of the user, or the one named; another is 403', async () => {
     const person = await personWithPassword();
     const other = await newTenant('second-org');
-    await getStack().ds.transaction((em) => addMember(em, other.organizationId, person.userId));
+    await getStack().ds.transaction((em) => addMember(em, other.organizationId, person.userId, 'member'));
     const first = new Browser();
     expect((await first.signIn(person.email, PASSWORD)).body.organization_id).to.equal(person.organizationId);
     const second = new Browser();
@@ -223,7 +223,7 @@ describe('sessions', function () {
   it('stop at once when the member is removed or the user deleted', async () => {
     const owner = await newTenant('owner');
     const member = await personWithPassword('member');
-    await getStack().ds.transaction((em) => addMember(em, owner.organizationId, member.userId));
+    await getStack().ds.transaction((em) => addMember(em, owner.organizationId, member.userId, 'member'));
     const inOwners = new Browser();
     await inOwners.signIn(member.email, PASSWORD, { organization_id: owner.organizationId });
     const inOwn = new Browser();

@@ -59,6 +59,7 @@ const bodies: Record<string, unknown> = {
   CreateApiKey: { name: 'k' },
   CreateOrganizationApiKey: { name: 'k' },
   UpdateApiKey: { name: 'k' },
+  UpdateOrganizationMember: { role: 'viewer' },
   CreateInvite: { email: 'someone@example.test' },
   RespondToInvite: { response: 'ACCEPTED' },
   UpdateSecret: { name: 'x' },

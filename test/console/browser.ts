@@ -61,13 +61,18 @@ export async function launchConsole(): Promise<ConsoleBrowser> {
   };
 }
 
-/** A browser whose console is signed in as the user of `key`, by email and password through the sign-in form. */
+/** A browser whose console is signed in as the user of a new tenant's `key`. */
 export async function signedInConsole(key: string): Promise<ConsoleBrowser> {
-  // The key's user gets a password (through a reset link) and signs in with it, as a person does.
   const me = await as(key).get('/api/users');
   expect(me.status, me.text).to.equal(200);
-  const user = me.body.users[0] as { user_id: string; email: string }; // a new tenant's one user
-  await setPasswordOf(user.user_id, PASSWORD);
+  const [user] = me.body.users as Array<{ user_id: string; email: string }>; // a new tenant's one user
+  return signedInConsoleAs({ userId: user.user_id, email: user.email });
+}
+
+/** A browser whose console is signed in as `user`, by email and password through the sign-in form. */
+export async function signedInConsoleAs(user: { userId: string; email: string }): Promise<ConsoleBrowser> {
+  // The user gets a password (through a reset link) and signs in with it, as a person does.
+  await setPasswordOf(user.userId, PASSWORD);
   const c = await launchConsole();
   await c.page.goto(`${getStack().baseUrl}/console`);
   await c.page.getByLabel('Email').fill(user.email);

@@ -5,9 +5,9 @@ import { expect } from 'chai';
 import type { Page } from 'playwright-core';
 import { createPasswordReset, passwordResetLink } from '../../src/services/accounts/password-resets';
 import { as } from '../harness/client';
-import { PASSWORD } from '../harness/people';
+import { memberWithRole, PASSWORD } from '../harness/people';
 import { getStack, newTenant } from '../harness/stack';
-import { launchConsole, type ConsoleBrowser } from './browser';
+import { launchConsole, signedInConsole, signedInConsoleAs, type ConsoleBrowser } from './browser';
 
 describe('console (browser): a person sets a password, signs in and out', function () {
   this.timeout(120_000);
@@ -133,5 +133,69 @@ describe('console (browser): a person with no account follows an invite link, se
     await page.goto('about:blank');
     await page.goto(link);
     await page.getByRole('alert').getByText('This invite is accepted').waitFor();
+  });
+});
+
+describe('console (browser): roles', function () {
+  this.timeout(120_000);
+  let owner: Awaited<ReturnType<typeof newTenant>>;
+  let viewer: Awaited<ReturnType<typeof memberWithRole>>;
+  let member: Awaited<ReturnType<typeof memberWithRole>>;
+  const consoles: ConsoleBrowser[] = [];
+
+  before(async () => {
+    owner = await newTenant('console-roles');
+    viewer = await memberWithRole(owner.organizationId, 'viewer');
+    member = await memberWithRole(owner.organizationId, 'member');
+  });
+  after(async () => {
+    for (const c of consoles) await c.close();
+  });
+
+  it('shows a viewer what it may read and no control to create, run or manage', async () => {
+    const c = await signedInConsoleAs(viewer);
+    consoles.push(c);
+    await c.open('/structures');
+    await c.page.getByRole('table', { name: 'Structures' }).waitFor();
+    expect(await c.page.getByRole('button', { name: 'Create and deploy' }).count()).to.equal(0);
+    await c.open('/settings');
+    await c.page.getByText(`Signed in as ${viewer.email}, viewer of this organization.`).waitFor();
+    await c.page.getByRole('heading', { name: 'Your API keys' }).waitFor();
+    const members = c.page.getByRole('table', { name: 'Members' });
+    await members
+      .getByRole('row', { name: new RegExp(member.email) })
+      .getByRole('cell', { name: 'member', exact: true })
+      .waitFor();
+    expect(await c.page.getByRole('combobox').count()).to.equal(0); // no role to change, no invite to make
+    expect(await c.page.getByRole('button', { name: 'Invite' }).count()).to.equal(0);
+    await c.accessible('settings-viewer');
+    await c.shot('24-settings-viewer');
+  });
+
+  it('lets an owner change a role and invite with one', async () => {
+    const c = await signedInConsole(owner.key);
+    consoles.push(c);
+    await c.open('/settings');
+    await c.page.getByLabel(`Role of ${member.email}`).selectOption('admin');
+    const deadline = Date.now() + 10_000;
+    let role = '';
+    while (Date.now() < deadline && role !== 'admin') {
+      const listed = await as(owner.key).get(`/api/organizations/${owner.organizationId}/members`);
+      role = listed.body.members.find((m: { email: string }) => m.email === member.email).role;
+      if (role !== 'admin') await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(role).to.equal('admin');
+
+    const email = `invited-viewer-${Date.now()}@example.test`;
+    await c.page.getByLabel('Email to invite').fill(email);
+    await c.page.getByLabel('As', { exact: true }).selectOption('viewer');
+    await c.page.getByRole('button', { name: 'Invite', exact: true }).click();
+    await c.page
+      .getByRole('table', { name: 'Invites' })
+      .getByRole('row', { name: new RegExp(email) })
+      .getByRole('cell', { name: 'viewer', exact: true })
+      .waitFor();
+    await c.accessible('settings-owner');
+    await c.shot('25-settings-owner');
   });
 });

@@ -2,7 +2,9 @@
 // link, POST /api/password-resets/{token}), and a browser-like client that keeps the cookies an api sets and
 // sends them back, with the CSRF cookie's value in X-CSRF-Token unless told otherwise.
 import { expect } from 'chai';
+import { addMember, createApiKey, upsertUserByEmail } from '../../src/services/accounts/accounts';
 import { createPasswordReset } from '../../src/services/accounts/password-resets';
+import type { Role } from '../../src/services/accounts/roles';
 import { request, type Reply, type RequestOptions } from './client';
 import { getStack, newTenant } from './stack';
 
@@ -86,4 +88,23 @@ export class Browser {
     this.send<T>('POST', path, body, opts);
   delete = <T = any>(path: string, opts: RequestOptions & { csrf?: string | false } = {}) =>
     this.send<T>('DELETE', path, undefined, opts);
+}
+
+/**
+ * A new person whose one membership is of `organizationId`, with `role`, and a key of theirs there (set up
+ * directly, as an accepted invite leaves them).
+ */
+export async function memberWithRole(organizationId: string, role: Role, label: string = role) {
+  const email = `${label}-${Math.random().toString(36).slice(2, 10)}@example.test`;
+  return getStack().ds.transaction(async (em) => {
+    const user = await upsertUserByEmail(em, email);
+    await addMember(em, organizationId, user.user_id, role);
+    const { value } = await createApiKey(em, {
+      organizationId,
+      userId: user.user_id,
+      name: `${role} key`,
+      createdBy: user.user_id,
+    });
+    return { userId: user.user_id, email: user.email, key: value };
+  });
 }

@@ -52,6 +52,7 @@ async function assistantWithHangingRetrieval() {
     apiKeyId: t.userId,
     actor: t.userId,
     runId: null,
+    role: 'owner',
   };
   // The query's embedding request (the job's requests used the same model).
   const queried = () => provider.embeddingRequests.some((r) => r.model === embedding && r.input[0] === 'capital');

@@ -21,6 +21,7 @@ const callerOf = (t: { organizationId: string; userId: string }): Caller => ({
   apiKeyId: t.userId,
   actor: t.userId,
   runId: null,
+  role: 'owner',
 });
 
 describe('assistant run workflow', function () {

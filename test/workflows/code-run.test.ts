@@ -24,6 +24,7 @@ const callerOf = (t: { organizationId: string; userId: string }): Caller => ({
   apiKeyId: t.userId,
   actor: t.userId,
   runId: null,
+  role: 'owner',
 });
 
 /** Waits until the program of the run has printed its pid: it is running. */

@@ -57,6 +57,7 @@ async function tenantWithConnector(
     apiKeyId: t.userId,
     actor: t.userId,
     runId: null,
+    role: 'owner',
   };
   return { t, connector, caller };
 }

@@ -44,6 +44,7 @@ describe('git sources in the sandbox', function () {
       apiKeyId: t.userId,
       actor: t.userId,
       runId: null,
+      role: 'owner',
     };
     const owner = `g${randomUUID().slice(0, 8)}`;
     repository(owner, 'sound', (work) => fs.symlinkSync('main.js', path.join(work, 'alias.js')));

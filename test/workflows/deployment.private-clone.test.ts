@@ -25,6 +25,7 @@ describe('private repositories through a connection', function () {
       apiKeyId: t.userId,
       actor: t.userId,
       runId: null,
+      role: 'owner',
     };
     const owner = `o${randomUUID().slice(0, 8)}`;
     const [sha] = gitRepository(owner, 'app', [

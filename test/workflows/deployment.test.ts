@@ -18,6 +18,7 @@ const callerOf = (t: { organizationId: string; userId: string }): Caller => ({
   apiKeyId: t.userId,
   actor: t.userId,
   runId: null,
+  role: 'owner',
 });
 
 /** Whether a process whose command line contains `marker` is running. */

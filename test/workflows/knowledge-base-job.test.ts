@@ -34,6 +34,7 @@ async function stalledKnowledgeBase() {
     apiKeyId: t.userId,
     actor: t.userId,
     runId: null,
+    role: 'owner',
   };
   const embeddingArrived = async () => {
     for (let i = 0; i < 400 && !provider.embeddingRequests.some((r) => r.model === model); i++)

@@ -1,5 +1,7 @@
-// An organization's invites: the list, a new one by email (it expires on its own), the withdrawal of one.
+// An organization's invites: the list, a new one by email with the role it gives (it expires on its own), the
+// withdrawal of one.
 import { api, data } from './client';
+import type { Role } from '../role';
 
 const ofOrganization = (id: string) => ({ path: { organization_id: id } });
 
@@ -10,11 +12,11 @@ export const listInvites = (organizationId: string) =>
     }),
   );
 
-export const createInvite = (organizationId: string, email: string) =>
+export const createInvite = (organizationId: string, email: string, role: Role) =>
   data(
     api.POST('/api/organizations/{organization_id}/invites', {
       params: ofOrganization(organizationId),
-      body: { email },
+      body: { email, role },
     }),
   );
 

@@ -7,6 +7,8 @@ import type { QueuedKind, ScheduledKind } from './run-control';
 import type { RunKind, RunsSearch } from './runs';
 
 export const queryKeys = {
+  /** The signed-in session: its user, organization and role. */
+  session: ['session'] as const,
   runs: {
     all: ['runs'] as const,
     list: (search: RunsSearch) => ['runs', search] as const,
@@ -54,7 +56,8 @@ export const queryKeys = {
   users: ['users'] as const,
   members: (organizationId: string) => ['members', organizationId] as const,
   invites: (organizationId: string) => ['invites', organizationId] as const,
-  apiKeys: (organizationId: string) => ['api-keys', organizationId] as const,
+  /** An organization's keys (its id), or a person's own (`user:<id>`). */
+  apiKeys: (scope: string) => ['api-keys', scope] as const,
   secrets: ['secrets'] as const,
 
   dashboard: {

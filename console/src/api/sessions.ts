@@ -5,10 +5,12 @@ import { api, data, errorText } from './client';
 export const signInWithPassword = (email: string, password: string) =>
   data(api.POST('/api/sessions', { body: { email, password } }));
 
-/** Whether this browser's cookie is a live session (GET /api/sessions/current answers 200). */
-export async function hasLiveSession(): Promise<boolean> {
-  const { response } = await api.GET('/api/sessions/current');
-  return response.ok;
+/** This browser's session (GET /api/sessions/current: who, in which organization, with which role), or null. */
+export async function currentSession() {
+  const { data: current, error, response } = await api.GET('/api/sessions/current');
+  if (current) return current;
+  if (response.status === 401) return null;
+  throw new Error(errorText(error));
 }
 
 export const signOutSession = () => data(api.DELETE('/api/sessions/current'));

@@ -9,6 +9,7 @@ import { listThreads } from '../api/threads';
 import { Chat } from '../components/chat';
 import { Schedules } from '../components/schedules';
 import { ErrorBox, Section } from '../ui';
+import { Writes } from '../role';
 
 export function AssistantPage() {
   const { assistantId } = useParams({ from: '/assistants/$assistantId' });
@@ -48,7 +49,9 @@ export function AssistantPage() {
             ))}
           </ul>
         </Section>
-        <Chat assistantId={assistantId} threadId={threadId} onThread={setThreadId} />
+        <Writes>
+          <Chat assistantId={assistantId} threadId={threadId} onThread={setThreadId} />
+        </Writes>
       </div>
       <Schedules kind="assistant" resourceId={assistantId} />
     </>

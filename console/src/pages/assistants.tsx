@@ -6,6 +6,7 @@ import { useState, type FormEvent } from 'react';
 import { createAssistant, listAssistants } from '../api/assistants';
 import { queryKeys } from '../api/query-keys';
 import { ErrorBox, Pager, Section, Time } from '../ui';
+import { Writes } from '../role';
 
 export function AssistantsPage() {
   const [page, setPage] = useState(1);
@@ -28,23 +29,31 @@ export function AssistantsPage() {
   return (
     <>
       <h1>Assistants</h1>
-      <Section title="New assistant">
-        <form onSubmit={submit} className="run-form">
-          <label htmlFor="assistant-name">Name</label>
-          <input id="assistant-name" value={name} onChange={(e) => setName(e.target.value)} required maxLength={200} />
-          <label htmlFor="assistant-input">Instructions (optional)</label>
-          <textarea
-            id="assistant-input"
-            rows={2}
-            value={instructions}
-            onChange={(e) => setInstructions(e.target.value)}
-          />
-          <button type="submit" disabled={!name.trim() || create.isPending}>
-            Create assistant
-          </button>
-        </form>
-        <ErrorBox error={create.error} />
-      </Section>
+      <Writes>
+        <Section title="New assistant">
+          <form onSubmit={submit} className="run-form">
+            <label htmlFor="assistant-name">Name</label>
+            <input
+              id="assistant-name"
+              value={name}
+              onChange={(e) => setName(e.target.value)}
+              required
+              maxLength={200}
+            />
+            <label htmlFor="assistant-input">Instructions (optional)</label>
+            <textarea
+              id="assistant-input"
+              rows={2}
+              value={instructions}
+              onChange={(e) => setInstructions(e.target.value)}
+            />
+            <button type="submit" disabled={!name.trim() || create.isPending}>
+              Create assistant
+            </button>
+          </form>
+          <ErrorBox error={create.error} />
+        </Section>
+      </Writes>
       <ErrorBox error={assistants.error} />
       <table className="list" aria-label="Assistants">
         <thead>

@@ -5,6 +5,7 @@ import { useState, type FormEvent } from 'react';
 import { createBucket, listBuckets } from '../api/buckets';
 import { queryKeys } from '../api/query-keys';
 import { ErrorBox, Pager, Section, Time } from '../ui';
+import { Writes } from '../role';
 
 export function BucketsPage() {
   const [page, setPage] = useState(1);
@@ -26,16 +27,18 @@ export function BucketsPage() {
   return (
     <>
       <h1>Buckets</h1>
-      <Section title="New bucket">
-        <form onSubmit={submit} className="inline-form">
-          <label htmlFor="bucket-name">Name</label>
-          <input id="bucket-name" value={name} onChange={(e) => setName(e.target.value)} required maxLength={200} />
-          <button type="submit" disabled={!name.trim() || create.isPending}>
-            Create bucket
-          </button>
-        </form>
-        <ErrorBox error={create.error} />
-      </Section>
+      <Writes>
+        <Section title="New bucket">
+          <form onSubmit={submit} className="inline-form">
+            <label htmlFor="bucket-name">Name</label>
+            <input id="bucket-name" value={name} onChange={(e) => setName(e.target.value)} required maxLength={200} />
+            <button type="submit" disabled={!name.trim() || create.isPending}>
+              Create bucket
+            </button>
+          </form>
+          <ErrorBox error={create.error} />
+        </Section>
+      </Writes>
       <ErrorBox error={buckets.error} />
       <table className="list" aria-label="Buckets">
         <thead>

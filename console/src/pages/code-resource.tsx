@@ -13,6 +13,7 @@ import { RecentRuns } from '../components/recent-runs';
 import { ToolActivity } from '../components/tool-activity';
 import { ErrorBox, Section } from '../ui';
 import { PLURAL } from './code-resources';
+import { Writes } from '../role';
 
 const OPEN_POLL_MS = 1500;
 
@@ -46,19 +47,23 @@ export function CodeResourcePage({ kind }: { kind: CodeKind }) {
       <Section
         title="Deployments"
         actions={
-          <button type="button" onClick={() => deploy.mutate()} disabled={deploy.isPending}>
-            Deploy again
-          </button>
+          <Writes>
+            <button type="button" onClick={() => deploy.mutate()} disabled={deploy.isPending}>
+              Deploy again
+            </button>
+          </Writes>
         }
       >
         <ErrorBox error={deployments.error ?? deploy.error} />
         <DeploymentsTable deployments={deployments.data} />
       </Section>
-      {kind === 'function' ? (
-        <FunctionExecute functionId={resourceId} deployed={deployed} onRan={onRan} />
-      ) : (
-        <ToolActivity toolId={resourceId} deployed={deployed} onRan={onRan} />
-      )}
+      <Writes>
+        {kind === 'function' ? (
+          <FunctionExecute functionId={resourceId} deployed={deployed} onRan={onRan} />
+        ) : (
+          <ToolActivity toolId={resourceId} deployed={deployed} onRan={onRan} />
+        )}
+      </Writes>
       <Queue kind={kind} resourceId={resourceId} />
       {kind === 'function' && <Schedules kind="function" resourceId={resourceId} />}
       <RecentRuns kind={kind} resourceId={resourceId} />

@@ -6,6 +6,7 @@ import { useState, type FormEvent } from 'react';
 import { createResource, listResources, type CodeKind } from '../api/code-resources';
 import { queryKeys } from '../api/query-keys';
 import { ErrorBox, Pager, Section, shortId, Time } from '../ui';
+import { Writes } from '../role';
 
 export const PLURAL: Record<CodeKind, string> = { function: 'Functions', tool: 'Tools' };
 
@@ -30,16 +31,24 @@ export function CodeResourcesPage({ kind }: { kind: CodeKind }) {
   return (
     <>
       <h1>{PLURAL[kind]}</h1>
-      <Section title={`New ${kind} from the example project`}>
-        <form onSubmit={submit} className="inline-form">
-          <label htmlFor={`${kind}-name`}>Name</label>
-          <input id={`${kind}-name`} value={name} onChange={(e) => setName(e.target.value)} required maxLength={200} />
-          <button type="submit" disabled={!name.trim() || create.isPending}>
-            Create and deploy
-          </button>
-        </form>
-        <ErrorBox error={create.error} />
-      </Section>
+      <Writes>
+        <Section title={`New ${kind} from the example project`}>
+          <form onSubmit={submit} className="inline-form">
+            <label htmlFor={`${kind}-name`}>Name</label>
+            <input
+              id={`${kind}-name`}
+              value={name}
+              onChange={(e) => setName(e.target.value)}
+              required
+              maxLength={200}
+            />
+            <button type="submit" disabled={!name.trim() || create.isPending}>
+              Create and deploy
+            </button>
+          </form>
+          <ErrorBox error={create.error} />
+        </Section>
+      </Writes>
       <ErrorBox error={list.error} />
       <table className="list" aria-label={PLURAL[kind]}>
         <thead>

@@ -1,43 +1,61 @@
-// Settings: the organization's API keys (create: the value is shown once; revoke: deleted, it gets 401 from
-// then on), the names of its secrets (values never leave the server), its members and invites.
+// Settings: API keys (an admin sees the organization's and makes organization keys with a role; anyone else
+// their own; the value is shown once; an admin revokes: deleted, it gets 401 from then on), the names of the
+// secrets (values never leave the server), the members with their roles, and the invites.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
-import { createApiKey, listApiKeys, revokeApiKey } from '../api/api-keys';
+import { createApiKey, createOwnApiKey, listApiKeys, listOwnApiKeys, revokeApiKey } from '../api/api-keys';
 import { queryKeys } from '../api/query-keys';
 import { listSecrets } from '../api/secrets';
-import { listUsers } from '../api/users';
 import { Invites, Members } from '../components/members';
+import { atLeast, ROLES, useCurrentSession, type Role } from '../role';
 import { ErrorBox, Section, Time } from '../ui';
 
-function ApiKeys({ organizationId }: { organizationId: string }) {
+/** An admin's view: every key of the organization. Anyone else: their own keys. */
+function ApiKeys({ organizationId, userId, role }: { organizationId: string; userId: string; role: Role }) {
   const queries = useQueryClient();
+  const admin = atLeast(role, 'admin');
+  const scope = admin ? organizationId : `user:${userId}`;
   const keys = useQuery({
-    queryKey: queryKeys.apiKeys(organizationId),
-    queryFn: () => listApiKeys(organizationId),
+    queryKey: queryKeys.apiKeys(scope),
+    queryFn: () => (admin ? listApiKeys(organizationId) : listOwnApiKeys(userId)),
   });
   const [name, setName] = useState('');
+  const [keyRole, setKeyRole] = useState<Role>('member');
   const [created, setCreated] = useState<{ name: string; value: string } | undefined>();
   const create = useMutation({
-    mutationFn: () => createApiKey(organizationId, name),
+    mutationFn: () => (admin ? createApiKey(organizationId, name, keyRole) : createOwnApiKey(userId, name)),
     onSuccess: (key) => {
       setCreated({ name: key.name, value: key.value });
       setName('');
     },
-    onSettled: () => queries.invalidateQueries({ queryKey: queryKeys.apiKeys(organizationId) }),
+    onSettled: () => queries.invalidateQueries({ queryKey: queryKeys.apiKeys(scope) }),
   });
   const revoke = useMutation({
     mutationFn: revokeApiKey,
-    onSettled: () => queries.invalidateQueries({ queryKey: queryKeys.apiKeys(organizationId) }),
+    onSettled: () => queries.invalidateQueries({ queryKey: queryKeys.apiKeys(scope) }),
   });
   const submit = (e: FormEvent) => {
     e.preventDefault();
     create.mutate();
   };
   return (
-    <Section title="API keys">
+    <Section title={admin ? 'API keys' : 'Your API keys'}>
+      {!admin && <p className="muted">Your keys act as you, with your role ({role}). An admin revokes keys.</p>}
       <form onSubmit={submit} className="inline-form">
         <label htmlFor="new-key-name">New key name</label>
         <input id="new-key-name" value={name} onChange={(e) => setName(e.target.value)} required maxLength={200} />
+        {admin && (
+          <>
+            <label htmlFor="new-key-role">Organization key as</label>
+            <select id="new-key-role" value={keyRole} onChange={(e) => setKeyRole(e.target.value as Role)}>
+              {ROLES.filter((r) => atLeast(role, r)).map((r) => (
+                <option key={r} value={r}>
+                  {r}
+                </option>
+              ))}
+            </select>
+          </>
+        )}
         <button type="submit" disabled={!name.trim() || create.isPending}>
           Create key
         </button>
@@ -73,7 +91,7 @@ function ApiKeys({ organizationId }: { organizationId: string }) {
           {keys.data?.api_keys.map((k) => (
             <tr key={k.api_key_id}>
               <td>{k.name}</td>
-              <td>{k.user_id ? 'user' : 'organization'}</td>
+              <td>{k.user_id ? 'user' : `organization (${k.role ?? 'member'})`}</td>
               <td>{k.active ? 'yes' : 'no'}</td>
               <td>
                 <Time at={k.last_used} />
@@ -82,17 +100,19 @@ function ApiKeys({ organizationId }: { organizationId: string }) {
                 <Time at={k.created_at} />
               </td>
               <td>
-                <button
-                  type="button"
-                  className="danger"
-                  aria-label={`Revoke ${k.name}`}
-                  onClick={() =>
-                    window.confirm(`Revoke the key "${k.name}"? It stops working at once.`) &&
-                    revoke.mutate(k.api_key_id)
-                  }
-                >
-                  Revoke
-                </button>
+                {admin && (
+                  <button
+                    type="button"
+                    className="danger"
+                    aria-label={`Revoke ${k.name}`}
+                    onClick={() =>
+                      window.confirm(`Revoke the key "${k.name}"? It stops working at once.`) &&
+                      revoke.mutate(k.api_key_id)
+                    }
+                  >
+                    Revoke
+                  </button>
+                )}
               </td>
             </tr>
           ))}
@@ -139,19 +159,19 @@ function Secrets() {
 }
 
 export function SettingsPage() {
-  // The key's organization: the one every user of GET /api/users (the caller's organization) belongs to.
-  const users = useQuery({ queryKey: queryKeys.users, queryFn: listUsers });
-  const organizationId = users.data?.users
-    .map((u) => u.organizations)
-    .reduce((common, orgs) => common.filter((o) => orgs.includes(o)))[0];
+  const me = useCurrentSession();
   return (
     <>
       <h1>Settings</h1>
-      <ErrorBox error={users.error} />
-      {organizationId && <ApiKeys organizationId={organizationId} />}
+      {me && (
+        <p className="muted">
+          Signed in as {me.user.email}, {me.role} of this organization.
+        </p>
+      )}
+      {me && <ApiKeys organizationId={me.organization_id} userId={me.user.user_id} role={me.role} />}
       <Secrets />
-      {organizationId && <Members organizationId={organizationId} />}
-      {organizationId && <Invites organizationId={organizationId} />}
+      {me && <Members organizationId={me.organization_id} />}
+      {me && <Invites organizationId={me.organization_id} />}
     </>
   );
 }

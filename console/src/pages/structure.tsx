@@ -10,6 +10,7 @@ import { DeploymentsTable } from '../components/deployments';
 import { Queue } from '../components/queue';
 import { Schedules } from '../components/schedules';
 import { ErrorBox, Section } from '../ui';
+import { Writes } from '../role';
 
 const OPEN_POLL_MS = 1500;
 const isOpen = (status: string) => status === 'QUEUED' || status === 'DEPLOYING';
@@ -59,25 +60,29 @@ export function StructurePage() {
       <Section
         title="Deployments"
         actions={
-          <button type="button" onClick={() => deploy.mutate()} disabled={deploy.isPending}>
-            Deploy again
-          </button>
+          <Writes>
+            <button type="button" onClick={() => deploy.mutate()} disabled={deploy.isPending}>
+              Deploy again
+            </button>
+          </Writes>
         }
       >
         <ErrorBox error={deployments.error ?? deploy.error} />
         <DeploymentsTable deployments={deployments.data?.deployments} />
       </Section>
-      <Section title="Start a run">
-        <form onSubmit={submit} className="run-form">
-          <label htmlFor="run-args">Arguments, one a line</label>
-          <textarea id="run-args" rows={3} value={args} onChange={(e) => setArgs(e.target.value)} />
-          <button type="submit" disabled={!deployed || start.isPending}>
-            Start run
-          </button>
-          {!deployed && <p className="muted">A run needs a successful deployment.</p>}
-        </form>
-        <ErrorBox error={start.error} />
-      </Section>
+      <Writes>
+        <Section title="Start a run">
+          <form onSubmit={submit} className="run-form">
+            <label htmlFor="run-args">Arguments, one a line</label>
+            <textarea id="run-args" rows={3} value={args} onChange={(e) => setArgs(e.target.value)} />
+            <button type="submit" disabled={!deployed || start.isPending}>
+              Start run
+            </button>
+            {!deployed && <p className="muted">A run needs a successful deployment.</p>}
+          </form>
+          <ErrorBox error={start.error} />
+        </Section>
+      </Writes>
       <Queue kind="structure" resourceId={structureId} />
       <Schedules kind="structure" resourceId={structureId} />
     </>

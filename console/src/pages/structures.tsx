@@ -6,6 +6,7 @@ import { useState, type FormEvent } from 'react';
 import { queryKeys } from '../api/query-keys';
 import { createStructure, listStructures } from '../api/structures';
 import { ErrorBox, Pager, Section, shortId, Time } from '../ui';
+import { Writes } from '../role';
 
 export function StructuresPage() {
   const [page, setPage] = useState(1);
@@ -27,16 +28,24 @@ export function StructuresPage() {
   return (
     <>
       <h1>Structures</h1>
-      <Section title="New structure from the example project">
-        <form onSubmit={submit} className="inline-form">
-          <label htmlFor="structure-name">Name</label>
-          <input id="structure-name" value={name} onChange={(e) => setName(e.target.value)} required maxLength={200} />
-          <button type="submit" disabled={!name.trim() || create.isPending}>
-            Create and deploy
-          </button>
-        </form>
-        <ErrorBox error={create.error} />
-      </Section>
+      <Writes>
+        <Section title="New structure from the example project">
+          <form onSubmit={submit} className="inline-form">
+            <label htmlFor="structure-name">Name</label>
+            <input
+              id="structure-name"
+              value={name}
+              onChange={(e) => setName(e.target.value)}
+              required
+              maxLength={200}
+            />
+            <button type="submit" disabled={!name.trim() || create.isPending}>
+              Create and deploy
+            </button>
+          </form>
+          <ErrorBox error={create.error} />
+        </Section>
+      </Writes>
       <ErrorBox error={structures.error} />
       <table className="list" aria-label="Structures">
         <thead>

@@ -3,6 +3,7 @@ import { hashApiKeyHex } from '../../security/api-key-values';
 import type { Caller } from '../../services/caller';
 import { unauthorized } from '../../errors';
 import type { KeyCache } from './key-cache';
+import type { Role } from '../../services/accounts/roles';
 
 /** How often `last_used` is written at most, per key: reads stay read-only in between. */
 const LAST_USED_RESOLUTION_SECONDS = 60;
@@ -23,20 +24,26 @@ export async function authenticate(ds: DataSource, keyValue: string | undefined,
       organization_id: string;
       user_id: string | null;
       run_id: string | null;
+      role: Role | null;
       stale: boolean;
     }> = await ds.query(
-      `SELECT api_key_id, organization_id, user_id, run_id,
-              last_used < now() - make_interval(secs => $2) AS stale
-         FROM api_keys WHERE key_hash = $1 AND active`,
+      // A user key acts with its user's role (a user key outlives no membership: removing one deletes them).
+      `SELECT k.api_key_id, k.organization_id, k.user_id, k.run_id,
+              CASE WHEN k.run_id IS NOT NULL THEN 'member' ELSE COALESCE(k.role, m.role) END AS role,
+              k.last_used < now() - make_interval(secs => $2) AS stale
+         FROM api_keys k
+         LEFT JOIN memberships m ON m.organization_id = k.organization_id AND m.user_id = k.user_id
+        WHERE k.key_hash = $1 AND k.active`,
       [Buffer.from(hashHex, 'hex'), LAST_USED_RESOLUTION_SECONDS],
     );
     const row = rows[0];
-    if (!row) throw unauthorized('The API key is unknown, inactive or deleted');
+    if (!row || !row.role) throw unauthorized('The API key is unknown, inactive or deleted');
     key = {
       apiKeyId: row.api_key_id,
       organizationId: row.organization_id,
       userId: row.user_id,
       runId: row.run_id,
+      role: row.role,
       lastUsedAt: row.stale ? 0 : now,
     };
     cache?.set(hashHex, key, generation);
@@ -52,6 +59,7 @@ export async function authenticate(ds: DataSource, keyValue: string | undefined,
     apiKeyId: key.apiKeyId,
     actor: key.userId ?? key.apiKeyId,
     runId: key.runId,
+    role: key.role,
   };
 }
 

@@ -1,16 +1,18 @@
 // A bounded cache of authenticated API keys, so that a request costs no database round trip to authenticate.
-// It is trusted only while the process's LISTEN connection is up: a key deactivated or deleted anywhere
-// notifies `api_key_changes` (a trigger on `api_keys`), and the hub drops it here at once; while the
+// It is trusted only while the process's LISTEN connection is up: a key deactivated or deleted anywhere, or its
+// user's role changed, notifies `api_key_changes` (triggers on `api_keys` and `memberships`), and the hub drops it here at once; while the
 // connection is down, or was, every key is read from the database again. A read that raced with a change
 // (any change since it began) is not cached.
 import { LRUCache } from 'lru-cache';
 import type { KeyChangeListener } from '../../persistence/run-updates-hub';
+import type { Role } from '../../services/accounts/roles';
 
 export interface CachedKey {
   apiKeyId: string;
   organizationId: string;
   userId: string | null;
   runId: string | null;
+  role: Role;
   /** When this process last wrote the key's `last_used` (or read it as fresh), ms since the epoch. */
   lastUsedAt: number;
 }

@@ -11,6 +11,8 @@ import type { Caller } from '../../services/caller';
 import { authenticate, extractKey } from './auth';
 import { authenticateSession, sessionTokenOf } from './session-cookies';
 import { auditRequest } from './audit';
+import { roleNeeded } from './route-roles';
+import { atLeast, roleRefused } from '../../services/accounts/roles';
 import { setSpanAttributes } from '../../observability/tracing';
 import { badRequest, forbidden, HttpError, payloadTooLarge, validationError } from '../../errors';
 import { guardInput } from './input-guard';
@@ -246,6 +248,19 @@ export function mount(router: Router, spec: RouteSpec, deps: Deps): void {
         );
     }
 
+    const audited = (spec.audit ?? spec.method === 'delete') && !caller?.runId;
+    const pick = typeof spec.audit === 'function' ? spec.audit : undefined;
+    if (caller) {
+      const needed = roleNeeded(spec);
+      if (!atLeast(caller.role, needed)) {
+        // An audited route records the refusal too: who tried to delete a secret is what the log is for.
+        const failure = roleRefused(caller.role, needed, spec.operationId);
+        if (audited)
+          await auditRequest(ctx, deps, { operationId: spec.operationId, pick }, { caller, body: undefined, failure });
+        throw failure;
+      }
+    }
+
     // Before the body is read: a refused request or upload is not received first.
     if (caller) await deps.rateLimiter?.admit(ctx, caller, spec.needsDiskSpace === true);
     if (spec.needsDiskSpace) await deps.disk?.admit();
@@ -279,7 +294,7 @@ export function mount(router: Router, spec: RouteSpec, deps: Deps): void {
           }
         : undefined;
     const request = { ctx, deps, params, query, body, page, caller: caller as Caller, claim };
-    if (!(spec.audit ?? spec.method === 'delete') || caller?.runId) return answer(ctx, spec, request);
+    if (!audited) return answer(ctx, spec, request);
     let failure: unknown;
     try {
       await answer(ctx, spec, request);
@@ -287,7 +302,6 @@ export function mount(router: Router, spec: RouteSpec, deps: Deps): void {
       failure = err;
       throw err;
     } finally {
-      const pick = typeof spec.audit === 'function' ? spec.audit : undefined;
       await auditRequest(ctx, deps, { operationId: spec.operationId, pick }, { caller, body, failure });
     }
   });

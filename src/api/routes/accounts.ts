@@ -4,12 +4,13 @@ import { type DataSource, In, IsNull } from 'typeorm';
 import { ApiKey, Membership, Organization, User } from '../../persistence/entities';
 import { findInOrg, iso, pageInOrg } from '../../persistence/scoped';
 import { createApiKey, isMember, organizationsOfUsers } from '../../services/accounts/accounts';
-import { removeMember } from '../../services/accounts/members';
+import { memberRole, removeMember } from '../../services/accounts/members';
+import { atLeast, roleRefused } from '../../services/accounts/roles';
 import type { Caller } from '../../services/caller';
 import { forbidden, notFound } from '../../errors';
 import { paginate, skipTake } from '../../persistence/pagination';
 import { route } from '../http/route';
-import { defineSchema, pageOf, str, timestamp, uuid } from '../schemas/registry';
+import { defineSchema, pageOf, roleSchema, str, timestamp, uuid } from '../schemas/registry';
 
 const TAG = 'Users and API keys';
 
@@ -34,6 +35,10 @@ const ApiKeySchema = defineSchema('ApiKey', {
     name: { type: 'string' },
     organization_id: uuid,
     user_id: { type: ['string', 'null'], format: 'uuid' },
+    role: {
+      ...roleSchema,
+      description: "An organization key's role (a user key has none here: it acts with its user's).",
+    },
     created_by: { type: 'string' },
     created_at: timestamp,
     updated_at: timestamp,
@@ -78,6 +83,14 @@ const CreateApiKeyBody = defineSchema('CreateApiKeyRequest', {
   required: ['name'],
   properties: { name: str(1, 200) },
 });
+const CreateOrganizationApiKeyBody = defineSchema('CreateOrganizationApiKeyRequest', {
+  type: 'object',
+  required: ['name'],
+  properties: {
+    name: str(1, 200),
+    role: { ...roleSchema, description: "The key's role (default member; at most the caller's own)." },
+  },
+});
 const UpdateApiKeyBody = defineSchema('UpdateApiKeyRequest', {
   type: 'object',
   properties: {
@@ -101,6 +114,7 @@ export const presentApiKey = (k: ApiKey) => ({
   name: k.name,
   organization_id: k.organization_id,
   user_id: k.user_id,
+  ...(k.role ? { role: k.role } : {}),
   created_by: k.created_by,
   created_at: iso(k.created_at),
   updated_at: iso(k.updated_at),
@@ -126,7 +140,7 @@ export const presentOrganization = (o: Organization) => ({
 });
 
 /** The path's organization must be the one the key acts in. */
-function ownOrganization(caller: Caller, organizationId: string) {
+export function ownOrganization(caller: Caller, organizationId: string) {
   if (organizationId !== caller.organizationId) throw notFound('Organization');
 }
 
@@ -200,7 +214,7 @@ route({
   tag: TAG,
   audit: (b) => ({ name: b.name }),
   summary:
-    "Creates a key that acts as this user in the caller's organization. A user key may create keys only for its own user; an organization key for any member. The `value` is returned only here.",
+    "Creates a key that acts as this user, with their role, in the caller's organization. A person may create keys only for themselves; an admin's organization key for any member of a role up to its own. The `value` is returned only here.",
   params: { user_id: uuid },
   body: CreateApiKeyBody,
   bodyRequired: true,
@@ -209,6 +223,12 @@ route({
     await memberOfCallerOrg(deps, caller, params.user_id);
     if (caller.userId !== null && caller.userId !== params.user_id) {
       throw forbidden('A user key can create API keys only for its own user');
+    }
+    if (caller.userId === null) {
+      // An organization key makes a key that acts as someone else: an admin's, for a role up to its own.
+      const role = await memberRole(deps.ds, caller, params.user_id);
+      const needed = atLeast(role, 'admin') ? role : 'admin';
+      if (!atLeast(caller.role, needed)) throw roleRefused(caller.role, needed, `A key for a ${role}`);
     }
     const { key, value } = await createApiKey(deps.ds, {
       organizationId: caller.organizationId,
@@ -241,19 +261,23 @@ route({
   method: 'post',
   path: '/organizations/{organization_id}/api-keys',
   tag: TAG,
-  audit: (b) => ({ name: b.name }),
-  summary: 'Creates an organization key (acts as no user). The `value` is returned only here.',
+  audit: (b) => ({ name: b.name, role: b.role ?? 'member' }),
+  summary:
+    "Creates an organization key (acts as no user) with `role` (default member; at most the caller's own). The `value` is returned only here.",
   params: { organization_id: uuid },
-  body: CreateApiKeyBody,
+  body: CreateOrganizationApiKeyBody,
   bodyRequired: true,
   responses: { 201: { description: 'The new key, with its value', schema: ApiKeyWithValue } },
   handler: async ({ deps, caller, params, body }) => {
     ownOrganization(caller, params.organization_id);
+    const role = body.role ?? 'member';
+    if (!atLeast(caller.role, role)) throw roleRefused(caller.role, role, `A key as ${role}`);
     const { key, value } = await createApiKey(deps.ds, {
       organizationId: caller.organizationId,
       userId: null,
       name: body.name,
       createdBy: caller.actor,
+      role,
     });
     return { status: 201, body: { ...presentApiKey(key), value } };
   },
@@ -262,6 +286,14 @@ route({
 /** A key of the caller's organization; run credentials are not keys a user manages. */
 const findApiKey = (ds: DataSource, caller: Caller, apiKeyId: string) =>
   findInOrg(ds, ApiKey, caller.organizationId, { api_key_id: apiKeyId, run_id: null }, 'API key');
+
+/** A key to change or delete: an admin manages keys of roles up to its own (a user key has its user's). */
+async function manageableApiKey(ds: DataSource, caller: Caller, apiKeyId: string): Promise<ApiKey> {
+  const key = await findApiKey(ds, caller, apiKeyId);
+  const role = key.role ?? (key.user_id ? await memberRole(ds, caller, key.user_id) : 'owner');
+  if (!atLeast(caller.role, role)) throw roleRefused(caller.role, role, `Managing a key of a ${role}`);
+  return key;
+}
 
 route({
   operationId: 'GetApiKey',
@@ -288,7 +320,7 @@ route({
   body: UpdateApiKeyBody,
   responses: { 200: { description: 'API key', schema: ApiKeySchema } },
   handler: async ({ deps, caller, params, body }) => {
-    const key = await findApiKey(deps.ds, caller, params.api_key_id);
+    const key = await manageableApiKey(deps.ds, caller, params.api_key_id);
     if (body.name !== undefined) key.name = body.name;
     if (body.active !== undefined) key.active = body.active;
     key.updated_at = new Date();
@@ -308,7 +340,7 @@ route({
   params: { api_key_id: uuid },
   responses: { 204: { description: 'Deleted' } },
   handler: async ({ deps, caller, params }) => {
-    const key = await findApiKey(deps.ds, caller, params.api_key_id);
+    const key = await manageableApiKey(deps.ds, caller, params.api_key_id);
     await deps.ds.getRepository(ApiKey).delete({ api_key_id: key.api_key_id });
     deps.keyCache?.changed(key.key_hash.toString('hex'));
     return { status: 204 };
@@ -398,7 +430,7 @@ route({
   path: '/organizations/{organization_id}/users/{user_id}',
   tag: ORG_TAG,
   summary:
-    "Removes a member from the key's organization and deletes the organization's API keys made for them (401 from then on). 404 for a user who is not a member; 409 for the last member.",
+    "Removes a member from the key's organization and deletes the organization's API keys made for them (401 from then on). 404 for a user who is not a member; 403 for a member above the caller's role; 409 for the last owner.",
   params: { organization_id: uuid, user_id: uuid },
   responses: { 204: { description: 'Removed' } },
   handler: async ({ deps, caller, params }) => {

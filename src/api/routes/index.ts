@@ -16,6 +16,7 @@ import './events';
 import './function-runs';
 import './integrations';
 import './invites';
+import './members';
 import './knowledge-base-jobs';
 import './knowledge-base-searches';
 import './knowledge-bases';

@@ -19,7 +19,7 @@ import {
 import { notFound } from '../../errors';
 import { paginate, skipTake } from '../../persistence/pagination';
 import { route } from '../http/route';
-import { defineSchema, pageOf, str, timestamp, uuid } from '../schemas/registry';
+import { defineSchema, pageOf, roleSchema, str, timestamp, uuid } from '../schemas/registry';
 
 const TAG = 'Invites';
 
@@ -43,6 +43,7 @@ const InviteSchema = defineSchema('Invite', {
       description: 'What the invitee is invited to (the generated client requires it).',
     },
     email: { type: 'string' },
+    role: { ...roleSchema, description: 'The role the invitee gets on accepting.' },
     status: { type: 'string', enum: [...INVITE_STATUSES] },
     expires_at: timestamp,
     responded_at: timestamp,
@@ -67,6 +68,7 @@ const present = (i: Invite, organizationName: string) => ({
   organization_id: i.organization_id,
   organization_name: organizationName,
   email: i.email,
+  role: i.role,
   status: i.status,
   expires_at: iso(i.expires_at),
   ...(i.responded_at ? { responded_at: iso(i.responded_at) } : {}),
@@ -90,14 +92,18 @@ route({
   method: 'post',
   path: '/organizations/{organization_id}/invites',
   tag: TAG,
-  audit: (b) => ({ email: b.email }),
+  audit: (b) => ({ email: b.email, role: b.role ?? 'member' }),
   summary:
-    'Invites an email address to the organization. The invite expires after INVITE_TTL_SECONDS (7 days by default).',
+    "Invites an email address to the organization, as `role` (member by default; at most the inviter's own). The " +
+    'invite expires after INVITE_TTL_SECONDS (7 days by default).',
   params: { organization_id: uuid },
   body: defineSchema('CreateInviteRequest', {
     type: 'object',
     required: ['email'],
-    properties: { email: { ...str(1, 254), format: 'email' } },
+    properties: {
+      email: { ...str(1, 254), format: 'email' },
+      role: { ...roleSchema, description: 'The role the invitee gets on accepting (default member).' },
+    },
   }),
   bodyRequired: true,
   responses: { 201: { description: 'Invite', schema: InviteSchema } },
@@ -113,6 +119,7 @@ route({
       },
       caller,
       body.email,
+      body.role ?? 'member',
     );
     const presented = (await presentAll(deps.ds, [invite.invite]))[0];
     if (!invite.linkToken) return { status: 201, body: presented }; // mailed by its workflow

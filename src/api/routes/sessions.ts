@@ -15,18 +15,19 @@ import type { Deps } from '../deps';
 import { takeTokens, type NamedBucket } from '../http/rate-limits';
 import { route } from '../http/route';
 import { clearSessionCookies, clientAddress, sessionOfRequest, setSessionCookies } from '../http/session-cookies';
-import { defineSchema, str, timestamp, uuid } from '../schemas/registry';
+import { defineSchema, roleSchema, str, timestamp, uuid } from '../schemas/registry';
 import { presentUser, UserSchema } from './accounts';
 
 const TAG = 'Sessions';
 
 const SessionSchema = defineSchema('Session', {
   type: 'object',
-  required: ['session_id', 'user', 'organization_id', 'created_at', 'expires_at', 'idle_expires_at'],
+  required: ['session_id', 'user', 'organization_id', 'role', 'created_at', 'expires_at', 'idle_expires_at'],
   properties: {
     session_id: uuid,
     user: UserSchema,
     organization_id: { ...uuid, description: 'The organization the session acts in (chosen at sign-in).' },
+    role: { ...roleSchema, description: "The user's role there, as of this request (docs/people.md#roles)." },
     created_at: timestamp,
     expires_at: { ...timestamp, description: 'The absolute end: SESSION_MAX_AGE_SECONDS after the sign-in.' },
     idle_expires_at: {
@@ -87,6 +88,7 @@ async function presentSession(deps: Deps, session: SessionView) {
     session_id: session.sessionId,
     user: presentUser(session.user, organizations.get(session.user.user_id)!),
     organization_id: session.organizationId,
+    role: session.role,
     created_at: iso(session.createdAt),
     expires_at: iso(session.expiresAt),
     idle_expires_at: iso(session.idleExpiresAt),

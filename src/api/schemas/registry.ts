@@ -3,6 +3,7 @@
 import Ajv, { ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
+import { ROLES } from '../../persistence/entities/user';
 
 export type JsonSchema = Record<string, unknown>;
 
@@ -143,6 +144,8 @@ export const uuid = {
 } as const;
 export const timestamp = { type: 'string', format: 'date-time' } as const;
 export const nullableTimestamp = { type: ['string', 'null'], format: 'date-time' } as const;
+/** A membership's role, least first (docs/people.md#roles). */
+export const roleSchema = { type: 'string', enum: ROLES } as const;
 export const str = (min: number, max: number) => ({ type: 'string', minLength: min, maxLength: max }) as const;
 
 export const Pagination = defineSchema('Pagination', {

@@ -1,4 +1,5 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
+import type { Role } from './user';
 
 @Entity('api_keys')
 export class ApiKey {
@@ -11,6 +12,8 @@ export class ApiKey {
   @Column('bytea') key_hash: Buffer;
   /** Set for the credential of one run (GT_CLOUD_API_KEY in user code): it may act on that run only. */
   @Column('uuid', { nullable: true }) run_id: string | null;
+  /** An organization key's role; null for user keys (they act with their user's) and run credentials. */
+  @Column('text', { nullable: true }) role: Role | null;
   @Column('boolean', { default: true }) active: boolean;
   @Column('timestamptz') last_used: Date;
   @Column('text') created_by: string;

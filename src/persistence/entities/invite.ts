@@ -1,4 +1,5 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
+import type { Role } from './user';
 
 export const INVITE_STATUSES = ['PENDING', 'ACCEPTED', 'REJECTED', 'EXPIRED'] as const;
 export type InviteStatus = (typeof INVITE_STATUSES)[number];
@@ -10,6 +11,8 @@ export class Invite {
   /** Stored lower-cased. */
   @Column('text') email: string;
   @Column('text') status: InviteStatus;
+  /** The role the invitee gets on accepting. */
+  @Column('text') role: Role;
   @Column('timestamptz') expires_at: Date;
   @Column('timestamptz', { nullable: true }) responded_at: Date | null;
   @Column('text') created_by: string;

@@ -15,11 +15,16 @@ export class User {
   @Column('timestamptz') updated_at: Date;
 }
 
+/** The roles of a membership, least first: each may do what the ones before it may (docs/people.md#roles). */
+export const ROLES = ['viewer', 'member', 'admin', 'owner'] as const;
+export type Role = (typeof ROLES)[number];
+
 /** A user's membership of an organization. */
 @Entity('memberships')
 export class Membership {
   @PrimaryColumn('uuid') organization_id: string;
   @PrimaryColumn('uuid') user_id: string;
+  @Column('text') role: Role;
   @Column('timestamptz') created_at: Date;
 }
 

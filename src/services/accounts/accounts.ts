@@ -4,6 +4,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { newApiKeyValue, hashApiKey } from '../../security/api-key-values';
 import { ApiKey, Bucket, Membership, Organization, User } from '../../persistence/entities';
 import { insertRow } from '../../persistence/direct-sql';
+import type { Role } from './roles';
 
 /** The organization with its default bucket; `em` must be a transaction (the two rows name each other). */
 export async function createOrganization(
@@ -43,10 +44,12 @@ export async function upsertUserByEmail(em: EntityManager, email: string, name?:
   return em.getRepository(User).findOneByOrFail({ email: normalized });
 }
 
-export async function addMember(em: EntityManager, organizationId: string, userId: string): Promise<void> {
+/** Makes the user a member with `role`; a user who is one already keeps the role they have. */
+export async function addMember(em: EntityManager, organizationId: string, userId: string, role: Role): Promise<void> {
   await em.query(
-    `INSERT INTO memberships (organization_id, user_id, created_at) VALUES ($1, $2, now()) ON CONFLICT DO NOTHING`,
-    [organizationId, userId],
+    `INSERT INTO memberships (organization_id, user_id, role, created_at) VALUES ($1, $2, $3, now())
+     ON CONFLICT DO NOTHING`,
+    [organizationId, userId, role],
   );
 }
 
@@ -58,10 +61,20 @@ export async function isMember(
   return (await ds.getRepository(Membership).countBy({ organization_id: organizationId, user_id: userId })) > 0;
 }
 
-/** Creates a key; the returned `value` exists only here. With `runId`, the key acts on that run only. */
+/**
+ * Creates a key; the returned `value` exists only here. With `runId`, the key acts on that run only. An
+ * organization key (no user) has its own `role`; a user key acts with its user's.
+ */
 export async function createApiKey(
   em: EntityManager | DataSource,
-  input: { organizationId: string; userId: string | null; name: string; createdBy: string; runId?: string },
+  input: {
+    organizationId: string;
+    userId: string | null;
+    name: string;
+    createdBy: string;
+    runId?: string;
+    role?: Role;
+  },
 ): Promise<{ key: ApiKey; value: string }> {
   const value = newApiKeyValue();
   const now = new Date();
@@ -72,6 +85,7 @@ export async function createApiKey(
     name: input.name,
     key_hash: hashApiKey(value),
     run_id: input.runId ?? null,
+    role: input.userId === null && !input.runId ? (input.role ?? 'member') : null,
     active: true,
     // Never used yet: clients expect a timestamp here, so it starts at creation.
     last_used: now,
@@ -82,7 +96,7 @@ export async function createApiKey(
   return { key, value };
 }
 
-/** Organization, first user (a member) and a user key: how a new installation or tenant begins. */
+/** Organization, first user (its owner) and a user key: how a new installation or tenant begins. */
 export async function bootstrapOrganization(
   ds: DataSource,
   input: { organizationName: string; email: string; keyName: string },
@@ -90,7 +104,7 @@ export async function bootstrapOrganization(
   return ds.transaction(async (em) => {
     const user = await upsertUserByEmail(em, input.email);
     const organization = await createOrganization(em, { name: input.organizationName, createdBy: user.user_id });
-    await addMember(em, organization.organization_id, user.user_id);
+    await addMember(em, organization.organization_id, user.user_id, 'owner');
     const { key, value } = await createApiKey(em, {
       organizationId: organization.organization_id,
       userId: user.user_id,

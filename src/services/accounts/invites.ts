@@ -10,6 +10,7 @@ import { workflowIdOf } from '../../temporal/workflow-start';
 import { INVITE_RECORD } from '../../jobs/kinds';
 import { transition } from '../../jobs/transition';
 import { addMember, isMember, upsertUserByEmail } from './accounts';
+import { atLeast, roleRefused, type Role } from './roles';
 import { insertAndStart } from '../../jobs/create';
 import { waitFor } from '../../jobs/await-end';
 import { respondSignal, withdrawSignal, workflowStart, type InviteOutcome } from '../../temporal/contracts';
@@ -30,7 +31,10 @@ export async function createInvite(
   deps: { ds: DataSource; temporal: Client; taskQueue: string; ttlSeconds: number; mail: boolean },
   caller: Caller,
   email: string,
+  role: Role,
 ): Promise<{ invite: Invite; linkToken: string | undefined }> {
+  // No one gives a role above their own.
+  if (!atLeast(caller.role, role)) throw roleRefused(caller.role, role, `An invite as ${role}`);
   const normalized = email.trim().toLowerCase();
   const existingUser = await deps.ds.getRepository(User).findOneBy({ email: normalized });
   if (existingUser && (await isMember(deps.ds, caller.organizationId, existingUser.user_id))) {
@@ -51,6 +55,7 @@ export async function createInvite(
     organization_id: caller.organizationId,
     email: normalized,
     status: 'PENDING',
+    role,
     expires_at: new Date(now.getTime() + deps.ttlSeconds * 1000),
     responded_at: null,
     created_by: caller.actor,
@@ -220,7 +225,7 @@ export async function applyInviteResponse(
     )) as Invite | undefined;
     if (moved && response === 'ACCEPTED') {
       const user = await upsertUserByEmail(em, moved.email);
-      await addMember(em, moved.organization_id, user.user_id);
+      await addMember(em, moved.organization_id, user.user_id, moved.role);
     }
     const row = await em.getRepository(Invite).findOneBy({ invite_id: inviteId });
     return row ? (row.status as InviteOutcome) : 'GONE';

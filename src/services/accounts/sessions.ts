@@ -9,6 +9,7 @@ import { User } from '../../persistence/entities';
 import { dummyPasswordHash, hashPassword, needsRehash, verifyPassword } from '../../security/passwords';
 import { hashSecretToken, newSecretToken } from '../../security/secret-tokens';
 import type { Caller } from '../caller';
+import type { Role } from './roles';
 
 export interface SessionPolicy {
   idleTimeoutSeconds: number;
@@ -20,6 +21,8 @@ export interface SessionView {
   sessionId: string;
   user: User;
   organizationId: string;
+  /** The user's role in that organization. */
+  role: Role;
   createdAt: Date;
   /** The absolute end. */
   expiresAt: Date;
@@ -63,7 +66,7 @@ export async function signIn(
       stored,
     ]);
   }
-  const organizationId = await organizationToSignInTo(ds, userId, input.organizationId);
+  const { organization_id: organizationId, role } = await membershipToSignInTo(ds, userId, input.organizationId);
 
   const token = newSecretToken();
   const csrfToken = newSecretToken();
@@ -90,17 +93,21 @@ export async function signIn(
     ],
   );
   const user = await ds.getRepository(User).findOneByOrFail({ user_id: userId });
-  return { session: viewOf(policy, { sessionId, user, organizationId, ...row }), token, csrfToken };
+  return { session: viewOf(policy, { sessionId, user, organizationId, role, ...row }), token, csrfToken };
 }
 
 /** The organization named (the user must be a member), else the user's oldest membership. */
-async function organizationToSignInTo(ds: DataSource, userId: string, named: string | undefined): Promise<string> {
-  const rows: Array<{ organization_id: string }> = await ds.query(
-    `SELECT organization_id FROM memberships WHERE user_id = $1 AND ($2::uuid IS NULL OR organization_id = $2)
+async function membershipToSignInTo(
+  ds: DataSource,
+  userId: string,
+  named: string | undefined,
+): Promise<{ organization_id: string; role: Role }> {
+  const rows: Array<{ organization_id: string; role: Role }> = await ds.query(
+    `SELECT organization_id, role FROM memberships WHERE user_id = $1 AND ($2::uuid IS NULL OR organization_id = $2)
       ORDER BY created_at, organization_id LIMIT 1`,
     [userId, named ?? null],
   );
-  if (rows[0]) return rows[0].organization_id;
+  if (rows[0]) return rows[0];
   throw forbidden(named ? `You are not a member of organization ${named}` : 'You are not a member of any organization');
 }
 
@@ -136,11 +143,13 @@ export async function findActiveSession(
     name: string | null;
     user_created_at: Date;
     user_updated_at: Date;
+    role: Role;
   }> = await ds.query(
     `SELECT s.session_id, s.organization_id, s.user_id, s.csrf_hash, s.created_at, s.last_seen_at, s.expires_at,
             s.last_seen_at < now() - make_interval(secs => $3) AS stale,
-            u.email, u.name, u.created_at AS user_created_at, u.updated_at AS user_updated_at
+            u.email, u.name, u.created_at AS user_created_at, u.updated_at AS user_updated_at, m.role
        FROM user_sessions s JOIN users u ON u.user_id = s.user_id
+       JOIN memberships m ON m.organization_id = s.organization_id AND m.user_id = s.user_id
       WHERE s.token_hash = $1 AND s.expires_at > now() AND s.last_seen_at > now() - make_interval(secs => $2)`,
     [hashSecretToken(token), policy.idleTimeoutSeconds, resolution],
   );
@@ -170,6 +179,7 @@ export async function findActiveSession(
       apiKeyId: row.session_id,
       actor: row.user_id,
       runId: null,
+      role: row.role,
       sessionId: row.session_id,
     },
     view: viewOf(policy, { sessionId: row.session_id, user, organizationId: row.organization_id, ...row }),
@@ -194,6 +204,7 @@ function viewOf(
     sessionId: string;
     user: User;
     organizationId: string;
+    role: Role;
     created_at: Date;
     last_seen_at: Date;
     expires_at: Date;
@@ -204,6 +215,7 @@ function viewOf(
     sessionId: row.sessionId,
     user: row.user,
     organizationId: row.organizationId,
+    role: row.role,
     createdAt: row.created_at,
     expiresAt: row.expires_at,
     idleExpiresAt: new Date(Math.min(idleEnd, row.expires_at.getTime())),

@@ -38,6 +38,8 @@ export async function chainKnowledgeBaseJobs(
           apiKeyId: `data-job:${dataJobId}`,
           actor: `data-job:${dataJobId}`,
           runId: null,
+          // The platform acting for what the organization set up: a member starts runs and jobs.
+          role: 'member',
         },
         kb.knowledge_base_id,
       );

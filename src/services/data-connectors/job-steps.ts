@@ -9,6 +9,7 @@ import { createJob } from '../knowledge/jobs';
 import { chainKnowledgeBaseJobs } from './chain';
 import { startDataJob, type DataJobDeps } from './jobs';
 import type { DataJobEnding } from '../../temporal/contracts';
+import type { Caller } from '../caller';
 
 export type { DataJobEnding };
 
@@ -26,12 +27,14 @@ export async function chainJobsOf(deps: DataJobDeps, jobId: string): Promise<str
 
 /** What a schedule does when due: a job of its data connector or knowledge base, unless one is open. */
 export async function startScheduledJob(deps: DataJobDeps, input: ScheduledJobInput): Promise<ScheduledJobOutcome> {
-  const caller = {
+  const caller: Caller = {
     organizationId: input.organizationId,
     userId: null,
     apiKeyId: SCHEDULE_ACTOR,
     actor: SCHEDULE_ACTOR,
     runId: null,
+    // The platform acting for what the organization set up: a member starts runs and jobs.
+    role: 'member',
   };
   if (input.target === 'data-connector') {
     const connector = await deps.ds

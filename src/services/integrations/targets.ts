@@ -26,6 +26,8 @@ export const integrationCaller = (integration: Integration): Caller => ({
   apiKeyId: integration.integration_id,
   actor: integration.created_by,
   runId: null,
+  // The platform acting for what the organization set up: a member starts runs and jobs.
+  role: 'member',
 });
 
 const errorOf = (err: unknown, target: string): DeliveryError => {

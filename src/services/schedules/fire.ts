@@ -29,6 +29,8 @@ export const scheduleCaller = (s: RunSchedule): Caller => ({
   apiKeyId: s.schedule_id,
   actor: `schedule:${s.schedule_id}`,
   runId: null,
+  // The platform acting for what the organization set up: a member starts runs and jobs.
+  role: 'member',
 });
 
 export type FireOutcome = { runId: string } | { skipped: string };

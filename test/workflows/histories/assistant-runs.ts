@@ -26,6 +26,7 @@ export async function runAssistantScenario(temporal: Client, scenario: Assistant
     apiKeyId: t.userId,
     actor: t.userId,
     runId: null,
+    role: 'owner',
   };
   const model = provider.uniqueModel();
   provider.script(
