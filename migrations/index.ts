@@ -34,6 +34,7 @@ import { InviteLinks1767150000000 } from './1767150000000-invite-links';
 import { AuditEvents1767160000000 } from './1767160000000-audit-events';
 import { InviteMail1767170000000 } from './1767170000000-invite-mail';
 import { Roles1767180000000 } from './1767180000000-roles';
+import { UserIdentities1767190000000 } from './1767190000000-user-identities';
 
 /** Every migration, in order; the data source runs these (never `synchronize`). */
 export const migrations = [
@@ -73,4 +74,5 @@ export const migrations = [
   AuditEvents1767160000000,
   InviteMail1767170000000,
   Roles1767180000000,
+  UserIdentities1767190000000,
 ];

@@ -9,6 +9,8 @@ import type { RunKind, RunsSearch } from './runs';
 export const queryKeys = {
   /** The signed-in session: its user, organization and role. */
   session: ['session'] as const,
+  /** How this installation signs people in (password, OIDC). */
+  signInMethods: ['sign-in-methods'] as const,
   runs: {
     all: ['runs'] as const,
     list: (search: RunsSearch) => ['runs', search] as const,

@@ -13,6 +13,9 @@ export async function currentSession() {
   throw new Error(errorText(error));
 }
 
+/** Password always; the OIDC provider's name and start when the installation has one. */
+export const signInMethods = () => data(api.GET('/api/sign-in-methods'));
+
 export const signOutSession = () => data(api.DELETE('/api/sessions/current'));
 
 /** Sets the password of the reset link's user; a 404 (a link unknown, used or expired) is said as such. */

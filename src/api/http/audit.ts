@@ -14,6 +14,8 @@ export interface AuditNote {
   organizationId?: string | null;
   userId?: string | null;
   detail?: Record<string, unknown>;
+  /** The status a refusal answered as a redirect stands for (a browser's OIDC callback is sent to a page). */
+  status?: number;
 }
 
 export function noteForAudit(ctx: Context, note: AuditNote): void {
@@ -29,7 +31,8 @@ export async function auditRequest(
 ): Promise<void> {
   const { caller, failure } = request;
   const note = (ctx.state.audit as AuditNote | undefined) ?? {};
-  const status = failure === undefined ? ctx.status : failure instanceof HttpError ? failure.status : 500;
+  const status =
+    note.status ?? (failure === undefined ? ctx.status : failure instanceof HttpError ? failure.status : 500);
   const picked = route.pick && request.body ? route.pick(request.body) : {};
   const organizationId = caller?.organizationId ?? note.organizationId ?? null;
   try {

@@ -6,6 +6,7 @@ import type { Deps } from '../deps';
 import { forbidden, unauthorized } from '../../errors';
 import { findActiveSession, type SessionView, type SignedIn } from '../../services/accounts/sessions';
 import type { Caller } from '../../services/caller';
+import type { PendingOidcSignIn } from '../../services/accounts/oidc';
 import { hashSecretToken, sameToken } from '../../security/secret-tokens';
 
 export const SESSION_COOKIE = 'tarmac_session';
@@ -91,4 +92,46 @@ export function clientAddress(ctx: Context): string {
   const forwarded = ctx.get('x-forwarded-for');
   const last = forwarded.split(',').pop()?.trim();
   return last || ctx.req.socket.remoteAddress || 'unknown';
+}
+
+/** Between an OIDC sign-in's start and its callback: what the callback checks, sealed (SECRETS_KEY). */
+const OIDC_COOKIE = 'tarmac_oidc';
+const OIDC_COOKIE_PATH = '/api/sessions/oidc';
+/** How long a person has at the provider to sign in. */
+const OIDC_PENDING_MS = 10 * 60_000;
+const OIDC_SEAL = 'oidc-sign-in';
+
+/**
+ * Sealed, so that no one can plant a cookie of their own making (a sibling site) and sign the browser in as
+ * themselves with a code of theirs; SameSite=Lax, so that the provider's redirect back carries it.
+ */
+export function setPendingOidc(ctx: Context, deps: Deps, pending: PendingOidcSignIn): void {
+  const sealed = deps.box.seal(JSON.stringify({ ...pending, until: Date.now() + OIDC_PENDING_MS }), OIDC_SEAL);
+  const secure = secureFor(ctx, deps);
+  ctx.cookies.secure = secure;
+  ctx.cookies.set(OIDC_COOKIE, sealed.toString('base64url'), {
+    httpOnly: true,
+    sameSite: 'lax',
+    secure,
+    path: OIDC_COOKIE_PATH,
+    maxAge: OIDC_PENDING_MS,
+    overwrite: true,
+  });
+}
+
+/** The pending sign-in this browser started (and forgets it: a callback is used once), or undefined. */
+export function takePendingOidc(ctx: Context, deps: Deps): PendingOidcSignIn | undefined {
+  const raw = ctx.cookies.get(OIDC_COOKIE);
+  const secure = secureFor(ctx, deps);
+  ctx.cookies.secure = secure;
+  ctx.cookies.set(OIDC_COOKIE, '', { httpOnly: true, sameSite: 'lax', secure, path: OIDC_COOKIE_PATH, maxAge: 0 });
+  if (!raw) return undefined;
+  try {
+    const pending = JSON.parse(deps.box.open(Buffer.from(raw, 'base64url'), OIDC_SEAL)) as PendingOidcSignIn & {
+      until: number;
+    };
+    return pending.until > Date.now() ? pending : undefined;
+  } catch {
+    return undefined; // not ours
+  }
 }

@@ -21,6 +21,7 @@ import './knowledge-base-jobs';
 import './knowledge-base-searches';
 import './knowledge-bases';
 import './models';
+import './oidc';
 import './platform';
 import './retriever-components';
 import './retrievers';

@@ -66,6 +66,19 @@ export async function signIn(
       stored,
     ]);
   }
+  return startSession(ds, policy, { userId, organizationId: input.organizationId, address: input.address });
+}
+
+/**
+ * A new session of a user who proved who they are (a password, an OIDC provider), in the organization named
+ * (they must be a member) or their oldest.
+ */
+export async function startSession(
+  ds: DataSource,
+  policy: SessionPolicy,
+  input: { userId: string; organizationId?: string; address: string | null },
+): Promise<SignedIn> {
+  const { userId } = input;
   const { organization_id: organizationId, role } = await membershipToSignInTo(ds, userId, input.organizationId);
 
   const token = newSecretToken();

@@ -1,5 +1,6 @@
 // People's settings (src/config/people.ts): session lifetimes (12 h idle, 7 days at most; idle never past the
-// maximum), the password-reset link's lifetime, and SIGN_IN_RATE_LIMITS (on unless `off`, items over the defaults).
+// maximum), the password-reset link's lifetime, SIGN_IN_RATE_LIMITS (on unless `off`, items over the defaults),
+// and the OIDC provider (all three of issuer, client id and secret or none; https, or http on localhost only).
 import { expect } from 'chai';
 import { loadConfig } from '../../../src/config';
 import { DEFAULT_SIGN_IN_LIMITS } from '../../../src/security/rate-limit-rules';
@@ -32,5 +33,24 @@ describe('config: people', () => {
     );
     expect(configProblems({ SESSION_IDLE_TIMEOUT_SECONDS: '0' })[0]).to.include('SESSION_IDLE_TIMEOUT_SECONDS');
     expect(configProblems({ PASSWORD_RESET_TTL_SECONDS: '10' })[0]).to.include('PASSWORD_RESET_TTL_SECONDS');
+  });
+
+  it('reads the OIDC provider: all three settings or none, https or http on localhost', () => {
+    expect(loadConfig({}).oidc).to.equal(undefined);
+    const full = { OIDC_ISSUER: 'https://id.example.com', OIDC_CLIENT_ID: 'tarmac', OIDC_CLIENT_SECRET: 's' };
+    expect(loadConfig({ ...full, OIDC_SIGNUP_DOMAINS: 'Example.com, example.org' }).oidc).to.deep.equal({
+      issuer: 'https://id.example.com',
+      clientId: 'tarmac',
+      clientSecret: 's',
+      name: 'SSO',
+      signupDomains: ['example.com', 'example.org'],
+      signupRole: 'member',
+    });
+    expect(loadConfig({ ...full, OIDC_ISSUER: 'http://localhost:5556/dex' }).oidc?.issuer).to.equal(
+      'http://localhost:5556/dex',
+    );
+    expect(configProblems({ OIDC_ISSUER: 'https://id.example.com' })[0]).to.match(/needs all three/);
+    expect(configProblems({ ...full, OIDC_ISSUER: 'http://id.example.com' })[0]).to.match(/must be an https/);
+    expect(configProblems({ ...full, OIDC_SIGNUP_ROLE: 'owner!' })[0]).to.match(/OIDC_SIGNUP_ROLE must be one of/);
   });
 });
