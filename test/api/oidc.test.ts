@@ -38,8 +38,8 @@ async function get(url: string, jars: Jars): Promise<Response> {
  * Follows a sign-in from the api's start until it is sent back to the console (or, with `untilCallback`, until
  * the provider sends it to the callback, which is not called).
  */
-async function signIn(base: string, jars: Jars = new Map(), opts: { untilCallback?: boolean } = {}) {
-  let url = `${base}/api/sessions/oidc?return_to=/console/runs`;
+async function signIn(base: string, jars: Jars = new Map(), opts: { untilCallback?: boolean; from?: string } = {}) {
+  let url = opts.from ?? `${base}/api/sessions/oidc?return_to=/console/runs`;
   for (let hop = 0; hop < 20; hop++) {
     const res = await get(url, jars);
     const location = res.headers.get('location');
@@ -149,6 +149,41 @@ describe('OIDC sign-in', function () {
       'stranger@other.test',
     ]);
     expect(n).to.equal(0);
+  });
+
+  it("joins a new person by an invite's link: the provider's verified email must be the invite's", async () => {
+    const org = await newTenant('oidc-inviter');
+    const email = `invited-${Date.now()}@nowhere-allowed.test`;
+    const made = await as(org.key).post(`/api/organizations/${org.organizationId}/invites`, { email, role: 'viewer' });
+    expect(made.status, made.text).to.equal(201);
+    const token = new URL(made.body.accept_url).hash.replace('#token=', '');
+
+    /** The console's POST (the token in its body), then the browser sent to the provider's URL it answers. */
+    async function join(account: { sub: string; email: string }) {
+      provider.signInAs({ ...account, email_verified: true });
+      const jars: Jars = new Map([[base, new Map()]]);
+      const begun = await fetch(`${base}/api/sessions/oidc`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ invite_token: token, return_to: '/console/dashboard' }),
+      });
+      expect(begun.status).to.equal(200);
+      keepCookies(jars.get(base)!, begun);
+      const { authorization_url } = (await begun.json()) as { authorization_url: string };
+      expect(authorization_url).not.to.include(token);
+      return signIn(base, jars, { from: authorization_url });
+    }
+
+    const wrong = await join({ sub: 'someone-else', email: 'someone-else@nowhere-allowed.test' });
+    expect(oidcError(wrong.landed)).to.equal(
+      `This invite is for ${email}; the OIDC provider signed you in as someone-else@nowhere-allowed.test`,
+    );
+    const joined = await join({ sub: `invited-${email}`, email });
+    expect(joined.landed.pathname, oidcError(joined.landed)).to.equal('/console/dashboard');
+    const session = await sessionOf(joined.jars);
+    expect(session.body).to.include({ organization_id: org.organizationId, role: 'viewer' });
+    expect(session.body.user.email).to.equal(email);
+    expect((await as(org.key).get(`/api/invites/${made.body.invite_id}`)).body.status).to.equal('ACCEPTED');
   });
 
   it('signs in from the console in a real browser, and shows a refusal on the sign-in page', async () => {

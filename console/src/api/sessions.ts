@@ -16,6 +16,10 @@ export async function currentSession() {
 /** Password always; the OIDC provider's name and start when the installation has one. */
 export const signInMethods = () => data(api.GET('/api/sign-in-methods'));
 
+/** The provider's URL of a new OIDC sign-in (with an invite's token, one that accepts it first). */
+export const beginOidcSignIn = async (body: { invite_token?: string; return_to?: string }) =>
+  (await data(api.POST('/api/sessions/oidc', { body }))).authorization_url;
+
 export const signOutSession = () => data(api.DELETE('/api/sessions/current'));
 
 /** Sets the password of the reset link's user; a 404 (a link unknown, used or expired) is said as such. */

@@ -1,10 +1,14 @@
 // The page of an invite link (`/console/accept-invite#token=...`, CreateInvite's `accept_url`): the token is read
 // from the URL's fragment, which no request carries, and then dropped from the address bar. It shows what the
 // link invites to; a person with no password yet sets one (typed twice) and is signed in with it once the
-// invite is accepted; a person with a password accepts, then signs in as usual.
+// invite is accepted; a person with a password accepts, then signs in as usual. With an OIDC provider, anyone
+// may instead join through it (the provider's verified email must be the invite's): the token goes in a POST's
+// body, never in a URL.
+import { useQuery } from '@tanstack/react-query';
 import { useEffect, useState, type FormEvent } from 'react';
 import { Link, useNavigate } from '@tanstack/react-router';
-import { acceptInviteLink, readInviteLink, signInWithPassword } from '../api/sessions';
+import { queryKeys } from '../api/query-keys';
+import { acceptInviteLink, beginOidcSignIn, readInviteLink, signInMethods, signInWithPassword } from '../api/sessions';
 import { NewPasswordFields, PASSWORD_MIN_LENGTH } from '../components/new-password';
 import { session } from '../session';
 
@@ -52,7 +56,20 @@ function AcceptForm({ token, link }: { token: string; link: InviteLink }) {
   const [error, setError] = useState<string | undefined>();
   const [busy, setBusy] = useState(false);
   const [joined, setJoined] = useState(false);
+  const methods = useQuery({ queryKey: queryKeys.signInMethods, queryFn: signInMethods });
+  const oidc = methods.data?.oidc;
   const { invite } = link;
+
+  async function joinWithOidc() {
+    setBusy(true);
+    setError(undefined);
+    try {
+      window.location.assign(await beginOidcSignIn({ invite_token: token, return_to: '/console/dashboard' }));
+    } catch (err) {
+      setError((err as Error).message);
+      setBusy(false);
+    }
+  }
 
   if (invite.status !== 'PENDING')
     return (
@@ -116,6 +133,11 @@ function AcceptForm({ token, link }: { token: string; link: InviteLink }) {
       <button type="submit" disabled={busy || (needsPassword && (!password || !again))}>
         {busy ? 'Accepting…' : needsPassword ? 'Set password and join' : 'Accept and join'}
       </button>
+      {oidc && (
+        <button type="button" disabled={busy} onClick={() => void joinWithOidc()}>
+          Join with {oidc.name}
+        </button>
+      )}
     </form>
   );
 }

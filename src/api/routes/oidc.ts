@@ -1,7 +1,8 @@
 // Signing in through the OIDC provider (docs/people.md#oidc-sign-in), and how this installation signs people
-// in. A browser goes to the start, signs in at the provider, and comes back to the callback, which opens a
-// session (the same cookies as a password sign-in) and sends it on to the console; a refusal sends it to the
-// console's sign-in page with the reason. Both are audited.
+// in. A browser goes to the start (a link, or the console's POST when the sign-in accepts an invite: its token
+// stays out of every URL), signs in at the provider, and comes back to the callback, which opens a session (the
+// same cookies as a password sign-in) and sends it on to the console; a refusal sends it to the console's sign-in
+// page with the reason. The callback is audited.
 import type { Context } from 'koa';
 import type { Deps } from '../deps';
 import { beginOidcSignIn, completeOidcSignIn } from '../../services/accounts/oidc';
@@ -66,6 +67,22 @@ route({
   }),
 });
 
+const returnTo = {
+  type: 'string',
+  pattern: '^/console(/[^\\s\\\\]*)?$',
+  maxLength: 2000,
+  description: 'The console page to land on (default /console/).',
+} as const;
+
+/** Sets the sealed cookie of a new sign-in and answers the provider's URL to send the browser to. */
+async function begin(ctx: Context, deps: Deps, opts: { returnTo?: string; inviteToken?: string }): Promise<string> {
+  const settings = oidcOf(deps);
+  const callback = new URL(CALLBACK_PATH, deps.config.publicBaseUrl).href;
+  const { url, pending } = await beginOidcSignIn(settings, callback, { ...opts, returnTo: opts.returnTo ?? CONSOLE });
+  setPendingOidc(ctx, deps, pending);
+  return url;
+}
+
 route({
   operationId: 'StartOidcSignIn',
   method: 'get',
@@ -74,21 +91,41 @@ route({
   auth: 'none',
   summary:
     "Sends the browser to the OIDC provider (authorization code with PKCE); it comes back to CompleteOidcSignIn. 404 when OIDC_ISSUER is not set; 503 when the provider's discovery document cannot be read.",
-  query: {
-    return_to: {
-      type: 'string',
-      pattern: '^/console(/[^\\s\\\\]*)?$',
-      maxLength: 2000,
-      description: 'The console page to land on (default /console/).',
+  query: { return_to: returnTo },
+  responses: { 303: { description: "To the provider's sign-in" } },
+  handler: async ({ ctx, deps, query }) => redirect(ctx, await begin(ctx, deps, { returnTo: query.return_to })),
+});
+
+route({
+  operationId: 'BeginOidcSignIn',
+  method: 'post',
+  path: '/sessions/oidc',
+  tag: TAG,
+  auth: 'none',
+  summary:
+    "As StartOidcSignIn, for a page that sends the browser on itself: answers the provider's URL. With `invite_token` (an invite link's), the sign-in accepts that invite first; the provider's verified email must be the invite's, and a person new here joins by it.",
+  body: defineSchema('BeginOidcSignInRequest', {
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      return_to: returnTo,
+      invite_token: { type: 'string', minLength: 1, maxLength: 200, description: "The invite link's token." },
+    },
+  }),
+  responses: {
+    200: {
+      description: "The provider's URL",
+      schema: defineSchema('OidcAuthorization', {
+        type: 'object',
+        required: ['authorization_url'],
+        properties: { authorization_url: { type: 'string' } },
+      }),
     },
   },
-  responses: { 303: { description: "To the provider's sign-in" } },
-  handler: async ({ ctx, deps, query }) => {
-    const settings = oidcOf(deps);
-    const callback = new URL(CALLBACK_PATH, deps.config.publicBaseUrl).href;
-    const { url, pending } = await beginOidcSignIn(settings, callback, query.return_to ?? CONSOLE);
-    setPendingOidc(ctx, deps, pending);
-    return redirect(ctx, url);
+  handler: async ({ ctx, deps, body }) => {
+    ctx.set('Cache-Control', 'no-store');
+    const url = await begin(ctx, deps, { returnTo: body.return_to, inviteToken: body.invite_token });
+    return { status: 200, body: { authorization_url: url } };
   },
 });
 
@@ -115,9 +152,14 @@ route({
     // The URL the provider sent the browser to, under the public base URL it was given.
     const callbackUrl = new URL(`${CALLBACK_PATH}${ctx.search}`, deps.config.publicBaseUrl);
     try {
-      const { userId, email } = await completeOidcSignIn(deps.ds, settings, callbackUrl, pending);
+      const { userId, email, organizationId } = await completeOidcSignIn(deps, settings, callbackUrl, pending);
       noteForAudit(ctx, { userId, detail: { email, issuer: settings.issuer } });
-      const signedIn = await startSession(deps.ds, deps.config.sessions, { userId, address: clientAddress(ctx) });
+      // In the organization of the invite it accepted, else the user's oldest.
+      const signedIn = await startSession(deps.ds, deps.config.sessions, {
+        userId,
+        organizationId,
+        address: clientAddress(ctx),
+      });
       noteForAudit(ctx, { organizationId: signedIn.session.organizationId });
       setSessionCookies(ctx, deps, signedIn);
       return redirect(ctx, pending?.returnTo ?? CONSOLE);

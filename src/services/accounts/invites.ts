@@ -131,6 +131,27 @@ export async function acceptInviteByLink(
   return settled;
 }
 
+/**
+ * Accepts an invite by its link for a person the OIDC provider vouches for (docs/people.md#oidc-sign-in): the
+ * provider's verified email must be the invite's. No password is set: they sign in through the provider. An
+ * invite already ACCEPTED (the same person following the link again) answers as it is.
+ */
+export async function acceptInviteByVerifiedEmail(
+  deps: { ds: DataSource; temporal: Client },
+  token: string,
+  verifiedEmail: string,
+): Promise<Invite> {
+  const { invite } = await findInviteByLink(deps.ds, token);
+  if (invite.email !== verifiedEmail)
+    throw forbidden(`This invite is for ${invite.email}; the OIDC provider signed you in as ${verifiedEmail}`);
+  if (invite.status === 'ACCEPTED') return invite;
+  assertAnswerable(invite);
+  const settled = await answer(deps, invite, 'ACCEPTED', `invite-link:${invite.email}`);
+  if (settled.status !== 'ACCEPTED')
+    throw temporarilyUnavailable('The acceptance is not recorded yet: follow the invite link again in a moment');
+  return settled;
+}
+
 /** The caller's user email, or undefined for organization keys. */
 export async function callerEmail(ds: DataSource, caller: Caller): Promise<string | undefined> {
   if (!caller.userId) return undefined;

@@ -3,12 +3,15 @@
 // the PKCE verifier), which the browser keeps in a short-lived cookie; the callback exchanges the code, checks the
 // ID token and finds the user: by the provider's account when it signed in before, else by a verified email,
 // else, for an email domain the operator lets sign up, a new user who joins the installation's first
-// organization. Anyone else is refused.
+// organization. A sign-in started from an invite's link accepts that invite first (the provider's verified email
+// must be the invite's), so a new person joins by it. Anyone else is refused.
 import * as oidc from 'openid-client';
 import type { DataSource } from 'typeorm';
 import type { OidcSettings } from '../../config/people';
 import { forbidden, HttpError } from '../../errors';
+import type { Client } from '@temporalio/client';
 import { addMember, upsertUserByEmail } from './accounts';
+import { acceptInviteByVerifiedEmail } from './invites';
 
 /** What the callback checks, kept by the browser between the start and the callback. */
 export interface PendingOidcSignIn {
@@ -17,6 +20,8 @@ export interface PendingOidcSignIn {
   verifier: string;
   /** The console page to land on. */
   returnTo: string;
+  /** The invite link's token, when the sign-in accepts that invite. */
+  inviteToken?: string;
 }
 
 const discovered = new Map<string, Promise<oidc.Configuration>>();
@@ -46,14 +51,14 @@ function providerOf(settings: OidcSettings): Promise<oidc.Configuration> {
 export async function beginOidcSignIn(
   settings: OidcSettings,
   redirectUri: string,
-  returnTo: string,
+  opts: { returnTo: string; inviteToken?: string },
 ): Promise<{ url: string; pending: PendingOidcSignIn }> {
   const config = await providerOf(settings);
   const pending = {
     state: oidc.randomState(),
     nonce: oidc.randomNonce(),
     verifier: oidc.randomPKCECodeVerifier(),
-    returnTo,
+    ...opts,
   };
   const url = oidc.buildAuthorizationUrl(config, {
     redirect_uri: redirectUri,
@@ -69,13 +74,16 @@ export async function beginOidcSignIn(
 /** Why a callback is refused: the provider said no, or what came back does not match what was sent. */
 export const oidcRefused = (message: string) => new HttpError(400, 'ValidationError', [{ message }]);
 
-/** The user the provider's answer (the callback's URL) signs in; refused when it names no one allowed here. */
+/**
+ * The user the provider's answer (the callback's URL) signs in, and the organization of the invite it accepted;
+ * refused when it names no one allowed here.
+ */
 export async function completeOidcSignIn(
-  ds: DataSource,
+  deps: { ds: DataSource; temporal: Client },
   settings: OidcSettings,
   callbackUrl: URL,
   pending: PendingOidcSignIn | undefined,
-): Promise<{ userId: string; email: string }> {
+): Promise<{ userId: string; email: string; organizationId?: string }> {
   const providerError = callbackUrl.searchParams.get('error');
   if (providerError) {
     const description = callbackUrl.searchParams.get('error_description');
@@ -102,15 +110,26 @@ export async function completeOidcSignIn(
   } catch (err) {
     throw oidcRefused(`The OIDC sign-in could not be completed: ${(err as Error).message}`);
   }
-  return userOfClaims(ds, settings, claims);
+  if (!pending.inviteToken) return userOfClaims(deps.ds, settings, claims);
+  const email = verifiedEmailOf(claims);
+  // The invite's workflow makes the user (if new) and the membership; the provider account is linked below.
+  const invite = await acceptInviteByVerifiedEmail(deps, pending.inviteToken, email);
+  return { ...(await userOfClaims(deps.ds, settings, claims)), organizationId: invite.organization_id };
+}
+
+/** A first sign-in with an account: only a verified email says whose it is. */
+function verifiedEmailOf(claims: Claims): string {
+  const email = typeof claims.email === 'string' ? claims.email.trim().toLowerCase() : undefined;
+  if (!email || claims.email_verified !== true) {
+    throw forbidden('The OIDC provider gave no verified email for this account: it cannot be matched to a user here');
+  }
+  return email;
 }
 
 type Claims = { sub: string; email?: unknown; email_verified?: unknown; name?: unknown };
 
 async function userOfClaims(ds: DataSource, settings: OidcSettings, claims: Claims) {
   const subject = claims.sub;
-  const email = typeof claims.email === 'string' ? claims.email.trim().toLowerCase() : undefined;
-  const verified = claims.email_verified === true;
   return ds.transaction(async (em) => {
     const known: Array<{ user_id: string; email: string }> = await em.query(
       `SELECT i.user_id, u.email FROM user_identities i JOIN users u ON u.user_id = i.user_id
@@ -125,10 +144,7 @@ async function userOfClaims(ds: DataSource, settings: OidcSettings, claims: Clai
       return { userId: known[0].user_id, email: known[0].email };
     }
 
-    // A first sign-in with this account: only a verified email says whose it is.
-    if (!email || !verified) {
-      throw forbidden('The OIDC provider gave no verified email for this account: it cannot be matched to a user here');
-    }
+    const email = verifiedEmailOf(claims);
     const existing: Array<{ user_id: string }> = await em.query(`SELECT user_id FROM users WHERE email = $1`, [email]);
     let userId = existing[0]?.user_id;
     if (!userId) {
