@@ -18,6 +18,7 @@ import { allRoutes, mount, type RouteSpec } from './http/route';
 import { unavailableReason } from '../persistence/unavailable';
 import { DiskSpace, meterDiskSpace } from '../observability/disk-space';
 import { serveConsole } from './console/serve-console';
+import { mcpEndpoint } from './mcp/endpoint';
 import { RateLimiter } from './http/rate-limits';
 import { dummyPasswordHash } from '../security/passwords';
 import './routes';
@@ -154,6 +155,7 @@ export function createApp(deps: Deps): Koa {
   for (const spec of allRoutes()) api.add(spec, deps);
   app.use(api.routes());
   // After the api's routes: /api requests never try these.
+  app.use(mcpEndpoint(deps));
   app.use(root.routes());
   app.use(serveConsole(deps.config));
 

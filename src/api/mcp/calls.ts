@@ -1,0 +1,138 @@
+// An MCP tool call (docs/mcp.md): through the same service as the tool's REST route, so that it is a run or a
+// job like any other (admission, the console, the Temporal UI). Whatever goes wrong is the call's result with
+// `isError` and a message, never a failed request: bad arguments, a refused role, a run that failed.
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { Deps } from '../deps';
+import type { Caller } from '../../services/caller';
+import { atLeast, roleRefused } from '../../services/accounts/roles';
+import { cancelStructureRun, createStructureRun } from '../../services/code/runs/structure-runs';
+import { executeFunction } from '../../services/code/runs/function-runs';
+import { eventsAfter } from '../../services/code/runs/events';
+import { readRun } from '../../services/code/runs/lifecycle';
+import { queryKnowledgeBase } from '../../services/knowledge/retrieval/run-query';
+import { searchKnowledgeBase } from '../../services/knowledge/retrieval/search';
+import { queryRetrieverRequest } from '../../services/knowledge/retrieval/retrievers';
+import { HttpError } from '../../errors';
+import { validatorFor } from '../schemas/registry';
+import type { McpTool } from './catalog';
+
+/** How often a structure run's new events are sent as progress, and its end looked for. */
+const POLL_MS = 250;
+
+export interface CallContext {
+  /** Aborted when the client cancels the call (notifications/cancelled) or goes away. */
+  signal: AbortSignal;
+  /** Sends a progress notification, when the client asked for them (a progress token). */
+  progress?: (progress: number, message: string) => Promise<void>;
+}
+
+const text = (value: unknown, isError = false): CallToolResult => ({
+  content: [{ type: 'text', text: typeof value === 'string' ? value : JSON.stringify(value) }],
+  ...(isError ? { isError: true } : {}),
+});
+export const toolError = (message: string) => text(message, true);
+
+const validators = new Map<McpTool['kind'], ReturnType<typeof validatorFor>>();
+
+export async function callTool(
+  deps: Deps,
+  caller: Caller,
+  tool: McpTool,
+  args: Record<string, unknown>,
+  call: CallContext,
+): Promise<CallToolResult> {
+  // A call starts work: a member's, as the REST routes it stands for.
+  if (!atLeast(caller.role, 'member')) return toolError(roleRefused(caller.role, 'member', tool.name).message);
+  let validate = validators.get(tool.kind);
+  if (!validate) validators.set(tool.kind, (validate = validatorFor(tool.inputSchema)));
+  if (!validate(args)) {
+    const problems = (validate.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message}`).join('; ');
+    return toolError(`Bad arguments for ${tool.name}: ${problems}`);
+  }
+  try {
+    return await dispatch(deps, caller, tool, args, call);
+  } catch (err) {
+    if (err instanceof HttpError) return toolError(`${err.type}: ${err.errors.map((e) => e.message).join('; ')}`);
+    deps.log.error({ err, tool: tool.name }, 'an MCP tool call failed');
+    return toolError(`${tool.name} failed: an internal error (see the api's log)`);
+  }
+}
+
+async function dispatch(
+  deps: Deps,
+  caller: Caller,
+  tool: McpTool,
+  args: Record<string, unknown>,
+  call: CallContext,
+): Promise<CallToolResult> {
+  const query = { query: args.query as string, query_args: { count: (args.count as number | undefined) ?? 5 } };
+  switch (tool.kind) {
+    case 'query_knowledge_base':
+      return text({ entries: (await queryKnowledgeBase(deps, caller, tool.resourceId, query)).entries });
+    case 'search_knowledge_base': {
+      const search = await searchKnowledgeBase(deps, caller, tool.resourceId, query);
+      return text({ answer: search.result, entries: search.entries });
+    }
+    case 'query_retriever':
+      return text({
+        outputs: (await queryRetrieverRequest(deps, caller, tool.resourceId, { query: query.query })).outputs,
+      });
+    case 'execute_function': {
+      const run = await executeFunction(deps, caller, tool.resourceId, { body: args.body ?? null, query_params: {} });
+      if (run.status === 'SUCCEEDED') return text(run.output ?? null);
+      if (OPEN.has(run.status))
+        return toolError(
+          `Function run ${run.run_id} has not ended within FUNCTION_EXECUTE_TIMEOUT_SECONDS (it is ${run.status}): ` +
+            `poll GET /api/function-runs/${run.run_id}`,
+        );
+      return toolError(endedMessage('Function', run));
+    }
+    case 'run_structure':
+      return runStructure(deps, caller, tool, (args.args as string[] | undefined) ?? [], call);
+  }
+}
+
+const OPEN = new Set(['QUEUED', 'STARTING', 'RUNNING']);
+
+function endedMessage(what: string, run: { run_id: string; status: string; status_detail: unknown }): string {
+  const detail = (run.status_detail ?? {}) as { message?: string | null; error?: string };
+  return `${what} run ${run.run_id} ended ${run.status}: ${detail.message ?? detail.error ?? 'no detail'}`;
+}
+
+/**
+ * Runs the structure and waits for its end, sending each new event's type as progress; a cancelled call cancels
+ * the run (the run's cancel, as CancelStructureRun does).
+ */
+async function runStructure(
+  deps: Deps,
+  caller: Caller,
+  tool: McpTool,
+  args: string[],
+  call: CallContext,
+): Promise<CallToolResult> {
+  const started = await createStructureRun(deps, caller, tool.resourceId, { args, env_vars: [] });
+  const runId = started.run_id;
+  let seq = 0;
+  let sent = 0;
+  for (;;) {
+    if (call.signal.aborted) {
+      const cancelled = await cancelStructureRun(deps, caller, runId);
+      return toolError(`Structure run ${runId} was cancelled by the client: it ended ${cancelled.status}`);
+    }
+    const run = await readRun(deps.ds, runId);
+    if (call.progress) {
+      for (const event of await eventsAfter(deps.ds, runId, seq, 100)) {
+        seq = event.seq;
+        await call.progress(++sent, `${event.type} (structure run ${runId})`);
+      }
+    }
+    if (!OPEN.has(run.status)) {
+      if (run.status === 'SUCCEEDED') return text({ structure_run_id: runId, output: run.output ?? null });
+      return toolError(endedMessage('Structure', run));
+    }
+    await new Promise((resolve) => {
+      const timer = setTimeout(resolve, POLL_MS);
+      call.signal.addEventListener('abort', () => (clearTimeout(timer), resolve(undefined)), { once: true });
+    });
+  }
+}
