@@ -161,6 +161,16 @@ describe('console (browser): roles', function () {
     await c.open('/settings');
     await c.page.getByText(`Signed in as ${viewer.email}, viewer of this organization.`).waitFor();
     await c.page.getByRole('heading', { name: 'Your API keys' }).waitFor();
+    // The MCP endpoint's client configuration, to copy (docs/mcp.md).
+    expect(JSON.parse(await c.page.getByLabel('Client configuration').inputValue())).to.deep.equal({
+      mcpServers: {
+        tarmac: {
+          type: 'streamable-http',
+          url: `${getStack().baseUrl}/mcp`,
+          headers: { Authorization: 'Bearer <your API key>' },
+        },
+      },
+    });
     const members = c.page.getByRole('table', { name: 'Members' });
     await members
       .getByRole('row', { name: new RegExp(member.email) })

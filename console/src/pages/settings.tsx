@@ -1,11 +1,12 @@
 // Settings: API keys (an admin sees the organization's and makes organization keys with a role; anyone else
 // their own; the value is shown once; an admin revokes: deleted, it gets 401 from then on), the names of the
-// secrets (values never leave the server), the members with their roles, and the invites.
+// secrets (values never leave the server), the MCP endpoint, the members with their roles, and the invites.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { createApiKey, createOwnApiKey, listApiKeys, listOwnApiKeys, revokeApiKey } from '../api/api-keys';
 import { queryKeys } from '../api/query-keys';
 import { listSecrets } from '../api/secrets';
+import { McpEndpoint } from '../components/mcp-endpoint';
 import { Invites, Members } from '../components/members';
 import { atLeast, ROLES, useCurrentSession, type Role } from '../role';
 import { ErrorBox, Section, Time } from '../ui';
@@ -170,6 +171,7 @@ export function SettingsPage() {
       )}
       {me && <ApiKeys organizationId={me.organization_id} userId={me.user.user_id} role={me.role} />}
       <Secrets />
+      <McpEndpoint />
       {me && <Members organizationId={me.organization_id} />}
       {me && <Invites organizationId={me.organization_id} />}
     </>
