@@ -24,6 +24,19 @@ const execFileAsync = promisify(execFile);
 const PYTHON_MCP = 'mcp==2.3.0';
 const PYTHON_CLIENT = path.resolve(__dirname, '../../../test/api/mcp/python_client.py');
 
+const CALCULATOR_TOOL = `
+class Calculator:
+    name = "Calculator"
+
+    def divide(self, params):
+        """Divides a by b."""
+        return params["a"] / params["b"]
+
+
+def init_tool():
+    return Calculator()
+`;
+
 const SHOUT = `${PY_PRELUDE}
 call("POST", "api/structure-runs/" + RUN_ID + "/events", {"type": "StartStructureRunEvent", "timestamp": time.time(), "payload": {}})
 if sys.argv[1:] == ["slowly"]:
@@ -59,6 +72,12 @@ describe('MCP server', function () {
       mainFile: 'main.py',
       name: 'Double',
     });
+    await structureWithBuild(tenant.organizationId, {
+      kind: 'tool',
+      files: { 'tool.py': CALCULATOR_TOOL },
+      mainFile: 'tool.py',
+      name: 'Calc',
+    });
     const bucketId = (await api.post('/api/buckets', { name: 'mcp-docs' })).body.bucket_id;
     await uploadText(api, bucketId, 'capitals.txt', 'The capital of Freedonia is Fredville.');
     const kb = await api.post('/api/knowledge-bases', {
@@ -79,7 +98,8 @@ describe('MCP server', function () {
   });
 
   it('lists the organization’s structures, functions and knowledge bases, with stable names and schemas', async () => {
-    const { tools } = await client.listTools();
+    // A tool's activities come once it is described (below).
+    const tools = (await client.listTools()).tools.filter((t) => !t.name.startsWith('run_tool_activity.'));
     expect(tools.map((t) => t.name.replace(/\.[0-9a-f]{8}$/, ''))).to.deep.equal([
       'run_structure.shout-it',
       'execute_function.double',
@@ -90,7 +110,20 @@ describe('MCP server', function () {
     expect(kb.description).to.include('Where each country governs from.');
     expect(kb.inputSchema).to.include({ type: 'object' });
     expect((kb.inputSchema as any).required).to.deep.equal(['query']);
-    expect((await client.listTools()).tools.map((t) => t.name)).to.deep.equal(tools.map((t) => t.name));
+    expect((await client.listTools()).tools.map((t) => t.name)).to.include.members(tools.map((t) => t.name));
+  });
+
+  it("lists a tool's activities once it is described (a listing starts it), and runs one as a tool run", async () => {
+    let divide: { name: string; description?: string } | undefined;
+    for (let i = 0; i < 120 && !divide; i++) {
+      divide = (await client.listTools()).tools.find((t) => t.name.startsWith('run_tool_activity.calc-divide.'));
+      if (!divide) await new Promise((r) => setTimeout(r, 500));
+    }
+    expect(divide, 'the activity is listed').to.not.equal(undefined);
+    expect(divide!.description).to.equal('Divides a by b. (of the tool "Calc")');
+    const result = await client.callTool({ name: divide!.name, arguments: { a: 10, b: 4 } });
+    expect(result.isError, textOf(result)).to.not.equal(true);
+    expect(JSON.parse(textOf(result))).to.deep.equal({ type: 'TextArtifact', value: '2.5' });
   });
 
   it('runs a structure, with its events as progress, and answers its output; the run is like any other', async () => {
@@ -158,7 +191,7 @@ describe('MCP server', function () {
 
     const viewer = await connect((await memberWithRole(tenant.organizationId, 'viewer')).key);
     try {
-      expect((await viewer.listTools()).tools).to.have.length(4); // a viewer reads the list
+      expect((await viewer.listTools()).tools.map((t) => t.name)).to.include.members(Object.values(names)); // a viewer reads the list
       const refused = await viewer.callTool({ name: names['execute_function:double'], arguments: { body: { n: 1 } } });
       expect(refused.isError).to.equal(true);
       expect(textOf(refused)).to.match(/needs the member role or above; this credential acts as viewer/);

@@ -1,4 +1,4 @@
-// An MCP tool call (docs/mcp.md): through the same service as the tool's REST route, so that it is a run or a
+// An MCP tool call (docs/mcp.md): through the same service as its REST route, so that it is a run or a
 // job like any other (admission, the console, the Temporal UI). Whatever goes wrong is the call's result with
 // `isError` and a message, never a failed request: bad arguments, a refused role, a run that failed.
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -7,6 +7,7 @@ import type { Caller } from '../../services/caller';
 import { atLeast, roleRefused } from '../../services/accounts/roles';
 import { cancelStructureRun, createStructureRun } from '../../services/code/runs/structure-runs';
 import { executeFunction } from '../../services/code/runs/function-runs';
+import { runToolActivity } from '../../services/code/runs/tool-runs';
 import { eventsAfter } from '../../services/code/runs/events';
 import { readRun } from '../../services/code/runs/lifecycle';
 import { queryKnowledgeBase } from '../../services/knowledge/retrieval/run-query';
@@ -32,7 +33,26 @@ const text = (value: unknown, isError = false): CallToolResult => ({
 });
 export const toolError = (message: string) => text(message, true);
 
-const validators = new Map<McpTool['kind'], ReturnType<typeof validatorFor>>();
+/** Validators by schema (a tool activity's is its own); bounded, as schemas come from user code. */
+const validators = new Map<string, ReturnType<typeof validatorFor>>();
+const MAX_VALIDATORS = 500;
+
+/** The arguments' problems, or undefined; a schema ajv cannot compile leaves the checking to the tool. */
+function problemsOf(tool: McpTool, args: Record<string, unknown>): string | undefined {
+  const key = JSON.stringify(tool.inputSchema);
+  let validate = validators.get(key);
+  if (!validate) {
+    try {
+      validate = validatorFor(tool.inputSchema);
+    } catch {
+      return undefined;
+    }
+    if (validators.size >= MAX_VALIDATORS) validators.clear();
+    validators.set(key, validate);
+  }
+  if (validate(args)) return undefined;
+  return (validate.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message}`).join('; ');
+}
 
 export async function callTool(
   deps: Deps,
@@ -43,12 +63,8 @@ export async function callTool(
 ): Promise<CallToolResult> {
   // A call starts work: a member's, as the REST routes it stands for.
   if (!atLeast(caller.role, 'member')) return toolError(roleRefused(caller.role, 'member', tool.name).message);
-  let validate = validators.get(tool.kind);
-  if (!validate) validators.set(tool.kind, (validate = validatorFor(tool.inputSchema)));
-  if (!validate(args)) {
-    const problems = (validate.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message}`).join('; ');
-    return toolError(`Bad arguments for ${tool.name}: ${problems}`);
-  }
+  const problems = problemsOf(tool, args);
+  if (problems) return toolError(`Bad arguments for ${tool.name}: ${problems}`);
   try {
     return await dispatch(deps, caller, tool, args, call);
   } catch (err) {
@@ -89,6 +105,10 @@ async function dispatch(
     }
     case 'run_structure':
       return runStructure(deps, caller, tool, (args.args as string[] | undefined) ?? [], call);
+    case 'run_tool_activity': {
+      const r = await runToolActivity(deps, caller, tool.resourceId, tool.activity!, args);
+      return r.ok ? text(r.output ?? null) : toolError(`Tool run ${r.run.run_id}: ${r.error}`);
+    }
   }
 }
 

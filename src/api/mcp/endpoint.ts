@@ -2,8 +2,8 @@
 // kept by the api process that answered its `initialize` (another process answers 404 for it, and the client
 // initializes again). Every request is authenticated by an API key (`Authorization: Bearer`), rate-limited as
 // the API is, and acts in the key's organization with its role, as of that request. A session's tools are the
-// organization's resources (catalog.ts); the list is looked at every few seconds and a change is announced
-// (notifications/tools/list_changed). A session whose key is deleted or deactivated ends.
+// organization's resources (catalog.ts; a tool's activities once it is described, which a listing starts); the
+// list is looked at every few seconds and a change is announced (notifications/tools/list_changed). A session whose key is deleted or deactivated ends.
 import { randomUUID } from 'node:crypto';
 import type Koa from 'koa';
 import getRawBody from 'raw-body';
@@ -13,6 +13,8 @@ import { CallToolRequestSchema, isInitializeRequest, ListToolsRequestSchema } fr
 import type { Deps } from '../deps';
 import type { Caller } from '../../services/caller';
 import { authenticate, extractKey } from '../http/auth';
+import { atLeast } from '../../services/accounts/roles';
+import { describeTool } from '../../services/code/runs/tool-runs';
 import { callTool, toolError } from './calls';
 import { catalogOf } from './catalog';
 
@@ -21,6 +23,8 @@ export const MCP_PATH = '/mcp';
 const WATCH_MS = 5_000;
 /** A session no request used for this long ends. */
 const IDLE_MS = 30 * 60_000;
+/** A tool whose describe run was started (or failed) is not described again before this. */
+const DESCRIBE_AGAIN_MS = 5 * 60_000;
 
 interface McpSession {
   caller: Caller;
@@ -35,7 +39,30 @@ function rpcError(ctx: Koa.Context, status: number, message: string, code = -320
   ctx.body = { jsonrpc: '2.0', error: { code, message }, id: null };
 }
 
-function newSession(deps: Deps, caller: Caller, sessions: Map<string, McpSession>): McpSession {
+/**
+ * The catalog, and a describe run started (in the background, by a member) for each deployed tool without a
+ * description: its activities are listed once it ends, announced by the next look.
+ */
+async function catalogFor(deps: Deps, caller: Caller, describing: Map<string, number>) {
+  const { tools, undescribed } = await catalogOf(deps.ds, caller);
+  if (atLeast(caller.role, 'member')) {
+    for (const toolId of undescribed) {
+      if (Date.now() - (describing.get(toolId) ?? 0) < DESCRIBE_AGAIN_MS) continue;
+      describing.set(toolId, Date.now());
+      describeTool(deps, caller, toolId).catch((err: unknown) =>
+        deps.log.warn({ err, toolId }, 'an MCP session could not describe a tool'),
+      );
+    }
+  }
+  return tools;
+}
+
+function newSession(
+  deps: Deps,
+  caller: Caller,
+  sessions: Map<string, McpSession>,
+  describing: Map<string, number>,
+): McpSession {
   const server = new Server({ name: 'tarmac', version: '0.1.0' }, { capabilities: { tools: { listChanged: true } } });
   let listed = '';
   let watch: NodeJS.Timeout | undefined;
@@ -61,7 +88,7 @@ function newSession(deps: Deps, caller: Caller, sessions: Map<string, McpSession
         [session.caller.apiKeyId],
       );
       if (!key?.active || Date.now() - session.lastSeen > IDLE_MS) return void (await end(id));
-      const names = (await catalogOf(deps.ds, session.caller)).map((t) => t.name).join('\n');
+      const names = (await catalogFor(deps, session.caller, describing)).map((t) => t.name).join('\n');
       if (listed && names !== listed) await server.sendToolListChanged();
       listed = names;
     } catch (err) {
@@ -74,12 +101,12 @@ function newSession(deps: Deps, caller: Caller, sessions: Map<string, McpSession
   };
 
   server.setRequestHandler(ListToolsRequestSchema, async () => {
-    const tools = await catalogOf(deps.ds, session.caller);
+    const tools = await catalogFor(deps, session.caller, describing);
     listed = tools.map((t) => t.name).join('\n');
     return { tools: tools.map(({ name, description, inputSchema }) => ({ name, description, inputSchema })) };
   });
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
-    const tool = (await catalogOf(deps.ds, session.caller)).find((t) => t.name === request.params.name);
+    const tool = (await catalogOf(deps.ds, session.caller)).tools.find((t) => t.name === request.params.name);
     if (!tool) return toolError(`Unknown tool ${request.params.name}: list the tools again (tools/list)`);
     const token = request.params._meta?.progressToken;
     return callTool(deps, session.caller, tool, request.params.arguments ?? {}, {
@@ -101,6 +128,7 @@ function newSession(deps: Deps, caller: Caller, sessions: Map<string, McpSession
 /** Koa middleware answering /mcp; every other path goes on. */
 export function mcpEndpoint(deps: Deps): Koa.Middleware {
   const sessions = new Map<string, McpSession>();
+  const describing = new Map<string, number>();
   return async (ctx, next) => {
     if (ctx.path !== MCP_PATH) return next();
     const sessionId = ctx.get('mcp-session-id') || undefined;
@@ -132,7 +160,7 @@ export function mcpEndpoint(deps: Deps): Koa.Middleware {
     if (!session) {
       if (ctx.method !== 'POST' || !isInitializeRequest(body))
         return rpcError(ctx, 400, 'No session: send an initialize request first (without Mcp-Session-Id)');
-      session = newSession(deps, caller, sessions);
+      session = newSession(deps, caller, sessions, describing);
     }
     session.caller = caller; // its role as of this request
     session.lastSeen = Date.now();
