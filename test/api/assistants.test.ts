@@ -5,22 +5,9 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { structureWithBuild } from '../harness/builds';
 import { as } from '../harness/client';
-import { PY_PRELUDE, TERMINAL } from '../harness/runs';
+import { CALCULATOR_TOOL, PY_PRELUDE, TERMINAL } from '../harness/runs';
 import { readSse } from '../harness/sse';
 import { getStack, newTenant } from '../harness/stack';
-
-const CALCULATOR_TOOL = `
-class Calculator:
-    name = "Calculator"
-
-    def divide(self, params):
-        """Divides a by b."""
-        return params["a"] / params["b"]
-
-
-def init_tool():
-    return Calculator()
-`;
 
 /** A structure that answers with its args joined, as griptape's FinishStructureRunEvent does. */
 const SHOUT_STRUCTURE = `${PY_PRELUDE}

@@ -15,7 +15,7 @@ import { as } from '../harness/client';
 import { structureWithBuild } from '../harness/builds';
 import { runKnowledgeBaseJob, uploadText } from '../harness/knowledge-bases';
 import { memberWithRole } from '../harness/people';
-import { PY_PRELUDE, waitForRun } from '../harness/runs';
+import { CALCULATOR_TOOL, PY_PRELUDE, waitForRun } from '../harness/runs';
 import { pythonVenv } from '../harness/python-venv';
 import { getStack, newTenant } from '../harness/stack';
 
@@ -23,19 +23,6 @@ const execFileAsync = promisify(execFile);
 /** The Python SDK's client, pinned (from PyPI, into a venv cached outside the repository). */
 const PYTHON_MCP = 'mcp==2.3.0';
 const PYTHON_CLIENT = path.resolve(__dirname, '../../../test/api/mcp/python_client.py');
-
-const CALCULATOR_TOOL = `
-class Calculator:
-    name = "Calculator"
-
-    def divide(self, params):
-        """Divides a by b."""
-        return params["a"] / params["b"]
-
-
-def init_tool():
-    return Calculator()
-`;
 
 const SHOUT = `${PY_PRELUDE}
 call("POST", "api/structure-runs/" + RUN_ID + "/events", {"type": "StartStructureRunEvent", "timestamp": time.time(), "payload": {}})

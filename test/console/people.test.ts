@@ -158,6 +158,10 @@ describe('console (browser): roles', function () {
     await c.open('/structures');
     await c.page.getByRole('table', { name: 'Structures' }).waitFor();
     expect(await c.page.getByRole('button', { name: 'Create and deploy' }).count()).to.equal(0);
+    const org = await as(owner.key).get(`/api/organizations/${owner.organizationId}`);
+    await c.open(`/buckets/${org.body.default_bucket_id}`);
+    await c.page.getByRole('heading', { name: 'Assets' }).waitFor();
+    expect(await c.page.getByRole('heading', { name: 'Upload' }).count()).to.equal(0);
     await c.open('/settings');
     await c.page.getByText(`Signed in as ${viewer.email}, viewer of this organization.`).waitFor();
     await c.page.getByRole('heading', { name: 'Your API keys' }).waitFor();

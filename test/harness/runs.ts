@@ -42,6 +42,20 @@ def call(method, path, body=None):
         return e.code
 `;
 
+/** A python tool (tool.py) with one activity, `divide` ({a, b}), documented by its docstring. */
+export const CALCULATOR_TOOL = `
+class Calculator:
+    name = "Calculator"
+
+    def divide(self, params):
+        """Divides a by b."""
+        return params["a"] / params["b"]
+
+
+def init_tool():
+    return Calculator()
+`;
+
 /** Prints its args, some env, lines on both streams; posts its output; exits with EXIT_CODE (default 0). */
 export const ECHO_PROGRAM = `${PY_PRELUDE}
 print("args " + json.dumps(sys.argv[1:]))

@@ -4,6 +4,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { getQueue, setQueuePaused, type QueuedKind } from '../api/run-control';
 import { queryKeys } from '../api/query-keys';
 import { ErrorBox, Section, Time } from '../ui';
+import { Writes } from '../role';
 
 const BUSY_POLL_MS = 2000;
 
@@ -30,9 +31,11 @@ export function Queue({ kind, resourceId }: { kind: QueuedKind; resourceId: stri
       title="Queue"
       actions={
         q && (
-          <button type="button" disabled={pause.isPending} onClick={() => pause.mutate(!q.paused)}>
-            {q.paused ? 'Resume' : 'Pause'}
-          </button>
+          <Writes>
+            <button type="button" disabled={pause.isPending} onClick={() => pause.mutate(!q.paused)}>
+              {q.paused ? 'Resume' : 'Pause'}
+            </button>
+          </Writes>
         )
       }
     >

@@ -13,6 +13,7 @@ import {
 import { queryKeys } from '../api/query-keys';
 import { ErrorBox, Section, Time } from '../ui';
 import { parseJson } from './json-input';
+import { Writes } from '../role';
 
 const OVERLAP = ['skip', 'buffer_one', 'allow_all', 'cancel_other'] as const;
 const PAYLOAD_LABEL = { structure: 'Arguments, one a line', function: 'Event body (JSON)', assistant: 'Input' };
@@ -88,50 +89,54 @@ export function Schedules({ kind, resourceId }: { kind: ScheduledKind; resourceI
                 </td>
                 <td>{s.enabled ? 'Active' : 'Paused'}</td>
                 <td className="actions">
-                  {(['trigger', s.enabled ? 'pause' : 'resume', 'delete'] as const).map((action) => (
-                    <button
-                      key={action}
-                      type="button"
-                      disabled={act.isPending}
-                      onClick={() => act.mutate({ scheduleId: s.schedule_id, action })}
-                    >
-                      {{ trigger: 'Run now', pause: 'Pause', resume: 'Resume', delete: 'Delete' }[action]}
-                    </button>
-                  ))}
+                  <Writes>
+                    {(['trigger', s.enabled ? 'pause' : 'resume', 'delete'] as const).map((action) => (
+                      <button
+                        key={action}
+                        type="button"
+                        disabled={act.isPending}
+                        onClick={() => act.mutate({ scheduleId: s.schedule_id, action })}
+                      >
+                        {{ trigger: 'Run now', pause: 'Pause', resume: 'Resume', delete: 'Delete' }[action]}
+                      </button>
+                    ))}
+                  </Writes>
                 </td>
               </tr>
             ))}
           </tbody>
         </table>
       )}
-      <h3>New schedule</h3>
-      <form onSubmit={submit} className="run-form" aria-label="New schedule">
-        <label htmlFor="schedule-expression">When (cron or rate)</label>
-        <input
-          id="schedule-expression"
-          placeholder="*/15 * * * *  or  rate(1 hour)"
-          value={expression}
-          onChange={(e) => setExpression(e.target.value)}
-        />
-        <label htmlFor="schedule-time-zone">Time zone</label>
-        <input id="schedule-time-zone" value={timeZone} onChange={(e) => setTimeZone(e.target.value)} />
-        <label htmlFor="schedule-overlap">While the last run is open</label>
-        <select
-          id="schedule-overlap"
-          value={overlap}
-          onChange={(e) => setOverlap(e.target.value as (typeof OVERLAP)[number])}
-        >
-          {OVERLAP.map((o) => (
-            <option key={o}>{o}</option>
-          ))}
-        </select>
-        <label htmlFor="schedule-payload">{PAYLOAD_LABEL[kind]}</label>
-        <textarea id="schedule-payload" rows={2} value={payload} onChange={(e) => setPayload(e.target.value)} />
-        <button type="submit" disabled={!expression || create.isPending}>
-          Add schedule
-        </button>
-      </form>
-      <ErrorBox error={formError ?? create.error} />
+      <Writes>
+        <h3>New schedule</h3>
+        <form onSubmit={submit} className="run-form" aria-label="New schedule">
+          <label htmlFor="schedule-expression">When (cron or rate)</label>
+          <input
+            id="schedule-expression"
+            placeholder="*/15 * * * *  or  rate(1 hour)"
+            value={expression}
+            onChange={(e) => setExpression(e.target.value)}
+          />
+          <label htmlFor="schedule-time-zone">Time zone</label>
+          <input id="schedule-time-zone" value={timeZone} onChange={(e) => setTimeZone(e.target.value)} />
+          <label htmlFor="schedule-overlap">While the last run is open</label>
+          <select
+            id="schedule-overlap"
+            value={overlap}
+            onChange={(e) => setOverlap(e.target.value as (typeof OVERLAP)[number])}
+          >
+            {OVERLAP.map((o) => (
+              <option key={o}>{o}</option>
+            ))}
+          </select>
+          <label htmlFor="schedule-payload">{PAYLOAD_LABEL[kind]}</label>
+          <textarea id="schedule-payload" rows={2} value={payload} onChange={(e) => setPayload(e.target.value)} />
+          <button type="submit" disabled={!expression || create.isPending}>
+            Add schedule
+          </button>
+        </form>
+        <ErrorBox error={formError ?? create.error} />
+      </Writes>
     </Section>
   );
 }

@@ -7,6 +7,7 @@ import { useState, type FormEvent } from 'react';
 import { assetUrl, deleteAsset, getBucket, listAssets, uploadAsset } from '../api/buckets';
 import { queryKeys } from '../api/query-keys';
 import { ErrorBox, Pager, Section, Time } from '../ui';
+import { Writes } from '../role';
 
 const sizeText = (bytes: number | null | undefined) =>
   bytes == null
@@ -36,18 +37,20 @@ function Upload({ bucketId, onDone }: { bucketId: string; onDone: () => void }) 
     upload.mutate();
   };
   return (
-    <Section title="Upload">
-      <form onSubmit={submit} className="run-form">
-        <label htmlFor="upload-file">File</label>
-        <input key={inputKey} id="upload-file" type="file" onChange={(e) => setFile(e.target.files?.[0])} required />
-        <label htmlFor="upload-name">Asset name (optional; a path like notes/a.txt, default the file's name)</label>
-        <input id="upload-name" value={name} onChange={(e) => setName(e.target.value)} maxLength={1000} />
-        <button type="submit" disabled={!file || upload.isPending}>
-          {upload.isPending ? 'Uploading…' : 'Upload'}
-        </button>
-      </form>
-      <ErrorBox error={upload.error} />
-    </Section>
+    <Writes>
+      <Section title="Upload">
+        <form onSubmit={submit} className="run-form">
+          <label htmlFor="upload-file">File</label>
+          <input key={inputKey} id="upload-file" type="file" onChange={(e) => setFile(e.target.files?.[0])} required />
+          <label htmlFor="upload-name">Asset name (optional; a path like notes/a.txt, default the file's name)</label>
+          <input id="upload-name" value={name} onChange={(e) => setName(e.target.value)} maxLength={1000} />
+          <button type="submit" disabled={!file || upload.isPending}>
+            {upload.isPending ? 'Uploading…' : 'Upload'}
+          </button>
+        </form>
+        <ErrorBox error={upload.error} />
+      </Section>
+    </Writes>
   );
 }
 
@@ -121,15 +124,17 @@ export function BucketPage() {
                   <Time at={a.updated_at} />
                 </td>
                 <td className="actions">
-                  <Download bucketId={bucketId} name={a.name} />
-                  <button
-                    type="button"
-                    className="danger"
-                    aria-label={`Delete ${a.name}`}
-                    onClick={() => window.confirm(`Delete the asset "${a.name}"?`) && remove.mutate(a.name)}
-                  >
-                    Delete
-                  </button>
+                  <Writes>
+                    <Download bucketId={bucketId} name={a.name} />
+                    <button
+                      type="button"
+                      className="danger"
+                      aria-label={`Delete ${a.name}`}
+                      onClick={() => window.confirm(`Delete the asset "${a.name}"?`) && remove.mutate(a.name)}
+                    >
+                      Delete
+                    </button>
+                  </Writes>
                 </td>
               </tr>
             ))}

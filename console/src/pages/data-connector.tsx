@@ -6,6 +6,7 @@ import { cancelDataJob, getDataConnector, listDataJobs, startDataJob } from '../
 import { queryKeys } from '../api/query-keys';
 import { isTerminal } from '../api/runs';
 import { ErrorBox, Json, Section, shortId, StatusBadge, Time } from '../ui';
+import { Writes } from '../role';
 
 const OPEN_POLL_MS = 1500;
 
@@ -63,9 +64,11 @@ export function DataConnectorPage() {
       <Section
         title="Data jobs"
         actions={
-          <button type="button" onClick={() => start.mutate()} disabled={start.isPending}>
-            Run a job
-          </button>
+          <Writes>
+            <button type="button" onClick={() => start.mutate()} disabled={start.isPending}>
+              Run a job
+            </button>
+          </Writes>
         }
       >
         <ErrorBox error={jobs.error ?? start.error ?? cancel.error} />
@@ -113,11 +116,13 @@ export function DataConnectorPage() {
                   <Time at={j.completed_at} />
                 </td>
                 <td>
-                  {!isTerminal(j.status) && (
-                    <button type="button" className="danger" onClick={() => cancel.mutate(j.data_job_id)}>
-                      Cancel
-                    </button>
-                  )}
+                  <Writes>
+                    {!isTerminal(j.status) && (
+                      <button type="button" className="danger" onClick={() => cancel.mutate(j.data_job_id)}>
+                        Cancel
+                      </button>
+                    )}
+                  </Writes>
                 </td>
               </tr>
             ))}

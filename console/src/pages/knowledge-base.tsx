@@ -11,6 +11,7 @@ import {
 } from '../api/knowledge-bases';
 import { queryKeys } from '../api/query-keys';
 import { ErrorBox, Section, shortId, StatusBadge, Time } from '../ui';
+import { Writes } from '../role';
 
 const OPEN_JOB_POLL_MS = 1500;
 const isOpen = (status: string) => status === 'QUEUED' || status === 'RUNNING';
@@ -62,9 +63,11 @@ export function KnowledgeBasePage() {
       <Section
         title="Jobs"
         actions={
-          <button type="button" onClick={() => startJob.mutate()} disabled={startJob.isPending}>
-            Run a job
-          </button>
+          <Writes>
+            <button type="button" onClick={() => startJob.mutate()} disabled={startJob.isPending}>
+              Run a job
+            </button>
+          </Writes>
         }
       >
         <ErrorBox error={jobs.error ?? startJob.error} />
@@ -111,55 +114,57 @@ export function KnowledgeBasePage() {
           </tbody>
         </table>
       </Section>
-      <Section title="Query playground">
-        <form onSubmit={ask} className="playground">
-          <label htmlFor="kb-query">Query</label>
-          <input id="kb-query" value={question} onChange={(e) => setQuestion(e.target.value)} required />
-          <label htmlFor="kb-count">Results</label>
-          <input
-            id="kb-count"
-            type="number"
-            min={1}
-            max={100}
-            value={count}
-            onChange={(e) => setCount(Number(e.target.value) || 5)}
-          />
-          <button type="submit" disabled={!question.trim() || query.isPending}>
-            Query
-          </button>
-        </form>
-        <ErrorBox error={query.error} />
-        {query.data && (
-          <>
-            <p className="muted">
-              {query.data.entries.length} chunks, retrieval <strong>{kb.data?.retrieval}</strong>
-            </p>
-            <table className="list" aria-label="Results">
-              <thead>
-                <tr>
-                  <th scope="col">Rank</th>
-                  <th scope="col">Score</th>
-                  <th scope="col">Asset</th>
-                  <th scope="col">Chunk</th>
-                </tr>
-              </thead>
-              <tbody>
-                {query.data.entries.map((entry, i) => (
-                  <tr key={entry.id}>
-                    <td>{i + 1}</td>
-                    <td className="mono">{entry.score.toFixed(4)}</td>
-                    <td className="mono">
-                      {entry.meta.asset_path}
-                      {entry.meta.chunk_index !== undefined && ` #${entry.meta.chunk_index}`}
-                    </td>
-                    <td className="chunk">{entry.meta.content}</td>
+      <Writes>
+        <Section title="Query playground">
+          <form onSubmit={ask} className="playground">
+            <label htmlFor="kb-query">Query</label>
+            <input id="kb-query" value={question} onChange={(e) => setQuestion(e.target.value)} required />
+            <label htmlFor="kb-count">Results</label>
+            <input
+              id="kb-count"
+              type="number"
+              min={1}
+              max={100}
+              value={count}
+              onChange={(e) => setCount(Number(e.target.value) || 5)}
+            />
+            <button type="submit" disabled={!question.trim() || query.isPending}>
+              Query
+            </button>
+          </form>
+          <ErrorBox error={query.error} />
+          {query.data && (
+            <>
+              <p className="muted">
+                {query.data.entries.length} chunks, retrieval <strong>{kb.data?.retrieval}</strong>
+              </p>
+              <table className="list" aria-label="Results">
+                <thead>
+                  <tr>
+                    <th scope="col">Rank</th>
+                    <th scope="col">Score</th>
+                    <th scope="col">Asset</th>
+                    <th scope="col">Chunk</th>
                   </tr>
-                ))}
-              </tbody>
-            </table>
-          </>
-        )}
-      </Section>
+                </thead>
+                <tbody>
+                  {query.data.entries.map((entry, i) => (
+                    <tr key={entry.id}>
+                      <td>{i + 1}</td>
+                      <td className="mono">{entry.score.toFixed(4)}</td>
+                      <td className="mono">
+                        {entry.meta.asset_path}
+                        {entry.meta.chunk_index !== undefined && ` #${entry.meta.chunk_index}`}
+                      </td>
+                      <td className="chunk">{entry.meta.content}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </>
+          )}
+        </Section>
+      </Writes>
     </>
   );
 }

@@ -22,6 +22,7 @@ import {
 import { queryKeys } from '../api/query-keys';
 import { useRunEvents } from '../live/use-run-events';
 import { ErrorBox, Json, Section, StatusBadge, Time } from '../ui';
+import { Writes } from '../role';
 
 const LOG_POLL_MS = 1000;
 const RECORD_POLL_MS = 3000;
@@ -94,16 +95,18 @@ export function RunDetailPage() {
         </h1>
         <div className="actions">
           {r && <StatusBadge status={r.status} />}
-          {canCancel(kind) && r && !isTerminal(r.status) && (
-            <button type="button" className="danger" onClick={() => cancel.mutate()} disabled={cancel.isPending}>
-              {cancel.isPending ? 'Cancelling…' : 'Cancel run'}
-            </button>
-          )}
-          {canReplay(kind) && r && isTerminal(r.status) && (
-            <button type="button" onClick={() => replay.mutate()} disabled={replay.isPending}>
-              {replay.isPending ? 'Replaying…' : 'Replay'}
-            </button>
-          )}
+          <Writes>
+            {canCancel(kind) && r && !isTerminal(r.status) && (
+              <button type="button" className="danger" onClick={() => cancel.mutate()} disabled={cancel.isPending}>
+                {cancel.isPending ? 'Cancelling…' : 'Cancel run'}
+              </button>
+            )}
+            {canReplay(kind) && r && isTerminal(r.status) && (
+              <button type="button" onClick={() => replay.mutate()} disabled={replay.isPending}>
+                {replay.isPending ? 'Replaying…' : 'Replay'}
+              </button>
+            )}
+          </Writes>
           {ui && (
             <a href={`${ui}/workflows/${encodeURIComponent(workflowId)}`} target="_blank" rel="noreferrer">
               Workflow in Temporal UI

@@ -67,10 +67,12 @@ route({
   }),
 });
 
+// Query values are bounded so that the whole request line stays within what the api (and a proxy in front of it)
+// reads: 16 KiB, where a character may take 12 bytes percent-encoded.
 const returnTo = {
   type: 'string',
   pattern: '^/console(/[^\\s\\\\]*)?$',
-  maxLength: 2000,
+  maxLength: 1000,
   description: 'The console page to land on (default /console/).',
 } as const;
 
@@ -139,11 +141,11 @@ route({
   summary:
     "The OIDC provider's redirect back: checks the answer against what this browser's start sent (state, nonce, PKCE), finds the user (by the provider's account, else a verified email, else a sign-up of an OIDC_SIGNUP_DOMAINS email), sets the session cookies and sends the browser to the console. A refusal sends it to the console's sign-in with the reason in `#oidc_error=`.",
   query: {
-    code: { type: 'string', maxLength: 4000 },
-    state: { type: 'string', maxLength: 4000 },
-    iss: { type: 'string', maxLength: 2000 },
-    error: { type: 'string', maxLength: 200 },
-    error_description: { type: 'string', maxLength: 2000 },
+    code: { type: 'string', maxLength: 700 },
+    state: { type: 'string', maxLength: 100 },
+    iss: { type: 'string', maxLength: 150 },
+    error: { type: 'string', maxLength: 50 },
+    error_description: { type: 'string', maxLength: 200 },
   },
   responses: { 303: { description: 'To the console, signed in, or to its sign-in with the reason' } },
   handler: async ({ ctx, deps }) => {
