@@ -5,6 +5,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Deps } from '../deps';
 import type { Caller } from '../../services/caller';
 import { atLeast, roleRefused } from '../../services/accounts/roles';
+import { OPEN_RUN_STATUSES } from '../../services/code/runs/cancellation';
 import { cancelStructureRun, createStructureRun } from '../../services/code/runs/structure-runs';
 import { executeFunction } from '../../services/code/runs/function-runs';
 import { runToolActivity } from '../../services/code/runs/tool-runs';
@@ -96,7 +97,7 @@ async function dispatch(
     case 'execute_function': {
       const run = await executeFunction(deps, caller, tool.resourceId, { body: args.body ?? null, query_params: {} });
       if (run.status === 'SUCCEEDED') return text(run.output ?? null);
-      if (OPEN.has(run.status))
+      if (OPEN_RUN_STATUSES.includes(run.status))
         return toolError(
           `Function run ${run.run_id} has not ended within FUNCTION_EXECUTE_TIMEOUT_SECONDS (it is ${run.status}): ` +
             `poll GET /api/function-runs/${run.run_id}`,
@@ -111,8 +112,6 @@ async function dispatch(
     }
   }
 }
-
-const OPEN = new Set(['QUEUED', 'STARTING', 'RUNNING']);
 
 function endedMessage(what: string, run: { run_id: string; status: string; status_detail: unknown }): string {
   const detail = (run.status_detail ?? {}) as { message?: string | null; error?: string };
@@ -146,7 +145,7 @@ async function runStructure(
         await call.progress(++sent, `${event.type} (structure run ${runId})`);
       }
     }
-    if (!OPEN.has(run.status)) {
+    if (!OPEN_RUN_STATUSES.includes(run.status)) {
       if (run.status === 'SUCCEEDED') return text({ structure_run_id: runId, output: run.output ?? null });
       return toolError(endedMessage('Structure', run));
     }
