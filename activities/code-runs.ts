@@ -10,7 +10,16 @@ import { signalGroup } from '../src/runtime/process/user-process';
 import { superviseUserProcess, SupervisedOutcome } from '../src/runtime/process/supervise';
 import { functionEnding } from '../src/services/code/runs/function-result';
 import { recordedLimits } from '../src/services/code/runs/limits';
-import { prepareExecution, readExecution, RUN_HOME_PREFIX, RunSetupError } from '../src/services/code/runs/execution';
+import {
+  type ExecutionRecords,
+  prepareExecution,
+  readExecution,
+  RUN_HOME_PREFIX,
+  RunSetupError,
+} from '../src/services/code/runs/execution';
+import { runMcpTool } from '../src/services/code/mcp-tools';
+import type { McpServerLocation } from '../src/persistence/entities/code-resource';
+import { outboundPolicyFor } from '../src/security/outbound-policy';
 import {
   claimExecution,
   recordEnding,
@@ -29,7 +38,7 @@ import { markRetrying } from '../src/services/code/runs/retries';
 import { CgroupUnavailable } from '../src/runtime/sandbox/cgroups';
 import type { SandboxIdentity } from '../src/runtime/sandbox/sandbox-types';
 import { sandboxSetupFailure } from '../src/runtime/sandbox/setup-failure';
-import { heartbeatEveryMs, shutdownFailure } from './heartbeat';
+import { heartbeatEveryMs, shutdownFailure, withHeartbeats } from './heartbeat';
 
 /**
  * What a process activity records in its heartbeats: enough for a retry to find what it left behind. The first
@@ -105,6 +114,52 @@ export function createCodeRunActivities(deps: ActivityDeps) {
     void identity
       ?.release({ batched: true })
       .catch((err: Error) => log.error({ err, runId }, 'a run uid could not be swept; it stays leased'));
+  const mcpDeps = { ds, box, policy: outboundPolicyFor(config), maxResponseBytes: config.runLimits.resultBytes };
+
+  /**
+   * A run of a tool of `mcp` code (src/services/code/mcp-tools.ts): no process, one request to its server, fenced
+   * and recorded like a process (a retry after the call started ends WorkerLost rather than calling it twice).
+   */
+  async function executeMcpToolRun(
+    { run, deployment }: ExecutionRecords,
+    tool: { name: string; location: McpServerLocation },
+    input: { timeLimitSeconds?: number },
+  ): Promise<RunEnding> {
+    const ctx = Context.current();
+    if (!(await claimExecution(ds, run.run_id, ctx.info.attempt, run.attempt)))
+      return {
+        status: 'ERROR',
+        reason: 'WorkerLost',
+        error: 'The worker running this run stopped responding while starting it; the run was not restarted',
+      };
+    const timeLimitSeconds = input.timeLimitSeconds ?? config.runJob.timeLimitSeconds;
+    // Only these bound it: there is no process (its time limit is the workflow's timer; the answer's size is read capped).
+    const limits = { time_limit_seconds: timeLimitSeconds, result_bytes: config.runLimits.resultBytes };
+    if (!(await retryWhileUnavailable(() => markRunning(ds, run.run_id, new Date(), run.attempt, limits))))
+      return { status: 'ERROR', reason: 'AlreadyEnded', error: 'The run ended before its call started' };
+    try {
+      const ending = await withHeartbeats((_beat, signal) =>
+        runMcpTool(
+          mcpDeps,
+          run,
+          { ...tool, deployment },
+          {
+            signal,
+            timeoutMs: timeLimitSeconds * 1000,
+            log: (stream, line) => appendLogs(ds, run.run_id, [{ stream, line }]),
+          },
+        ),
+      );
+      void recordEnding(ds, run.run_id, run.attempt, ending).catch((err: Error) =>
+        log.warn({ err, runId: run.run_id }, "the run's ending could not be recorded beside its answer"),
+      );
+      return ending;
+    } catch (err) {
+      if (err instanceof RunSetupError) return { status: 'ERROR', reason: err.reason, error: err.message };
+      throw err;
+    }
+  }
+
   const activities = {
     /** QUEUED → STARTING; false when the run does not exist (its row never committed) or already ended. */
     async startCodeRun(input: { runId: string }): Promise<boolean> {
@@ -144,6 +199,10 @@ export function createCodeRunActivities(deps: ActivityDeps) {
           error: 'The worker running this run stopped; the run was not restarted',
         };
       }
+
+      const { resource } = records;
+      if (resource && 'mcp' in resource.code)
+        return executeMcpToolRun(records, { name: resource.name, location: resource.code.mcp }, input);
 
       // The run's identity (uid lease, control group: in the organization's group) is made while its process is
       // prepared (build, credential, secrets, HOME): neither waits for the other. A run whose organization is

@@ -25,7 +25,8 @@ import type { DeploymentInput } from '../src/temporal/contracts';
 import { DEPLOYMENT_JOB } from '../src/jobs/kinds';
 import { goesOn, startJob } from '../src/jobs/start';
 import { outboundPolicyFor } from '../src/security/outbound-policy';
-import { heartbeatEveryMs, shutdownFailure } from './heartbeat';
+import { heartbeatEveryMs, shutdownFailure, withHeartbeats } from './heartbeat';
+import { deployMcpTool } from '../src/services/code/mcp-tools';
 
 /** Bytes of build output kept in status_detail.build_output_tail. */
 const OUTPUT_TAIL_BYTES = 4096;
@@ -55,6 +56,12 @@ export function createDeploymentActivities({ ds, config, blobs, box, log, sandbo
       const row = await openDeployment(ds, input.deploymentId);
       if (!row) {
         return { status: 'ERROR', detail: { reason: 'AlreadyEnded', message: 'The deployment already ended' } };
+      }
+      // A tool of `mcp` code builds nothing: its deployment lists the server's tools (src/services/code/mcp-tools.ts).
+      if ('mcp' in input.code) {
+        const { mcp } = input.code;
+        const deps = { ds, box, policy: outboundPolicyFor(config), maxResponseBytes: config.runLimits.resultBytes };
+        return withHeartbeats((_beat, signal) => deployMcpTool(deps, row.organization_id, mcp, signal));
       }
       const buildPath = path.join(config.buildDir, input.deploymentId);
       // A retried attempt starts from nothing: what an earlier attempt left is incomplete.
@@ -202,7 +209,7 @@ export function createDeploymentActivities({ ds, config, blobs, box, log, sandbo
       const { outcome } = input;
       const row = await finishDeployment(ds, input.deploymentId, outcome);
       // A build no row points at (deleted meanwhile, or the deployment had already ended) is garbage.
-      if (outcome.status === 'SUCCEEDED' && row?.build_path !== outcome.buildPath) {
+      if (outcome.status === 'SUCCEEDED' && outcome.buildPath !== null && row?.build_path !== outcome.buildPath) {
         await builds.forget(input.deploymentId);
         await fs.rm(outcome.buildPath, { recursive: true, force: true });
         if (outcome.artifact) await blobs.deletePrefix(buildBlobPrefix(input.deploymentId));

@@ -239,7 +239,8 @@ export type RunRetryInput = { runId: string } & RetryWrite;
 export type DeploymentOutcome =
   | {
       status: 'SUCCEEDED';
-      buildPath: string;
+      /** Null: nothing was built (a tool of `mcp` code: its server was listed). */
+      buildPath: string | null;
       /** The build's artifact in the blob store; absent from builds of workers before artifacts. */
       artifact?: { key: string; sha256: string; size: number };
       codeSource: Record<string, unknown>;

@@ -1,12 +1,14 @@
 // The console's functions and tools pages in a real browser (browser.ts) against the real stack: create one
 // from the example project and watch it deploy, execute a function and run a tool activity, see a failed
-// build's log, and replay a finished run from its page (docs/run-control.md).
+// build's log, replay a finished run from its page (docs/run-control.md), and connect a remote MCP server as a
+// tool, whose listed tools its page shows.
 import { expect } from 'chai';
 import type { Page } from 'playwright-core';
 import { as } from '../harness/client';
 import { newTenant } from '../harness/stack';
 import { config, entriesOf, makeArchive, uploadToNewBucket, waitForDeployment } from '../fixtures/projects';
 import { signedInConsole, type ConsoleBrowser } from './browser';
+import { startRemoteMcpServer } from '../harness/remote-mcp-server';
 
 const DEPLOYED_MS = 120_000;
 
@@ -27,7 +29,7 @@ describe('console (browser): functions, tools, replay', function () {
 
   const createFromExample = async (navLabel: string, name: string) => {
     await page.getByRole('link', { name: navLabel, exact: true }).click();
-    await page.getByLabel('Name').fill(name);
+    await page.getByLabel('Name', { exact: true }).fill(name);
     await page.getByRole('button', { name: 'Create and deploy' }).click();
     await page.getByRole('heading', { name }).waitFor();
     await page
@@ -113,5 +115,31 @@ describe('console (browser): functions, tools, replay', function () {
     expect(await page.getByRole('button', { name: 'Execute' }).isDisabled()).to.equal(true);
     await c.accessible('function-build-failed');
     await c.shot('13-function-build-log');
+  });
+
+  it('connects a remote MCP server as a tool with a secret Authorization, and shows the tools it listed', async () => {
+    const remote = await startRemoteMcpServer();
+    try {
+      const secret = await as(key).post('/api/secrets', { name: 'team-mcp-token', value: 'Bearer console' });
+      expect(secret.status, secret.text).to.equal(201);
+      await page.getByRole('link', { name: 'Tools', exact: true }).click();
+      await page.getByLabel('Tool name').fill('Team server');
+      await page.getByLabel('Server URL').fill(remote.url);
+      await page.getByLabel('Authorization').selectOption({ label: 'secret team-mcp-token' });
+      await page.getByRole('button', { name: 'Connect and list its tools' }).click();
+      await page.getByRole('heading', { name: 'Team server' }).waitFor();
+      const listed = page.getByRole('table', { name: 'Tools of the MCP server' });
+      await listed.getByText('Adds a and b.').waitFor({ timeout: DEPLOYED_MS });
+      expect(await listed.locator('tbody tr').count()).to.equal(5);
+      await page.getByText('test-remote 7.1.0').waitFor();
+      await page.getByLabel('Activity', { exact: true }).selectOption('whoami');
+      await page.getByLabel('JSON params').fill('{}');
+      await page.getByRole('button', { name: 'Run activity' }).click();
+      await page.getByLabel('Answer').getByText('Bearer console').waitFor({ timeout: 60_000 });
+      await c.accessible('mcp-tool');
+      await c.shot('14-mcp-tool');
+    } finally {
+      await remote.close();
+    }
   });
 });

@@ -12,10 +12,12 @@ export interface CodeResource {
   description?: string;
   latest_deployment_id?: string | null;
   created_at: string;
+  /** A tool of `mcp` code: the remote MCP server it offers the tools of. */
+  mcpUrl?: string;
 }
 
 const ofFunction = (f: Schemas['Function']): CodeResource => ({ ...f, id: f.function_id });
-const ofTool = (t: Schemas['Tool']): CodeResource => ({ ...t, id: t.tool_id });
+const ofTool = (t: Schemas['Tool']): CodeResource => ({ ...t, id: t.tool_id, mcpUrl: t.code.mcp?.url });
 
 export async function listResources(kind: CodeKind, page: number) {
   const query = { page, page_size: 25 };
@@ -39,6 +41,20 @@ export async function createResource(kind: CodeKind, name: string): Promise<Code
   return kind === 'function'
     ? ofFunction(await data(api.POST('/api/functions', { body })))
     : ofTool(await data(api.POST('/api/tools', { body })));
+}
+
+/** A tool of a remote MCP server; `authorizationSecretId`: a secret whose value is sent as its Authorization header. */
+export async function createMcpTool(name: string, url: string, authorizationSecretId?: string): Promise<CodeResource> {
+  const headers = authorizationSecretId
+    ? [{ name: 'Authorization', value: authorizationSecretId, source: 'secret_ref' as const }]
+    : [];
+  return ofTool(await data(api.POST('/api/tools', { body: { name, code: { mcp: { url, headers } } } })));
+}
+
+/** What a deployment of a tool of `mcp` code listed (its status_detail). */
+export interface McpListing {
+  mcp_server?: { name: string; version: string };
+  mcp_tools?: Array<{ name: string; description: string }>;
 }
 
 export async function listDeployments(kind: CodeKind, id: string): Promise<Deployment[]> {

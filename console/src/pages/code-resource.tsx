@@ -1,11 +1,12 @@
 // One function or tool: its deployments with status and build log (re-read while one is open), a button that
-// deploys again, a form that tries it (a function's execute, a tool's activities), and its latest runs.
+// deploys again, a tool's MCP server and the tools it listed, a form that tries it (a function's execute, a tool's activities), and its latest runs.
 // Both have a concurrency queue; functions have schedules (tools do not: docs/run-control.md).
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useParams } from '@tanstack/react-router';
 import { deployAgain, getResource, isOpenDeployment, listDeployments, type CodeKind } from '../api/code-resources';
 import { queryKeys } from '../api/query-keys';
 import { DeploymentsTable } from '../components/deployments';
+import { McpServerTools } from '../components/mcp-tool';
 import { FunctionExecute } from '../components/function-execute';
 import { Queue } from '../components/queue';
 import { Schedules } from '../components/schedules';
@@ -57,6 +58,7 @@ export function CodeResourcePage({ kind }: { kind: CodeKind }) {
         <ErrorBox error={deployments.error ?? deploy.error} />
         <DeploymentsTable deployments={deployments.data} />
       </Section>
+      {resource.data?.mcpUrl && <McpServerTools url={resource.data.mcpUrl} deployments={deployments.data} />}
       <Writes>
         {kind === 'function' ? (
           <FunctionExecute functionId={resourceId} deployed={deployed} onRan={onRan} />

@@ -15,6 +15,7 @@ import {
 import { neutralMember, withProviderWords } from '../../services/provider-words';
 import { assetName } from './buckets';
 import { route } from '../http/route';
+import { RESERVED_MCP_HEADERS } from '../../drivers/mcp/headers';
 import { retryPolicyAnswer, retryPolicyMember } from './run-retries';
 import { defineSchema, JsonSchema, pageOf, str, timestamp, uuid } from '../schemas/registry';
 import { ConcurrencySchema, normalizedConcurrency } from './run-queues';
@@ -46,7 +47,47 @@ const codehostLocation = {
     },
   },
 } as const;
+const mcpLocation = {
+  type: 'object',
+  required: ['url'],
+  additionalProperties: false,
+  description:
+    'Tools only: a remote MCP server (Streamable HTTP) whose tools the tool offers; each is an activity of the tool. ' +
+    'Deploying the tool connects and lists them (through the outbound address policy, OUTBOUND_ALLOW); see docs/mcp.md.',
+  properties: {
+    url: {
+      type: 'string',
+      maxLength: 2000,
+      pattern: '^https?://[^\\s]+$',
+      description: 'The http(s) URL of its MCP endpoint.',
+    },
+    headers: {
+      type: 'array',
+      maxItems: 50,
+      description: `Sent with every request to the server (e.g. Authorization). Not: ${RESERVED_MCP_HEADERS.join(', ')}.`,
+      items: {
+        type: 'object',
+        required: ['name', 'value'],
+        additionalProperties: false,
+        properties: {
+          name: { type: 'string', pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$", maxLength: 200 },
+          value: {
+            type: 'string',
+            maxLength: 8192,
+            pattern: '^[^\\r\\n\\u0000]*$',
+            description:
+              'The value, or for `secret_ref` the id of a secret of the organization (409 when it names none).',
+          },
+          source: { type: 'string', enum: ['manual', 'secret_ref', 'MANUAL', 'SECRET_REF'] },
+        },
+        if: { required: ['source'], properties: { source: { enum: ['secret_ref', 'SECRET_REF'] } } },
+        then: { properties: { value: uuid } },
+      },
+    },
+  },
+} as const;
 const locations = {
+  mcp: mcpLocation,
   codehost: codehostLocation,
   data_lake: {
     type: 'object',
@@ -66,16 +107,22 @@ export const CodeLocationSchema = defineSchema('CodeLocation', {
   description:
     'Exactly one member. `default`: a built-in python3 project (also used when a resource is created without `code`). ' +
     '`data_lake`: an asset of a bucket of the organization; `.zip`, `.tar.gz`, `.tgz` and `.tar` are unpacked, any other file is deployed as a single file. ' +
-    '`codehost`: the git repository CODEHOST_BASE_URL/<owner>/<name>.git at the head of `push.branch`, or at `push.tag` when given.',
+    '`codehost`: the git repository CODEHOST_BASE_URL/<owner>/<name>.git at the head of `push.branch`, or at `push.tag` when given. ' +
+    '`mcp` (tools only): a remote MCP server; a tool cannot change between `mcp` and a code location.',
   minProperties: 1,
   maxProperties: 1,
   additionalProperties: false,
   properties: { ...locations, github: github('accepted and stored as `codehost`') },
 });
 
-/** As answered: the stored member; a `codehost` one also as `github`, which the generated client needs to parse it. */
+/**
+ * As answered: the stored member; a `codehost` one also as `github`, and an `mcp` one with `default: {}` beside it:
+ * the generated client knows only github, data_lake and default, and needs one of them to parse the tool.
+ */
 const CodeLocationAnswer = defineSchema('CodeLocationAnswer', {
   type: 'object',
+  description:
+    'The stored member. Beside it, for the generated client: `github` (same value) for `codehost`, `default: {}` for `mcp`.',
   minProperties: 1,
   additionalProperties: false,
   properties: { ...locations, github: github('the same value as `codehost`, beside it') },
@@ -130,12 +177,15 @@ export function presentCodeResource(r: CodeResource) {
   );
 }
 
+const codeAnswer = (code: CodeResource['code']) =>
+  'mcp' in code ? { mcp: code.mcp, default: {} } : withProviderWords(code as Record<string, unknown>);
+
 function present(k: KindSpec, r: CodeResource) {
   return {
     [`${k.kind}_id`]: r.resource_id,
     name: r.name,
     description: r.description,
-    code: withProviderWords(r.code as Record<string, unknown>),
+    code: codeAnswer(r.code),
     env_vars: r.env_vars,
     ...(r.config_file !== null ? { [k.configMember]: r.config_file } : {}),
     latest_deployment_id: r.latest_deployment_id,

@@ -3,9 +3,17 @@ import type { RetryPolicy } from '../retry-policy';
 
 export type CodeResourceKind = 'structure' | 'function' | 'tool';
 
-/** `code` of a structure, function or tool: exactly one member. */
+/** A remote MCP server whose tools a tool of `mcp` code offers (docs/mcp.md#mcp-servers-as-tools). */
+export interface McpServerLocation {
+  url: string;
+  /** Sent with every request; a `secret_ref` value names a secret of the organization. */
+  headers: EnvVar[];
+}
+
+/** `code` of a structure, function or tool: exactly one member (`mcp`: tools only). */
 export type CodeLocation =
   | { default: Record<string, never> }
+  | { mcp: McpServerLocation }
   | { data_lake: { bucket_id: string; asset_path: string } }
   | {
       codehost: {

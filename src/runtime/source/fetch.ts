@@ -71,6 +71,7 @@ export async function fetchSource(
     });
     return { codeSource: { codehost: { commit_sha: commitSha } }, commitSha };
   }
+  if ('mcp' in code) throw new Error('A tool of `mcp` code has no source to fetch (its deployment lists its server)');
   return fetchAsset(ctx, code.data_lake, dest);
 }
 

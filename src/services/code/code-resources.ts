@@ -7,7 +7,8 @@ import type { Config } from '../../config';
 import type { Logger } from '../../logger';
 import { workflowStart } from '../../temporal/contracts';
 import type { Caller } from '../caller';
-import { notFound } from '../../errors';
+import { badRequest, conflict, notFound } from '../../errors';
+import { RESERVED_MCP_HEADERS } from '../../drivers/mcp/headers';
 import type { PageRequest } from '../../persistence/pagination';
 import { CodeResource } from '../../persistence/entities';
 import type { CodeLocation, CodeResourceKind, Concurrency, EnvVar } from '../../persistence/entities/code-resource';
@@ -62,9 +63,31 @@ export const listCodeResources = (ds: DataSource, caller: Caller, kind: CodeReso
 const normalizeEnvVars = (vars: EnvVar[]) =>
   vars.map((v) => ({ name: v.name, value: v.value, source: (v.source ?? 'manual').toLowerCase() as EnvVar['source'] }));
 
+/** An `mcp` location as stored: header sources lowercase; refused for structures and functions, and when unusable. */
+function checkedCode(kind: CodeResourceKind, code: CodeLocation | undefined): CodeLocation | undefined {
+  if (!code || !('mcp' in code)) return code;
+  if (kind !== 'tool') throw badRequest(`Only a tool can name an MCP server; a ${kind} cannot`, '/body/code/mcp');
+  let url: URL;
+  try {
+    url = new URL(code.mcp.url);
+  } catch {
+    throw badRequest('Not a URL', '/body/code/mcp/url');
+  }
+  if (url.username || url.password)
+    throw badRequest('Credentials go in a header (a secret_ref), not in the URL', '/body/code/mcp/url');
+  const headers = normalizeEnvVars(code.mcp.headers ?? []);
+  for (const [i, h] of headers.entries()) {
+    if (RESERVED_MCP_HEADERS.includes(h.name.toLowerCase()))
+      throw badRequest(`${h.name} is set by the MCP transport itself`, `/body/code/mcp/headers/${i}/name`);
+  }
+  return { mcp: { url: url.href, headers } };
+}
+
 /** References must name records of the caller's organization, so a typo fails now rather than at deploy or run time. */
 async function checkReferences(ds: DataSource, caller: Caller, fields: CodeResourceFields): Promise<void> {
   await assertSecretRefs(ds, caller.organizationId, fields.env_vars ?? [], '/body/env_vars');
+  if (fields.code && 'mcp' in fields.code)
+    await assertSecretRefs(ds, caller.organizationId, fields.code.mcp.headers, '/body/code/mcp/headers');
   if (fields.code && 'data_lake' in fields.code) {
     await assertIdsInOrg(
       ds,
@@ -93,7 +116,8 @@ export async function createCodeResource(
   fields: CodeResourceFields & { name: string },
 ) {
   const envVars = normalizeEnvVars(fields.env_vars ?? []);
-  await checkReferences(deps.ds, caller, { ...fields, env_vars: envVars });
+  const code = checkedCode(kind, fields.code);
+  await checkReferences(deps.ds, caller, { ...fields, code, env_vars: envVars });
   const now = new Date();
   const resource: CodeResource = {
     resource_id: randomUUID(),
@@ -101,7 +125,7 @@ export async function createCodeResource(
     organization_id: caller.organizationId,
     name: fields.name,
     description: fields.description ?? '',
-    code: fields.code ?? { default: {} },
+    code: code ?? { default: {} },
     config_file: fields.config_file ?? null,
     env_vars: envVars,
     webhook_enabled: fields.webhook_enabled ?? false,
@@ -126,10 +150,16 @@ export async function updateCodeResource(
   fields: CodeResourceFields,
 ) {
   const envVars = fields.env_vars && normalizeEnvVars(fields.env_vars);
-  await checkReferences(deps.ds, caller, { ...fields, env_vars: envVars });
+  const code = checkedCode(resource.kind, fields.code);
+  // Its runs, deployments and assistants' functions mean different things: a new tool, not a changed one.
+  if (code && 'mcp' in code !== 'mcp' in resource.code)
+    throw conflict(
+      `A tool cannot change between an MCP server and a code location (it is ${'mcp' in resource.code ? 'an MCP server' : 'code'}); create a new tool`,
+    );
+  await checkReferences(deps.ds, caller, { ...fields, code, env_vars: envVars });
   if (fields.name !== undefined) resource.name = fields.name;
   if (fields.description !== undefined) resource.description = fields.description;
-  if (fields.code !== undefined) resource.code = fields.code;
+  if (code !== undefined) resource.code = code;
   if (fields.config_file !== undefined) resource.config_file = fields.config_file;
   if (envVars !== undefined) resource.env_vars = envVars;
   if (fields.webhook_enabled !== undefined) resource.webhook_enabled = fields.webhook_enabled;

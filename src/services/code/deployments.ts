@@ -92,6 +92,7 @@ export function fingerprintOf(
   evidence: SourceEvidence,
 ): string | null {
   let what: unknown;
+  if ('mcp' in code) return null; // what the server offers is known only by asking it
   if ('default' in code)
     what = { default: createHash('sha256').update(JSON.stringify(DEFAULT_PROJECTS[kind])).digest('hex') };
   else if ('data_lake' in code) {
@@ -190,6 +191,7 @@ function requestedCodeSource(code: CodeLocation, req: DeploymentRequest): Record
   if ('data_lake' in code)
     return { data_lake: { bucket_id: code.data_lake.bucket_id, asset_path: code.data_lake.asset_path } };
   if ('codehost' in code) return { codehost: req.commitSha ? { commit_sha: req.commitSha } : {} };
+  if ('mcp' in code) return { mcp: { url: code.mcp.url } };
   return { default: {} };
 }
 

@@ -39,13 +39,15 @@ export async function resolveEnvVars(
   box: SecretBox,
   organizationId: string,
   vars: EnvVar[],
+  /** What the variables are, in messages. */
+  what = 'Env var',
 ): Promise<NamedValue[]> {
   const refs = vars.filter((v) => (v.source ?? 'manual').toLowerCase() === 'secret_ref');
   const bad = refs.find((v) => !isUuid(v.value));
   if (bad)
     throw new RunSetupError(
       'SecretNotFound',
-      `Env var ${bad.name} refers to ${JSON.stringify(bad.value)}, which is not a secret id`,
+      `${what} ${bad.name} refers to ${JSON.stringify(bad.value)}, which is not a secret id`,
     );
   const ids = [...new Set(refs.map((v) => v.value.toLowerCase()))];
   const secrets = new Map<string, string>();
@@ -61,7 +63,7 @@ export async function resolveEnvVars(
     if ((v.source ?? 'manual').toLowerCase() !== 'secret_ref') return { name: v.name, value: v.value };
     const value = secrets.get(v.value.toLowerCase());
     if (value === undefined)
-      throw new RunSetupError('SecretNotFound', `Env var ${v.name} refers to secret ${v.value}, which does not exist`);
+      throw new RunSetupError('SecretNotFound', `${what} ${v.name} refers to secret ${v.value}, which does not exist`);
     return { name: v.name, value };
   });
 }

@@ -47,7 +47,7 @@ export const transitionDeployment = async (
   to: DeploymentStatus,
   changes: {
     status_detail?: unknown;
-    build_path?: string;
+    build_path?: string | null;
     build_artifact_key?: string;
     build_sha256?: string;
     build_artifact_bytes?: string;
