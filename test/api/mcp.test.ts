@@ -245,4 +245,73 @@ describe('MCP server', function () {
     expect(String(refused)).to.include('The API key is unknown, inactive or deleted');
     await doomed.close();
   });
+
+  it("a retried call with the same idempotency key gets the first call's run; other arguments under it are refused", async () => {
+    const runsOf = async () =>
+      (await as(tenant.key).get(`/api/functions/${await functionId()}/runs?page_size=100`)).body.pagination.total_count;
+    const functionId = async () =>
+      (await as(tenant.key).get('/api/functions')).body.functions.find((f: any) => f.name === 'Double').function_id;
+    const before = await runsOf();
+    const once = {
+      name: names['execute_function:double'],
+      arguments: { body: { n: 5 } },
+      _meta: { idempotency_key: 'mcp-retry-1' },
+    };
+    const first = await client.callTool(once);
+    const again = await client.callTool(once);
+    expect(JSON.parse(textOf(first))).to.deep.equal({ doubled: 10 });
+    expect(JSON.parse(textOf(again))).to.deep.equal({ doubled: 10 });
+    expect(await runsOf()).to.equal(before + 1);
+    const other = await client.callTool({ ...once, arguments: { body: { n: 6 } } });
+    expect(other.isError).to.equal(true);
+    expect(textOf(other)).to.match(/^IdempotencyKeyReusedError: /);
+
+    const shout = {
+      name: names['run_structure:shout-it'],
+      arguments: { args: ['once'] },
+      _meta: { idempotency_key: 'mcp-retry-2' },
+    };
+    const [a, b] = await Promise.all([client.callTool(shout), client.callTool(shout)]);
+    expect(JSON.parse(textOf(a)).structure_run_id).to.equal(JSON.parse(textOf(b)).structure_run_id);
+  });
+
+  it("a run's own credential lists and calls the knowledge tools only, as on the REST routes", async () => {
+    const lister = `${PY_PRELUDE}
+def rpc(body, session=None):
+    headers = {"Authorization": "Bearer " + KEY, "Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+    if session:
+        headers["Mcp-Session-Id"] = session
+    req = urllib.request.Request(BASE + "/mcp", data=json.dumps(body).encode(), method="POST", headers=headers)
+    with urllib.request.urlopen(req) as r:
+        text, sid = r.read().decode(), r.headers.get("mcp-session-id")
+    data = [line[6:] for line in text.splitlines() if line.startswith("data: ")]
+    return (json.loads(data[-1]) if data else json.loads(text) if text.strip() else None), sid
+_, sid = rpc({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "run", "version": "1"}}})
+rpc({"jsonrpc": "2.0", "method": "notifications/initialized"}, sid)
+listed, _ = rpc({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, sid)
+print("tools " + json.dumps(sorted(t["name"] for t in listed["result"]["tools"])))
+called, _ = rpc({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": sys.argv[1], "arguments": {"body": {"n": 1}}}}, sid)
+print("call " + json.dumps(called["result"]))
+`;
+    const structure = await structureWithBuild(tenant.organizationId, {
+      files: { 'structure.py': lister },
+      name: 'Lister',
+    });
+    const created = await as(tenant.key).post(`/api/structures/${structure.structureId}/runs`, {
+      args: [names['execute_function:double']],
+    });
+    expect(created.status, created.text).to.equal(201);
+    const run = await waitForRun(tenant.key, created.body.structure_run_id);
+    const logs: string[] = (await as(tenant.key).get(`/api/structure-runs/${run.structure_run_id}/logs`)).body.logs;
+    expect(run.status, logs.join('\n')).to.equal('SUCCEEDED');
+    const tools: string[] = JSON.parse(logs.find((l) => l.startsWith('tools '))!.slice(6));
+    expect(tools.length).to.be.greaterThan(0);
+    expect(
+      tools.every((n) => /^(query_knowledge_base|search_knowledge_base|query_retriever)\./.test(n)),
+      tools.join(),
+    ).to.equal(true);
+    const called = JSON.parse(logs.find((l) => l.startsWith('call '))!.slice(5));
+    expect(called.isError).to.equal(true);
+    expect(called.content[0].text).to.match(/^Unknown tool execute_function\./);
+  });
 });

@@ -34,7 +34,8 @@ def griptape_project():
         "name": "griptape words", "code": code, "tool_config_file": "tool/tool_config.yaml"}))
     # No GT_CLOUD_API_KEY here: the vector store driver uses the run's own credential.
     knowledge = call("structures.create_structure", client, body=m.CreateStructureRequestContent.from_dict({
-        "name": "griptape knowledge", "code": code, "structure_config_file": "knowledge/structure_config.yaml"}))
+        "name": "griptape knowledge", "code": code, "structure_config_file": "knowledge/structure_config.yaml",
+        "env_vars": [{"name": "TARMAC_MODEL", "value": MODEL}]}))
     return {"organization": organization, "structure": structure, "tool": tool, "knowledge": knowledge}
 
 

@@ -1,7 +1,8 @@
 """griptape's Griptape Cloud drivers, unmodified, inside a deployed structure (projects/griptape/structure): an Agent
 with the event listener and observability (GriptapeCloudStructure), the prompt driver, a ruleset by alias,
 conversation memory in a thread by alias and the file manager driver; then its spans as the observability driver
-posted them. And the vector store driver querying a knowledge base from a structure run (projects/griptape/knowledge)."""
+posted them. And the vector store driver querying a knowledge base from a structure run (projects/griptape/knowledge), and an Agent
+with griptape's MCPTool doing the same through this platform's /mcp."""
 from __future__ import annotations
 
 import json
@@ -114,9 +115,10 @@ def test_structure_run_driver_reads_the_event_stream_to_its_close(agent_structur
     assert asked.endswith('event: end\ndata: {"status":"SUCCEEDED","type":"StreamEnd","origin":"SYSTEM","payload":{"status":"SUCCEEDED"}}\n\n: end SUCCEEDED\n\n')
 
 
-def test_vector_store_driver_queries_a_knowledge_base(knowledge_structure):
+def test_vector_store_driver_and_mcp_tool_query_a_knowledge_base(knowledge_structure):
     """GriptapeCloudVectorStoreDriver in a structure run queries a knowledge base with the run's own credential
-    (the structure sets no GT_CLOUD_API_KEY): the entries parse, filters apply, and each becomes a TextArtifact."""
+    (the structure sets no GT_CLOUD_API_KEY): the entries parse, filters apply, and each becomes a TextArtifact.
+    Then an Agent with MCPTool in a structure run answers from the same knowledge base through /mcp."""
     client = client_for()
     bucket = call("buckets.create_bucket", client, body=m.CreateBucketRequestContent(name="vector-store"))
     for name, text in (("docs/a.txt", b"Tarmac keeps vectors in PostgreSQL with pgvector."),
@@ -144,4 +146,14 @@ def test_vector_store_driver_queries_a_knowledge_base(knowledge_structure):
     # The chunk's text starts with its heading line (the asset's name: docs/knowledge-bases.md#jobs).
     assert entries[0]["text"] == "a\n\nTarmac keeps vectors in PostgreSQL with pgvector."
     assert entries[0]["score"] > 0
+
+    # griptape's MCPTool in an Agent, in a structure run, pointed at this platform's /mcp with the run's credential:
+    # the model calls the knowledge base's query tool through it and answers with what it found.
+    result = run_agent(client, knowledge_structure.structure_id, "--mcp", kb.knowledge_base_id, "vectors in PostgreSQL")
+    # griptape's own log lines come between the structure's: its lines are found by what they start with.
+    activities = json.loads(next(line for line in result["logs"] if line.startswith("activities: "))[len("activities: "):])
+    assert f"query_knowledge_base_vector_store_{kb.knowledge_base_id.replace('-', '')[:8]}" in activities, activities
+    answer = json.loads(next(line for line in reversed(result["logs"]) if line.startswith('{"answer": ')))["answer"]
+    assert answer.startswith("tool said: "), answer
+    assert "Tarmac keeps vectors in PostgreSQL with pgvector." in answer, answer
     call("knowledge_bases.delete_knowledge_base", client, kb.knowledge_base_id)

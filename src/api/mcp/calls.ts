@@ -1,13 +1,17 @@
 // An MCP tool call (docs/mcp.md): through the same service as its REST route, so that it is a run or a
-// job like any other (admission, the console, the Temporal UI). Whatever goes wrong is the call's result with
-// `isError` and a message, never a failed request: bad arguments, a refused role, a run that failed.
+// job like any other (admission, the console, the Temporal UI), once per `_meta.idempotency_key`. Whatever goes
+// wrong is the call's result with `isError` and a message, never a failed request: bad arguments, a refused role,
+// a run that failed.
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Deps } from '../deps';
 import type { Caller } from '../../services/caller';
 import { atLeast, roleRefused } from '../../services/accounts/roles';
 import { OPEN_RUN_STATUSES } from '../../services/code/runs/cancellation';
 import { cancelStructureRun, createStructureRun } from '../../services/code/runs/structure-runs';
-import { executeFunction } from '../../services/code/runs/function-runs';
+import { waitForEnd } from '../../services/code/runs/function-runs';
+import { createRunOf } from '../../services/code/runs/begin';
+import { bodyHashOf, createIdempotently, MAX_IDEMPOTENCY_KEY_LENGTH } from '../../jobs/idempotency';
+import type { Run } from '../../persistence/entities';
 import { runToolActivity } from '../../services/code/runs/tool-runs';
 import { eventsAfter } from '../../services/code/runs/events';
 import { readRun } from '../../services/code/runs/lifecycle';
@@ -24,6 +28,8 @@ const POLL_MS = 250;
 export interface CallContext {
   /** Aborted when the client cancels the call (notifications/cancelled) or goes away. */
   signal: AbortSignal;
+  /** `_meta.idempotency_key` of the call: a repeat with the same arguments attaches to the first call's run. */
+  idempotencyKey?: string;
   /** Sends a progress notification, when the client asked for them (a progress token). */
   progress?: (progress: number, message: string) => Promise<void>;
 }
@@ -66,6 +72,9 @@ export async function callTool(
   if (!atLeast(caller.role, 'member')) return toolError(roleRefused(caller.role, 'member', tool.name).message);
   const problems = problemsOf(tool, args);
   if (problems) return toolError(`Bad arguments for ${tool.name}: ${problems}`);
+  const key = call.idempotencyKey;
+  if (key !== undefined && (typeof key !== 'string' || key.length < 1 || key.length > MAX_IDEMPOTENCY_KEY_LENGTH))
+    return toolError(`_meta.idempotency_key must be a string of 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters`);
   try {
     return await dispatch(deps, caller, tool, args, call);
   } catch (err) {
@@ -75,6 +84,27 @@ export async function callTool(
   }
 }
 
+/**
+ * Makes the call's run once per idempotency key (a REST create's Idempotency-Key, in the same table, scoped to
+ * the MCP tool): a retried call with the key and the same arguments gets the first call's run, and waits on it;
+ * other arguments are refused (IdempotencyKeyReusedError). Without a key, every call makes a run.
+ */
+function onceFor(deps: Deps, caller: Caller, tool: McpTool, args: Record<string, unknown>, key: string | undefined) {
+  return async (create: () => Promise<Run>): Promise<Run> => {
+    if (key === undefined) return create();
+    const claim = {
+      organizationId: caller.organizationId,
+      operation: `mcp:${tool.kind}`,
+      target: tool.activity ? `${tool.resourceId}/${tool.activity}` : tool.resourceId,
+      key,
+      bodyHash: bodyHashOf(args),
+      ttlSeconds: deps.config.idempotencyTtlSeconds,
+    };
+    const replay = (record: { id: string }) => readRun(deps.ds, record.id);
+    return (await createIdempotently(deps.ds, claim, create, replay, deps.temporal)).value;
+  };
+}
+
 async function dispatch(
   deps: Deps,
   caller: Caller,
@@ -82,6 +112,7 @@ async function dispatch(
   args: Record<string, unknown>,
   call: CallContext,
 ): Promise<CallToolResult> {
+  const once = onceFor(deps, caller, tool, args, call.idempotencyKey);
   const query = { query: args.query as string, query_args: { count: (args.count as number | undefined) ?? 5 } };
   switch (tool.kind) {
     case 'query_knowledge_base':
@@ -95,7 +126,11 @@ async function dispatch(
         outputs: (await queryRetrieverRequest(deps, caller, tool.resourceId, { query: query.query })).outputs,
       });
     case 'execute_function': {
-      const run = await executeFunction(deps, caller, tool.resourceId, { body: args.body ?? null, query_params: {} });
+      const input = { body: args.body ?? null, query_params: {} };
+      const run = await waitForEnd(
+        deps,
+        await once(() => createRunOf(deps, caller, 'function', tool.resourceId, { args: [], envVars: [], input })),
+      );
       if (run.status === 'SUCCEEDED') return text(run.output ?? null);
       if (OPEN_RUN_STATUSES.includes(run.status))
         return toolError(
@@ -105,9 +140,9 @@ async function dispatch(
       return toolError(endedMessage('Function', run));
     }
     case 'run_structure':
-      return runStructure(deps, caller, tool, (args.args as string[] | undefined) ?? [], call);
+      return runStructure(deps, caller, tool, (args.args as string[] | undefined) ?? [], call, once);
     case 'run_tool_activity': {
-      const r = await runToolActivity(deps, caller, tool.resourceId, tool.activity!, args);
+      const r = await runToolActivity(deps, caller, tool.resourceId, tool.activity!, args, once);
       return r.ok ? text(r.output ?? null) : toolError(`Tool run ${r.run.run_id}: ${r.error}`);
     }
   }
@@ -128,8 +163,9 @@ async function runStructure(
   tool: McpTool,
   args: string[],
   call: CallContext,
+  once: ReturnType<typeof onceFor>,
 ): Promise<CallToolResult> {
-  const started = await createStructureRun(deps, caller, tool.resourceId, { args, env_vars: [] });
+  const started = await once(() => createStructureRun(deps, caller, tool.resourceId, { args, env_vars: [] }));
   const runId = started.run_id;
   let seq = 0;
   let sent = 0;

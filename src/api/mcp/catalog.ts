@@ -124,12 +124,28 @@ async function toolActivities(ds: DataSource, tools: CodeResource[]) {
   return { activities, undescribed: tools.filter((_, i) => !described[i]).map((t) => t.resource_id) };
 }
 
+const knowledgeTools = (kbs: KnowledgeBase[], retrievers: Retriever[]): McpTool[] => [
+  ...kbs.flatMap((kb) => [
+    tool('query_knowledge_base', kb.knowledge_base_id, kb.name, kb.description),
+    tool('search_knowledge_base', kb.knowledge_base_id, kb.name, kb.description),
+  ]),
+  ...retrievers.map((r) => tool('query_retriever', r.retriever_id, r.name, r.description)),
+];
+
 /**
  * The organization's tools, in a stable order (kind, then the resource's creation), and the tool resources
  * deployed but not described yet.
  */
 export async function catalogOf(ds: DataSource, caller: Caller): Promise<{ tools: McpTool[]; undescribed: string[] }> {
   const page = { order: { created_at: 'ASC' as const }, take: MAX_TOOLS_PER_KIND };
+  // A run's credential reads knowledge only, as on the REST routes (runScoped): no run, execute or tool call.
+  if (caller.runId) {
+    const [kbs, retrievers] = await Promise.all([
+      ds.getRepository(KnowledgeBase).find({ where: { organization_id: caller.organizationId }, ...page }),
+      ds.getRepository(Retriever).find({ where: { organization_id: caller.organizationId }, ...page }),
+    ]);
+    return { tools: knowledgeTools(kbs, retrievers), undescribed: [] };
+  }
   const [code, kbs, retrievers, toolResources] = await Promise.all([
     ds.getRepository(CodeResource).find({
       where: { organization_id: caller.organizationId, kind: In(['structure', 'function']) },
@@ -150,11 +166,7 @@ export async function catalogOf(ds: DataSource, caller: Caller): Promise<{ tools
     ...code
       .filter((r) => r.kind === 'function')
       .map((r) => tool('execute_function', r.resource_id, r.name, r.description)),
-    ...kbs.flatMap((kb) => [
-      tool('query_knowledge_base', kb.knowledge_base_id, kb.name, kb.description),
-      tool('search_knowledge_base', kb.knowledge_base_id, kb.name, kb.description),
-    ]),
-    ...retrievers.map((r) => tool('query_retriever', r.retriever_id, r.name, r.description)),
+    ...knowledgeTools(kbs, retrievers),
     ...activities,
   ];
   return { tools, undescribed };

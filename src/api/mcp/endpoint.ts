@@ -111,6 +111,7 @@ function newSession(
     const token = request.params._meta?.progressToken;
     return callTool(deps, session.caller, tool, request.params.arguments ?? {}, {
       signal: extra.signal,
+      idempotencyKey: request.params._meta?.idempotency_key as string | undefined,
       progress:
         token === undefined
           ? undefined

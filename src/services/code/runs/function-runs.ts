@@ -56,7 +56,7 @@ export async function startAndWait(
  * The run once it ended, waited for up to FUNCTION_EXECUTE_TIMEOUT_SECONDS; not while its queue is paused (it
  * would wait the whole way): then the run as it is, QUEUED.
  */
-async function waitForEnd(deps: RunsDeps, run: Run): Promise<Run> {
+export async function waitForEnd(deps: RunsDeps, run: Run): Promise<Run> {
   const [ended] = await awaitEnd(deps.ds, RUN_JOB, [run.run_id], {
     read: async () => [await readRun(deps.ds, run.run_id)],
     until: (r) => r.status === 'QUEUED' && heldByPausedQueue(r.status_detail),

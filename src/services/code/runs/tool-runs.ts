@@ -5,7 +5,8 @@ import type { Caller } from '../../caller';
 import { notFound } from '../../../errors';
 import { Run } from '../../../persistence/entities';
 import { findCodeResource } from '../code-resources';
-import { startAndWait } from './function-runs';
+import { startAndWait, waitForEnd } from './function-runs';
+import { startRun } from './begin';
 import type { RunsDeps } from './begin';
 
 export interface ToolDescription {
@@ -34,16 +35,23 @@ export function resultOf(run: Run): ToolCallResult {
   };
 }
 
-/** Runs `activity` once with `params`; 404 when the tool has no such activity (as its shim reports). */
+/**
+ * Runs `activity` once with `params`; 404 when the tool has no such activity (as its shim reports). `once` makes
+ * the run (an MCP call's idempotency key makes it once per key); the call waits for it to end either way.
+ */
 export async function runToolActivity(
   deps: RunsDeps,
   caller: Caller,
   toolId: string,
   activity: string,
   params: unknown,
+  once: (create: () => Promise<Run>) => Promise<Run> = (create) => create(),
 ): Promise<ToolCallResult> {
   const tool = await findCodeResource(deps.ds, caller, 'tool', toolId);
-  const run = await startAndWait(deps, caller, tool, { activity, params });
+  const run = await waitForEnd(
+    deps,
+    await once(() => startRun(deps, caller, tool, { args: [], envVars: [], input: { activity, params } })),
+  );
   const detail = (run.status_detail ?? {}) as { message?: string | null };
   if (run.status === 'FAILED' && detail.message?.startsWith('UnknownActivity:')) throw notFound('Activity');
   return resultOf(run);
