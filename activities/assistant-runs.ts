@@ -27,6 +27,13 @@ import {
 import { chunkEvent } from '../src/services/assistants/run-events';
 import { loadAssistantRun } from '../src/services/assistants/transcript';
 import { callModel } from './model-call';
+import {
+  openToolApproval,
+  settleToolApproval,
+  type ApprovalDecision,
+  type OpenedApproval,
+} from '../src/services/waitpoints/tool-approvals';
+import type { WaitpointCompletedSignal } from '../src/temporal/contracts';
 import { recordedLimits } from '../src/services/code/runs/limits';
 
 export function createAssistantRunActivities(deps: ActivityDeps) {
@@ -71,10 +78,10 @@ export function createAssistantRunActivities(deps: ActivityDeps) {
       if (!loaded || isTerminal(loaded.run.status))
         throw ApplicationFailure.nonRetryable('The run already ended', 'AlreadyEnded');
       const recorded = recordedTurn(loaded, input.step);
-      if (recorded) return stepResultOf(recorded);
+      if (recorded) return stepResultOf(recorded, loaded.details.tool_definitions);
       const request = await modelRequest(ds, loaded);
       const completion = await callModel(deps, loaded.run.run_id, request, (delta) => [chunkEvent(delta)]);
-      return recordModelTurn(ds, loaded.run, input.step, completion);
+      return recordModelTurn(ds, loaded.run, input.step, completion, loaded.details.tool_definitions);
     },
 
     /** The result of one function call (a child run, or why there was none) joins the transcript. Idempotent. */
@@ -95,6 +102,25 @@ export function createAssistantRunActivities(deps: ActivityDeps) {
      */
     async retryAssistantRun(input: RunRetryInput): Promise<boolean> {
       return markAssistantRetrying(ds, input);
+    },
+
+    /** Opens the waitpoint of a call whose tool requires approval (null when it needs none). Idempotent. */
+    async openToolApproval(input: {
+      runId: string;
+      step: number;
+      toolCallId: string;
+      waitpointId: string;
+    }): Promise<OpenedApproval | null> {
+      return openToolApproval(ds, deps.config.approvalTimeoutSeconds, input);
+    },
+
+    /** Settles a waitpoint as its completion said, or TIMED_OUT without one; what to do with the call. Idempotent. */
+    async settleToolApproval(input: {
+      runId: string;
+      waitpointId: string;
+      completion: WaitpointCompletedSignal | null;
+    }): Promise<ApprovalDecision> {
+      return settleToolApproval(ds, input);
     },
 
     /** The terminal write (SUCCEEDED: the assistant's finish event and the thread's new exchange with it). */

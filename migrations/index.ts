@@ -35,6 +35,7 @@ import { AuditEvents1767160000000 } from './1767160000000-audit-events';
 import { InviteMail1767170000000 } from './1767170000000-invite-mail';
 import { Roles1767180000000 } from './1767180000000-roles';
 import { UserIdentities1767190000000 } from './1767190000000-user-identities';
+import { Waitpoints1767200000000 } from './1767200000000-waitpoints';
 
 /** Every migration, in order; the data source runs these (never `synchronize`). */
 export const migrations = [
@@ -75,4 +76,5 @@ export const migrations = [
   InviteMail1767170000000,
   Roles1767180000000,
   UserIdentities1767190000000,
+  Waitpoints1767200000000,
 ];

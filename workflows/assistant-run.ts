@@ -3,6 +3,8 @@
 // events and heartbeats), and each function call it makes runs a structure or tool run as a child workflow
 // (or, for a knowledge base or retriever function, a retrieval activity) whose result goes back to the model, up to `maxSteps` steps. The time limit is a workflow timer; a
 // `cancel` signal or a workflow cancellation (Temporal UI) aborts the model stream and the child runs.
+// A call of a tool that requires approval waits for a person first (decideApprovals, docs/waitpoints.md), holding
+// nothing: no activity, no execution slot, its time limit stopped.
 // Run control (docs/run-control.md), for runs started since ASSISTANT_RUN_CONTROL_PATCH: before STARTING the run
 // takes an execution slot of its organization (execution-slot.ts: its assistant's concurrency, the queue's pause,
 // ORG_MAX_CONCURRENT_RUNS), and the runs it calls execute in that slot; an attempt whose worker was lost (or that
@@ -10,17 +12,20 @@
 import {
   ApplicationFailure,
   ChildWorkflowFailure,
+  condition,
   executeChild,
   isCancellation,
   patched,
   proxyActivities,
   proxyLocalActivities,
+  setHandler,
   TimeoutFailure,
   uuid4,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import {
+  type ApprovalDecision,
   type AssistantRunInput,
   type CancelRunSignal,
   type ChildRun,
@@ -28,10 +33,13 @@ import {
   type RunEnding,
   type RunStatus,
   startOptionsFor,
+  type WaitpointCompletedSignal,
+  waitpointCompletedSignal,
   WORKFLOW_TYPES,
 } from '../src/temporal/contracts';
 import {
   causeOf,
+  type LimitClock,
   LOCAL_STATUS_WRITES,
   longActivity,
   MODEL_FAILED_TYPES,
@@ -41,12 +49,25 @@ import {
 import { ExecutionSlot } from './execution-slot';
 import { withRetries } from './run-retries';
 
-const { startAssistantRun, planChildRun, resolveAssistantTools, recordToolCallResult, finishAssistantRun } =
-  proxyActivities<Activities>(STATUS_WRITES);
+const {
+  startAssistantRun,
+  planChildRun,
+  resolveAssistantTools,
+  recordToolCallResult,
+  finishAssistantRun,
+  openToolApproval,
+  settleToolApproval,
+} = proxyActivities<Activities>(STATUS_WRITES);
 const { retryAssistantRun } = proxyLocalActivities<Activities>(LOCAL_STATUS_WRITES);
 
 /** Patch id of assistant runs that take an execution slot and follow a retry policy: histories from before do neither. */
 export const ASSISTANT_RUN_CONTROL_PATCH = 'assistant-run-control';
+
+/**
+ * Patch id of assistant runs whose calls of a tool that requires approval wait for it (docs/waitpoints.md):
+ * asked at the first step that calls such a tool; histories from before call every function at once.
+ */
+export const ASSISTANT_APPROVALS_PATCH = 'assistant-approvals';
 
 /**
  * A long activity whose every attempt timed out (the worker running it went silent, or none could) ends the
@@ -100,10 +121,46 @@ export async function assistantRunWorkflow(input: AssistantRunInput): Promise<Ru
     }
   };
 
+  // Completions of the run's waitpoints, by id: the first signal for one wins (a second changes nothing).
+  const completions = new Map<string, WaitpointCompletedSignal>();
+  setHandler(waitpointCompletedSignal, (completion) => {
+    if (!completions.has(completion.waitpointId)) completions.set(completion.waitpointId, completion);
+  });
+  let approvals: boolean | undefined;
+
+  /**
+   * The calls of step `step` whose tools require approval wait for it: their waitpoints open, the run gives back
+   * its execution slot and its time limit stops while they wait (holding no activity and no worker), each until
+   * its completion or its own timeout; then it takes a slot again. Answers each waited call's decision, or false
+   * when the run ended while it waited for the slot.
+   */
+  const decideApprovals = async (step: number, toolCallIds: string[], limit: LimitClock) => {
+    const decisions = new Map<string, ApprovalDecision>();
+    const asks = toolCallIds.map((toolCallId) => ({ toolCallId, waitpointId: uuid4() }));
+    const opened = (
+      await Promise.all(
+        asks.map(async (ask) => ({ ...ask, wait: await openToolApproval({ runId: input.runId, step, ...ask }) })),
+      )
+    ).filter((o) => o.wait !== null);
+    if (!opened.length) return decisions;
+    limit.pause();
+    await slot?.release();
+    await Promise.all(
+      opened.map(async ({ toolCallId, waitpointId, wait }) => {
+        await condition(() => completions.has(waitpointId), wait!.timeoutSeconds * 1000);
+        const completion = completions.get(waitpointId) ?? null;
+        decisions.set(toolCallId, await settleToolApproval({ runId: input.runId, waitpointId, completion }));
+      }),
+    );
+    if (slot && !(await slot.acquire())) return false;
+    limit.resume();
+    return decisions;
+  };
+
   const attempt = (end: (ending: RunEnding, cancelRequest?: CancelRunSignal) => Promise<RunStatus | 'MISSING'>) =>
     runToEnding(
       { timeLimitSeconds: input.timeLimitSeconds, failedTypes: MODEL_FAILED_TYPES },
-      async (startTimer) => {
+      async (startTimer, limit) => {
         if (slot && !(await slot.acquire()))
           return slot.skipped ? ({ status: 'CANCELLED', requestedBy: slot.skipped } satisfies RunEnding) : undefined;
         const start = await startAssistantRun({ runId: input.runId });
@@ -128,13 +185,30 @@ export async function assistantRunWorkflow(input: AssistantRunInput): Promise<Ru
         for (let step = 1; step <= input.maxSteps; step++) {
           const result = await long(() => assistantModelStep({ runId: input.runId, step }));
           if (result.kind === 'answer') return { status: 'SUCCEEDED', message: null } satisfies RunEnding;
+          // Asked only for a step that calls such a tool: each patched() is a marker in the history.
+          const decisions =
+            result.approvals && (approvals ??= patched(ASSISTANT_APPROVALS_PATCH))
+              ? await decideApprovals(step, result.approvals, limit)
+              : new Map<string, ApprovalDecision>();
+          if (decisions === false) return undefined; // the run ended while it waited for a slot again
           await Promise.all(
             result.toolCallIds.map(async (toolCallId) => {
+              const decision = decisions.get(toolCallId);
+              if (decision && !decision.approved)
+                return recordToolCallResult({
+                  runId: input.runId,
+                  step,
+                  toolCallId,
+                  childRunId: '',
+                  error: decision.refusal,
+                });
               const childRunId = uuid4();
               const plan = await planChildRun({
                 runId: input.runId,
                 childRunId,
-                purpose: { toolCall: { step, toolCallId } },
+                purpose: {
+                  toolCall: { step, toolCallId, ...(decision?.arguments ? { arguments: decision.arguments } : {}) },
+                },
               });
               // A knowledge base or retriever function is answered by an activity, not a child run.
               if ('retrieval' in plan)

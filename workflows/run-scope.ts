@@ -89,6 +89,12 @@ export interface Endings<E> {
   failed: (err: unknown) => E;
 }
 
+/** A run's time limit held while it waits for a person (docs/waitpoints.md): the wait does not count. */
+export interface LimitClock {
+  pause(): void;
+  resume(): void;
+}
+
 /**
  * The frame of every run and build: `work` runs in a cancellable scope; `startTimer()` (called by `work`
  * once there is something to limit) starts the time limit, a workflow timer; a `cancel` signal (when
@@ -98,7 +104,7 @@ export interface Endings<E> {
  */
 export async function withinLimit<E, R>(
   opts: { timeLimitSeconds: number; cancelSignal: boolean; endings: Endings<E> },
-  work: (startTimer: () => void) => Promise<E | undefined>,
+  work: (startTimer: () => void, limit: LimitClock) => Promise<E | undefined>,
   /** `cancelRequest`: the cancel signal, when one came (even if the work ended by itself first). */
   finish: (ending: E, cancelRequest?: CancelRunSignal) => Promise<R>,
 ): Promise<R | 'MISSING'> {
@@ -111,10 +117,18 @@ export async function withinLimit<E, R>(
       scope.cancel();
     });
   }
-  const timer = new CancellationScope();
-  const startTimer = () => {
-    void timer
-      .run(() => sleep(opts.timeLimitSeconds * 1000))
+  let remainingMs = opts.timeLimitSeconds * 1000;
+  let armedAt: number | undefined;
+  let timer: CancellationScope | undefined;
+  // The timer's scope is a child of the frame's own, not of the work's (armed from inside it): cancelling the work
+  // leaves the timer to the `finally` below, as histories recorded before the clock could pause expect.
+  const outer = CancellationScope.current();
+  const arm = () => {
+    const armed = new CancellationScope({ cancellable: true, parent: outer });
+    timer = armed;
+    armedAt = Date.now();
+    void armed
+      .run(() => sleep(remainingMs))
       .then(
         () => {
           timedOut = true;
@@ -123,14 +137,25 @@ export async function withinLimit<E, R>(
         () => undefined,
       );
   };
+  const limit: LimitClock = {
+    pause: () => {
+      if (!timer || armedAt === undefined) return;
+      remainingMs = Math.max(1, remainingMs - (Date.now() - armedAt));
+      timer.cancel();
+      timer = undefined;
+    },
+    resume: () => {
+      if (!timer && armedAt !== undefined) arm();
+    },
+  };
 
   let ending: E | undefined;
   let workflowCancellation: unknown;
   try {
     try {
-      ending = await scope.run(() => work(startTimer));
+      ending = await scope.run(() => work(arm, limit));
     } finally {
-      timer.cancel();
+      timer?.cancel();
     }
   } catch (err) {
     if (timedOut) {
@@ -155,7 +180,7 @@ export async function withinLimit<E, R>(
 /** A run (structure, function, tool, assistant run, chat message) within its frame: `cancel` signal, time limit, endings. */
 export function runToEnding(
   opts: { timeLimitSeconds: number; failedTypes: readonly string[] },
-  work: (startTimer: () => void) => Promise<RunEnding | undefined>,
+  work: (startTimer: () => void, limit: LimitClock) => Promise<RunEnding | undefined>,
   finish: (ending: RunEnding, cancelRequest?: CancelRunSignal) => Promise<RunStatus | 'MISSING'>,
 ): Promise<RunStatus | 'MISSING'> {
   return withinLimit<RunEnding, RunStatus | 'MISSING'>(

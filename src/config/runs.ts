@@ -37,6 +37,8 @@ export interface RunSettings {
    * rest is given up and recorded as lost on the run (docs/code-runs.md#lost-output).
    */
   runLogBuffer: { lines: number; bytes: number; graceSeconds: number };
+  /** How long an assistant's call of a tool that requires approval waits by default (docs/waitpoints.md). */
+  approvalTimeoutSeconds: number;
 }
 
 export function readRuns(env: EnvReader, publicBaseUrl: string): RunSettings {
@@ -59,6 +61,7 @@ export function readRuns(env: EnvReader, publicBaseUrl: string): RunSettings {
       bytes: env.int('RUN_LOG_BUFFER_BYTES', 4 * 1024 * 1024, 64 * 1024),
       graceSeconds: env.int('RUN_LOG_GRACE_SECONDS', 120, 0, 24 * 3600),
     },
+    approvalTimeoutSeconds: env.int('APPROVAL_TIMEOUT_SECONDS', 86_400, 1, 2_592_000),
   };
 }
 

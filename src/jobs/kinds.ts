@@ -202,4 +202,17 @@ export const INVITE_RECORD: StatusKind = {
   from: forwardOnly(INVITE_OPEN, INVITE_TERMINAL),
 };
 
+/**
+ * Waitpoints (docs/waitpoints.md): a status record, not a job: the run that waits on one is the job. WAITING moves
+ * once, to how it ended; a run that ends cancels its waitpoints still waiting (a trigger of the runs table).
+ */
+export const WAITPOINT_RECORD: StatusKind = {
+  table: 'waitpoints',
+  idColumn: 'waitpoint_id',
+  terminal: ['COMPLETED', 'TIMED_OUT', 'CANCELLED'],
+  from: forwardOnly(['WAITING'], ['COMPLETED', 'TIMED_OUT', 'CANCELLED']),
+  jsonColumns: ['completion'],
+  onEnd: { stampCompletedAt: true },
+};
+
 export const isJobKind = (kind: StatusKind): kind is JobKind => 'resourceKind' in kind;

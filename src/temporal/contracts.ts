@@ -414,6 +414,9 @@ export const respondSignal = defineSignal<[InviteResponseSignal]>('respond');
 /** The invite was deleted: stop waiting. */
 export const withdrawSignal = defineSignal('withdraw');
 
+// The waitpoints an assistant run waits on: their signal and what its approval steps pass (docs/waitpoints.md).
+export * from './waitpoint-signals';
+
 // What workflows and their activities pass each other. Workflows import types only from this module
 // (eslint.config.mjs), so the ones they need are defined or re-exported here.
 

@@ -5,10 +5,21 @@ import { expect } from 'chai';
 import { addMember, createApiKey, upsertUserByEmail } from '../../src/services/accounts/accounts';
 import { createPasswordReset } from '../../src/services/accounts/password-resets';
 import type { Role } from '../../src/services/accounts/roles';
+import type { Caller } from '../../src/services/caller';
 import { request, type Reply, type RequestOptions } from './client';
 import { getStack, newTenant } from './stack';
 
 export const PASSWORD = 'correct horse battery staple';
+
+/** The caller a tenant's own user is, for calling services directly (an owner with its user key). */
+export const ownerCaller = (t: { organizationId: string; userId: string }): Caller => ({
+  organizationId: t.organizationId,
+  userId: t.userId,
+  apiKeyId: t.userId,
+  actor: t.userId,
+  runId: null,
+  role: 'owner',
+});
 
 /** A new tenant (organization, user, user key) whose user has PASSWORD, set through a reset link. */
 export async function personWithPassword(label = 'person', password = PASSWORD) {

@@ -5,7 +5,6 @@
 // attempt timed out (its worker silent: a stub that never heartbeats) ends the attempt ERROR WorkerLost.
 import { expect } from 'chai';
 import { createActivities } from '../../activities';
-import type { Caller } from '../../src/services/caller';
 import { Run } from '../../src/persistence/entities';
 import { createAssistantRun } from '../../src/services/assistants/runs';
 import { createAssistant } from '../../src/services/assistants/assistants';
@@ -14,15 +13,9 @@ import { as } from '../harness/client';
 import { getStack, newTenant, startTimeSkipping } from '../harness/stack';
 import { startStubbedWorker } from '../harness/stubbed-worker';
 import { skipWhileActivityRuns } from '../support/time-skipping';
+import { ownerCaller } from '../harness/people';
 
-const callerOf = (t: { organizationId: string; userId: string }): Caller => ({
-  organizationId: t.organizationId,
-  userId: t.userId,
-  apiKeyId: t.userId,
-  actor: t.userId,
-  runId: null,
-  role: 'owner',
-});
+const callerOf = ownerCaller;
 
 describe('assistant run workflow', function () {
   this.timeout(120_000);

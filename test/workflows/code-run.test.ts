@@ -6,7 +6,6 @@ import { once } from 'node:events';
 import path from 'node:path';
 import { Worker } from '@temporalio/worker';
 import { expect } from 'chai';
-import type { Caller } from '../../src/services/caller';
 import { Run } from '../../src/persistence/entities';
 import { createStructureRun } from '../../src/services/code/runs/structure-runs';
 import { startOptionsFor, workflowIdOf } from '../../src/temporal/workflow-start';
@@ -17,15 +16,9 @@ import { as } from '../harness/client';
 import { aRun, runAlive, SLEEP_PROGRAM, waitForRun } from '../harness/runs';
 import { getStack, newTenant, startTimeSkipping } from '../harness/stack';
 import { skipWhileActivityRuns } from '../support/time-skipping';
+import { ownerCaller } from '../harness/people';
 
-const callerOf = (t: { organizationId: string; userId: string }): Caller => ({
-  organizationId: t.organizationId,
-  userId: t.userId,
-  apiKeyId: t.userId,
-  actor: t.userId,
-  runId: null,
-  role: 'owner',
-});
+const callerOf = ownerCaller;
 
 /** Waits until the program of the run has printed its pid: it is running. */
 async function pidOf(runId: string): Promise<number> {

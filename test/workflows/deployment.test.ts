@@ -4,22 +4,15 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
-import type { Caller } from '../../src/services/caller';
 import { Deployment } from '../../src/persistence/entities';
 import { createCodeResource } from '../../src/services/code/code-resources';
 import { workflowIdOf } from '../../src/temporal/workflow-start';
 import { config, gitRepository } from '../fixtures/projects';
 import { getStack, newTenant, startTimeSkipping } from '../harness/stack';
 import { skipWhileActivityRuns } from '../support/time-skipping';
+import { ownerCaller } from '../harness/people';
 
-const callerOf = (t: { organizationId: string; userId: string }): Caller => ({
-  organizationId: t.organizationId,
-  userId: t.userId,
-  apiKeyId: t.userId,
-  actor: t.userId,
-  runId: null,
-  role: 'owner',
-});
+const callerOf = ownerCaller;
 
 /** Whether a process whose command line contains `marker` is running. */
 const running = (marker: string) => {

@@ -148,6 +148,23 @@ export const EnvVarSchema = defineSchema('EnvVar', {
   then: { properties: { value: uuid } },
 });
 
+/** Tools only: whether an assistant's call waits for a person's approval, and for how long (docs/waitpoints.md). */
+const APPROVAL_MEMBERS = {
+  requires_approval: {
+    type: 'boolean',
+    description:
+      "Default false. When true, an assistant run that calls one of the tool's activities waits (RUNNING, " +
+      '`status_detail.reason` WaitingForApproval) until a person approves or rejects the call (`/waitpoints`).',
+  },
+  approval_timeout_seconds: {
+    type: ['integer', 'null'],
+    minimum: 1,
+    maximum: 2_592_000,
+    description:
+      'How long such a call waits for its approval; past it the call is refused (default APPROVAL_TIMEOUT_SECONDS, 86400).',
+  },
+} as const;
+
 interface KindSpec {
   kind: CodeResourceKind;
   plural: string;
@@ -192,6 +209,12 @@ function present(k: KindSpec, r: CodeResource) {
     ...(k.webhook ? { webhook_enabled: r.webhook_enabled } : {}),
     concurrency: r.concurrency,
     ...(r.retry_policy ? { retry_policy: r.retry_policy } : {}),
+    ...(k.kind === 'tool'
+      ? {
+          requires_approval: r.requires_approval,
+          ...(r.approval_timeout_seconds !== null ? { approval_timeout_seconds: r.approval_timeout_seconds } : {}),
+        }
+      : {}),
     organization_id: r.organization_id,
     created_by: r.created_by,
     created_at: iso(r.created_at),
@@ -218,6 +241,7 @@ function declare(k: KindSpec): void {
       'created_at',
       'updated_at',
       ...(k.webhook ? ['webhook_enabled'] : []),
+      ...(k.kind === 'tool' ? ['requires_approval'] : []),
     ],
     properties: {
       [idParam]: uuid,
@@ -230,6 +254,7 @@ function declare(k: KindSpec): void {
       ...(k.webhook ? { webhook_enabled: { type: 'boolean' } } : {}),
       concurrency: ConcurrencySchema,
       retry_policy: retryPolicyAnswer,
+      ...(k.kind === 'tool' ? APPROVAL_MEMBERS : {}),
       organization_id: uuid,
       created_by: { type: 'string' },
       created_at: timestamp,
@@ -248,6 +273,7 @@ function declare(k: KindSpec): void {
     ...(k.webhook ? { webhook_enabled: { type: 'boolean' } } : {}),
     concurrency: ConcurrencySchema,
     retry_policy: retryPolicyMember,
+    ...(k.kind === 'tool' ? APPROVAL_MEMBERS : {}),
   };
   const fieldsOf = (body: Record<string, unknown>): CodeResourceFields => ({
     ...body,

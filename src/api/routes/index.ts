@@ -35,3 +35,4 @@ import './spans';
 import './threads';
 import './tool-runs';
 import './usage';
+import './waitpoints';

@@ -70,7 +70,8 @@ export type TranscriptEntry = ChatTurn & { step: number };
 export interface AssistantToolDefinition extends ToolDefinition {
   target:
     | { kind: 'structure'; id: string }
-    | { kind: 'tool'; id: string; activity: string }
+    /** `approval`: the tool requires it (docs/waitpoints.md); `timeoutSeconds` null: APPROVAL_TIMEOUT_SECONDS. */
+    | { kind: 'tool'; id: string; activity: string; approval?: { timeoutSeconds: number | null } }
     /** A retrieval function: the model's `{query, count?}` queried in the worker, no child run. */
     | { kind: 'knowledge_base'; id: string }
     | { kind: 'retriever'; id: string };

@@ -62,6 +62,10 @@ export class CodeResource {
   @Column('timestamptz', { nullable: true }) queue_paused_at: Date | null;
   /** How its runs are retried when lost (docs/run-control.md#retries-of-lost-runs); null: never. */
   @Column('jsonb', { nullable: true }) retry_policy: RetryPolicy | null;
+  /** Tools: an assistant's call of one waits for a person's approval (docs/waitpoints.md). */
+  @Column('boolean', { default: false }) requires_approval: boolean;
+  /** Tools: how long that wait lasts (null: APPROVAL_TIMEOUT_SECONDS); past it the call is refused. */
+  @Column('integer', { nullable: true }) approval_timeout_seconds: number | null;
   @Column('text') created_by: string;
   @Column('timestamptz') created_at: Date;
   @Column('timestamptz') updated_at: Date;

@@ -16,8 +16,10 @@ import { Run, RunEvent } from './run';
 import { RunSchedule } from './run-schedule';
 import { Secret } from './secret';
 import { Membership, PasswordReset, User, UserSession } from './user';
+import { Waitpoint } from './waitpoint';
 
 export {
+  Waitpoint,
   ApiKey,
   Assistant,
   AssistantRun,
@@ -94,4 +96,5 @@ export const entities = [
   RetrieverQuery,
   RunSchedule,
   StandaloneRetrieverComponent,
+  Waitpoint,
 ];

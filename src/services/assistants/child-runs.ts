@@ -20,7 +20,9 @@ export type { ChildRun };
 /** `retrieval`: the call is a knowledge base or retriever function, run by runAssistantRetrieval (no child run). */
 export type ChildRunPlan = ChildRun | { error: string } | { retrieval: true };
 
-export type ChildRunPurpose = { describe: string } | { toolCall: { step: number; toolCallId: string } };
+/** `arguments`: an approver's, run instead of the model's (docs/waitpoints.md). */
+export type ChildRunPurpose =
+  { describe: string } | { toolCall: { step: number; toolCallId: string; arguments?: Record<string, unknown> } };
 
 /** The newest successful `{describe: true}` run of the tool's current deployment: descriptions are cached per deployment. */
 export async function cachedDescription(ds: DataSource, tool: CodeResource): Promise<DescribedTool | undefined> {
@@ -32,7 +34,12 @@ export async function cachedDescription(ds: DataSource, tool: CodeResource): Pro
     [tool.resource_id, deployment.deployment_id],
   );
   if (!row?.output?.activities) return undefined;
-  return { toolId: tool.resource_id, name: row.output.name ?? tool.name, activities: row.output.activities };
+  return {
+    toolId: tool.resource_id,
+    name: row.output.name ?? tool.name,
+    activities: row.output.activities,
+    ...(tool.requires_approval ? { approval: { timeoutSeconds: tool.approval_timeout_seconds } } : {}),
+  };
 }
 
 /** The run's tools that have no cached description yet (each needs a describe run); undefined when the run is gone. */
@@ -66,15 +73,15 @@ export async function planChildRun(
     target = { kind: 'tool', id: input.purpose.describe, activity: '' };
     childInput = { describe: true };
   } else {
-    const { step, toolCallId } = input.purpose.toolCall;
+    const { step, toolCallId, arguments: approved } = input.purpose.toolCall;
     const toolCall = toolCallOf(details, step, toolCallId);
     if (!toolCall) return { error: `Unknown function call ${toolCallId}` };
     call = toolCall;
     const definition = details.tool_definitions?.find((d) => d.name === toolCall.name);
     if (!definition) return { error: `There is no function named "${toolCall.name}"` };
-    let parsed: unknown;
+    let parsed: unknown = approved;
     try {
-      parsed = toolCall.arguments.trim() === '' ? {} : JSON.parse(toolCall.arguments);
+      parsed ??= toolCall.arguments.trim() === '' ? {} : JSON.parse(toolCall.arguments);
     } catch {
       return { error: `The arguments of ${toolCall.name} are not valid JSON: ${toolCall.arguments.slice(0, 200)}` };
     }

@@ -51,6 +51,8 @@ export interface DescribedTool {
   /** The tool's own name (its description's `name`). */
   name: string;
   activities: Array<{ name: string; description: string; schema: unknown }>;
+  /** Set when the tool requires approval of each call (its resource's requires_approval). */
+  approval?: { timeoutSeconds: number | null };
 }
 
 export const STRUCTURE_PARAMETERS = {
@@ -122,7 +124,12 @@ export function assistantToolDefinitions(
         name: unique(`${slug(tool.name)}_${slug(a.name)}`),
         description: a.description || `Activity ${a.name} of tool ${tool.name}.`,
         parameters: schema,
-        target: { kind: 'tool', id: tool.toolId, activity: a.name },
+        target: {
+          kind: 'tool',
+          id: tool.toolId,
+          activity: a.name,
+          ...(tool.approval ? { approval: tool.approval } : {}),
+        },
       });
     }
   }

@@ -4,7 +4,7 @@
 // activity is harmless. Streaming the model and heartbeats stay in the activities.
 import type { DataSource } from 'typeorm';
 import type { Completion, CompletionRequest } from '../../drivers/model/types';
-import { AssistantRun, type TranscriptEntry } from '../../persistence/entities/assistant';
+import { AssistantRun, type AssistantToolDefinition, type TranscriptEntry } from '../../persistence/entities/assistant';
 import { CodeResource } from '../../persistence/entities/code-resource';
 import { ModelUsage, Run, RunStatus, type RunLimits } from '../../persistence/entities/run';
 import { griptapeId } from '../../ids';
@@ -22,7 +22,8 @@ import { finishEvent, now, startEvents } from './run-events';
 import { appendTranscript, userMessageOfRun } from './transcript';
 import type { AssistantRunRecord } from './runs';
 
-export type ModelStepResult = { kind: 'answer' } | { kind: 'tool-calls'; toolCallIds: string[] };
+/** `approvals`: the calls whose tools require approval (docs/waitpoints.md); absent when none does. */
+export type ModelStepResult = { kind: 'answer' } | { kind: 'tool-calls'; toolCallIds: string[]; approvals?: string[] };
 
 /**
  * The functions offered to the model (stored on the run), then → RUNNING with the assistant's
@@ -86,11 +87,21 @@ export async function resolveAssistantTools(
   return undefined;
 }
 
-/** What a model turn asks of the workflow next: answer, or the function calls to run. */
-export const stepResultOf = (turn: TranscriptEntry): ModelStepResult =>
-  turn.role === 'assistant' && turn.toolCalls?.length
-    ? { kind: 'tool-calls', toolCallIds: turn.toolCalls.map((c) => c.id) }
-    : { kind: 'answer' };
+/** What a model turn asks of the workflow next: answer, or the function calls to run (and which need approval). */
+export function stepResultOf(turn: TranscriptEntry, definitions: AssistantToolDefinition[] | null): ModelStepResult {
+  if (turn.role !== 'assistant' || !turn.toolCalls?.length) return { kind: 'answer' };
+  const approvals = turn.toolCalls
+    .filter((c) => {
+      const target = definitions?.find((d) => d.name === c.name)?.target;
+      return target?.kind === 'tool' && target.approval !== undefined;
+    })
+    .map((c) => c.id);
+  return {
+    kind: 'tool-calls',
+    toolCallIds: turn.toolCalls.map((c) => c.id),
+    ...(approvals.length ? { approvals } : {}),
+  };
+}
 
 /** The turn the model already answered in step `step` (a retried step is not asked again). */
 export const recordedTurn = ({ details }: AssistantRunRecord, step: number) =>
@@ -126,6 +137,7 @@ export async function recordModelTurn(
   run: Run,
   step: number,
   completion: Completion,
+  definitions: AssistantToolDefinition[] | null,
 ): Promise<ModelStepResult> {
   const turn: TranscriptEntry = completion.toolCalls.length
     ? { role: 'assistant', content: completion.text || null, toolCalls: completion.toolCalls, step }
@@ -147,7 +159,7 @@ export async function recordModelTurn(
       .where({ run_id: run.run_id })
       .execute();
   });
-  return stepResultOf(turn);
+  return stepResultOf(turn, definitions);
 }
 
 /** The text a finished child run gives back to the model. */

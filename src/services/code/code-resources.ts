@@ -39,6 +39,9 @@ export interface CodeResourceFields {
   concurrency?: Concurrency | null;
   /** Null removes it. */
   retry_policy?: RetryPolicyRequest | null;
+  /** Tools only (the route offers them to tools). */
+  requires_approval?: boolean;
+  approval_timeout_seconds?: number | null;
 }
 
 export async function findCodeResource(
@@ -133,6 +136,8 @@ export async function createCodeResource(
     latest_deployment_id: null,
     concurrency: fields.concurrency ?? null,
     queue_paused_at: null,
+    requires_approval: fields.requires_approval ?? false,
+    approval_timeout_seconds: fields.approval_timeout_seconds ?? null,
     created_by: caller.actor,
     created_at: now,
     updated_at: now,
@@ -164,6 +169,9 @@ export async function updateCodeResource(
   if (envVars !== undefined) resource.env_vars = envVars;
   if (fields.webhook_enabled !== undefined) resource.webhook_enabled = fields.webhook_enabled;
   if (fields.concurrency !== undefined) resource.concurrency = fields.concurrency;
+  if (fields.requires_approval !== undefined) resource.requires_approval = fields.requires_approval;
+  if (fields.approval_timeout_seconds !== undefined)
+    resource.approval_timeout_seconds = fields.approval_timeout_seconds;
   if (fields.retry_policy !== undefined)
     resource.retry_policy = requestedPolicy(fields.retry_policy, '/body/retry_policy');
   resource.updated_at = new Date();
