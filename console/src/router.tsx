@@ -35,11 +35,13 @@ import { IntegrationPage } from './pages/integration';
 import { BucketsPage } from './pages/buckets';
 import { BucketPage } from './pages/bucket';
 import { DashboardPage } from './pages/dashboard';
+import { WaitpointsPage } from './pages/waitpoints';
 
 /** The main navigation, in this order (schedules and queues are on their resource's page). */
 const NAV = [
   ['/dashboard', 'Dashboard'],
   ['/runs', 'Runs'],
+  ['/waitpoints', 'Waiting'],
   ['/structures', 'Structures'],
   ['/functions', 'Functions'],
   ['/tools', 'Tools'],
@@ -154,6 +156,11 @@ const acceptInviteRoute = createRoute({
 });
 const settingsRoute = createRoute({ getParentRoute: () => rootRoute, path: '/settings', component: SettingsPage });
 const dashboardRoute = createRoute({ getParentRoute: () => rootRoute, path: '/dashboard', component: DashboardPage });
+const waitpointsRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/waitpoints',
+  component: WaitpointsPage,
+});
 const functionsRoute = createRoute({
   getParentRoute: () => rootRoute,
   path: '/functions',
@@ -219,6 +226,7 @@ const routeTree = rootRoute.addChildren([
   setPasswordRoute,
   acceptInviteRoute,
   dashboardRoute,
+  waitpointsRoute,
   functionsRoute,
   functionRoute,
   toolsRoute,

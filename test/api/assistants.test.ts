@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { structureWithBuild } from '../harness/builds';
 import { as } from '../harness/client';
-import { CALCULATOR_TOOL, PY_PRELUDE, TERMINAL } from '../harness/runs';
+import { CALCULATOR_TOOL, PY_PRELUDE, TERMINAL, waitForAssistantRun } from '../harness/runs';
 import { readSse } from '../harness/sse';
 import { getStack, newTenant } from '../harness/stack';
 
@@ -14,22 +14,6 @@ const SHOUT_STRUCTURE = `${PY_PRELUDE}
 out = {"type": "TextArtifact", "value": " ".join(sys.argv[1:]).upper()}
 assert call("POST", "api/structure-runs/" + RUN_ID + "/events", {"type": "FinishStructureRunEvent", "timestamp": time.time(), "payload": {"output_task_output": out}}) == 202
 `;
-
-async function waitForAssistantRun(
-  key: string,
-  runId: string,
-  done = (r: any) => TERMINAL.includes(r.status),
-  timeoutMs = 30_000,
-) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const res = await as(key).get(`/api/assistant-runs/${runId}`);
-    expect(res.status, res.text).to.equal(200);
-    if (done(res.body)) return res.body;
-    if (Date.now() > deadline) throw new Error(`assistant run ${runId} still ${res.body.status} after ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 async function allEvents(key: string, runId: string): Promise<any[]> {
   const res = await as(key).get(`/api/assistant-runs/${runId}/events?limit=1000`);

@@ -8,18 +8,7 @@ import { as } from '../harness/client';
 import { getStack, newTenant } from '../harness/stack';
 import { startRemoteMcpServer, type RemoteMcpServer } from '../harness/remote-mcp-server';
 import { waitForDeployment } from '../fixtures/projects';
-import { TERMINAL } from '../harness/runs';
-
-async function waitForAssistantRun(key: string, runId: string, done = (r: any) => TERMINAL.includes(r.status)) {
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    const res = await as(key).get(`/api/assistant-runs/${runId}`);
-    expect(res.status, res.text).to.equal(200);
-    if (done(res.body)) return res.body;
-    if (Date.now() > deadline) throw new Error(`assistant run ${runId} still ${res.body.status}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+import { waitForAssistantRun } from '../harness/runs';
 
 describe('tools of mcp code: a remote MCP server as a tool', function () {
   this.timeout(120_000);

@@ -8,16 +8,35 @@ import { randomUUID } from 'node:crypto';
 export const TERMINAL = ['SUCCEEDED', 'FAILED', 'ERROR', 'CANCELLED'];
 
 /** Polls GET /api/structure-runs/{id} until `done` holds (default: terminal). */
-export async function waitForRun(
+export function waitForRun(
   key: string,
   runId: string,
   done = (r: any) => TERMINAL.includes(r.status),
   timeoutMs = 30_000,
   baseUrl?: string,
 ) {
+  return waitForRecord(key, `/api/structure-runs/${runId}`, done, timeoutMs, baseUrl);
+}
+
+/** The assistant run once `done` (default: it ended), read through its own route. */
+export const waitForAssistantRun = (
+  key: string,
+  runId: string,
+  done = (r: any) => TERMINAL.includes(r.status),
+  timeoutMs = 60_000,
+) => waitForRecord(key, `/api/assistant-runs/${runId}`, done, timeoutMs);
+
+async function waitForRecord(
+  key: string,
+  route: string,
+  done: (r: any) => boolean,
+  timeoutMs: number,
+  baseUrl?: string,
+) {
+  const runId = route.split('/').pop();
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const res = await as(key, baseUrl).get(`/api/structure-runs/${runId}`);
+    const res = await as(key, baseUrl).get(route);
     expect(res.status, res.text).to.equal(200);
     if (done(res.body)) return res.body;
     if (Date.now() > deadline) throw new Error(`run ${runId} still ${res.body.status} after ${timeoutMs} ms`);

@@ -61,6 +61,8 @@ export const queryKeys = {
   /** An organization's keys (its id), or a person's own (`user:<id>`). */
   apiKeys: (scope: string) => ['api-keys', scope] as const,
   secrets: ['secrets'] as const,
+  /** The waitpoints that wait for someone. */
+  waiting: ['waitpoints', 'WAITING'] as const,
 
   dashboard: {
     timeline: (windowIndex: number) => ['dash-timeline', windowIndex] as const,

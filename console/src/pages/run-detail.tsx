@@ -181,6 +181,12 @@ export function RunDetailPage() {
         </Section>
         <Section title="Output">
           <Json label="Output" value={r?.output} />
+          {(r?.status_detail as { reason?: string } | null)?.reason === 'WaitingForApproval' && (
+            <p className="waiting" role="status">
+              {(r?.status_detail as { message?: string }).message ?? 'Waiting for approval'}:{' '}
+              <Link to="/waitpoints">approve or reject it</Link>
+            </p>
+          )}
           {r?.status_detail != null && (
             <>
               <h3>Status detail</h3>
