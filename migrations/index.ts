@@ -36,6 +36,7 @@ import { InviteMail1767170000000 } from './1767170000000-invite-mail';
 import { Roles1767180000000 } from './1767180000000-roles';
 import { UserIdentities1767190000000 } from './1767190000000-user-identities';
 import { Waitpoints1767200000000 } from './1767200000000-waitpoints';
+import { WaitpointTokens1767210000000 } from './1767210000000-waitpoint-tokens';
 
 /** Every migration, in order; the data source runs these (never `synchronize`). */
 export const migrations = [
@@ -77,4 +78,5 @@ export const migrations = [
   Roles1767180000000,
   UserIdentities1767190000000,
   Waitpoints1767200000000,
+  WaitpointTokens1767210000000,
 ];

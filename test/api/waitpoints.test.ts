@@ -7,7 +7,7 @@ import { expect } from 'chai';
 import { structureWithBuild } from '../harness/builds';
 import { as } from '../harness/client';
 import { memberWithRole } from '../harness/people';
-import { CALCULATOR_TOOL, TERMINAL } from '../harness/runs';
+import { CALCULATOR_TOOL, PY_PRELUDE, TERMINAL, waitForRun } from '../harness/runs';
 import { getStack, newTenant } from '../harness/stack';
 
 async function waitFor<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 60_000): Promise<T> {
@@ -192,5 +192,86 @@ describe('waitpoints: approvals of tool calls', function () {
     const bad = await api.post(`/api/waitpoints/${waitpoint.waitpoint_id}/complete`, { approved: 'yes' });
     expect(bad.status).to.equal(400);
     await api.post(`/api/assistant-runs/${runId}/cancel`);
+  });
+
+  describe('tokens for code', () => {
+    /** Makes a token (twice, by its key), then polls it with wait_seconds until it no longer waits. */
+    const WAITER = `${PY_PRELUDE}
+def api(method, path, body=None):
+    data = json.dumps(body).encode() if body is not None else None
+    req = urllib.request.Request(BASE + "/" + path, data=data, method=method,
+                                 headers={"Authorization": "Bearer " + KEY, "Content-Type": "application/json"})
+    with urllib.request.urlopen(req) as r:
+        return r.status, json.loads(r.read() or b"null")
+status, w = api("POST", "api/waitpoints", {"timeout_seconds": int(sys.argv[1]), "idempotency_key": "k1", "description": "Ship it?"})
+again, same = api("POST", "api/waitpoints", {"timeout_seconds": int(sys.argv[1]), "idempotency_key": "k1"})
+print("made " + json.dumps([status, again, same["waitpoint_id"] == w["waitpoint_id"], "callback_url" in w]))
+while w["status"] == "WAITING":
+    _, w = api("GET", "api/waitpoints/" + w["waitpoint_id"] + "?wait_seconds=5")
+print("ended " + json.dumps({"status": w["status"], "completion": w["completion"]}))
+`;
+
+    async function waitingToken(timeoutSeconds: number) {
+      const t = await newTenant();
+      const api = as(t.key);
+      const structure = await structureWithBuild(t.organizationId, {
+        files: { 'structure.py': WAITER },
+        name: 'Waiter',
+      });
+      const created = await api.post(`/api/structures/${structure.structureId}/runs`, {
+        args: [String(timeoutSeconds)],
+      });
+      expect(created.status, created.text).to.equal(201);
+      const runId = created.body.structure_run_id;
+      const token = await waitFor('the run makes its token', async () => {
+        const [w] = (await api.get(`/api/waitpoints?run_id=${runId}`)).body.waitpoints;
+        return w;
+      });
+      return { t, api, runId, token };
+    }
+
+    const endedLine = async (api: ReturnType<typeof as>, runId: string) => {
+      const logs: string[] = (await api.get(`/api/structure-runs/${runId}/logs`)).body.logs;
+      return {
+        made: JSON.parse(logs.find((l) => l.startsWith('made '))!.slice(5)),
+        ended: JSON.parse(logs.find((l) => l.startsWith('ended '))!.slice(6)),
+      };
+    };
+
+    it("a run's code makes a token once per key and gets the output it is completed with", async () => {
+      const { t, api, runId, token } = await waitingToken(600);
+      expect(token).to.deep.include({ kind: 'token', status: 'WAITING', timeout_seconds: 600 });
+      expect(token.subject).to.deep.equal({ description: 'Ship it?' });
+      const done = await api.post(`/api/waitpoints/${token.waitpoint_id}/complete`, {
+        approved: true,
+        output: { ship: 'yes' },
+      });
+      expect(done.status, done.text).to.equal(200);
+      expect(done.body).to.deep.include({ status: 'COMPLETED', completed_by: t.userId });
+      const run = await waitForRun(t.key, runId, undefined, 60_000);
+      expect(run.status).to.equal('SUCCEEDED');
+      const { made, ended } = await endedLine(api, runId);
+      expect(made).to.deep.equal([201, 200, true, true]);
+      expect(ended).to.deep.equal({ status: 'COMPLETED', completion: { approved: true, output: { ship: 'yes' } } });
+      const again = await api.post(`/api/waitpoints/${token.waitpoint_id}/complete`, { approved: false });
+      expect(again.body.completion).to.deep.equal({ approved: true, output: { ship: 'yes' } });
+    });
+
+    it('a token no one completes in time is TIMED_OUT, which its code reads', async () => {
+      const { t, api, runId } = await waitingToken(1);
+      const run = await waitForRun(t.key, runId, undefined, 60_000);
+      expect(run.status).to.equal('SUCCEEDED');
+      const { ended } = await endedLine(api, runId);
+      expect(ended).to.deep.equal({
+        status: 'TIMED_OUT',
+        completion: { approved: false, reason: 'No one completed it within 1 s' },
+      });
+    });
+
+    it("only a run's own credential makes one (an API key of a person gets a 403)", async () => {
+      const t = await newTenant();
+      const refused = await as(t.key).post('/api/waitpoints', { timeout_seconds: 10 });
+      expect(refused.status, refused.text).to.equal(403);
+    });
   });
 });

@@ -244,7 +244,7 @@ export function mount(router: Router, spec: RouteSpec, deps: Deps): void {
       setSpanAttributes({ 'tarmac.organization_id': caller.organizationId });
       if (caller.runId && !spec.runScoped)
         throw forbidden(
-          "A run's credential can only post and read that run's events, chat, and query or search knowledge bases and retrievers",
+          "A run's credential can only post and read that run's events, chat, make and read its waitpoints, and query or search knowledge bases and retrievers",
         );
     }
 

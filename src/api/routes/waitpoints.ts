@@ -1,5 +1,6 @@
-// Waitpoints (docs/waitpoints.md): what runs wait for (a person's approval of a tool call), listed, read and
-// completed by a member of the organization, or by the waitpoint's signed callback URL without an API key.
+// Waitpoints (docs/waitpoints.md): what runs wait for (a person's approval of a tool call, or a token its own
+// code made), listed, read and completed by a member of the organization, or by the waitpoint's signed callback
+// URL without an API key. A run's own credential makes tokens and reads its own run's waitpoints.
 import { Waitpoint, WAITPOINT_STATUSES } from '../../persistence/entities/waitpoint';
 import { iso } from '../../persistence/scoped';
 import type { Caller } from '../../services/caller';
@@ -7,10 +8,14 @@ import { atLeast } from '../../services/accounts/roles';
 import {
   callbackUrl,
   completeWaitpoint,
+  createToken,
   findWaitpoint,
   listWaitpoints,
+  MAX_WAIT_SECONDS,
   verifyCallback,
+  waitpointAfter,
   type CompletionRequest,
+  type TokenRequest,
 } from '../../services/waitpoints/waitpoints';
 import type { Deps } from '../deps';
 import { route } from '../http/route';
@@ -34,14 +39,20 @@ const WaitpointSchema = defineSchema('Waitpoint', {
   ],
   properties: {
     waitpoint_id: uuid,
-    kind: { type: 'string', enum: ['tool_approval'], description: "`tool_approval`: an assistant's call of a tool." },
+    kind: {
+      type: 'string',
+      enum: ['tool_approval', 'token'],
+      description: "`tool_approval`: an assistant's call of a tool; `token`: made by its run's own code.",
+    },
     status: { type: 'string', enum: [...WAITPOINT_STATUSES] },
-    run_id: { ...uuid, description: 'The run that waits (an assistant run).' },
+    run_id: { ...uuid, description: 'The run that waits.' },
     subject: {
       type: 'object',
-      description: 'What waits for what: the tool, the activity, the function the model called and its arguments.',
-      required: ['tool_id', 'tool_name', 'activity', 'function_name', 'tool_call_id', 'arguments'],
+      description:
+        "What waits for what. A tool approval's: the tool, the activity, the function the model called and its " +
+        "arguments. A token's: its `description`, when its code gave one.",
       properties: {
+        description: { type: 'string' },
         tool_id: uuid,
         tool_name: { type: 'string' },
         activity: { type: 'string' },
@@ -56,7 +67,12 @@ const WaitpointSchema = defineSchema('Waitpoint', {
     completion: {
       type: ['object', 'null'],
       description: 'How it was completed (or why it was not: TIMED_OUT, CANCELLED); null while WAITING.',
-      properties: { approved: { type: 'boolean' }, arguments: { type: 'object' }, reason: { type: 'string' } },
+      properties: {
+        approved: { type: 'boolean' },
+        arguments: { type: 'object' },
+        output: { description: "A token's: what its run's code gets back." },
+        reason: { type: 'string' },
+      },
     },
     completed_by: { type: ['string', 'null'], description: 'User id, API key id, or `callback` (the callback URL).' },
     completed_at: nullableTimestamp,
@@ -103,7 +119,27 @@ const CompletionSchema = defineSchema('CompleteWaitpointRequest', {
       maxProperties: 200,
       description: "Approved only: the arguments the call runs with instead of the model's.",
     },
+    output: { description: "A token only: what its run's code gets back (at most MAX_JSON_BODY_BYTES)." },
     reason: { ...str(1, 2000), description: "Why (the model reads a refusal's reason)." },
+  },
+});
+
+const TokenRequestSchema = defineSchema('CreateWaitpointRequest', {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    timeout_seconds: {
+      type: 'integer',
+      minimum: 1,
+      maximum: 2_592_000,
+      description: 'How long it waits before it is TIMED_OUT (default APPROVAL_TIMEOUT_SECONDS, 86400).',
+    },
+    idempotency_key: {
+      ...str(1, 255),
+      description:
+        'A repeat with the same key (the code retried, or ran again after a restart) answers the first (200).',
+    },
+    description: { ...str(1, 2000), description: 'What it waits for, for whoever completes it.' },
   },
 });
 
@@ -136,17 +172,54 @@ route({
 });
 
 route({
+  operationId: 'CreateWaitpoint',
+  method: 'post',
+  path: '/waitpoints',
+  tag: TAG,
+  runScoped: true,
+  summary:
+    "A token its run's own code waits on (a run's credential only, GT_CLOUD_API_KEY: 403 otherwise): WAITING until " +
+    'someone completes it or it times out; the code reads its completion with GetWaitpoint (`wait_seconds` waits ' +
+    'for it). 201; 200 for a repeated `idempotency_key` of the run.',
+  body: TokenRequestSchema,
+  responses: {
+    201: { description: 'Waitpoint', schema: WaitpointSchema },
+    200: { description: 'The waitpoint of the same idempotency key', schema: WaitpointSchema },
+  },
+  handler: async ({ deps, caller, body }) => {
+    const { waitpoint, created } = await createToken(
+      deps.ds,
+      caller,
+      (body ?? {}) as TokenRequest,
+      deps.config.approvalTimeoutSeconds,
+    );
+    return { status: created ? 201 : 200, body: present(deps, caller, waitpoint) };
+  },
+});
+
+route({
   operationId: 'GetWaitpoint',
   method: 'get',
   path: '/waitpoints/{waitpoint_id}',
   tag: TAG,
   params,
-  summary: 'A waitpoint: what waits, for what, until when, and how it was completed.',
+  runScoped: true,
+  query: {
+    wait_seconds: {
+      type: 'integer',
+      minimum: 0,
+      maximum: MAX_WAIT_SECONDS,
+      description: `Answer once it no longer waits, or after this many seconds (at most ${MAX_WAIT_SECONDS}): how a token's code waits.`,
+    },
+  },
+  summary:
+    "A waitpoint: what waits, for what, until when, and how it was completed. A run's own credential reads its run's only.",
   responses: { 200: { description: 'Waitpoint', schema: WaitpointSchema } },
-  handler: async ({ deps, caller, params: p }) => ({
-    status: 200,
-    body: present(deps, caller, await findWaitpoint(deps.ds, caller.organizationId, p.waitpoint_id)),
-  }),
+  handler: async ({ deps, caller, params: p, query }) => {
+    const w = await findWaitpoint(deps.ds, caller, p.waitpoint_id);
+    const seconds = (query.wait_seconds as number | undefined) ?? 0;
+    return { status: 200, body: present(deps, caller, seconds ? await waitpointAfter(deps.ds, w, seconds) : w) };
+  },
 });
 
 const COMPLETE_SUMMARY =
@@ -166,7 +239,7 @@ route({
   bodyRequired: true,
   responses: { 200: { description: 'Waitpoint', schema: WaitpointSchema } },
   handler: async ({ deps, caller, params: p, body }) => {
-    const w = await findWaitpoint(deps.ds, caller.organizationId, p.waitpoint_id);
+    const w = await findWaitpoint(deps.ds, caller, p.waitpoint_id);
     const done = await completeWaitpoint(deps, w, caller.actor, body as CompletionRequest);
     return { status: 200, body: present(deps, caller, done) };
   },
@@ -188,8 +261,9 @@ route({
   responses: { 200: { description: 'Waitpoint', schema: WaitpointSchema } },
   handler: async ({ deps, params: p, query, body }) => {
     verifyCallback(deps.box, p.waitpoint_id, query as { expires?: string; signature?: string });
-    const w = await deps.ds.getRepository(Waitpoint).findOneBy({ waitpoint_id: p.waitpoint_id });
-    if (!w) throw notFound('Waitpoint');
+    const row = await deps.ds.getRepository(Waitpoint).findOneBy({ waitpoint_id: p.waitpoint_id });
+    if (!row) throw notFound('Waitpoint');
+    const w = await findWaitpoint(deps.ds, { organizationId: row.organization_id }, p.waitpoint_id);
     const done = await completeWaitpoint(deps, w, 'callback', body as CompletionRequest);
     return { status: 200, body: present(deps, undefined, done) };
   },

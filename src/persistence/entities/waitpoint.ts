@@ -17,9 +17,16 @@ export interface ToolApprovalSubject {
   arguments: unknown;
 }
 
+/** What a token waits on: whatever its run's code said it is for. */
+export interface TokenSubject {
+  description?: string;
+}
+
 /** How a waitpoint was completed (or, for TIMED_OUT and CANCELLED, why it was not). */
 export interface WaitpointCompletion {
   approved: boolean;
+  /** A token's: what its run's code gets back. */
+  output?: unknown;
   /** The arguments the approved call runs with instead of the model's. */
   arguments?: Record<string, unknown>;
   reason?: string;
@@ -31,9 +38,12 @@ export class Waitpoint {
   @PrimaryColumn('uuid') waitpoint_id: string;
   @Column('uuid') organization_id: string;
   @Column('uuid') run_id: string;
-  @Column('text') kind: 'tool_approval';
+  /** `tool_approval`: an assistant's call of a tool; `token`: made by its run's own code. */
+  @Column('text') kind: 'tool_approval' | 'token';
   @Column('text') status: WaitpointStatus;
-  @Column('jsonb') subject: ToolApprovalSubject;
+  @Column('jsonb') subject: ToolApprovalSubject | TokenSubject;
+  /** A token's: its run makes one waitpoint per key. */
+  @Column('text', { nullable: true }) idempotency_key: string | null;
   @Column('integer') timeout_seconds: number;
   @Column('timestamptz') expires_at: Date;
   @Column('jsonb', { nullable: true }) completion: WaitpointCompletion | null;

@@ -90,6 +90,7 @@ export async function openToolApproval(
         completion: null,
         completed_by: null,
         completed_at: null,
+        idempotency_key: null,
         created_by: run.created_by,
         created_at: now,
         updated_at: now,
@@ -151,7 +152,7 @@ export async function settleToolApproval(
           type: approved ? 'AssistantToolCallApproved' : 'AssistantToolCallRejected',
           origin: 'SYSTEM',
           payload: {
-            tool_call_id: row.subject.tool_call_id,
+            tool_call_id: (row.subject as ToolApprovalSubject).tool_call_id,
             waitpoint_id: row.waitpoint_id,
             status: row.status,
             completed_by: row.completed_by,
@@ -167,7 +168,7 @@ export async function settleToolApproval(
 }
 
 function decisionOf(row: Waitpoint): ApprovalDecision {
-  const name = row.subject.function_name;
+  const name = (row.subject as ToolApprovalSubject).function_name;
   if (row.status === 'COMPLETED' && row.completion?.approved)
     return { approved: true, ...(row.completion.arguments ? { arguments: row.completion.arguments } : {}) };
   if (row.status === 'TIMED_OUT')
