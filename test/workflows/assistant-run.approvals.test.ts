@@ -13,6 +13,7 @@ import { workflowIdOf } from '../../src/temporal/workflow-start';
 import { structureWithBuild } from '../harness/builds';
 import { CALCULATOR_TOOL } from '../harness/runs';
 import { getStack, newTenant, startTimeSkipping } from '../harness/stack';
+import { waitingWaitpoint } from './histories/assistant-runs';
 import { ownerCaller } from '../harness/people';
 
 const callerOf = ownerCaller;
@@ -35,17 +36,6 @@ async function approvalSetup() {
     { model, respond: (body) => ({ text: `The tool said: ${body.messages.at(-1)!.content}` }) },
   );
   return { t, assistant, model };
-}
-
-/** The run's waitpoint once it waits (real time: the clock skips only while a result is awaited). */
-async function waitingWaitpoint(runId: string): Promise<Waitpoint> {
-  const { ds } = getStack();
-  for (let i = 0; i < 600; i++) {
-    const row = await ds.getRepository(Waitpoint).findOneBy({ run_id: runId });
-    if (row) return row;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`run ${runId} never waited for approval`);
 }
 
 /**
