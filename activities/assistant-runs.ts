@@ -2,7 +2,7 @@
 // steps, transcript), where the rules and the writes live. Only small facts (ids, step results) travel
 // through workflow history. The model call streams and heartbeats here (./model-call.ts), so a cancel
 // aborts the provider request at once.
-import { ApplicationFailure } from '@temporalio/activity';
+import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { ActivityDeps } from './deps';
 import type { RunStatus } from '../src/persistence/entities/run';
 import { isTerminal, markStarting } from '../src/services/code/runs/lifecycle';
@@ -33,7 +33,9 @@ import {
   type ApprovalDecision,
   type OpenedApproval,
 } from '../src/services/waitpoints/tool-approvals';
-import type { WaitpointCompletedSignal } from '../src/temporal/contracts';
+import { APPROVAL_NOTIFY_ATTEMPTS, type WaitpointCompletedSignal } from '../src/temporal/contracts';
+import { notifyApproval } from '../src/services/waitpoints/notifications';
+import { outboundPolicyFor } from '../src/security/outbound-policy';
 import { recordedLimits } from '../src/services/code/runs/limits';
 
 export function createAssistantRunActivities(deps: ActivityDeps) {
@@ -121,6 +123,24 @@ export function createAssistantRunActivities(deps: ActivityDeps) {
       completion: WaitpointCompletedSignal | null;
     }): Promise<ApprovalDecision> {
       return settleToolApproval(ds, input);
+    },
+
+    /**
+     * Posts a waitpoint to its tool's approval webhook, signed; throws to be retried when the webhook does not take
+     * it, and on the last attempt records that it could not (the run waits all the same).
+     */
+    async notifyApproval(input: { runId: string; waitpointId: string }): Promise<void> {
+      const ctx = Context.current();
+      const notify = {
+        ds,
+        box: deps.box,
+        policy: outboundPolicyFor(deps.config),
+        publicBaseUrl: deps.config.publicBaseUrl,
+      };
+      await notifyApproval(notify, input, {
+        last: ctx.info.attempt >= APPROVAL_NOTIFY_ATTEMPTS,
+        signal: ctx.cancellationSignal,
+      });
     },
 
     /** The terminal write (SUCCEEDED: the assistant's finish event and the thread's new exchange with it). */

@@ -37,6 +37,7 @@ import { Roles1767180000000 } from './1767180000000-roles';
 import { UserIdentities1767190000000 } from './1767190000000-user-identities';
 import { Waitpoints1767200000000 } from './1767200000000-waitpoints';
 import { WaitpointTokens1767210000000 } from './1767210000000-waitpoint-tokens';
+import { ApprovalWebhooks1767220000000 } from './1767220000000-approval-webhooks';
 
 /** Every migration, in order; the data source runs these (never `synchronize`). */
 export const migrations = [
@@ -79,4 +80,5 @@ export const migrations = [
   UserIdentities1767190000000,
   Waitpoints1767200000000,
   WaitpointTokens1767210000000,
+  ApprovalWebhooks1767220000000,
 ];

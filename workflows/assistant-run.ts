@@ -25,6 +25,7 @@ import {
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import {
+  APPROVAL_NOTIFY_ATTEMPTS,
   type ApprovalDecision,
   type AssistantRunInput,
   type CancelRunSignal,
@@ -59,6 +60,11 @@ const {
   settleToolApproval,
 } = proxyActivities<Activities>(STATUS_WRITES);
 const { retryAssistantRun } = proxyLocalActivities<Activities>(LOCAL_STATUS_WRITES);
+// A webhook that does not take the post is asked again, then the run records that it could not (and waits all the same).
+const { notifyApproval } = proxyActivities<Activities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumAttempts: APPROVAL_NOTIFY_ATTEMPTS },
+});
 
 /** Patch id of assistant runs that take an execution slot and follow a retry policy: histories from before do neither. */
 export const ASSISTANT_RUN_CONTROL_PATCH = 'assistant-run-control';
@@ -145,6 +151,12 @@ export async function assistantRunWorkflow(input: AssistantRunInput): Promise<Ru
     if (!opened.length) return decisions;
     limit.pause();
     await slot?.release();
+    // Posted to the tool's approval webhook while it waits (a short activity each, retried).
+    const notified = Promise.all(
+      opened
+        .filter((o) => o.wait!.notify)
+        .map((o) => notifyApproval({ runId: input.runId, waitpointId: o.waitpointId })),
+    );
     await Promise.all(
       opened.map(async ({ toolCallId, waitpointId, wait }) => {
         await condition(() => completions.has(waitpointId), wait!.timeoutSeconds * 1000);
@@ -152,6 +164,7 @@ export async function assistantRunWorkflow(input: AssistantRunInput): Promise<Ru
         decisions.set(toolCallId, await settleToolApproval({ runId: input.runId, waitpointId, completion }));
       }),
     );
+    await notified;
     if (slot && !(await slot.acquire())) return false;
     limit.resume();
     return decisions;

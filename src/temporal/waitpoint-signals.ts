@@ -17,7 +17,12 @@ export interface WaitpointCompletedSignal {
 export interface OpenedApproval {
   waitpointId: string;
   timeoutSeconds: number;
+  /** Its tool names an approval webhook: the run posts the waitpoint there (notifyApproval). */
+  notify?: true;
 }
+
+/** Attempts of notifyApproval: the last one records that the webhook could not be reached, instead of failing. */
+export const APPROVAL_NOTIFY_ATTEMPTS = 5;
 
 /** What the run does with such a call: run it (with these arguments, when given), or tell the model why not. */
 export interface ApprovalDecision {

@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { allRoutes } from '../../src/api/http/route';
-import { Asset, Bucket } from '../../src/persistence/entities';
+import { Asset, Bucket, Waitpoint } from '../../src/persistence/entities';
 import { structureWithBuild } from '../harness/builds';
 import { as } from '../harness/client';
 import { waitForRun } from '../harness/runs';
@@ -57,6 +57,7 @@ async function firstSecondsOf(url: string, key: string, ms = 2_000): Promise<{ s
 /** A valid body per operation, so requests get past validation to the ownership check. */
 const bodies: Record<string, unknown> = {
   CreateApiKey: { name: 'k' },
+  CompleteWaitpoint: { approved: true },
   CreateOrganizationApiKey: { name: 'k' },
   UpdateApiKey: { name: 'k' },
   UpdateOrganizationMember: { role: 'viewer' },
@@ -239,7 +240,29 @@ describe('tenancy: another organization sees nothing', () => {
       enabled: false,
     });
     expect(schedule.status, schedule.text).to.equal(201);
+    // A waitpoint of A (a token of its structure run, as the run's code makes one).
+    const waitpointId = randomUUID();
+    await getStack()
+      .ds.getRepository(Waitpoint)
+      .insert({
+        waitpoint_id: waitpointId,
+        organization_id: a.organizationId,
+        run_id: run.body.structure_run_id,
+        kind: 'token',
+        status: 'WAITING',
+        subject: { description: 'of A' },
+        idempotency_key: null,
+        timeout_seconds: 3600,
+        expires_at: new Date(Date.now() + 3_600_000),
+        completion: null,
+        completed_by: null,
+        completed_at: null,
+        created_by: a.userId,
+        created_at: new Date(),
+        updated_at: new Date(),
+      });
     const ids: Record<string, string> = {
+      waitpoint_id: waitpointId,
       organization_id: a.organizationId,
       integration_id: integration.body.integration_id,
       delivery_id: deliveries.body.deliveries[0].delivery_id,

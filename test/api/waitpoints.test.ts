@@ -8,7 +8,9 @@ import { structureWithBuild } from '../harness/builds';
 import { as } from '../harness/client';
 import { memberWithRole } from '../harness/people';
 import { CALCULATOR_TOOL, PY_PRELUDE, TERMINAL, waitForRun } from '../harness/runs';
-import { getStack, newTenant } from '../harness/stack';
+import { getStack, newTenant, OUTSIDE_HOST } from '../harness/stack';
+import http from 'node:http';
+import { verifyChatapp } from '../../src/services/integrations/signatures';
 
 async function waitFor<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 60_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -24,7 +26,7 @@ describe('waitpoints: approvals of tool calls', function () {
   this.timeout(180_000);
 
   /** A tenant, a calculator tool that requires approval, and an assistant with it; runs asked `10/4`. */
-  async function approvalSetup(opts: { timeoutSeconds?: number } = {}) {
+  async function approvalSetup(opts: { timeoutSeconds?: number; webhook?: (secretId: string) => object } = {}) {
     const { modelProvider: provider } = getStack();
     const t = await newTenant();
     const api = as(t.key);
@@ -34,12 +36,15 @@ describe('waitpoints: approvals of tool calls', function () {
       mainFile: 'tool.py',
       name: 'calc',
     });
+    const secret = await api.post('/api/secrets', { name: 'approval-signing', value: 'signing secret' });
     const patched = await api.patch(`/api/tools/${tool.structureId}`, {
       requires_approval: true,
       ...(opts.timeoutSeconds ? { approval_timeout_seconds: opts.timeoutSeconds } : {}),
+      ...(opts.webhook ? { approval_webhook: opts.webhook(secret.body.secret_id) } : {}),
     });
     expect(patched.status, patched.text).to.equal(200);
     expect(patched.body.requires_approval).to.equal(true);
+    if (opts.webhook) expect(patched.body.approval_webhook).to.deep.include({ secret_id: secret.body.secret_id });
     const assistant = await api.post('/api/assistants', { name: 'Careful', tool_ids: [tool.structureId] });
     const model = provider.uniqueModel();
     provider.script(
@@ -79,8 +84,11 @@ describe('waitpoints: approvals of tool calls', function () {
       arguments: { a: 10, b: 4 },
     });
     expect(waitpoint.callback_url).to.match(/\/api\/waitpoints\/[0-9a-f-]+\/callback\?expires=\d+&signature=/);
-    const slots = await getStack().ds.query(`SELECT state FROM execution_slots WHERE job_id = $1`, [runId]);
-    expect(slots, 'no execution slot is held while it waits').to.deep.equal([]);
+    // The slot goes back just after the run says it waits (the next step of its workflow).
+    await waitFor('no execution slot is held while it waits', async () => {
+      const slots = await getStack().ds.query(`SELECT state FROM execution_slots WHERE job_id = $1`, [runId]);
+      return slots.length === 0;
+    });
     expect(provider.requestsFor(model)).to.have.length(1);
 
     const done = await api.post(`/api/waitpoints/${waitpoint.waitpoint_id}/complete`, {
@@ -191,6 +199,65 @@ describe('waitpoints: approvals of tool calls', function () {
     ).to.equal(403);
     const bad = await api.post(`/api/waitpoints/${waitpoint.waitpoint_id}/complete`, { approved: 'yes' });
     expect(bad.status).to.equal(400);
+    await api.post(`/api/assistant-runs/${runId}/cancel`);
+  });
+
+  it("posts a waiting call to the tool's approval webhook, signed, and the chat app's answer through the callback URL runs it", async () => {
+    const posts: Array<{ headers: http.IncomingHttpHeaders; body: string }> = [];
+    const receiver = http.createServer((req, res) => {
+      let body = '';
+      req.on('data', (d) => (body += d));
+      req.on('end', () => {
+        posts.push({ headers: req.headers, body });
+        res.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((r) => receiver.listen(0, OUTSIDE_HOST, r));
+    try {
+      const url = `http://${OUTSIDE_HOST}:${(receiver.address() as { port: number }).port}/approvals`;
+      const { api, runId, waitpoint } = await approvalSetup({ webhook: (secret_id) => ({ url, secret_id }) });
+      const post = await waitFor('the webhook gets the post', async () => posts[0]);
+      const headers = {
+        signature: post.headers['x-tarmac-signature'] as string,
+        timestamp: post.headers['x-tarmac-request-timestamp'] as string,
+      };
+      expect(verifyChatapp('signing secret', headers, Buffer.from(post.body))).to.equal('ok');
+      expect(verifyChatapp('another secret', headers, Buffer.from(post.body))).to.equal('bad_signature');
+      expect(post.headers['x-tarmac-waitpoint-id']).to.equal(waitpoint.waitpoint_id);
+      const sent = JSON.parse(post.body);
+      expect(sent).to.deep.include({ type: 'waitpoint.waiting' });
+      expect(sent.waitpoint).to.deep.include({ waitpoint_id: waitpoint.waitpoint_id, run_id: runId });
+      expect(sent.waitpoint.subject.function_name).to.equal('Calculator_divide');
+      // The chat app's button: the callback URL, no API key.
+      const answered = await fetch(sent.callback_url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ approved: true }),
+      });
+      expect(answered.status).to.equal(200);
+      const run = await ended(api, runId);
+      expect(run.status).to.equal('SUCCEEDED');
+      expect(run.output.value).to.equal('Result: 2.5');
+      const events = (await api.get(`/api/assistant-runs/${runId}/events?limit=1000`)).body.events;
+      expect(events.find((e: any) => e.type === 'WaitpointNotified').payload).to.deep.include({ url, status: 204 });
+    } finally {
+      receiver.close();
+    }
+  });
+
+  it('an approval webhook on a refused address is never posted to; the run records why and waits all the same', async () => {
+    const refused = `${getStack().baseUrl}/api/approvals`;
+    const { api, runId, waitpoint } = await approvalSetup({ webhook: (secret_id) => ({ url: refused, secret_id }) });
+    const failed = await waitFor(
+      'the run records the failed notification',
+      async () =>
+        (await api.get(`/api/assistant-runs/${runId}/events?limit=1000`)).body.events.find(
+          (e: any) => e.type === 'WaitpointNotificationFailed',
+        ),
+      90_000,
+    );
+    expect(failed.payload.error).to.include('OUTBOUND_ALLOW');
+    expect((await api.get(`/api/waitpoints/${waitpoint.waitpoint_id}`)).body.status).to.equal('WAITING');
     await api.post(`/api/assistant-runs/${runId}/cancel`);
   });
 

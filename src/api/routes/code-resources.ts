@@ -163,6 +163,18 @@ const APPROVAL_MEMBERS = {
     description:
       'How long such a call waits for its approval; past it the call is refused (default APPROVAL_TIMEOUT_SECONDS, 86400).',
   },
+  approval_webhook: {
+    type: ['object', 'null'],
+    required: ['url', 'secret_id'],
+    additionalProperties: false,
+    description:
+      'Each call waiting for approval is POSTed here (through the outbound address policy) with the waitpoint and its ' +
+      '`callback_url`, signed with the value of the secret `secret_id` (X-Tarmac-Signature, docs/waitpoints.md#notifications).',
+    properties: {
+      url: { type: 'string', maxLength: 2000, pattern: '^https?://[^\\s]+$' },
+      secret_id: { ...uuid, description: 'A secret of the organization (409 when it names none).' },
+    },
+  },
 } as const;
 
 interface KindSpec {
@@ -213,6 +225,7 @@ function present(k: KindSpec, r: CodeResource) {
       ? {
           requires_approval: r.requires_approval,
           ...(r.approval_timeout_seconds !== null ? { approval_timeout_seconds: r.approval_timeout_seconds } : {}),
+          ...(r.approval_webhook ? { approval_webhook: r.approval_webhook } : {}),
         }
       : {}),
     organization_id: r.organization_id,

@@ -5,7 +5,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { OutboundPolicy } from '../../security/outbound-policy';
-import { guardedFetch } from './guarded-fetch';
+import { guardedFetch } from '../http/guarded-fetch';
 
 /** Tools read from one server at most; pages of its listing followed at most. */
 export const MAX_LISTED_TOOLS = 200;

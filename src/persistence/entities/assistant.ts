@@ -71,7 +71,7 @@ export interface AssistantToolDefinition extends ToolDefinition {
   target:
     | { kind: 'structure'; id: string }
     /** `approval`: the tool requires it (docs/waitpoints.md); `timeoutSeconds` null: APPROVAL_TIMEOUT_SECONDS. */
-    | { kind: 'tool'; id: string; activity: string; approval?: { timeoutSeconds: number | null } }
+    | { kind: 'tool'; id: string; activity: string; approval?: { timeoutSeconds: number | null; notify?: true } }
     /** A retrieval function: the model's `{query, count?}` queried in the worker, no child run. */
     | { kind: 'knowledge_base'; id: string }
     | { kind: 'retriever'; id: string };

@@ -43,6 +43,12 @@ export interface Concurrency {
   total_limit?: number;
 }
 
+/** Where a tool's calls waiting for approval are posted: the URL, and the secret whose value signs each post. */
+export interface ApprovalWebhook {
+  url: string;
+  secret_id: string;
+}
+
 /** A structure, function or tool: user code deployed from a code location. */
 @Entity('code_resources')
 export class CodeResource {
@@ -66,6 +72,8 @@ export class CodeResource {
   @Column('boolean', { default: false }) requires_approval: boolean;
   /** Tools: how long that wait lasts (null: APPROVAL_TIMEOUT_SECONDS); past it the call is refused. */
   @Column('integer', { nullable: true }) approval_timeout_seconds: number | null;
+  /** Tools: where each call waiting for approval is posted, signed with the secret's value (docs/waitpoints.md). */
+  @Column('jsonb', { nullable: true }) approval_webhook: ApprovalWebhook | null;
   @Column('text') created_by: string;
   @Column('timestamptz') created_at: Date;
   @Column('timestamptz') updated_at: Date;

@@ -38,7 +38,14 @@ export async function cachedDescription(ds: DataSource, tool: CodeResource): Pro
     toolId: tool.resource_id,
     name: row.output.name ?? tool.name,
     activities: row.output.activities,
-    ...(tool.requires_approval ? { approval: { timeoutSeconds: tool.approval_timeout_seconds } } : {}),
+    ...(tool.requires_approval
+      ? {
+          approval: {
+            timeoutSeconds: tool.approval_timeout_seconds,
+            ...(tool.approval_webhook ? { notify: true as const } : {}),
+          },
+        }
+      : {}),
   };
 }
 

@@ -52,7 +52,7 @@ export interface DescribedTool {
   name: string;
   activities: Array<{ name: string; description: string; schema: unknown }>;
   /** Set when the tool requires approval of each call (its resource's requires_approval). */
-  approval?: { timeoutSeconds: number | null };
+  approval?: { timeoutSeconds: number | null; notify?: true };
 }
 
 export const STRUCTURE_PARAMETERS = {

@@ -11,7 +11,13 @@ import { badRequest, conflict, notFound } from '../../errors';
 import { RESERVED_MCP_HEADERS } from '../../drivers/mcp/headers';
 import type { PageRequest } from '../../persistence/pagination';
 import { CodeResource } from '../../persistence/entities';
-import type { CodeLocation, CodeResourceKind, Concurrency, EnvVar } from '../../persistence/entities/code-resource';
+import type {
+  ApprovalWebhook,
+  CodeLocation,
+  CodeResourceKind,
+  Concurrency,
+  EnvVar,
+} from '../../persistence/entities/code-resource';
 import { findOnePrepared } from '../../persistence/direct-sql';
 import { assertIdsInOrg, assertSecretRefs, pageInOrg } from '../../persistence/scoped';
 import { DeploymentsDeps, planDeployment, startPlannedDeployment } from './deployments';
@@ -42,6 +48,7 @@ export interface CodeResourceFields {
   /** Tools only (the route offers them to tools). */
   requires_approval?: boolean;
   approval_timeout_seconds?: number | null;
+  approval_webhook?: ApprovalWebhook | null;
 }
 
 export async function findCodeResource(
@@ -91,6 +98,14 @@ async function checkReferences(ds: DataSource, caller: Caller, fields: CodeResou
   await assertSecretRefs(ds, caller.organizationId, fields.env_vars ?? [], '/body/env_vars');
   if (fields.code && 'mcp' in fields.code)
     await assertSecretRefs(ds, caller.organizationId, fields.code.mcp.headers, '/body/code/mcp/headers');
+  if (fields.approval_webhook)
+    await assertIdsInOrg(
+      ds,
+      'secret',
+      caller.organizationId,
+      [fields.approval_webhook.secret_id],
+      '/body/approval_webhook/secret_id',
+    );
   if (fields.code && 'data_lake' in fields.code) {
     await assertIdsInOrg(
       ds,
@@ -138,6 +153,7 @@ export async function createCodeResource(
     queue_paused_at: null,
     requires_approval: fields.requires_approval ?? false,
     approval_timeout_seconds: fields.approval_timeout_seconds ?? null,
+    approval_webhook: fields.approval_webhook ?? null,
     created_by: caller.actor,
     created_at: now,
     updated_at: now,
@@ -172,6 +188,7 @@ export async function updateCodeResource(
   if (fields.requires_approval !== undefined) resource.requires_approval = fields.requires_approval;
   if (fields.approval_timeout_seconds !== undefined)
     resource.approval_timeout_seconds = fields.approval_timeout_seconds;
+  if (fields.approval_webhook !== undefined) resource.approval_webhook = fields.approval_webhook;
   if (fields.retry_policy !== undefined)
     resource.retry_policy = requestedPolicy(fields.retry_policy, '/body/retry_policy');
   resource.updated_at = new Date();

@@ -6,7 +6,7 @@
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { DataSource } from 'typeorm';
 import { callMcpTool, listMcpTools, type ListedTool, type McpServerTarget } from '../../drivers/mcp/remote-server';
-import { ResponseTooLarge } from '../../drivers/mcp/guarded-fetch';
+import { ResponseTooLarge } from '../../drivers/http/guarded-fetch';
 import type { McpServerLocation } from '../../persistence/entities/code-resource';
 import type { Deployment } from '../../persistence/entities';
 import { OutboundRefused, type OutboundPolicy } from '../../security/outbound-policy';

@@ -114,7 +114,7 @@ export async function openToolApproval(
     ]);
     await markWaiting(em, run.run_id);
   });
-  return { waitpointId: input.waitpointId, timeoutSeconds };
+  return { waitpointId: input.waitpointId, timeoutSeconds, ...(target.approval.notify ? { notify: true } : {}) };
 }
 
 /**

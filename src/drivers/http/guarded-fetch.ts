@@ -1,6 +1,6 @@
-// The fetch an MCP client connects to a tenant's server with: every connection goes through the one outbound
-// address policy (src/security/outbound-policy.ts): a host name is resolved once and the socket goes to a checked
-// address (undici's connect lookup), an address in the URL is checked before the request, and redirects are never
+// The fetch the platform reaches a tenant's HTTP server with (an MCP server, an approval webhook): every
+// connection goes through the one outbound address policy (src/security/outbound-policy.ts): a host name is
+// resolved once and the socket goes to a checked address (undici's connect lookup), an address in the URL is checked before the request, and redirects are never
 // followed (a redirect could aim anywhere). Each response body is counted as it is read and cut past `maxBytes`.
 import { Agent, fetch as undiciFetch } from 'undici';
 import { canonical, type OutboundPolicy } from '../../security/outbound-policy';
