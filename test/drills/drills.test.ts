@@ -49,6 +49,15 @@ describe('resilience drills (quick)', function () {
     expect(r.facts.held).to.be.at.least(1);
   });
 
+  it('waitpoints: runs waiting for approval outlive a worker kill and a Temporal restart, holding no slot; each call runs once', async () => {
+    const r = await quick('waitpoints');
+    reports.push(r);
+    expectClean(r);
+    expect(r.faults).to.equal(2);
+    expect(r.facts.slotsHeldWhileWaiting).to.equal(0);
+    expect(r.facts.runs).to.equal(10);
+  });
+
   it('api-kill: SSE clients of a killed api resume on another with no event missing or repeated', async () => {
     const r = await quick('api-kill');
     reports.push(r);

@@ -13,6 +13,7 @@ import { overloadDrill } from './overload';
 import { pgOutageDrill } from './pg-outage';
 import { scaleOutDrill } from './scale-out';
 import { temporalRestartDrill } from './temporal-restart';
+import { waitpointsDrill } from './waitpoints';
 import { upgradeDrill } from './upgrade';
 import { workerKillDrill } from './worker-kill';
 
@@ -57,6 +58,13 @@ export const DRILLS: Drill[] = [
     summary:
       'Stop the Temporal dev server (SIGTERM, then SIGKILL) during runs and start it on the same SQLite file: runs finish',
     full: () => temporalRestartDrill({ runs: 20, seconds: 45, downMs: 12_000, signals: ['SIGTERM', 'SIGKILL'] }),
+  },
+  {
+    name: 'waitpoints',
+    summary:
+      'Assistant runs wait for approval through a worker SIGKILL and a Temporal restart, holding no slot; once approved, each makes its call exactly once',
+    full: () => waitpointsDrill({ runs: 50 }),
+    quick: () => waitpointsDrill({ runs: 10 }),
   },
   {
     name: 'pg-outage',
