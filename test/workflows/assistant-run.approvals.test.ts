@@ -96,6 +96,25 @@ describe('assistant run workflow: approvals', function () {
     }, limits);
   });
 
+  it('an approval with edited arguments runs the call with them, as a child tool run, and the run answers', async () => {
+    const { ds } = getStack();
+    await whileItWaits(async ({ ts, runId, waitpoint, handle }) => {
+      await completeWaitpoint({ ds, temporal: ts.env.client }, waitpoint, 'approver', {
+        approved: true,
+        arguments: { a: 9, b: 3 },
+      });
+      expect(await handle.result()).to.equal('SUCCEEDED');
+      const after = await ds.getRepository(Run).findOneByOrFail({ run_id: runId });
+      expect(after.output).to.deep.include({ value: 'The tool said: 3.0' });
+      const [started] = await ds.query(
+        `SELECT payload FROM run_events WHERE run_id = $1 AND type = 'AssistantToolCallStarted'`,
+        [runId],
+      );
+      const child = await ds.getRepository(Run).findOneByOrFail({ run_id: started.payload.run_id });
+      expect(child).to.deep.include({ status: 'SUCCEEDED', input: { activity: 'divide', params: { a: 9, b: 3 } } });
+    });
+  });
+
   it('of two completions the first wins: a rejection, then an approval that changes nothing', async () => {
     const { ds } = getStack();
     await whileItWaits(async ({ ts, runId, waitpoint, handle }) => {
