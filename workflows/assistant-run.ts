@@ -155,7 +155,8 @@ export async function assistantRunWorkflow(input: AssistantRunInput): Promise<Ru
     const notified = Promise.all(
       opened
         .filter((o) => o.wait!.notify)
-        .map((o) => notifyApproval({ runId: input.runId, waitpointId: o.waitpointId })),
+        // Its last attempt records a failure itself; one that timed out still leaves the run waiting, not failed.
+        .map((o) => notifyApproval({ runId: input.runId, waitpointId: o.waitpointId }).catch(() => undefined)),
     );
     await Promise.all(
       opened.map(async ({ toolCallId, waitpointId, wait }) => {

@@ -4,12 +4,12 @@
 // retrieval hangs ERROR.
 import { expect } from 'chai';
 import { Run } from '../../src/persistence/entities';
-import type { Caller } from '../../src/services/caller';
 import { createAssistantRun } from '../../src/services/assistants/runs';
 import { workflowIdOf } from '../../src/temporal/workflow-start';
 import { as, request } from '../harness/client';
 import { getStack, newTenant, startTimeSkipping } from '../harness/stack';
 import { skipWhileActivityRuns } from '../support/time-skipping';
+import { ownerCaller } from '../harness/people';
 
 /**
  * A tenant with a knowledge base built with its own embedding model, whose embedding requests hang from
@@ -46,14 +46,7 @@ async function assistantWithHangingRetrieval() {
     name: 'Reader',
     knowledge_base_ids: [kb.body.knowledge_base_id],
   });
-  const caller: Caller = {
-    organizationId: t.organizationId,
-    userId: t.userId,
-    apiKeyId: t.userId,
-    actor: t.userId,
-    runId: null,
-    role: 'owner',
-  };
+  const caller = ownerCaller(t);
   // The query's embedding request (the job's requests used the same model).
   const queried = () => provider.embeddingRequests.some((r) => r.model === embedding && r.input[0] === 'capital');
   const embeddingArrived = async () => {

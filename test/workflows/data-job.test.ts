@@ -9,7 +9,6 @@ import { Readable } from 'node:stream';
 import { assetBlobKey } from '../../src/blobs/keys';
 import { expect } from 'chai';
 import { Asset, DataConnector, DataJob, Run } from '../../src/persistence/entities';
-import type { Caller } from '../../src/services/caller';
 import { ingestDataJob } from '../../src/services/data-connectors/ingest';
 import { cancelDataJob, startDataJob } from '../../src/services/data-connectors/jobs';
 import { workflowIdOf } from '../../src/temporal/workflow-start';
@@ -19,6 +18,7 @@ import { startLocalSite, type LocalSite } from '../harness/local-site';
 import { PY_PRELUDE } from '../harness/runs';
 import { getStack, newTenant, startTimeSkipping } from '../harness/stack';
 import { skipWhileActivityRuns } from '../support/time-skipping';
+import { ownerCaller } from '../harness/people';
 
 type Tenant = Awaited<ReturnType<typeof newTenant>>;
 
@@ -51,14 +51,7 @@ async function tenantWithConnector(
     updated_at: now,
     ...extra,
   });
-  const caller: Caller = {
-    organizationId: t.organizationId,
-    userId: t.userId,
-    apiKeyId: t.userId,
-    actor: t.userId,
-    runId: null,
-    role: 'owner',
-  };
+  const caller = ownerCaller(t);
   return { t, connector, caller };
 }
 

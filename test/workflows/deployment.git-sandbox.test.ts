@@ -6,11 +6,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
-import type { Caller } from '../../src/services/caller';
 import { createCodeResource } from '../../src/services/code/code-resources';
 import { createWorker } from '../../src/worker/create-worker';
 import { config, waitForDeployment } from '../fixtures/projects';
 import { getStack, newTenant } from '../harness/stack';
+import { ownerCaller } from '../harness/people';
 
 /** A bare repository under the stack's code host from a work tree that `plant` fills (links included). */
 function repository(owner: string, name: string, plant: (work: string) => void): void {
@@ -38,14 +38,7 @@ describe('git sources in the sandbox', function () {
   it('refuses a link out of the tree and a repository over GIT_MAX_MB, naming why; clones a sound one', async () => {
     const s = getStack();
     const t = await newTenant('git-sandbox');
-    const caller: Caller = {
-      organizationId: t.organizationId,
-      userId: t.userId,
-      apiKeyId: t.userId,
-      actor: t.userId,
-      runId: null,
-      role: 'owner',
-    };
+    const caller = ownerCaller(t);
     const owner = `g${randomUUID().slice(0, 8)}`;
     repository(owner, 'sound', (work) => fs.symlinkSync('main.js', path.join(work, 'alias.js')));
     repository(owner, 'link-out', (work) => fs.symlinkSync('/etc/shadow', path.join(work, 'shadow')));

@@ -4,13 +4,13 @@
 import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import type { Caller } from '../../src/services/caller';
 import { createCodeResource } from '../../src/services/code/code-resources';
 import { requestDeployment } from '../../src/services/code/deployments';
 import { createWorker } from '../../src/worker/create-worker';
 import { config, gitRepository, waitForDeployment } from '../fixtures/projects';
 import { as } from '../harness/client';
 import { getStack, newTenant } from '../harness/stack';
+import { ownerCaller } from '../harness/people';
 
 describe('private repositories through a connection', function () {
   this.timeout(180_000);
@@ -19,14 +19,7 @@ describe('private repositories through a connection', function () {
     const s = getStack();
     const { codehost } = s;
     const t = await newTenant('clone');
-    const caller: Caller = {
-      organizationId: t.organizationId,
-      userId: t.userId,
-      apiKeyId: t.userId,
-      actor: t.userId,
-      runId: null,
-      role: 'owner',
-    };
+    const caller = ownerCaller(t);
     const owner = `o${randomUUID().slice(0, 8)}`;
     const [sha] = gitRepository(owner, 'app', [
       { 'structure_config.yaml': config('nodejs', '  main_file: main.js\n'), 'main.js': 'console.log("private")\n' },

@@ -3,12 +3,12 @@
 // workflow cancellation (the UI's cancel) ends the job CANCELLED like the api's cancel.
 import { expect } from 'chai';
 import { KnowledgeBaseJob } from '../../src/persistence/entities';
-import type { Caller } from '../../src/services/caller';
 import { createJob } from '../../src/services/knowledge/jobs';
 import { workflowIdOf } from '../../src/temporal/workflow-start';
 import { as, request } from '../harness/client';
 import { getStack, newTenant, startTimeSkipping } from '../harness/stack';
 import { skipWhileActivityRuns } from '../support/time-skipping';
+import { ownerCaller } from '../harness/people';
 
 /** A tenant with a knowledge base over one asset whose embedding requests never get an answer. */
 async function stalledKnowledgeBase() {
@@ -28,14 +28,7 @@ async function stalledKnowledgeBase() {
     asset_paths: [`${bucketId}/a.txt`],
   });
   expect(kb.status, kb.text).to.equal(201);
-  const caller: Caller = {
-    organizationId: t.organizationId,
-    userId: t.userId,
-    apiKeyId: t.userId,
-    actor: t.userId,
-    runId: null,
-    role: 'owner',
-  };
+  const caller = ownerCaller(t);
   const embeddingArrived = async () => {
     for (let i = 0; i < 400 && !provider.embeddingRequests.some((r) => r.model === model); i++)
       await new Promise((r) => setTimeout(r, 50));

@@ -6,7 +6,6 @@
 // a build, naming the scenarios to record (the others keep their files):
 //   RECORD_SCENARIOS=approval-rejected npm run test:only -- dist/test/workflows/histories/record-assistant-runs.js
 import type { Client } from '@temporalio/client';
-import type { Caller } from '../../../src/services/caller';
 import { createAssistant } from '../../../src/services/assistants/assistants';
 import { createAssistantRun } from '../../../src/services/assistants/runs';
 import { cancelRunSignal } from '../../../src/temporal/contracts';
@@ -16,6 +15,7 @@ import { structureWithBuild } from '../../harness/builds';
 import { CALCULATOR_TOOL } from '../../harness/runs';
 import { Waitpoint } from '../../../src/persistence/entities';
 import { completeWaitpoint } from '../../../src/services/waitpoints/waitpoints';
+import { ownerCaller } from '../../harness/people';
 
 export const ASSISTANT_RUN_SCENARIOS = ['succeeded', 'cancelled', 'approval-rejected', 'approval-timed-out'] as const;
 export type AssistantRunScenario = (typeof ASSISTANT_RUN_SCENARIOS)[number];
@@ -26,14 +26,7 @@ export const assistantRunHistoryFile = (scenario: AssistantRunScenario) => `assi
 export async function runAssistantScenario(temporal: Client, scenario: AssistantRunScenario) {
   const { ds, config, modelProvider: provider } = getStack();
   const t = await newTenant('assistant-history');
-  const caller: Caller = {
-    organizationId: t.organizationId,
-    userId: t.userId,
-    apiKeyId: t.userId,
-    actor: t.userId,
-    runId: null,
-    role: 'owner',
-  };
+  const caller = ownerCaller(t);
   const model = provider.uniqueModel();
   const approval = scenario === 'approval-rejected' || scenario === 'approval-timed-out';
   if (approval)
