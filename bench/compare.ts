@@ -16,7 +16,7 @@ const num = (v: number | undefined) =>
 function values(run: Run): Map<string, number> {
   const out = new Map<string, number>();
   for (const r of run.reports) {
-    for (const x of r.ratios) out.set(`ratio ${x.bench}: ${x.metric}`, x.ours / x.bare);
+    for (const x of r.ratios) out.set(`ratio ${x.bench}: ${x.metric} ours/${x.baseline ?? 'bare'}`, x.ours / x.bare);
     for (const f of r.figures ?? []) out.set(`figure ${f.bench}: ${f.metric}${f.unit ? ` (${f.unit})` : ''}`, f.value);
   }
   return out;

@@ -48,7 +48,7 @@ options (defaults in brackets):
   --samples=N       sequential runs / executes per latency measurement [${DEFAULT_OPTIONS.samples}]
   --sustained=N     runs and executes created back to back for the sustained rates [${DEFAULT_OPTIONS.sustained}]
   --levels=A,B,...  concurrent runs of the scaling curve [${DEFAULT_OPTIONS.levels.join(',')}]
-  --level-repeats=N each level of the scaling curve measured N times, ours and bare interleaved; its ratio
+  --level-repeats=N each level of the scaling curve measured N times, ours and the baselines interleaved; its ratio
                     is that of the median time per run [${DEFAULT_OPTIONS.levelRepeats}]
   --memory-sampler=S on, off, or alternate (on and off by turns over a level's repeats: its cost on the
                     latencies, A/B) [${DEFAULT_OPTIONS.memorySampler}]

@@ -1,107 +1,48 @@
 // 2. Run latency: a structure run of a trivial python program against a bare Temporal workflow spawning the
-// same program in one activity; sequential latency (create → RUNNING, create → SUCCEEDED) with a step
-// breakdown of ours, sustained runs created and completed per second, and the same for a function execute
-// (POST /api/functions/{id}/execute against a bare workflow running the same handler through the same shim).
+// same program in one activity, and against isolated bare (the same, through our sandbox chain); sequential
+// latency (create → RUNNING, create → SUCCEEDED) with a step breakdown of ours, sustained runs created and
+// completed per second, and the same for a function execute (POST /api/functions/{id}/execute against a
+// baseline's workflow running the same handler through the same shim).
 import { randomUUID } from 'node:crypto';
 import { BARE_TASK_QUEUE, BenchContext } from './support/context';
-import { oneRun, outcomesOtherThanSuccess, RunTiming, startBare, startOurs } from './support/runs';
-import { workflowIdOf } from '../src/temporal/workflow-start';
-import { BenchReport, Figure, figure, fmt, pool, Ratio, sleep, summarize, table } from './support/stats';
+import {
+  type Baseline,
+  baselinesOf,
+  oneRun,
+  outcomesOtherThanSuccess,
+  RunTiming,
+  startBare,
+  startOurs,
+} from './support/runs';
+import { stepsOf } from './support/run-steps';
+import { BenchReport, Figure, figure, fmt, pool, Ratio, ratiosOf, sleep, summarize, table } from './support/stats';
 
 /** In-flight create calls of the sustained measurements (client calls from this process, ours and bare alike). */
 const CONCURRENCY = 10;
 /** A run of the trivial program that has not ended after this long is reported as stuck, not waited for. */
 const RUN_TIMEOUT_MS = 60_000;
 
-/** ms since the epoch of a history event's time. */
-const msOf = (t: { seconds?: unknown; nanos?: number | null } | null | undefined): number =>
-  t ? Number(t.seconds ?? 0) * 1000 + (t.nanos ?? 0) / 1e6 : NaN;
-
-/**
- * The moments of one run's workflow, from its Temporal history (the server's clock = ours: one machine):
- * the start, its first workflow task (the slot and STARTING local activities, the execute activity scheduled),
- * the execute activity's start and end, and the next workflow task (the terminal write).
- */
-async function historyMoments(ctx: BenchContext, runId: string) {
-  const history = await ctx.stack.env.client.workflow.getHandle(workflowIdOf('structure-run', runId)).fetchHistory();
-  const at = (pick: (e: NonNullable<typeof history.events>[number]) => unknown, nth = 0) =>
-    msOf((history.events ?? []).filter((e) => pick(e))[nth]?.eventTime);
-  return {
-    workflowStarted: at((e) => e.workflowExecutionStartedEventAttributes),
-    firstTaskStarted: at((e) => e.workflowTaskStartedEventAttributes),
-    firstTaskCompleted: at((e) => e.workflowTaskCompletedEventAttributes),
-    activityStarted: at((e) => e.activityTaskStartedEventAttributes),
-    activityCompleted: at((e) => e.activityTaskCompletedEventAttributes),
-    secondTaskStarted: at((e) => e.workflowTaskStartedEventAttributes, 1),
-  };
-}
-
-/** Where the time of our runs goes, from the run row, its SYSTEM events and its workflow's history. */
-export async function stepsOf(ctx: BenchContext, runs: RunTiming[]): Promise<Array<[string, number[]]>> {
-  const rows: Array<{ run_id: string; created_at: Date; starting_at: Date; started_at: Date; completed_at: Date }> =
-    await ctx.stack.ds.query(
-      `SELECT r.run_id, r.created_at, r.started_at, r.completed_at,
-            (SELECT e.created_at FROM run_events e WHERE e.run_id = r.run_id AND e.type = 'StructureRunStarting') AS starting_at
-       FROM runs r WHERE r.run_id = ANY($1::uuid[])`,
-      [runs.map((r) => r.runId)],
-    );
-  const byId = new Map(rows.map((r) => [r.run_id, r]));
-  const timed = runs.filter((t) => byId.has(t.runId!));
-  const moments = new Map(
-    await Promise.all(timed.map(async (t) => [t.runId!, await historyMoments(ctx, t.runId!)] as const)),
-  );
-  type Row = (typeof rows)[0];
-  type Moments = Awaited<ReturnType<typeof historyMoments>>;
-  const steps: Array<[string, (t: RunTiming, r: Row, h: Moments) => number]> = [
-    ['create call → workflow started (server)', (t, _, h) => h.workflowStarted - t.t0],
-    ['workflow started → POST answered 201', (t, _, h) => t.t0 + t.created - h.workflowStarted],
-    ['201 → first workflow task started (worker polled it)', (t, _, h) => h.firstTaskStarted - t.t0 - t.created],
-    [
-      'workflow task started → STARTING written (slot, STARTING: local activities)',
-      (_, r, h) => r.starting_at.getTime() - h.firstTaskStarted,
-    ],
-    [
-      'STARTING → workflow task completed (execute scheduled)',
-      (_, r, h) => h.firstTaskCompleted - r.starting_at.getTime(),
-    ],
-    ['task completed → execute activity started', (_, __, h) => h.activityStarted - h.firstTaskCompleted],
-    [
-      'activity started → process spawned (reads, uid lease, cgroup, claim)',
-      (_, r, h) => r.started_at.getTime() - h.activityStarted,
-    ],
-    [
-      'spawned → activity completed (sandbox chain, program, output flushed)',
-      (_, r, h) => h.activityCompleted - r.started_at.getTime(),
-    ],
-    ['activity completed → next workflow task started', (_, __, h) => h.secondTaskStarted - h.activityCompleted],
-    [
-      'workflow task started → SUCCEEDED written (terminal write)',
-      (_, r, h) => r.completed_at.getTime() - h.secondTaskStarted,
-    ],
-    ['SUCCEEDED written → seen by a client (NOTIFY, read)', (t, r) => t.succeeded - (r.completed_at.getTime() - t.t0)],
-    ['total: create call → seen by a client', (t) => t.succeeded],
-  ];
-  return steps.map(([name, f]) => [name, timed.map((t) => f(t, byId.get(t.runId!)!, moments.get(t.runId!)!))]);
-}
-
 async function sequential(ctx: BenchContext) {
   const ours: RunTiming[] = [];
-  const bare: RunTiming[] = [];
+  const baselines = baselinesOf(ctx);
+  const based = Object.fromEntries(baselines.map((b) => [b, [] as RunTiming[]])) as Partial<
+    Record<Baseline, RunTiming[]>
+  >;
   await oneRun(ctx, 'ours', RUN_TIMEOUT_MS); // warm-up: first-use costs (bundle load, connections) are not what we measure
-  await oneRun(ctx, 'bare', RUN_TIMEOUT_MS);
-  // Our worker's SQL statements over the sequence (bare's runs are not its), per run of ours.
+  for (const b of baselines) await oneRun(ctx, b, RUN_TIMEOUT_MS);
+  // Our worker's SQL statements over the sequence (the baselines' runs are not its), per run of ours.
   await ctx.production?.reset();
   for (let i = 0; i < ctx.options.samples; i++) {
-    // Interleaved, so that drift in machine load hits both alike.
+    // Interleaved, so that drift in machine load hits all alike.
     ours.push(await oneRun(ctx, 'ours', RUN_TIMEOUT_MS));
-    bare.push(await oneRun(ctx, 'bare', RUN_TIMEOUT_MS));
+    for (const b of baselines) based[b]!.push(await oneRun(ctx, b, RUN_TIMEOUT_MS));
   }
   const worker = ctx.production?.probes.find((p) => p.name === 'worker');
   // The probe writes its sample every 500 ms: one taken after the last run ended.
   if (worker) await sleep(1_200);
   const sample = worker?.read();
   const workerQueries = sample === undefined ? undefined : sample.queries / ctx.options.samples;
-  return { ours, bare, workerQueries };
+  return { ours, bare: based.bare!, isolated: based.isolated, workerQueries };
 }
 
 /**
@@ -148,12 +89,26 @@ async function sustainedRuns(ctx: BenchContext) {
   const endsOurs = await Promise.all(ours.started.map((s) => s.done));
   const doneOurs = Math.max(...endsOurs.filter((e) => e.ok).map((e) => e.t0 + e.succeeded)) - ours.t0;
 
-  // Bare: the same number of workflow starts, CONCURRENCY in flight.
-  const b0 = Date.now();
-  const started = await pool(Array.from({ length: n }), CONCURRENCY, () => startBare(ctx, RUN_TIMEOUT_MS + n * 500));
-  const createdBare = Date.now() - b0;
-  const endsBare = await Promise.all(started.map((s) => s.done));
-  const doneBare = Math.max(...endsBare.filter((e) => e.ok).map((e) => e.t0 + e.succeeded)) - b0;
+  // Each baseline: the same number of workflow starts, CONCURRENCY in flight.
+  const baseline = async (which: Baseline) => {
+    const b0 = Date.now();
+    const started = await pool(Array.from({ length: n }), CONCURRENCY, () =>
+      startBare(ctx, RUN_TIMEOUT_MS + n * 500, which),
+    );
+    const createdMs = Date.now() - b0;
+    const ends = await Promise.all(started.map((s) => s.done));
+    const doneMs = Math.max(...ends.filter((e) => e.ok).map((e) => e.t0 + e.succeeded)) - b0;
+    return {
+      created: n,
+      failed: 0,
+      createdPerS: (n / createdMs) * 1000,
+      completedPerS: (ends.filter((e) => e.ok).length / doneMs) * 1000,
+      ok: ends.filter((e) => e.ok).length,
+      stuck: ends.filter((e) => !e.ok).map((e) => e.outcome),
+    };
+  };
+  const bare = await baseline('bare');
+  const isolated = ctx.isolated ? await baseline('isolated') : undefined;
   const createdPerSWorkerPaused = await createdWithWorkerPaused(ctx, n);
   return {
     createdPerSWorkerPaused,
@@ -165,14 +120,8 @@ async function sustainedRuns(ctx: BenchContext) {
       ok: endsOurs.filter((e) => e.ok).length,
       stuck: endsOurs.filter((e) => !e.ok).map((e) => e.outcome),
     },
-    bare: {
-      created: n,
-      failed: 0,
-      createdPerS: (n / createdBare) * 1000,
-      completedPerS: (endsBare.filter((e) => e.ok).length / doneBare) * 1000,
-      ok: endsBare.filter((e) => e.ok).length,
-      stuck: endsBare.filter((e) => !e.ok).map((e) => e.outcome),
-    },
+    bare,
+    isolated,
   };
 }
 
@@ -187,12 +136,12 @@ interface Execute {
   at: number;
 }
 
-async function bareExecute(ctx: BenchContext, body: unknown): Promise<Execute> {
+async function bareExecute(ctx: BenchContext, body: unknown, which: Baseline = 'bare'): Promise<Execute> {
   const t0 = Date.now();
   const done = ctx.stack.env.client.workflow
-    .execute('bareFunctionWorkflow', {
+    .execute(which === 'bare' ? 'bareFunctionWorkflow' : 'isolatedFunctionWorkflow', {
       taskQueue: BARE_TASK_QUEUE,
-      workflowId: `bench-bare-fn-${randomUUID()}`,
+      workflowId: `bench-${which}-fn-${randomUUID()}`,
       args: [{ ...ctx.functionCall, input: { body, query_params: {} } }],
     })
     .then(
@@ -236,19 +185,32 @@ async function loaded(n: number, run: () => Promise<Execute>) {
 }
 
 async function functions(ctx: BenchContext) {
+  const iso = ctx.isolated;
   await oursExecute(ctx, { warm: true });
   await bareExecute(ctx, { warm: true });
+  if (iso) await bareExecute(ctx, { warm: true }, 'isolated');
   const seqOurs: Execute[] = [];
   const seqBare: Execute[] = [];
+  const seqIsolated: Execute[] = [];
   for (let i = 0; i < ctx.options.samples; i++) {
     seqOurs.push(await oursExecute(ctx, { i }));
     seqBare.push(await bareExecute(ctx, { i }));
+    if (iso) seqIsolated.push(await bareExecute(ctx, { i }, 'isolated'));
   }
   const n = Math.max(1, Math.floor(ctx.options.sustained / 2));
   const loadOurs = await loaded(n, () => oursExecute(ctx, { x: 1 }));
   const loadBare = await loaded(n, () => bareExecute(ctx, { x: 1 }));
+  const loadIsolated = iso ? await loaded(n, () => bareExecute(ctx, { x: 1 }, 'isolated')) : undefined;
   const seq = (list: Execute[]) => ({ ...summarize(list.filter((e) => e.ok).map((e) => e.ms)), other: outcomes(list) });
-  return { seqOurs: seq(seqOurs), seqBare: seq(seqBare), loadOurs, loadBare, n };
+  return {
+    seqOurs: seq(seqOurs),
+    seqBare: seq(seqBare),
+    seqIsolated: iso ? seq(seqIsolated) : undefined,
+    loadOurs,
+    loadBare,
+    loadIsolated,
+    n,
+  };
 }
 
 export async function runLatency(ctx: BenchContext): Promise<BenchReport> {
@@ -261,31 +223,49 @@ export async function runLatency(ctx: BenchContext): Promise<BenchReport> {
     succeeded: summarize(okOurs.map((t) => t.succeeded)),
     created: summarize(okOurs.map((t) => t.created)),
   };
-  const b = {
-    running: summarize(okBare.map((t) => t.running)),
-    succeeded: summarize(okBare.map((t) => t.succeeded)),
-    created: summarize(okBare.map((t) => t.created)),
-  };
+  const timesOf = (list: RunTiming[]) => ({
+    running: summarize(list.map((t) => t.running)),
+    succeeded: summarize(list.map((t) => t.succeeded)),
+    created: summarize(list.map((t) => t.created)),
+  });
+  const b = timesOf(okBare);
+  const i = seq.isolated ? timesOf(seq.isolated.filter((t) => t.ok)) : undefined;
   const steps = await stepsOf(ctx, okOurs);
   const sus = await sustainedRuns(ctx);
   const fn = await functions(ctx);
 
   const n = ctx.options.samples;
   const ratios: Ratio[] = [
-    { bench: 'runs', metric: 'create→RUNNING p50', ours: o.running.p50, bare: b.running.p50, unit: 'ms' },
-    { bench: 'runs', metric: 'create→SUCCEEDED p50', ours: o.succeeded.p50, bare: b.succeeded.p50, unit: 'ms' },
-    { bench: 'runs', metric: 'create→SUCCEEDED p99', ours: o.succeeded.p99, bare: b.succeeded.p99, unit: 'ms' },
-    { bench: 'runs', metric: 'runs created/s', ours: sus.ours.createdPerS, bare: sus.bare.createdPerS, unit: '/s' },
-    {
-      bench: 'runs',
-      metric: 'runs completed/s',
-      ours: sus.ours.completedPerS,
+    ...ratiosOf('runs', 'create→RUNNING p50', 'ms', o.running.p50, { bare: b.running.p50, isolated: i?.running.p50 }),
+    ...ratiosOf('runs', 'create→RUNNING p99', 'ms', o.running.p99, { bare: b.running.p99, isolated: i?.running.p99 }),
+    ...ratiosOf('runs', 'create→SUCCEEDED p50', 'ms', o.succeeded.p50, {
+      bare: b.succeeded.p50,
+      isolated: i?.succeeded.p50,
+    }),
+    ...ratiosOf('runs', 'create→SUCCEEDED p99', 'ms', o.succeeded.p99, {
+      bare: b.succeeded.p99,
+      isolated: i?.succeeded.p99,
+    }),
+    ...ratiosOf('runs', 'runs created/s', '/s', sus.ours.createdPerS, {
+      bare: sus.bare.createdPerS,
+      isolated: sus.isolated?.createdPerS,
+    }),
+    ...ratiosOf('runs', 'runs completed/s', '/s', sus.ours.completedPerS, {
       bare: sus.bare.completedPerS,
-      unit: '/s',
-    },
-    { bench: 'runs', metric: 'function execute p50', ours: fn.seqOurs.p50, bare: fn.seqBare.p50, unit: 'ms' },
-    { bench: 'runs', metric: 'function execute p99', ours: fn.seqOurs.p99, bare: fn.seqBare.p99, unit: 'ms' },
-    { bench: 'runs', metric: 'function executes/s', ours: fn.loadOurs.perS, bare: fn.loadBare.perS, unit: '/s' },
+      isolated: sus.isolated?.completedPerS,
+    }),
+    ...ratiosOf('runs', 'function execute p50', 'ms', fn.seqOurs.p50, {
+      bare: fn.seqBare.p50,
+      isolated: fn.seqIsolated?.p50,
+    }),
+    ...ratiosOf('runs', 'function execute p99', 'ms', fn.seqOurs.p99, {
+      bare: fn.seqBare.p99,
+      isolated: fn.seqIsolated?.p99,
+    }),
+    ...ratiosOf('runs', 'function executes/s', '/s', fn.loadOurs.perS, {
+      bare: fn.loadBare.perS,
+      isolated: fn.loadIsolated?.perS,
+    }),
   ];
   const figures: Figure[] = [
     ...(sus.createdPerSWorkerPaused !== undefined
@@ -322,16 +302,21 @@ export async function runLatency(ctx: BenchContext): Promise<BenchReport> {
             o.succeeded.max,
             outcomesOtherThanSuccess(seq.ours),
           ],
-          [
-            'bare: workflow + spawn activity',
-            b.created.p50,
-            b.running.p50,
-            b.running.p99,
-            b.succeeded.p50,
-            b.succeeded.p99,
-            b.succeeded.max,
-            outcomesOtherThanSuccess(seq.bare),
-          ],
+          ...(
+            [
+              ['bare: workflow + spawn activity', b, seq.bare],
+              ...(i ? [['isolated bare: workflow + sandboxed spawn activity', i, seq.isolated!] as const] : []),
+            ] as const
+          ).map(([name, t, list]) => [
+            name,
+            t.created.p50,
+            t.running.p50,
+            t.running.p99,
+            t.succeeded.p50,
+            t.succeeded.p99,
+            t.succeeded.max,
+            outcomesOtherThanSuccess(list),
+          ]),
         ],
       ),
       table(
@@ -353,13 +338,13 @@ export async function runLatency(ctx: BenchContext): Promise<BenchReport> {
             `${sus.ours.ok}/${sus.ours.created}`,
             String(sus.ours.failed),
           ],
-          [
-            'bare (client.workflow.start)',
-            sus.bare.createdPerS,
-            sus.bare.completedPerS,
-            `${sus.bare.ok}/${sus.bare.created}`,
-            String(sus.bare.failed),
-          ],
+          ...[sus.bare, ...(sus.isolated ? [sus.isolated] : [])].map((x, k) => [
+            `${k ? 'isolated bare' : 'bare'} (client.workflow.start)`,
+            x.createdPerS,
+            x.completedPerS,
+            `${x.ok}/${x.created}`,
+            String(x.failed),
+          ]),
           ...(sus.createdPerSWorkerPaused !== undefined
             ? [['ours, our worker stopped meanwhile (the control)', sus.createdPerSWorkerPaused, NaN, '', '']]
             : []),
@@ -378,31 +363,28 @@ export async function runLatency(ctx: BenchContext): Promise<BenchReport> {
             fn.loadOurs.perS,
             `${fn.seqOurs.other}; ${fn.loadOurs.other}`,
           ],
-          [
-            'bare: workflow + shim activity',
-            fn.seqBare.p50,
-            fn.seqBare.p99,
-            fn.loadBare.p50,
-            fn.loadBare.p99,
-            fn.loadBare.perS,
-            `${fn.seqBare.other}; ${fn.loadBare.other}`,
-          ],
+          ...[
+            ['bare: workflow + shim activity', fn.seqBare, fn.loadBare] as const,
+            ...(fn.seqIsolated && fn.loadIsolated
+              ? [['isolated bare: workflow + sandboxed shim activity', fn.seqIsolated, fn.loadIsolated] as const]
+              : []),
+          ].map(([name, sq, ld]) => [name, sq.p50, sq.p99, ld.p50, ld.p99, ld.perS, `${sq.other}; ${ld.other}`]),
         ],
       ),
     ],
     ratios,
     notes: [
       'executes/s: successful answers per second until the last one; a 202 means not ended within FUNCTION_EXECUTE_TIMEOUT_SECONDS (then followed up to a minute)',
-      ...(sus.ours.stuck.length || sus.bare.stuck.length
+      ...(sus.ours.stuck.length || sus.bare.stuck.length || sus.isolated?.stuck.length
         ? [
-            `sustained runs not ended in time: ours ${sus.ours.stuck.join(', ') || 'none'}; bare ${sus.bare.stuck.join(', ') || 'none'}`,
+            `sustained runs not ended in time: ours ${sus.ours.stuck.join(', ') || 'none'}; bare ${sus.bare.stuck.join(', ') || 'none'}; isolated bare ${sus.isolated?.stuck.join(', ') || 'none'}`,
           ]
         : []),
       'a "lost" run is QUEUED while its workflow has ended: the workflow found no row (see RESULTS.md: the start races the insert\'s commit)',
-      `with ${n} samples p99 is the ${n >= 100 ? '99th percentile' : 'largest value'}; the program itself (bare: spawn → exit, output read) p50 ${fmt(summarize(seq.bare.map((t) => t.programMs ?? NaN)).p50)} ms`,
+      `with ${n} samples p99 is the ${n >= 100 ? '99th percentile' : 'largest value'}; the program itself (bare: spawn → exit, output read) p50 ${fmt(summarize(seq.bare.map((t) => t.programMs ?? NaN)).p50)} ms${seq.isolated ? `, through the sandbox chain (isolated bare) ${fmt(summarize(seq.isolated.map((t) => t.programMs ?? NaN)).p50)} ms` : ''}`,
     ],
     data: {
-      sequential: { ours: o, bare: b },
+      sequential: { ours: o, bare: b, isolated: i },
       steps: steps.map(([name, v]) => ({ name, ...summarize(v) })),
       sustained: sus,
       functions: fn,

@@ -1,13 +1,15 @@
 // 4. Scaling curve: the run benchmark with 1, 10, 100, 1000 runs in flight at once (all created in a
-// burst), ours and bare, with wall time, time per run, latency, the create calls' latency and failures (the
-// burst goals), and the memory (PSS) of this process, our api and worker processes (production shape),
-// PostgreSQL and the Temporal dev server, with the api's and worker's event-loop delay (probe.ts). Each level is bounded in time (a deadline, and 30 s
+// burst), ours and the baselines (bare, isolated bare), with wall time, time per run, the machine's CPU per run,
+// latency, the create calls' latency and failures (the burst goals), and the memory (PSS) of this process, our
+// api and worker processes (production shape), PostgreSQL and the Temporal dev server, with the api's and
+// worker's event-loop delay (probe.ts). Each level is bounded in time (a deadline, and 30 s
 // without any of its runs ending); runs that have not ended by then are counted, and the level is reported.
 import type { BenchContext } from './support/context';
 import type { ProbeSample } from './support/probe';
 import {
   cpuNow,
   cpuSeconds,
+  cpuSplit,
   Group,
   machineCpuSeconds,
   mb,
@@ -16,9 +18,18 @@ import {
   threadCpuSeconds,
   type WorkerThread,
 } from './support/processes';
-import { outcomesOtherThanSuccess, RunTiming, Started, startBare, startOurs } from './support/runs';
-import { stepsOf } from './run-latency';
-import { BenchReport, Figure, figure, pool, Ratio, sleep, summarize, table } from './support/stats';
+import {
+  BASELINE_NAME,
+  baselinesOf,
+  outcomesOtherThanSuccess,
+  showFailedRuns,
+  RunTiming,
+  Started,
+  startOne,
+  type Which,
+} from './support/runs';
+import { stepsOf } from './support/run-steps';
+import { BenchReport, Figure, figure, pool, Ratio, ratiosOf, sleep, summarize, table } from './support/stats';
 
 /** Create calls in flight while a level's runs are created (the runs themselves are then all in flight). */
 export const CREATE_CONCURRENCY = 100;
@@ -28,7 +39,7 @@ const LEVEL_MS_PER_RUN = 500;
 const LEVEL_QUIET_MS = 30_000;
 
 interface Level {
-  which: 'ours' | 'bare';
+  which: Which;
   runs: number;
   /** Which of the level's repeats (--level-repeats), from 0. */
   repeat: number;
@@ -69,21 +80,16 @@ interface Level {
 const WORKER_THREADS: WorkerThread[] = ['main', 'workflows', 'v8', 'core', 'pool', 'other'];
 
 const unfinishedOf = (l: Level) => l.runs - l.finished - l.createErrors.length;
+const nameOf = (which: Which) => (which === 'ours' ? which : BASELINE_NAME[which]);
 
-async function level(
-  ctx: BenchContext,
-  which: 'ours' | 'bare',
-  runs: number,
-  repeat: number,
-  sampled: boolean,
-): Promise<Level> {
+async function level(ctx: BenchContext, which: Which, runs: number, repeat: number, sampled: boolean): Promise<Level> {
   await ctx.production?.reset();
   const before = memoryNow();
   const sampler = sampled ? sampleMemory(500) : { stop: () => before };
   const t0 = Date.now();
   const createTimes: number[] = [];
   const deadline = t0 + 60_000 + runs * LEVEL_MS_PER_RUN;
-  const start = () => (which === 'ours' ? startOurs : startBare)(ctx, Math.max(1, deadline - Date.now()));
+  const start = () => startOne(ctx, which, Math.max(1, deadline - Date.now()));
   const createErrors: string[] = [];
   const apiPid = which === 'ours' ? ctx.production?.probes.find((p) => p.name === 'api')?.pid : undefined;
   const apiCpuBefore = apiPid ? cpuSeconds(apiPid) : 0;
@@ -171,30 +177,11 @@ async function level(
   };
 }
 
-/** The machine's CPU over a level split by part, per run (ms); in the in-process shape "bench" holds api and worker. */
-function cpuSplit(machine: number, before: Record<Group, number>, after: Record<Group, number>, runs: number) {
-  const part = (g: Group) => Math.max(0, after[g] - before[g]);
-  const parts = {
-    api: part('api'),
-    worker: part('worker'),
-    postgres: part('postgres'),
-    temporal: part('temporal'),
-    bench: part('node'),
-  };
-  const rest = machine - Object.values(parts).reduce((a, b) => a + b, 0);
-  const perRun = (s: number) => (s * 1e3) / runs;
-  return {
-    machine: perRun(machine),
-    ...(Object.fromEntries(Object.entries(parts).map(([k, v]) => [k, perRun(v)])) as typeof parts),
-    rest: perRun(Math.max(0, rest)),
-  };
-}
-
 export async function scaling(ctx: BenchContext): Promise<BenchReport> {
   const levels: Level[] = [];
   for (const runs of ctx.options.levels) {
     for (let repeat = 0; repeat < ctx.options.levelRepeats; repeat++) {
-      for (const which of ['ours', 'bare'] as const) {
+      for (const which of ['ours', ...baselinesOf(ctx)] as const) {
         const mode = ctx.options.memorySampler;
         levels.push(await level(ctx, which, runs, repeat, mode === 'on' || (mode === 'alternate' && repeat % 2 === 0)));
         await sleep(1_000); // let the previous level's stragglers (cleanup, GC) settle
@@ -204,7 +191,7 @@ export async function scaling(ctx: BenchContext): Promise<BenchReport> {
   const rows = levels.map((l) => {
     const grown = (Object.keys(l.peak) as Group[]).reduce((s, g) => s + Math.max(0, l.peak[g] - l.before[g]), 0);
     return [
-      l.sampled ? l.which : `${l.which} (no memory sampler)`,
+      l.sampled ? nameOf(l.which) : `${nameOf(l.which)} (no memory sampler)`,
       String(l.runs),
       `${l.succeeded}/${l.runs}${unfinishedOf(l) ? ` (${unfinishedOf(l)} unfinished)` : ''}${l.createErrors.length ? ` (${l.createErrors.length} not created)` : ''}`,
       l.wallMs / 1000,
@@ -225,21 +212,25 @@ export async function scaling(ctx: BenchContext): Promise<BenchReport> {
     ];
   });
   const ratios: Ratio[] = [];
-  // Over --level-repeats measurements of a level: the median time per run of each.
-  const perRun = (which: Level['which'], runs: number, sampled: boolean) =>
-    summarize(
-      levels.filter((l) => l.which === which && l.runs === runs && l.sampled === sampled).map((l) => l.wallMs / l.runs),
-    ).p50;
+  // Over --level-repeats measurements of a level: the median of each (time per run, the machine's CPU per run).
+  const medianOf = (which: Which, runs: number, sampled: boolean, of: (l: Level) => number) => {
+    const measured = levels.filter((l) => l.which === which && l.runs === runs && l.sampled === sampled);
+    return measured.length ? summarize(measured.map(of)).p50 : undefined;
+  };
   for (const runs of ctx.options.levels) {
     for (const sampled of [true, false]) {
       if (!levels.some((l) => l.runs === runs && l.sampled === sampled)) continue;
-      ratios.push({
-        bench: 'scaling',
-        metric: `time per run at ${runs} in flight${sampled ? '' : ' (no memory sampler)'}`,
-        ours: perRun('ours', runs, sampled),
-        bare: perRun('bare', runs, sampled),
-        unit: 'ms',
-      });
+      const at = `at ${runs} in flight${sampled ? '' : ' (no memory sampler)'}`;
+      for (const [metric, unit, of] of [
+        ['time per run', 'ms', (l: Level) => l.wallMs / l.runs],
+        ["machine's CPU per run", 'ms', (l: Level) => l.cpuPerRun.machine],
+      ] as const)
+        ratios.push(
+          ...ratiosOf('scaling', `${metric} ${at}`, unit, medianOf('ours', runs, sampled, of)!, {
+            bare: medianOf('bare', runs, sampled, of)!,
+            isolated: medianOf('isolated', runs, sampled, of),
+          }),
+        );
     }
   }
   // The goals of issue 16: no failed create in the burst of 1,000 (the largest level) and its creates answered
@@ -361,7 +352,7 @@ export async function scaling(ctx: BenchContext): Promise<BenchReport> {
         'scaling: CPU time per run over each level (ms), the whole machine and its parts; "rest" = the machine minus the parts (sandboxes, programs, kernel)',
         ['path', 'N', 'machine', 'api', 'worker', 'PostgreSQL', 'Temporal', 'bench', 'rest'],
         levels.map((l) => [
-          l.which,
+          nameOf(l.which),
           String(l.runs),
           ...(['machine', 'api', 'worker', 'postgres', 'temporal', 'bench', 'rest'] as const).map(
             (k) => l.cpuPerRun[k],
@@ -403,17 +394,20 @@ export async function scaling(ctx: BenchContext): Promise<BenchReport> {
     ratios,
     notes: [
       ctx.production
-        ? '"bench" is this process (bare worker, load generator); "api" and "worker" our processes; "programs" the python processes alive at the peak'
-        : '"bench" is this process: api, worker, bare worker and the load generator (as in the test stack); "programs" the python processes alive at the peak',
+        ? '"bench" is this process (the baselines\' worker, load generator); "api" and "worker" our processes; "programs" the python processes alive at the peak'
+        : '"bench" is this process: api, worker, the baselines\' worker and the load generator (as in the test stack); "programs" the python processes alive at the peak',
       '"create p99": each create call of the level, answered or failed; "loop p99": event-loop delay over the level (production shape)',
       '"grown KB/run": growth of all groups over the level (peak minus before), divided by N; small N is noise',
       'the worker runs at most 100 activities at once (Temporal SDK default), so beyond 100 runs wait in the task queue',
       ...levels
         .filter((l) => l.outcomes !== 'none')
-        .map((l) => `${l.which} at ${l.runs}: not succeeded: ${l.outcomes}`),
+        .map((l) => `${nameOf(l.which)} at ${l.runs}: not succeeded: ${l.outcomes}`),
       ...levels
         .filter((l) => l.createErrors.length)
-        .map((l) => `${l.which} at ${l.runs}: ${l.createErrors.length} create calls failed, e.g. ${l.createErrors[0]}`),
+        .map(
+          (l) =>
+            `${nameOf(l.which)} at ${l.runs}: ${l.createErrors.length} create calls failed, e.g. ${l.createErrors[0]}`,
+        ),
     ],
     data: {
       levels: levels.map(({ succeededRuns: _, ...l }) => ({
@@ -425,19 +419,4 @@ export async function scaling(ctx: BenchContext): Promise<BenchReport> {
       })),
     },
   };
-}
-
-/** Ours that ended otherwise than SUCCEEDED, one of each outcome, as a user sees them: the record's detail, the logs. */
-async function showFailedRuns(ctx: BenchContext, all: RunTiming[]): Promise<void> {
-  const seen = new Set<string>();
-  for (const t of all) {
-    if (t.ok || !t.runId || !/FAILED|ERROR/.test(t.outcome) || seen.has(t.outcome)) continue;
-    seen.add(t.outcome);
-    const run = await ctx.http('GET', `/api/structure-runs/${t.runId}`);
-    const logs = await ctx.http('GET', `/api/structure-runs/${t.runId}/logs`);
-    console.error(
-      `scaling: ${t.outcome} (${t.runId}): ${JSON.stringify(run.body?.status_detail)}; ` +
-        `logs ${JSON.stringify(logs.body).slice(0, 1500)}`,
-    );
-  }
 }

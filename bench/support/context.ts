@@ -1,7 +1,8 @@
 // What every benchmark runs on: the test stack (embedded PostgreSQL, Temporal dev server, see
 // test/harness/stack.ts) with our worker and api either in this process (shape `inprocess`, as in the tests)
 // or as processes of their own (shape `production`, see production.ts), a tenant, three deployed programs (a
-// trivial structure, a function, a sleeper), and the bare baseline's own worker on the same Temporal server.
+// trivial structure, a function, a sleeper), and the baselines' own worker on the same Temporal server (bare, and
+// isolated bare: the same program through our sandbox chain).
 import path from 'node:path';
 import { Worker, bundleWorkflowCode } from '@temporalio/worker';
 import { structureWithBuild, python3 } from '../../test/harness/builds';
@@ -99,6 +100,8 @@ export interface BenchContext {
   structureId: string;
   functionId: string;
   sleeperId: string;
+  /** Whether the isolated baseline runs here (SANDBOX=on). */
+  isolated: boolean;
   /** What our worker runs for a run of `structureId`, given to the bare activity as is. */
   program: BareCommand;
   functionCall: Omit<BareFunctionCall, 'input'>;
@@ -149,12 +152,25 @@ export async function startContext(options: BenchOptions): Promise<{ ctx: BenchC
     workflowsPath: require.resolve('../baseline/workflows'),
     logger: quietLogger,
   });
+  // The isolated baseline's sandbox: the stack's own, opened as a worker opens it (the same uid pool, control
+  // groups and firewall), its runs in the tenant's organization group.
+  const { sandbox } = stack.activityDeps;
+  const [{ sandbox_index: sandboxIndex }] = await stack.ds.query(
+    'SELECT sandbox_index FROM organizations WHERE organization_id = $1',
+    [tenant.organizationId],
+  );
+  const isolation = sandbox.enabled
+    ? {
+        sandbox,
+        placement: { gid: sandbox.gidOf(sandboxIndex), memoryBytes: stack.config.runLimits.memoryMb * 1024 * 1024 },
+      }
+    : undefined;
   const bareWorker = await Worker.create({
     connection: stack.env.nativeConnection,
     namespace: stack.env.namespace ?? 'default',
     taskQueue: BARE_TASK_QUEUE,
     workflowBundle,
-    activities: createBareActivities(),
+    activities: createBareActivities(isolation),
     shutdownGraceTime: '1 second',
   });
   const bareRunning = bareWorker.run();
@@ -169,13 +185,20 @@ export async function startContext(options: BenchOptions): Promise<{ ctx: BenchC
     structureId: trivial.structureId,
     functionId: fn.structureId,
     sleeperId: sleeper.structureId,
-    program: { file: python3(), argv: ['structure.py'], cwd: path.join(trivial.buildPath, 'src') },
+    isolated: isolation !== undefined,
+    program: {
+      file: python3(),
+      argv: ['structure.py'],
+      cwd: path.join(trivial.buildPath, 'src'),
+      buildPath: trivial.buildPath,
+    },
     functionCall: {
       interpreter: python3(),
       shim: functionShim('python3'),
       mainFile: 'main.py',
       handler: 'handler',
       cwd: path.join(fn.buildPath, 'src'),
+      buildPath: fn.buildPath,
     },
     watcher,
     async http(method, urlPath, body) {

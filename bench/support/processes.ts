@@ -194,3 +194,22 @@ export function machineCpuSeconds(): number {
     .map(Number);
   return (user + nice + system + irq + softirq + (steal || 0)) / 100;
 }
+
+/** The machine's CPU over a level split by part, per run (ms); in the in-process shape "bench" holds api and worker. */
+export function cpuSplit(machine: number, before: Record<Group, number>, after: Record<Group, number>, runs: number) {
+  const part = (g: Group) => Math.max(0, after[g] - before[g]);
+  const parts = {
+    api: part('api'),
+    worker: part('worker'),
+    postgres: part('postgres'),
+    temporal: part('temporal'),
+    bench: part('node'),
+  };
+  const rest = machine - Object.values(parts).reduce((a, b) => a + b, 0);
+  const perRun = (s: number) => (s * 1e3) / runs;
+  return {
+    machine: perRun(machine),
+    ...(Object.fromEntries(Object.entries(parts).map(([k, v]) => [k, perRun(v)])) as typeof parts),
+    rest: perRun(Math.max(0, rest)),
+  };
+}

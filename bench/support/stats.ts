@@ -51,14 +51,34 @@ export interface Ratio {
   bench: string;
   metric: string;
   ours: number;
+  /** The baseline's value (bare's, or isolated bare's: see `baseline`). */
   bare: number;
   unit: string;
+  /** Which baseline `bare` is; unset: bare. */
+  baseline?: 'isolated bare';
 }
 
 export const ratioOf = (r: Ratio) => r.ours / r.bare;
 
 export function ratioLine(r: Ratio): string {
-  return `ratio ${r.bench}: ${r.metric} ours/bare = ${ratioOf(r).toFixed(2)} (ours ${fmt(r.ours, 2)} ${r.unit}, bare ${fmt(r.bare, 2)} ${r.unit})`;
+  const base = r.baseline ?? 'bare';
+  return `ratio ${r.bench}: ${r.metric} ours/${base} = ${ratioOf(r).toFixed(2)} (ours ${fmt(r.ours, 2)} ${r.unit}, ${base} ${fmt(r.bare, 2)} ${r.unit})`;
+}
+
+/** The ratio of `metric` against each baseline measured: bare, then isolated bare where there is one. */
+export function ratiosOf(
+  bench: string,
+  metric: string,
+  unit: string,
+  ours: number,
+  baselines: { bare: number; isolated?: number },
+): Ratio[] {
+  return [
+    { bench, metric, ours, bare: baselines.bare, unit },
+    ...(baselines.isolated !== undefined
+      ? [{ bench, metric, ours, bare: baselines.isolated, unit, baseline: 'isolated bare' as const }]
+      : []),
+  ];
 }
 
 /** An absolute number with a goal of its own (memory, event-loop delay, errors), printed as a `figure` line. */
