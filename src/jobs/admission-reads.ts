@@ -2,6 +2,7 @@
 // slots, the waiters a grant considers, their resources' limits. As few statements and rows as a grant needs.
 import type { EntityManager } from 'typeorm';
 import type { Concurrency } from '../persistence/entities/code-resource';
+import { queryPrepared } from '../persistence/direct-sql';
 import type { ResourceLimits, Waiter } from './admission-queue';
 
 /** How many waiters one grant considers: the oldest, so that a flood of queued runs costs a bounded pass. */
@@ -45,7 +46,7 @@ const waiterOf = (r: WaiterRow): Waiter => ({
 });
 
 export async function loadWaiters(em: EntityManager, organizationId: string, first: number): Promise<Waiter[]> {
-  const rows: WaiterRow[] = await em.query(`${waitersSql('$2', '$3')} ORDER BY queued_at, job_id`, [
+  const rows: WaiterRow[] = await queryPrepared(em, `${waitersSql('$2', '$3')} ORDER BY queued_at, job_id`, [
     organizationId,
     first,
     QUEUE_WINDOW,
@@ -63,7 +64,7 @@ export async function loadHoldersAndPage(
   organizationId: string,
   limit: number,
 ): Promise<{ held: Array<SlotRow & { n: number }>; waiters: Waiter[]; first: number }> {
-  const [row]: Array<{ held: Array<SlotRow & { n: number }>; waiters: WaiterRow[]; first: number }> = await em.query(
+  const [row]: Array<{ held: Array<SlotRow & { n: number }>; waiters: WaiterRow[]; first: number }> = await queryPrepared(em, 
     `WITH held AS (
        SELECT resource_id, concurrency_key, in_parent_slot, count(*)::int AS n FROM execution_slots
         WHERE organization_id = $1 AND state = 'HOLDING' GROUP BY 1, 2, 3),
@@ -81,7 +82,7 @@ export async function loadHoldersAndPage(
 export async function loadLimits(em: EntityManager, resourceIds: string[]): Promise<Map<string, ResourceLimits>> {
   const limits = new Map<string, ResourceLimits>();
   if (!resourceIds.length) return limits;
-  const resources: Array<{ resource_id: string; concurrency: Concurrency | null; paused: boolean }> = await em.query(
+  const resources: Array<{ resource_id: string; concurrency: Concurrency | null; paused: boolean }> = await queryPrepared(em, 
     `SELECT resource_id, concurrency, queue_paused_at IS NOT NULL AS paused FROM code_resources
       WHERE resource_id = ANY($1)
      UNION ALL

@@ -4,6 +4,7 @@
 // here first: the row is waited for (ROW_VISIBLE_WAIT_MS), then locked and read before the transition (a
 // transition tried first could miss a row committed an instant later, which a following read would see QUEUED).
 import type { DataSource, EntityManager } from 'typeorm';
+import { queryPrepared } from '../persistence/direct-sql';
 import type { NewEvent } from '../persistence/run-feed';
 import { waitFor } from './await-end';
 import type { JobKind } from './kinds';
@@ -24,7 +25,7 @@ export function startJob(
 ): Promise<string | undefined> {
   const once = () =>
     ds.transaction(async (em) => {
-      const [row]: Array<{ status: string }> = await em.query(
+      const [row]: Array<{ status: string }> = await queryPrepared(em, 
         `SELECT status FROM ${kind.table} WHERE ${kind.idColumn} = $1 FOR UPDATE`,
         [id],
       );
@@ -46,7 +47,7 @@ export async function startJobIn(
   events: NewEvent[] = [],
 ): Promise<string | undefined> {
   if (await transition(em, kind, id, kind.open[1], {}, undefined, events)) return kind.open[1];
-  const [row]: Array<{ status: string }> = await em.query(
+  const [row]: Array<{ status: string }> = await queryPrepared(em, 
     `SELECT status FROM ${kind.table} WHERE ${kind.idColumn} = $1`,
     [id],
   );

@@ -4,6 +4,7 @@
 // statement when the row moved (one round trip, not three: bench/RESULTS.md); a job kind's move is counted in
 // the jobs metric. Only src/jobs (and migrations) write a status column (test/unit/house-status-writers).
 import type { DataSource, EntityManager } from 'typeorm';
+import { queryPrepared } from '../persistence/direct-sql';
 import { feedAppend, notifyOf, type NewEvent } from '../persistence/run-feed';
 import { isJobKind, type Row, type StatusKind } from './kinds';
 import { recordMove } from './metric';
@@ -50,14 +51,14 @@ export async function transition(
     // A status change names the organization: its stream of run changes wakes (src/api/sse/run-changes.ts).
     const notify = notifyOf(`moved.${kind.idColumn}`, `$${values.length}`, 'moved.organization_id');
     const inserted = feed ? `, inserted AS (${feed.insert})` : '';
-    const rows: Row[] = await db.query(
+    const rows: Row[] = await queryPrepared(db, 
       `WITH moved AS (${update})${inserted} SELECT moved.*, ${notify} FROM moved`,
       values,
     );
     row = rows[0];
   } else {
     // TypeORM answers an UPDATE as [rows, count].
-    const [rows]: [Row[], number] = await db.query(update, values);
+    const [rows]: [Row[], number] = await queryPrepared(db, update, values);
     row = rows[0];
   }
   if (row && isJobKind(kind)) recordMove(kind, row, to, changes.started_at !== undefined);

@@ -1,12 +1,13 @@
 // The hot statements, straight to the driver: a record by key (a record by id in the caller's organization, a
 // run of a worker's activity, a resource's newest deployment) as one named, prepared statement per entity,
-// key set and order; a new row as one INSERT. TypeORM's `findOneBy` and `save` build and escape the same SQL
+// key set and order; a new row as one INSERT; and the statements of every run's path written as SQL (the guarded
+// transition, the feed, admission: queryPrepared), each prepared once per connection. TypeORM's `findOneBy` and `save` build and escape the same SQL
 // anew on every call and hydrate through the query builder (12-15 % of the api's CPU on the read path,
 // bench/RESULTS.md), and `save` first SELECTs the row it is about to insert. Values go through the driver
 // both ways as TypeORM sends and hydrates them (dates, jsonb, enums, transformers), so callers see the
 // same entity.
 import { createHash } from 'node:crypto';
-import type { Pool } from 'pg';
+import type { Pool, PoolClient, QueryResult } from 'pg';
 import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata';
 import type { DataSource, EntityManager, EntityMetadata, EntityTarget, ObjectLiteral } from 'typeorm';
 import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
@@ -48,6 +49,36 @@ function cached(ds: DataSource, key: string, build: () => Omit<Statement, 'name'
     byDs.set(key, (statement = { ...built, name, config: { name, text: built.text } }));
   }
   return statement;
+}
+
+/** Statement names by text, for queryPrepared (its texts come from code: a bounded set). */
+const preparedNames = new Map<string, string>();
+/** Past this many texts, a new one runs unnamed: a text built from values by mistake must not fill memory. */
+const MAX_PREPARED_TEXTS = 2_000;
+
+/**
+ * `text` with `values`, as `db.query` runs it (in `db`'s transaction when it is the EntityManager of one; the same
+ * answer: rows, or [rows, count] for an UPDATE or DELETE), but as a named statement: PostgreSQL parses and plans
+ * it once per connection instead of at every call (about 2 ms of its CPU per run over a run's statements,
+ * bench/RESULTS.md). For statements whose text is fixed by code, values always as parameters.
+ */
+export async function queryPrepared<T = any>(
+  db: DataSource | EntityManager,
+  text: string,
+  values: unknown[] = [],
+): Promise<T> {
+  let name = preparedNames.get(text);
+  if (name === undefined && preparedNames.size < MAX_PREPARED_TEXTS) preparedNames.set(text, (name = nameOf(text)));
+  const config = name === undefined ? { text, values } : { name, text, values };
+  // TypeORM's own mark of an EntityManager (InstanceChecker), whichever copy of the package made it.
+  const manager = (db as { '@instanceof'?: symbol })['@instanceof'] === Symbol.for('EntityManager');
+  const runner = manager ? (db as EntityManager).queryRunner : undefined;
+  const ds = manager ? (db as EntityManager).connection : (db as DataSource);
+  const result: QueryResult =
+    runner && !runner.isReleased
+      ? await ((await runner.connect()) as PoolClient).query(config)
+      : await ((ds.driver as PostgresDriver).master as Pool).query(config);
+  return (result.command === 'UPDATE' || result.command === 'DELETE' ? [result.rows, result.rowCount] : result.rows) as T;
 }
 
 /** A row of `entity` as pg answered it (`RETURNING *`, a SELECT of its columns), hydrated as TypeORM does. */
@@ -200,7 +231,8 @@ export async function insertRow<T extends ObjectLiteral>(
     params: present,
   }));
   const driver = ds.driver as PostgresDriver;
-  const rows: Array<Record<string, unknown>> = await em.query(
+  const rows: Array<Record<string, unknown>> = await queryPrepared(
+    em,
     statement.text,
     statement.params.map((c) => driver.preparePersistentValue(c.getEntityValue(record), c)),
   );

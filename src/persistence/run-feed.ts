@@ -4,6 +4,7 @@
 // (src/services/code/runs/state.ts re-exports these) and by the job kernel (a lost run's last event).
 import { randomUUID } from 'node:crypto';
 import type { DataSource, EntityManager } from 'typeorm';
+import { queryPrepared } from './direct-sql';
 import type { RunEvent } from './entities/run';
 
 /**
@@ -94,7 +95,7 @@ export async function appendEvents(em: EntityManager, runId: string, events: New
   if (!events.length) return [];
   const feed = feedAppend(events, 2);
   const channel = `$${2 + feed.values.length}`;
-  const [moved]: Array<{ run_id: string; event_seq: string; organization_id: string }> = await em.query(
+  const [moved]: Array<{ run_id: string; event_seq: string; organization_id: string }> = await queryPrepared(em, 
     `WITH moved AS (
        UPDATE runs SET ${feed.set} WHERE run_id = $1 RETURNING run_id, event_seq, organization_id
      ), inserted AS (${feed.insert})
@@ -113,7 +114,7 @@ export interface LogLine {
 /** Appends log lines to a run in order (one statement: sequence, lines and notification; atomic by itself). */
 export async function appendLogs(em: DataSource | EntityManager, runId: string, lines: LogLine[]): Promise<void> {
   if (!lines.length) return;
-  const counter: unknown[] = await em.query(
+  const counter: unknown[] = await queryPrepared(em, 
     `WITH counter AS (
        UPDATE runs SET log_seq = log_seq + $2 WHERE run_id = $1 RETURNING log_seq
      ), inserted AS (

@@ -10,7 +10,7 @@ import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata';
 import { conflict, notFound } from '../../../errors';
 import { Run } from '../../../persistence/entities';
 import type { CodeResourceKind } from '../../../persistence/entities/code-resource';
-import { hydrateRow } from '../../../persistence/direct-sql';
+import { hydrateRow, queryPrepared } from '../../../persistence/direct-sql';
 import type { RetryPolicy } from '../../../temporal/retry-policy';
 import { KIND_LABEL } from '../code-resources';
 
@@ -65,7 +65,7 @@ export async function insertRunOfLatestDeployment(
   const columns = ds
     .getMetadata(Run)
     .columns.filter((c) => !FROM_RESOURCE.includes(c.databaseName) && c.getEntityValue(row) !== undefined);
-  const [inserted]: Array<Record<string, unknown>> = await em.query(textOf(ds, columns), [
+  const [inserted]: Array<Record<string, unknown>> = await queryPrepared(em, textOf(ds, columns), [
     row.resource_id,
     kind,
     row.organization_id,

@@ -6,7 +6,7 @@ import { Run, RUN_TERMINAL, RunStatus, type RunLimits } from '../../../persisten
 import { appendEvents, transitionRun } from './state';
 import { RUN_JOB } from '../../../jobs/kinds';
 import { startJob, startJobIn } from '../../../jobs/start';
-import { findOnePrepared } from '../../../persistence/direct-sql';
+import { findOnePrepared, queryPrepared } from '../../../persistence/direct-sql';
 import type { LostOutput } from '../../../runtime/process/log-pump';
 import type { RunEnding } from '../../../temporal/contracts';
 
@@ -45,7 +45,7 @@ export async function claimExecution(
   runAttempt: number,
 ): Promise<boolean> {
   // TypeORM answers an UPDATE as [rows, count].
-  const [rows]: [Array<{ execution_attempt: number }>, number] = await ds.query(
+  const [rows]: [Array<{ execution_attempt: number }>, number] = await queryPrepared(ds, 
     `UPDATE runs SET execution_attempt = $2
       WHERE run_id = $1 AND status = 'STARTING' AND attempt = $3
         AND (execution_attempt IS NULL OR execution_attempt = $2)
@@ -62,7 +62,7 @@ export async function claimExecution(
  * run ends (the run kind's `onEnd`) and when a retry policy starts the next attempt.
  */
 export async function recordEnding(ds: DataSource, runId: string, runAttempt: number, ending: RunEnding) {
-  await ds.query(
+  await queryPrepared(ds, 
     `UPDATE runs SET execution_ending = $3::jsonb WHERE run_id = $1 AND status = 'RUNNING' AND attempt = $2`,
     [runId, runAttempt, JSON.stringify(ending)],
   );
@@ -70,7 +70,7 @@ export async function recordEnding(ds: DataSource, runId: string, runAttempt: nu
 
 /** The ending recorded for the run's attempt `runAttempt` (`recordEnding`), if any. */
 export async function recordedEnding(ds: DataSource, runId: string, runAttempt: number) {
-  const rows: Array<{ execution_ending: RunEnding | null }> = await ds.query(
+  const rows: Array<{ execution_ending: RunEnding | null }> = await queryPrepared(ds, 
     `SELECT execution_ending FROM runs WHERE run_id = $1 AND attempt = $2`,
     [runId, runAttempt],
   );
@@ -97,7 +97,7 @@ export async function markRunning(
     { type: 'StructureRunRunning', origin: 'SYSTEM', payload: running },
   ]);
   if (moved) return true;
-  const rows: Array<{ status: RunStatus; started_at: Date | null }> = await ds.query(
+  const rows: Array<{ status: RunStatus; started_at: Date | null }> = await queryPrepared(ds, 
     `SELECT status, started_at FROM runs WHERE run_id = $1`,
     [runId],
   );
@@ -142,7 +142,7 @@ export async function finishRun(
   // UpdateApiKey. Both are repeated by a retry of the whole (each is idempotent).
   const [status] = await Promise.all([
     finishTransaction(ds, runId, ending, inTransaction),
-    ds.query(`DELETE FROM api_keys WHERE run_id = $1`, [runId]),
+    queryPrepared(ds, `DELETE FROM api_keys WHERE run_id = $1`, [runId]),
   ]);
   return status;
 }
@@ -201,6 +201,6 @@ async function terminalWrite(
     await appendEvents(em, runId, [...lost, { ...event, origin: 'SYSTEM' }]);
   }
   if (moved) return { status: moved.status, moved };
-  const rows: Array<{ status: RunStatus }> = await em.query(`SELECT status FROM runs WHERE run_id = $1`, [runId]);
+  const rows: Array<{ status: RunStatus }> = await queryPrepared(em, `SELECT status FROM runs WHERE run_id = $1`, [runId]);
   return { status: rows[0]?.status };
 }
