@@ -64,8 +64,10 @@ export async function loadHoldersAndPage(
   organizationId: string,
   limit: number,
 ): Promise<{ held: Array<SlotRow & { n: number }>; waiters: Waiter[]; first: number }> {
-  const [row]: Array<{ held: Array<SlotRow & { n: number }>; waiters: WaiterRow[]; first: number }> = await queryPrepared(em, 
-    `WITH held AS (
+  const [row]: Array<{ held: Array<SlotRow & { n: number }>; waiters: WaiterRow[]; first: number }> =
+    await queryPrepared(
+      em,
+      `WITH held AS (
        SELECT resource_id, concurrency_key, in_parent_slot, count(*)::int AS n FROM execution_slots
         WHERE organization_id = $1 AND state = 'HOLDING' GROUP BY 1, 2, 3),
      page AS (
@@ -74,21 +76,23 @@ export async function loadHoldersAndPage(
      SELECT (SELECT coalesce(json_agg(held), '[]') FROM held) AS held, (SELECT first FROM page) AS first,
             (SELECT coalesce(json_agg(w ORDER BY queued_at, job_id), '[]')
                FROM (${waitersSql('(SELECT first FROM page)', '$4')}) w) AS waiters`,
-    [organizationId, limit, QUEUE_PAGE, QUEUE_WINDOW],
-  );
+      [organizationId, limit, QUEUE_PAGE, QUEUE_WINDOW],
+    );
   return { held: row.held, waiters: row.waiters.map(waiterOf), first: row.first };
 }
 
 export async function loadLimits(em: EntityManager, resourceIds: string[]): Promise<Map<string, ResourceLimits>> {
   const limits = new Map<string, ResourceLimits>();
   if (!resourceIds.length) return limits;
-  const resources: Array<{ resource_id: string; concurrency: Concurrency | null; paused: boolean }> = await queryPrepared(em, 
-    `SELECT resource_id, concurrency, queue_paused_at IS NOT NULL AS paused FROM code_resources
+  const resources: Array<{ resource_id: string; concurrency: Concurrency | null; paused: boolean }> =
+    await queryPrepared(
+      em,
+      `SELECT resource_id, concurrency, queue_paused_at IS NOT NULL AS paused FROM code_resources
       WHERE resource_id = ANY($1)
      UNION ALL
      SELECT assistant_id, concurrency, queue_paused_at IS NOT NULL FROM assistants WHERE assistant_id = ANY($1)`,
-    [resourceIds],
-  );
+      [resourceIds],
+    );
   for (const r of resources)
     limits.set(r.resource_id, { perKey: r.concurrency?.limit, total: r.concurrency?.total_limit, paused: r.paused });
   return limits;

@@ -88,7 +88,8 @@ interface JobRow {
 async function readJob(em: EntityManager, job: SlotJob): Promise<JobRow | undefined> {
   const kind = ADMITTED_KINDS[job.kind];
   if (job.kind !== 'run') {
-    const [row] = await queryPrepared(em, 
+    const [row] = await queryPrepared(
+      em,
       `SELECT organization_id, status, created_at, NULL AS resource_id, NULL AS concurrency, NULL AS key,
               NULL AS resource_kind
          FROM ${kind.table} WHERE ${kind.idColumn} = $1`,
@@ -97,7 +98,8 @@ async function readJob(em: EntityManager, job: SlotJob): Promise<JobRow | undefi
     return row;
   }
   // The resource of a run: its structure, function or tool, or the assistant of an assistant run.
-  const [row] = await queryPrepared(em, 
+  const [row] = await queryPrepared(
+    em,
     `SELECT j.organization_id, j.status, j.created_at, coalesce(r.resource_id, a.assistant_id) AS resource_id,
             coalesce(r.concurrency, a.concurrency) AS concurrency,
             coalesce(r.kind, CASE WHEN a.assistant_id IS NOT NULL THEN 'assistant' END) AS resource_kind,
@@ -141,7 +143,8 @@ export async function acquireSlot(
       return { outcome: 'ended', granted: await releaseUnderLock(em, job, row.organization_id, opts.limit) };
     }
     // Its first ask inserts its row, or takes over the place an older-keyed newcomer took for it.
-    const firstAsk: unknown[] = await queryPrepared(em, 
+    const firstAsk: unknown[] = await queryPrepared(
+      em,
       `INSERT INTO execution_slots
               (job_kind, job_id, organization_id, workflow_id, state, queued_at, resource_id, concurrency_key,
                in_parent_slot)
@@ -180,7 +183,8 @@ export async function acquireSlot(
     // Admitted at its first ask (the common case): it never waited, so there is no waiting detail to clear and
     // no place to read back (two statements fewer per job).
     if (firstAsk.length && others.length < granted.length) return admitted(em, others, superseded, opts.start);
-    const [own]: Array<{ state: string; ahead: number }> = await queryPrepared(em, 
+    const [own]: Array<{ state: string; ahead: number }> = await queryPrepared(
+      em,
       `SELECT s.state,
               (SELECT count(*)::int FROM execution_slots w
                 WHERE w.organization_id = s.organization_id AND w.state = 'WAITING'
@@ -189,7 +193,8 @@ export async function acquireSlot(
       [job.kind, job.jobId],
     );
     if (own.state === 'HOLDING') {
-      await queryPrepared(em, 
+      await queryPrepared(
+        em,
         `UPDATE ${kind.table} SET status_detail = NULL
           WHERE ${kind.idColumn} = $1 AND status = 'QUEUED' AND status_detail->>'reason' = $2`,
         [job.jobId, WAITING_REASON],
@@ -197,7 +202,8 @@ export async function acquireSlot(
       return admitted(em, others, superseded, opts.start);
     }
     const waiting = describeWaiting(row, own.ahead, opts.limit, queue);
-    await queryPrepared(em, 
+    await queryPrepared(
+      em,
       `UPDATE ${kind.table} SET status_detail = $2, updated_at = now() WHERE ${kind.idColumn} = $1 AND status = 'QUEUED'`,
       [job.jobId, JSON.stringify(waitingDetail(waiting))],
     );
@@ -224,7 +230,8 @@ async function admitted(
 async function placeOlderRunsOfKey(em: EntityManager, job: SlotJob, row: JobRow & { key: string }): Promise<void> {
   // Workflow ids as workflowIdOf(RUN_JOB.resourceKind(run), run_id) makes them: `<kind>-run-<run id>`.
   const ofResource = row.resource_kind === 'assistant' ? `j.kind = 'assistant' AND j.assistant_id` : 'j.resource_id';
-  await queryPrepared(em, 
+  await queryPrepared(
+    em,
     `INSERT INTO execution_slots
             (job_kind, job_id, organization_id, workflow_id, state, queued_at, resource_id, concurrency_key,
              in_parent_slot, asked)
@@ -259,7 +266,8 @@ async function applyStrategy(
   job: SlotJob,
   row: JobRow & { concurrency: Concurrency; key: string },
 ): Promise<{ skipped?: string; superseded?: Superseded }> {
-  const others: Array<{ job_id: string; kind: string }> = await queryPrepared(em, 
+  const others: Array<{ job_id: string; kind: string }> = await queryPrepared(
+    em,
     `SELECT job_id, (SELECT r.kind FROM runs r WHERE r.run_id = execution_slots.job_id) AS kind
        FROM execution_slots
       WHERE resource_id = $1 AND concurrency_key = $2 AND (queued_at, job_id) < ($4, $3) AND ${LIVE_PLACE}
@@ -301,7 +309,8 @@ export async function releaseSlotIn(
 ): Promise<SlotGrant[]> {
   let organizationId = opts.organizationId;
   if (organizationId === undefined) {
-    const [row]: Array<{ organization_id: string }> = await queryPrepared(em, 
+    const [row]: Array<{ organization_id: string }> = await queryPrepared(
+      em,
       `SELECT organization_id FROM execution_slots WHERE job_kind = $1 AND job_id = $2`,
       [job.kind, job.jobId],
     );
@@ -320,7 +329,8 @@ async function releaseUnderLock(
   limit: number,
 ): Promise<SlotGrant[]> {
   // TypeORM answers a DELETE as [rows, count]. No row (released meanwhile, or never taken): nothing to give back.
-  const [, deleted]: [unknown[], number] = await queryPrepared(em, 
+  const [, deleted]: [unknown[], number] = await queryPrepared(
+    em,
     `DELETE FROM execution_slots WHERE job_kind = $1 AND job_id = $2`,
     [job.kind, job.jobId],
   );
@@ -332,7 +342,8 @@ export async function staleSlotHolders(
   ds: DataSource,
   opts: { olderThanSeconds: number; limit: number },
 ): Promise<SlotGrant[]> {
-  const rows: Array<{ job_kind: AdmittedKind; job_id: string; workflow_id: string }> = await queryPrepared(ds, 
+  const rows: Array<{ job_kind: AdmittedKind; job_id: string; workflow_id: string }> = await queryPrepared(
+    ds,
     `SELECT job_kind, job_id, workflow_id FROM execution_slots
       WHERE coalesce(granted_at, queued_at) < now() - make_interval(secs => $1)
       ORDER BY coalesce(granted_at, queued_at) LIMIT $2`,
@@ -388,7 +399,8 @@ async function grantFreeSlots(
     choice = await choose(await loadWaiters(em, organizationId, QUEUE_WINDOW), QUEUE_WINDOW);
   const { chosen, queue } = choice;
   if (chosen.length) {
-    await queryPrepared(em, 
+    await queryPrepared(
+      em,
       `UPDATE execution_slots SET state = 'HOLDING', granted_at = clock_timestamp()
         WHERE (job_kind, job_id) IN (SELECT * FROM unnest($1::text[], $2::uuid[]))`,
       [chosen.map((w) => w.kind), chosen.map((w) => w.jobId)],

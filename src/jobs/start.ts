@@ -25,7 +25,8 @@ export function startJob(
 ): Promise<string | undefined> {
   const once = () =>
     ds.transaction(async (em) => {
-      const [row]: Array<{ status: string }> = await queryPrepared(em, 
+      const [row]: Array<{ status: string }> = await queryPrepared(
+        em,
         `SELECT status FROM ${kind.table} WHERE ${kind.idColumn} = $1 FOR UPDATE`,
         [id],
       );
@@ -47,7 +48,8 @@ export async function startJobIn(
   events: NewEvent[] = [],
 ): Promise<string | undefined> {
   if (await transition(em, kind, id, kind.open[1], {}, undefined, events)) return kind.open[1];
-  const [row]: Array<{ status: string }> = await queryPrepared(em, 
+  const [row]: Array<{ status: string }> = await queryPrepared(
+    em,
     `SELECT status FROM ${kind.table} WHERE ${kind.idColumn} = $1`,
     [id],
   );

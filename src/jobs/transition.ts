@@ -51,7 +51,8 @@ export async function transition(
     // A status change names the organization: its stream of run changes wakes (src/api/sse/run-changes.ts).
     const notify = notifyOf(`moved.${kind.idColumn}`, `$${values.length}`, 'moved.organization_id');
     const inserted = feed ? `, inserted AS (${feed.insert})` : '';
-    const rows: Row[] = await queryPrepared(db, 
+    const rows: Row[] = await queryPrepared(
+      db,
       `WITH moved AS (${update})${inserted} SELECT moved.*, ${notify} FROM moved`,
       values,
     );

@@ -78,7 +78,9 @@ export async function queryPrepared<T = any>(
     runner && !runner.isReleased
       ? await ((await runner.connect()) as PoolClient).query(config)
       : await ((ds.driver as PostgresDriver).master as Pool).query(config);
-  return (result.command === 'UPDATE' || result.command === 'DELETE' ? [result.rows, result.rowCount] : result.rows) as T;
+  return (
+    result.command === 'UPDATE' || result.command === 'DELETE' ? [result.rows, result.rowCount] : result.rows
+  ) as T;
 }
 
 /** A row of `entity` as pg answered it (`RETURNING *`, a SELECT of its columns), hydrated as TypeORM does. */

@@ -95,7 +95,8 @@ export async function appendEvents(em: EntityManager, runId: string, events: New
   if (!events.length) return [];
   const feed = feedAppend(events, 2);
   const channel = `$${2 + feed.values.length}`;
-  const [moved]: Array<{ run_id: string; event_seq: string; organization_id: string }> = await queryPrepared(em, 
+  const [moved]: Array<{ run_id: string; event_seq: string; organization_id: string }> = await queryPrepared(
+    em,
     `WITH moved AS (
        UPDATE runs SET ${feed.set} WHERE run_id = $1 RETURNING run_id, event_seq, organization_id
      ), inserted AS (${feed.insert})
@@ -114,7 +115,8 @@ export interface LogLine {
 /** Appends log lines to a run in order (one statement: sequence, lines and notification; atomic by itself). */
 export async function appendLogs(em: DataSource | EntityManager, runId: string, lines: LogLine[]): Promise<void> {
   if (!lines.length) return;
-  const counter: unknown[] = await queryPrepared(em, 
+  const counter: unknown[] = await queryPrepared(
+    em,
     `WITH counter AS (
        UPDATE runs SET log_seq = log_seq + $2 WHERE run_id = $1 RETURNING log_seq
      ), inserted AS (

@@ -45,7 +45,8 @@ export async function claimExecution(
   runAttempt: number,
 ): Promise<boolean> {
   // TypeORM answers an UPDATE as [rows, count].
-  const [rows]: [Array<{ execution_attempt: number }>, number] = await queryPrepared(ds, 
+  const [rows]: [Array<{ execution_attempt: number }>, number] = await queryPrepared(
+    ds,
     `UPDATE runs SET execution_attempt = $2
       WHERE run_id = $1 AND status = 'STARTING' AND attempt = $3
         AND (execution_attempt IS NULL OR execution_attempt = $2)
@@ -62,7 +63,8 @@ export async function claimExecution(
  * run ends (the run kind's `onEnd`) and when a retry policy starts the next attempt.
  */
 export async function recordEnding(ds: DataSource, runId: string, runAttempt: number, ending: RunEnding) {
-  await queryPrepared(ds, 
+  await queryPrepared(
+    ds,
     `UPDATE runs SET execution_ending = $3::jsonb WHERE run_id = $1 AND status = 'RUNNING' AND attempt = $2`,
     [runId, runAttempt, JSON.stringify(ending)],
   );
@@ -70,7 +72,8 @@ export async function recordEnding(ds: DataSource, runId: string, runAttempt: nu
 
 /** The ending recorded for the run's attempt `runAttempt` (`recordEnding`), if any. */
 export async function recordedEnding(ds: DataSource, runId: string, runAttempt: number) {
-  const rows: Array<{ execution_ending: RunEnding | null }> = await queryPrepared(ds, 
+  const rows: Array<{ execution_ending: RunEnding | null }> = await queryPrepared(
+    ds,
     `SELECT execution_ending FROM runs WHERE run_id = $1 AND attempt = $2`,
     [runId, runAttempt],
   );
@@ -97,7 +100,8 @@ export async function markRunning(
     { type: 'StructureRunRunning', origin: 'SYSTEM', payload: running },
   ]);
   if (moved) return true;
-  const rows: Array<{ status: RunStatus; started_at: Date | null }> = await queryPrepared(ds, 
+  const rows: Array<{ status: RunStatus; started_at: Date | null }> = await queryPrepared(
+    ds,
     `SELECT status, started_at FROM runs WHERE run_id = $1`,
     [runId],
   );
@@ -201,6 +205,8 @@ async function terminalWrite(
     await appendEvents(em, runId, [...lost, { ...event, origin: 'SYSTEM' }]);
   }
   if (moved) return { status: moved.status, moved };
-  const rows: Array<{ status: RunStatus }> = await queryPrepared(em, `SELECT status FROM runs WHERE run_id = $1`, [runId]);
+  const rows: Array<{ status: RunStatus }> = await queryPrepared(em, `SELECT status FROM runs WHERE run_id = $1`, [
+    runId,
+  ]);
   return { status: rows[0]?.status };
 }
