@@ -31,23 +31,47 @@ export function defaultRunOpenFiles(fileMax: number | undefined, runsAtOnce: num
   return Math.min(1_048_576, Math.max(1024, Math.floor((fileMax * HOST_FILE_TABLE_SHARE) / runsAtOnce)));
 }
 
-async function pidsOf(procsFile: string): Promise<number[]> {
+/**
+ * Whether this kernel gives the number of a process's open descriptors as the size of /proc/<pid>/fd (Linux 6.2+):
+ * one stat per process instead of a listing of its descriptors. (This process has some open: its size is not 0.)
+ */
+const COUNT_BY_STAT = (() => {
   try {
-    return (await fs.promises.readFile(procsFile, 'utf8')).split('\n').filter(Boolean).map(Number);
+    return fs.statSync('/proc/self/fd').size > 0;
+  } catch {
+    return false;
+  }
+})();
+
+/**
+ * The group's processes. Read synchronously, as the counts by stat are: a few µs each where a promise of the
+ * thread pool costs ~100 µs of CPU, 4 times a second for every run in flight (bench/RESULTS.md). The file is at
+ * most the group's pids.max lines; reading it takes no lock that creating or removing groups holds.
+ */
+function pidsOf(procsFile: string): number[] {
+  try {
+    return fs.readFileSync(procsFile, 'utf8').split('\n').filter(Boolean).map(Number);
   } catch {
     return [];
+  }
+}
+
+async function openFilesOfPid(pid: number): Promise<number> {
+  try {
+    if (COUNT_BY_STAT) return fs.statSync(`/proc/${pid}/fd`, { throwIfNoEntry: false })?.size ?? 0;
+    // A listing may be thousands of entries: not on the event loop.
+    return (await fs.promises.readdir(`/proc/${pid}/fd`)).length;
+  } catch {
+    // Gone meanwhile, or not ours to read: counts nothing.
+    return 0;
   }
 }
 
 /** Open descriptors of the group's processes, counting no further than `stopAbove`. */
 export async function openFilesOf(procsFile: string, stopAbove: number): Promise<number> {
   let total = 0;
-  for (const pid of await pidsOf(procsFile)) {
-    try {
-      total += (await fs.promises.readdir(`/proc/${pid}/fd`)).length;
-    } catch {
-      // Gone meanwhile, or not ours to read: counts nothing.
-    }
+  for (const pid of pidsOf(procsFile)) {
+    total += await openFilesOfPid(pid);
     if (total > stopAbove) break;
   }
   return total;
@@ -69,7 +93,7 @@ export function watchOpenFiles(group: RunGroup, maxOpenFiles: number, everyMs = 
       .then(async (n) => {
         if (n <= maxOpenFiles) return;
         hits += 1;
-        for (const pid of await pidsOf(procsFile)) {
+        for (const pid of pidsOf(procsFile)) {
           try {
             process.kill(pid, 'SIGKILL');
           } catch {
