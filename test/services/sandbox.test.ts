@@ -59,6 +59,47 @@ describe('sandbox', () => {
     expect(seccompProgram('arm64')).to.equal(undefined);
   });
 
+  it('binds the program by its per-process limits (CPU seconds, processes, file size, open files, no core dumps)', async () => {
+    const { sandbox } = getStack().activityDeps;
+    const c = sandbox.config;
+    const identity = (await sandbox.identity(c.gidBase, 512 * 1024 * 1024))!;
+    const home = fs.mkdtempSync(path.join(os.tmpdir(), 'tarmac-sandbox-test-'));
+    fs.chownSync(home, identity.uid, identity.gid);
+    const lines: string[] = [];
+    try {
+      const w = sandbox.wrap({
+        file: '/bin/cat',
+        argv: ['/proc/self/limits'],
+        cwd: '/',
+        home,
+        memoryBytes: 512 * 1024 * 1024,
+        identity,
+      });
+      const child = await startUserProcess({
+        ...w,
+        cwd: '/',
+        env: { PATH: '/usr/bin:/bin' },
+        onLine: (_s, l) => lines.push(l),
+      });
+      expect((await child.finished).code, lines.join('\n')).to.equal(0);
+    } finally {
+      await identity.release();
+      fs.rmSync(home, { recursive: true, force: true });
+    }
+    const limit = (name: string) =>
+      lines
+        .find((l) => l.startsWith(name))
+        ?.slice(26)
+        .trim()
+        .split(/\s+/)
+        .slice(0, 2);
+    expect(limit('Max cpu time')).to.deep.equal([String(c.cpuSeconds), String(c.cpuSeconds + 5)]);
+    expect(limit('Max processes')).to.deep.equal([String(c.maxProcesses + 16), String(c.maxProcesses + 16)]);
+    expect(limit('Max file size')).to.deep.equal([String(c.fileBytes), String(c.fileBytes)]);
+    expect(limit('Max open files')).to.deep.equal([String(c.maxOpenFiles), String(c.maxOpenFiles)]);
+    expect(limit('Max core file size')).to.deep.equal(['0', '0']);
+  });
+
   it("gives the program its environment and the steps that start it none of it (LD_PRELOAD, BASH_ENV of the tenant's)", async () => {
     const { sandbox } = getStack().activityDeps;
     const identity = (await sandbox.identity(sandbox.config.gidBase, 512 * 1024 * 1024))!;
@@ -95,17 +136,18 @@ describe('sandbox', () => {
     }
     expect(fs.existsSync(mark), "a step outside the sandbox sourced the tenant's BASH_ENV").to.equal(false);
     fs.rmSync(planted, { recursive: true, force: true });
-    // The loader complains once per program that gets the missing LD_PRELOAD: inside the sandbox only, env(1)
-    // and the program (the five steps before them would add five more).
-    expect(lines.filter((l) => l.includes('cannot be preloaded'))).to.have.length.at.most(2);
+    // The loader complains once per program that gets the missing LD_PRELOAD: inside the sandbox only, the program
+    // (the steps before it would add more).
+    expect(lines.filter((l) => l.includes('cannot be preloaded'))).to.have.length.at.most(1);
     const seen = JSON.parse(lines.find((l) => l.startsWith('{'))!) as Record<string, string>;
-    expect(seen).to.include({ TENANT_SECRET: env.TENANT_SECRET, BASH_ENV: env.BASH_ENV, HOME: home });
+    // bubblewrap adds PWD, the working directory, as a shell would.
+    expect(seen).to.include({ TENANT_SECRET: env.TENANT_SECRET, BASH_ENV: env.BASH_ENV, HOME: home, PWD: '/' });
     // Nothing else (Python's locale coercion may add LC_CTYPE itself).
     expect(
       Object.keys(seen)
         .filter((k) => k !== 'LC_CTYPE')
         .sort(),
-    ).to.deep.equal(Object.keys(env).sort());
+    ).to.deep.equal([...Object.keys(env), 'PWD'].sort());
   });
 
   it('gives user code unix, IPv4, IPv6 and route netlink sockets only (no vsock, no raw packets), RLIMIT_NOFILE, a read-only /dev and a sized /dev/shm', async () => {

@@ -11,6 +11,41 @@ export type LimitReason =
   | 'CpuLimitExceeded'
   | 'FileSizeLimitExceeded';
 
+/**
+ * The limits of each process of a sandboxed run besides its control group's: CPU seconds (SIGXCPU at the limit,
+ * the run's reason, SIGKILL 5 s later for a process that ignores it), processes of its uid, file size, open files,
+ * no core dumps. The run's processes are counted by its group (pids.max, which names the limit when hit); the uid's
+ * RLIMIT_NPROC is a backstop a little above it. As `ulimit` options (root: the network launcher sets them in the
+ * process that becomes bubblewrap, with no program of its own), or as prlimit's (rootless: inside bubblewrap, where
+ * RLIMIT_NPROC counts the run's user namespace, the kernel counting it per namespace and uid; there without a
+ * control group memory is also an address-space limit per process, `perProcessMemory`).
+ */
+export function processLimits(
+  c: { cpuSeconds: number; maxProcesses: number; fileBytes: number; maxOpenFiles: number },
+  rootless?: { perProcessMemory?: number },
+): { ulimit: string[]; prlimit: string[] } {
+  const nproc = c.maxProcesses + 16;
+  return {
+    // The soft CPU limit before the hard one (a hard limit below the soft one is refused); bash counts -f in KiB.
+    ulimit: [
+      `-S -t ${c.cpuSeconds}`,
+      `-H -t ${c.cpuSeconds + 5}`,
+      `-u ${nproc}`,
+      `-f ${Math.ceil(c.fileBytes / 1024)}`,
+      `-n ${c.maxOpenFiles}`,
+      '-c 0',
+    ],
+    prlimit: [
+      `--cpu=${c.cpuSeconds}:${c.cpuSeconds + 5}`,
+      `--nproc=${nproc}`,
+      `--fsize=${c.fileBytes}`,
+      `--nofile=${c.maxOpenFiles}`,
+      '--core=0',
+      ...(rootless?.perProcessMemory !== undefined ? [`--as=${rootless.perProcessMemory}`] : []),
+    ],
+  };
+}
+
 export interface LimitHit {
   reason: LimitReason;
   /** A predicate: "The run <message>", "pip install <message>". */

@@ -48,9 +48,11 @@ const EXEC_GATE_FD = 7;
 
 /**
  * Run as `bash -c LAUNCHER tarmac-netns <pasta> <setpriv> <uid> <gid> <inside uid> <inside gid> <pasta options...>
- * -- <n> <setup: n words> <command...>`, where <command> is bubblewrap (with bwrapArgs()) behind whatever limits it is
- * given (prlimit), <uid>:<gid> (the launcher's own) is mapped to <inside uid>:<inside gid> in the run's user
- * namespace, and <setup> (empty, or the rootless mode's firewall loader) runs once the map is written.
+ * -- <n> <setup: n words> <m> <limits: m words> <command...>`, where <command> is bubblewrap (with bwrapArgs()),
+ * <uid>:<gid> (the launcher's own) is mapped to <inside uid>:<inside gid> in the run's user namespace, <setup>
+ * (empty, or the rootless mode's firewall loader) runs once the map is written, and each word of <limits> is the
+ * options of one `ulimit` (bash's builtin: no program of its own) set in the process that then executes <command>,
+ * so that they bind the run's processes and not the helper.
  */
 export const LAUNCHER = String.raw`
 set -u
@@ -59,8 +61,10 @@ shift 6
 helper_options=()
 while [ "$1" != -- ]; do helper_options+=("$1"); shift; done
 shift
-# The setup command by its number of words (it may hold a -- of its own).
+# The setup command by its number of words (it may hold a -- of its own), then the limits.
 setup=("${'${@:2:$1}'}")
+shift $(($1 + 1))
+limits=("${'${@:2:$1}'}")
 shift $(($1 + 1))
 # A pipe without a fork: bash (5.1+) gives a short here-string as the read end of a pipe it has written it to;
 # /dev/fd/N opens that pipe again for reading and for writing, and the read takes the here-string's newline
@@ -122,7 +126,12 @@ pipe exec_r exec_w
 pipe ready_r ready_w
 pipe helper_err_r helper_err_w
 # (What bash adds to its commands' environment, SHLVL and _, does not reach the program: bubblewrap's --clearenv.)
-"$@" ${INFO_FD}>&$info_w ${USERNS_GATE_FD}<&$userns_r ${EXEC_GATE_FD}<&$exec_r \
+# The limits are set in the forked process that then becomes bubblewrap (a limit that cannot be set: exit 125,
+# as prlimit would), not in the launcher: the helper started below is not bound by them.
+{
+  for limit in "${'${limits[@]}'}"; do ulimit $limit || exit 125; done
+  exec "$@"
+} ${INFO_FD}>&$info_w ${USERNS_GATE_FD}<&$userns_r ${EXEC_GATE_FD}<&$exec_r \
   {info_r}<&- {info_w}>&- {userns_r}<&- {userns_w}>&- {exec_r}<&- {exec_w}>&- {ready_r}<&- {ready_w}>&- {helper_err_r}<&- {helper_err_w}>&- &
 sandbox=$!
 exec {info_w}>&- {userns_r}<&- {exec_r}<&-
@@ -282,13 +291,14 @@ export class RunNetwork {
   /**
    * The command (file, argv) that runs `command` (bubblewrap with bwrapArgs()) as `uid`:`gid` with its network.
    * `inside`: the ids it has in its user namespace (default the same); `setup`: run once the ids are mapped, with
-   * the word `@child@` replaced by the pid of bubblewrap's child (the rootless firewall, namespace-firewall.ts).
+   * the word `@child@` replaced by the pid of bubblewrap's child (the rootless firewall, namespace-firewall.ts);
+   * `limits`: the options of each `ulimit` that binds `command` (e.g. `-n 4096`).
    */
   launch(
     uid: number,
     gid: number,
     command: string[],
-    opts: { inside?: { uid: number; gid: number }; setup?: string[] } = {},
+    opts: { inside?: { uid: number; gid: number }; setup?: string[]; limits?: string[] } = {},
   ): string[] {
     const ports = [...new Set(this.plan.loopbackPorts)].sort((a, b) => a - b);
     const helper = [
@@ -331,6 +341,8 @@ export class RunNetwork {
       '--',
       String(opts.setup?.length ?? 0),
       ...(opts.setup ?? []),
+      String(opts.limits?.length ?? 0),
+      ...(opts.limits ?? []),
       ...command,
     ];
   }

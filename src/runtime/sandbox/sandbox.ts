@@ -3,8 +3,8 @@
 //   sh       (enters the run's control group, cgroups.ts: memory of the whole run, processes, CPU weight)
 //   setpriv  (a run uid of its own and its organization's gid, no supplementary groups, no capabilities,
 //             no_new_privs, killed with the worker)
-//   launcher (network.ts: the network helper, pasta, beside the sandbox, as the same uid)
-//   prlimit  (CPU seconds, processes of its uid, file size, open files, no core dumps)
+//   launcher (network.ts: the network helper, pasta, beside the sandbox, as the same uid; in the process that
+//             becomes bwrap, its ulimits: CPU seconds, processes of its uid, file size, open files, no core dumps)
 //   bwrap    (new user, pid, ipc, uts, cgroup and network namespaces: it sees only its own processes and
 //             sockets; a read-only root of /usr and /etc; a read-only /dev with a sized /dev/shm; its build
 //             read-only (read-write while building); a private
@@ -32,7 +32,7 @@ import { pastaProgram, replaceableBy } from './pasta-program';
 import { seccompProgram } from './seccomp';
 import { UidPool } from './uid-pool';
 import { CgroupTree, CgroupUnavailable, entryCommand, NO_RUN_GROUP, type RunGroup } from './cgroups';
-import { limitHit } from './limits';
+import { limitHit, processLimits } from './limits';
 import { watchOpenFiles } from './open-files';
 import { effectiveCapabilities, hasCapability as has, isolationOnThisHost } from './isolation';
 
@@ -339,28 +339,20 @@ export class Sandbox {
     bwrap.push('--args', String(envArgsFd));
     // A network namespace of its own, connected by the launcher's helper (network.ts).
     bwrap.push(...this.network.bwrapArgs());
-    // Memory is the control group's (the whole run), not an address-space limit per process.
-    // CPU: SIGXCPU at the limit (the run's reason), SIGKILL 5 s later for a process that ignores it.
-    // These limits are set after the launcher, so that they bind the user's processes and not the helper.
-    const limits = [
-      `--cpu=${c.cpuSeconds}:${c.cpuSeconds + 5}`,
-      // The run's processes are counted by its group (pids.max, which names the limit when hit); the uid's
-      // RLIMIT_NPROC is a backstop a little above it. Rootless, set inside the run's user namespace, it counts
-      // that namespace's processes: the run's (the kernel counts RLIMIT_NPROC per user namespace and uid).
-      `--nproc=${c.maxProcesses + 16}`,
-      `--fsize=${c.fileBytes}`,
-      `--nofile=${c.maxOpenFiles}`,
-      '--core=0',
-      // Without a control group, memory is an address-space limit per process (as SANDBOX=off).
-      ...(rootless?.perProcess ? [`--as=${spec.memoryBytes}`] : []),
-    ];
-    // bwrap sets PWD whatever it is told: env -u keeps the environment exactly what the platform built.
-    const program = ['/usr/bin/env', '-u', 'PWD', spec.file, ...spec.argv];
+    // Memory is the control group's (the whole run); the limits of each process (limits.ts) are set after the
+    // launcher, so that they bind the user's processes and not the helper.
+    // The program as given: bubblewrap adds PWD (its working directory, as a shell would) to what the platform built.
+    const program = [spec.file, ...spec.argv];
+    const limits = processLimits(
+      c,
+      rootless ? { perProcessMemory: rootless.perProcess ? spec.memoryBytes : undefined } : undefined,
+    );
+    // Rootless: prlimit inside bubblewrap (processLimits says why). As root: the launcher's ulimits.
     const limited = rootless
-      ? [this.tools.bwrap, ...bwrap, '--', this.tools.prlimit, ...limits, '--', ...program]
-      : [this.tools.prlimit, ...limits, '--', this.tools.bwrap, ...bwrap, '--', ...program];
+      ? [this.tools.bwrap, ...bwrap, '--', this.tools.prlimit, ...limits.prlimit, '--', ...program]
+      : [this.tools.bwrap, ...bwrap, '--', ...program];
     // The chain, each step exec'ing the next: enter the cgroup (as the worker) → setpriv → the network
-    // launcher (as the run's uid) → prlimit → bwrap.
+    // launcher (as the run's uid; its ulimits) → bwrap.
     const argv = rootless
       ? [
           ...entry.prefix,
@@ -388,7 +380,7 @@ export class Sandbox {
           'KILL',
           '--',
           this.tools.bash,
-          ...this.network.launch(id.uid, id.gid, limited),
+          ...this.network.launch(id.uid, id.gid, limited, { limits: limits.ulimit }),
         ];
     const settings = { ...c, memoryBytes: spec.memoryBytes };
     return {

@@ -59,8 +59,8 @@ describe('sandbox: a network namespace per run', function () {
     expect(option('--udp-ns')).to.equal('none');
     expect(option('--tcp-ns')).to.equal('8080,11434');
     expect(helper).to.include('--no-map-gw');
-    // No setup step (the root mode): a count of 0 words, then the command.
-    expect(argv.slice(argv.indexOf('--') + 1)).to.deep.equal(['0', '/usr/bin/bwrap', '--', '/bin/true']);
+    // No setup step (the root mode) and no limits: a count of 0 words each, then the command.
+    expect(argv.slice(argv.indexOf('--') + 1)).to.deep.equal(['0', '0', '/usr/bin/bwrap', '--', '/bin/true']);
   });
 
   it('starts the network helper only once bubblewrap has brought its loopback up, however slow bubblewrap is', () => {
