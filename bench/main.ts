@@ -18,6 +18,7 @@ import { retrievalQuality } from './retrieval-quality';
 import { eventStream } from './event-stream';
 import { idempotency } from './idempotency';
 import { runLatency } from './run-latency';
+import { sandboxChain } from './sandbox-chain';
 import { scaling } from './scaling';
 import { stopStack } from '../test/harness/stack';
 import { BenchContext, BenchOptions, DEFAULT_OPTIONS, startContext } from './support/context';
@@ -26,6 +27,7 @@ import { BenchReport, figureLine, printReport, ratioLine } from './support/stats
 const BENCHMARKS: Record<string, (ctx: BenchContext) => Promise<BenchReport>> = {
   'api-read': apiRead,
   runs: runLatency,
+  'sandbox-chain': sandboxChain,
   events: eventStream,
   scaling,
   'data-jobs': dataJobs,

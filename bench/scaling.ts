@@ -255,6 +255,15 @@ export async function scaling(ctx: BenchContext): Promise<BenchReport> {
         goal ? { max: 500, below: true } : undefined,
       ),
     );
+    // The burst against the baselines' own starts at the same level (issue 48: within 1.2× of bare's p99).
+    const createP99Of = (which: Which) =>
+      levels.find((l) => l.which === which && l.repeat === 0 && l.runs === largest.runs)?.createLatency.p99;
+    ratios.push(
+      ...ratiosOf('scaling', `create p99, burst of ${largest.runs}`, 'ms', largest.createLatency.p99, {
+        bare: createP99Of('bare')!,
+        isolated: createP99Of('isolated'),
+      }),
+    );
     // What a loaded machine does not distort: the api's own CPU time per create.
     if (largest.apiCpuPerCreate !== undefined)
       figures.push(
