@@ -341,8 +341,9 @@ export class Sandbox {
     bwrap.push(...this.network.bwrapArgs());
     // Memory is the control group's (the whole run); the limits of each process (limits.ts) are set after the
     // launcher, so that they bind the user's processes and not the helper.
-    // The program as given: bubblewrap adds PWD (its working directory, as a shell would) to what the platform built.
-    const program = [spec.file, ...spec.argv];
+    // bwrap sets PWD whatever it is told: env -u keeps the environment exactly what the platform built (the
+    // variables of a run are a documented set, docs/code-runs.md).
+    const program = ['/usr/bin/env', '-u', 'PWD', spec.file, ...spec.argv];
     const limits = processLimits(
       c,
       rootless ? { perProcessMemory: rootless.perProcess ? spec.memoryBytes : undefined } : undefined,
