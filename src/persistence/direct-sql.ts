@@ -53,6 +53,14 @@ function cached(ds: DataSource, key: string, build: () => Omit<Statement, 'name'
 
 /** Statement names by text, for queryPrepared (its texts come from code: a bounded set). */
 const preparedNames = new Map<string, string>();
+
+/**
+ * Whether a statement answers every column of a table (`SELECT *`, `RETURNING *`, `moved.*`; not the columns of
+ * an `unnest`): prepared, it would fail with "cached plan must not change result type" on every connection that
+ * prepared it before a migration added a column, as an older build's processes do through a rolling upgrade's
+ * expand step (the upgrade drill). Such a statement runs unnamed, planned anew each time.
+ */
+const answersAllColumns = (text: string) => /\bRETURNING\s+\*|\w\.\*|\bSELECT\s+\*(?!\s+FROM\s+unnest\b)/i.test(text);
 /** Past this many texts, a new one runs unnamed: a text built from values by mistake must not fill memory. */
 const MAX_PREPARED_TEXTS = 2_000;
 
@@ -60,7 +68,8 @@ const MAX_PREPARED_TEXTS = 2_000;
  * `text` with `values`, as `db.query` runs it (in `db`'s transaction when it is the EntityManager of one; the same
  * answer: rows, or [rows, count] for an UPDATE or DELETE), but as a named statement: PostgreSQL parses and plans
  * it once per connection instead of at every call (about 2 ms of its CPU per run over a run's statements,
- * bench/RESULTS.md). For statements whose text is fixed by code, values always as parameters.
+ * bench/RESULTS.md). For statements whose text is fixed by code, values always as parameters; one that answers every
+ * column of a table runs unnamed (answersAllColumns).
  */
 export async function queryPrepared<T = any>(
   db: DataSource | EntityManager,
@@ -68,7 +77,8 @@ export async function queryPrepared<T = any>(
   values: unknown[] = [],
 ): Promise<T> {
   let name = preparedNames.get(text);
-  if (name === undefined && preparedNames.size < MAX_PREPARED_TEXTS) preparedNames.set(text, (name = nameOf(text)));
+  if (name === undefined && preparedNames.size < MAX_PREPARED_TEXTS && !answersAllColumns(text))
+    preparedNames.set(text, (name = nameOf(text)));
   const config = name === undefined ? { text, values } : { name, text, values };
   // TypeORM's own mark of an EntityManager (InstanceChecker), whichever copy of the package made it.
   const manager = (db as { '@instanceof'?: symbol })['@instanceof'] === Symbol.for('EntityManager');

@@ -3,7 +3,7 @@
 // transformers), and an INSERT that stores what `save` stored.
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { findJoinedPrepared, findOnePrepared, insertRow } from '../../src/persistence/direct-sql';
+import { findJoinedPrepared, findOnePrepared, insertRow, queryPrepared } from '../../src/persistence/direct-sql';
 import { ApiKey, Asset, CodeResource, Deployment, Organization, Run } from '../../src/persistence/entities';
 import { newRunRow } from '../../src/persistence/entities/run';
 import { createApiKey } from '../../src/services/accounts/accounts';
@@ -32,6 +32,32 @@ async function runRowOfANewTenant(
 }
 
 describe('direct SQL (prepared reads, one-statement inserts)', () => {
+  it('prepares a statement once per connection, and answers as before after a migration adds a column', async () => {
+    const { ds } = getStack();
+    const table = `prepared_${randomUUID().replace(/-/g, '')}`;
+    await ds.query(`CREATE TABLE ${table} (id int PRIMARY KEY, name text)`);
+    try {
+      await ds.transaction(async (em) => {
+        const named = `SELECT id, name FROM ${table} WHERE id = $1`;
+        const all = `UPDATE ${table} SET name = $2 WHERE id = $1 RETURNING *`;
+        await queryPrepared(em, `INSERT INTO ${table} (id, name) VALUES ($1, $2)`, [1, 'one']);
+        expect(await queryPrepared(em, named, [1])).to.deep.equal([{ id: 1, name: 'one' }]);
+        expect(await queryPrepared(em, all, [1, 'uno'])).to.deep.equal([[{ id: 1, name: 'uno' }], 1]);
+        // The expand step of a rolling upgrade, seen by a connection that prepared both already.
+        await em.query(`ALTER TABLE ${table} ADD COLUMN added int`);
+        expect(await queryPrepared(em, named, [1])).to.deep.equal([{ id: 1, name: 'uno' }]);
+        expect(await queryPrepared(em, all, [1, 'eins'])).to.deep.equal([[{ id: 1, name: 'eins', added: null }], 1]);
+        // In the transaction's own session: the prepared statements are its connection's.
+        const [{ n }] = await em.query(`SELECT count(*)::int AS n FROM pg_prepared_statements WHERE statement = $1`, [
+          named,
+        ]);
+        expect(n).to.equal(1);
+      });
+    } finally {
+      await ds.query(`DROP TABLE ${table}`);
+    }
+  });
+
   it('reads a record as TypeORM does, with dates, jsonb, transformed bigints and composite keys', async () => {
     const { ds } = getStack();
     const tenant = await newTenant('direct-sql');
